@@ -1,0 +1,146 @@
+/* Small helpers every folder shares: cleanup attributes, ownership transfer,
+ * the negative-errno convention. Header only; no folder's internals here. */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define _public_ __attribute__((visibility("default")))
+#define _unused_ __attribute__((unused))
+#define _noreturn_ __attribute__((noreturn))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _likely_(x) __builtin_expect(!!(x), 1)
+#define _unlikely_(x) __builtin_expect(!!(x), 0)
+
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+static inline void freep(void *p) { free(*(void **)p); }
+static inline void closep(int *fd)
+{
+        if (*fd >= 0) {
+                int saved = errno;
+                close(*fd);
+                errno = saved;
+        }
+}
+static inline void fclosep(FILE **f)
+{
+        if (*f)
+                fclose(*f);
+}
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_fclose_ _cleanup_(fclosep)
+
+/* Hands ownership out of a cleanup variable. */
+#define TAKE_PTR(p)                          \
+        ({                                   \
+                __typeof__(p) _tp_ = (p);    \
+                (p) = NULL;                  \
+                _tp_;                        \
+        })
+#define TAKE_FD(fd)                          \
+        ({                                   \
+                int _tf_ = (fd);             \
+                (fd) = -1;                   \
+                _tf_;                        \
+        })
+
+/* errno as a negative return; never returns 0 even if errno was clobbered. */
+static inline int negative_errno(void) { return errno > 0 ? -errno : -EIO; }
+
+/* Out of memory: cordon is a security supervisor and fails closed. Every
+ * allocation that cannot be handled locally goes through these, which abort
+ * the process (and with it the sandbox: the child dies with the sentry). */
+_noreturn_ static inline void oom(void)
+{
+        static const char msg[] = "cordon: out of memory, aborting (the sandbox dies with the sentry)\n";
+        (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+        abort();
+}
+static inline void *xmalloc(size_t n)
+{
+        void *p = malloc(n ? n : 1);
+        if (!p)
+                oom();
+        return p;
+}
+static inline void *xcalloc(size_t n, size_t s)
+{
+        void *p = calloc(n ? n : 1, s ? s : 1);
+        if (!p)
+                oom();
+        return p;
+}
+static inline void *xrealloc(void *old, size_t n)
+{
+        void *p = realloc(old, n ? n : 1);
+        if (!p)
+                oom();
+        return p;
+}
+static inline char *xstrdup(const char *s)
+{
+        char *p = strdup(s);
+        if (!p)
+                oom();
+        return p;
+}
+_printf_(1, 2) static inline char *xasprintf(const char *fmt, ...)
+{
+        char *p;
+        __builtin_va_list ap;
+        __builtin_va_start(ap, fmt);
+        int r = vasprintf(&p, fmt, ap);
+        __builtin_va_end(ap);
+        if (r < 0)
+                oom();
+        return p;
+}
+
+static inline bool streq(const char *a, const char *b) { return strcmp(a, b) == 0; }
+static inline bool startswith(const char *s, const char *prefix)
+{
+        return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* write(2)/read(2) of a whole buffer, retrying on EINTR and short counts. */
+static inline int write_all(int fd, const void *buf, size_t len)
+{
+        const char *p = buf;
+        while (len > 0) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                p += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+static inline ssize_t read_full(int fd, void *buf, size_t len)
+{
+        char *p = buf;
+        size_t got = 0;
+        while (got < len) {
+                ssize_t n = read(fd, p + got, len - got);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                got += (size_t)n;
+        }
+        return (ssize_t)got;
+}

@@ -1,0 +1,56 @@
+/* fs/: the sandbox's private view of the filesystem, and the handlers that
+ * emulate path syscalls against it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "notify/notify.h"
+
+struct fs_bind {
+        const char *source; /* host path */
+        const char *target; /* absolute path in the view */
+        bool read_only;
+};
+
+enum fs_access { FS_HIDDEN, FS_READ, FS_READ_WRITE };
+
+struct fs_rule {
+        const char *path; /* absolute path in the view */
+        enum fs_access access;
+        int exec; /* -1 unchanged, 0 no-exec, 1 exec allowed */
+};
+
+struct fs_view_spec {
+        const struct fs_bind *binds;
+        size_t n_binds;
+        const struct fs_rule *rules;
+        size_t n_rules;
+        const char *home; /* private writable home, e.g. "/root" */
+};
+
+/* Runs in the child, inside its new user, mount and pid namespaces and while
+ * it still holds its capabilities there: assembles the default view (host
+ * system directories read-only, /etc minus secrets, private /tmp and home,
+ * minimal /dev, its own /proc with host-revealing entries masked, the binds
+ * and rules), then pivots into it and detaches the host's tree. On failure
+ * returns -errno and writes which step and path failed into err. */
+int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize);
+
+/* What the fs handlers need from the sentry. */
+struct fs_context {
+        int root_fd;   /* the view's root (the child's /proc/PID/root), O_PATH */
+        uid_t fsuid;   /* the child's uid as seen from the sentry's namespace */
+        gid_t fsgid;
+};
+
+/* notify worker thread_init: gives the calling thread its own fs context,
+ * chroots it into the view, and takes the child's filesystem identity (fsuid,
+ * fsgid, no groups, no capability but CAP_SYS_PTRACE for /proc and memory
+ * access) so that every open it makes is checked as the child's would be.
+ * userdata is a struct fs_context. */
+int fs_worker_init(void *userdata);
+
+/* Emulates open(2), creat(2), openat(2) and openat2(2) against the view. */
+int fs_handle_open(struct notify_call *call, struct notify_verdict *ret);

@@ -1,0 +1,241 @@
+/* The open family, emulated against the view: the sentry opens the file as
+ * the child (see worker.c) and injects the fd with ADDFD|SEND. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+
+#include "common/util.h"
+#include "fs/fs.h"
+
+struct open_args {
+        int dirfd;
+        uint64_t path_addr;
+        struct open_how how;
+        bool is_openat2;
+};
+
+/* Reads openat2's struct open_how the way the kernel does
+ * (copy_struct_from_user): too small is EINVAL, larger than ours is fine
+ * only if the extra bytes are zero, else E2BIG. */
+static int read_open_how(struct notify_call *call, uint64_t addr, uint64_t size, struct open_how *ret)
+{
+        if (size < 24) /* OPEN_HOW_SIZE_VER0 */
+                return -EINVAL;
+        if (size > 4096)
+                return -E2BIG;
+        struct open_how how = {0};
+        size_t ours = size < sizeof(how) ? (size_t)size : sizeof(how);
+        int r = notify_read_mem(call, addr, &how, ours);
+        if (r < 0)
+                return r;
+        if (size > sizeof(how)) {
+                char rest[4096];
+                size_t extra = (size_t)size - sizeof(how);
+                r = notify_read_mem(call, addr + sizeof(how), rest, extra);
+                if (r < 0)
+                        return r;
+                for (size_t i = 0; i < extra; i++)
+                        if (rest[i])
+                                return -E2BIG;
+        }
+        *ret = how;
+        return 0;
+}
+
+static int decode(struct notify_call *call, struct open_args *a)
+{
+        const struct seccomp_data *d = &call->req->data;
+        memset(a, 0, sizeof(*a));
+        a->dirfd = AT_FDCWD;
+        switch (d->nr) {
+        case SYS_open:
+                a->path_addr = d->args[0];
+                a->how.flags = (uint32_t)d->args[1];
+                a->how.mode = (uint32_t)d->args[2];
+                break;
+        case SYS_creat:
+                a->path_addr = d->args[0];
+                a->how.flags = O_CREAT | O_WRONLY | O_TRUNC;
+                a->how.mode = (uint32_t)d->args[1];
+                break;
+        case SYS_openat:
+                a->dirfd = (int)d->args[0];
+                a->path_addr = d->args[1];
+                a->how.flags = (uint32_t)d->args[2];
+                a->how.mode = (uint32_t)d->args[3];
+                break;
+        case SYS_openat2:
+                a->dirfd = (int)d->args[0];
+                a->path_addr = d->args[1];
+                a->is_openat2 = true;
+                return read_open_how(call, d->args[2], d->args[3], &a->how);
+        default:
+                return -ENOSYS;
+        }
+        /* open(2) and openat(2) ignore mode unless creating */
+        if (!(a->how.flags & (O_CREAT | __O_TMPFILE)))
+                a->how.mode = 0;
+        return 0;
+}
+
+/* /proc/self and friends name the *caller*; resolved by the sentry they would
+ * name the sentry (which is not even in the sandbox's pid namespace). Rewrite
+ * the well-known spellings to the caller's own pid in its namespace. A
+ * relative path or a private symlink that reaches /proc/self is not rewritten
+ * and fails with ENOENT (limitation until full path emulation). */
+static int rewrite_self(struct notify_call *call, const char *path, char *out, size_t size, bool *ret_changed)
+{
+        static const struct {
+                const char *prefix;
+                const char *repl; /* %1$d nstgid, %2$d nspid */
+        } rules[] = {
+                {"/proc/self", "/proc/%1$d"},      {"/proc/thread-self", "/proc/%1$d/task/%2$d"},
+                {"/dev/fd", "/proc/%1$d/fd"},      {"/dev/stdin", "/proc/%1$d/fd/0"},
+                {"/dev/stdout", "/proc/%1$d/fd/1"}, {"/dev/stderr", "/proc/%1$d/fd/2"},
+        };
+        *ret_changed = false;
+        for (size_t i = 0; i < ELEMENTSOF(rules); i++) {
+                size_t n = strlen(rules[i].prefix);
+                if (strncmp(path, rules[i].prefix, n) != 0 || (path[n] != '\0' && path[n] != '/'))
+                        continue;
+                pid_t nspid, nstgid;
+                int r = notify_ns_ids(call, &nspid, &nstgid);
+                if (r < 0)
+                        return r;
+                char head[64];
+                snprintf(head, sizeof(head), rules[i].repl, (int)nstgid, (int)nspid);
+                if ((size_t)snprintf(out, size, "%s%s", head, path + n) >= size)
+                        return -ENAMETOOLONG;
+                *ret_changed = true;
+                return 0;
+        }
+        return 0;
+}
+
+/* The caller's controlling terminal as a path in the view, for /dev/tty. */
+static int controlling_tty(struct notify_call *call, char *out, size_t size)
+{
+        char path[64], stat[1024];
+        snprintf(path, sizeof(path), "%u/stat", call->req->pid);
+        _cleanup_close_ int fd = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        ssize_t n = read_full(fd, stat, sizeof(stat) - 1);
+        if (n <= 0)
+                return -EIO;
+        stat[n] = '\0';
+        const char *p = strrchr(stat, ')'); /* comm may contain anything but the last ')' */
+        if (!p)
+                return -EIO;
+        int ppid, pgrp, session, tty_nr;
+        char state;
+        if (sscanf(p + 1, " %c %d %d %d %d", &state, &ppid, &pgrp, &session, &tty_nr) != 5)
+                return -EIO;
+        unsigned maj = major((dev_t)tty_nr), min = minor((dev_t)tty_nr);
+        if (tty_nr == 0 || maj < 136 || maj > 143)
+                return -ENXIO; /* no controlling terminal (or not one of the view's ptys) */
+        snprintf(out, size, "/dev/pts/%u", (maj - 136) * 256 + min);
+        return 0;
+}
+
+static int do_open(int dirfd, const char *path, const struct open_args *a)
+{
+        /* O_CLOEXEC for the sentry's copy; the child's flag is given to ADDFD.
+         * O_NOCTTY: the sentry must never acquire the child's terminal. */
+        if (a->is_openat2) {
+                struct open_how how = a->how;
+                how.flags |= O_CLOEXEC | O_NOCTTY;
+                long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+                return fd < 0 ? negative_errno() : (int)fd;
+        }
+        int fd = openat(dirfd, path, (int)(a->how.flags | O_CLOEXEC | O_NOCTTY), (mode_t)a->how.mode);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+static bool is_dev_tty(int fd)
+{
+        struct stat st;
+        return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(5, 0);
+}
+
+/* Emulates open(2), creat(2), openat(2) and openat2(2) against the view. */
+int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
+{
+        struct open_args a;
+        int r = decode(call, &a);
+        if (r < 0) {
+                ret->error = -r;
+                return 0;
+        }
+
+        char path[PATH_MAX];
+        ssize_t len = notify_read_string(call, a.path_addr, path, sizeof(path));
+        if (len < 0) {
+                ret->error = (int)-len;
+                return 0;
+        }
+        if (len == 0) {
+                ret->error = ENOENT;
+                return 0;
+        }
+
+        char rewritten[PATH_MAX];
+        bool changed;
+        r = rewrite_self(call, path, rewritten, sizeof(rewritten), &changed);
+        if (r < 0) {
+                ret->error = -r;
+                return 0;
+        }
+        const char *p = changed ? rewritten : path;
+
+        _cleanup_close_ int dfd = -1;
+        if (p[0] != '/') {
+                dfd = notify_open_dirfd(call, a.dirfd);
+                if (dfd < 0) {
+                        ret->error = -dfd;
+                        return 0;
+                }
+        }
+
+        int um = notify_umask(call);
+        if (um < 0) {
+                ret->error = ESRCH;
+                return 0;
+        }
+        umask((mode_t)um);
+
+        /* Everything we decide on is now our own copy; make sure the pid we
+         * read /proc for is still the thread that asked. */
+        if (notify_id_valid(call) < 0) {
+                ret->error = ENOENT;
+                return 0;
+        }
+
+        int fd = do_open(p[0] == '/' ? AT_FDCWD : dfd, p, &a);
+        if ((fd >= 0 && is_dev_tty(fd)) || fd == -ENXIO) {
+                struct stat st;
+                bool tty = fd >= 0 || (fstatat(p[0] == '/' ? AT_FDCWD : dfd, p, &st, 0) == 0 &&
+                                       S_ISCHR(st.st_mode) && st.st_rdev == makedev(5, 0));
+                if (tty) {
+                        /* /dev/tty means the opener's controlling terminal, not the sentry's */
+                        if (fd >= 0)
+                                close(fd);
+                        char ctty[64];
+                        r = controlling_tty(call, ctty, sizeof(ctty));
+                        fd = r < 0 ? r : do_open(AT_FDCWD, ctty, &a);
+                }
+        }
+        if (fd < 0) {
+                ret->error = -fd;
+                return 0;
+        }
+        ret->kind = VERDICT_FD;
+        ret->fd = fd;
+        ret->fd_flags = (a.how.flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+        return 0;
+}

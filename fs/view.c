@@ -1,0 +1,424 @@
+/* Assembles the built-in default view inside the child's mount namespace
+ * and pivots into it. Runs in the child before it drops its capabilities;
+ * everything it mounts is then locked in place by the lack of CAP_SYS_ADMIN
+ * and by the seccomp filter (mount/umount/pivot_root refused). */
+#include "config.h"
+
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+
+#include "common/util.h"
+#include "fs/fs.h"
+
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#define MOUNT_ATTR_NOSUID 0x00000002
+#define MOUNT_ATTR_NODEV 0x00000004
+#define MOUNT_ATTR_NOEXEC 0x00000008
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+#ifndef __NR_mount_setattr
+#define __NR_mount_setattr 442
+#endif
+struct cordon_mount_attr {
+        uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+
+/* The staging area: a tmpfs over /tmp in the child's own mount namespace
+ * (the host's /tmp is untouched and never visible in the view). */
+#define BASE "/tmp"
+#define NEWROOT BASE "/root"
+#define EMPTY_FILE BASE "/empty"
+#define EMPTY_DIR BASE "/emptydir"
+
+/* host system directories the default view shows read-only */
+static const char *const system_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"};
+
+/* secrets under /etc replaced by an empty file or directory */
+static const char *const etc_secrets[] = {
+        "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd",
+        "/etc/ssl/private", "/etc/ssh", "/etc/sudoers", "/etc/sudoers.d", "/etc/krb5.keytab",
+        "/etc/cordon", "/etc/machine-id",
+};
+
+/* host-revealing or host-writable /proc entries, masked as runc and
+ * bubblewrap do; /proc/sys is made read-only */
+static const char *const proc_masked[] = {
+        "/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/timer_list", "/proc/sched_debug",
+        "/proc/sysrq-trigger", "/proc/kallsyms", "/proc/latency_stats", "/proc/kmsg", "/proc/kpagecount",
+        "/proc/kpageflags", "/proc/kpagecgroup", "/proc/vmallocinfo", "/proc/acpi", "/proc/scsi",
+        "/proc/asound", "/proc/irq", "/proc/bus", "/proc/fs", "/proc/driver", "/proc/firmware",
+        "/proc/pressure", "/proc/config.gz", "/proc/buddyinfo", "/proc/pagetypeinfo", "/proc/slabinfo",
+};
+
+static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+
+_printf_(3, 4) static int fail(int r, char *err, const char *fmt, ...)
+{
+        char what[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(what, sizeof(what), fmt, ap);
+        va_end(ap);
+        snprintf(err, 1024, "%s: %s", what, strerror(-r));
+        return r;
+}
+
+static int mount_setattr_path(const char *path, bool recursive, uint64_t set)
+{
+        struct cordon_mount_attr a = {.attr_set = set};
+        if (syscall(__NR_mount_setattr, AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &a, sizeof(a)) < 0)
+                return negative_errno();
+        return 0;
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+        char buf[4096];
+        if (strlen(path) >= sizeof(buf))
+                return -ENAMETOOLONG;
+        strcpy(buf, path);
+        for (char *p = buf + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = '\0';
+                if (mkdir(buf, mode) < 0 && errno != EEXIST)
+                        return negative_errno();
+                *p = '/';
+        }
+        if (mkdir(buf, mode) < 0 && errno != EEXIST)
+                return negative_errno();
+        return 0;
+}
+
+static int touch(const char *path, mode_t mode)
+{
+        int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode);
+        if (fd < 0)
+                return negative_errno();
+        close(fd);
+        return 0;
+}
+
+/* Bind-mounts host path src onto dst inside the new root (dst already has
+ * NEWROOT prepended and exists), recursively, then sets attrs on the whole
+ * subtree. mount_setattr's AT_RECURSIVE is what makes submounts read-only
+ * too; a plain MS_REMOUNT would leave them writable. */
+static int bind_path(const char *src, const char *dst, uint64_t attrs)
+{
+        if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+                return negative_errno();
+        if (attrs)
+                return mount_setattr_path(dst, true, attrs);
+        return 0;
+}
+
+/* Resolves a path inside the new root without following anything out of it,
+ * creating missing components (directories, or a file for the last one when
+ * is_file) so it can be mounted over. Returns an O_PATH fd. */
+static int open_in_root(int rootfd, const char *path, bool create, bool is_file)
+{
+        struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+        int fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+        if (fd >= 0 || errno != ENOENT || !create)
+                return fd >= 0 ? fd : negative_errno();
+
+        /* walk from the root, creating what is missing */
+        char buf[4096];
+        if (strlen(path) >= sizeof(buf))
+                return -ENAMETOOLONG;
+        strcpy(buf, path);
+        _cleanup_close_ int cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+        if (cur < 0)
+                return negative_errno();
+        char *save = NULL;
+        char *comp = strtok_r(buf, "/", &save);
+        while (comp) {
+                char *next = strtok_r(NULL, "/", &save);
+                bool last = next == NULL;
+                how = (struct open_how){.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+                /* RESOLVE_IN_ROOT relative to cur would treat cur as root; use
+                 * BENEATH here: each step is one plain component. */
+                how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
+                int nfd = (int)syscall(SYS_openat2, cur, comp, &how, sizeof(how));
+                if (nfd < 0 && errno == ENOENT) {
+                        if (last && is_file) {
+                                int f = openat(cur, comp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+                                if (f < 0)
+                                        return negative_errno();
+                                close(f);
+                        } else if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
+                                return negative_errno();
+                        nfd = (int)syscall(SYS_openat2, cur, comp, &how, sizeof(how));
+                }
+                if (nfd < 0)
+                        return negative_errno();
+                close(cur);
+                cur = nfd;
+                comp = next;
+        }
+        return TAKE_FD(cur);
+}
+
+static void fd_path(int fd, char *buf, size_t size) { snprintf(buf, size, "/proc/self/fd/%d", fd); }
+
+/* Sets attributes on the mount now on top of path (an fd opened before the
+ * mount still names the covered one, so the path is resolved again). */
+static int setattr_in_root(int rootfd, const char *path, bool recursive, uint64_t set, uint64_t clr)
+{
+        _cleanup_close_ int fd = open_in_root(rootfd, path, false, false);
+        if (fd < 0)
+                return fd;
+        struct cordon_mount_attr a = {.attr_set = set, .attr_clr = clr};
+        if (syscall(__NR_mount_setattr, fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0)
+                return negative_errno();
+        return 0;
+}
+
+/* Hides a path in the view by mounting an empty read-only file or directory
+ * over it (missing paths are left alone). */
+static int mask_path(int rootfd, const char *path)
+{
+        _cleanup_close_ int fd = open_in_root(rootfd, path, false, false);
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0)
+                return fd;
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        char p[64];
+        fd_path(fd, p, sizeof(p));
+        if (S_ISDIR(st.st_mode)) {
+                if (mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0,mode=0555") < 0)
+                        return negative_errno();
+                return 0;
+        }
+        if (mount(EMPTY_FILE, p, NULL, MS_BIND, NULL) < 0)
+                return negative_errno();
+        return setattr_in_root(rootfd, path, false,
+                               MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0);
+}
+
+static int setup_dev(char *err)
+{
+        const char *dev = NEWROOT "/dev";
+        int r;
+        if (mkdir(dev, 0755) < 0)
+                return fail(negative_errno(), err, "mkdir %s", "/dev");
+        if (mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") < 0)
+                return fail(negative_errno(), err, "mount tmpfs on %s", "/dev");
+        char path[128], src[64];
+        for (size_t i = 0; i < ELEMENTSOF(dev_nodes); i++) {
+                snprintf(path, sizeof(path), "%s/%s", dev, dev_nodes[i]);
+                snprintf(src, sizeof(src), "/dev/%s", dev_nodes[i]);
+                if ((r = touch(path, 0666)) < 0)
+                        return fail(r, err, "create /dev/%s", dev_nodes[i]);
+                /* a user namespace cannot mknod; bind the host's node instead */
+                if (mount(src, path, NULL, MS_BIND, NULL) < 0)
+                        return fail(negative_errno(), err, "bind %s", src);
+        }
+        snprintf(path, sizeof(path), "%s/pts", dev);
+        if (mkdir(path, 0755) < 0)
+                return fail(negative_errno(), err, "mkdir /dev/pts");
+        /* a private devpts instance: the child's ptys are its own */
+        if (mount("devpts", path, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620") < 0)
+                return fail(negative_errno(), err, "mount devpts on /dev/pts");
+        snprintf(path, sizeof(path), "%s/shm", dev);
+        if (mkdir(path, 01777) < 0)
+                return fail(negative_errno(), err, "mkdir /dev/shm");
+        if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+                return fail(negative_errno(), err, "mount tmpfs on /dev/shm");
+        static const char *const links[][2] = {
+                {"ptmx", "pts/ptmx"},          {"fd", "/proc/self/fd"},         {"stdin", "/proc/self/fd/0"},
+                {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(links); i++) {
+                snprintf(path, sizeof(path), "%s/%s", dev, links[i][0]);
+                if (symlink(links[i][1], path) < 0)
+                        return fail(negative_errno(), err, "symlink /dev/%s", links[i][0]);
+        }
+        if ((r = mount_setattr_path(dev, false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC)) < 0)
+                return fail(r, err, "make /dev read-only");
+        return 0;
+}
+
+static int setup_proc(int rootfd, char *err)
+{
+        const char *proc = NEWROOT "/proc";
+        int r;
+        if (mkdir(proc, 0555) < 0)
+                return fail(negative_errno(), err, "mkdir /proc");
+        /* the child is pid 1 of its own pid namespace: this proc shows only the sandbox */
+        if (mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+                return fail(negative_errno(), err, "mount proc on /proc");
+        for (size_t i = 0; i < ELEMENTSOF(proc_masked); i++)
+                if ((r = mask_path(rootfd, proc_masked[i])) < 0)
+                        return fail(r, err, "mask %s", proc_masked[i]);
+        char p[64];
+        _cleanup_close_ int sys = open_in_root(rootfd, "/proc/sys", false, false);
+        if (sys >= 0) {
+                fd_path(sys, p, sizeof(p));
+                if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) < 0)
+                        return fail(negative_errno(), err, "bind /proc/sys");
+                if ((r = setattr_in_root(rootfd, "/proc/sys", true, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0)) < 0)
+                        return fail(r, err, "make /proc/sys read-only");
+        }
+        return 0;
+}
+
+static int setup_bind(int rootfd, const struct fs_bind *b, char *err)
+{
+        struct stat st;
+        if (stat(b->source, &st) < 0)
+                return fail(negative_errno(), err, "bind source %s", b->source);
+        if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+                return fail(-EINVAL, err, "bind source %s (only directories and regular files)", b->source);
+        _cleanup_close_ int fd = open_in_root(rootfd, b->target, true, !S_ISDIR(st.st_mode));
+        if (fd < 0)
+                return fail(fd, err, "bind target %s", b->target);
+        char p[64];
+        fd_path(fd, p, sizeof(p));
+        uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (b->read_only ? MOUNT_ATTR_RDONLY : 0);
+        if (mount(b->source, p, NULL, MS_BIND | MS_REC, NULL) < 0)
+                return fail(negative_errno(), err, "bind %s to %s", b->source, b->target);
+        int r = setattr_in_root(rootfd, b->target, true, attrs, 0);
+        if (r < 0)
+                return fail(r, err, "bind %s to %s", b->source, b->target);
+        return 0;
+}
+
+static int setup_rule(int rootfd, const struct fs_rule *rule, char *err)
+{
+        int r;
+        if (rule->access == FS_HIDDEN) {
+                if ((r = mask_path(rootfd, rule->path)) < 0)
+                        return fail(r, err, "hide %s", rule->path);
+                return 0;
+        }
+        _cleanup_close_ int fd = open_in_root(rootfd, rule->path, false, false);
+        if (fd == -ENOENT)
+                return 0; /* nothing there to restrict */
+        if (fd < 0)
+                return fail(fd, err, "rule path %s", rule->path);
+        char p[64];
+        fd_path(fd, p, sizeof(p));
+        /* A bind of the path onto itself makes it a mount we can set flags on. */
+        if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) < 0)
+                return fail(negative_errno(), err, "rule path %s", rule->path);
+        uint64_t set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+        if (rule->access == FS_READ)
+                set |= MOUNT_ATTR_RDONLY;
+        if (rule->exec == 0)
+                set |= MOUNT_ATTR_NOEXEC;
+        uint64_t clr = 0;
+        if (rule->exec == 1)
+                clr |= MOUNT_ATTR_NOEXEC;
+        if (rule->access == FS_READ_WRITE)
+                clr |= MOUNT_ATTR_RDONLY;
+        if ((r = setattr_in_root(rootfd, rule->path, true, set, clr)) < 0)
+                return fail(r, err, "apply rule on %s", rule->path);
+        return 0;
+}
+
+int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize)
+{
+        int r;
+        (void)errsize; /* fail() writes at most 1024 bytes; callers pass that */
+
+        /* nothing we mount may propagate back to the host */
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return fail(negative_errno(), err, "make / private");
+        if (mount("tmpfs", BASE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=1m") < 0)
+                return fail(negative_errno(), err, "mount staging tmpfs on %s", BASE);
+        if (mkdir(NEWROOT, 0755) < 0 || mkdir(EMPTY_DIR, 0555) < 0)
+                return fail(negative_errno(), err, "staging directories");
+        if ((r = touch(EMPTY_FILE, 0444)) < 0)
+                return fail(r, err, "staging empty file");
+        if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
+                return fail(negative_errno(), err, "mount root tmpfs");
+
+        _cleanup_close_ int rootfd = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rootfd < 0)
+                return fail(negative_errno(), err, "open new root");
+
+        char dst[256];
+        for (size_t i = 0; i < ELEMENTSOF(system_dirs); i++) {
+                const char *d = system_dirs[i];
+                struct stat st;
+                if (lstat(d, &st) < 0)
+                        continue; /* not on this host (e.g. /libx32) */
+                snprintf(dst, sizeof(dst), "%s%s", NEWROOT, d);
+                if (S_ISLNK(st.st_mode)) {
+                        /* merged /usr: /bin -> usr/bin; recreate the link */
+                        char target[4096];
+                        ssize_t n = readlink(d, target, sizeof(target) - 1);
+                        if (n < 0)
+                                return fail(negative_errno(), err, "readlink %s", d);
+                        target[n] = '\0';
+                        if (symlink(target, dst) < 0)
+                                return fail(negative_errno(), err, "symlink %s", d);
+                        continue;
+                }
+                if (!S_ISDIR(st.st_mode))
+                        continue;
+                if (mkdir(dst, 0755) < 0)
+                        return fail(negative_errno(), err, "mkdir %s", d);
+                r = bind_path(d, dst, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+                if (r < 0)
+                        return fail(r, err, "bind %s read-only", d);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(etc_secrets); i++)
+                if ((r = mask_path(rootfd, etc_secrets[i])) < 0)
+                        return fail(r, err, "mask %s", etc_secrets[i]);
+
+        /* private writable /tmp, /var/tmp and home */
+        const char *home = spec->home ? spec->home : "/root";
+        const char *writable[] = {"/tmp", "/var/tmp", home};
+        for (size_t i = 0; i < ELEMENTSOF(writable); i++) {
+                snprintf(dst, sizeof(dst), "%s%s", NEWROOT, writable[i]);
+                if ((r = mkdir_p(dst, 0755)) < 0)
+                        return fail(r, err, "mkdir %s", writable[i]);
+                const char *opts = streq(writable[i], home) ? "mode=0700" : "mode=1777";
+                if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+                        return fail(negative_errno(), err, "mount tmpfs on %s", writable[i]);
+        }
+        snprintf(dst, sizeof(dst), "%s/run", NEWROOT);
+        if (mkdir(dst, 0755) < 0 || mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+                return fail(negative_errno(), err, "mount tmpfs on /run");
+
+        if ((r = setup_dev(err)) < 0)
+                return r;
+        if ((r = setup_proc(rootfd, err)) < 0)
+                return r;
+        for (size_t i = 0; i < spec->n_binds; i++)
+                if ((r = setup_bind(rootfd, &spec->binds[i], err)) < 0)
+                        return r;
+        for (size_t i = 0; i < spec->n_rules; i++)
+                if ((r = setup_rule(rootfd, &spec->rules[i], err)) < 0)
+                        return r;
+
+        /* the root itself holds only mount points: read-only */
+        if ((r = mount_setattr_path(NEWROOT, false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0)
+                return fail(r, err, "make the view's root read-only");
+
+        if (chdir(NEWROOT) < 0)
+                return fail(negative_errno(), err, "chdir to new root");
+        /* pivot_root(".", ".") stacks the old root on top of the new one;
+         * detaching it leaves no path to the host's tree. */
+        if (syscall(SYS_pivot_root, ".", ".") < 0)
+                return fail(negative_errno(), err, "pivot_root");
+        if (umount2(".", MNT_DETACH) < 0)
+                return fail(negative_errno(), err, "detach the host's root");
+        if (chdir("/") < 0)
+                return fail(negative_errno(), err, "chdir /");
+        return 0;
+}

@@ -1,0 +1,308 @@
+/* The notification loop: worker threads each receive from the listener,
+ * dispatch by syscall number through the table, and answer. A worker that
+ * finds itself the last idle one starts another (up to max_workers), so a
+ * handler that blocks (a FIFO open, a slow approval) never stalls the rest. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <pthread.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+#include "common/util.h"
+#include "notify/notify-internal.h"
+#include "notify/notify.h"
+
+/* a real-time signal nobody else uses; workers unblock only this one */
+#define WAKE_SIGNAL (SIGRTMIN + 3)
+
+struct notify_engine {
+        int listener_fd;
+        int hostproc_fd;
+        void *userdata;
+        int (*thread_init)(void *userdata);
+        const struct syscall_entry *dispatch[NOTIFY_NR_MAX];
+        struct seccomp_notif_sizes sizes;
+        bool sync_wakeup;
+
+        pthread_mutex_t lock;
+        pthread_t *threads;
+        unsigned n_threads, n_idle, max_workers;
+        atomic_bool stopping;
+
+        _Atomic uint64_t counts[NOTIFY_NR_MAX];
+        _Atomic uint64_t failures;
+};
+
+static void wake_handler(int sig) { (void)sig; }
+
+static int reply(struct notify_engine *e, struct seccomp_notif_resp *resp)
+{
+        if (ioctl(e->listener_fd, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0) {
+                /* ENOENT: the thread was killed (or, without the killable
+                 * wait, interrupted) while we worked; nobody to answer. */
+                return negative_errno();
+        }
+        return 0;
+}
+
+static void answer(struct notify_engine *e, const struct seccomp_notif *req,
+                   struct seccomp_notif_resp *resp, struct notify_verdict *v)
+{
+        memset(resp, 0, e->sizes.seccomp_notif_resp);
+        resp->id = req->id;
+
+        switch (v->kind) {
+        case VERDICT_ERROR:
+                resp->error = -(v->error > 0 ? v->error : EACCES);
+                (void)reply(e, resp);
+                return;
+        case VERDICT_VALUE:
+                resp->val = v->value;
+                (void)reply(e, resp);
+                return;
+        case VERDICT_CONTINUE:
+                resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+                (void)reply(e, resp);
+                return;
+        case VERDICT_FD: {
+                struct seccomp_notif_addfd addfd = {
+                        .id = req->id,
+                        .flags = SECCOMP_ADDFD_FLAG_SEND,
+                        .srcfd = (__u32)v->fd,
+                        .newfd = 0,
+                        .newfd_flags = v->fd_flags,
+                };
+                /* SEND installs the fd and completes the call in one step, so
+                 * the child never holds an fd it was not told about. */
+                int r = ioctl(e->listener_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+                if (r < 0 && errno == EINVAL) {
+                        /* before 5.14: install, then answer with the number */
+                        addfd.flags = 0;
+                        r = ioctl(e->listener_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+                        if (r >= 0) {
+                                resp->val = r;
+                                (void)reply(e, resp);
+                        } else if (errno != ENOENT) {
+                                resp->error = -errno;
+                                (void)reply(e, resp);
+                        }
+                } else if (r < 0 && errno != ENOENT && errno != EINPROGRESS) {
+                        /* e.g. EMFILE: the child's fd table is full */
+                        resp->error = -errno;
+                        (void)reply(e, resp);
+                }
+                close(v->fd);
+                v->fd = -1;
+                return;
+        }
+        }
+}
+
+static void serve_one(struct notify_engine *e, struct seccomp_notif *req, struct seccomp_notif_resp *resp)
+{
+        struct notify_verdict v = {.kind = VERDICT_ERROR, .error = EACCES, .fd = -1};
+        const struct syscall_entry *entry = NULL;
+
+        if (req->data.arch == AUDIT_ARCH_X86_64 && req->data.nr >= 0 && req->data.nr < NOTIFY_NR_MAX)
+                entry = e->dispatch[req->data.nr];
+
+        if (!entry || !entry->handler) {
+                /* the filter only notifies what the table emulates */
+                v.error = ENOSYS;
+        } else {
+                atomic_fetch_add_explicit(&e->counts[req->data.nr], 1, memory_order_relaxed);
+                struct notify_call call = {
+                        .req = req,
+                        .listener_fd = e->listener_fd,
+                        .hostproc_fd = e->hostproc_fd,
+                        .userdata = e->userdata,
+                };
+                int r = entry->handler(&call, &v);
+                if (r < 0) {
+                        atomic_fetch_add_explicit(&e->failures, 1, memory_order_relaxed);
+                        if (v.kind == VERDICT_FD && v.fd >= 0)
+                                close(v.fd);
+                        v = (struct notify_verdict){.kind = VERDICT_ERROR, .error = -r, .fd = -1};
+                }
+        }
+        answer(e, req, resp, &v);
+}
+
+static void *worker_main(void *arg);
+
+/* Called with e->lock held. */
+static int spawn_worker_locked(struct notify_engine *e)
+{
+        if (e->n_threads >= e->max_workers)
+                return -EAGAIN;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 256 * 1024);
+        pthread_t t;
+        int r = pthread_create(&t, &attr, worker_main, e);
+        pthread_attr_destroy(&attr);
+        if (r != 0)
+                return -r;
+        e->threads[e->n_threads++] = t;
+        e->n_idle++;
+        return 0;
+}
+
+static void *worker_main(void *arg)
+{
+        struct notify_engine *e = arg;
+
+        /* Process-directed signals belong to the sentry's main thread. */
+        sigset_t mask;
+        sigfillset(&mask);
+        sigdelset(&mask, WAKE_SIGNAL);
+        pthread_sigmask(SIG_SETMASK, &mask, NULL);
+
+        if (e->thread_init && e->thread_init(e->userdata) < 0) {
+                /* A worker that cannot confine itself must not serve: fail closed. */
+                static const char msg[] = "cordon: a sentry worker could not enter the sandbox view; stopping\n";
+                (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+                abort();
+        }
+
+        _cleanup_free_ struct seccomp_notif *req = xcalloc(1, e->sizes.seccomp_notif);
+        _cleanup_free_ struct seccomp_notif_resp *resp = xcalloc(1, e->sizes.seccomp_notif_resp);
+
+        while (!atomic_load(&e->stopping)) {
+                memset(req, 0, e->sizes.seccomp_notif);
+                if (ioctl(e->listener_fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
+                        if (errno == EINTR || errno == ENOENT)
+                                continue; /* woken to stop, or the caller went away first */
+                        break;           /* EBADF etc.: the listener is gone */
+                }
+
+                pthread_mutex_lock(&e->lock);
+                e->n_idle--;
+                if (e->n_idle == 0)
+                        (void)spawn_worker_locked(e); /* at the cap, calls queue in the kernel */
+                pthread_mutex_unlock(&e->lock);
+
+                serve_one(e, req, resp);
+
+                pthread_mutex_lock(&e->lock);
+                e->n_idle++;
+                pthread_mutex_unlock(&e->lock);
+        }
+        return NULL;
+}
+
+int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd, struct notify_engine **ret)
+{
+        _cleanup_close_ int lfd = listener_fd;
+        struct notify_engine *e = xcalloc(1, sizeof(*e));
+        e->listener_fd = -1;
+        e->hostproc_fd = -1;
+
+        if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &e->sizes) < 0) {
+                int r = negative_errno();
+                free(e);
+                return r;
+        }
+        /* The kernel's structs may be larger than ours; never smaller. */
+        if (e->sizes.seccomp_notif < sizeof(struct seccomp_notif))
+                e->sizes.seccomp_notif = sizeof(struct seccomp_notif);
+        if (e->sizes.seccomp_notif_resp < sizeof(struct seccomp_notif_resp))
+                e->sizes.seccomp_notif_resp = sizeof(struct seccomp_notif_resp);
+
+        e->hostproc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (e->hostproc_fd < 0) {
+                int r = negative_errno();
+                free(e);
+                return r;
+        }
+
+        for (size_t i = 0; i < cfg->n_table; i++) {
+                const struct syscall_entry *t = &cfg->table[i];
+                if (t->action != SC_EMULATE)
+                        continue;
+                int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, t->name);
+                if (nr < 0 || nr >= NOTIFY_NR_MAX) {
+                        close(e->hostproc_fd);
+                        free(e);
+                        return -ENOSYS;
+                }
+                e->dispatch[nr] = t;
+        }
+
+        /* Linux 6.6: the answering CPU wakes the waiting thread directly,
+         * which cuts the round trip several-fold. Optional: older kernels
+         * answer ENOTTY/EINVAL and we run without it. */
+        __u64 flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
+        e->sync_wakeup = ioctl(lfd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags) == 0;
+
+        struct sigaction sa = {.sa_handler = wake_handler};
+        sigemptyset(&sa.sa_mask);
+        sigaction(WAKE_SIGNAL, &sa, NULL); /* no SA_RESTART: it must break the receive */
+
+        e->userdata = cfg->userdata;
+        e->thread_init = cfg->thread_init;
+        e->max_workers = cfg->max_workers ? cfg->max_workers : 64;
+        e->threads = xcalloc(e->max_workers, sizeof(pthread_t));
+        pthread_mutex_init(&e->lock, NULL);
+        e->listener_fd = TAKE_FD(lfd);
+
+        unsigned start = cfg->min_workers ? cfg->min_workers : 2;
+        if (start > e->max_workers)
+                start = e->max_workers;
+        pthread_mutex_lock(&e->lock);
+        for (unsigned i = 0; i < start; i++) {
+                int r = spawn_worker_locked(e);
+                if (r < 0 && i == 0) {
+                        pthread_mutex_unlock(&e->lock);
+                        notify_engine_stop(e);
+                        return r;
+                }
+        }
+        pthread_mutex_unlock(&e->lock);
+        *ret = e;
+        return 0;
+}
+
+bool notify_engine_sync_wakeup(const struct notify_engine *e) { return e->sync_wakeup; }
+
+uint64_t notify_engine_count(const struct notify_engine *e, int nr)
+{
+        if (nr < 0 || nr >= NOTIFY_NR_MAX)
+                return 0;
+        return atomic_load(&((struct notify_engine *)e)->counts[nr]);
+}
+
+void notify_engine_stop(struct notify_engine *e)
+{
+        if (!e)
+                return;
+        atomic_store(&e->stopping, true);
+        pthread_mutex_lock(&e->lock);
+        unsigned n = e->n_threads;
+        pthread_mutex_unlock(&e->lock);
+        for (unsigned i = 0; i < n; i++) {
+                /* A worker may be about to enter the receive when the signal
+                 * lands; keep knocking until it has gone. */
+                for (int tries = 0; tries < 2000; tries++) {
+                        if (pthread_kill(e->threads[i], WAKE_SIGNAL) != 0)
+                                break;
+                        if (pthread_tryjoin_np(e->threads[i], NULL) == 0)
+                                goto joined;
+                        nanosleep(&(struct timespec){0, 500000}, NULL);
+                }
+                pthread_detach(e->threads[i]);
+        joined:;
+        }
+        if (e->listener_fd >= 0)
+                close(e->listener_fd);
+        if (e->hostproc_fd >= 0)
+                close(e->hostproc_fd);
+        pthread_mutex_destroy(&e->lock);
+        free(e->threads);
+        free(e);
+}

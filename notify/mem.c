@@ -1,0 +1,167 @@
+/* Reading the trapped thread's memory and its /proc facts. Every value read
+ * here is the sentry's own copy; callers act on the copy only, after
+ * notify_id_valid() says the thread is still the one that asked. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <sys/uio.h>
+
+#include "common/util.h"
+#include "notify/notify-internal.h"
+#include "notify/notify.h"
+
+#define PAGE 4096UL
+
+/* process_vm_readv can be missing (seccomp'd host, CONFIG_CROSS_MEMORY_ATTACH
+ * off); once it says ENOSYS/EPERM we use /proc/TID/mem for the rest of the run. */
+static atomic_bool vm_readv_broken;
+
+static int read_proc_mem(const struct notify_call *call, uint64_t addr, void *buf, size_t len)
+{
+        char path[64];
+        snprintf(path, sizeof(path), "%u/mem", call->req->pid);
+        _cleanup_close_ int fd = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? -ESRCH : negative_errno();
+        ssize_t n = pread(fd, buf, len, (off_t)addr);
+        if (n < 0)
+                return errno == EIO ? -EFAULT : negative_errno();
+        return n == (ssize_t)len ? 0 : -EFAULT;
+}
+
+int notify_read_mem(const struct notify_call *call, uint64_t addr, void *buf, size_t len)
+{
+        if (len == 0)
+                return 0;
+        if (addr + len < addr)
+                return -EFAULT;
+        if (!atomic_load_explicit(&vm_readv_broken, memory_order_relaxed)) {
+                struct iovec local = {buf, len};
+                struct iovec remote = {(void *)(uintptr_t)addr, len};
+                ssize_t n = process_vm_readv((pid_t)call->req->pid, &local, 1, &remote, 1, 0);
+                if (n == (ssize_t)len)
+                        return 0;
+                if (n >= 0)
+                        return -EFAULT;
+                if (errno == EFAULT)
+                        return -EFAULT;
+                if (errno == ESRCH)
+                        return -ESRCH;
+                if (errno != ENOSYS && errno != EPERM)
+                        return negative_errno();
+                atomic_store(&vm_readv_broken, true);
+        }
+        return read_proc_mem(call, addr, buf, len);
+}
+
+ssize_t notify_read_string(const struct notify_call *call, uint64_t addr, char *buf, size_t size)
+{
+        size_t got = 0;
+        if (size == 0)
+                return -ENAMETOOLONG;
+        /* Read up to each page boundary so that a string ending just before
+         * an unmapped page is still read, as the kernel's strncpy_from_user does. */
+        while (got < size) {
+                uint64_t at = addr + got;
+                size_t chunk = PAGE - (size_t)(at % PAGE);
+                if (chunk > size - got)
+                        chunk = size - got;
+                int r = notify_read_mem(call, at, buf + got, chunk);
+                if (r < 0)
+                        return r;
+                char *nul = memchr(buf + got, '\0', chunk);
+                if (nul)
+                        return (ssize_t)(nul - buf);
+                got += chunk;
+        }
+        buf[size - 1] = '\0';
+        return -ENAMETOOLONG;
+}
+
+int notify_id_valid(const struct notify_call *call)
+{
+        __u64 id = call->req->id;
+        if (ioctl(call->listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
+                return -ENOENT;
+        return 0;
+}
+
+int notify_open_dirfd(const struct notify_call *call, int dirfd)
+{
+        char path[64];
+        if (dirfd == AT_FDCWD)
+                snprintf(path, sizeof(path), "%u/cwd", call->req->pid);
+        else if (dirfd >= 0)
+                snprintf(path, sizeof(path), "%u/fd/%d", call->req->pid, dirfd);
+        else
+                return -EBADF;
+        int fd = openat(call->hostproc_fd, path, O_PATH | O_CLOEXEC);
+        if (fd < 0) {
+                if (errno == ENOENT && dirfd != AT_FDCWD)
+                        return -EBADF;
+                return negative_errno();
+        }
+        return fd;
+}
+
+/* Reads /proc/TID/status into buf; 0 or -errno. */
+static int read_status(const struct notify_call *call, char *buf, size_t size)
+{
+        char path[64];
+        snprintf(path, sizeof(path), "%u/status", call->req->pid);
+        _cleanup_close_ int fd = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        ssize_t n = read_full(fd, buf, size - 1);
+        if (n < 0)
+                return (int)n;
+        buf[n] = '\0';
+        return 0;
+}
+
+/* The last number on the status line that starts with key. */
+static long status_last_field(const char *status, const char *key)
+{
+        const char *p = strstr(status, key);
+        if (!p)
+                return -ENOENT;
+        p += strlen(key);
+        const char *eol = strchrnul(p, '\n');
+        const char *q = eol;
+        while (q > p && (q[-1] == ' ' || q[-1] == '\t'))
+                q--;
+        while (q > p && q[-1] >= '0' && q[-1] <= '9')
+                q--;
+        if (q == eol)
+                return -ENOENT;
+        return strtol(q, NULL, 10);
+}
+
+int notify_ns_ids(const struct notify_call *call, pid_t *ret_nspid, pid_t *ret_nstgid)
+{
+        char status[4096];
+        int r = read_status(call, status, sizeof(status));
+        if (r < 0)
+                return r;
+        long pid = status_last_field(status, "\nNSpid:");
+        long tgid = status_last_field(status, "\nNStgid:");
+        if (pid <= 0 || tgid <= 0)
+                return -ENOENT;
+        *ret_nspid = (pid_t)pid;
+        *ret_nstgid = (pid_t)tgid;
+        return 0;
+}
+
+int notify_umask(const struct notify_call *call)
+{
+        char status[4096];
+        int r = read_status(call, status, sizeof(status));
+        if (r < 0)
+                return r;
+        const char *p = strstr(status, "Umask:");
+        if (!p)
+                return -ENOENT;
+        return (int)(strtol(p + 6, NULL, 8) & 0777);
+}

@@ -1,0 +1,160 @@
+/* notify/: the seccomp side of cordon. It builds the filter from a syscall
+ * table, receives user notifications on worker threads, reads child memory,
+ * and injects results. It knows the emulation handlers only through the
+ * table it is given (fs/ and net/ fill it in via sentry/). */
+#pragma once
+
+#include <linux/seccomp.h>
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* What cordon does with one syscall (or one argument pattern of it). */
+enum syscall_action {
+        SC_ALLOW,   /* runs natively; listed for documentation only */
+        SC_ERRNO,   /* refused in the filter with entry->err */
+        SC_EMULATE, /* user notification, handled by entry->handler */
+        SC_KILL,    /* kills the whole process */
+};
+
+enum syscall_support {
+        SUPPORT_FULL,
+        SUPPORT_PARTIAL,
+};
+
+enum arg_op {
+        ARG_EQ = 1,        /* (arg & mask) == datum, mask 0 means all 64 bits */
+        ARG_MASKED_EQ,     /* (arg & mask) == datum */
+        ARG_MASKED_ANY,    /* (arg & mask) != 0: one filter rule per bit */
+        ARG_NE,            /* arg != datum (all 64 bits) */
+        ARG_GE,            /* arg >= datum (all 64 bits: a value with garbage in the
+                              upper half compares large, so GE rows fail closed) */
+};
+
+struct syscall_arg_cond {
+        unsigned arg; /* 0..5 */
+        enum arg_op op;
+        uint64_t mask;
+        uint64_t datum;
+};
+
+struct notify_call;
+struct notify_verdict;
+
+/* A handler fills *ret (which starts as a denial) and returns 0; a negative
+ * return means the sentry itself failed (the call then gets -ret as errno
+ * and the failure is counted), which is different from denying. */
+typedef int (*notify_handler_t)(struct notify_call *call, struct notify_verdict *ret);
+
+/* One row of the syscall table. The same rows generate the filter, drive the
+ * dispatch and are printed by `cordon syscalls`. */
+struct syscall_entry {
+        const char *name; /* resolved with libseccomp for x86_64 */
+        enum syscall_action action;
+        int err; /* for SC_ERRNO */
+        unsigned n_cond;
+        struct syscall_arg_cond cond[2]; /* all must hold for the row to apply */
+        notify_handler_t handler;        /* for SC_EMULATE */
+        enum syscall_support support;
+        const char *note;
+};
+
+/* --- filter --- */
+
+/* Builds the classic-BPF program for the table: architecture check (anything
+ * but x86_64 kills the process), x32 numbers refused, then the rows. *ret is
+ * malloc'd; free ret->filter. Returns 0 or -errno with *ret_bad naming the
+ * offending row when one cannot be expressed. */
+int notify_filter_build(const struct syscall_entry *table, size_t n, struct sock_fprog *ret,
+                        const char **ret_bad);
+
+/* Runs a built filter on one seccomp_data without loading it (the unit tests'
+ * and `cordon syscalls --explain` interpreter). Returns the SECCOMP_RET_*
+ * value, or -EINVAL for a malformed program. */
+int64_t notify_filter_eval(const struct sock_fprog *prog, const struct seccomp_data *data);
+
+/* Installs prog on the calling thread with a new listener; returns the
+ * listener fd or -errno. Must run after PR_SET_NO_NEW_PRIVS. Uses
+ * SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV when the kernel has it, so a child
+ * thread whose call the sentry has started cannot be interrupted by a
+ * non-fatal signal into a half-done or repeated operation. */
+int notify_filter_install(const struct sock_fprog *prog, bool *ret_wait_killable);
+
+/* --- the engine --- */
+
+struct notify_engine;
+
+struct notify_engine_config {
+        const struct syscall_entry *table;
+        size_t n_table;
+        void *userdata;                    /* handed to handlers via the call */
+        int (*thread_init)(void *userdata); /* run once in each worker before it serves */
+        unsigned min_workers;               /* started up front */
+        unsigned max_workers;               /* more are started while all are busy, up to this */
+};
+
+/* Takes ownership of listener_fd. Starts the worker threads. */
+int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
+                        struct notify_engine **ret);
+/* Whether the kernel accepted SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP. */
+bool notify_engine_sync_wakeup(const struct notify_engine *e);
+/* Count of notifications served per syscall number (for --stats). */
+uint64_t notify_engine_count(const struct notify_engine *e, int nr);
+/* Stops serving and frees the engine; workers blocked in a receive are
+ * woken. Safe to call once the child is gone. */
+void notify_engine_stop(struct notify_engine *e);
+
+/* --- what a handler sees --- */
+
+struct notify_call {
+        const struct seccomp_notif *req;
+        int listener_fd;
+        int hostproc_fd; /* the host's /proc, opened before any worker chroots */
+        void *userdata;
+};
+
+enum verdict_kind {
+        VERDICT_ERROR,    /* the call fails with -error */
+        VERDICT_VALUE,    /* the call returns value */
+        VERDICT_FD,       /* fd is injected into the child and returned (ADDFD|SEND) */
+        VERDICT_CONTINUE, /* the kernel runs the call; only where no decision read child memory */
+};
+
+struct notify_verdict {
+        enum verdict_kind kind;
+        int error;
+        int64_t value;
+        int fd;            /* owned by the verdict; closed by the engine after injection */
+        unsigned fd_flags; /* O_CLOEXEC or 0, for the child's new fd */
+};
+
+/* Copies len bytes at addr in the calling thread's memory (process_vm_readv,
+ * falling back to /proc/TID/mem). 0 or -EFAULT/-ESRCH. */
+int notify_read_mem(const struct notify_call *call, uint64_t addr, void *buf, size_t len);
+/* Copies a NUL-terminated string of at most size-1 bytes. Returns its length,
+ * -ENAMETOOLONG if no NUL within size bytes, -EFAULT for a bad pointer. */
+ssize_t notify_read_string(const struct notify_call *call, uint64_t addr, char *buf, size_t size);
+/* 0 if the notification is still pending (the thread still waits for us and
+ * its pid has not been recycled), -ENOENT otherwise. Call after every read of
+ * child memory and before acting on it. */
+int notify_id_valid(const struct notify_call *call);
+/* Opens (O_PATH) the directory a *at() call resolves relative paths against:
+ * the thread's cwd for AT_FDCWD, else its fd dirfd. Returns the fd or -errno
+ * (-EBADF when the child has no such fd). */
+int notify_open_dirfd(const struct notify_call *call, int dirfd);
+/* The calling thread's pid and tgid as seen inside its pid namespace. */
+int notify_ns_ids(const struct notify_call *call, pid_t *ret_nspid, pid_t *ret_nstgid);
+/* The calling thread's umask, or -errno. */
+int notify_umask(const struct notify_call *call);
+
+/* For `cordon check`: what the running kernel offers. */
+struct notify_features {
+        bool user_notif;
+        bool addfd;
+        bool addfd_send;
+        bool wait_killable_recv;
+        bool sync_wakeup;
+};
+int notify_probe_features(struct notify_features *ret);

@@ -1,0 +1,132 @@
+/* `cordon check`: which isolation layers this host offers, each probed by
+ * trying it (never inferred from the kernel version). */
+#include "config.h"
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sched.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "common/util.h"
+#include "sentry/sentry.h"
+
+/* Tries flags in a child (after a user namespace when asked); true if the
+ * kernel allowed it. */
+static bool try_unshare(int flags, bool in_userns)
+{
+        pid_t pid = fork();
+        if (pid < 0)
+                return false;
+        if (pid == 0) {
+                if (in_userns && unshare(CLONE_NEWUSER) < 0)
+                        _exit(1);
+                _exit(unshare(flags) < 0 ? 1 : 0);
+        }
+        int status;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static bool syscall_exists(long nr, long a0, long a1, long a2, long a3)
+{
+        long r = syscall(nr, a0, a1, a2, a3);
+        return r >= 0 || errno != ENOSYS;
+}
+
+static bool has_filesystem(const char *name)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/filesystems", "re");
+        char line[256];
+        while (f && fgets(line, sizeof(line), f)) {
+                char *tab = strrchr(line, '\t');
+                const char *fs = tab ? tab + 1 : line;
+                if (strncmp(fs, name, strlen(name)) == 0 && fs[strlen(name)] == '\n')
+                        return true;
+        }
+        return false;
+}
+
+static bool is_cgroup2(const char *path)
+{
+        struct statfs s;
+        return statfs(path, &s) == 0 && s.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+static bool cgroup_v1_controller(const char *name)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/cgroups", "re");
+        char line[256];
+        while (f && fgets(line, sizeof(line), f)) {
+                char n[64];
+                int hier, num, enabled;
+                if (sscanf(line, "%63s %d %d %d", n, &hier, &num, &enabled) == 4 && streq(n, name))
+                        return hier != 0 && enabled;
+        }
+        return false;
+}
+
+struct row {
+        const char *layer;
+        bool ok;
+        bool required;
+        const char *note;
+};
+
+int sentry_check(bool json)
+{
+        bool root = geteuid() == 0;
+        bool userns = try_unshare(CLONE_NEWUSER, false);
+        struct notify_features nf = {0};
+        (void)notify_probe_features(&nf);
+        long landlock_abi = syscall(444 /* landlock_create_ruleset */, NULL, 0, 1UL /* VERSION */);
+        bool cg2 = is_cgroup2("/sys/fs/cgroup") || is_cgroup2("/sys/fs/cgroup/unified");
+
+        struct row rows[] = {
+                {"user namespace", userns, true, "the sandbox's uid 0 is an unprivileged host uid"},
+                {"mount namespace", try_unshare(CLONE_NEWNS, true), true, "the private view"},
+                {"pid namespace", try_unshare(CLONE_NEWPID, true), true, "host processes invisible"},
+                {"network namespace", try_unshare(CLONE_NEWNET, true), true, "no host interfaces"},
+                {"ipc namespace", try_unshare(CLONE_NEWIPC, true), true, ""},
+                {"uts namespace", try_unshare(CLONE_NEWUTS, true), true, ""},
+                {"cgroup namespace", try_unshare(CLONE_NEWCGROUP, true), true, ""},
+                {"seccomp user notification", nf.user_notif, true, "the sentry's emulation"},
+                {"seccomp ADDFD", nf.addfd, true, "fd injection (Linux 5.9)"},
+                {"seccomp ADDFD_FLAG_SEND", nf.addfd_send, false, "atomic inject+answer (Linux 5.14)"},
+                {"seccomp WAIT_KILLABLE_RECV", nf.wait_killable_recv, false, "signals cannot interrupt an emulated call (Linux 5.19)"},
+                {"seccomp SYNC_WAKE_UP", nf.sync_wakeup, false, "faster round trip (Linux 6.6)"},
+                {"openat2", syscall_exists(SYS_openat2, -1, 0, 0, 0), false, "RESOLVE_* path walks"},
+                {"mount_setattr", syscall_exists(442, -1, 0, 0, 0), true, "recursive read-only binds (Linux 5.12)"},
+                {"pidfd_open", syscall_exists(SYS_pidfd_open, 0, 0, 0, 0), true, "watching the sandbox's init"},
+                {"process_vm_readv", syscall_exists(SYS_process_vm_readv, 0, 0, 0, 0), false, "else /proc/PID/mem"},
+                {"landlock", landlock_abi > 0, false, "kernel-enforced floor (later issue)"},
+                {"overlayfs", has_filesystem("overlay"), false, "writable layer (later issue)"},
+                {"cgroup v2", cg2, false, "limits (later issue)"},
+                {"cgroup v1 memory", cgroup_v1_controller("memory"), false, "limits fallback (later issue)"},
+                {"cgroup v1 pids", cgroup_v1_controller("pids"), false, ""},
+                {"cgroup v1 cpu", cgroup_v1_controller("cpu"), false, ""},
+                {"cgroup v1 freezer", cgroup_v1_controller("freezer"), false, ""},
+        };
+        bool all = true;
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++)
+                if (rows[i].required && !rows[i].ok)
+                        all = false;
+
+        if (json) {
+                printf("{\"root\":%s,\"ready\":%s,\"layers\":{", root ? "true" : "false", all ? "true" : "false");
+                for (size_t i = 0; i < ELEMENTSOF(rows); i++)
+                        printf("%s\"%s\":{\"available\":%s,\"required\":%s}", i ? "," : "", rows[i].layer,
+                               rows[i].ok ? "true" : "false", rows[i].required ? "true" : "false");
+                printf("}}\n");
+        } else {
+                printf("cordon check (running as %s)\n", root ? "root" : "an unprivileged user");
+                for (size_t i = 0; i < ELEMENTSOF(rows); i++)
+                        printf("  %-28s %-9s %-9s %s\n", rows[i].layer, rows[i].ok ? "yes" : "NO",
+                               rows[i].required ? "required" : "optional", rows[i].note);
+                printf(all ? "ready: every layer `cordon run` requires is available\n"
+                           : "NOT READY: a required layer is missing; `cordon run` will refuse to start\n");
+        }
+        return all ? 0 : 1;
+}

@@ -1,0 +1,201 @@
+/* cordon: the command line. */
+#include "config.h"
+
+#include <getopt.h>
+#include <seccomp.h>
+
+#include "common/util.h"
+#include "sentry/sentry.h"
+
+static void usage(FILE *f)
+{
+        fputs("Usage: cordon run [OPTIONS] -- CMD [ARGS...]\n"
+              "       cordon check [--json]\n"
+              "       cordon syscalls\n"
+              "       cordon --help | --version\n"
+              "\n"
+              "Runs CMD in a sandbox: its own user, mount, pid, net, ipc, uts and cgroup\n"
+              "namespaces; host system directories read-only, private /tmp and home;\n"
+              "no network; every open decided by the sentry; dangerous syscalls refused.\n"
+              "\n"
+              "Options for run:\n"
+              "  -p, --policy FILE        load a JSON policy (see DESIGN.md)\n"
+              "  -b, --bind HOST:SANDBOX[:ro]\n"
+              "                           make a host directory or file visible in the view\n"
+              "  -e, --env KEY=VALUE      set a variable in the sandbox's environment\n"
+              "  -C, --cwd DIR            working directory in the sandbox (default /root)\n"
+              "  -t, --tty                give the command a terminal even if ours is not one\n"
+              "  -T, --no-tty             never give the command a terminal\n"
+              "      --trap-all           emulate every path call (the default while no fast path exists)\n"
+              "  -v, --verbose            say what the sentry does and which layers are on\n"
+              "\n"
+              "Exit status: the command's; 128+N if it died of signal N; 2 for a bad command\n"
+              "line or policy; 125 if the sandbox could not be set up; 126/127 if CMD could\n"
+              "not be executed / found.\n",
+              f);
+}
+
+static int parse_bind(const char *arg, struct policy_bind *ret)
+{
+        _cleanup_free_ char *s = xstrdup(arg);
+        char *host = s, *target = strchr(s, ':');
+        if (!target)
+                return -EINVAL;
+        *target++ = '\0';
+        char *opt = strchr(target, ':');
+        bool ro = false;
+        if (opt) {
+                *opt++ = '\0';
+                if (streq(opt, "ro"))
+                        ro = true;
+                else if (!streq(opt, "rw"))
+                        return -EINVAL;
+        }
+        if (host[0] != '/' || target[0] != '/' || streq(target, "/") || strstr(target, "/..") ||
+            startswith(target, "/proc") || startswith(target, "/dev"))
+                return -EINVAL;
+        ret->source = xstrdup(host);
+        ret->target = xstrdup(target);
+        ret->read_only = ro;
+        return 0;
+}
+
+static bool valid_env(const char *kv)
+{
+        const char *eq = strchr(kv, '=');
+        if (!eq || eq == kv)
+                return false;
+        for (const char *p = kv; p < eq; p++)
+                if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_' ||
+                      (p > kv && *p >= '0' && *p <= '9')))
+                        return false;
+        return true;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                {"policy", required_argument, NULL, 'p'}, {"bind", required_argument, NULL, 'b'},
+                {"env", required_argument, NULL, 'e'},    {"cwd", required_argument, NULL, 'C'},
+                {"tty", no_argument, NULL, 't'},          {"no-tty", no_argument, NULL, 'T'},
+                {"trap-all", no_argument, NULL, 'A'},     {"verbose", no_argument, NULL, 'v'},
+                {"help", no_argument, NULL, 'h'},         {0},
+        };
+        struct run_options o = {.tty = TTY_AUTO};
+        _cleanup_(policy_freep) struct policy *policy = NULL;
+        const char *policy_path = NULL;
+        int c, r, code = EXIT_USAGE;
+
+        o.binds = NULL;
+        o.extra_env = xcalloc(argc + 1, sizeof(char *));
+        o.binds = xcalloc(argc + 1, sizeof(struct policy_bind));
+
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "+p:b:e:C:tTvh", opts, NULL)) != -1) {
+                switch (c) {
+                case 'p':
+                        policy_path = optarg;
+                        break;
+                case 'b':
+                        if (parse_bind(optarg, &o.binds[o.n_binds]) < 0) {
+                                fprintf(stderr, "cordon: --bind %s: expected HOST:SANDBOX[:ro] with absolute paths, "
+                                                "a target other than /, /proc or /dev, and no '..'\n", optarg);
+                                goto out;
+                        }
+                        o.n_binds++;
+                        break;
+                case 'e':
+                        if (!valid_env(optarg)) {
+                                fprintf(stderr, "cordon: --env %s: expected KEY=VALUE with KEY of letters, digits and _\n", optarg);
+                                goto out;
+                        }
+                        o.extra_env[o.n_extra_env++] = optarg;
+                        break;
+                case 'C':
+                        if (optarg[0] != '/') {
+                                fprintf(stderr, "cordon: --cwd %s: must be an absolute path in the sandbox\n", optarg);
+                                goto out;
+                        }
+                        o.cwd = optarg;
+                        break;
+                case 't':
+                        o.tty = TTY_ALWAYS;
+                        break;
+                case 'T':
+                        o.tty = TTY_NEVER;
+                        break;
+                case 'A':
+                        o.trap_all = true;
+                        break;
+                case 'v':
+                        o.verbose = true;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        code = 0;
+                        goto out;
+                default:
+                        fprintf(stderr, "cordon: try 'cordon --help'\n");
+                        goto out;
+                }
+        }
+        if (optind >= argc) {
+                fprintf(stderr, "cordon: run: no command given (cordon run [OPTIONS] -- CMD [ARGS...])\n");
+                goto out;
+        }
+        o.argv = argv + optind;
+
+        if (policy_path) {
+                _cleanup_free_ char *err = NULL;
+                r = policy_load_file(policy_path, &policy, &err);
+                if (r < 0) {
+                        fprintf(stderr, "cordon: %s\n", err ? err : strerror(-r));
+                        goto out;
+                }
+        } else
+                policy = policy_new_default();
+        o.policy = policy;
+        code = sentry_run(&o);
+out:
+        for (size_t i = 0; i < o.n_binds; i++) {
+                free(o.binds[i].source);
+                free(o.binds[i].target);
+        }
+        free(o.binds);
+        free(o.extra_env);
+        return code;
+}
+
+int main(int argc, char **argv)
+{
+        if (argc < 2) {
+                usage(stderr);
+                return EXIT_USAGE;
+        }
+        const char *verb = argv[1];
+        if (streq(verb, "--help") || streq(verb, "-h") || streq(verb, "help")) {
+                usage(stdout);
+                return 0;
+        }
+        if (streq(verb, "--version") || streq(verb, "-V")) {
+                const struct scmp_version *v = seccomp_version();
+                printf("cordon %s (libseccomp %u.%u.%u)\n", PACKAGE_VERSION, v->major, v->minor, v->micro);
+                return 0;
+        }
+        if (streq(verb, "run"))
+                return cmd_run(argc - 1, argv + 1);
+        if (streq(verb, "check")) {
+                bool json = argc > 2 && streq(argv[2], "--json");
+                if (argc > 2 && !json) {
+                        fprintf(stderr, "cordon: check: unknown option %s\n", argv[2]);
+                        return EXIT_USAGE;
+                }
+                return sentry_check(json);
+        }
+        if (streq(verb, "syscalls")) {
+                sentry_print_syscalls();
+                return 0;
+        }
+        fprintf(stderr, "cordon: unknown command '%s'; try 'cordon --help'\n", verb);
+        return EXIT_USAGE;
+}

@@ -1,0 +1,175 @@
+/* Turns options and policy into a sandbox plan: environment, working
+ * directory, view, filter. */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include "common/util.h"
+#include "sentry/run-internal.h"
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define HOME "/root"
+
+static void env_set(char ***envp, size_t *n, const char *key, const char *value)
+{
+        size_t klen = strlen(key);
+        char *entry = xasprintf("%s=%s", key, value);
+        for (size_t i = 0; i < *n; i++)
+                if (strncmp((*envp)[i], key, klen) == 0 && (*envp)[i][klen] == '=') {
+                        free((*envp)[i]);
+                        (*envp)[i] = entry;
+                        return;
+                }
+        *envp = xrealloc(*envp, sizeof(char *) * (*n + 2));
+        (*envp)[(*n)++] = entry;
+        (*envp)[*n] = NULL;
+}
+
+/* The environment is built from scratch: a small default set, then the
+ * policy's env, then --env. Nothing is inherited from the host but TERM
+ * (so a terminal program draws right), which names no secret. */
+static char **build_env(const struct run_options *o)
+{
+        char **envp = xcalloc(1, sizeof(char *));
+        size_t n = 0;
+        env_set(&envp, &n, "PATH", DEFAULT_PATH);
+        env_set(&envp, &n, "HOME", HOME);
+        env_set(&envp, &n, "USER", "root");
+        env_set(&envp, &n, "LOGNAME", "root");
+        env_set(&envp, &n, "SHELL", "/bin/sh");
+        env_set(&envp, &n, "LANG", "C.UTF-8");
+        env_set(&envp, &n, "TMPDIR", "/tmp");
+        const char *term = getenv("TERM");
+        if (term && strlen(term) < 64 && !strchr(term, '/'))
+                env_set(&envp, &n, "TERM", term);
+        for (size_t i = 0; i < o->policy->n_env; i++)
+                env_set(&envp, &n, o->policy->env[i].key, o->policy->env[i].value);
+        for (size_t i = 0; i < o->n_extra_env; i++) {
+                char *kv = xstrdup(o->extra_env[i]);
+                char *eq = strchr(kv, '=');
+                *eq = '\0';
+                env_set(&envp, &n, kv, eq + 1);
+                free(kv);
+        }
+        return envp;
+}
+
+/* Refuses what this build cannot enforce yet: a policy that asks for it
+ * must not run with less isolation than it asked for. */
+static int refuse_unsupported(const struct policy *p)
+{
+        const char *what = NULL;
+        if (p->has_source)
+                what = "source (template and snapshot layers)";
+        else if (p->cpu_millis != POLICY_UNSET)
+                what = "limits.cpuMillis";
+        else if (p->memory_bytes != POLICY_UNSET)
+                what = "limits.memoryBytes";
+        else if (p->disk_bytes != POLICY_UNSET)
+                what = "limits.diskBytes";
+        else if (p->max_processes != POLICY_UNSET)
+                what = "limits.maxProcesses";
+        else if (p->max_open_files != POLICY_UNSET)
+                what = "limits.maxOpenFiles";
+        else if (p->timeout_ms != POLICY_UNSET)
+                what = "limits.timeoutMs";
+        else if (p->expires_at != (time_t)-1)
+                what = "expiresAt";
+        else if (p->n_net_rules > 0)
+                what = "networkPolicy.rules (the egress gate)";
+        for (size_t i = 0; !what && i < p->n_rules; i++)
+                if (p->rules[i].action == ACTION_ASK)
+                        what = "filesystem.rules[].action \"ask\" (approvals)";
+        if (what) {
+                fprintf(stderr, "cordon: the policy asks for %s, which this build of cordon cannot enforce yet; "
+                                "refusing to run with less isolation than requested\n", what);
+                return -EOPNOTSUPP;
+        }
+        return 0;
+}
+
+int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
+{
+        struct sandbox_plan p = {0};
+        int r = refuse_unsupported(o->policy);
+        if (r < 0)
+                return r;
+
+        size_t argc = 0;
+        while (o->argv[argc])
+                argc++;
+        p.argv = xcalloc(argc + 1, sizeof(char *));
+        for (size_t i = 0; i < argc; i++)
+                p.argv[i] = xstrdup(o->argv[i]);
+        p.envp = build_env(o);
+        p.cwd = xstrdup(o->cwd ? o->cwd : HOME);
+
+        size_t nb = o->policy->n_binds + o->n_binds;
+        p.binds = xcalloc(nb, sizeof(struct fs_bind));
+        for (size_t i = 0; i < o->policy->n_binds; i++)
+                p.binds[i] = (struct fs_bind){o->policy->binds[i].source, o->policy->binds[i].target,
+                                              o->policy->binds[i].read_only};
+        for (size_t i = 0; i < o->n_binds; i++)
+                p.binds[o->policy->n_binds + i] =
+                        (struct fs_bind){o->binds[i].source, o->binds[i].target, o->binds[i].read_only};
+        for (size_t i = 0; i < nb; i++) {
+                struct stat st;
+                if (stat(p.binds[i].source, &st) < 0) {
+                        fprintf(stderr, "cordon: bind source %s: %m\n", p.binds[i].source);
+                        sandbox_plan_done(&p);
+                        return -ENOENT;
+                }
+        }
+        p.rules = xcalloc(o->policy->n_rules, sizeof(struct fs_rule));
+        for (size_t i = 0; i < o->policy->n_rules; i++) {
+                const struct policy_path_rule *pr = &o->policy->rules[i];
+                enum fs_access acc = pr->access == ACCESS_HIDDEN ? FS_HIDDEN
+                                     : pr->access == ACCESS_READ ? FS_READ
+                                                                 : FS_READ_WRITE;
+                p.rules[i] = (struct fs_rule){pr->path, acc, pr->exec};
+        }
+        p.view = (struct fs_view_spec){
+                .binds = p.binds, .n_binds = nb, .rules = p.rules, .n_rules = o->policy->n_rules, .home = HOME};
+
+        size_t n_table;
+        const struct syscall_entry *table = sentry_syscall_table(&n_table);
+        const char *bad = NULL;
+        r = notify_filter_build(table, n_table, &p.filter, &bad);
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot build the seccomp filter (row %s): %s\n", bad ? bad : "?",
+                        strerror(-r));
+                sandbox_plan_done(&p);
+                return r;
+        }
+
+        switch (o->tty) {
+        case TTY_ALWAYS:
+                p.use_tty = true;
+                break;
+        case TTY_NEVER:
+                p.use_tty = false;
+                break;
+        case TTY_AUTO:
+                p.use_tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+                break;
+        }
+        *ret = p;
+        return 0;
+}
+
+void sandbox_plan_done(struct sandbox_plan *p)
+{
+        if (p->argv)
+                for (char **a = p->argv; *a; a++)
+                        free(*a);
+        free(p->argv);
+        if (p->envp)
+                for (char **e = p->envp; *e; e++)
+                        free(*e);
+        free(p->envp);
+        free(p->cwd);
+        free(p->binds);
+        free(p->rules);
+        free(p->filter.filter);
+        memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,1048 @@
+/* Loads the policy document (DESIGN.md, "The policy") with strict validation. Nothing unknown
+ * is ignored and nothing doubtful is guessed: a typo in a security policy must stop the start
+ * with a message naming the key, never quietly widen or narrow what a sandbox may do. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "common/util.h"
+#include "sentry/policy.h"
+
+/* Bounds on what a document can make the sentry hold. */
+#define POLICY_MAX_BYTES (1024 * 1024)
+#define POLICY_MAX_ENTRIES 4096 /* per array, and env variables */
+#define POLICY_PATH_MAX 4096 /* bytes including the NUL, as PATH_MAX */
+#define REASON_MAX 1024
+#define HOST_MAX 253
+#define LABEL_MAX 63
+#define TIMESTAMP_MAX 64
+
+#define APPROVAL_TIMEOUT_DEFAULT_MS 300000
+#define MIB (INT64_C(1) << 20)
+#define DAY_MS (INT64_C(24) * 60 * 60 * 1000)
+
+/* Room for a quoted excerpt of untrusted text in a message. */
+#define QUOTE_MAX 80
+
+struct parser {
+        const char *origin;
+        char path[256]; /* JSON path of the value being looked at; "" at the top level */
+        size_t path_len;
+        char *error; /* the first error; later ones are consequences */
+};
+
+/* Renders untrusted text for a message: quoted, with control and non-ASCII bytes escaped and
+ * long text cut short, so a document cannot put terminal escapes or megabytes into a log. */
+static const char *quote(char buf[static QUOTE_MAX], const char *s, size_t len)
+{
+        size_t o = 0;
+
+        buf[o++] = '"';
+        for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char)s[i];
+                char esc[8];
+                size_t n;
+
+                if (c == '"' || c == '\\')
+                        n = (size_t)snprintf(esc, sizeof(esc), "\\%c", c);
+                else if (c < 0x20 || c >= 0x7f)
+                        n = (size_t)snprintf(esc, sizeof(esc), "\\x%02x", c);
+                else
+                        n = (size_t)snprintf(esc, sizeof(esc), "%c", c);
+
+                /* keep room for `..."` and the NUL */
+                if (o + n + 5 > QUOTE_MAX) {
+                        memcpy(buf + o, "...", 3);
+                        o += 3;
+                        break;
+                }
+                memcpy(buf + o, esc, n);
+                o += n;
+        }
+        buf[o++] = '"';
+        buf[o] = '\0';
+        return buf;
+}
+
+static bool is_identifier(const char *s)
+{
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+                return false;
+        for (s++; *s; s++)
+                if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+                      *s == '_'))
+                        return false;
+        return true;
+}
+
+_printf_(2, 3) static size_t path_push(struct parser *p, const char *fmt, ...)
+{
+        size_t saved = p->path_len, room = sizeof(p->path) - p->path_len;
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vsnprintf(p->path + p->path_len, room, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+                n = 0;
+        if ((size_t)n >= room) {
+                /* Cut short and say so; only an unknown key's name can be this long. */
+                p->path_len = sizeof(p->path) - 1;
+                memcpy(p->path + p->path_len - 3, "...", 3);
+        } else
+                p->path_len += (size_t)n;
+        return saved;
+}
+
+static void path_pop(struct parser *p, size_t saved)
+{
+        p->path_len = saved;
+        p->path[saved] = '\0';
+}
+
+static size_t path_push_key(struct parser *p, const char *key)
+{
+        char q[QUOTE_MAX];
+
+        if (is_identifier(key))
+                return path_push(p, "%s%s", p->path_len > 0 ? "." : "", key);
+        return path_push(p, "[%s]", quote(q, key, strlen(key)));
+}
+
+static size_t path_push_index(struct parser *p, size_t i)
+{
+        return path_push(p, "[%zu]", i);
+}
+
+/* Records the first error, prefixed with the origin and the current JSON path. */
+_printf_(2, 3) static int fail(struct parser *p, const char *fmt, ...)
+{
+        _cleanup_free_ char *msg = NULL;
+        va_list ap;
+        int r;
+
+        if (p->error)
+                return -EINVAL;
+
+        va_start(ap, fmt);
+        r = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                oom();
+
+        if (p->path_len > 0)
+                p->error = xasprintf("%s: %s: %s", p->origin, p->path, msg);
+        else
+                p->error = xasprintf("%s: %s", p->origin, msg);
+        return -EINVAL;
+}
+
+static const char *json_kind(const json_t *v)
+{
+        switch (json_typeof(v)) {
+        case JSON_OBJECT:
+                return "an object";
+        case JSON_ARRAY:
+                return "an array";
+        case JSON_STRING:
+                return "a string";
+        case JSON_INTEGER:
+                return "an integer";
+        case JSON_REAL:
+                return "a real number";
+        case JSON_TRUE:
+        case JSON_FALSE:
+                return "a boolean";
+        case JSON_NULL:
+                return "null";
+        }
+        return "an unknown value";
+}
+
+/* A string without embedded NUL (the document is loaded with JSON_ALLOW_NUL so that "\u0000"
+ * gets a message naming its key rather than a bare syntax error; every string read passes here
+ * so no C consumer ever sees a value cut short at the NUL). */
+static int parse_string(struct parser *p, json_t *v, size_t max, const char **ret)
+{
+        size_t len;
+
+        if (!json_is_string(v))
+                return fail(p, "expected a string, got %s", json_kind(v));
+        len = json_string_length(v);
+        if (strlen(json_string_value(v)) != len)
+                return fail(p, "contains a NUL byte");
+        if (len > max)
+                return fail(p, "too long (%zu bytes, the limit is %zu)", len, max);
+        *ret = json_string_value(v);
+        return 0;
+}
+
+/* Matches a string against names; the message lists them as a person would write them. */
+static int parse_enum(struct parser *p, json_t *v, const char *const *names, size_t n, size_t *ret)
+{
+        char expected[256] = "", q[QUOTE_MAX];
+        size_t o = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+                o += (size_t)snprintf(expected + o, sizeof(expected) - o, "%s\"%s\"", sep, names[i]);
+                if (o >= sizeof(expected))
+                        break;
+        }
+
+        if (!json_is_string(v))
+                return fail(p, "expected %s, got %s", expected, json_kind(v));
+        for (size_t i = 0; i < n; i++)
+                if (strlen(names[i]) == json_string_length(v) && streq(names[i], json_string_value(v))) {
+                        *ret = i;
+                        return 0;
+                }
+        return fail(p, "expected %s, got %s", expected,
+                    quote(q, json_string_value(v), json_string_length(v)));
+}
+
+static int check_array(struct parser *p, json_t *v, size_t *ret_n)
+{
+        size_t n;
+
+        if (!json_is_array(v))
+                return fail(p, "expected an array, got %s", json_kind(v));
+        n = json_array_size(v);
+        if (n > POLICY_MAX_ENTRIES)
+                return fail(p, "too many entries (%zu, the limit is %d)", n, POLICY_MAX_ENTRIES);
+        *ret_n = n;
+        return 0;
+}
+
+static bool path_is_under(const char *path, const char *dir)
+{
+        size_t n = strlen(dir);
+        return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* One key of an object: its parser gets the value and base + offset. */
+struct field;
+typedef int (*field_parser)(struct parser *p, json_t *v, const struct field *f, void *target);
+struct field {
+        const char *name;
+        field_parser parse;
+        size_t offset;
+        bool required;
+        int64_t min, max; /* field_int */
+};
+
+/* Walks an object in document order, so the first error reported is the first in the file;
+ * a key not in the table is an error, as is a required key left out. */
+static int dispatch(struct parser *p, json_t *obj, const struct field *fields, size_t n_fields, void *base)
+{
+        uint64_t seen = 0;
+        const char *key;
+        json_t *v;
+        int r;
+
+        if (n_fields > 64)
+                return -EINVAL; /* a table this big is a bug here, not in the document */
+        if (!json_is_object(obj))
+                return fail(p, "expected an object, got %s", json_kind(obj));
+
+        json_object_foreach(obj, key, v) {
+                size_t i, saved = path_push_key(p, key);
+
+                for (i = 0; i < n_fields; i++)
+                        if (streq(fields[i].name, key))
+                                break;
+                if (i >= n_fields) {
+                        char known[512] = "";
+                        size_t o = 0;
+
+                        for (size_t j = 0; j < n_fields && o < sizeof(known); j++)
+                                o += (size_t)snprintf(known + o, sizeof(known) - o, "%s%s", j ? ", " : "",
+                                                      fields[j].name);
+                        r = fail(p, "unknown key (known keys here: %s)", known);
+                } else {
+                        seen |= UINT64_C(1) << i;
+                        r = fields[i].parse(p, v, &fields[i], (char *)base + fields[i].offset);
+                }
+                path_pop(p, saved);
+                if (r < 0)
+                        return r;
+        }
+
+        for (size_t i = 0; i < n_fields; i++)
+                if (fields[i].required && !(seen & (UINT64_C(1) << i))) {
+                        size_t saved = path_push_key(p, fields[i].name);
+                        r = fail(p, "required key is missing");
+                        path_pop(p, saved);
+                        return r;
+                }
+        return 0;
+}
+
+#define FIELD(json, fn, type, member, req)                                                                  \
+        { .name = (json), .parse = (fn), .offset = offsetof(type, member), .required = (req) }
+
+/* Field parsers, one per kind of value. */
+
+static int field_int(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        json_int_t i;
+
+        if (!json_is_integer(v))
+                return fail(p, "expected %s, got %s", f->min > 0 ? "a positive integer" : "an integer",
+                            json_kind(v));
+        i = json_integer_value(v);
+        if (i < f->min) {
+                if (f->min == 1)
+                        return fail(p, "expected a positive integer, got %lld", (long long)i);
+                return fail(p, "must be at least %" PRId64 ", got %lld", f->min, (long long)i);
+        }
+        if (i > f->max)
+                return fail(p, "must be at most %" PRId64 ", got %lld", f->max, (long long)i);
+        *(int64_t *)target = (int64_t)i;
+        return 0;
+}
+
+static int field_bool(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        if (!json_is_boolean(v))
+                return fail(p, "expected a boolean, got %s", json_kind(v));
+        *(bool *)target = json_is_true(v);
+        return 0;
+}
+
+/* A boolean whose absence is remembered (-1), for rules that may leave a bit to the layer below. */
+static int field_tristate(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        if (!json_is_boolean(v))
+                return fail(p, "expected a boolean, got %s", json_kind(v));
+        *(int *)target = json_is_true(v) ? 1 : 0;
+        return 0;
+}
+
+/* An absolute path, normalised: repeated slashes collapse, "." components go, a trailing slash
+ * goes. ".." is refused rather than resolved: resolving it on the string could disagree with
+ * what the kernel resolves through a symlink, and a rule that means something other than what
+ * it says is worse than an error. */
+static int field_abs_path(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        _cleanup_free_ char *out = NULL;
+        char **t = target, q[QUOTE_MAX];
+        const char *s, *c;
+        size_t len, o = 0;
+        int r;
+
+        r = parse_string(p, v, POLICY_PATH_MAX - 1, &s);
+        if (r < 0)
+                return r;
+        len = strlen(s);
+        if (len == 0)
+                return fail(p, "expected an absolute path, got an empty string");
+        if (s[0] != '/')
+                return fail(p, "expected an absolute path, got %s", quote(q, s, len));
+
+        out = xmalloc(len + 1);
+        for (c = s; *c;) {
+                size_t n;
+
+                while (*c == '/')
+                        c++;
+                if (!*c)
+                        break;
+                n = strcspn(c, "/");
+                if (n == 2 && c[0] == '.' && c[1] == '.')
+                        return fail(p, "\"..\" components are not allowed, got %s", quote(q, s, len));
+                if (!(n == 1 && c[0] == '.')) {
+                        out[o++] = '/';
+                        memcpy(out + o, c, n);
+                        o += n;
+                }
+                c += n;
+        }
+        if (o == 0)
+                out[o++] = '/';
+        out[o] = '\0';
+
+        free(*t);
+        *t = TAKE_PTR(out);
+        return 0;
+}
+
+static int field_source_kind(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        static const char *const names[] = { "template", "snapshot" };
+        char **t = target;
+        size_t i;
+        int r;
+
+        r = parse_enum(p, v, names, ELEMENTSOF(names), &i);
+        if (r < 0)
+                return r;
+        free(*t);
+        *t = xstrdup(names[i]);
+        return 0;
+}
+
+static int field_digest(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        static const char prefix[] = "sha256:";
+        char **t = target, q[QUOTE_MAX];
+        const char *s;
+        size_t len;
+        int r;
+
+        r = parse_string(p, v, SIZE_MAX, &s);
+        if (r < 0)
+                return r;
+        len = strlen(s);
+        if (len != strlen(prefix) + 64 || !startswith(s, prefix) ||
+            strspn(s + strlen(prefix), "0123456789abcdef") != 64)
+                return fail(p, "expected \"sha256:\" followed by 64 lowercase hex digits, got %s",
+                            quote(q, s, len));
+        free(*t);
+        *t = xstrdup(s);
+        return 0;
+}
+
+static int field_access(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        static const char *const names[] = { "hidden", "read", "read-write" };
+        static const enum path_access values[] = { ACCESS_HIDDEN, ACCESS_READ, ACCESS_READ_WRITE };
+        size_t i;
+        int r;
+
+        r = parse_enum(p, v, names, ELEMENTSOF(names), &i);
+        if (r < 0)
+                return r;
+        *(enum path_access *)target = values[i];
+        return 0;
+}
+
+/* "ask" is the only action there is; anything else is a typo or a feature this build lacks,
+ * and either way must not be read as "no action". */
+static int field_action(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        static const char *const names[] = { "ask" };
+        size_t i;
+        int r;
+
+        r = parse_enum(p, v, names, ELEMENTSOF(names), &i);
+        if (r < 0)
+                return r;
+        *(enum rule_action *)target = ACTION_ASK;
+        return 0;
+}
+
+static int field_net_mode(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        static const char *const names[] = { "deny", "allow-listed" };
+        static const enum net_mode values[] = { NET_DENY, NET_ALLOW_LISTED };
+        size_t i;
+        int r;
+
+        r = parse_enum(p, v, names, ELEMENTSOF(names), &i);
+        if (r < 0)
+                return r;
+        *(enum net_mode *)target = values[i];
+        return 0;
+}
+
+/* An exact DNS name, lower-cased, without the root's trailing dot. Wildcards and IP literals
+ * are refused (DESIGN.md, "Egress"): the gate resolves the name itself and checks the address
+ * it got, which a literal would bypass. Anything inet_aton() would take as an address
+ * ("127.1", "0x7f000001") counts as a literal, since a resolver may read it that way. */
+static int field_host(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        _cleanup_free_ char *h = NULL;
+        char **t = target, q[QUOTE_MAX];
+        const char *s, *label, *last = NULL;
+        struct in_addr addr;
+        size_t len, last_len = 0;
+        int r;
+
+        r = parse_string(p, v, SIZE_MAX, &s);
+        if (r < 0)
+                return r;
+        len = strlen(s);
+        if (strchr(s, '*'))
+                return fail(p, "wildcards are not allowed, got %s: list each host by its exact name",
+                            quote(q, s, len));
+        if (strpbrk(s, ":[]"))
+                return fail(p, "IP literals are not allowed, got %s: give the host's DNS name",
+                            quote(q, s, len));
+
+        h = xstrdup(s);
+        if (len > 0 && h[len - 1] == '.')
+                h[--len] = '\0';
+        if (len == 0)
+                return fail(p, "expected a DNS name, got %s", quote(q, s, strlen(s)));
+        if (len > HOST_MAX)
+                return fail(p, "DNS name is longer than %d characters (%zu)", HOST_MAX, len);
+
+        for (char *c = h; *c; c++) {
+                if (*c >= 'A' && *c <= 'Z')
+                        *c = (char)(*c - 'A' + 'a');
+                if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '.')) {
+                        char qc[QUOTE_MAX];
+                        return fail(p,
+                                    "invalid character %s in DNS name %s (allowed: a-z, 0-9, '-' and '.')",
+                                    quote(qc, c, 1), quote(q, s, strlen(s)));
+                }
+        }
+
+        for (label = h;;) {
+                size_t n = strcspn(label, ".");
+
+                if (n == 0)
+                        return fail(p, "empty label in DNS name %s", quote(q, s, strlen(s)));
+                if (n > LABEL_MAX)
+                        return fail(p, "a label is longer than %d characters in DNS name %s", LABEL_MAX,
+                                    quote(q, s, strlen(s)));
+                if (label[0] == '-' || label[n - 1] == '-')
+                        return fail(p, "a label starts or ends with '-' in DNS name %s",
+                                    quote(q, s, strlen(s)));
+                if (label[n] == '\0') {
+                        last = label;
+                        last_len = n;
+                        break;
+                }
+                label += n + 1;
+        }
+
+        if (inet_aton(h, &addr) != 0)
+                return fail(p, "IP literals are not allowed, got %s: give the host's DNS name",
+                            quote(q, s, strlen(s)));
+        if (strspn(last, "0123456789") == last_len)
+                return fail(p, "%s is not a DNS name: its last label is all digits (no IP literals)",
+                            quote(q, s, strlen(s)));
+
+        free(*t);
+        *t = TAKE_PTR(h);
+        return 0;
+}
+
+/* Egress is HTTPS to named hosts only (DESIGN.md, "Egress"); other ports are refused here rather
+ * than accepted and then never honoured. */
+static int field_port(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        if (!json_is_integer(v))
+                return fail(p, "expected the integer 443, got %s", json_kind(v));
+        if (json_integer_value(v) != 443)
+                return fail(p, "only 443 is allowed, got %lld", (long long)json_integer_value(v));
+        *(unsigned *)target = 443;
+        return 0;
+}
+
+/* The reason a person approved the rule: shown to people, so it must say something. */
+static int field_reason(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        char **t = target;
+        const char *s;
+        int r;
+
+        r = parse_string(p, v, REASON_MAX, &s);
+        if (r < 0)
+                return r;
+        if (s[0] == '\0')
+                return fail(p, "must not be empty: say why this host is needed");
+        free(*t);
+        *t = xstrdup(s);
+        return 0;
+}
+
+static bool parse_digits(const char *s, size_t n, int *ret)
+{
+        int v = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return false;
+                v = v * 10 + (s[i] - '0');
+        }
+        *ret = v;
+        return true;
+}
+
+/* RFC 3339 in UTC: "YYYY-MM-DDTHH:MM:SS", optional fraction (dropped: expiry is kept in whole
+ * seconds), then "Z" or "+00:00". The date is checked by a round trip through timegm(), which
+ * would otherwise quietly turn February 30 into March 2. */
+static int field_timestamp(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        char q[QUOTE_MAX];
+        const char *s, *zone;
+        struct tm tm = {}, back;
+        int year, mon, mday, hour, min, sec;
+        size_t len, i;
+        time_t t;
+        int r;
+
+        r = parse_string(p, v, TIMESTAMP_MAX, &s);
+        if (r < 0)
+                return r;
+        len = strlen(s);
+
+        if (len < 20 || !parse_digits(s, 4, &year) || s[4] != '-' || !parse_digits(s + 5, 2, &mon) ||
+            s[7] != '-' || !parse_digits(s + 8, 2, &mday) || s[10] != 'T' ||
+            !parse_digits(s + 11, 2, &hour) || s[13] != ':' || !parse_digits(s + 14, 2, &min) ||
+            s[16] != ':' || !parse_digits(s + 17, 2, &sec))
+                goto bad_format;
+        i = 19;
+        if (s[i] == '.') {
+                size_t digits = strspn(s + i + 1, "0123456789");
+                if (digits == 0)
+                        goto bad_format;
+                i += 1 + digits;
+        }
+        zone = s + i;
+        if (!streq(zone, "Z") && !streq(zone, "+00:00")) {
+                int zh, zm;
+                if (strlen(zone) == 6 && (zone[0] == '+' || zone[0] == '-') &&
+                    parse_digits(zone + 1, 2, &zh) && zone[3] == ':' && parse_digits(zone + 4, 2, &zm))
+                        return fail(p, "must be in UTC (end in \"Z\" or \"+00:00\"), got %s",
+                                    quote(q, s, len));
+                goto bad_format;
+        }
+
+        tm.tm_year = year - 1900;
+        tm.tm_mon = mon - 1;
+        tm.tm_mday = mday;
+        tm.tm_hour = hour;
+        tm.tm_min = min;
+        tm.tm_sec = sec;
+        t = timegm(&tm);
+        if (!gmtime_r(&t, &back) || back.tm_year != year - 1900 || back.tm_mon != mon - 1 ||
+            back.tm_mday != mday || back.tm_hour != hour || back.tm_min != min || back.tm_sec != sec)
+                return fail(p, "%s is not a valid date and time", quote(q, s, len));
+        /* (time_t)-1 means "not given" in struct policy, so the epoch bounds what can be said. */
+        if (year < 1970)
+                return fail(p, "must not be before 1970, got %s", quote(q, s, len));
+
+        *(time_t *)target = t;
+        return 0;
+
+bad_format:
+        return fail(p, "expected an RFC 3339 UTC timestamp such as \"2026-12-01T12:00:00Z\", got %s",
+                    quote(q, s, len));
+}
+
+/* The sections. */
+
+static const struct field source_fields[] = {
+        FIELD("kind", field_source_kind, struct policy, source_kind, true),
+        FIELD("path", field_abs_path, struct policy, source_path, true),
+        FIELD("digest", field_digest, struct policy, source_digest, false),
+};
+
+static int field_source(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        struct policy *pol = target;
+        int r;
+
+        r = dispatch(p, v, source_fields, ELEMENTSOF(source_fields), pol);
+        if (r < 0)
+                return r;
+        pol->has_source = true;
+        return 0;
+}
+
+#define LIMIT(json, member, lo, hi)                                                                         \
+        {                                                                                                   \
+                .name = (json), .parse = field_int, .offset = offsetof(struct policy, member), .min = (lo), \
+                .max = (hi)                                                                                 \
+        }
+static const struct field limit_fields[] = {
+        LIMIT("cpuMillis", cpu_millis, 1, 1000000),
+        LIMIT("memoryBytes", memory_bytes, 4 * MIB, INT64_MAX),
+        LIMIT("diskBytes", disk_bytes, 1 * MIB, INT64_MAX),
+        LIMIT("maxProcesses", max_processes, 1, 4194304),
+        LIMIT("maxOpenFiles", max_open_files, 1, 1048576),
+        LIMIT("timeoutMs", timeout_ms, 1, 30 * DAY_MS),
+};
+#undef LIMIT
+
+static int field_limits(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        return dispatch(p, v, limit_fields, ELEMENTSOF(limit_fields), target);
+}
+
+static const struct field bind_fields[] = {
+        FIELD("source", field_abs_path, struct policy_bind, source, true),
+        FIELD("target", field_abs_path, struct policy_bind, target, true),
+        FIELD("readOnly", field_bool, struct policy_bind, read_only, false),
+};
+
+/* cordon builds /, /proc and /dev of the view itself (DESIGN.md, "The view"); a bind over them
+ * would replace the masked /proc or the short /dev list with whatever the host path holds. */
+static int check_bind_target(struct parser *p, const struct policy *pol, size_t i, size_t parent_len)
+{
+        static const char *const owned[] = { "/proc", "/dev" };
+        const char *target = pol->binds[i].target;
+        char q[QUOTE_MAX];
+        size_t saved = path_push_key(p, "target");
+        int r = 0;
+
+        if (streq(target, "/"))
+                r = fail(p, "binding over / is not allowed (the view's root comes from the source)");
+        for (size_t k = 0; r == 0 && k < ELEMENTSOF(owned); k++)
+                if (path_is_under(target, owned[k]))
+                        r = fail(p, "%s is under %s, which cordon provides itself",
+                                 quote(q, target, strlen(target)), owned[k]);
+        for (size_t j = 0; r == 0 && j < i; j++)
+                if (streq(pol->binds[j].target, target))
+                        r = fail(p, "%s is already the target of %.*s[%zu]",
+                                 quote(q, target, strlen(target)), (int)parent_len, p->path, j);
+        path_pop(p, saved);
+        return r;
+}
+
+static int field_binds(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        struct policy *pol = target;
+        size_t n, parent_len = p->path_len;
+        int r;
+
+        r = check_array(p, v, &n);
+        if (r < 0)
+                return r;
+        pol->binds = xcalloc(n, sizeof(*pol->binds));
+        pol->n_binds = n;
+        for (size_t i = 0; i < n; i++) {
+                size_t saved = path_push_index(p, i);
+
+                r = dispatch(p, json_array_get(v, i), bind_fields, ELEMENTSOF(bind_fields), &pol->binds[i]);
+                if (r >= 0)
+                        r = check_bind_target(p, pol, i, parent_len);
+                path_pop(p, saved);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static const struct field rule_fields[] = {
+        FIELD("path", field_abs_path, struct policy_path_rule, path, true),
+        FIELD("access", field_access, struct policy_path_rule, access, true),
+        FIELD("exec", field_tristate, struct policy_path_rule, exec, false),
+        FIELD("action", field_action, struct policy_path_rule, action, false),
+};
+
+static int field_rules(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        struct policy *pol = target;
+        size_t n, parent_len = p->path_len;
+        int r;
+
+        r = check_array(p, v, &n);
+        if (r < 0)
+                return r;
+        pol->rules = xcalloc(n, sizeof(*pol->rules));
+        pol->n_rules = n;
+        for (size_t i = 0; i < n; i++) {
+                struct policy_path_rule *rule = &pol->rules[i];
+                size_t saved = path_push_index(p, i);
+
+                rule->exec = -1;
+                rule->action = ACTION_DEFAULT;
+                r = dispatch(p, json_array_get(v, i), rule_fields, ELEMENTSOF(rule_fields), rule);
+                /* Two rules for one path would leave "longest prefix wins" without a winner. */
+                for (size_t j = 0; r >= 0 && j < i; j++)
+                        if (streq(pol->rules[j].path, rule->path)) {
+                                char q[QUOTE_MAX];
+                                size_t s2 = path_push_key(p, "path");
+                                quote(q, rule->path, strlen(rule->path));
+                                r = fail(p, "%s already has a rule, %.*s[%zu]", q, (int)parent_len, p->path,
+                                         j);
+                                path_pop(p, s2);
+                        }
+                path_pop(p, saved);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static const struct field filesystem_fields[] = {
+        { .name = "binds", .parse = field_binds },
+        { .name = "rules", .parse = field_rules },
+};
+
+static int field_filesystem(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        return dispatch(p, v, filesystem_fields, ELEMENTSOF(filesystem_fields), target);
+}
+
+static const struct field net_rule_fields[] = {
+        FIELD("host", field_host, struct policy_net_rule, host, true),
+        FIELD("port", field_port, struct policy_net_rule, port, true),
+        FIELD("reason", field_reason, struct policy_net_rule, reason, true),
+        FIELD("action", field_action, struct policy_net_rule, action, false),
+};
+
+static int field_net_rules(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        struct policy *pol = target;
+        size_t n, parent_len = p->path_len;
+        int r;
+
+        r = check_array(p, v, &n);
+        if (r < 0)
+                return r;
+        pol->net_rules = xcalloc(n, sizeof(*pol->net_rules));
+        pol->n_net_rules = n;
+        for (size_t i = 0; i < n; i++) {
+                struct policy_net_rule *rule = &pol->net_rules[i];
+                size_t saved = path_push_index(p, i);
+
+                rule->action = ACTION_DEFAULT;
+                r = dispatch(p, json_array_get(v, i), net_rule_fields, ELEMENTSOF(net_rule_fields), rule);
+                for (size_t j = 0; r >= 0 && j < i; j++)
+                        if (streq(pol->net_rules[j].host, rule->host)) {
+                                char q[QUOTE_MAX];
+                                size_t s2 = path_push_key(p, "host");
+                                quote(q, rule->host, strlen(rule->host));
+                                r = fail(p, "%s is already listed in %.*s[%zu]", q, (int)parent_len,
+                                         p->path, j);
+                                path_pop(p, s2);
+                        }
+                path_pop(p, saved);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static const struct field network_fields[] = {
+        FIELD("mode", field_net_mode, struct policy, net_mode, false),
+        { .name = "rules", .parse = field_net_rules },
+};
+
+static int field_network(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        struct policy *pol = target;
+        size_t saved;
+        int r;
+
+        r = dispatch(p, v, network_fields, ELEMENTSOF(network_fields), pol);
+        if (r < 0)
+                return r;
+
+        /* Rules under "deny" would be silently dead: the author meant something else. */
+        if (pol->net_mode == NET_DENY && pol->n_net_rules > 0) {
+                saved = path_push_key(p, "rules");
+                r = fail(p,
+                         "mode is \"deny\"%s, which allows no egress, yet %zu rule(s) are listed: "
+                         "set mode to \"allow-listed\" to allow them, or remove them",
+                         json_object_get(v, "mode") ? "" : " (the default)", pol->n_net_rules);
+                path_pop(p, saved);
+                return r;
+        }
+        return 0;
+}
+
+/* The sandbox's whole environment (no host variable is inherited), in document order. */
+static int field_env(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        struct policy *pol = target;
+        const char *key;
+        json_t *value;
+        size_t n, i = 0;
+
+        if (!json_is_object(v))
+                return fail(p, "expected an object, got %s", json_kind(v));
+        n = json_object_size(v);
+        if (n > POLICY_MAX_ENTRIES)
+                return fail(p, "too many variables (%zu, the limit is %d)", n, POLICY_MAX_ENTRIES);
+
+        pol->env = xcalloc(n, sizeof(*pol->env));
+        pol->n_env = n;
+        json_object_foreach(v, key, value) {
+                size_t saved = path_push_key(p, key);
+                const char *s = NULL;
+                char q[QUOTE_MAX];
+                int r;
+
+                if (!is_identifier(key))
+                        r = fail(p,
+                                 "invalid variable name %s (expected letters, digits and '_', not starting "
+                                 "with a digit)",
+                                 quote(q, key, strlen(key)));
+                else
+                        r = parse_string(p, value, SIZE_MAX, &s);
+                path_pop(p, saved);
+                if (r < 0)
+                        return r;
+
+                pol->env[i].key = xstrdup(key);
+                pol->env[i].value = xstrdup(s);
+                i++;
+        }
+        return 0;
+}
+
+static const struct field top_fields[] = {
+        { .name = "source", .parse = field_source },
+        { .name = "limits", .parse = field_limits },
+        { .name = "filesystem", .parse = field_filesystem },
+        { .name = "networkPolicy", .parse = field_network },
+        { .name = "env", .parse = field_env },
+        FIELD("expiresAt", field_timestamp, struct policy, expires_at, false),
+        { .name = "approvalTimeoutMs",
+          .parse = field_int,
+          .offset = offsetof(struct policy, approval_timeout_ms),
+          .min = 1,
+          .max = DAY_MS },
+};
+
+struct policy *policy_new_default(void)
+{
+        struct policy *p = xcalloc(1, sizeof(*p));
+
+        p->cpu_millis = POLICY_UNSET;
+        p->memory_bytes = POLICY_UNSET;
+        p->disk_bytes = POLICY_UNSET;
+        p->max_processes = POLICY_UNSET;
+        p->max_open_files = POLICY_UNSET;
+        p->timeout_ms = POLICY_UNSET;
+        p->net_mode = NET_DENY;
+        p->expires_at = (time_t)-1;
+        p->approval_timeout_ms = APPROVAL_TIMEOUT_DEFAULT_MS;
+        return p;
+}
+
+void policy_free(struct policy *p)
+{
+        if (!p)
+                return;
+
+        free(p->source_kind);
+        free(p->source_path);
+        free(p->source_digest);
+        for (size_t i = 0; i < p->n_binds; i++) {
+                free(p->binds[i].source);
+                free(p->binds[i].target);
+        }
+        free(p->binds);
+        for (size_t i = 0; i < p->n_rules; i++)
+                free(p->rules[i].path);
+        free(p->rules);
+        for (size_t i = 0; i < p->n_net_rules; i++) {
+                free(p->net_rules[i].host);
+                free(p->net_rules[i].reason);
+        }
+        free(p->net_rules);
+        for (size_t i = 0; i < p->n_env; i++) {
+                free(p->env[i].key);
+                free(p->env[i].value);
+        }
+        free(p->env);
+        free(p);
+}
+
+/* jansson's message quotes the text near the error, which may be any bytes of the document. */
+static void sanitise(char *s)
+{
+        for (; *s; s++)
+                if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+                        *s = '?';
+}
+
+int policy_load_buffer(const char *buf, size_t len, const char *origin, struct policy **ret,
+                       char **ret_error)
+{
+        _cleanup_(policy_freep) struct policy *pol = NULL;
+        _cleanup_(json_decrefp) json_t *root = NULL;
+        struct parser p = { .origin = origin ?: "policy" };
+        json_error_t jerr;
+        int r;
+
+        if (len > POLICY_MAX_BYTES) {
+                if (ret_error)
+                        *ret_error = xasprintf("%s: policy is larger than 1 MiB (%zu bytes)", p.origin, len);
+                return -EFBIG;
+        }
+
+        /* JSON_ALLOW_NUL: see parse_string(). JSON_DECODE_ANY: so that a top level that is not an
+         * object gets a plain message rather than a syntax error. */
+        root = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
+        if (!root) {
+                sanitise(jerr.text);
+                if (ret_error)
+                        *ret_error = xasprintf("%s:%d:%d: %s", p.origin, jerr.line, jerr.column, jerr.text);
+                return -EINVAL;
+        }
+        if (!json_is_object(root)) {
+                if (ret_error)
+                        *ret_error = xasprintf("%s: expected a JSON object at the top level, got %s",
+                                               p.origin, json_kind(root));
+                return -EINVAL;
+        }
+
+        pol = policy_new_default();
+        r = dispatch(&p, root, top_fields, ELEMENTSOF(top_fields), pol);
+        if (r < 0) {
+                if (ret_error)
+                        *ret_error = p.error ? TAKE_PTR(p.error) : xasprintf("%s: invalid policy", p.origin);
+                free(p.error);
+                return r;
+        }
+
+        *ret = TAKE_PTR(pol);
+        return 0;
+}
+
+int policy_load_file(const char *path, struct policy **ret, char **ret_error)
+{
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+        ssize_t n;
+
+        /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer before the
+         * fstat() below could refuse it. */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) {
+                int r = negative_errno();
+                if (ret_error)
+                        *ret_error = xasprintf("%s: cannot open: %s", path, strerror(-r));
+                return r;
+        }
+        if (fstat(fd, &st) < 0) {
+                int r = negative_errno();
+                if (ret_error)
+                        *ret_error = xasprintf("%s: cannot stat: %s", path, strerror(-r));
+                return r;
+        }
+        if (S_ISDIR(st.st_mode)) {
+                if (ret_error)
+                        *ret_error = xasprintf("%s: is a directory, not a policy file", path);
+                return -EISDIR;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                if (ret_error)
+                        *ret_error = xasprintf("%s: not a regular file", path);
+                return -EINVAL;
+        }
+        if (st.st_size > POLICY_MAX_BYTES) {
+                if (ret_error)
+                        *ret_error = xasprintf("%s: policy is larger than 1 MiB (%lld bytes)", path,
+                                               (long long)st.st_size);
+                return -EFBIG;
+        }
+
+        /* Read one byte past the limit: the file may have grown since fstat(). */
+        buf = xmalloc(POLICY_MAX_BYTES + 1);
+        n = read_full(fd, buf, POLICY_MAX_BYTES + 1);
+        if (n < 0) {
+                if (ret_error)
+                        *ret_error = xasprintf("%s: cannot read: %s", path, strerror((int)-n));
+                return (int)n;
+        }
+        return policy_load_buffer(buf, (size_t)n, path, ret, ret_error);
+}

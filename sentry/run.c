@@ -1,0 +1,520 @@
+/* `cordon run`: creates the sandbox, supervises it in the foreground, and
+ * exits with the command's status.
+ *
+ *   sentry (host) ── clone(all namespaces) ──▶ init (pid 1 in the sandbox)
+ *        │  writes uid/gid maps                    │ builds the view, drops
+ *        │  ◀── listener fd (+ pty master) ─────── │ everything, loads filter
+ *        │  starts the notification engine         │
+ *        │  ── start ──────────────────────────▶   │ forks CMD, reaps, relays
+ *        │  ◀── CMD's wait status ──────────────── │ signals, reports status
+ *
+ * init dies with the sentry (PDEATHSIG), and the whole pid namespace dies
+ * with init, so the command never runs unsupervised. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <stdarg.h>
+#include <linux/capability.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+
+#include "common/util.h"
+#include "fs/fs.h"
+#include "net/net.h"
+#include "sentry/run-internal.h"
+#include "sentry/sentry.h"
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#ifndef SECBIT_NOROOT
+#define SECBIT_NOROOT (1 << 0)
+#define SECBIT_NOROOT_LOCKED (1 << 1)
+#define SECBIT_NO_SETUID_FIXUP (1 << 2)
+#define SECBIT_NO_SETUID_FIXUP_LOCKED (1 << 3)
+#define SECBIT_KEEP_CAPS_LOCKED (1 << 5)
+#define SECBIT_NO_CAP_AMBIENT_RAISE (1 << 6)
+#define SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED (1 << 7)
+#endif
+
+/* the uid/gid the sandbox runs as on the host when cordon runs as root:
+ * nobody, so that an escape from the view still meets the host's file
+ * permissions as an unprivileged user */
+#define HOST_NOBODY 65534
+
+enum msg_type { MSG_GO = 1, MSG_ERROR, MSG_READY, MSG_START, MSG_STATUS };
+
+struct msg {
+        uint32_t type;
+        int32_t value;
+        char text[1024];
+};
+
+static int send_msg(int sock, uint32_t type, int32_t value, const char *text, const int *fds, size_t n_fds)
+{
+        struct msg m = {.type = type, .value = value};
+        if (text)
+                snprintf(m.text, sizeof(m.text), "%s", text);
+        struct iovec iov = {&m, sizeof(m)};
+        char cbuf[CMSG_SPACE(sizeof(int) * 4)] = {0};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+        if (n_fds > 0) {
+                mh.msg_control = cbuf;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+                memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
+        }
+        ssize_t n;
+        do
+                n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        return n == (ssize_t)sizeof(m) ? 0 : (n < 0 ? negative_errno() : -EIO);
+}
+
+/* Receives one message; up to 4 fds into fds (others -1). 0 on EOF. */
+static int recv_msg(int sock, struct msg *m, int *fds, size_t max_fds)
+{
+        char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+        struct iovec iov = {m, sizeof(*m)};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        for (size_t i = 0; i < max_fds; i++)
+                fds[i] = -1;
+        ssize_t n;
+        do
+                n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return negative_errno();
+        if (n == 0)
+                return 0;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                        continue;
+                size_t n_fds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                int got[4];
+                memcpy(got, CMSG_DATA(c), sizeof(int) * (n_fds < 4 ? n_fds : 4));
+                for (size_t i = 0; i < n_fds && i < 4; i++) {
+                        if (i < max_fds)
+                                fds[i] = got[i];
+                        else
+                                close(got[i]);
+                }
+        }
+        if (n != (ssize_t)sizeof(*m))
+                return -EIO;
+        m->text[sizeof(m->text) - 1] = '\0';
+        return 1;
+}
+
+_noreturn_ _printf_(2, 3) static void child_fail(int sock, const char *fmt, ...)
+{
+        char text[1024];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof(text), fmt, ap);
+        va_end(ap);
+        (void)send_msg(sock, MSG_ERROR, 0, text, NULL, 0);
+        _exit(EXIT_SANDBOX);
+}
+
+/* Drops every capability for good: bounding and ambient sets emptied,
+ * securebits locked so uid 0 in the sandbox never regains any on exec. */
+static int drop_privileges(void)
+{
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+                return negative_errno();
+        for (int cap = 0; cap <= 63; cap++)
+                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+                        return negative_errno();
+        if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                                             SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+                                             SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+                  0, 0, 0) < 0)
+                return negative_errno();
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+        struct __user_cap_data_struct d[2] = {0};
+        if (syscall(SYS_capset, &h, d) < 0)
+                return negative_errno();
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return negative_errno();
+        return 0;
+}
+
+static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT, SIGWINCH};
+
+static volatile sig_atomic_t init_cmd_pid;
+
+static void init_forward(int sig)
+{
+        if (init_cmd_pid > 0)
+                kill(init_cmd_pid, sig);
+}
+
+/* The command's process: its own session (with the pty as its controlling
+ * terminal in tty mode), a clean signal state, the built environment. */
+_noreturn_ static void exec_command(const struct sandbox_plan *plan, int tty_slave)
+{
+        sigset_t none;
+        sigemptyset(&none);
+        for (int s = 1; s < NSIG; s++)
+                signal(s, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+
+        setsid();
+        if (tty_slave >= 0) {
+                if (ioctl(tty_slave, TIOCSCTTY, 0) < 0)
+                        _exit(EXIT_SANDBOX);
+                for (int fd = 0; fd <= 2; fd++)
+                        if (dup2(tty_slave, fd) < 0)
+                                _exit(EXIT_SANDBOX);
+                if (tty_slave > 2)
+                        close(tty_slave);
+        }
+        if (chdir(plan->cwd) < 0) {
+                dprintf(STDERR_FILENO, "cordon: cannot change to %s in the sandbox: %s\n", plan->cwd, strerror(errno));
+                _exit(EXIT_SANDBOX);
+        }
+        execvpe(plan->argv[0], plan->argv, plan->envp);
+        int e = errno;
+        dprintf(STDERR_FILENO, "cordon: %s: %s\n", plan->argv[0], strerror(e));
+        _exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
+}
+
+/* pid 1 of the sandbox. */
+_noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
+{
+        struct msg m;
+        int fds[4];
+        int r;
+
+        /* the sentry gone means we go too, and with us the pid namespace */
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        r = recv_msg(sock, &m, fds, 0);
+        if (r <= 0 || m.type != MSG_GO)
+                _exit(EXIT_SANDBOX);
+
+        /* become the sandbox's uid/gid 0, which the maps tie to an
+         * unprivileged host identity (our host credentials were still root's) */
+        if (setgroups(0, NULL) < 0 && errno != EPERM)
+                child_fail(sock, "setgroups: %s", strerror(errno));
+        if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+                child_fail(sock, "switch to the sandbox's uid 0: %s", strerror(errno));
+
+        char err[1024] = "";
+        r = fs_view_enter(&plan->view, err, sizeof(err));
+        if (r < 0)
+                child_fail(sock, "cannot build the sandbox's view: %s", err);
+        if (sethostname("cordon", 6) < 0)
+                child_fail(sock, "sethostname: %s", strerror(errno));
+        r = net_loopback_up();
+        if (r < 0)
+                child_fail(sock, "bring up loopback in the sandbox: %s", strerror(-r));
+
+        /* the terminal, from the sandbox's own devpts instance */
+        int master = -1, slave = -1;
+        if (plan->use_tty) {
+                master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+                if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0)
+                        child_fail(sock, "open a terminal in the sandbox: %s", strerror(errno));
+                char name[64];
+                if (ptsname_r(master, name, sizeof(name)) != 0)
+                        child_fail(sock, "ptsname: %s", strerror(errno));
+                slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+                if (slave < 0)
+                        child_fail(sock, "open %s: %s", name, strerror(errno));
+        }
+
+        /* nothing of the host's but stdin/stdout/stderr crosses into the sandbox */
+        int keep[] = {sock, master, slave};
+        for (int fd = 3; fd < 1024; fd++) {
+                bool k = false;
+                for (size_t i = 0; i < ELEMENTSOF(keep); i++)
+                        k |= keep[i] == fd;
+                if (!k)
+                        close(fd);
+        }
+        if (syscall(SYS_close_range, 1024, ~0U, 0) < 0 && errno != ENOSYS)
+                child_fail(sock, "close_range: %s", strerror(errno));
+
+        r = drop_privileges();
+        if (r < 0)
+                child_fail(sock, "drop privileges: %s", strerror(-r));
+
+        bool killable = false;
+        int listener = notify_filter_install(&plan->filter, &killable);
+        if (listener < 0)
+                child_fail(sock, "install the seccomp filter: %s", strerror(-listener));
+        /* From here on every open is trapped: init opens nothing more. */
+        int out[2] = {listener, master};
+        if (send_msg(sock, MSG_READY, killable, NULL, out, master >= 0 ? 2 : 1) < 0)
+                _exit(EXIT_SANDBOX);
+        close(listener);
+        if (master >= 0)
+                close(master);
+
+        r = recv_msg(sock, &m, fds, 0);
+        if (r <= 0 || m.type != MSG_START)
+                _exit(EXIT_SANDBOX);
+
+        struct sigaction sa = {.sa_handler = init_forward, .sa_flags = SA_RESTART};
+        sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
+                sigaction(forwarded_signals[i], &sa, NULL);
+
+        pid_t cmd = fork();
+        if (cmd < 0)
+                child_fail(sock, "fork: %s", strerror(errno));
+        if (cmd == 0) {
+                close(sock);
+                exec_command(plan, slave);
+        }
+        init_cmd_pid = cmd;
+        if (slave >= 0)
+                close(slave);
+
+        /* reap everything; report the command's status; leave when it ends
+         * (the kernel then kills what is left in the pid namespace) */
+        for (;;) {
+                int status;
+                pid_t p = waitpid(-1, &status, 0);
+                if (p < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        _exit(EXIT_SANDBOX);
+                }
+                if (p == cmd) {
+                        (void)send_msg(sock, MSG_STATUS, status, NULL, NULL, 0);
+                        _exit(0);
+                }
+        }
+}
+
+static int write_file(const char *path, const char *text)
+{
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        return write_all(fd, text, strlen(text));
+}
+
+static int write_id_maps(pid_t pid, uid_t uid, gid_t gid, bool deny_setgroups)
+{
+        char path[64], map[64];
+        int r;
+        if (deny_setgroups) {
+                snprintf(path, sizeof(path), "/proc/%d/setgroups", pid);
+                if ((r = write_file(path, "deny")) < 0)
+                        return r;
+        }
+        snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
+        snprintf(map, sizeof(map), "0 %u 1\n", uid);
+        if ((r = write_file(path, map)) < 0)
+                return r;
+        snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
+        snprintf(map, sizeof(map), "0 %u 1\n", gid);
+        return write_file(path, map);
+}
+
+/* Unprivileged: the sentry first enters a user namespace of its own, in
+ * which it holds the capabilities it needs over the sandbox (chroot for its
+ * workers, ptrace-level access to the sandbox's memory); on the host it
+ * stays the invoking user. */
+static int enter_own_userns(uid_t uid, gid_t gid)
+{
+        if (unshare(CLONE_NEWUSER) < 0)
+                return negative_errno();
+        char map[64];
+        int r;
+        if ((r = write_file("/proc/self/setgroups", "deny")) < 0)
+                return r;
+        snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
+        if ((r = write_file("/proc/self/uid_map", map)) < 0)
+                return r;
+        snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);
+        return write_file("/proc/self/gid_map", map);
+}
+
+static int sentry_main_loop(struct sandbox_state *st);
+
+int sentry_run(const struct run_options *o)
+{
+        _cleanup_(sandbox_plan_done) struct sandbox_plan plan = {0};
+        int r = sandbox_plan_build(o, &plan);
+        if (r < 0)
+                return EXIT_SANDBOX; /* plan_build printed why */
+
+        uid_t host_uid = getuid(), host_gid = getgid();
+        bool privileged = geteuid() == 0;
+        uid_t child_uid = privileged ? HOST_NOBODY : host_uid;
+        gid_t child_gid = privileged ? HOST_NOBODY : host_gid;
+        if (!privileged) {
+                r = enter_own_userns(host_uid, host_gid);
+                if (r < 0) {
+                        fprintf(stderr, "cordon: user namespaces are not available to this user (%s); "
+                                        "cordon needs them to isolate without root. See `cordon check`.\n",
+                                strerror(-r));
+                        return EXIT_SANDBOX;
+                }
+        }
+
+        int sp[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+                fprintf(stderr, "cordon: socketpair: %m\n");
+                return EXIT_SANDBOX;
+        }
+
+        /* signals are taken through a signalfd in the main loop; block them
+         * before the clone so none is lost in between */
+        sigset_t mask, old;
+        sigemptyset(&mask);
+        for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
+                sigaddset(&mask, forwarded_signals[i]);
+        sigaddset(&mask, SIGCHLD);
+        sigaddset(&mask, SIGPIPE);
+        sigprocmask(SIG_BLOCK, &mask, &old);
+
+        int pidfd = -1;
+        unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+                              CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD | SIGCHLD;
+        pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, &pidfd, NULL, NULL);
+        if (pid < 0) {
+                int e = errno;
+                fprintf(stderr, "cordon: cannot create the sandbox's namespaces (user, mount, pid, net, ipc, uts, cgroup): %s%s\n",
+                        strerror(e),
+                        e == EPERM || e == ENOSPC ? "; user namespaces may be disabled on this host (see `cordon check`)" : "");
+                return EXIT_SANDBOX;
+        }
+        if (pid == 0) {
+                close(sp[0]);
+                sigprocmask(SIG_SETMASK, &old, NULL);
+                sandbox_init(&plan, sp[1]);
+        }
+        close(sp[1]);
+
+        struct sandbox_state st = {
+                .plan = &plan,
+                .sock = sp[0],
+                .pidfd = pidfd,
+                .init_pid = pid,
+                .sigmask = mask,
+                .uid = child_uid,
+                .gid = child_gid,
+                .verbose = o->verbose,
+        };
+        r = write_id_maps(pid, child_uid, child_gid, !privileged);
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot write the sandbox's uid/gid maps: %s\n", strerror(-r));
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+                return EXIT_SANDBOX;
+        }
+        r = sentry_main_loop(&st);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return r;
+}
+
+static void kill_and_reap(struct sandbox_state *st)
+{
+        kill(st->init_pid, SIGKILL);
+        while (waitpid(st->init_pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+}
+
+static int sentry_main_loop(struct sandbox_state *st)
+{
+        struct msg m;
+        int fds[4];
+        int r;
+
+        if (send_msg(st->sock, MSG_GO, 0, NULL, NULL, 0) < 0) {
+                kill_and_reap(st);
+                fprintf(stderr, "cordon: the sandbox's init went away during set-up\n");
+                return EXIT_SANDBOX;
+        }
+        r = recv_msg(st->sock, &m, fds, 2);
+        if (r <= 0 || m.type != MSG_READY) {
+                kill_and_reap(st);
+                if (r > 0 && m.type == MSG_ERROR)
+                        fprintf(stderr, "cordon: %s\n", m.text);
+                else
+                        fprintf(stderr, "cordon: the sandbox's init died during set-up\n");
+                return EXIT_SANDBOX;
+        }
+        int listener = fds[0];
+        st->pty_master = fds[1];
+        if (listener < 0) {
+                kill_and_reap(st);
+                fprintf(stderr, "cordon: no seccomp listener from the sandbox\n");
+                return EXIT_SANDBOX;
+        }
+        if (!m.value && st->verbose)
+                fprintf(stderr, "cordon: kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV; "
+                                "a signal can interrupt an emulated call\n");
+
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/root", st->init_pid);
+        st->fsctx.root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        st->fsctx.fsuid = st->uid;
+        st->fsctx.fsgid = st->gid;
+        if (st->fsctx.root_fd < 0) {
+                fprintf(stderr, "cordon: cannot open the sandbox's root: %m\n");
+                close(listener);
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+
+        size_t n_table;
+        const struct syscall_entry *table = sentry_syscall_table(&n_table);
+        struct notify_engine_config cfg = {
+                .table = table,
+                .n_table = n_table,
+                .userdata = &st->fsctx,
+                .thread_init = fs_worker_init,
+                .min_workers = 2,
+                .max_workers = 64,
+        };
+        r = notify_engine_start(&cfg, listener, &st->engine);
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot start the notification engine: %s\n", strerror(-r));
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+        if (st->verbose)
+                fprintf(stderr, "cordon: sandbox init is pid %d; SYNC_WAKE_UP %s\n", st->init_pid,
+                        notify_engine_sync_wakeup(st->engine) ? "on" : "unavailable");
+
+        if (st->pty_master >= 0)
+                tty_begin(st);
+
+        if (send_msg(st->sock, MSG_START, 0, NULL, NULL, 0) < 0) {
+                tty_end(st);
+                kill_and_reap(st);
+                fprintf(stderr, "cordon: the sandbox's init died during set-up\n");
+                return EXIT_SANDBOX;
+        }
+
+        int code = supervise(st);
+        tty_end(st);
+        /* init has exited; the pid namespace is gone with it. The workers may
+         * still sit in a receive: stopping the engine wakes them. */
+        notify_engine_stop(st->engine);
+        close(st->fsctx.root_fd);
+        close(st->sock);
+        close(st->pidfd);
+        return code;
+}

@@ -1,0 +1,169 @@
+/* cordon's syscall table: for every syscall it treats specially, what it
+ * does (refuse with an errno, emulate, kill), the support level and why.
+ * The seccomp filter is generated from these rows (notify/filter.c), the
+ * dispatch uses them (notify/engine.c), and `cordon syscalls` prints them.
+ * Syscalls not listed run natively. */
+#include "config.h"
+
+#include <linux/sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include "common/util.h"
+#include "fs/fs.h"
+#include "sentry/sentry.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#define NS_FLAGS                                                                                   \
+        (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | \
+         CLONE_NEWCGROUP | CLONE_NEWTIME)
+
+#define REFUSE(n, e, why) {.name = n, .action = SC_ERRNO, .err = e, .support = SUPPORT_FULL, .note = why}
+#define EMULATE(n, h, s, why) {.name = n, .action = SC_EMULATE, .handler = h, .support = s, .note = why}
+#define REFUSE_IF(n, e, why, ...) \
+        {.name = n, .action = SC_ERRNO, .err = e, .support = SUPPORT_FULL, .note = why, \
+         .n_cond = ELEMENTSOF(((struct syscall_arg_cond[]){__VA_ARGS__})), .cond = {__VA_ARGS__}}
+/* an int argument: the kernel reads the low 32 bits only */
+#define LOW32 UINT64_C(0xffffffff)
+
+static const struct syscall_entry table[] = {
+        /* --- the view: path syscalls the sentry performs itself --- */
+        EMULATE("open", fs_handle_open, SUPPORT_FULL, "opened by the sentry as the child, fd injected"),
+        EMULATE("openat", fs_handle_open, SUPPORT_FULL, "opened by the sentry as the child, fd injected"),
+        EMULATE("openat2", fs_handle_open, SUPPORT_FULL, "open_how copied once; RESOLVE_* honoured by the kernel"),
+        EMULATE("creat", fs_handle_open, SUPPORT_FULL, "as open(O_CREAT|O_WRONLY|O_TRUNC)"),
+
+        /* --- mounts and roots: the view is fixed once the child runs --- */
+        REFUSE("mount", EPERM, "the view is assembled by cordon before the child runs"),
+        REFUSE("umount2", EPERM, "would uncover masked paths"),
+        REFUSE("pivot_root", EPERM, "the view's root is fixed"),
+        REFUSE("chroot", EPERM, "the view's root is fixed"),
+        REFUSE("fsopen", EPERM, "new mount API"),
+        REFUSE("fsconfig", EPERM, "new mount API"),
+        REFUSE("fsmount", EPERM, "new mount API"),
+        REFUSE("fspick", EPERM, "new mount API"),
+        REFUSE("move_mount", EPERM, "new mount API"),
+        REFUSE("open_tree", EPERM, "new mount API"),
+        REFUSE("mount_setattr", EPERM, "would make read-only mounts writable"),
+        REFUSE("open_by_handle_at", EPERM, "opens by inode handle, bypassing the view (the shocker escape)"),
+        REFUSE("name_to_handle_at", EOPNOTSUPP, "pairs with open_by_handle_at"),
+
+        /* --- namespaces: a new one would escape the sentry's view of the child --- */
+        REFUSE("setns", EPERM, "no joining other namespaces"),
+        REFUSE_IF("unshare", EPERM, "no new namespaces (user namespaces expose kernel attack surface)",
+                  {.arg = 0, .op = ARG_MASKED_ANY, .mask = NS_FLAGS}),
+        REFUSE_IF("clone", EPERM, "fork/threads allowed; new namespaces refused",
+                  {.arg = 0, .op = ARG_MASKED_ANY, .mask = NS_FLAGS}),
+        REFUSE("clone3", ENOSYS, "flags live in memory the filter cannot read; libc falls back to clone"),
+
+        /* --- other processes and the kernel --- */
+        REFUSE("ptrace", EPERM, "no tracing: it could rewrite a checked syscall"),
+        REFUSE("process_vm_readv", EPERM, "no cross-process memory access"),
+        REFUSE("process_vm_writev", EPERM, "no cross-process memory access"),
+        REFUSE("pidfd_getfd", EPERM, "no stealing another process's fds"),
+        REFUSE("kcmp", EPERM, "reveals kernel pointers ordering"),
+        REFUSE("kexec_load", EPERM, "host kernel"),
+        REFUSE("kexec_file_load", EPERM, "host kernel"),
+        REFUSE("init_module", EPERM, "host kernel"),
+        REFUSE("finit_module", EPERM, "host kernel"),
+        REFUSE("delete_module", EPERM, "host kernel"),
+        REFUSE("bpf", EPERM, "kernel attack surface"),
+        REFUSE("perf_event_open", EPERM, "kernel attack surface and side channels"),
+        REFUSE("userfaultfd", EPERM, "used to widen kernel race windows"),
+        REFUSE("io_uring_setup", ENOSYS, "io_uring performs syscalls the filter never sees"),
+        REFUSE("io_uring_enter", ENOSYS, "io_uring performs syscalls the filter never sees"),
+        REFUSE("io_uring_register", ENOSYS, "io_uring performs syscalls the filter never sees"),
+        REFUSE("keyctl", EPERM, "the kernel keyring is not namespaced"),
+        REFUSE("add_key", EPERM, "the kernel keyring is not namespaced"),
+        REFUSE("request_key", EPERM, "the kernel keyring is not namespaced"),
+        REFUSE("iopl", EPERM, "raw I/O ports"),
+        REFUSE("ioperm", EPERM, "raw I/O ports"),
+        REFUSE("reboot", EPERM, "host power"),
+        REFUSE("swapon", EPERM, "host swap"),
+        REFUSE("swapoff", EPERM, "host swap"),
+        REFUSE("acct", EPERM, "host process accounting"),
+        REFUSE("settimeofday", EPERM, "host clock"),
+        REFUSE("clock_settime", EPERM, "host clock"),
+        REFUSE("clock_adjtime", EPERM, "host clock"),
+        REFUSE("syslog", EPERM, "host kernel log"),
+        REFUSE("quotactl", EPERM, "host quotas"),
+        REFUSE("quotactl_fd", EPERM, "host quotas"),
+        REFUSE("lookup_dcookie", EPERM, "host profiling"),
+        REFUSE("fanotify_init", EPERM, "filesystem-wide monitoring"),
+        REFUSE("vhangup", EPERM, "terminal of others"),
+        REFUSE("uselib", EPERM, "obsolete"),
+        REFUSE("nfsservctl", EPERM, "obsolete"),
+
+        /* --- seccomp: a nested listener answering CONTINUE would override ours --- */
+        REFUSE_IF("seccomp", EPERM, "filters may be added, but not with their own listener",
+                  {.arg = 0, .op = ARG_EQ, .mask = LOW32, .datum = SECCOMP_SET_MODE_FILTER},
+                  {.arg = 1, .op = ARG_MASKED_EQ, .mask = SECCOMP_FILTER_FLAG_NEW_LISTENER,
+                   .datum = SECCOMP_FILTER_FLAG_NEW_LISTENER}),
+
+        /* --- terminals: no typing into someone else's input queue --- */
+        REFUSE_IF("ioctl", EPERM, "TIOCSTI would inject input into a terminal",
+                  {.arg = 1, .op = ARG_EQ, .mask = LOW32, .datum = TIOCSTI}),
+        REFUSE_IF("ioctl", EPERM, "TIOCLINUX can inject input on a virtual console",
+                  {.arg = 1, .op = ARG_EQ, .mask = LOW32, .datum = TIOCLINUX}),
+
+        /* --- sockets: only unix, inet, inet6 and netlink-route families --- */
+        REFUSE_IF("socket", EAFNOSUPPORT, "families 17 and up (packet, vsock to the hypervisor, bluetooth, ...)",
+                  {.arg = 0, .op = ARG_GE, .datum = 17}),
+        REFUSE_IF("socket", EAFNOSUPPORT, "AF_AX25 .. AF_ROSE", {.arg = 0, .op = ARG_EQ, .datum = 3}),
+        REFUSE_IF("socket", EAFNOSUPPORT, "AF_IPX", {.arg = 0, .op = ARG_EQ, .datum = 4}),
+        REFUSE_IF("socket", EAFNOSUPPORT, "AF_APPLETALK", {.arg = 0, .op = ARG_EQ, .datum = 5}),
+        REFUSE_IF("socket", EAFNOSUPPORT, "AF_NETROM", {.arg = 0, .op = ARG_EQ, .datum = 6}),
+        REFUSE_IF("socket", EAFNOSUPPORT, "AF_BRIDGE", {.arg = 0, .op = ARG_EQ, .datum = 7}),
+        REFUSE_IF("socket", EAFNOSUPPORT, "AF_ATMPVC", {.arg = 0, .op = ARG_EQ, .datum = 8}),
+        REFUSE_IF("socket", EAFNOSUPPORT, "AF_X25", {.arg = 0, .op = ARG_EQ, .datum = 9}),
+        REFUSE_IF("socket", EAFNOSUPPORT, "AF_ROSE", {.arg = 0, .op = ARG_EQ, .datum = 11}),
+        REFUSE_IF("socket", EAFNOSUPPORT, "AF_DECnet", {.arg = 0, .op = ARG_EQ, .datum = 12}),
+        REFUSE_IF("socket", EAFNOSUPPORT, "AF_NETBEUI", {.arg = 0, .op = ARG_EQ, .datum = 13}),
+        REFUSE_IF("socket", EAFNOSUPPORT, "AF_SECURITY", {.arg = 0, .op = ARG_EQ, .datum = 14}),
+        REFUSE_IF("socket", EAFNOSUPPORT, "AF_KEY (IPsec keys)", {.arg = 0, .op = ARG_EQ, .datum = 15}),
+        REFUSE_IF("socket", EAFNOSUPPORT, "netlink other than NETLINK_ROUTE (audit, uevent, ...)",
+                  {.arg = 0, .op = ARG_EQ, .datum = AF_NETLINK}, {.arg = 2, .op = ARG_NE, .datum = 0}),
+        REFUSE_IF("socket", EPERM, "raw IPv4 sockets", {.arg = 0, .op = ARG_EQ, .datum = AF_INET},
+                  {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_RAW}),
+        REFUSE_IF("socket", EPERM, "raw IPv6 sockets", {.arg = 0, .op = ARG_EQ, .datum = AF_INET6},
+                  {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_RAW}),
+};
+
+const struct syscall_entry *sentry_syscall_table(size_t *ret_n)
+{
+        *ret_n = ELEMENTSOF(table);
+        return table;
+}
+
+static const char *action_name(const struct syscall_entry *e, char *buf, size_t size)
+{
+        switch (e->action) {
+        case SC_ALLOW:
+                return "allow";
+        case SC_EMULATE:
+                return "emulate";
+        case SC_KILL:
+                return "kill";
+        case SC_ERRNO:
+                snprintf(buf, size, "errno %s", strerrorname_np(e->err) ? strerrorname_np(e->err) : "?");
+                return buf;
+        }
+        return "?";
+}
+
+void sentry_print_syscalls(void)
+{
+        size_t n;
+        const struct syscall_entry *t = sentry_syscall_table(&n);
+        printf("%-20s %-18s %-8s %s\n", "SYSCALL", "ACTION", "SUPPORT", "NOTE");
+        printf("%-20s %-18s %-8s %s\n", "(other arch, x32)", "kill", "full",
+               "only the x86_64 ABI is allowed; any other is killed");
+        for (size_t i = 0; i < n; i++) {
+                char buf[64];
+                printf("%-20s %-18s %-8s %s%s\n", t[i].name, action_name(&t[i], buf, sizeof(buf)),
+                       t[i].support == SUPPORT_FULL ? "full" : "partial", t[i].n_cond ? "[when] " : "", t[i].note);
+        }
+        printf("%-20s %-18s %-8s %s\n", "(everything else)", "allow", "full", "runs natively");
+}

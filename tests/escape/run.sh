@@ -1,0 +1,3 @@
+#!/bin/sh
+echo "0 passed, 0 failed"
+exit 77
