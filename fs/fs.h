@@ -43,6 +43,8 @@ struct fs_context {
         int root_fd;   /* the view's root (the child's /proc/PID/root), O_PATH */
         uid_t fsuid;   /* the child's uid as seen from the sentry's namespace */
         gid_t fsgid;
+        bool keep_groups; /* unprivileged: setgroups is denied to us and to the
+                             child alike, so both keep the user's groups */
 };
 
 /* notify worker thread_init: gives the calling thread its own fs context,

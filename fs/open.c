@@ -11,6 +11,7 @@
 
 #include "common/util.h"
 #include "fs/fs.h"
+#include "fs/fs-internal.h"
 
 struct open_args {
         int dirfd;
@@ -92,11 +93,12 @@ static int rewrite_self(struct notify_call *call, const char *path, char *out, s
 {
         static const struct {
                 const char *prefix;
-                const char *repl; /* %1$d nstgid, %2$d nspid */
+                const char *tail; /* after /proc/<tgid> */
+                bool thread;      /* /task/<tid> goes before tail */
         } rules[] = {
-                {"/proc/self", "/proc/%1$d"},      {"/proc/thread-self", "/proc/%1$d/task/%2$d"},
-                {"/dev/fd", "/proc/%1$d/fd"},      {"/dev/stdin", "/proc/%1$d/fd/0"},
-                {"/dev/stdout", "/proc/%1$d/fd/1"}, {"/dev/stderr", "/proc/%1$d/fd/2"},
+                {"/proc/self", "", false},        {"/proc/thread-self", "", true},
+                {"/dev/fd", "/fd", false},        {"/dev/stdin", "/fd/0", false},
+                {"/dev/stdout", "/fd/1", false},  {"/dev/stderr", "/fd/2", false},
         };
         *ret_changed = false;
         for (size_t i = 0; i < ELEMENTSOF(rules); i++) {
@@ -108,7 +110,10 @@ static int rewrite_self(struct notify_call *call, const char *path, char *out, s
                 if (r < 0)
                         return r;
                 char head[64];
-                snprintf(head, sizeof(head), rules[i].repl, (int)nstgid, (int)nspid);
+                if (rules[i].thread)
+                        snprintf(head, sizeof(head), "/proc/%d/task/%d", (int)nstgid, (int)nspid);
+                else
+                        snprintf(head, sizeof(head), "/proc/%d%s", (int)nstgid, rules[i].tail);
                 if ((size_t)snprintf(out, size, "%s%s", head, path + n) >= size)
                         return -ENAMETOOLONG;
                 *ret_changed = true;
@@ -216,7 +221,11 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                 return 0;
         }
 
+        r = fs_as_child_begin();
+        if (r < 0)
+                return r;
         int fd = do_open(p[0] == '/' ? AT_FDCWD : dfd, p, &a);
+        fs_as_child_end();
         if ((fd >= 0 && is_dev_tty(fd)) || fd == -ENXIO) {
                 struct stat st;
                 bool tty = fd >= 0 || (fstatat(p[0] == '/' ? AT_FDCWD : dfd, p, &st, 0) == 0 &&
@@ -227,7 +236,11 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                                 close(fd);
                         char ctty[64];
                         r = controlling_tty(call, ctty, sizeof(ctty));
-                        fd = r < 0 ? r : do_open(AT_FDCWD, ctty, &a);
+                        if (r >= 0 && (r = fs_as_child_begin()) >= 0) {
+                                fd = do_open(AT_FDCWD, ctty, &a);
+                                fs_as_child_end();
+                        } else
+                                fd = r;
                 }
         }
         if (fd < 0) {

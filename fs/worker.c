@@ -11,6 +11,7 @@
 
 #include "common/util.h"
 #include "fs/fs.h"
+#include "fs/fs-internal.h"
 
 int fs_worker_init(void *userdata)
 {
@@ -41,7 +42,7 @@ int fs_worker_init(void *userdata)
         if (chdir("/") < 0)
                 return negative_errno();
 
-        if (syscall(SYS_setgroups, 0, NULL) < 0)
+        if (!ctx->keep_groups && syscall(SYS_setgroups, 0, NULL) < 0)
                 return negative_errno();
         syscall(SYS_setfsgid, ctx->fsgid);
         syscall(SYS_setfsuid, ctx->fsuid);
@@ -60,4 +61,25 @@ int fs_worker_init(void *userdata)
         if (syscall(SYS_capset, &h, d) < 0)
                 return negative_errno();
         return 0;
+}
+
+static int set_effective(uint32_t low)
+{
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+        struct __user_cap_data_struct d[2];
+        if (syscall(SYS_capget, &h, d) < 0)
+                return negative_errno();
+        d[0].effective = low & d[0].permitted;
+        d[1].effective = 0;
+        if (syscall(SYS_capset, &h, d) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int fs_as_child_begin(void) { return set_effective(0); }
+
+void fs_as_child_end(void)
+{
+        /* cannot fail: the permitted set still holds CAP_SYS_PTRACE */
+        (void)set_effective(1U << CAP_SYS_PTRACE);
 }

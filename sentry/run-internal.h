@@ -34,6 +34,7 @@ struct sandbox_state {
         uid_t uid;
         gid_t gid;
         bool verbose;
+        bool privileged;
         struct fs_context fsctx;
         struct notify_engine *engine;
 

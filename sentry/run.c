@@ -254,6 +254,10 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         r = drop_privileges();
         if (r < 0)
                 child_fail(sock, "drop privileges: %s", strerror(-r));
+        /* init holds the channel to the sentry: the command must not be
+         * able to read or write its memory through /proc/1/mem */
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                child_fail(sock, "PR_SET_DUMPABLE: %s", strerror(errno));
 
         bool killable = false;
         int listener = notify_filter_install(&plan->filter, &killable);
@@ -415,6 +419,7 @@ int sentry_run(const struct run_options *o)
                 .uid = child_uid,
                 .gid = child_gid,
                 .verbose = o->verbose,
+                .privileged = privileged,
         };
         r = write_id_maps(pid, child_uid, child_gid, !privileged);
         if (r < 0) {
@@ -471,6 +476,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         st->fsctx.root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
         st->fsctx.fsuid = st->uid;
         st->fsctx.fsgid = st->gid;
+        st->fsctx.keep_groups = !st->privileged;
         if (st->fsctx.root_fd < 0) {
                 fprintf(stderr, "cordon: cannot open the sandbox's root: %m\n");
                 close(listener);
