@@ -204,6 +204,10 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
 
         /* the sentry gone means we go too, and with us the pid namespace */
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        /* Out of the host terminal's session: a Ctrl-C there reaches the
+         * sentry only, which forwards it once (init would otherwise get it
+         * too and the command would see it twice). */
+        setsid();
         r = recv_msg(sock, &m, fds, 0);
         if (r <= 0 || m.type != MSG_GO)
                 _exit(EXIT_SANDBOX);
