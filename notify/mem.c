@@ -31,6 +31,15 @@ static int read_proc_mem(const struct notify_call *call, uint64_t addr, void *bu
         return n == (ssize_t)len ? 0 : -EFAULT;
 }
 
+int notify_force_fallback(const char *feature)
+{
+        if (streq(feature, "process_vm_readv")) {
+                atomic_store(&vm_readv_broken, true);
+                return 0;
+        }
+        return -EINVAL;
+}
+
 int notify_read_mem(const struct notify_call *call, uint64_t addr, void *buf, size_t len)
 {
         if (len == 0)

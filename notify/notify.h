@@ -149,6 +149,11 @@ int notify_ns_ids(const struct notify_call *call, pid_t *ret_nspid, pid_t *ret_n
 /* The calling thread's umask, or -errno. */
 int notify_umask(const struct notify_call *call);
 
+/* Makes the engine use its fallback for a kernel feature as if the kernel
+ * lacked it, so tests exercise the fallback paths ("process_vm_readv":
+ * read child memory through /proc/TID/mem). -EINVAL for an unknown name. */
+int notify_force_fallback(const char *feature);
+
 /* For `cordon check`: what the running kernel offers. */
 struct notify_features {
         bool user_notif;
