@@ -178,6 +178,28 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                 return 0;
         }
 
+        if (a.how.flags & O_PATH) {
+                if (a.is_openat2) {
+                        /* openat2's flags live in the child's memory: letting the
+                         * kernel re-read them is not allowed, and the kernel
+                         * cannot inject an O_PATH file (ADDFD's fget refuses
+                         * FMODE_PATH). ENOSYS sends callers to openat, below. */
+                        ret->error = ENOSYS;
+                        return 0;
+                }
+                /* CONTINUE is safe here: the decision reads only registers (the
+                 * flags of open/openat), no child memory. An O_PATH fd grants
+                 * no data access; the kernel walks the path in the child's
+                 * mount namespace with the child's credentials, so the view
+                 * bounds it exactly as it bounds our own open; and anything
+                 * that reads or writes through it (openat relative to it, a
+                 * /proc/self/fd reopen) is trapped and emulated again. The
+                 * kernel cannot inject O_PATH files, so this is the only way
+                 * to serve them. */
+                ret->kind = VERDICT_CONTINUE;
+                return 0;
+        }
+
         char path[PATH_MAX];
         ssize_t len = notify_read_string(call, a.path_addr, path, sizeof(path));
         if (len < 0) {

@@ -275,10 +275,11 @@ static int setup_proc(int rootfd, char *err)
         return 0;
 }
 
-static int setup_bind(int rootfd, const struct fs_bind *b, char *err)
+/* srcfd: the bind source, opened before the staging tmpfs covered /tmp */
+static int setup_bind(int rootfd, const struct fs_bind *b, int srcfd, char *err)
 {
         struct stat st;
-        if (stat(b->source, &st) < 0)
+        if (fstat(srcfd, &st) < 0)
                 return fail(negative_errno(), err, "bind source %s", b->source);
         if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
                 return fail(-EINVAL, err, "bind source %s (only directories and regular files)", b->source);
@@ -288,7 +289,9 @@ static int setup_bind(int rootfd, const struct fs_bind *b, char *err)
         char p[64];
         fd_path(fd, p, sizeof(p));
         uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (b->read_only ? MOUNT_ATTR_RDONLY : 0);
-        if (mount(b->source, p, NULL, MS_BIND | MS_REC, NULL) < 0)
+        char src[64];
+        fd_path(srcfd, src, sizeof(src));
+        if (mount(src, p, NULL, MS_BIND | MS_REC, NULL) < 0)
                 return fail(negative_errno(), err, "bind %s to %s", b->source, b->target);
         int r = setattr_in_root(rootfd, b->target, true, attrs, 0);
         if (r < 0)
@@ -329,10 +332,36 @@ static int setup_rule(int rootfd, const struct fs_rule *rule, char *err)
         return 0;
 }
 
+static int build_view(const struct fs_view_spec *spec, const int *srcfds, char *err);
+
 int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize)
 {
         int r;
         (void)errsize; /* fail() writes at most 1024 bytes; callers pass that */
+
+        /* Bind sources are host paths: open them before anything is mounted
+         * over the host's tree (the staging tmpfs covers the host's /tmp). */
+        if (spec->n_binds > 64)
+                return fail(-E2BIG, err, "%zu binds (at most 64)", spec->n_binds);
+        int srcfds[64];
+        for (size_t i = 0; i < spec->n_binds; i++) {
+                srcfds[i] = open(spec->binds[i].source, O_PATH | O_CLOEXEC);
+                if (srcfds[i] < 0) {
+                        r = fail(negative_errno(), err, "bind source %s", spec->binds[i].source);
+                        while (i-- > 0)
+                                close(srcfds[i]);
+                        return r;
+                }
+        }
+        r = build_view(spec, srcfds, err);
+        for (size_t i = 0; i < spec->n_binds; i++)
+                close(srcfds[i]);
+        return r;
+}
+
+static int build_view(const struct fs_view_spec *spec, const int *srcfds, char *err)
+{
+        int r;
 
         /* nothing we mount may propagate back to the host */
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -400,7 +429,7 @@ int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize)
         if ((r = setup_proc(rootfd, err)) < 0)
                 return r;
         for (size_t i = 0; i < spec->n_binds; i++)
-                if ((r = setup_bind(rootfd, &spec->binds[i], err)) < 0)
+                if ((r = setup_bind(rootfd, &spec->binds[i], srcfds[i], err)) < 0)
                         return r;
         for (size_t i = 0; i < spec->n_rules; i++)
                 if ((r = setup_rule(rootfd, &spec->rules[i], err)) < 0)

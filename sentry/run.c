@@ -202,8 +202,6 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         int fds[4];
         int r;
 
-        /* the sentry gone means we go too, and with us the pid namespace */
-        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
         /* Out of the host terminal's session: a Ctrl-C there reaches the
          * sentry only, which forwards it once (init would otherwise get it
          * too and the command would see it twice). */
@@ -218,6 +216,12 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
                 child_fail(sock, "setgroups: %s", strerror(errno));
         if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
                 child_fail(sock, "switch to the sandbox's uid 0: %s", strerror(errno));
+        /* The sentry gone means we go too, and with us the pid namespace.
+         * Set only now: changing credentials (the setresuid above, from host
+         * root to nobody) clears the parent-death signal. Had the sentry died
+         * before this line, the next message to it fails and we exit. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                child_fail(sock, "PR_SET_PDEATHSIG: %s", strerror(errno));
 
         char err[1024] = "";
         r = fs_view_enter(&plan->view, err, sizeof(err));
@@ -244,7 +248,14 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         }
 
         /* nothing of the host's but stdin/stdout/stderr crosses into the sandbox */
-        int keep[] = {sock, master, slave};
+        /* the view's root, for the sentry's workers to chroot into (sent
+         * rather than looked up through /proc, which a non-dumpable init
+         * would refuse to an unprivileged sentry) */
+        int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rootfd < 0)
+                child_fail(sock, "open the view's root: %s", strerror(errno));
+
+        int keep[] = {sock, master, slave, rootfd};
         for (int fd = 3; fd < 1024; fd++) {
                 bool k = false;
                 for (size_t i = 0; i < ELEMENTSOF(keep); i++)
@@ -268,10 +279,11 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         if (listener < 0)
                 child_fail(sock, "install the seccomp filter: %s", strerror(-listener));
         /* From here on every open is trapped: init opens nothing more. */
-        int out[2] = {listener, master};
-        if (send_msg(sock, MSG_READY, killable, NULL, out, master >= 0 ? 2 : 1) < 0)
+        int out[3] = {listener, rootfd, master};
+        if (send_msg(sock, MSG_READY, killable, NULL, out, master >= 0 ? 3 : 2) < 0)
                 _exit(EXIT_SANDBOX);
         close(listener);
+        close(rootfd);
         if (master >= 0)
                 close(master);
 
@@ -469,7 +481,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                 fprintf(stderr, "cordon: the sandbox's init went away during set-up\n");
                 return EXIT_SANDBOX;
         }
-        r = recv_msg(st->sock, &m, fds, 2);
+        r = recv_msg(st->sock, &m, fds, 3);
         if (r <= 0 || m.type != MSG_READY) {
                 kill_and_reap(st);
                 if (r > 0 && m.type == MSG_ERROR)
@@ -479,28 +491,20 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
         int listener = fds[0];
-        st->pty_master = fds[1];
-        if (listener < 0) {
+        st->fsctx.root_fd = fds[1];
+        st->pty_master = fds[2];
+        if (listener < 0 || st->fsctx.root_fd < 0) {
                 kill_and_reap(st);
-                fprintf(stderr, "cordon: no seccomp listener from the sandbox\n");
+                fprintf(stderr, "cordon: no seccomp listener or root from the sandbox\n");
                 return EXIT_SANDBOX;
         }
         if (!m.value && st->verbose)
                 fprintf(stderr, "cordon: kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV; "
                                 "a signal can interrupt an emulated call\n");
 
-        char path[64];
-        snprintf(path, sizeof(path), "/proc/%d/root", st->init_pid);
-        st->fsctx.root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
         st->fsctx.fsuid = st->uid;
         st->fsctx.fsgid = st->gid;
         st->fsctx.keep_groups = !st->privileged;
-        if (st->fsctx.root_fd < 0) {
-                fprintf(stderr, "cordon: cannot open the sandbox's root: %m\n");
-                close(listener);
-                kill_and_reap(st);
-                return EXIT_SANDBOX;
-        }
 
         size_t n_table;
         const struct syscall_entry *table = sentry_syscall_table(&n_table);

@@ -113,8 +113,14 @@ int supervise(struct sandbox_state *st)
                                 kill(st->init_pid, sig);
                         }
                 }
-                if (p[3].revents && relay(STDIN_FILENO, st->pty_master) < 0)
+                if (p[3].revents && relay(STDIN_FILENO, st->pty_master) < 0) {
                         stdin_open = false;
+                        /* end of our input: the terminal's EOF character tells
+                         * the command, as typing Ctrl-D would */
+                        struct termios t;
+                        if (tcgetattr(st->pty_master, &t) == 0 && t.c_cc[VEOF])
+                                (void)write_all(st->pty_master, &t.c_cc[VEOF], 1);
+                }
                 if (p[4].revents && relay(st->pty_master, STDOUT_FILENO) < 0)
                         master_open = false;
                 if (p[0].revents & POLLIN)
