@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -45,7 +46,17 @@ struct fs_context {
         gid_t fsgid;
         bool keep_groups; /* unprivileged: setgroups is denied to us and to the
                              child alike, so both keep the user's groups */
+        /* the proc agent (agent.c); agent_pid 0 when not started */
+        pid_t agent_pid;
+        int agent_sock;
+        pthread_mutex_t agent_lock;
 };
+
+/* Starts the proc agent in the sandbox's user namespace (userns_fd): /proc
+ * files that render ids for their opener are opened there, so the command
+ * reads its own ids. Call while single-threaded (before the engine). */
+int fs_agent_start(struct fs_context *ctx, int userns_fd);
+void fs_agent_stop(struct fs_context *ctx);
 
 /* notify worker thread_init: gives the calling thread its own fs context,
  * chroots it into the view, and takes the child's filesystem identity (fsuid,

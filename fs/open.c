@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
@@ -162,6 +164,12 @@ static int do_open(int dirfd, const char *path, const struct open_args *a)
         return fd < 0 ? negative_errno() : fd;
 }
 
+static bool on_procfs(int fd)
+{
+        struct statfs sf;
+        return fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+}
+
 static bool is_dev_tty(int fd)
 {
         struct stat st;
@@ -248,6 +256,13 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                 return r;
         int fd = do_open(p[0] == '/' ? AT_FDCWD : dfd, p, &a);
         fs_as_child_end();
+        if (fd >= 0 && on_procfs(fd)) {
+                /* opened as the sandbox's own user namespace, so that files
+                 * which render ids for their opener show the sandbox's ids */
+                close(fd);
+                fd = fs_agent_open(call->userdata, p[0] == '/' ? -1 : dfd, p, (int)a.how.flags,
+                                   (mode_t)a.how.mode, a.is_openat2 ? a.how.resolve : 0, (mode_t)um);
+        }
         if ((fd >= 0 && is_dev_tty(fd)) || fd == -ENXIO) {
                 struct stat st;
                 bool tty = fd >= 0 || (fstatat(p[0] == '/' ? AT_FDCWD : dfd, p, &st, 0) == 0 &&

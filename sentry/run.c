@@ -255,7 +255,12 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         if (rootfd < 0)
                 child_fail(sock, "open the view's root: %s", strerror(errno));
 
-        int keep[] = {sock, master, slave, rootfd};
+        /* its user namespace, for the sentry's proc agent (same reason) */
+        int usernsfd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+        if (usernsfd < 0)
+                child_fail(sock, "open the sandbox's user namespace: %s", strerror(errno));
+
+        int keep[] = {sock, master, slave, rootfd, usernsfd};
         for (int fd = 3; fd < 1024; fd++) {
                 bool k = false;
                 for (size_t i = 0; i < ELEMENTSOF(keep); i++)
@@ -279,11 +284,12 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         if (listener < 0)
                 child_fail(sock, "install the seccomp filter: %s", strerror(-listener));
         /* From here on every open is trapped: init opens nothing more. */
-        int out[3] = {listener, rootfd, master};
-        if (send_msg(sock, MSG_READY, killable, NULL, out, master >= 0 ? 3 : 2) < 0)
+        int out[4] = {listener, rootfd, usernsfd, master};
+        if (send_msg(sock, MSG_READY, killable, NULL, out, master >= 0 ? 4 : 3) < 0)
                 _exit(EXIT_SANDBOX);
         close(listener);
         close(rootfd);
+        close(usernsfd);
         if (master >= 0)
                 close(master);
 
@@ -481,7 +487,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                 fprintf(stderr, "cordon: the sandbox's init went away during set-up\n");
                 return EXIT_SANDBOX;
         }
-        r = recv_msg(st->sock, &m, fds, 3);
+        r = recv_msg(st->sock, &m, fds, 4);
         if (r <= 0 || m.type != MSG_READY) {
                 kill_and_reap(st);
                 if (r > 0 && m.type == MSG_ERROR)
@@ -492,8 +498,9 @@ static int sentry_main_loop(struct sandbox_state *st)
         }
         int listener = fds[0];
         st->fsctx.root_fd = fds[1];
-        st->pty_master = fds[2];
-        if (listener < 0 || st->fsctx.root_fd < 0) {
+        _cleanup_close_ int usernsfd = fds[2];
+        st->pty_master = fds[3];
+        if (listener < 0 || st->fsctx.root_fd < 0 || usernsfd < 0) {
                 kill_and_reap(st);
                 fprintf(stderr, "cordon: no seccomp listener or root from the sandbox\n");
                 return EXIT_SANDBOX;
@@ -505,6 +512,14 @@ static int sentry_main_loop(struct sandbox_state *st)
         st->fsctx.fsuid = st->uid;
         st->fsctx.fsgid = st->gid;
         st->fsctx.keep_groups = !st->privileged;
+
+        r = fs_agent_start(&st->fsctx, usernsfd);
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot start the proc agent in the sandbox's user namespace: %s\n",
+                        strerror(-r));
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
 
         size_t n_table;
         const struct syscall_entry *table = sentry_syscall_table(&n_table);
@@ -541,6 +556,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         /* init has exited; the pid namespace is gone with it. The workers may
          * still sit in a receive: stopping the engine wakes them. */
         notify_engine_stop(st->engine);
+        fs_agent_stop(&st->fsctx);
         close(st->fsctx.root_fd);
         close(st->sock);
         close(st->pidfd);

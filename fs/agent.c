@@ -1,0 +1,208 @@
+/* The proc agent: a small process inside the sandbox's user namespace that
+ * opens /proc files for the sentry. Some /proc files (status, uid_map,
+ * gid_map, the net/ tables) render ids relative to the user namespace of whoever
+ * opened them; opened by a sentry thread they would show host ids (65534)
+ * where the command expects its own (0). A thread cannot join another user
+ * namespace, so a process does: single-threaded, uid 0 of the sandbox's
+ * namespace, no capabilities, chrooted in the view — the same standing as
+ * the command itself. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/openat2.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "common/util.h"
+#include "fs/fs-internal.h"
+#include "fs/fs.h"
+
+struct agent_req {
+        uint64_t resolve; /* openat2 RESOLVE_* flags; 0 means plain openat */
+        int32_t flags;
+        uint32_t mode;
+        uint32_t umask;
+        uint32_t has_dirfd;
+        char path[4096];
+};
+
+struct agent_resp {
+        int32_t result; /* 0 with an fd attached, or -errno */
+};
+
+static int send_fd(int sock, const void *buf, size_t len, int fd)
+{
+        struct iovec iov = {(void *)buf, len};
+        char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+        if (fd >= 0) {
+                mh.msg_control = cbuf;
+                mh.msg_controllen = sizeof(cbuf);
+                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        }
+        ssize_t n;
+        do
+                n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        return n == (ssize_t)len ? 0 : -EIO;
+}
+
+static ssize_t recv_fd(int sock, void *buf, size_t len, int *ret_fd)
+{
+        struct iovec iov = {buf, len};
+        char cbuf[CMSG_SPACE(sizeof(int) * 2)];
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        *ret_fd = -1;
+        ssize_t n;
+        do
+                n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return negative_errno();
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                        continue;
+                int fds[2] = {-1, -1};
+                size_t nf = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                memcpy(fds, CMSG_DATA(c), sizeof(int) * (nf < 2 ? nf : 2));
+                if (*ret_fd < 0)
+                        *ret_fd = fds[0];
+                else if (fds[0] >= 0)
+                        close(fds[0]);
+                if (nf > 1 && fds[1] >= 0)
+                        close(fds[1]);
+        }
+        return n;
+}
+
+_noreturn_ static void agent_main(int sock, int userns_fd, int root_fd, bool may_setgroups)
+{
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        if (setns(userns_fd, CLONE_NEWUSER) < 0)
+                _exit(10);
+        close(userns_fd);
+        if (fchdir(root_fd) < 0 || chroot(".") < 0 || chdir("/") < 0)
+                _exit(11);
+        close(root_fd);
+        if (may_setgroups && setgroups(0, NULL) < 0)
+                _exit(12);
+        if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+                _exit(13);
+        /* setresuid cleared it; the sentry gone means we go too (and if it
+         * went before this line, the socket's EOF ends the loop below) */
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        for (int cap = 0; cap <= 63; cap++)
+                prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+        struct __user_cap_data_struct d[2] = {0};
+        if (syscall(SYS_capset, &h, d) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                _exit(15);
+
+        struct agent_req req;
+        for (;;) {
+                int dirfd;
+                ssize_t n = recv_fd(sock, &req, sizeof(req), &dirfd);
+                if (n <= 0)
+                        _exit(0);
+                struct agent_resp resp = {.result = -EINVAL};
+                int fd = -1;
+                if (n == (ssize_t)sizeof(req) && req.path[sizeof(req.path) - 1] == '\0' &&
+                    (req.has_dirfd ? dirfd >= 0 : dirfd < 0)) {
+                        umask((mode_t)(req.umask & 0777));
+                        int at = req.has_dirfd ? dirfd : AT_FDCWD;
+                        if (req.resolve) {
+                                struct open_how how = {.flags = (uint64_t)(req.flags | O_CLOEXEC | O_NOCTTY),
+                                                       .mode = req.mode,
+                                                       .resolve = req.resolve};
+                                fd = (int)syscall(SYS_openat2, at, req.path, &how, sizeof(how));
+                        } else
+                                fd = openat(at, req.path, req.flags | O_CLOEXEC | O_NOCTTY, (mode_t)req.mode);
+                        resp.result = fd < 0 ? negative_errno() : 0;
+                }
+                if (dirfd >= 0)
+                        close(dirfd);
+                (void)send_fd(sock, &resp, sizeof(resp), fd);
+                if (fd >= 0)
+                        close(fd);
+        }
+}
+
+int fs_agent_start(struct fs_context *ctx, int userns)
+{
+        int sp[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+                return negative_errno();
+        pid_t pid = fork();
+        if (pid < 0) {
+                int r = negative_errno();
+                close(sp[0]);
+                close(sp[1]);
+                return r;
+        }
+        if (pid == 0) {
+                close(sp[0]);
+                agent_main(sp[1], userns, ctx->root_fd, !ctx->keep_groups);
+        }
+        close(sp[1]);
+        ctx->agent_sock = sp[0];
+        ctx->agent_pid = pid;
+        pthread_mutex_init(&ctx->agent_lock, NULL);
+        return 0;
+}
+
+void fs_agent_stop(struct fs_context *ctx)
+{
+        if (ctx->agent_pid <= 0)
+                return;
+        close(ctx->agent_sock);
+        ctx->agent_sock = -1;
+        kill(ctx->agent_pid, SIGKILL);
+        while (waitpid(ctx->agent_pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        ctx->agent_pid = 0;
+        pthread_mutex_destroy(&ctx->agent_lock);
+}
+
+int fs_agent_open(struct fs_context *ctx, int dirfd, const char *path, int flags, mode_t mode, uint64_t resolve,
+                  mode_t um)
+{
+        if (ctx->agent_pid <= 0)
+                return -ENOSYS;
+        struct agent_req req = {.resolve = resolve, .flags = flags, .mode = mode, .umask = um, .has_dirfd = dirfd >= 0};
+        if (strlen(path) >= sizeof(req.path))
+                return -ENAMETOOLONG;
+        strcpy(req.path, path);
+
+        pthread_mutex_lock(&ctx->agent_lock);
+        int r = send_fd(ctx->agent_sock, &req, sizeof(req), dirfd);
+        struct agent_resp resp = {0};
+        int fd = -1;
+        if (r == 0) {
+                ssize_t n = recv_fd(ctx->agent_sock, &resp, sizeof(resp), &fd);
+                r = n == (ssize_t)sizeof(resp) ? 0 : -EIO;
+        }
+        pthread_mutex_unlock(&ctx->agent_lock);
+        if (r < 0) {
+                if (fd >= 0)
+                        close(fd);
+                return r;
+        }
+        if (resp.result < 0) {
+                if (fd >= 0)
+                        close(fd);
+                return resp.result;
+        }
+        return fd >= 0 ? fd : -EIO;
+}
