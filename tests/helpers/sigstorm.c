@@ -14,7 +14,9 @@
  *
  * Usage: sigstorm [-t THREADS] [-d SECONDS] [-n ITERATIONS] DIR
  * Prints "sigstorm: N iterations, M signals, E errors"; exits 0 iff E == 0 and M > 100. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

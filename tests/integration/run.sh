@@ -1,3 +1,890 @@
-#!/bin/sh
-echo "0 passed, 0 failed"
-exit 77
+#!/bin/bash
+# cordon integration tests: real programs run under `cordon run`, each test asserting behaviour
+# a user would notice. Run by `make check` with CORDON, HELPERS and TESTS_SRCDIR set; by hand:
+#
+#   CORDON=/path/to/cordon HELPERS=/path/to/build/tests/helpers TESTS_SRCDIR=/path/to/tests \
+#       bash tests/integration/run.sh [REGEX...]
+#
+# (REGEX selects tests by name.) See lib.sh for the runner and the helpers used below.
+
+# make check may start us with a POSIX sh (SH_LOG_COMPILER = $(SHELL)): these tests are bash
+if [ -z "${BASH_VERSION:-}" ]; then
+        exec bash "$0" "$@"
+fi
+set -u
+
+IT_SCRIPT=$(readlink -f "${BASH_SOURCE[0]}")
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$IT_SCRIPT")/lib.sh"
+
+# A python3 on the host for host-side servers (a pyenv shim or similar may shadow the system's).
+host_python() {
+        if [ -x /usr/bin/python3 ]; then
+                echo /usr/bin/python3
+        else
+                command -v python3
+        fi
+}
+
+# The helper programs, copied out of the build tree into a 0755 directory of the test's own:
+# the build tree may not be traversable by the sandbox's host uid (65534 when cordon runs as
+# root). The copy lives under IT_SCRATCH_BASE (/var/tmp); note that a bind source under the
+# host's /tmp does not work at the moment (test bind_source_under_host_tmp).
+stage_helpers() {
+        local h
+        if [ -z "${HELPERS:-}" ] || [ ! -x "$HELPERS/sigstorm" ]; then
+                skip "helper programs not built (HELPERS=${HELPERS:-unset}; make tests/helpers/sigstorm)"
+        fi
+        h="$IT_TMP/helpers"
+        mkdir -p "$h" && chmod 0755 "$h" && cp "$HELPERS/sigstorm" "$h/" && chmod 0755 "$h/sigstorm" ||
+                fail "cannot stage the helper programs in $h"
+        printf '%s\n' "$h"
+}
+
+# =============================================================================================
+# basic command execution
+
+it_test pipeline
+pipeline() {
+        OUT=$(printf 'b\na\nc\n' | timeout -k 5 "$IT_CMD_TIMEOUT" "$CORDON" run -- sh -c 'sort | head -2 | tr a-z A-Z')
+        RC=$?
+        ERR=
+        expect_rc 0 "pipeline exit status"
+        expect_eq $'A\nB' "$OUT" "sort | head -2 | tr output"
+}
+
+it_test stdio_separate
+stdio_separate() {
+        local out="$IT_TMP/stdout" err="$IT_TMP/stderr"
+        printf 'line-one\nline-two\n' |
+                timeout -k 5 "$IT_CMD_TIMEOUT" "$CORDON" run -- \
+                        sh -c 'while read -r l; do echo "out:$l"; echo "err:$l" >&2; done; exit 3' \
+                        >"$out" 2>"$err"
+        RC=$?
+        ERR=$(cat "$err")
+        expect_rc 3 "exit status"
+        expect_eq $'out:line-one\nout:line-two' "$(cat "$out")" "stdout"
+        expect_eq $'err:line-one\nerr:line-two' "$(cat "$err")" "stderr (to a file)"
+}
+
+it_test stdin_binary_passthrough
+stdin_binary_passthrough() {
+        local in="$IT_TMP/in.bin" out="$IT_TMP/out.bin"
+        head -c 3000000 /dev/urandom >"$in"
+        timeout -k 5 "$IT_CMD_TIMEOUT" "$CORDON" run -- cat <"$in" >"$out"
+        RC=$?
+        ERR=
+        expect_rc 0 "cat exit status"
+        expect_true "3 MB of binary data through stdin/stdout of 'cat' came back changed" cmp -s "$in" "$out"
+}
+
+it_test exit_codes
+exit_codes() {
+        local c
+        for c in 0 1 42; do
+                crun -- sh -c "exit $c"
+                expect_rc "$c" "sh -c 'exit $c'"
+        done
+        crun -- false
+        expect_rc 1 "false"
+}
+
+it_test exit_by_signal
+exit_by_signal() {
+        crun -- sh -c 'kill -9 $$'
+        expect_rc 137 "sh -c 'kill -9 \$\$' (128+9)"
+        crun -- sh -c 'kill -TERM $$'
+        expect_rc 143 "sh -c 'kill -TERM \$\$' (128+15)"
+}
+
+it_test exec_failures
+exec_failures() {
+        crun -- cordon-it-no-such-command
+        expect_rc 127 "missing command"
+        expect_contains "$ERR" "cordon-it-no-such-command" "stderr names the missing command"
+        crun -- /etc/passwd
+        expect_rc 126 "a non-executable file as the command"
+        expect_contains "$ERR" "/etc/passwd" "stderr names the file that cannot be executed"
+}
+
+it_test usage_errors
+usage_errors() {
+        crun
+        expect_rc 2 "cordon run with no command"
+        crun --bind relative:/x -- true
+        expect_rc 2 "--bind with a relative source"
+        crun --env 'not valid=1' -- true
+        expect_rc 2 "--env with an invalid name"
+        crun --cwd relative -- true
+        expect_rc 2 "--cwd with a relative path"
+        crun --policy "$IT_TMP/no-such-policy.json" -- true
+        expect_rc 2 "--policy naming a missing file"
+}
+
+it_test cwd_option
+cwd_option() {
+        crun -- pwd
+        expect_rc 0 "pwd"
+        expect_eq /root "$OUT" "default working directory"
+        crun --cwd /tmp -- pwd
+        expect_rc 0 "pwd with --cwd /tmp"
+        expect_eq /tmp "$OUT" "working directory with --cwd /tmp"
+}
+
+# =============================================================================================
+# real programs at work in the private /tmp
+
+it_test python_files_in_tmp
+python_files_in_tmp() {
+        need_in_sandbox python3
+        local name="cordon-it-py-$$-$RANDOM"
+        # shellcheck disable=SC2016
+        local py='
+import os, sys
+d = "/tmp/" + sys.argv[1]
+os.mkdir(d)
+sizes = {"empty": 0, "one": 1, "page": 4096, "big": 1048576 + 7}
+data = {n: os.urandom(s) for n, s in sizes.items()}
+for n, b in data.items():
+    with open(os.path.join(d, n), "wb") as f:
+        f.write(b)
+with open("/tmp/" + sys.argv[1] + ".txt", "w") as f:
+    f.write("hello from the sandbox\n")
+print("LIST", " ".join(sorted(os.listdir(d))))
+for n, b in data.items():
+    p = os.path.join(d, n)
+    with open(p, "rb") as f:
+        got = f.read()
+    print("FILE", n, os.stat(p).st_size, "same" if got == b else "DIFFERENT")
+with open("/tmp/" + sys.argv[1] + ".txt") as f:
+    print("TEXT", f.read().strip())
+'
+        crun -- python3 -c "$py" "$name"
+        expect_rc 0 "python3 exit status"
+        expect_contains "$OUT" "LIST big empty one page" "os.listdir"
+        expect_contains "$OUT" "FILE empty 0 same" "empty file"
+        expect_contains "$OUT" "FILE one 1 same" "1-byte file"
+        expect_contains "$OUT" "FILE page 4096 same" "4 KiB file"
+        expect_contains "$OUT" "FILE big 1048583 same" "1 MiB + 7 file"
+        expect_contains "$OUT" "TEXT hello from the sandbox" "text file"
+        expect_true "/tmp/$name appeared on the host's /tmp" test ! -e "/tmp/$name"
+        expect_true "/tmp/$name.txt appeared on the host's /tmp" test ! -e "/tmp/$name.txt"
+        expect_true "/tmp/$name appeared on the host's /var/tmp" test ! -e "/var/tmp/$name"
+
+        # and the next sandbox starts with a fresh /tmp
+        crun -- sh -c 'ls -A /tmp | wc -l'
+        expect_eq 0 "$OUT" "number of entries in a new sandbox's /tmp"
+}
+
+it_test gcc_multifile
+gcc_multifile() {
+        need_in_sandbox gcc
+        local src
+        src=$(scratch_dir src) || exit $?
+        cat >"$src/fib.h" <<'EOF'
+unsigned long fib(unsigned n);
+EOF
+        cat >"$src/fib.c" <<'EOF'
+#include "fib.h"
+unsigned long fib(unsigned n)
+{
+        unsigned long a = 0, b = 1;
+        while (n--) {
+                unsigned long t = a + b;
+                a = b;
+                b = t;
+        }
+        return a;
+}
+EOF
+        cat >"$src/main.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include "fib.h"
+int main(int argc, char **argv)
+{
+        unsigned n = argc > 1 ? (unsigned)atoi(argv[1]) : 10;
+        printf("fib(%u)=%lu\n", n, fib(n));
+        FILE *f = fopen("/tmp/build/result.txt", "w");
+        if (!f)
+                return 1;
+        fprintf(f, "%lu\n", fib(n));
+        return fclose(f) == 0 ? 0 : 1;
+}
+EOF
+        chmod -R a+rX "$src"
+        crun --bind "$src:/src:ro" -- sh -c '
+                set -e
+                cp -r /src /tmp/build
+                cd /tmp/build
+                gcc -Wall -Werror -O2 -c fib.c
+                gcc -Wall -Werror -O2 -c main.c
+                gcc -o prog main.o fib.o
+                ./prog 50
+                cat result.txt'
+        expect_rc 0 "compile and run"
+        expect_eq $'fib(50)=12586269025\n12586269025' "$OUT" "program output"
+}
+
+it_test git_repository
+git_repository() {
+        need_in_sandbox git
+        crun -- sh -c '
+                set -e
+                mkdir /tmp/repo && cd /tmp/repo
+                git init -q
+                echo one > a.txt
+                git add a.txt
+                git -c user.name=Cordon -c user.email=it@example.invalid commit -q -m first
+                echo two >> a.txt
+                git -c user.name=Cordon -c user.email=it@example.invalid commit -q -a -m second
+                git log --format="%s <%ae>"
+                echo "status-lines=$(git status --porcelain | wc -l)"
+                git show HEAD:a.txt'
+        expect_rc 0 "git exit status"
+        expect_eq $'second <it@example.invalid>\nfirst <it@example.invalid>\nstatus-lines=0\none\ntwo' \
+                "$OUT" "git log / status / show"
+}
+
+it_test tar_roundtrip
+tar_roundtrip() {
+        need_in_sandbox tar
+        crun -- sh -c '
+                set -e
+                cd /tmp
+                mkdir -p src/sub/deeper
+                echo hello > src/a.txt
+                head -c 200000 /dev/urandom > src/sub/blob
+                : > src/sub/deeper/empty
+                ln -s a.txt src/link
+                tar cf t.tar src
+                mkdir out
+                tar xf t.tar -C out
+                diff -r src out/src
+                test "$(readlink out/src/link)" = a.txt
+                echo SAME
+                if command -v gzip >/dev/null; then
+                        tar czf t.tgz src && mkdir outz && tar xzf t.tgz -C outz && diff -r src outz/src
+                        echo GZ-SAME
+                else
+                        echo GZ-SAME
+                fi
+                tar tf t.tar | sort'
+        expect_rc 0 "tar exit status"
+        expect_eq $'SAME\nGZ-SAME\nsrc/\nsrc/a.txt\nsrc/link\nsrc/sub/\nsrc/sub/blob\nsrc/sub/deeper/\nsrc/sub/deeper/empty' \
+                "$OUT" "tar output"
+}
+
+# open(O_PATH) is ordinary (glibc's fchmodat(AT_SYMLINK_NOFOLLOW), tar, cp, find use it): it
+# must give an fd like it does natively. tar_roundtrip shows what a user sees when it does not.
+it_test open_o_path
+open_o_path() {
+        need_in_sandbox python3
+        local py='
+import os
+os.mkdir("/tmp/d")
+open("/tmp/f", "w").close()
+os.symlink("f", "/tmp/l")
+for p, fl, name in (("/tmp/d", os.O_PATH, "O_PATH dir"), ("/tmp/f", os.O_PATH, "O_PATH file"),
+                    ("/tmp/l", os.O_PATH | os.O_NOFOLLOW, "O_PATH|O_NOFOLLOW symlink"),
+                    ("/etc/passwd", os.O_PATH, "O_PATH host file")):
+    try:
+        fd = os.open(p, fl)
+        os.fstat(fd)
+        os.close(fd)
+        print(name, "ok")
+    except OSError as e:
+        print(name, "failed:", e.strerror)
+try:
+    os.chmod("/tmp/f", 0o600, follow_symlinks=False)
+    print("chmod nofollow", oct(os.stat("/tmp/f").st_mode & 0o777))
+except (OSError, NotImplementedError) as e:
+    print("chmod nofollow failed:", e)
+'
+        crun -- python3 -c "$py"
+        expect_rc 0 "python3 exit status"
+        expect_eq $'O_PATH dir ok\nO_PATH file ok\nO_PATH|O_NOFOLLOW symlink ok\nO_PATH host file ok\nchmod nofollow 0o600' \
+                "$OUT" "open(O_PATH) results"
+}
+
+it_test sqlite3_cli
+sqlite3_cli() {
+        need_in_sandbox sqlite3
+        crun -- sqlite3 /tmp/test.db \
+                "create table t(k text primary key, v integer);
+                 insert into t values ('a', 1), ('b', 2), ('c', 39);
+                 update t set v = v + 1 where k = 'c';
+                 select count(*), sum(v) from t;
+                 select k from t where v > 1 order by k;"
+        expect_rc 0 "sqlite3 exit status"
+        expect_eq $'3|43\nb\nc' "$OUT" "sqlite3 output"
+}
+
+it_test python_sqlite3
+python_sqlite3() {
+        need_in_sandbox python3
+        local py='
+import sqlite3
+db = sqlite3.connect("/tmp/test.db")
+db.execute("create table t(k text primary key, v integer)")
+db.executemany("insert into t values (?, ?)", [("k%d" % i, i) for i in range(1000)])
+db.commit()
+db.close()
+db = sqlite3.connect("/tmp/test.db")
+print(db.execute("select count(*), sum(v) from t").fetchone())
+'
+        crun -- python3 -c "$py"
+        expect_rc 0 "python3 exit status"
+        expect_eq "(1000, 499500)" "$OUT" "query result"
+}
+
+it_test process_heavy
+process_heavy() {
+        crun -- sh -c 'for i in $(seq 200); do /bin/true; done; echo done'
+        expect_rc 0 "exit status"
+        expect_eq "done" "$OUT" "output after 200 fork+exec"
+}
+
+# =============================================================================================
+# the view: what the sandbox can and cannot see or change
+
+it_test host_files_hidden
+host_files_hidden() {
+        local secret="cordon-it-secret-$$-$RANDOM$RANDOM" sd="" base homes=()
+        for base in /srv /opt; do
+                if [ -d "$base" ] && [ -w "$base" ]; then
+                        sd=$(mktemp -d "$base/cordon-it-XXXXXX") && break
+                fi
+        done
+        [ -n "$sd" ] || skip "neither /srv nor /opt is writable here"
+        if [ -d /home ]; then
+                mapfile -t homes < <(find /home -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | head -n 20)
+        fi
+        at_exit "rm -rf '$sd'"
+        chmod 0755 "$sd"
+        printf '%s\n' "$secret" >"$sd/secret"
+        chmod 0644 "$sd/secret"
+
+        # shellcheck disable=SC2016
+        crun -- sh -c '
+                cat "$1"; echo "cat-rc=$?"
+                if test -e "$1"; then echo "VISIBLE $1"; fi
+                if test -e "$(dirname "$1")"; then echo "VISIBLE $(dirname "$1")"; fi
+                shift
+                for h in "$@"; do if test -e "/home/$h"; then echo "VISIBLE /home/$h"; fi; done
+                echo "home-entries=$(ls -A /home 2>/dev/null | wc -l)"
+                echo "shadow-bytes=$(wc -c < /etc/shadow)"
+                head -n 1 /etc/passwd' sh "$sd/secret" "${homes[@]}"
+        expect_rc 0 "exit status"
+        expect_not_contains "$OUT$ERR" "$secret" "content of the host's $sd/secret"
+        expect_match "$OUT" '^cat-rc=[1-9]' "cat of a host file outside the view must fail"
+        expect_not_contains "$OUT" "VISIBLE" "host paths outside the view"
+        expect_contains "$OUT" "home-entries=0" "the host's /home in the sandbox"
+        expect_match "$OUT" '^root:' "/etc/passwd is readable in the sandbox"
+        if [ -s /etc/shadow ]; then
+                expect_contains "$OUT" "shadow-bytes=0" "/etc/shadow in the sandbox (the host's has $(stat -c %s /etc/shadow) bytes)"
+        else
+                it_log "the host's /etc/shadow is empty or missing: only checked that the sandbox's is empty"
+                expect_contains "$OUT" "shadow-bytes=0" "/etc/shadow in the sandbox"
+        fi
+}
+
+it_test readonly_outside_private_dirs
+readonly_outside_private_dirs() {
+        local n="cordon-it-ro-$$-$RANDOM"
+        # shellcheck disable=SC2016
+        crun -- sh -c '
+                for p in /usr/$1 /etc/$1 /$1 /bin/$1 /lib/$1; do
+                        if touch "$p" 2>/dev/null; then echo "WROTE $p"; else echo "refused $p"; fi
+                done
+                touch /usr/$1
+                for d in /tmp /var/tmp /root /run; do touch "$d/$1" && echo "wrote $d"; done' sh "$n"
+        expect_rc 0 "exit status"
+        expect_not_contains "$OUT" "WROTE" "writes outside the private directories"
+        expect_contains "$OUT" "refused /usr/$n" "touch /usr/x"
+        expect_contains "$OUT" "refused /etc/$n" "touch /etc/x"
+        expect_contains "$OUT" "refused /$n" "touch /x"
+        expect_contains "$ERR" "Read-only file system" "error for touch /usr/x"
+        expect_contains "$OUT" $'wrote /tmp\nwrote /var/tmp\nwrote /root\nwrote /run' "private writable directories"
+        local p
+        for p in "/usr/$n" "/etc/$n" "/$n" "/bin/$n"; do
+                expect_true "$p exists on the host" test ! -e "$p"
+        done
+}
+
+it_test environment_scrubbed
+environment_scrubbed() {
+        SECRET_TOKEN=abc CORDON_IT_HOST_VAR=leaked crun --env FOO=bar --env 'BAZ=with space' -- env
+        expect_rc 0 "env exit status"
+        expect_not_contains "$OUT" "SECRET_TOKEN" "host variable name"
+        expect_not_contains "$OUT" "abc" "host variable value"
+        expect_not_contains "$OUT" "CORDON_IT_HOST_VAR" "host variable"
+        expect_match "$OUT" '^FOO=bar$' "--env FOO=bar"
+        expect_match "$OUT" '^BAZ=with space$' "--env with a space in the value"
+        expect_match "$OUT" '^HOME=/root$' "HOME"
+        expect_match "$OUT" '^PATH=.*/usr/bin' "PATH"
+        local v
+        for v in USER LOGNAME SHELL LANG TMPDIR TERM; do
+                expect_match "$OUT" "^$v=." "$v"
+        done
+}
+
+it_test bind_rw
+bind_rw() {
+        local d
+        d=$(scratch_dir host) || exit $?
+        echo host-content >"$d/existing"
+        chmod 0644 "$d/existing"
+        crun --bind "$d:/work" -- sh -c 'cat /work/existing; echo from-sandbox > /work/new && mkdir /work/sub && echo deep > /work/sub/f && echo wrote'
+        expect_rc 0 "exit status"
+        expect_eq $'host-content\nwrote' "$OUT" "output"
+        expect_eq from-sandbox "$(cat "$d/new" 2>/dev/null)" "file written in the sandbox, read on the host"
+        expect_eq deep "$(cat "$d/sub/f" 2>/dev/null)" "file in a new directory, read on the host"
+}
+
+it_test bind_ro
+bind_ro() {
+        local d
+        d=$(scratch_dir host) || exit $?
+        echo host-content >"$d/existing"
+        chmod 0644 "$d/existing"
+        crun --bind "$d:/work:ro" -- sh -c 'cat /work/existing; ls /work; echo x > /work/new; echo "write-rc=$?"; echo y >> /work/existing; echo "append-rc=$?"'
+        expect_rc 0 "exit status"
+        expect_contains "$OUT" "host-content" "host content visible"
+        expect_match "$OUT" '^write-rc=[1-9]' "creating a file in a read-only bind"
+        expect_match "$OUT" '^append-rc=[1-9]' "appending to a file in a read-only bind"
+        expect_contains "$ERR" "Read-only file system" "error for the write"
+        expect_true "a file appeared on the host through a read-only bind" test ! -e "$d/new"
+        expect_eq host-content "$(cat "$d/existing")" "host file after the sandbox tried to append"
+}
+
+# A host directory under /tmp is an ordinary bind source (it is where mktemp puts things, and
+# where many build trees live): it must be visible at the target like any other.
+it_test bind_source_under_host_tmp
+bind_source_under_host_tmp() {
+        local d
+        d=$(mktemp -d /tmp/cordon-it-bind.XXXXXX) || fail "mktemp in /tmp"
+        at_exit "rm -rf '$d'"
+        chmod 0777 "$d"
+        echo host-content >"$d/existing"
+        chmod 0644 "$d/existing"
+        crun --bind "$d:/work" -- sh -c 'cat /work/existing && echo from-sandbox > /work/new'
+        expect_rc 0 "cordon run --bind $d:/work"
+        expect_eq host-content "$OUT" "content of the bound directory"
+        expect_eq from-sandbox "$(cat "$d/new" 2>/dev/null)" "file written through the bind"
+}
+
+# =============================================================================================
+# policy files
+
+it_test policy_valid
+policy_valid() {
+        local d
+        d=$(scratch_dir data) || exit $?
+        echo policy-bound >"$d/f"
+        chmod 0644 "$d/f"
+        cat >"$IT_TMP/policy.json" <<EOF
+{
+  "env": { "FOO": "from-policy", "LANG": "C.UTF-8" },
+  "filesystem": {
+    "binds": [ { "source": "$d", "target": "/data", "readOnly": true } ]
+  },
+  "networkPolicy": { "mode": "deny" }
+}
+EOF
+        # shellcheck disable=SC2016
+        crun --policy "$IT_TMP/policy.json" -- sh -c 'echo "FOO=$FOO LANG=$LANG"; cat /data/f; echo x > /data/g; echo "write-rc=$?"'
+        expect_rc 0 "exit status"
+        expect_contains "$OUT" "FOO=from-policy LANG=C.UTF-8" "env from the policy"
+        expect_contains "$OUT" "policy-bound" "bind from the policy"
+        expect_match "$OUT" '^write-rc=[1-9]' "write into a readOnly bind from the policy"
+}
+
+it_test policy_invalid
+policy_invalid() {
+        local p="$IT_TMP/p.json"
+
+        echo '{ "filesytem": { "binds": [] } }' >"$p"
+        crun --policy "$p" -- sh -c 'echo RAN'
+        expect_rc 2 "unknown key"
+        expect_contains "$ERR" "filesytem" "error names the unknown key"
+        expect_not_contains "$OUT" "RAN" "the command must not run"
+
+        echo '{ "env": { "A": 1 } }' >"$p"
+        crun --policy "$p" -- sh -c 'echo RAN'
+        expect_rc 2 "wrong type"
+        expect_contains "$ERR" "env.A" "error names the key path"
+        expect_not_contains "$OUT" "RAN" "the command must not run"
+
+        echo '{ "networkPolicy": { "mode": "allow-listed", "rules": [ { "host": "api.example.com", "port": 80, "reason": "test" } ] } }' >"$p"
+        crun --policy "$p" -- sh -c 'echo RAN'
+        expect_rc 2 "port 80"
+        expect_contains "$ERR" "networkPolicy.rules[0].port" "error names the key path"
+        expect_not_contains "$OUT" "RAN" "the command must not run"
+
+        echo '{ "env": ' >"$p"
+        crun --policy "$p" -- sh -c 'echo RAN'
+        expect_rc 2 "truncated JSON"
+        expect_not_contains "$OUT" "RAN" "the command must not run"
+}
+
+it_test policy_unenforceable_limit_refused
+policy_unenforceable_limit_refused() {
+        local d
+        d=$(scratch_dir out) || exit $?
+        echo '{ "limits": { "memoryBytes": 1073741824 } }' >"$IT_TMP/p.json"
+        crun --policy "$IT_TMP/p.json" --bind "$d:/out" -- sh -c 'touch /out/marker; echo RAN'
+        expect_true "a policy with limits.memoryBytes was accepted (exit 0)" test "$RC" != 0
+        expect_contains "$ERR" "memoryBytes" "the refusal names memoryBytes"
+        expect_not_contains "$OUT" "RAN" "the command must not run"
+        expect_true "the command ran (marker file created on the host)" test ! -e "$d/marker"
+}
+
+# =============================================================================================
+# the seccomp filter: refused calls fail cleanly, ordinary ones work
+
+it_test denied_syscalls_fail_cleanly
+denied_syscalls_fail_cleanly() {
+        # shellcheck disable=SC2016
+        crun -- sh -c '
+                unshare -r true; echo "unshare-r=$?"
+                unshare -n true; echo "unshare-n=$?"
+                mount -t tmpfs none /tmp; echo "mount=$?"
+                echo still-running'
+        expect_rc 0 "exit status"
+        expect_match "$OUT" '^unshare-r=[1-9]' "unshare -r (new user namespace) must fail"
+        expect_match "$OUT" '^unshare-n=[1-9]' "unshare -n must fail"
+        expect_match "$OUT" '^mount=[1-9]' "mount -t tmpfs must fail"
+        expect_contains "$OUT" "still-running" "the shell continues after refused calls"
+}
+
+it_test io_uring_enosys
+io_uring_enosys() {
+        need_in_sandbox python3
+        local py='
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+params = ctypes.create_string_buffer(120)
+r = libc.syscall(425, 1, params)
+print(r, ctypes.get_errno())
+'
+        crun -- python3 -c "$py"
+        expect_rc 0 "python3 exit status"
+        expect_eq "-1 38" "$OUT" "io_uring_setup result and errno (ENOSYS = 38)"
+}
+
+it_test python_fork_threads
+python_fork_threads() {
+        need_in_sandbox python3
+        local py='
+import os, threading, subprocess, multiprocessing
+pid = os.fork()
+if pid == 0:
+    os._exit(3)
+_, st = os.waitpid(pid, 0)
+print("fork-child-exit", os.WEXITSTATUS(st))
+res = [0] * 8
+def work(i):
+    res[i] = sum(range(i * 10000))
+    with open("/tmp/t%d" % i, "w") as f:
+        f.write(str(res[i]))
+ts = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+ok = all(open("/tmp/t%d" % i).read() == str(sum(range(i * 10000))) for i in range(8))
+print("threads", "ok" if ok else "BAD")
+print("subprocess", subprocess.run(["echo", "hi"], capture_output=True, text=True).stdout.strip())
+def sq(x):
+    return x * x
+if __name__ == "__main__":
+    with multiprocessing.Pool(2) as p:
+        print("pool", sum(p.map(sq, range(100))))
+'
+        crun -- python3 -c "$py"
+        expect_rc 0 "python3 exit status"
+        expect_eq $'fork-child-exit 3\nthreads ok\nsubprocess hi\npool 328350' "$OUT" "output"
+}
+
+# =============================================================================================
+# trapped file syscalls under a storm of timer signals
+
+# prints "ITER SIGS ERRS" from sigstorm's summary line
+sigstorm_numbers() {
+        printf '%s\n' "$1" | sed -n 's/^sigstorm: \([0-9]*\) iterations, \([0-9]*\) signals, \([0-9]*\) errors$/\1 \2 \3/p' | tail -n 1
+}
+
+check_sigstorm() {
+        local what=$1 nums iters sigs errs
+        expect_rc 0 "$what exit status"
+        nums=$(sigstorm_numbers "$OUT")
+        if [ -z "$nums" ]; then
+                _it_soft_fail "$what: no summary line in the output"
+                return
+        fi
+        read -r iters sigs errs <<<"$nums"
+        it_log "$what: $iters iterations, $sigs signals, $errs errors"
+        expect_eq 0 "$errs" "$what errors"
+        expect_true "$what: only $sigs signals (expected > 100)" test "$sigs" -gt 100
+        expect_true "$what: no iterations" test "$iters" -gt 0
+}
+
+it_test sigstorm
+sigstorm() {
+        local h
+        h=$(stage_helpers) || exit $?
+        # shellcheck disable=SC2016
+        crun --bind "$h:/helpers:ro" -- sh -c '/helpers/sigstorm /tmp; rc=$?; echo "left=$(ls -A /tmp | wc -l)"; exit $rc'
+        check_sigstorm "sigstorm /tmp"
+        expect_contains "$OUT" "left=0" "files left in /tmp"
+}
+
+it_test sigstorm_threads
+sigstorm_threads() {
+        local h
+        h=$(stage_helpers) || exit $?
+        # shellcheck disable=SC2016
+        crun --bind "$h:/helpers:ro" -- sh -c '/helpers/sigstorm -t 4 /tmp; rc=$?; echo "left=$(ls -A /tmp | wc -l)"; exit $rc'
+        check_sigstorm "sigstorm -t 4 /tmp"
+        expect_contains "$OUT" "left=0" "files left in /tmp"
+}
+
+it_test sigstorm_bound_dir
+sigstorm_bound_dir() {
+        local h d
+        h=$(stage_helpers) || exit $?
+        d=$(scratch_dir out) || exit $?
+        crun --bind "$h:/helpers:ro" --bind "$d:/out" -- /helpers/sigstorm -t 2 -d 1.5 /out
+        check_sigstorm "sigstorm -t 2 in a bound host directory"
+        expect_eq 0 "$(find "$d" -mindepth 1 | wc -l)" "files left in the bound host directory"
+}
+
+# =============================================================================================
+# signals and the sentry's lifetime
+
+signal_reaches_child() {
+        local sig=$1 code=$2 word=$3 out="$IT_TMP/out" rc
+        bg_cordon "$out" -- sh -c "trap 'echo $word; exit $code' $sig; echo ready; while :; do sleep 0.1; done"
+        wait_until 10 grep -q ready "$out" || fail "the sandboxed shell did not start (output: $(cat "$out"))"
+        kill -s "$sig" "$BG_CORDON"
+        wait "$BG_PID"
+        rc=$?
+        cat "$out" >&2
+        expect_eq "$code" "$rc" "exit status of cordon after SIG$sig"
+        expect_contains "$(cat "$out")" "$word" "the trap ran in the sandbox"
+}
+
+it_test signal_term_reaches_child
+signal_term_reaches_child() { signal_reaches_child TERM 7 got-term; }
+
+it_test signal_int_reaches_child
+signal_int_reaches_child() { signal_reaches_child INT 8 got-int; }
+
+# kills (by pid) the processes whose command line carries the marker
+kill_marked() {
+        local p
+        for p in $(it_procs_matching "$1" | cut -d' ' -f1); do
+                kill -9 "$p" 2>/dev/null
+        done
+}
+
+it_test sentry_death_kills_sandbox
+sentry_death_kills_sandbox() {
+        local d marker="cordon-it-marker-$$-$RANDOM" b1 b2 left
+        d=$(scratch_dir out) || exit $?
+        at_exit "kill_marked '$marker'"
+        bg_cordon "$IT_TMP/log" --bind "$d:/out" -- \
+                sh -c "echo \$\$ > /out/pid; while :; do date +%s%N > /out/beat; sleep 0.05; done #$marker"
+        wait_until 10 test -s "$d/beat" || fail "the sandboxed loop did not start ($(cat "$IT_TMP/log"))"
+        it_log "sandbox processes: $(it_procs_matching "$marker" | tr '\n' '|')"
+        kill -9 "$BG_CORDON"
+        wait "$BG_PID"
+        sleep 1
+        b1=$(cat "$d/beat")
+        sleep 0.6
+        b2=$(cat "$d/beat")
+        expect_eq "$b1" "$b2" "the heartbeat must stop once cordon is killed"
+        left=$(it_procs_matching "$marker")
+        if [ -n "$left" ]; then
+                _it_soft_fail "sandbox processes still running 1.6 s after cordon was killed with SIGKILL: $(printf '%s' "$left" | tr '\n' '|')"
+                ps -o pid,ppid,user,stat,wchan:16,etime,args -p "$(printf '%s\n' "$left" | cut -d' ' -f1 | paste -sd,)" >&2 2>/dev/null
+        fi
+}
+
+# =============================================================================================
+# terminals
+
+it_test tty_pty_via_script
+tty_pty_via_script() {
+        command -v script >/dev/null || skip "script (util-linux) is not installed"
+        local cmd feeder
+        cmd="stty rows 30 cols 100; timeout --foreground -k 5 $IT_CMD_TIMEOUT $(printf %q "$CORDON") run -- sh -c 'tty; stty size; test -t 0 && test -t 1 && test -t 2 && echo all-ttys'"
+        # script's stdin stays open (no end of file) as a user's terminal would: on end of file
+        # script writes ^D into its pty, and if that races with cordon switching the terminal to
+        # raw mode, the kernel hands cordon the pending EOF as a NUL byte, echoed as "^@".
+        exec 3< <(sleep $((IT_CMD_TIMEOUT + 5)))
+        feeder=$!
+        at_exit "kill $feeder"
+        OUT=$(timeout -k 5 $((IT_CMD_TIMEOUT + 5)) script -qec "$cmd" /dev/null <&3 2>&1 | tr -d '\r')
+        RC=${PIPESTATUS[0]}
+        exec 3<&-
+        ERR=
+        printf '%s\n' "$OUT" >&2
+        expect_rc 0 "script exit status"
+        expect_match "$OUT" '^/dev/pts/0$' "tty in the sandbox"
+        expect_match "$OUT" '^30 100$' "terminal size passed into the sandbox"
+        expect_contains "$OUT" "all-ttys" "stdin, stdout and stderr are the terminal"
+}
+
+it_test tty_absent
+tty_absent() {
+        crun -- tty </dev/null
+        expect_rc 1 "tty without a terminal"
+        expect_eq "not a tty" "$OUT" "tty output"
+}
+
+# --tty with no terminal of ours: the command gets a pty of the sandbox's own devpts and its
+# output (stdout and stderr together, as on any terminal) is relayed to our stdout. What is
+# not asserted: end of file on a non-terminal stdin is not passed on (no VEOF is written to the
+# pty), so `echo hi | cordon run --tty -- cat` echoes "hi" twice and then waits forever.
+it_test tty_forced
+tty_forced() {
+        crun --tty -- sh -c 'tty; stty size >/dev/null && echo stty-ok; echo to-stderr >&2; exit 5' </dev/null
+        expect_rc 5 "exit status with --tty"
+        expect_match "$OUT" '^/dev/pts/0.?$' "tty in the sandbox with --tty"
+        expect_contains "$OUT" "stty-ok" "stty works on the forced terminal"
+        it_log "with --tty and no terminal, stderr of the command went to: $(
+                case $OUT in *to-stderr*) echo "our stdout (the pty)" ;; *) echo "elsewhere" ;; esac
+        )"
+}
+
+# =============================================================================================
+# /proc, pid namespace, hostname
+
+it_test proc_is_sandbox_own
+proc_is_sandbox_own() {
+        local hostpid=$$
+        # shellcheck disable=SC2016
+        crun -- sh -c '
+                echo "pid=$$"
+                echo "procs=$(ls /proc | grep -E "^[0-9]+$" | wc -l)"
+                echo "hostname=$(uname -n)"
+                grep -c "^Name:" /proc/self/status | sed "s/^/status-names=/"
+                echo "exe=$(readlink /proc/self/exe)"
+                if test -e /proc/$1; then echo "host-pid-visible"; fi' sh "$hostpid"
+        expect_rc 0 "exit status"
+        local pid procs
+        pid=$(printf '%s\n' "$OUT" | sed -n 's/^pid=//p')
+        procs=$(printf '%s\n' "$OUT" | sed -n 's/^procs=//p')
+        expect_true "pid of the shell is $pid (expected < 10)" test "${pid:-999}" -lt 10
+        expect_true "$procs processes in the sandbox's /proc (expected < 10)" test "${procs:-999}" -lt 10
+        expect_match "$OUT" '^hostname=cordon$' "hostname"
+        expect_match "$OUT" '^status-names=1$' "cat /proc/self/status"
+        expect_match "$OUT" '^exe=.*/readlink$' "readlink /proc/self/exe"
+        if [ "$hostpid" -gt 100 ]; then
+                expect_not_contains "$OUT" "host-pid-visible" "the test's host pid in the sandbox's /proc"
+        fi
+}
+
+# /proc/self/status must describe the process as it is in the sandbox: uid 0 (what getuid()
+# and `id` say), not the host identity behind the user namespace. Otherwise `ps` shows every
+# process as "nobody", and `ps` with its default selection (same euid) shows nothing.
+it_test proc_status_ids_match_id
+proc_status_ids_match_id() {
+        # shellcheck disable=SC2016
+        crun -- sh -c 'echo "id=$(id -u) $(id -g)"; awk "/^Uid:/{u=\$2} /^Gid:/{g=\$2} END{print \"status=\" u \" \" g}" /proc/self/status'
+        expect_rc 0 "exit status"
+        expect_contains "$OUT" "id=0 0" "id -u / id -g in the sandbox"
+        expect_contains "$OUT" "status=0 0" "Uid/Gid in /proc/self/status (compare: id=0 0)"
+}
+
+# =============================================================================================
+# network: the sandbox has its own loopback
+
+it_test net_host_loopback_unreachable
+net_host_loopback_unreachable() {
+        need_in_sandbox python3
+        local hp log="$IT_TMP/http.log" port srv
+        hp=$(host_python) || skip "no python3 on the host"
+        "$hp" -u -m http.server --bind 127.0.0.1 0 >"$log" 2>&1 &
+        srv=$!
+        at_exit "kill $srv"
+        wait_until 10 grep -q ' port ' "$log" || fail "host HTTP server did not start: $(cat "$log")"
+        port=$(sed -n 's/.* port \([0-9][0-9]*\).*/\1/p' "$log" | head -n 1)
+        [ -n "$port" ] || fail "cannot find the port in: $(cat "$log")"
+        "$hp" -c "import socket; socket.create_connection(('127.0.0.1', $port), timeout=5).close()" ||
+                fail "the host cannot reach its own server on 127.0.0.1:$port"
+        local py="
+import socket
+s = socket.socket()
+s.settimeout(5)
+try:
+    s.connect(('127.0.0.1', $port))
+    print('CONNECTED')
+except OSError as e:
+    print('ERR', e.errno)
+"
+        crun -- python3 -c "$py"
+        expect_rc 0 "python3 exit status"
+        expect_eq "ERR 111" "$OUT" "connect to the host's 127.0.0.1:$port from the sandbox (ECONNREFUSED = 111)"
+}
+
+it_test net_own_loopback
+net_own_loopback() {
+        need_in_sandbox python3
+        local py='
+import socket, threading
+def serve(srv):
+    c, _ = srv.accept()
+    c.sendall(c.recv(100).upper())
+    c.close()
+for fam, addr in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+    try:
+        srv = socket.socket(fam)
+        srv.bind((addr, 0))
+    except OSError as e:
+        print(addr, "unavailable", e.errno)
+        continue
+    srv.listen(1)
+    port = srv.getsockname()[1]
+    t = threading.Thread(target=serve, args=(srv,))
+    t.start()
+    c = socket.create_connection((addr, port), timeout=5)
+    c.sendall(b"ping")
+    print(addr, c.recv(100).decode())
+    t.join()
+'
+        crun -- python3 -c "$py"
+        expect_rc 0 "python3 exit status"
+        expect_match "$OUT" '^127\.0\.0\.1 PING$' "client and server on the sandbox's own 127.0.0.1"
+        if printf '%s\n' "$OUT" | grep -q '^::1 unavailable'; then
+                it_log "::1 is not available in the sandbox; only 127.0.0.1 checked"
+        else
+                expect_match "$OUT" '^::1 PING$' "client and server on the sandbox's own ::1"
+        fi
+}
+
+# =============================================================================================
+# unprivileged use
+
+it_test unprivileged_user
+unprivileged_user() {
+        [ "$(id -u)" = 0 ] || skip "needs root to switch to uid 65534 (the suite already runs unprivileged)"
+        command -v setpriv >/dev/null || skip "setpriv is not installed"
+        command -v unshare >/dev/null || skip "unshare is not installed"
+        (cd / && timeout 10 setpriv --reuid=65534 --regid=65534 --clear-groups -- unshare -U true) >/dev/null 2>&1 ||
+                skip "user namespaces are not usable by uid 65534 here"
+        local bin="$IT_TMP/bin"
+        mkdir -p "$bin" && chmod 0755 "$bin" && cp "$CORDON" "$bin/cordon" && chmod 0755 "$bin/cordon" ||
+                fail "cannot copy cordon to $bin"
+        local errf="$IT_TMP/unpriv.err"
+        # shellcheck disable=SC2016
+        OUT=$(cd / && timeout -k 5 "$IT_CMD_TIMEOUT" setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+                "$bin/cordon" run -- sh -c 'id -u; echo hi > /tmp/x; cat /tmp/x' 2>"$errf")
+        RC=$?
+        ERR=$(cat "$errf")
+        printf '%s\n%s\n' "$OUT" "$ERR" >&2
+        expect_rc 0 "cordon run as uid 65534"
+        expect_eq $'0\nhi' "$OUT" "output"
+}
+
+it_main "$@"
