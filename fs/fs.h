@@ -46,11 +46,17 @@ struct fs_context {
         gid_t fsgid;
         bool keep_groups; /* unprivileged: setgroups is denied to us and to the
                              child alike, so both keep the user's groups */
+        /* the view's mount ids, sorted: a relative walk must start on one */
+        uint64_t *mount_ids;
+        size_t n_mount_ids;
         /* the proc agent (agent.c); agent_pid 0 when not started */
         pid_t agent_pid;
         int agent_sock;
         pthread_mutex_t agent_lock;
 };
+
+/* qsort/bsearch comparator for mount ids */
+int fs_cmp_u64(const void *a, const void *b);
 
 /* Starts the proc agent in the sandbox's user namespace (userns_fd): /proc
  * files that render ids for their opener are opened there, so the command

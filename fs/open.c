@@ -164,6 +164,26 @@ static int do_open(int dirfd, const char *path, const struct open_args *a)
         return fd < 0 ? negative_errno() : fd;
 }
 
+int fs_cmp_u64(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+        return x < y ? -1 : x > y;
+}
+
+/* Whether fd is on one of the view's mounts. A directory fd from outside
+ * the view (handed in by the host, reached through a magic link) would start
+ * a walk that the view's root never bounds: ".." only stops at the root if
+ * the walk passes through it. */
+static bool in_view(const struct fs_context *ctx, int fd)
+{
+        struct statx stx;
+        if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 ||
+            !(stx.stx_mask & STATX_MNT_ID))
+                return false;
+        uint64_t id = stx.stx_mnt_id;
+        return bsearch(&id, ctx->mount_ids, ctx->n_mount_ids, sizeof(uint64_t), fs_cmp_u64) != NULL;
+}
+
 static bool on_procfs(int fd)
 {
         struct statfs sf;
@@ -235,6 +255,10 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                         ret->error = -dfd;
                         return 0;
                 }
+                if (!in_view(call->userdata, dfd)) {
+                        ret->error = EACCES;
+                        return 0;
+                }
         }
 
         int um = notify_umask(call);
@@ -282,6 +306,13 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
         }
         if (fd < 0) {
                 ret->error = -fd;
+                return 0;
+        }
+        struct stat st;
+        if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && !in_view(call->userdata, fd)) {
+                /* a directory outside the view, reached through a magic link */
+                close(fd);
+                ret->error = EACCES;
                 return 0;
         }
         ret->kind = VERDICT_FD;

@@ -226,6 +226,8 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
                 if (t->action != SC_EMULATE)
                         continue;
                 int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, t->name);
+                if (nr == __NR_SCMP_ERROR && t->nr > 0)
+                        nr = t->nr;
                 if (nr < 0 || nr >= NOTIFY_NR_MAX) {
                         close(e->hostproc_fd);
                         free(e);

@@ -117,6 +117,8 @@ int notify_filter_build(const struct syscall_entry *table, size_t n, struct sock
                 if (e->action == SC_ALLOW)
                         continue;
                 int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, e->name);
+                if (nr == __NR_SCMP_ERROR && e->nr > 0)
+                        nr = e->nr;
                 if (nr == __NR_SCMP_ERROR) {
                         if (ret_bad)
                                 *ret_bad = e->name;

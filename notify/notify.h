@@ -52,6 +52,7 @@ typedef int (*notify_handler_t)(struct notify_call *call, struct notify_verdict 
  * dispatch and are printed by `cordon syscalls`. */
 struct syscall_entry {
         const char *name; /* resolved with libseccomp for x86_64 */
+        int nr;           /* used when libseccomp does not know the name (newer syscalls) */
         enum syscall_action action;
         int err; /* for SC_ERRNO */
         unsigned n_cond;

@@ -121,6 +121,36 @@ static int recv_msg(int sock, struct msg *m, int *fds, size_t max_fds)
         return 1;
 }
 
+#define MAX_VIEW_MOUNTS 1024
+
+static int send_mounts(int sock, const uint64_t *ids, size_t n)
+{
+        uint64_t buf[1 + MAX_VIEW_MOUNTS];
+        buf[0] = n;
+        memcpy(buf + 1, ids, n * sizeof(uint64_t));
+        ssize_t len = (ssize_t)((1 + n) * sizeof(uint64_t));
+        return send(sock, buf, (size_t)len, MSG_NOSIGNAL) == len ? 0 : -EIO;
+}
+
+/* Returns a malloc'd sorted array of ids, or NULL. */
+static uint64_t *recv_mounts(int sock, size_t *ret_n)
+{
+        uint64_t buf[1 + MAX_VIEW_MOUNTS];
+        ssize_t len;
+        do
+                len = recv(sock, buf, sizeof(buf), 0);
+        while (len < 0 && errno == EINTR);
+        if (len < (ssize_t)sizeof(uint64_t) || buf[0] == 0 || buf[0] > MAX_VIEW_MOUNTS ||
+            (size_t)len != (1 + buf[0]) * sizeof(uint64_t))
+                return NULL;
+        size_t n = buf[0];
+        uint64_t *ids = xmalloc(n * sizeof(uint64_t));
+        memcpy(ids, buf + 1, n * sizeof(uint64_t));
+        qsort(ids, n, sizeof(uint64_t), fs_cmp_u64);
+        *ret_n = n;
+        return ids;
+}
+
 _noreturn_ _printf_(2, 3) static void child_fail(int sock, const char *fmt, ...)
 {
         char text[1024];
@@ -167,6 +197,79 @@ static void init_forward(int sig)
 
 /* The command's process: its own session (with the pty as its controlling
  * terminal in tty mode), a clean signal state, the built environment. */
+/* A directory (or O_PATH) fd handed in as stdin/stdout/stderr would be a
+ * way out of the view: openat(0, "../..") or fchdir(0) starts a walk the
+ * view's root never bounds (runc's CVE-2024-21626 is this class). Such a
+ * request is refused rather than silently changed. */
+static int check_stdio(char *why, size_t size)
+{
+        for (int fd = 0; fd <= 2; fd++) {
+                struct stat st;
+                int fl = fcntl(fd, F_GETFL);
+                if (fl < 0)
+                        continue; /* closed: fine */
+                if ((fl & O_PATH) || (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))) {
+                        snprintf(why, size, "%s is a directory or O_PATH descriptor; it would let the command walk "
+                                 "out of its view, so cordon refuses to pass it in",
+                                 fd == 0 ? "stdin" : fd == 1 ? "stdout" : "stderr");
+                        return -EBADF;
+                }
+        }
+        return 0;
+}
+
+/* Reads the mount ids of the view (init's own mount namespace, after the
+ * pivot). Returns how many, or -errno. */
+static int read_mount_ids(uint64_t *ids, size_t max)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+        if (!f)
+                return negative_errno();
+        char line[4096];
+        size_t n = 0;
+        while (fgets(line, sizeof(line), f)) {
+                unsigned long long id;
+                if (sscanf(line, "%llu", &id) != 1)
+                        continue;
+                if (n == max)
+                        return -E2BIG;
+                ids[n++] = id;
+        }
+        return (int)n;
+}
+
+/* init is a fork of the cordon process: its argument and environment areas
+ * still hold the host's command line and environment, and /proc/1/cmdline
+ * is readable in the sandbox. Overwrite both in place. */
+static void scrub_host_memory(void)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/stat", "re");
+        char buf[2048];
+        if (!f || !fgets(buf, sizeof(buf), f))
+                return;
+        const char *p = strrchr(buf, ')');
+        if (!p)
+                return;
+        /* fields 48..51 (arg_start, arg_end, env_start, env_end); p is at field 2's end */
+        unsigned long v[4];
+        int field = 2;
+        const char *q = p + 1;
+        while (*q && field < 47) {
+                if (*q == ' ')
+                        field++;
+                q++;
+        }
+        if (sscanf(q, "%*s %lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) != 4)
+                return;
+        static const char name[] = "cordon-init";
+        if (v[1] > v[0] + sizeof(name)) {
+                memset((void *)v[0], 0, v[1] - v[0]);
+                memcpy((void *)v[0], name, sizeof(name));
+        }
+        if (v[3] > v[2])
+                memset((void *)v[2], 0, v[3] - v[2]);
+}
+
 _noreturn_ static void exec_command(const struct sandbox_plan *plan, int tty_slave)
 {
         sigset_t none;
@@ -255,6 +358,14 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         if (rootfd < 0)
                 child_fail(sock, "open the view's root: %s", strerror(errno));
 
+        /* the view's mounts, so the sentry can tell a walk that starts
+         * outside the view (defence in depth behind check_stdio) */
+        static uint64_t mount_ids[MAX_VIEW_MOUNTS];
+        int n_mounts = read_mount_ids(mount_ids, ELEMENTSOF(mount_ids));
+        if (n_mounts <= 0)
+                child_fail(sock, "read the view's mount table: %s", strerror(n_mounts < 0 ? -n_mounts : EIO));
+        scrub_host_memory();
+
         /* its user namespace, for the sentry's proc agent (same reason) */
         int usernsfd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
         if (usernsfd < 0)
@@ -284,6 +395,8 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         if (listener < 0)
                 child_fail(sock, "install the seccomp filter: %s", strerror(-listener));
         /* From here on every open is trapped: init opens nothing more. */
+        if (send_mounts(sock, mount_ids, (size_t)n_mounts) < 0)
+                _exit(EXIT_SANDBOX);
         int out[4] = {listener, rootfd, usernsfd, master};
         if (send_msg(sock, MSG_READY, killable, NULL, out, master >= 0 ? 4 : 3) < 0)
                 _exit(EXIT_SANDBOX);
@@ -398,6 +511,12 @@ int sentry_run(const struct run_options *o)
                 }
         }
 
+        char why[512];
+        if (check_stdio(why, sizeof(why)) < 0) {
+                fprintf(stderr, "cordon: %s\n", why);
+                return EXIT_SANDBOX;
+        }
+
         /* Tests re-run the suite with a kernel feature forced absent so the
          * fallback paths run, not just exist. Falling back never weakens
          * isolation, only speed, so the variable is honoured as is. */
@@ -487,6 +606,14 @@ static int sentry_main_loop(struct sandbox_state *st)
                 fprintf(stderr, "cordon: the sandbox's init went away during set-up\n");
                 return EXIT_SANDBOX;
         }
+        st->fsctx.mount_ids = recv_mounts(st->sock, &st->fsctx.n_mount_ids);
+        if (!st->fsctx.mount_ids) {
+                /* init failed before sending them: its error message is next */
+                r = recv_msg(st->sock, &m, fds, 0);
+                kill_and_reap(st);
+                fprintf(stderr, "cordon: %s\n", r > 0 && m.type == MSG_ERROR ? m.text : "the sandbox's init died during set-up");
+                return EXIT_SANDBOX;
+        }
         r = recv_msg(st->sock, &m, fds, 4);
         if (r <= 0 || m.type != MSG_READY) {
                 kill_and_reap(st);
@@ -557,6 +684,7 @@ static int sentry_main_loop(struct sandbox_state *st)
          * still sit in a receive: stopping the engine wakes them. */
         notify_engine_stop(st->engine);
         fs_agent_stop(&st->fsctx);
+        free(st->fsctx.mount_ids);
         close(st->fsctx.root_fd);
         close(st->sock);
         close(st->pidfd);

@@ -47,6 +47,8 @@ static const struct syscall_entry table[] = {
         REFUSE("move_mount", EPERM, "new mount API"),
         REFUSE("open_tree", EPERM, "new mount API"),
         REFUSE("mount_setattr", EPERM, "would make read-only mounts writable"),
+        {.name = "open_tree_attr", .nr = 467, .action = SC_ERRNO, .err = EPERM, .support = SUPPORT_FULL,
+         .note = "new mount API (Linux 6.15)"},
         REFUSE("open_by_handle_at", EPERM, "opens by inode handle, bypassing the view (the shocker escape)"),
         REFUSE("name_to_handle_at", EOPNOTSUPP, "pairs with open_by_handle_at"),
 
@@ -87,6 +89,7 @@ static const struct syscall_entry table[] = {
         REFUSE("settimeofday", EPERM, "host clock"),
         REFUSE("clock_settime", EPERM, "host clock"),
         REFUSE("clock_adjtime", EPERM, "host clock"),
+        REFUSE("adjtimex", EPERM, "host clock"),
         REFUSE("syslog", EPERM, "host kernel log"),
         REFUSE("quotactl", EPERM, "host quotas"),
         REFUSE("quotactl_fd", EPERM, "host quotas"),

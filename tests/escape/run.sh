@@ -1,3 +1,469 @@
-#!/bin/sh
-echo "0 passed, 0 failed"
-exit 77
+#!/bin/bash
+# Adversarial escape tests: every attempt runs inside `cordon run` and tries
+# to reach what the sandbox must not reach (host files, processes, network,
+# secrets, privileges, the kernel). An attempt that is refused counts as
+# passed; one that GETS THROUGH, a probe error, or a missing result line
+# counts as failed.
+#
+# Environment (set by `make check`): CORDON (absolute path of cordon),
+# HELPERS (directory of the built helpers, with escape-probe),
+# TESTS_SRCDIR (the source tests/ directory).
+#
+# Host-side fixtures, all removed on exit:
+#   - a secret file in a fresh directory under /srv (or /var/tmp), mode 644
+#     in a 755 directory: only the view keeps it from the sandbox
+#   - the secret file held open on fd 7 and its directory on fd 8
+#   - CORDON_ESCAPE_SECRET exported with a random value
+#   - a TCP server on 127.0.0.1, an abstract unix socket and a unix socket by
+#     path, all on the host (python3)
+#   - a SysV shared memory segment (ipcmk)
+# The secret's content and the env secret must appear in no sandbox output.
+#
+# The whole suite takes well under two minutes; every run has a timeout.
+
+if [ -z "${BASH_VERSION:-}" ]; then
+        exec bash "$0" "$@"
+fi
+set -u
+
+START=$(date +%s)
+PASSED=0
+FAILED=0
+FAILED_NAMES=()
+
+: "${CORDON:?CORDON must name the cordon binary}"
+: "${HELPERS:?HELPERS must name the directory of the test helpers}"
+TESTS_SRCDIR=${TESTS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+
+summary() {
+        echo "$PASSED passed, $FAILED failed"
+}
+
+skip() {
+        echo "escape tests skipped: $*"
+        echo "0 passed, 0 failed"
+        exit 77
+}
+
+[ -x "$CORDON" ] || skip "no cordon at $CORDON"
+[ -x "$HELPERS/escape-probe" ] || skip "no escape-probe in $HELPERS (make tests/helpers/escape-probe)"
+
+# --- fixtures -------------------------------------------------------------
+
+WORK=
+SECRET_DIR=
+PIDS=()
+SHMID=
+
+cleanup() {
+        local p
+        for p in "${PIDS[@]}"; do
+                kill "$p" 2>/dev/null
+        done
+        for p in "${PIDS[@]}"; do
+                wait "$p" 2>/dev/null
+        done
+        exec 7<&- 8<&- 2>/dev/null
+        [ -n "$SHMID" ] && ipcrm -m "$SHMID" 2>/dev/null
+        [ -n "$SECRET_DIR" ] && rm -rf -- "$SECRET_DIR"
+        [ -n "$WORK" ] && rm -rf -- "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+rand() {
+        od -An -N16 -tx1 /dev/urandom | tr -d ' \n'
+}
+
+WORK=$(mktemp -d /var/tmp/cordon-esc-run.XXXXXX) || skip "cannot create a work directory"
+if [ -d /srv ] && [ -w /srv ]; then
+        SECRET_DIR=$(mktemp -d /srv/cordon-esc-XXXXXX)
+else
+        SECRET_DIR=$(mktemp -d /var/tmp/cordon-esc-XXXXXX)
+fi
+[ -n "$SECRET_DIR" ] || skip "cannot create the secret's directory"
+chmod 755 "$SECRET_DIR"
+SECRET="cordon-escape-secret-$(rand)"
+SECRET_FILE=$SECRET_DIR/secret
+printf '%s\n' "$SECRET" >"$SECRET_FILE"
+chmod 644 "$SECRET_FILE"
+ENV_SECRET="cordon-env-secret-$(rand)"
+export CORDON_ESCAPE_SECRET=$ENV_SECRET
+ABSTRACT="cordon-esc-$(rand)"
+UNIX_PATH=$SECRET_DIR/sock
+
+# a host-side fd to the secret and one to its directory: nothing >2 may cross
+exec 7<"$SECRET_FILE"
+exec 8<"$SECRET_DIR"
+
+PYTHON=$(command -v python3 || true)
+PORT=
+if [ -n "$PYTHON" ]; then
+        # TCP on the host's loopback, answering with a banner
+        timeout 170 "$PYTHON" -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0)); s.listen(16)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+while True:
+    c, _ = s.accept(); c.sendall(b"host-tcp-banner\n"); c.close()
+' "$WORK/tcp.port" </dev/null >/dev/null 2>&1 &
+        PIDS+=($!)
+        # an abstract unix socket and one by path (outside the view)
+        timeout 170 "$PYTHON" -c '
+import socket, sys, threading, os
+a = socket.socket(socket.AF_UNIX); a.bind("\0" + sys.argv[1]); a.listen(16)
+p = socket.socket(socket.AF_UNIX); p.bind(sys.argv[2]); p.listen(16); os.chmod(sys.argv[2], 0o777)
+open(sys.argv[3], "w").write("ok")
+def serve(s):
+    while True:
+        c, _ = s.accept(); c.sendall(b"host-unix-banner\n"); c.close()
+threading.Thread(target=serve, args=(p,), daemon=True).start()
+serve(a)
+' "$ABSTRACT" "$UNIX_PATH" "$WORK/unix.ready" </dev/null >/dev/null 2>&1 &
+        PIDS+=($!)
+        for _ in $(seq 50); do
+                [ -s "$WORK/tcp.port" ] && [ -s "$WORK/unix.ready" ] && break
+                sleep 0.1
+        done
+        PORT=$(cat "$WORK/tcp.port" 2>/dev/null)
+fi
+
+SHMKEY=
+if command -v ipcmk >/dev/null && command -v ipcs >/dev/null; then
+        SHMID=$(ipcmk -M 4096 -p 0666 2>/dev/null | sed -n 's/.*id: *\([0-9]*\).*/\1/p')
+        if [ -n "$SHMID" ]; then
+                SHMKEY=$(ipcs -m | awk -v id="$SHMID" '$2 == id { print $1 }')
+        fi
+fi
+
+# --- running attempts -----------------------------------------------------
+
+N=0
+
+# record LABEL_SUFFIX NAME RC OUTFILE: judges one attempt's output. The
+# result may follow terminal echo on its line (script(1) types its EOF into
+# the pty), so it is looked for anywhere on a line.
+record() {
+        local suffix=$1 name=$2 rc=$3 out=$4 line
+        line=$(tr -d '\r\0' <"$out" | grep -a -o -m1 "escape $name: .*")
+        if [ -z "$line" ]; then
+                echo "escape $name: FAILED (no result line; exit $rc)${suffix:+ [$suffix]}"
+                tr -d '\r\0' <"$out" | grep -a -v -F -e "$SECRET" -e "$ENV_SECRET" | tail -n 3 | sed 's/^/    | /'
+                FAILED=$((FAILED + 1))
+                FAILED_NAMES+=("$name")
+                return
+        fi
+        echo "$line${suffix:+ [$suffix]}"
+        case "$line" in
+        "escape $name: blocked ("*)
+                if [ "$rc" -eq 0 ]; then
+                        PASSED=$((PASSED + 1))
+                        return
+                fi
+                echo "    (but the probe exited $rc)"
+                ;;
+        esac
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES+=("$name")
+}
+
+# probe NAME ARGS...: one attempt of the C probe in a fresh sandbox
+probe() {
+        local name=$1 rc
+        shift
+        N=$((N + 1))
+        local out=$WORK/out.$N
+        timeout -k 5 30 "$CORDON" run --bind "$BIND:/helpers:ro" -- /helpers/escape-probe "$name" "$@" \
+                </dev/null >"$out" 2>&1
+        rc=$?
+        record "" "$name" "$rc" "$out"
+}
+
+# probe_stdin FILE NAME ARGS...: the same with stdin opened on FILE on the host
+probe_stdin() {
+        local in=$1 name=$2 rc
+        shift 2
+        N=$((N + 1))
+        local out=$WORK/out.$N
+        timeout -k 5 30 "$CORDON" run --bind "$BIND:/helpers:ro" -- /helpers/escape-probe "$name" "$@" \
+                <"$in" >"$out" 2>&1
+        rc=$?
+        # cordon refusing to start with a directory as stdin is the first
+        # layer holding: the probe never runs
+        if [ "$rc" = 125 ] && grep -q "refuses to pass it in" "$out"; then
+                echo "escape $name: blocked (cordon refused a directory fd as stdin)" >>"$out"
+                rc=0
+        fi
+        record "stdin is the secret's host directory" "$name" "$rc" "$out"
+}
+
+# the same with stderr (fd 2) opened read-only on a host directory
+probe_stderr_dir() {
+        local in=$1 name=$2 rc
+        N=$((N + 1))
+        local out=$WORK/out.$N
+        timeout -k 5 30 "$CORDON" run --bind "$BIND:/helpers:ro" -- /helpers/escape-probe "$name" \
+                </dev/null >"$out" 2<"$in"
+        rc=$?
+        if [ "$rc" = 125 ]; then
+                echo "escape $name: blocked (cordon refused a directory fd as stderr)" >>"$out"
+                rc=0
+        fi
+        record "stderr is the secret's host directory" "$name" "$rc" "$out"
+}
+
+# probe_pty MODE NAME: the same on a terminal (script(1) gives cordon a pty);
+# MODE "" lets cordon give the command its own pty, "--no-tty" passes the
+# outer (host-side) terminal straight through.
+probe_pty() {
+        local mode=$1 name=$2 rc cmd
+        N=$((N + 1))
+        local out=$WORK/out.$N
+        if ! command -v script >/dev/null; then
+                timeout -k 5 30 "$CORDON" run $mode --bind "$BIND:/helpers:ro" -- /helpers/escape-probe "$name" \
+                        </dev/null >"$out" 2>&1
+                rc=$?
+                record "no pty: script(1) missing" "$name" "$rc" "$out"
+                return
+        fi
+        cmd=$(printf '%q ' timeout -k 5 25 "$CORDON" run $mode --bind "$BIND:/helpers:ro" -- /helpers/escape-probe "$name")
+        timeout -k 5 30 script -qec "$cmd" /dev/null </dev/null >"$out" 2>&1
+        rc=$?
+        record "${mode:-sandbox pty}${mode:+ host pty passed through}" "$name" "$rc" "$out"
+}
+
+# shell NAME SCRIPT: an attempt written with the sandbox's own tools; the
+# script prints its own result line
+shell() {
+        local name=$1 script=$2 rc
+        N=$((N + 1))
+        local out=$WORK/out.$N
+        timeout -k 5 30 "$CORDON" run -- /bin/sh -c "$script" </dev/null >"$out" 2>&1
+        rc=$?
+        record "" "$name" "$rc" "$out"
+}
+
+# The probe is bound into the sandbox. A bind source under the host's /tmp
+# is hidden by cordon's staging tmpfs, so fall back to a copy elsewhere.
+BIND=$HELPERS
+timeout -k 5 30 "$CORDON" run --bind "$BIND:/helpers:ro" -- /helpers/escape-probe selftest </dev/null \
+        >"$WORK/selftest" 2>&1
+if ! grep -q '^escape selftest: blocked' "$WORK/selftest"; then
+        mkdir -p "$WORK/bin" && chmod 755 "$WORK" "$WORK/bin"
+        cp "$HELPERS/escape-probe" "$WORK/bin/" && chmod 755 "$WORK/bin/escape-probe"
+        echo "note: --bind $HELPERS:/helpers:ro failed ($(head -n1 "$WORK/selftest")); using a copy in $WORK/bin"
+        BIND=$WORK/bin
+        timeout -k 5 30 "$CORDON" run --bind "$BIND:/helpers:ro" -- /helpers/escape-probe selftest </dev/null \
+                >"$WORK/selftest" 2>&1
+fi
+if ! grep -q '^escape selftest: blocked' "$WORK/selftest"; then
+        echo "cordon cannot run the probe at all:"
+        sed 's/^/    | /' "$WORK/selftest"
+        if grep -qi 'user namespaces\|cannot create the sandbox' "$WORK/selftest"; then
+                skip "cordon cannot create a sandbox on this host"
+        fi
+        echo "0 passed, 1 failed"
+        exit 1
+fi
+
+# --- the attempts ---------------------------------------------------------
+
+S=$SECRET_FILE
+
+# mounts and roots
+probe mount
+probe umount-shadow
+probe pivot-root
+probe chroot
+probe fsopen
+probe open-tree
+probe mount-setattr
+
+# namespaces
+probe unshare-user
+probe unshare-mount
+probe clone-user
+probe clone3-user
+probe setns
+
+# other processes
+probe ptrace-attach
+probe ptrace-traceme
+probe process-vm-readv
+probe pidfd-getfd
+probe proc-mem-init
+probe open-by-handle
+
+# kernel attack surface, host-wide state
+probe io-uring
+probe bpf
+probe perf-event
+probe userfaultfd
+probe keyctl
+probe add-key
+probe kexec
+probe init-module
+probe iopl
+probe ioperm
+probe reboot
+probe swapon
+probe acct
+probe settimeofday
+probe clock-settime
+probe syslog
+probe seccomp-listener
+
+# terminals
+probe_pty "" tiocsti
+probe_pty --no-tty tiocsti
+probe tiocsti
+probe_pty "" tioclinux
+
+# other syscall ABIs
+probe x32
+probe i386
+
+# privileges
+probe caps
+probe setuid-nosuid
+probe sethostname
+probe setuid-regain
+
+# host files
+probe read-secret "$S"
+probe proc1-root "$S"
+probe proc-self-root "$S"
+probe proc1-cwd "$S"
+probe symlink-tmp "$S"
+probe dotdot-tmp "$S"
+probe openat2 "$S"
+probe kcore
+probe kallsyms
+probe sysrq
+probe sys
+probe proc-sys-write
+probe dev-nodes
+probe mknod
+
+# read-only places
+probe write-usr
+probe write-etc
+probe write-root
+
+# leaks from the host
+probe fd-leak
+probe env-leak CORDON_ESCAPE_SECRET
+probe_stdin "$SECRET_DIR" stdio-dir
+probe_stderr_dir "$SECRET_DIR" stdio-dir
+
+# host processes
+probe kill-host "$$" "${PIDS[@]}"
+probe proc-pids
+probe proc1-cmdline
+if [ -n "$SHMID" ] && [ -n "$SHMKEY" ]; then
+        probe sysv-ipc "$SHMID" "$SHMKEY"
+else
+        echo "note: no ipcmk/ipcs; sysv-ipc not attempted"
+fi
+
+# network
+if [ -n "$PORT" ]; then
+        probe net-tcp-host "$PORT"
+        probe net-abstract "$ABSTRACT"
+        probe unix-path "$UNIX_PATH"
+else
+        echo "note: no python3 on the host; the host listeners were not started"
+        probe net-tcp-host 1
+        probe unix-path "$UNIX_PATH"
+fi
+probe af-packet
+probe af-vsock
+probe netlink-audit
+probe socket-highbits
+probe raw-socket
+
+# races against the emulated open
+probe toctou-open "$S"
+probe symlink-race "$S"
+
+# --- the same with the sandbox's own tools ---------------------------------
+
+shell sh-cat-secret "
+r=blocked
+for f in '$S' '/proc/1/root$S' '/proc/self/root/../../..$S' '/proc/1/cwd/../../..$S' \
+         '/tmp/../../..$S' '/dev/fd/7' '/proc/self/fd/7' '/proc/self/fd/8/secret'; do
+        if cat \"\$f\" 2>/dev/null; then r='GOT THROUGH'; got=\"\$got \$f\"; fi
+done
+if ls '${SECRET_DIR}' >/dev/null 2>&1; then r='GOT THROUGH'; got=\"\$got ls-dir\"; fi
+if [ \"\$r\" = blocked ]; then
+        echo 'escape sh-cat-secret: blocked (cat of the host path, via /proc/1/root, /proc/self/root/.., /proc/1/cwd, /tmp/.., fd 7, fd 8: all failed)'
+else
+        echo \"escape sh-cat-secret: GOT THROUGH (read:\$got)\"; exit 1
+fi"
+
+shell sh-env-dump "
+env; cat /proc/self/environ; cat /proc/1/environ; for p in /proc/[0-9]*; do cat \$p/environ; done
+echo
+echo 'escape sh-env-dump: blocked (env, /proc/*/environ dumped; the runner checks the output for the secret)'
+" 2>/dev/null
+
+if [ -x /usr/bin/python3 ]; then
+        shell py-read-secret "exec /usr/bin/python3 - '$S' '$SECRET_DIR' <<'EOF'
+import os, sys, glob
+secret, d = sys.argv[1], sys.argv[2]
+got = []
+cands = [secret, '/proc/1/root' + secret, '/proc/self/root/../../..' + secret,
+         '/proc/1/cwd/../..' + secret, '/../../../..' + secret]
+cands += [p + '/root' + secret for p in glob.glob('/proc/[0-9]*')]
+for c in cands:
+    try:
+        with open(c) as f:
+            f.read(); got.append(c)
+    except OSError:
+        pass
+for dirpath in (d, '/proc/1/root' + d):
+    try:
+        os.listdir(dirpath); got.append('listdir ' + dirpath)
+    except OSError:
+        pass
+# a walk of everything the view holds, looking for the secret's directory name
+name = os.path.basename(d)
+for root, dirs, files in os.walk('/', topdown=True):
+    if root == '/' :
+        dirs[:] = [x for x in dirs if x not in ('proc', 'dev')]
+    if name in dirs or name in files:
+        got.append('found ' + os.path.join(root, name))
+if got:
+    print('escape py-read-secret: GOT THROUGH (' + ', '.join(got) + ')'); sys.exit(1)
+print('escape py-read-secret: blocked (%d paths tried, the view walked: no secret, no secret directory)' % len(cands))
+EOF"
+fi
+
+if [ -x /bin/bash ] || [ -x /usr/bin/bash ]; then
+        if [ -n "$PORT" ]; then
+                shell bash-dev-tcp "
+exec /bin/bash -c 'if timeout 3 bash -c \"exec 3<>/dev/tcp/127.0.0.1/$PORT && head -n1 <&3\" 2>/dev/null | grep -q host-tcp-banner; then
+        echo \"escape bash-dev-tcp: GOT THROUGH (reached the host server on 127.0.0.1:$PORT)\"; exit 1
+fi
+echo \"escape bash-dev-tcp: blocked (/dev/tcp/127.0.0.1/$PORT reached no host server)\"'"
+        fi
+fi
+
+# --- the secrets must appear in no output --------------------------------
+
+N=$((N + 1))
+if grep -rqaF -e "$SECRET" -e "$ENV_SECRET" "$WORK"/out.* 2>/dev/null; then
+        where=$(grep -rlaF -e "$SECRET" -e "$ENV_SECRET" "$WORK"/out.* | wc -l)
+        echo "escape secret-in-output: GOT THROUGH (a secret appears in the output of $where sandbox run(s))"
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES+=(secret-in-output)
+else
+        echo "escape secret-in-output: blocked (neither the file secret nor the env secret appears in any of $((N - 1)) sandbox outputs)"
+        PASSED=$((PASSED + 1))
+fi
+
+echo "# $N attempts in $(($(date +%s) - START))s${FAILED_NAMES[0]:+; failed: ${FAILED_NAMES[*]}}"
+summary
+[ "$FAILED" -eq 0 ]

@@ -1,1 +1,2538 @@
-int main(void){return 77;}
+/* escape-probe: adversarial attempts to leave a cordon sandbox, run from
+ * inside it by tests/escape/run.sh.
+ *
+ *   escape-probe ATTEMPT [ARGS...]
+ *
+ * Each attempt tries one escape and prints exactly one line:
+ *
+ *   escape ATTEMPT: blocked (<how>)          exit 0
+ *   escape ATTEMPT: GOT THROUGH (<what>)     exit 1
+ *   escape ATTEMPT: probe error (<why>)      exit 2
+ *
+ * An attempt never prints what it managed to read (a secret that got
+ * through is described, never shown). Raw syscall numbers are used where
+ * libc has no wrapper, so that the probe tests the kernel interface and
+ * the seccomp filter, not libc's behaviour. `escape-probe list` prints the
+ * attempts. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/bpf.h>
+#include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/keyctl.h>
+#include <linux/netlink.h>
+#include <linux/openat2.h>
+#include <linux/perf_event.h>
+#include <linux/reboot.h>
+#include <linux/seccomp.h>
+#include <linux/vm_sockets.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/ipc.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/msg.h>
+#include <sys/prctl.h>
+#include <sys/shm.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/time.h>
+#include <sys/timex.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef __NR_open_tree
+#define __NR_open_tree 428
+#endif
+#ifndef __NR_move_mount
+#define __NR_move_mount 429
+#endif
+#ifndef __NR_fsopen
+#define __NR_fsopen 430
+#endif
+#ifndef __NR_fsconfig
+#define __NR_fsconfig 431
+#endif
+#ifndef __NR_fsmount
+#define __NR_fsmount 432
+#endif
+#ifndef __NR_fspick
+#define __NR_fspick 433
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+#ifndef __NR_clone3
+#define __NR_clone3 435
+#endif
+#ifndef __NR_openat2
+#define __NR_openat2 437
+#endif
+#ifndef __NR_pidfd_getfd
+#define __NR_pidfd_getfd 438
+#endif
+#ifndef __NR_mount_setattr
+#define __NR_mount_setattr 442
+#endif
+#ifndef __NR_open_tree_attr
+#define __NR_open_tree_attr 467
+#endif
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
+#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
+#endif
+#ifndef TIOCSTI
+#define TIOCSTI 0x5412
+#endif
+#ifndef TIOCLINUX
+#define TIOCLINUX 0x541C
+#endif
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+#ifndef VMADDR_CID_HOST
+#define VMADDR_CID_HOST 2
+#endif
+#ifndef NETLINK_AUDIT
+#define NETLINK_AUDIT 9
+#endif
+#ifndef ST_NOSUID
+#define ST_NOSUID 2
+#endif
+
+struct probe_mount_attr {
+        uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+
+struct probe_clone_args {
+        uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+};
+
+/* ------------------------------------------------------------------ */
+/* reporting */
+
+static const char *attempt = "?";
+static bool reported;
+
+static const char *en(int e)
+{
+        const char *n = strerrorname_np(e);
+        static char buf[32];
+        if (n)
+                return n;
+        snprintf(buf, sizeof(buf), "errno %d", e);
+        return buf;
+}
+
+__attribute__((format(printf, 2, 0))) static void vreport(const char *verdict, const char *fmt, va_list ap)
+{
+        char what[1024];
+        vsnprintf(what, sizeof(what), fmt, ap);
+        /* one line, whatever an errno text or a path contains */
+        for (char *p = what; *p; p++)
+                if (*p == '\n' || *p == '\r')
+                        *p = ' ';
+        if (!reported)
+                printf("escape %s: %s (%s)\n", attempt, verdict, what);
+        reported = true;
+        fflush(stdout);
+}
+
+__attribute__((format(printf, 1, 2))) static int blocked(const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vreport("blocked", fmt, ap);
+        va_end(ap);
+        return 0;
+}
+
+__attribute__((format(printf, 1, 2))) static int through(const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vreport("GOT THROUGH", fmt, ap);
+        va_end(ap);
+        return 1;
+}
+
+__attribute__((format(printf, 1, 2))) static int probe_error(const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vreport("probe error", fmt, ap);
+        va_end(ap);
+        return 2;
+}
+
+/* A growing description of the steps of one attempt. */
+struct notes {
+        char text[900];
+        size_t len;
+};
+
+__attribute__((format(printf, 2, 3))) static void note(struct notes *n, const char *fmt, ...)
+{
+        if (n->len >= sizeof(n->text) - 1)
+                return;
+        if (n->len > 0)
+                n->len += (size_t)snprintf(n->text + n->len, sizeof(n->text) - n->len, "; ");
+        if (n->len >= sizeof(n->text) - 1)
+                return;
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(n->text + n->len, sizeof(n->text) - n->len, fmt, ap);
+        va_end(ap);
+        if (k > 0)
+                n->len += (size_t)k;
+        if (n->len > sizeof(n->text) - 1)
+                n->len = sizeof(n->text) - 1;
+}
+
+/* Reads at most size-1 bytes of a file into buf; returns bytes read or -errno. */
+static ssize_t read_file(const char *path, char *buf, size_t size)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        size_t got = 0;
+        while (got < size - 1) {
+                ssize_t k = read(fd, buf + got, size - 1 - got);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        int e = errno;
+                        close(fd);
+                        return got > 0 ? (ssize_t)got : -e;
+                }
+                if (k == 0)
+                        break;
+                got += (size_t)k;
+        }
+        buf[got] = '\0';
+        close(fd);
+        return (ssize_t)got;
+}
+
+static ssize_t read_fd_all(int fd, char *buf, size_t size)
+{
+        size_t got = 0;
+        while (got < size - 1) {
+                ssize_t k = read(fd, buf + got, size - 1 - got);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return got > 0 ? (ssize_t)got : -errno;
+                }
+                if (k == 0)
+                        break;
+                got += (size_t)k;
+        }
+        buf[got] = '\0';
+        return (ssize_t)got;
+}
+
+/* One "expect failure" step: r < 0 is blocked (errno noted), else through. */
+static bool step_fails(struct notes *n, const char *what, long r)
+{
+        if (r < 0) {
+                note(n, "%s: %s", what, en(errno));
+                return true;
+        }
+        note(n, "%s returned %ld", what, r);
+        return false;
+}
+
+static int finish(struct notes *n, bool all_blocked)
+{
+        return all_blocked ? blocked("%s", n->text) : through("%s", n->text);
+}
+
+/* A child that just waits to be killed, for the cross-process attempts. */
+static pid_t spawn_sleeper(void)
+{
+        pid_t p = fork();
+        if (p == 0) {
+                prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                for (;;)
+                        pause();
+        }
+        return p;
+}
+
+static void reap(pid_t p)
+{
+        if (p > 0) {
+                kill(p, SIGKILL);
+                while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        }
+}
+
+/* ------------------------------------------------------------------ */
+/* mounts and roots */
+
+static int a_mount(int argc, char **argv)
+{
+        if (mount("tmpfs", "/tmp", "tmpfs", 0, "size=1m") < 0)
+                return blocked("mount tmpfs on /tmp: %s", en(errno));
+        return through("mount tmpfs on /tmp succeeded");
+}
+
+static int a_umount_shadow(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = step_fails(&n, "umount2(/etc/shadow, MNT_DETACH)", umount2("/etc/shadow", MNT_DETACH));
+        ok &= step_fails(&n, "umount2(/etc, MNT_DETACH)", umount2("/etc", MNT_DETACH));
+        char buf[4096];
+        ssize_t k = read_file("/etc/shadow", buf, sizeof(buf));
+        if (k > 0) {
+                note(&n, "/etc/shadow has %zd bytes of content", k);
+                ok = false;
+        } else {
+                note(&n, "/etc/shadow read: %s", k == 0 ? "empty (masked)" : en((int)-k));
+        }
+        return finish(&n, ok);
+}
+
+static int a_pivot_root(int argc, char **argv)
+{
+        mkdir("/tmp/pr-new", 0755);
+        mkdir("/tmp/pr-new/old", 0755);
+        long r = syscall(SYS_pivot_root, "/tmp/pr-new", "/tmp/pr-new/old");
+        if (r < 0)
+                return blocked("pivot_root: %s", en(errno));
+        return through("pivot_root succeeded");
+}
+
+static int a_chroot(int argc, char **argv)
+{
+        if (chroot("/tmp") < 0)
+                return blocked("chroot(/tmp): %s", en(errno));
+        return through("chroot(/tmp) succeeded");
+}
+
+static int a_fsopen(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        long fsfd = syscall(__NR_fsopen, "tmpfs", 0);
+        if (fsfd >= 0) {
+                note(&n, "fsopen(tmpfs) gave fd %ld", fsfd);
+                ok = false;
+                long c = syscall(__NR_fsconfig, fsfd, 6 /* FSCONFIG_CMD_CREATE */, NULL, NULL, 0);
+                long m = c < 0 ? -1 : syscall(__NR_fsmount, fsfd, 0, 0);
+                note(&n, "fsconfig %s, fsmount %s", c < 0 ? en(errno) : "ok", m < 0 ? en(errno) : "gave a mount fd");
+                if (m >= 0) {
+                        long mv = syscall(__NR_move_mount, m, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH);
+                        note(&n, "move_mount onto /tmp %s", mv < 0 ? en(errno) : "succeeded");
+                }
+        } else {
+                note(&n, "fsopen(tmpfs): %s", en(errno));
+        }
+        /* each call of the new mount API, with harmless arguments */
+        ok &= step_fails(&n, "fspick(/usr)", syscall(__NR_fspick, AT_FDCWD, "/usr", 0));
+        ok &= step_fails(&n, "fsmount(bad fd)", syscall(__NR_fsmount, 1000, 0, 0));
+        ok &= step_fails(&n, "move_mount(/usr -> /tmp)",
+                         syscall(__NR_move_mount, AT_FDCWD, "/usr", AT_FDCWD, "/tmp", 0));
+        ok &= step_fails(&n, "fsconfig(bad fd)", syscall(__NR_fsconfig, 1000, 6, NULL, NULL, 0));
+        return finish(&n, ok);
+}
+
+static int a_open_tree(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        long fd = syscall(__NR_open_tree, AT_FDCWD, "/usr", OPEN_TREE_CLONE | O_CLOEXEC);
+        if (fd >= 0) {
+                ok = false;
+                long mv = syscall(__NR_move_mount, fd, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH);
+                note(&n, "open_tree(/usr, CLONE) gave a detached mount; move_mount onto /tmp %s",
+                     mv < 0 ? en(errno) : "succeeded");
+                close((int)fd);
+        } else {
+                note(&n, "open_tree(/usr, OPEN_TREE_CLONE): %s", en(errno));
+        }
+        /* open_tree_attr (Linux 6.15): a clone with attributes changed */
+        struct probe_mount_attr a = {.attr_clr = MOUNT_ATTR_RDONLY};
+        long fd2 = syscall(__NR_open_tree_attr, AT_FDCWD, "/usr", OPEN_TREE_CLONE | O_CLOEXEC, &a, sizeof(a));
+        if (fd2 >= 0) {
+                ok = false;
+                note(&n, "open_tree_attr(/usr, CLONE, clear RDONLY) gave a writable detached mount");
+                close((int)fd2);
+        } else {
+                note(&n, "open_tree_attr(/usr, CLONE, clear RDONLY): %s", en(errno));
+        }
+        return finish(&n, ok);
+}
+
+static int a_mount_setattr(int argc, char **argv)
+{
+        struct notes n = {0};
+        struct probe_mount_attr a = {.attr_clr = MOUNT_ATTR_RDONLY};
+        bool ok = step_fails(&n, "mount_setattr(/usr, clear RDONLY)",
+                             syscall(__NR_mount_setattr, AT_FDCWD, "/usr", AT_RECURSIVE, &a, sizeof(a)));
+        char p[64];
+        snprintf(p, sizeof(p), "/usr/.cordon-escape-%d", (int)getpid());
+        int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+                close(fd);
+                unlink(p);
+                note(&n, "created a file in /usr (removed again)");
+                ok = false;
+        } else {
+                note(&n, "create in /usr: %s", en(errno));
+        }
+        return finish(&n, ok);
+}
+
+/* ------------------------------------------------------------------ */
+/* namespaces */
+
+static int a_unshare_user(int argc, char **argv)
+{
+        if (unshare(CLONE_NEWUSER) < 0)
+                return blocked("unshare(CLONE_NEWUSER): %s", en(errno));
+        return through("unshare(CLONE_NEWUSER) succeeded: a fresh user namespace with full capabilities");
+}
+
+static int a_unshare_mount(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = step_fails(&n, "unshare(CLONE_NEWNS)", unshare(CLONE_NEWNS));
+        ok &= step_fails(&n, "unshare(CLONE_NEWUSER|CLONE_NEWNS)", unshare(CLONE_NEWUSER | CLONE_NEWNS));
+        ok &= step_fails(&n, "unshare(CLONE_NEWNET)", unshare(CLONE_NEWNET));
+        ok &= step_fails(&n, "unshare(CLONE_NEWPID)", unshare(CLONE_NEWPID));
+        return finish(&n, ok);
+}
+
+static int a_clone_user(int argc, char **argv)
+{
+        long r = syscall(SYS_clone, (unsigned long)(CLONE_NEWUSER | SIGCHLD), NULL, NULL, NULL, 0);
+        if (r == 0)
+                _exit(0);
+        if (r < 0)
+                return blocked("raw clone(CLONE_NEWUSER): %s", en(errno));
+        waitpid((pid_t)r, NULL, 0);
+        return through("raw clone(CLONE_NEWUSER) created a child in a new user namespace");
+}
+
+static int a_clone3_user(int argc, char **argv)
+{
+        struct probe_clone_args ca = {.flags = CLONE_NEWUSER, .exit_signal = SIGCHLD};
+        long r = syscall(__NR_clone3, &ca, sizeof(ca));
+        if (r == 0)
+                _exit(0);
+        if (r < 0)
+                return errno == ENOSYS ? blocked("clone3(CLONE_NEWUSER): ENOSYS")
+                                       : blocked("clone3(CLONE_NEWUSER): %s (expected ENOSYS)", en(errno));
+        waitpid((pid_t)r, NULL, 0);
+        return through("clone3(CLONE_NEWUSER) created a child in a new user namespace");
+}
+
+static int a_setns(int argc, char **argv)
+{
+        static const char *const nss[] = {"user", "mnt", "pid", "net", "ipc", "uts", "cgroup", "time"};
+        struct notes n = {0};
+        bool ok = true;
+        int tried = 0;
+        for (size_t i = 0; i < sizeof(nss) / sizeof(nss[0]); i++) {
+                char p[64];
+                snprintf(p, sizeof(p), "/proc/1/ns/%s", nss[i]);
+                int fd = open(p, O_RDONLY | O_CLOEXEC);
+                if (fd < 0) {
+                        snprintf(p, sizeof(p), "/proc/self/ns/%s", nss[i]);
+                        fd = open(p, O_RDONLY | O_CLOEXEC);
+                }
+                if (fd < 0) {
+                        note(&n, "open %s: %s", nss[i], en(errno));
+                        continue;
+                }
+                tried++;
+                if (setns(fd, 0) == 0) {
+                        note(&n, "setns(%s) succeeded", p);
+                        ok = false;
+                } else {
+                        note(&n, "setns(%s): %s", p, en(errno));
+                }
+                close(fd);
+        }
+        /* a pidfd of ourselves, all namespaces at once */
+        long pfd = syscall(__NR_pidfd_open, getpid(), 0);
+        if (pfd >= 0) {
+                if (setns((int)pfd, CLONE_NEWNS | CLONE_NEWUSER) == 0) {
+                        note(&n, "setns(pidfd) succeeded");
+                        ok = false;
+                } else {
+                        note(&n, "setns(pidfd): %s", en(errno));
+                }
+                close((int)pfd);
+        }
+        if (tried == 0 && pfd < 0 && ok)
+                note(&n, "no namespace file could be opened");
+        return finish(&n, ok);
+}
+
+/* ------------------------------------------------------------------ */
+/* other processes */
+
+static int a_ptrace_attach(int argc, char **argv)
+{
+        pid_t c = spawn_sleeper();
+        if (c < 0)
+                return probe_error("fork: %s", en(errno));
+        long r = ptrace(PTRACE_ATTACH, c, NULL, NULL);
+        int e = errno;
+        reap(c);
+        if (r < 0)
+                return blocked("ptrace(PTRACE_ATTACH, sibling): %s", en(e));
+        return through("ptrace(PTRACE_ATTACH) on a sibling succeeded");
+}
+
+static int a_ptrace_traceme(int argc, char **argv)
+{
+        int pfd[2];
+        if (pipe(pfd) < 0)
+                return probe_error("pipe: %s", en(errno));
+        pid_t c = fork();
+        if (c == 0) {
+                long r = ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+                int e = r < 0 ? errno : 0;
+                (void)!write(pfd[1], &e, sizeof(e));
+                _exit(0);
+        }
+        close(pfd[1]);
+        int e = -1;
+        ssize_t k = read(pfd[0], &e, sizeof(e));
+        close(pfd[0]);
+        waitpid(c, NULL, 0);
+        if (k != sizeof(e))
+                return probe_error("child reported nothing");
+        if (e)
+                return blocked("ptrace(PTRACE_TRACEME): %s", en(e));
+        return through("ptrace(PTRACE_TRACEME) succeeded");
+}
+
+static int a_process_vm_readv(int argc, char **argv)
+{
+        static char marker[] = "cordon-marker";
+        pid_t c = spawn_sleeper();
+        if (c < 0)
+                return probe_error("fork: %s", en(errno));
+        char buf[sizeof(marker)] = {0};
+        struct iovec l = {buf, sizeof(buf)}, r = {marker, sizeof(marker)};
+        ssize_t k = process_vm_readv(c, &l, 1, &r, 1, 0);
+        int e = errno;
+        struct iovec w = {buf, sizeof(buf)};
+        ssize_t kw = process_vm_writev(c, &w, 1, &r, 1, 0);
+        int ew = errno;
+        reap(c);
+        if (k < 0 && kw < 0)
+                return blocked("process_vm_readv: %s; process_vm_writev: %s", en(e), en(ew));
+        return through("process_vm_readv %zd, process_vm_writev %zd bytes of a sibling", k, kw);
+}
+
+static int a_pidfd_getfd(int argc, char **argv)
+{
+        pid_t c = spawn_sleeper();
+        if (c < 0)
+                return probe_error("fork: %s", en(errno));
+        long pfd = syscall(__NR_pidfd_open, c, 0);
+        if (pfd < 0) {
+                int e = errno;
+                reap(c);
+                return blocked("pidfd_open: %s", en(e));
+        }
+        long fd = syscall(__NR_pidfd_getfd, pfd, 1, 0);
+        int e = errno;
+        reap(c);
+        if (fd < 0)
+                return blocked("pidfd_getfd: %s", en(e));
+        return through("pidfd_getfd took fd 1 of a sibling");
+}
+
+/* init (pid 1 of the sandbox) is a fork of the host-side cordon: its memory
+ * still holds cordon's host environment and its socket to the sentry. */
+static int a_proc_mem_init(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        int fd = open("/proc/1/mem", O_RDWR | O_CLOEXEC);
+        if (fd >= 0) {
+                note(&n, "opened init's /proc/1/mem read-write (could rewrite pid 1)");
+                ok = false;
+                close(fd);
+        } else {
+                note(&n, "open /proc/1/mem O_RDWR: %s", en(errno));
+        }
+        fd = open("/proc/1/mem", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                note(&n, "opened init's /proc/1/mem read-only");
+                ok = false;
+                close(fd);
+        } else {
+                note(&n, "open /proc/1/mem O_RDONLY: %s", en(errno));
+        }
+        static const char *const others[] = {"/proc/1/fd/3", "/proc/1/fd/4", "/proc/1/map_files", "/proc/1/stack",
+                                              "/proc/1/syscall"};
+        for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+                fd = open(others[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+                if (fd >= 0) {
+                        char buf[512];
+                        ssize_t k = read(fd, buf, sizeof(buf));
+                        struct stat st;
+                        fstat(fd, &st);
+                        /* a directory is listable only with ptrace access */
+                        if (S_ISDIR(st.st_mode)) {
+                                DIR *d = fdopendir(fd);
+                                int entries = 0;
+                                struct dirent *de;
+                                while (d && (de = readdir(d)))
+                                        entries += de->d_name[0] != '.';
+                                if (d)
+                                        closedir(d);
+                                else
+                                        close(fd);
+                                if (entries > 0) {
+                                        note(&n, "listed %s (%d entries)", others[i], entries);
+                                        ok = false;
+                                } else {
+                                        note(&n, "%s: empty", others[i]);
+                                }
+                                continue;
+                        }
+                        if (k > 0) {
+                                note(&n, "read %zd bytes of %s", k, others[i]);
+                                ok = false;
+                        } else {
+                                note(&n, "%s: opened, read %s", others[i], k == 0 ? "empty" : en(errno));
+                        }
+                        close(fd);
+                } else {
+                        note(&n, "%s: %s", others[i], en(errno));
+                }
+        }
+        return finish(&n, ok);
+}
+
+/* ------------------------------------------------------------------ */
+/* the shocker escape */
+
+static int a_open_by_handle(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        struct {
+                struct file_handle fh;
+                unsigned char bytes[128];
+        } h;
+        memset(&h, 0, sizeof(h));
+        h.fh.handle_bytes = 128;
+        int mount_id = -1;
+        int type = 1; /* FILEID_INO32_GEN, what ext4 uses */
+        if (name_to_handle_at(AT_FDCWD, "/", &h.fh, &mount_id, 0) == 0) {
+                note(&n, "name_to_handle_at(/) worked (type %d, %u bytes)", h.fh.handle_type, h.fh.handle_bytes);
+                type = h.fh.handle_type;
+        } else {
+                note(&n, "name_to_handle_at(/): %s", en(errno));
+        }
+        /* /etc is a bind of the host's root file system on most hosts */
+        struct {
+                struct file_handle fh;
+                unsigned char bytes[128];
+        } he;
+        memset(&he, 0, sizeof(he));
+        he.fh.handle_bytes = 128;
+        if (name_to_handle_at(AT_FDCWD, "/etc", &he.fh, &mount_id, 0) == 0) {
+                note(&n, "name_to_handle_at(/etc) worked");
+                type = he.fh.handle_type;
+        } else {
+                note(&n, "name_to_handle_at(/etc): %s", en(errno));
+        }
+        /* guess: inode 2 (the root directory of ext2/3/4), generation 0 */
+        static const char *const mounts[] = {"/etc", "/usr", "/"};
+        for (size_t i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
+                int mfd = open(mounts[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (mfd < 0)
+                        continue;
+                struct {
+                        struct file_handle fh;
+                        uint32_t ino, gen;
+                } g = {.fh = {.handle_bytes = 8, .handle_type = type}, .ino = 2, .gen = 0};
+                long fd = syscall(SYS_open_by_handle_at, mfd, &g.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd >= 0) {
+                        note(&n, "open_by_handle_at(inode 2 via %s) opened the file system's root", mounts[i]);
+                        ok = false;
+                        close((int)fd);
+                } else {
+                        note(&n, "open_by_handle_at(inode 2 via %s): %s", mounts[i], en(errno));
+                }
+                close(mfd);
+        }
+        return finish(&n, ok);
+}
+
+/* ------------------------------------------------------------------ */
+/* kernel attack surface and host-wide state */
+
+static int a_io_uring(int argc, char **argv)
+{
+        unsigned char params[120] = {0}; /* struct io_uring_params */
+        long fd = syscall(SYS_io_uring_setup, 8, params);
+        if (fd >= 0) {
+                close((int)fd);
+                return through("io_uring_setup gave a ring");
+        }
+        int e = errno;
+        long r2 = syscall(SYS_io_uring_enter, 0, 1, 0, 0, NULL, 0);
+        int e2 = errno;
+        long r3 = syscall(SYS_io_uring_register, 0, 0, NULL, 0);
+        int e3 = errno;
+        return blocked("io_uring_setup: %s; io_uring_enter: %s; io_uring_register: %s", en(e),
+                       r2 < 0 ? en(e2) : "ok?", r3 < 0 ? en(e3) : "ok?");
+}
+
+static int a_bpf(int argc, char **argv)
+{
+        struct bpf_insn prog[] = {
+                {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0},
+                {.code = BPF_JMP | BPF_EXIT},
+        };
+        union bpf_attr attr;
+        memset(&attr, 0, sizeof(attr));
+        attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+        attr.insn_cnt = 2;
+        attr.insns = (uint64_t)(uintptr_t)prog;
+        attr.license = (uint64_t)(uintptr_t) "GPL";
+        long fd = syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+        if (fd >= 0) {
+                close((int)fd);
+                return through("bpf(BPF_PROG_LOAD) loaded a program");
+        }
+        int e = errno;
+        memset(&attr, 0, sizeof(attr));
+        attr.map_type = BPF_MAP_TYPE_ARRAY;
+        attr.key_size = 4;
+        attr.value_size = 4;
+        attr.max_entries = 1;
+        long m = syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
+        if (m >= 0) {
+                close((int)m);
+                return through("bpf(BPF_MAP_CREATE) created a map (BPF_PROG_LOAD: %s)", en(e));
+        }
+        return blocked("bpf(BPF_PROG_LOAD): %s; bpf(BPF_MAP_CREATE): %s", en(e), en(errno));
+}
+
+static int a_perf_event(int argc, char **argv)
+{
+        struct perf_event_attr pa;
+        memset(&pa, 0, sizeof(pa));
+        pa.type = PERF_TYPE_SOFTWARE;
+        pa.size = sizeof(pa);
+        pa.config = PERF_COUNT_SW_CPU_CLOCK;
+        pa.disabled = 1;
+        pa.exclude_kernel = 1;
+        pa.exclude_hv = 1;
+        long fd = syscall(SYS_perf_event_open, &pa, 0, -1, -1, 0);
+        if (fd >= 0) {
+                close((int)fd);
+                return through("perf_event_open on ourselves succeeded");
+        }
+        return blocked("perf_event_open: %s", en(errno));
+}
+
+static int a_userfaultfd(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = step_fails(&n, "userfaultfd(O_CLOEXEC)", syscall(SYS_userfaultfd, O_CLOEXEC));
+        ok &= step_fails(&n, "userfaultfd(UFFD_USER_MODE_ONLY)", syscall(SYS_userfaultfd, O_CLOEXEC | 1));
+        int fd = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+        if (fd >= 0) {
+                note(&n, "/dev/userfaultfd opened");
+                ok = false;
+                close(fd);
+        } else {
+                note(&n, "/dev/userfaultfd: %s", en(errno));
+        }
+        return finish(&n, ok);
+}
+
+static int a_keyctl(int argc, char **argv)
+{
+        struct notes n = {0};
+        char buf[256];
+        bool ok = step_fails(&n, "keyctl(GET_KEYRING_ID, session)",
+                             syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0));
+        ok &= step_fails(&n, "keyctl(READ, session keyring)",
+                         syscall(SYS_keyctl, KEYCTL_READ, KEY_SPEC_SESSION_KEYRING, buf, sizeof(buf)));
+        ok &= step_fails(&n, "keyctl(READ, user keyring)",
+                         syscall(SYS_keyctl, KEYCTL_READ, KEY_SPEC_USER_KEYRING, buf, sizeof(buf)));
+        ok &= step_fails(&n, "keyctl(JOIN_SESSION_KEYRING)", syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL));
+        return finish(&n, ok);
+}
+
+static int a_add_key(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = step_fails(&n, "add_key(user, process keyring)",
+                             syscall(SYS_add_key, "user", "cordon-escape", "x", 1, KEY_SPEC_PROCESS_KEYRING));
+        ok &= step_fails(&n, "request_key(user)",
+                         syscall(SYS_request_key, "user", "cordon-escape", NULL, KEY_SPEC_PROCESS_KEYRING));
+        return finish(&n, ok);
+}
+
+static int a_kexec(int argc, char **argv)
+{
+        struct notes n = {0};
+        /* no segments: a successful call would only unload a staged kernel */
+        bool ok = step_fails(&n, "kexec_load(no segments)", syscall(SYS_kexec_load, 0, 0, NULL, 0));
+        ok &= step_fails(&n, "kexec_file_load(bad fds)", syscall(SYS_kexec_file_load, -1, -1, 0, "", 0));
+        return finish(&n, ok);
+}
+
+static int a_init_module(int argc, char **argv)
+{
+        struct notes n = {0};
+        static const char not_elf[64] = "not an ELF module";
+        bool ok = step_fails(&n, "init_module(garbage)", syscall(SYS_init_module, not_elf, sizeof(not_elf), ""));
+        int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        ok &= step_fails(&n, "finit_module(/dev/null)", syscall(SYS_finit_module, fd, "", 0));
+        if (fd >= 0)
+                close(fd);
+        ok &= step_fails(&n, "delete_module(cordon_none)",
+                         syscall(SYS_delete_module, "cordon_none", O_NONBLOCK));
+        return finish(&n, ok);
+}
+
+static int a_iopl(int argc, char **argv)
+{
+        if (syscall(SYS_iopl, 3) == 0) {
+                syscall(SYS_iopl, 0);
+                return through("iopl(3) granted raw port access");
+        }
+        return blocked("iopl(3): %s", en(errno));
+}
+
+static int a_ioperm(int argc, char **argv)
+{
+        if (syscall(SYS_ioperm, 0x80, 1, 1) == 0) {
+                syscall(SYS_ioperm, 0x80, 1, 0);
+                return through("ioperm(0x80) granted port access");
+        }
+        return blocked("ioperm(0x80, 1, 1): %s", en(errno));
+}
+
+static int a_reboot(int argc, char **argv)
+{
+        /* an invalid command: the kernel checks CAP_SYS_BOOT before it looks at
+         * the command, so EINVAL means the capability check was passed */
+        long r = syscall(SYS_reboot, LINUX_REBOOT_MAGIC1, LINUX_REBOOT_MAGIC2, 0x0bad0bad, NULL);
+        if (r < 0 && errno == EINVAL)
+                return through("reboot() passed the CAP_SYS_BOOT check (EINVAL on an invalid command)");
+        if (r < 0)
+                return blocked("reboot(invalid command): %s", en(errno));
+        return through("reboot() returned %ld", r);
+}
+
+static int a_swapon(int argc, char **argv)
+{
+        /* CAP_SYS_ADMIN is checked before the path is looked up */
+        long r = syscall(SYS_swapon, "/tmp/cordon-no-such-swap", 0);
+        if (r < 0 && errno == EPERM)
+                return blocked("swapon: EPERM");
+        if (r < 0 && errno != ENOENT)
+                return blocked("swapon: %s", en(errno));
+        return through("swapon passed the CAP_SYS_ADMIN check (%s)", r < 0 ? en(errno) : "succeeded");
+}
+
+static int a_acct(int argc, char **argv)
+{
+        /* CAP_SYS_PACCT is checked before the path is looked up */
+        long r = syscall(SYS_acct, "/tmp/cordon-no-such-acct");
+        if (r < 0 && errno != ENOENT)
+                return blocked("acct: %s", en(errno));
+        return through("acct passed the CAP_SYS_PACCT check (%s)", r < 0 ? en(errno) : "succeeded");
+}
+
+static int a_settimeofday(int argc, char **argv)
+{
+        /* an invalid time: never changes the clock, EINVAL if it reached the kernel */
+        struct timeval tv = {.tv_sec = 1, .tv_usec = 5000000};
+        long r = syscall(SYS_settimeofday, &tv, NULL);
+        if (r == 0)
+                return through("settimeofday succeeded");
+        return blocked("settimeofday: %s", en(errno));
+}
+
+static int a_clock_settime(int argc, char **argv)
+{
+        struct notes n = {0};
+        struct timespec ts = {.tv_sec = 1, .tv_nsec = 2000000000L}; /* invalid: never applied */
+        bool ok = step_fails(&n, "clock_settime(REALTIME, invalid)", syscall(SYS_clock_settime, CLOCK_REALTIME, &ts));
+        /* adjtimex/clock_adjtime with a mode: CAP_SYS_TIME is checked before the
+         * (invalid) tick value, so EINVAL means the capability check passed */
+        struct timex tx;
+        memset(&tx, 0, sizeof(tx));
+        tx.modes = ADJ_TICK;
+        tx.tick = 1;
+        long r = syscall(SYS_adjtimex, &tx);
+        if (r < 0 && errno == EINVAL) {
+                note(&n, "adjtimex(ADJ_TICK) passed the CAP_SYS_TIME check");
+                ok = false;
+        } else {
+                ok &= step_fails(&n, "adjtimex(ADJ_TICK, invalid)", r);
+        }
+        memset(&tx, 0, sizeof(tx));
+        tx.modes = ADJ_TICK;
+        tx.tick = 1;
+        r = syscall(SYS_clock_adjtime, CLOCK_REALTIME, &tx);
+        if (r < 0 && errno == EINVAL) {
+                note(&n, "clock_adjtime(ADJ_TICK) passed the CAP_SYS_TIME check");
+                ok = false;
+        } else {
+                ok &= step_fails(&n, "clock_adjtime(ADJ_TICK, invalid)", r);
+        }
+        return finish(&n, ok);
+}
+
+static int a_syslog(int argc, char **argv)
+{
+        char buf[4096];
+        long r = syscall(SYS_syslog, 3 /* SYSLOG_ACTION_READ_ALL */, buf, (int)sizeof(buf));
+        if (r > 0)
+                return through("syslog(READ_ALL) returned %ld bytes of the host's kernel log", r);
+        if (r == 0)
+                return through("syslog(READ_ALL) was allowed (empty log)");
+        int e = errno;
+        int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd >= 0) {
+                ssize_t k = read(fd, buf, sizeof(buf));
+                close(fd);
+                if (k > 0)
+                        return through("/dev/kmsg readable (%zd bytes)", k);
+        }
+        ssize_t k = read_file("/proc/kmsg", buf, sizeof(buf));
+        if (k > 0)
+                return through("/proc/kmsg readable");
+        return blocked("syslog(READ_ALL): %s; /dev/kmsg: %s; /proc/kmsg: %s", en(e), fd < 0 ? en(errno) : "empty",
+                       k == 0 ? "empty (masked)" : en((int)-k));
+}
+
+/* ------------------------------------------------------------------ */
+/* seccomp: a nested listener */
+
+static int a_seccomp_listener(int argc, char **argv)
+{
+        struct sock_filter insns[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+        struct sock_fprog prog = {.len = 1, .filter = insns};
+        long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+        if (fd >= 0)
+                return through("seccomp(NEW_LISTENER) gave a nested listener fd %ld", fd);
+        int e = errno;
+        /* the same with the op's upper 32 bits set (the kernel reads an int) */
+        long fd2 = syscall(SYS_seccomp, (1UL << 32) | SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+        if (fd2 >= 0)
+                return through("seccomp(op|1<<32, NEW_LISTENER) gave a nested listener fd %ld", fd2);
+        int e2 = errno;
+        long fd3 = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                           (1UL << 32) | SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_TSYNC, &prog);
+        if (fd3 >= 0)
+                return through("seccomp(NEW_LISTENER|TSYNC, flags|1<<32) gave a nested listener fd %ld", fd3);
+        return blocked("seccomp(SET_MODE_FILTER, NEW_LISTENER): %s; op with high bits: %s; flags with high bits: %s",
+                       en(e), en(e2), en(errno));
+}
+
+/* ------------------------------------------------------------------ */
+/* terminals */
+
+static int a_tiocsti(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool tty = isatty(0);
+        note(&n, "fd 0 %s a tty", tty ? "is" : "is not");
+        char c = '#';
+        bool ok = step_fails(&n, "ioctl(0, TIOCSTI)", ioctl(0, TIOCSTI, &c));
+        ok &= step_fails(&n, "ioctl(0, 0xffffffff00005412)", syscall(SYS_ioctl, 0, 0xffffffff00005412UL, &c));
+        ok &= step_fails(&n, "ioctl(0, 0x100005412)", syscall(SYS_ioctl, 0, 0x100005412UL, &c));
+        int tfd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (tfd >= 0) {
+                ok &= step_fails(&n, "ioctl(/dev/tty, TIOCSTI)", ioctl(tfd, TIOCSTI, &c));
+                close(tfd);
+        } else {
+                note(&n, "/dev/tty: %s", en(errno));
+        }
+        if (!ok) {
+                /* eat what we typed so it does not reach a shell */
+                tcflush(0, TCIFLUSH);
+        }
+        return finish(&n, ok);
+}
+
+static int a_tioclinux(int argc, char **argv)
+{
+        struct notes n = {0};
+        char sub = 6; /* TIOCL_GETSHIFTSTATE: a read-only subcode */
+        bool ok = step_fails(&n, "ioctl(0, TIOCLINUX)", ioctl(0, TIOCLINUX, &sub));
+        sub = 6;
+        ok &= step_fails(&n, "ioctl(0, TIOCLINUX|1<<32)", syscall(SYS_ioctl, 0, (1UL << 32) | TIOCLINUX, &sub));
+        return finish(&n, ok);
+}
+
+/* ------------------------------------------------------------------ */
+/* other syscall ABIs */
+
+static int run_in_child(long (*fn)(void), const char *what)
+{
+        int pfd[2];
+        if (pipe(pfd) < 0)
+                return probe_error("pipe: %s", en(errno));
+        pid_t c = fork();
+        if (c < 0)
+                return probe_error("fork: %s", en(errno));
+        if (c == 0) {
+                close(pfd[0]);
+                long r = fn();
+                (void)!write(pfd[1], &r, sizeof(r));
+                _exit(0);
+        }
+        close(pfd[1]);
+        long r = 0;
+        ssize_t k = read(pfd[0], &r, sizeof(r));
+        close(pfd[0]);
+        int status;
+        while (waitpid(c, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (WIFSIGNALED(status))
+                return blocked("%s: the child was killed by %s", what, sigabbrev_np(WTERMSIG(status)) ?: "a signal");
+        if (k != sizeof(r))
+                return probe_error("%s: the child reported nothing", what);
+        if (r > 0)
+                return through("%s returned pid %ld", what, r);
+        if (r == -ENOSYS || r == -EPERM)
+                return blocked("%s: %s", what, en((int)-r));
+        return blocked("%s: returned %ld", what, r);
+}
+
+static long x32_getpid(void)
+{
+        long r = syscall(0x40000000L | __NR_getpid);
+        return r < 0 ? -errno : r;
+}
+
+static long i386_getpid(void)
+{
+        long ret;
+        __asm__ volatile("int $0x80" : "=a"(ret) : "a"(20L) : "memory", "rcx", "r11");
+        return ret;
+}
+
+static int a_x32(int argc, char **argv) { return run_in_child(x32_getpid, "x32 getpid (0x40000000|39)"); }
+static int a_i386(int argc, char **argv) { return run_in_child(i386_getpid, "i386 getpid (int $0x80, eax=20)"); }
+
+/* ------------------------------------------------------------------ */
+/* privileges */
+
+static int a_caps(int argc, char **argv)
+{
+        char st[8192];
+        ssize_t k = read_file("/proc/self/status", st, sizeof(st));
+        if (k <= 0)
+                return probe_error("read /proc/self/status: %s", k == 0 ? "empty" : en((int)-k));
+        static const struct {
+                const char *key;
+                const char *want;
+        } checks[] = {
+                {"CapInh:", "0000000000000000"}, {"CapPrm:", "0000000000000000"}, {"CapEff:", "0000000000000000"},
+                {"CapBnd:", "0000000000000000"}, {"CapAmb:", "0000000000000000"}, {"NoNewPrivs:", "1"},
+                {"Seccomp:", "2"},
+        };
+        struct notes n = {0};
+        bool ok = true;
+        for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
+                const char *p = strstr(st, checks[i].key);
+                if (!p) {
+                        note(&n, "%s missing", checks[i].key);
+                        ok = false;
+                        continue;
+                }
+                p += strlen(checks[i].key);
+                while (*p == ' ' || *p == '\t')
+                        p++;
+                size_t len = strcspn(p, "\n");
+                char val[64];
+                snprintf(val, sizeof(val), "%.*s", (int)(len < 63 ? len : 63), p);
+                if (strcmp(val, checks[i].want) != 0) {
+                        note(&n, "%s %s (want %s)", checks[i].key, val, checks[i].want);
+                        ok = false;
+                } else if (i >= 5) {
+                        note(&n, "%s %s", checks[i].key, val);
+                }
+        }
+        if (ok)
+                note(&n, "all capability sets empty");
+        int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+        if (nnp != 1) {
+                note(&n, "PR_GET_NO_NEW_PRIVS=%d", nnp);
+                ok = false;
+        }
+        return finish(&n, ok);
+}
+
+static int a_setuid_nosuid(int argc, char **argv)
+{
+        static const char *const suid[] = {"/usr/bin/su", "/usr/bin/passwd", "/usr/bin/mount", "/usr/bin/umount",
+                                           "/usr/bin/newgrp", "/usr/bin/chsh", "/usr/bin/chfn", "/usr/bin/gpasswd",
+                                           "/usr/bin/sudo", "/usr/bin/pkexec", "/bin/su", "/usr/lib/dbus-1.0/dbus-daemon-launch-helper"};
+        struct notes n = {0};
+        bool ok = true;
+        int found = 0, nosuid = 0;
+        for (size_t i = 0; i < sizeof(suid) / sizeof(suid[0]); i++) {
+                struct stat s;
+                if (stat(suid[i], &s) < 0 || !(s.st_mode & S_ISUID))
+                        continue;
+                found++;
+                struct statvfs v;
+                if (statvfs(suid[i], &v) < 0) {
+                        note(&n, "statvfs %s: %s", suid[i], en(errno));
+                        ok = false;
+                        continue;
+                }
+                if (v.f_flag & ST_NOSUID) {
+                        nosuid++;
+                } else {
+                        note(&n, "%s is setuid on a mount without nosuid", suid[i]);
+                        ok = false;
+                }
+        }
+        static const char *const dirs[] = {"/usr/bin", "/usr/sbin", "/bin", "/sbin", "/tmp", "/var/tmp", "/dev/shm",
+                                           "/run", "/root", "/helpers"};
+        for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+                struct statvfs v;
+                if (statvfs(dirs[i], &v) < 0)
+                        continue;
+                if (!(v.f_flag & ST_NOSUID)) {
+                        note(&n, "%s is not nosuid", dirs[i]);
+                        ok = false;
+                }
+        }
+        note(&n, "%d setuid binaries in the view, %d on nosuid mounts", found, nosuid);
+        int nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+        note(&n, "no_new_privs=%d", nnp);
+        if (nnp != 1)
+                ok = false;
+        /* a setuid-root program would run with our euid: su needs root to
+         * proceed, so its failure message shows it did not get it */
+        return finish(&n, ok);
+}
+
+static int a_sethostname(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = step_fails(&n, "sethostname", sethostname("escaped", 7));
+        ok &= step_fails(&n, "setdomainname", setdomainname("escaped", 7));
+        return finish(&n, ok);
+}
+
+static int a_setuid_regain(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        /* raw syscalls: only this (single-threaded) process is affected */
+        long r = syscall(SYS_setresuid, 1000, 1000, 1000);
+        if (r < 0) {
+                note(&n, "setresuid(1000): %s", en(errno));
+        } else {
+                note(&n, "setresuid(1000) ok");
+                long back = syscall(SYS_setresuid, 0, 0, 0);
+                if (back == 0) {
+                        note(&n, "regained uid 0 after dropping it");
+                        ok = false;
+                } else {
+                        note(&n, "setresuid(0) afterwards: %s", en(errno));
+                }
+        }
+        r = syscall(SYS_setresgid, 1000, 1000, 1000);
+        note(&n, "setresgid(1000): %s", r < 0 ? en(errno) : "ok");
+        r = syscall(SYS_setgroups, 1, (gid_t[]){0});
+        if (r == 0) {
+                note(&n, "setgroups([0]) succeeded");
+                ok = false;
+        } else {
+                note(&n, "setgroups([0]): %s", en(errno));
+        }
+        return finish(&n, ok);
+}
+
+/* ------------------------------------------------------------------ */
+/* files outside the view */
+
+/* Tries to open and read path; a successful read of anything is recorded. */
+static bool try_read(struct notes *n, const char *label, const char *path)
+{
+        char buf[4096];
+        ssize_t k = read_file(path, buf, sizeof(buf));
+        if (k >= 0) {
+                note(n, "%s: opened and read %zd bytes", label, k);
+                return false;
+        }
+        note(n, "%s: %s", label, en((int)-k));
+        return true;
+}
+
+static const char *need_arg(int argc, char **argv, int i)
+{
+        return argc > i ? argv[i] : NULL;
+}
+
+static int a_read_secret(int argc, char **argv)
+{
+        const char *secret = need_arg(argc, argv, 2);
+        if (!secret)
+                return probe_error("usage: read-secret HOST_PATH");
+        struct notes n = {0};
+        bool ok = try_read(&n, "open by its host path", secret);
+        char parent[PATH_MAX];
+        snprintf(parent, sizeof(parent), "%s", secret);
+        char *slash = strrchr(parent, '/');
+        if (slash && slash != parent) {
+                *slash = '\0';
+                struct stat s;
+                if (stat(parent, &s) == 0) {
+                        note(&n, "its directory exists in the view");
+                        ok = false;
+                } else {
+                        note(&n, "stat of its directory: %s", en(errno));
+                }
+        }
+        struct stat s;
+        if (lstat(secret, &s) == 0) {
+                note(&n, "lstat found it");
+                ok = false;
+        }
+        return finish(&n, ok);
+}
+
+static int a_proc1_root(int argc, char **argv)
+{
+        const char *secret = need_arg(argc, argv, 2);
+        if (!secret)
+                return probe_error("usage: proc1-root HOST_PATH");
+        struct notes n = {0};
+        char p[PATH_MAX];
+        snprintf(p, sizeof(p), "/proc/1/root%s", secret);
+        bool ok = try_read(&n, "/proc/1/root/<path>", p);
+        snprintf(p, sizeof(p), "/proc/1/root/../../../../..%s", secret);
+        ok &= try_read(&n, "/proc/1/root/../../..<path>", p);
+        snprintf(p, sizeof(p), "/proc/1/task/1/root/..%s", secret);
+        ok &= try_read(&n, "/proc/1/task/1/root/..<path>", p);
+        return finish(&n, ok);
+}
+
+static int a_proc_self_root(int argc, char **argv)
+{
+        const char *secret = need_arg(argc, argv, 2);
+        if (!secret)
+                return probe_error("usage: proc-self-root HOST_PATH");
+        struct notes n = {0};
+        char p[PATH_MAX];
+        snprintf(p, sizeof(p), "/proc/self/root/../..%s", secret);
+        bool ok = try_read(&n, "/proc/self/root/../../<path>", p);
+        snprintf(p, sizeof(p), "/proc/thread-self/root/../..%s", secret);
+        ok &= try_read(&n, "/proc/thread-self/root/../../<path>", p);
+        snprintf(p, sizeof(p), "/dev/fd/../root/../..%s", secret);
+        ok &= try_read(&n, "/dev/fd/../root/../..<path>", p);
+        /* a pid we find by listing, not /proc/self */
+        snprintf(p, sizeof(p), "/proc/%d/root/../..%s", (int)getpid(), secret);
+        ok &= try_read(&n, "/proc/<ourpid>/root/../..<path>", p);
+        return finish(&n, ok);
+}
+
+static int a_proc1_cwd(int argc, char **argv)
+{
+        const char *secret = need_arg(argc, argv, 2);
+        if (!secret)
+                return probe_error("usage: proc1-cwd HOST_PATH");
+        struct notes n = {0};
+        char p[PATH_MAX];
+        snprintf(p, sizeof(p), "/proc/1/cwd%s", secret);
+        bool ok = try_read(&n, "/proc/1/cwd/<path>", p);
+        snprintf(p, sizeof(p), "/proc/1/cwd/../../../..%s", secret);
+        ok &= try_read(&n, "/proc/1/cwd/../../..<path>", p);
+        snprintf(p, sizeof(p), "/proc/self/cwd/../../../..%s", secret);
+        ok &= try_read(&n, "/proc/self/cwd/../../..<path>", p);
+        return finish(&n, ok);
+}
+
+static int a_symlink_tmp(int argc, char **argv)
+{
+        const char *secret = need_arg(argc, argv, 2);
+        if (!secret)
+                return probe_error("usage: symlink-tmp HOST_PATH");
+        struct notes n = {0};
+        unlink("/tmp/esc-link1");
+        unlink("/tmp/esc-link2");
+        if (symlink(secret, "/tmp/esc-link1") < 0)
+                return probe_error("symlink in /tmp: %s", en(errno));
+        char p[PATH_MAX];
+        snprintf(p, sizeof(p), "/proc/1/root/../../../..%s", secret);
+        if (symlink(p, "/tmp/esc-link2") < 0)
+                return probe_error("symlink in /tmp: %s", en(errno));
+        bool ok = try_read(&n, "/tmp/link -> host path", "/tmp/esc-link1");
+        ok &= try_read(&n, "/tmp/link -> /proc/1/root/../..<path>", "/tmp/esc-link2");
+        /* relative to a directory fd, and a link to a link */
+        int dfd = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+                int fd = openat(dfd, "esc-link1", O_RDONLY | O_CLOEXEC);
+                if (fd >= 0) {
+                        note(&n, "openat(/tmp fd, link) opened it");
+                        ok = false;
+                        close(fd);
+                } else {
+                        note(&n, "openat(/tmp fd, link): %s", en(errno));
+                }
+                close(dfd);
+        }
+        return finish(&n, ok);
+}
+
+static int a_dotdot_tmp(int argc, char **argv)
+{
+        const char *secret = need_arg(argc, argv, 2);
+        if (!secret)
+                return probe_error("usage: dotdot-tmp HOST_PATH");
+        struct notes n = {0};
+        if (chdir("/tmp") < 0)
+                return probe_error("chdir /tmp: %s", en(errno));
+        char p[PATH_MAX];
+        snprintf(p, sizeof(p), "../../../../../../../..%s", secret);
+        bool ok = try_read(&n, "cwd /tmp, ../../..<path>", p);
+        int dfd = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+                int fd = openat(dfd, p, O_RDONLY | O_CLOEXEC);
+                if (fd >= 0) {
+                        note(&n, "openat(/tmp fd, ../..<path>) opened it");
+                        ok = false;
+                        close(fd);
+                } else {
+                        note(&n, "openat(/tmp fd, ../..<path>): %s", en(errno));
+                }
+                close(dfd);
+        }
+        /* a directory fd of "/" and ".." from it */
+        int rfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (rfd >= 0) {
+                int fd = openat(rfd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd >= 0) {
+                        struct stat a, b;
+                        fstat(fd, &a);
+                        fstat(rfd, &b);
+                        if (a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+                                note(&n, "\"..\" of the root is another directory");
+                                ok = false;
+                        } else {
+                                note(&n, "\"..\" of / is /");
+                        }
+                        close(fd);
+                }
+                close(rfd);
+        }
+        return finish(&n, ok);
+}
+
+static long openat2_call(int dfd, const char *path, uint64_t flags, uint64_t resolve)
+{
+        struct open_how how = {.flags = flags, .resolve = resolve};
+        return syscall(__NR_openat2, dfd, path, &how, sizeof(how));
+}
+
+static int a_openat2(int argc, char **argv)
+{
+        const char *secret = need_arg(argc, argv, 2);
+        if (!secret)
+                return probe_error("usage: openat2 HOST_PATH");
+        struct notes n = {0};
+        bool ok = true;
+        char p[PATH_MAX];
+        struct {
+                const char *label;
+                const char *dir;
+                const char *prefix; /* put before the host path */
+                uint64_t resolve;
+        } tries[] = {
+                {"IN_ROOT from AT_FDCWD", NULL, "", RESOLVE_IN_ROOT},
+                {"IN_ROOT from /tmp, ../..", "/tmp", "../../../..", RESOLVE_IN_ROOT},
+                {"no resolve flags from /tmp, ../..", "/tmp", "../../../..", 0},
+                {"from /proc/1, root/../..", "/proc/1", "root/../../..", 0},
+                {"IN_ROOT from /proc/1/root", "/proc/1/root", "", RESOLVE_IN_ROOT},
+                {"BENEATH from /, ../..", "/", "../..", RESOLVE_BENEATH},
+        };
+        for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+                int dfd = AT_FDCWD;
+                if (tries[i].dir) {
+                        dfd = open(tries[i].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        if (dfd < 0) {
+                                note(&n, "%s: open dir: %s", tries[i].label, en(errno));
+                                continue;
+                        }
+                }
+                snprintf(p, sizeof(p), "%s%s", tries[i].prefix, secret);
+                long fd = openat2_call(dfd, p, O_RDONLY | O_CLOEXEC, tries[i].resolve);
+                if (fd >= 0) {
+                        note(&n, "%s: opened it", tries[i].label);
+                        ok = false;
+                        close((int)fd);
+                } else {
+                        note(&n, "%s: %s", tries[i].label, en(errno));
+                }
+                if (dfd >= 0)
+                        close(dfd);
+        }
+        /* an open_how larger than the kernel's, with a non-zero tail */
+        struct {
+                struct open_how how;
+                uint64_t extra;
+        } big = {.how = {.flags = O_RDONLY}, .extra = 1};
+        long fd = syscall(__NR_openat2, AT_FDCWD, secret, &big, sizeof(big));
+        if (fd >= 0) {
+                note(&n, "oversized open_how: opened it");
+                ok = false;
+                close((int)fd);
+        } else {
+                note(&n, "oversized open_how: %s", en(errno));
+        }
+        return finish(&n, ok);
+}
+
+static int a_kcore(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        static const char *const files[] = {"/proc/kcore", "/proc/kallsyms", "/proc/kmsg", "/proc/keys",
+                                            "/proc/timer_list", "/proc/sched_debug", "/proc/kpageflags",
+                                            "/proc/vmallocinfo", "/proc/slabinfo"};
+        for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+                int fd = open(files[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+                if (fd < 0) {
+                        note(&n, "%s: %s", files[i], en(errno));
+                        continue;
+                }
+                char buf[256];
+                ssize_t k = read(fd, buf, sizeof(buf));
+                close(fd);
+                if (k > 0) {
+                        note(&n, "%s has content", files[i]);
+                        ok = false;
+                } else {
+                        note(&n, "%s: %s", files[i], k == 0 ? "empty" : en(errno));
+                }
+        }
+        return finish(&n, ok);
+}
+
+static int a_kallsyms(int argc, char **argv)
+{
+        char buf[4096];
+        ssize_t k = read_file("/proc/kallsyms", buf, sizeof(buf));
+        if (k > 0) {
+                bool addrs = false;
+                for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+                        if (strtoull(line, NULL, 16) != 0)
+                                addrs = true;
+                return through("/proc/kallsyms has %zd+ bytes of symbols%s", k, addrs ? " with kernel addresses" : "");
+        }
+        return blocked("/proc/kallsyms: %s", k == 0 ? "empty (masked)" : en((int)-k));
+}
+
+static int a_sysrq(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        /* opened, never written: a real write could reboot the host */
+        int fd = open("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                struct stat st;
+                fstat(fd, &st);
+                /* the mask is an empty regular file; the real one is size 0 too,
+                 * so tell them apart by the file system */
+                struct statvfs v;
+                fstatvfs(fd, &v);
+                note(&n, "/proc/sysrq-trigger opened for writing");
+                ok = false;
+                close(fd);
+        } else {
+                note(&n, "open /proc/sysrq-trigger O_WRONLY: %s", en(errno));
+        }
+        fd = open("/proc/sys/kernel/sysrq", O_WRONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                note(&n, "/proc/sys/kernel/sysrq opened for writing");
+                ok = false;
+                close(fd);
+        } else {
+                note(&n, "/proc/sys/kernel/sysrq O_WRONLY: %s", en(errno));
+        }
+        return finish(&n, ok);
+}
+
+static int a_sys(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        static const char *const paths[] = {"/sys", "/sys/kernel", "/sys/fs/cgroup", "/sys/firmware",
+                                            "/proc/sys/fs/binfmt_misc/register"};
+        for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+                struct stat st;
+                if (stat(paths[i], &st) == 0) {
+                        if (S_ISDIR(st.st_mode)) {
+                                DIR *d = opendir(paths[i]);
+                                int entries = 0;
+                                struct dirent *de;
+                                while (d && (de = readdir(d)))
+                                        entries += de->d_name[0] != '.';
+                                if (d)
+                                        closedir(d);
+                                if (entries > 0) {
+                                        note(&n, "%s exists with %d entries", paths[i], entries);
+                                        ok = false;
+                                        continue;
+                                }
+                        } else if (i == 4) {
+                                int fd = open(paths[i], O_WRONLY | O_CLOEXEC);
+                                if (fd >= 0) {
+                                        note(&n, "%s writable", paths[i]);
+                                        ok = false;
+                                        close(fd);
+                                        continue;
+                                }
+                        } else {
+                                note(&n, "%s exists", paths[i]);
+                                ok = false;
+                                continue;
+                        }
+                        note(&n, "%s: present but empty/unwritable", paths[i]);
+                } else {
+                        note(&n, "%s: %s", paths[i], en(errno));
+                }
+        }
+        /* mounting sysfs ourselves */
+        mkdir("/tmp/sysmnt", 0755);
+        if (mount("sysfs", "/tmp/sysmnt", "sysfs", 0, NULL) == 0) {
+                note(&n, "mounted sysfs");
+                ok = false;
+        } else {
+                note(&n, "mount sysfs: %s", en(errno));
+        }
+        return finish(&n, ok);
+}
+
+static int a_proc_sys_write(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        static const char *const paths[] = {"/proc/sys/kernel/hostname", "/proc/sys/kernel/core_pattern",
+                                            "/proc/sys/kernel/modprobe", "/proc/sys/vm/drop_caches",
+                                            "/proc/sys/net/ipv4/ip_forward"};
+        for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+                /* opened for writing, nothing written: the open is what must fail */
+                int fd = open(paths[i], O_WRONLY | O_CLOEXEC);
+                if (fd >= 0) {
+                        note(&n, "%s opened for writing", paths[i]);
+                        ok = false;
+                        close(fd);
+                } else {
+                        note(&n, "%s: %s", paths[i], en(errno));
+                }
+        }
+        return finish(&n, ok);
+}
+
+static int a_dev_nodes(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        static const char *const nodes[] = {"/dev/mem", "/dev/kmem", "/dev/port", "/dev/sda", "/dev/vda",
+                                            "/dev/xvda", "/dev/nvme0n1", "/dev/kvm", "/dev/fuse", "/dev/net/tun",
+                                            "/dev/console", "/dev/tty0", "/dev/loop0", "/dev/dm-0", "/dev/vsock",
+                                            "/dev/vhost-vsock", "/dev/vhost-net", "/dev/cpu/0/msr", "/dev/userfaultfd"};
+        int missing = 0;
+        for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+                struct stat st;
+                if (stat(nodes[i], &st) < 0) {
+                        missing++;
+                        continue;
+                }
+                int fd = open(nodes[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+                note(&n, "%s exists (open: %s)", nodes[i], fd >= 0 ? "OK" : en(errno));
+                if (fd >= 0)
+                        close(fd);
+                ok = false;
+        }
+        note(&n, "%d of %zu host device nodes absent", missing, sizeof(nodes) / sizeof(nodes[0]));
+        DIR *d = opendir("/dev");
+        if (d) {
+                struct dirent *de;
+                char list[256] = "";
+                while ((de = readdir(d))) {
+                        if (de->d_name[0] == '.')
+                                continue;
+                        if (strlen(list) + strlen(de->d_name) + 2 < sizeof(list)) {
+                                strcat(list, " ");
+                                strcat(list, de->d_name);
+                        }
+                }
+                closedir(d);
+                note(&n, "/dev:%s", list);
+        }
+        return finish(&n, ok);
+}
+
+static int a_mknod(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        unlink("/tmp/esc-sda");
+        unlink("/tmp/esc-mem");
+        if (mknod("/tmp/esc-sda", S_IFBLK | 0600, makedev(8, 0)) == 0) {
+                int fd = open("/tmp/esc-sda", O_RDONLY | O_CLOEXEC);
+                note(&n, "mknod block 8:0 in /tmp succeeded (open: %s)", fd >= 0 ? "OK" : en(errno));
+                if (fd >= 0)
+                        close(fd);
+                ok = false;
+        } else {
+                note(&n, "mknod block 8:0: %s", en(errno));
+        }
+        if (mknod("/tmp/esc-mem", S_IFCHR | 0600, makedev(1, 1)) == 0) {
+                note(&n, "mknod char 1:1 (/dev/mem) in /tmp succeeded");
+                ok = false;
+        } else {
+                note(&n, "mknod char 1:1: %s", en(errno));
+        }
+        if (mknod("/dev/shm/esc-sda", S_IFBLK | 0600, makedev(8, 0)) == 0) {
+                note(&n, "mknod block in /dev/shm succeeded");
+                ok = false;
+        } else {
+                note(&n, "mknod in /dev/shm: %s", en(errno));
+        }
+        return finish(&n, ok);
+}
+
+/* ------------------------------------------------------------------ */
+/* writes to read-only places */
+
+static bool try_create(struct notes *n, const char *path)
+{
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+                close(fd);
+                unlink(path);
+                note(n, "created %s (removed again)", path);
+                return false;
+        }
+        note(n, "create %s: %s", path, en(errno));
+        return true;
+}
+
+static int a_write_usr(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = try_create(&n, "/usr/bin/cordon-escape-x");
+        ok &= try_create(&n, "/usr/lib/cordon-escape-x");
+        ok &= step_fails(&n, "mkdir /usr/cordon-escape-d", mkdir("/usr/cordon-escape-d", 0755));
+        ok &= step_fails(&n, "utimes /usr/bin/env", utimes("/usr/bin/env", NULL));
+        /* a read-only fd reopened read-write through /proc/self/fd */
+        int pfd = open("/usr/bin/env", O_RDONLY | O_CLOEXEC);
+        if (pfd >= 0) {
+                char p[64];
+                snprintf(p, sizeof(p), "/proc/self/fd/%d", pfd);
+                int fd = open(p, O_RDWR | O_CLOEXEC);
+                if (fd >= 0) {
+                        note(&n, "reopened /usr/bin/env read-write via /proc/self/fd");
+                        ok = false;
+                        close(fd);
+                } else {
+                        note(&n, "reopen /usr/bin/env O_RDWR via /proc/self/fd: %s", en(errno));
+                }
+                close(pfd);
+        }
+        return finish(&n, ok);
+}
+
+static int a_write_etc(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        /* opened for appending, nothing written */
+        int fd = open("/etc/passwd", O_WRONLY | O_APPEND | O_CLOEXEC);
+        if (fd >= 0) {
+                note(&n, "/etc/passwd opened for writing");
+                ok = false;
+                close(fd);
+        } else {
+                note(&n, "open /etc/passwd O_WRONLY: %s", en(errno));
+        }
+        ok &= try_create(&n, "/etc/cordon-escape-x");
+        ok &= step_fails(&n, "rename /etc/hostname", rename("/etc/hostname", "/etc/hostname.x"));
+        ok &= step_fails(&n, "link /etc/passwd -> /tmp", link("/etc/passwd", "/tmp/esc-passwd"));
+        ok &= step_fails(&n, "chmod /etc/passwd", chmod("/etc/passwd", 0666));
+        return finish(&n, ok);
+}
+
+static int a_write_root(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = try_create(&n, "/x");
+        ok &= step_fails(&n, "mkdir /x", mkdir("/x", 0755));
+        ok &= step_fails(&n, "symlink /x", symlink("/tmp", "/x"));
+        ok &= step_fails(&n, "rename /tmp -> /x", rename("/tmp", "/x"));
+        if (access("/helpers", F_OK) == 0)
+                ok &= try_create(&n, "/helpers/cordon-escape-x");
+        return finish(&n, ok);
+}
+
+/* ------------------------------------------------------------------ */
+/* leaks from the host */
+
+static int a_fd_leak(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        int open_fds = 0;
+        for (int fd = 3; fd < 1024; fd++) {
+                if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF) {
+                        char p[64], target[256] = "?";
+                        snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+                        ssize_t k = readlink(p, target, sizeof(target) - 1);
+                        if (k >= 0)
+                                target[k] = '\0';
+                        if (open_fds++ < 6)
+                                note(&n, "fd %d is open (%s)", fd, target);
+                        ok = false;
+                }
+        }
+        /* and beyond 1024, cheaply: the kernel's next free fd */
+        int nfd = fcntl(0, F_DUPFD_CLOEXEC, 1024);
+        if (nfd > 1024) {
+                note(&n, "fd 1024 is open");
+                ok = false;
+        }
+        if (nfd >= 0)
+                close(nfd);
+        if (ok)
+                note(&n, "fds 3..1024 are all EBADF");
+        return finish(&n, ok);
+}
+
+static bool environ_has(const char *path, const char *name, ssize_t *ret_len)
+{
+        char buf[65536];
+        ssize_t k = read_file(path, buf, sizeof(buf));
+        *ret_len = k;
+        if (k <= 0)
+                return false;
+        size_t nl = strlen(name);
+        for (ssize_t i = 0; i < k;) {
+                const char *e = buf + i;
+                if (strncmp(e, name, nl) == 0 && e[nl] == '=')
+                        return true;
+                i += (ssize_t)strnlen(e, (size_t)(k - i)) + 1;
+        }
+        return false;
+}
+
+static int a_env_leak(int argc, char **argv)
+{
+        const char *name = need_arg(argc, argv, 2);
+        if (!name)
+                return probe_error("usage: env-leak VARNAME");
+        struct notes n = {0};
+        bool ok = true;
+        if (getenv(name)) {
+                note(&n, "getenv(%s) is set", name);
+                ok = false;
+        } else {
+                note(&n, "getenv(%s) is NULL", name);
+        }
+        ssize_t k;
+        if (environ_has("/proc/self/environ", name, &k)) {
+                note(&n, "/proc/self/environ has it");
+                ok = false;
+        } else {
+                note(&n, "/proc/self/environ: %s", k < 0 ? en((int)-k) : "lacks it");
+        }
+        /* pid 1 is a fork of the host-side cordon, without an exec: its
+         * environment block is cordon's own host environment */
+        if (environ_has("/proc/1/environ", name, &k)) {
+                note(&n, "/proc/1/environ (init, a fork of host cordon) has it");
+                ok = false;
+        } else if (k > 0) {
+                note(&n, "/proc/1/environ readable (%zd bytes), lacks it", k);
+        } else {
+                note(&n, "/proc/1/environ: %s", k == 0 ? "empty" : en((int)-k));
+        }
+        char st[8192];
+        DIR *d = opendir("/proc");
+        struct dirent *de;
+        while (d && (de = readdir(d))) {
+                if (de->d_name[0] < '1' || de->d_name[0] > '9' || strcmp(de->d_name, "1") == 0)
+                        continue;
+                char p[300];
+                snprintf(p, sizeof(p), "/proc/%s/environ", de->d_name);
+                if (environ_has(p, name, &k)) {
+                        note(&n, "%s has it", p);
+                        ok = false;
+                }
+        }
+        if (d)
+                closedir(d);
+        (void)st;
+        return finish(&n, ok);
+}
+
+/* The runner starts cordon with stdin opened on the host directory that
+ * holds the secret. stdin/stdout/stderr cross into the sandbox by design;
+ * a directory among them must not become a way out of the view. */
+static int a_stdio_dir(int argc, char **argv)
+{
+        struct stat st;
+        if (fstat(0, &st) < 0)
+                return blocked("stdin: %s", en(errno));
+        if (!S_ISDIR(st.st_mode))
+                return blocked("stdin is not the host directory (mode 0%o)", (unsigned)(st.st_mode & S_IFMT));
+        struct notes n = {0};
+        bool ok = true;
+        note(&n, "stdin is a host directory");
+        int fd = openat(0, "secret", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                char buf[256];
+                ssize_t k = read_fd_all(fd, buf, sizeof(buf));
+                close(fd);
+                note(&n, "openat(0, \"secret\") read %zd bytes of the host secret", k);
+                ok = false;
+        } else {
+                note(&n, "openat(0, \"secret\"): %s", en(errno));
+        }
+        fd = openat(0, "../../../../etc/hostname", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                char buf[256];
+                ssize_t k = read_fd_all(fd, buf, sizeof(buf));
+                close(fd);
+                note(&n, "openat(0, ../../../../etc/hostname) read the host's (%zd bytes)", k);
+                ok = false;
+        } else {
+                note(&n, "openat(0, ../../../../etc/hostname): %s", en(errno));
+        }
+        int up = openat(0, "../../../..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (up >= 0) {
+                DIR *d = fdopendir(up);
+                int entries = 0;
+                struct dirent *de;
+                while (d && (de = readdir(d)))
+                        entries += de->d_name[0] != '.';
+                if (d)
+                        closedir(d);
+                else
+                        close(up);
+                note(&n, "openat(0, ../../../..) listed the host's root (%d entries)", entries);
+                ok = false;
+        }
+        /* natively: a cwd outside the view */
+        if (fchdir(0) == 0) {
+                struct stat s2;
+                if (stat("secret", &s2) == 0) {
+                        note(&n, "fchdir(0) put our cwd outside the view (stat secret works)");
+                        ok = false;
+                }
+        } else {
+                note(&n, "fchdir(0): %s", en(errno));
+        }
+        return finish(&n, ok);
+}
+
+/* ------------------------------------------------------------------ */
+/* host processes */
+
+static int count_pids(char *list, size_t size)
+{
+        DIR *d = opendir("/proc");
+        if (!d)
+                return -errno;
+        int count = 0;
+        struct dirent *de;
+        list[0] = '\0';
+        while ((de = readdir(d))) {
+                if (de->d_name[0] < '0' || de->d_name[0] > '9')
+                        continue;
+                count++;
+                if (strlen(list) + strlen(de->d_name) + 2 < size) {
+                        strcat(list, " ");
+                        strcat(list, de->d_name);
+                }
+        }
+        closedir(d);
+        return count;
+}
+
+static int a_kill_host(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        for (int i = 2; i < argc; i++) {
+                pid_t p = (pid_t)atoi(argv[i]);
+                if (p <= 1)
+                        continue;
+                if (kill(p, 0) == 0) {
+                        char path[64];
+                        snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)p);
+                        char cmd[256];
+                        ssize_t k = read_file(path, cmd, sizeof(cmd));
+                        note(&n, "kill(%d, 0) found a process (%s)", (int)p, k > 0 ? cmd : "?");
+                        ok = false;
+                } else {
+                        note(&n, "kill(host pid %d, 0): %s", (int)p, en(errno));
+                }
+        }
+        /* signal 0 only: finds every process we could signal */
+        if (kill(-1, 0) == 0) {
+                char list[256];
+                int c = count_pids(list, sizeof(list));
+                note(&n, "kill(-1, 0) found processes to signal (sandbox pids:%s)", list);
+                /* only the sandbox's own processes (init is exempt, we are alone) */
+                if (c > 3)
+                        ok = false;
+        } else {
+                note(&n, "kill(-1, 0): %s", en(errno));
+        }
+        return finish(&n, ok);
+}
+
+static int a_proc_pids(int argc, char **argv)
+{
+        char list[256];
+        int c = count_pids(list, sizeof(list));
+        if (c < 0)
+                return probe_error("opendir /proc: %s", en(-c));
+        if (c > 4)
+                return through("/proc shows %d processes:%s", c, list);
+        return blocked("/proc shows %d processes:%s", c, list);
+}
+
+static int a_proc1_cmdline(int argc, char **argv)
+{
+        char buf[4096];
+        ssize_t k = read_file("/proc/1/cmdline", buf, sizeof(buf));
+        if (k <= 0)
+                return blocked("/proc/1/cmdline: %s", k == 0 ? "empty" : en((int)-k));
+        const char *argv0 = buf;
+        const char *base = strrchr(argv0, '/') ? strrchr(argv0, '/') + 1 : argv0;
+        if (strstr(base, "cordon"))
+                return blocked("pid 1 is cordon's init (argv[0] %s)", base);
+        return through("pid 1 is %s, not cordon's init", base);
+}
+
+static int a_sysv_ipc(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        if (argc < 4)
+                return probe_error("usage: sysv-ipc SHMID SHMKEY");
+        int id = atoi(argv[2]);
+        key_t key = (key_t)strtol(argv[3], NULL, 0);
+        struct shmid_ds ds;
+        if (shmctl(id, IPC_STAT, &ds) == 0) {
+                note(&n, "shmctl(host shm id %d, IPC_STAT) found it", id);
+                ok = false;
+        } else {
+                note(&n, "shmctl(host shm id %d): %s", id, en(errno));
+        }
+        int got = shmget(key, 0, 0);
+        if (got >= 0) {
+                note(&n, "shmget(host key 0x%x) found it", (unsigned)key);
+                ok = false;
+        } else {
+                note(&n, "shmget(host key): %s", en(errno));
+        }
+        void *at = shmat(id, NULL, SHM_RDONLY);
+        if (at != (void *)-1) {
+                note(&n, "shmat(host shm) attached");
+                shmdt(at);
+                ok = false;
+        } else {
+                note(&n, "shmat: %s", en(errno));
+        }
+        return finish(&n, ok);
+}
+
+/* ------------------------------------------------------------------ */
+/* network */
+
+/* Non-blocking connect with a deadline; 0 connected, else -errno. */
+static int connect_timeout(int fd, const struct sockaddr *sa, socklen_t len, int ms)
+{
+        int fl = fcntl(fd, F_GETFL);
+        fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+        if (connect(fd, sa, len) == 0)
+                return 0;
+        if (errno != EINPROGRESS)
+                return -errno;
+        struct pollfd p = {fd, POLLOUT, 0};
+        int r = poll(&p, 1, ms);
+        if (r == 0)
+                return -ETIMEDOUT;
+        if (r < 0)
+                return -errno;
+        int err = 0;
+        socklen_t el = sizeof(err);
+        getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el);
+        return -err;
+}
+
+static int a_net_tcp_host(int argc, char **argv)
+{
+        if (argc < 3)
+                return probe_error("usage: net-tcp-host PORT");
+        int port = atoi(argv[2]);
+        struct notes n = {0};
+        bool ok = true;
+        struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return blocked("socket(AF_INET): %s", en(errno));
+        int r = connect_timeout(fd, (struct sockaddr *)&a4, sizeof(a4), 2000);
+        close(fd);
+        if (r == 0) {
+                note(&n, "connected to the host's 127.0.0.1:%d", port);
+                ok = false;
+        } else {
+                note(&n, "connect 127.0.0.1:%d: %s", port, en(-r));
+        }
+        struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
+        /* ::ffff:127.0.0.1 */
+        a6.sin6_addr.s6_addr[10] = 0xff;
+        a6.sin6_addr.s6_addr[11] = 0xff;
+        a6.sin6_addr.s6_addr[12] = 127;
+        a6.sin6_addr.s6_addr[15] = 1;
+        fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd >= 0) {
+                r = connect_timeout(fd, (struct sockaddr *)&a6, sizeof(a6), 2000);
+                close(fd);
+                if (r == 0) {
+                        note(&n, "connected to ::ffff:127.0.0.1:%d", port);
+                        ok = false;
+                } else {
+                        note(&n, "connect [::ffff:127.0.0.1]:%d: %s", port, en(-r));
+                }
+                /* ::1 */
+                memset(&a6.sin6_addr, 0, sizeof(a6.sin6_addr));
+                a6.sin6_addr.s6_addr[15] = 1;
+                fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (fd >= 0) {
+                        r = connect_timeout(fd, (struct sockaddr *)&a6, sizeof(a6), 2000);
+                        close(fd);
+                        if (r == 0) {
+                                note(&n, "connected to [::1]:%d", port);
+                                ok = false;
+                        } else {
+                                note(&n, "connect [::1]:%d: %s", port, en(-r));
+                        }
+                }
+        }
+        /* the interfaces the sandbox sees */
+        char buf[4096], path[64];
+        snprintf(path, sizeof(path), "/proc/%d/net/dev", (int)getpid());
+        ssize_t k = read_file(path, buf, sizeof(buf));
+        if (k > 0) {
+                int ifs = 0;
+                char names[128] = "";
+                for (char *line = strchr(buf, '\n'); line && (line = strchr(line + 1, '\n'));) {
+                        char *c = strchr(line + 1, ':');
+                        if (!c)
+                                break;
+                        char *s = line + 1;
+                        while (*s == ' ')
+                                s++;
+                        ifs++;
+                        if (strlen(names) + (size_t)(c - s) + 2 < sizeof(names))
+                                snprintf(names + strlen(names), sizeof(names) - strlen(names), " %.*s", (int)(c - s), s);
+                }
+                note(&n, "interfaces:%s", names);
+                if (ifs > 1)
+                        ok = false;
+        }
+        return finish(&n, ok);
+}
+
+static int a_net_abstract(int argc, char **argv)
+{
+        if (argc < 3)
+                return probe_error("usage: net-abstract NAME");
+        const char *name = argv[2];
+        struct sockaddr_un un = {.sun_family = AF_UNIX};
+        size_t nl = strlen(name);
+        if (nl + 1 > sizeof(un.sun_path))
+                return probe_error("name too long");
+        memcpy(un.sun_path + 1, name, nl);
+        socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + nl);
+        struct notes n = {0};
+        bool ok = true;
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return probe_error("socket(AF_UNIX): %s", en(errno));
+        int r = connect_timeout(fd, (struct sockaddr *)&un, len, 2000);
+        close(fd);
+        if (r == 0) {
+                note(&n, "connected to the host's abstract socket @%s", name);
+                ok = false;
+        } else {
+                note(&n, "connect @%s: %s", name, en(-r));
+        }
+        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd >= 0) {
+                if (sendto(fd, "x", 1, MSG_DONTWAIT, (struct sockaddr *)&un, len) == 1) {
+                        note(&n, "sendto @%s delivered", name);
+                        ok = false;
+                } else {
+                        note(&n, "sendto @%s: %s", name, en(errno));
+                }
+                close(fd);
+        }
+        /* the host's abstract sockets, as listed by the kernel */
+        char buf[65536], path[64];
+        snprintf(path, sizeof(path), "/proc/%d/net/unix", (int)getpid());
+        ssize_t k = read_file(path, buf, sizeof(buf));
+        if (k > 0 && strstr(buf, name)) {
+                note(&n, "/proc/net/unix lists @%s", name);
+                ok = false;
+        }
+        return finish(&n, ok);
+}
+
+/* Unix sockets by path: the runner's own (outside the view) and the host's
+ * well-known daemons. Connecting to any of them is a way out. */
+static int a_unix_path(int argc, char **argv)
+{
+        static const char *const known[] = {
+                "/run/dbus/system_bus_socket", "/var/run/dbus/system_bus_socket", "/run/systemd/private",
+                "/run/systemd/journal/stdout", "/run/systemd/notify", "/var/run/docker.sock", "/run/docker.sock",
+                "/run/containerd/containerd.sock", "/run/podman/podman.sock", "/var/run/crio/crio.sock",
+                "/tmp/.X11-unix/X0", "/run/user/0/bus", "/var/lib/lxd/unix.socket", "/run/snapd.socket",
+        };
+        struct notes n = {0};
+        bool ok = true;
+        int absent = 0;
+        for (int i = 1; i < argc + (int)(sizeof(known) / sizeof(known[0])); i++) {
+                const char *p;
+                if (i < argc) {
+                        if (i == 1)
+                                continue;
+                        p = argv[i];
+                } else {
+                        p = known[i - argc];
+                }
+                struct sockaddr_un un = {.sun_family = AF_UNIX};
+                if (strlen(p) >= sizeof(un.sun_path))
+                        continue;
+                strcpy(un.sun_path, p);
+                int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (fd < 0)
+                        return probe_error("socket(AF_UNIX): %s", en(errno));
+                int r = connect_timeout(fd, (struct sockaddr *)&un, sizeof(un), 2000);
+                close(fd);
+                if (r == 0) {
+                        note(&n, "connected to %s", p);
+                        ok = false;
+                } else if (r == -ENOENT && i >= argc) {
+                        absent++;
+                } else {
+                        note(&n, "%s: %s", p, en(-r));
+                }
+        }
+        note(&n, "%d well-known host sockets absent", absent);
+        return finish(&n, ok);
+}
+
+static int a_af_packet(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = step_fails(&n, "socket(AF_PACKET, SOCK_RAW)", socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)));
+        ok &= step_fails(&n, "socket(AF_PACKET, SOCK_DGRAM)", socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_ALL)));
+        ok &= step_fails(&n, "socket(AF_PACKET|1<<32)",
+                         syscall(SYS_socket, (1UL << 32) | AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)));
+        return finish(&n, ok);
+}
+
+static int a_af_vsock(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        long fd = syscall(SYS_socket, AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+                note(&n, "socket(AF_VSOCK): %s", en(errno));
+                fd = syscall(SYS_socket, (1UL << 32) | AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (fd < 0)
+                        note(&n, "socket(AF_VSOCK|1<<32): %s", en(errno));
+        }
+        if (fd >= 0) {
+                note(&n, "created an AF_VSOCK socket");
+                ok = false;
+                struct sockaddr_vm vm = {.svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_HOST, .svm_port = 22};
+                int r = connect_timeout((int)fd, (struct sockaddr *)&vm, sizeof(vm), 2000);
+                note(&n, "connect to CID 2 (host) port 22: %s", r == 0 ? "CONNECTED" : en(-r));
+                close((int)fd);
+        }
+        return finish(&n, ok);
+}
+
+static int a_netlink_audit(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = step_fails(&n, "socket(AF_NETLINK, NETLINK_AUDIT)",
+                             socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_AUDIT));
+        ok &= step_fails(&n, "socket(AF_NETLINK, NETLINK_KOBJECT_UEVENT)",
+                         socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_KOBJECT_UEVENT));
+        ok &= step_fails(&n, "socket(AF_NETLINK, protocol NETLINK_AUDIT|1<<32)",
+                         syscall(SYS_socket, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, (1UL << 32) | NETLINK_AUDIT));
+        return finish(&n, ok);
+}
+
+/* The filter compares the family as 64 bits; socket(2) reads an int. */
+static int a_socket_highbits(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        static const struct {
+                const char *name;
+                int family, type, protocol;
+        } tries[] = {
+                {"NETLINK_AUDIT", AF_NETLINK, SOCK_RAW, NETLINK_AUDIT},
+                {"NETLINK_KOBJECT_UEVENT", AF_NETLINK, SOCK_RAW, NETLINK_KOBJECT_UEVENT},
+                {"NETLINK_GENERIC", AF_NETLINK, SOCK_RAW, NETLINK_GENERIC},
+                {"NETLINK_SOCK_DIAG", AF_NETLINK, SOCK_RAW, NETLINK_SOCK_DIAG},
+                {"NETLINK_NETFILTER", AF_NETLINK, SOCK_RAW, NETLINK_NETFILTER},
+                {"NETLINK_XFRM", AF_NETLINK, SOCK_RAW, NETLINK_XFRM},
+                {"AF_KEY", AF_KEY, SOCK_RAW, 2},
+                {"AF_APPLETALK", AF_APPLETALK, SOCK_DGRAM, 0},
+                {"AF_X25", AF_X25, SOCK_SEQPACKET, 0},
+                {"AF_AX25", AF_AX25, SOCK_SEQPACKET, 0},
+                {"raw IPv4", AF_INET, SOCK_RAW, IPPROTO_ICMP},
+                {"raw IPv6", AF_INET6, SOCK_RAW, IPPROTO_ICMPV6},
+        };
+        char made[400] = "";
+        for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+                long fd = syscall(SYS_socket, (1UL << 32) | (unsigned)tries[i].family, tries[i].type | SOCK_CLOEXEC,
+                                  tries[i].protocol);
+                if (fd >= 0) {
+                        ok = false;
+                        if (strlen(made) + strlen(tries[i].name) + 3 < sizeof(made)) {
+                                strcat(made, made[0] ? ", " : "");
+                                strcat(made, tries[i].name);
+                        }
+                        close((int)fd);
+                } else {
+                        /* errno tells which layer refused: the filter's EAFNOSUPPORT/EPERM or the kernel's */
+                        note(&n, "%s: %s", tries[i].name, en(errno));
+                }
+        }
+        if (!ok) {
+                struct notes m = {0};
+                note(&m, "family|1<<32 passed the filter and created: %s", made);
+                note(&m, "%s", n.text);
+                return through("%s", m.text);
+        }
+        return finish(&n, ok);
+}
+
+static int a_raw_socket(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = step_fails(&n, "socket(AF_INET, SOCK_RAW, ICMP)", socket(AF_INET, SOCK_RAW, IPPROTO_ICMP));
+        ok &= step_fails(&n, "socket(AF_INET, SOCK_RAW|SOCK_NONBLOCK, RAW)",
+                         socket(AF_INET, SOCK_RAW | SOCK_NONBLOCK, IPPROTO_RAW));
+        ok &= step_fails(&n, "socket(AF_INET6, SOCK_RAW, ICMPV6)", socket(AF_INET6, SOCK_RAW, IPPROTO_ICMPV6));
+        ok &= step_fails(&n, "socket(AF_INET, type SOCK_RAW|1<<32)",
+                         syscall(SYS_socket, AF_INET, (1UL << 32) | SOCK_RAW, IPPROTO_ICMP));
+        return finish(&n, ok);
+}
+
+/* ------------------------------------------------------------------ */
+/* races against the emulated open */
+
+#define OK_FILE "/tmp/esc-ok"
+#define OK_CONTENT "cordon-escape-ok\n"
+#define RACE_OPENS 20000
+#define RACE_SECONDS 10
+
+static char race_buf[PATH_MAX];
+static char race_a[PATH_MAX], race_b[PATH_MAX], race_c[PATH_MAX];
+static atomic_bool race_stop;
+
+static void *flip_buffer(void *arg)
+{
+        size_t la = strlen(race_a) + 1, lb = strlen(race_b) + 1;
+        while (!atomic_load(&race_stop)) {
+                memcpy(race_buf, race_a, la);
+                for (volatile int i = 0; i < 50; i++)
+                        ;
+                memcpy(race_buf, race_b, lb);
+                for (volatile int i = 0; i < 50; i++)
+                        ;
+        }
+        return NULL;
+}
+
+static void *flip_link(void *arg)
+{
+        while (!atomic_load(&race_stop)) {
+                unlink("/tmp/esc-link.new");
+                if (symlink(race_a, "/tmp/esc-link.new") == 0)
+                        rename("/tmp/esc-link.new", "/tmp/esc-link");
+                unlink("/tmp/esc-link.new");
+                if (symlink(race_b, "/tmp/esc-link.new") == 0)
+                        rename("/tmp/esc-link.new", "/tmp/esc-link");
+                unlink("/tmp/esc-link.new");
+                if (symlink(race_a, "/tmp/esc-link.new") == 0)
+                        rename("/tmp/esc-link.new", "/tmp/esc-link");
+                unlink("/tmp/esc-link.new");
+                if (symlink(race_c, "/tmp/esc-link.new") == 0)
+                        rename("/tmp/esc-link.new", "/tmp/esc-link");
+        }
+        return NULL;
+}
+
+static int write_ok_file(void)
+{
+        int fd = open(OK_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return -errno;
+        ssize_t k = write(fd, OK_CONTENT, strlen(OK_CONTENT));
+        close(fd);
+        return k == (ssize_t)strlen(OK_CONTENT) ? 0 : -EIO;
+}
+
+static int race(const char *path_to_open, void *(*flipper)(void *), const char *what)
+{
+        pthread_t t;
+        atomic_store(&race_stop, false);
+        if (pthread_create(&t, NULL, flipper, NULL) != 0)
+                return probe_error("pthread_create");
+        struct timespec t0, now;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        long opens = 0, ok_opens = 0, other = 0, fails = 0;
+        int first_err = 0;
+        for (int i = 0; i < RACE_OPENS; i++) {
+                int fd = open(path_to_open ? path_to_open : race_buf, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+                opens++;
+                if (fd < 0) {
+                        fails++;
+                        if (!first_err)
+                                first_err = errno;
+                } else {
+                        char buf[256];
+                        ssize_t k = read_fd_all(fd, buf, sizeof(buf));
+                        close(fd);
+                        if (k >= 0 && strcmp(buf, OK_CONTENT) == 0)
+                                ok_opens++;
+                        else
+                                other++;
+                }
+                if ((i & 255) == 0) {
+                        clock_gettime(CLOCK_MONOTONIC, &now);
+                        if (now.tv_sec - t0.tv_sec >= RACE_SECONDS)
+                                break;
+                }
+        }
+        atomic_store(&race_stop, true);
+        pthread_join(t, NULL);
+        if (other > 0)
+                return through("%s: %ld of %ld opens returned a file other than %s", what, other, opens, OK_FILE);
+        if (ok_opens == 0)
+                return probe_error("%s: no open of %s succeeded in %ld tries (%s)", what, OK_FILE, opens,
+                                   first_err ? en(first_err) : "?");
+        return blocked("%s: %ld opens, %ld of %s, %ld failed (%s), none reached the secret", what, opens, ok_opens,
+                       OK_FILE, fails, first_err ? en(first_err) : "none");
+}
+
+static int a_toctou_open(int argc, char **argv)
+{
+        const char *secret = need_arg(argc, argv, 2);
+        if (!secret)
+                return probe_error("usage: toctou-open HOST_PATH");
+        int r = write_ok_file();
+        if (r < 0)
+                return probe_error("write %s: %s", OK_FILE, en(-r));
+        snprintf(race_a, sizeof(race_a), "%s", OK_FILE);
+        snprintf(race_b, sizeof(race_b), "%s", secret);
+        snprintf(race_buf, sizeof(race_buf), "%s", OK_FILE);
+        return race(NULL, flip_buffer, "path buffer flipped during open");
+}
+
+static int a_symlink_race(int argc, char **argv)
+{
+        const char *secret = need_arg(argc, argv, 2);
+        if (!secret)
+                return probe_error("usage: symlink-race HOST_PATH");
+        int r = write_ok_file();
+        if (r < 0)
+                return probe_error("write %s: %s", OK_FILE, en(-r));
+        snprintf(race_a, sizeof(race_a), "%s", OK_FILE);
+        /* the host path itself, and the same through init's root */
+        snprintf(race_b, sizeof(race_b), "%s", secret);
+        snprintf(race_c, sizeof(race_c), "/proc/1/root/../../..%s", secret);
+        unlink("/tmp/esc-link");
+        if (symlink(OK_FILE, "/tmp/esc-link") < 0)
+                return probe_error("symlink: %s", en(errno));
+        return race("/tmp/esc-link", flip_link, "symlink flipped during open");
+}
+
+/* ------------------------------------------------------------------ */
+
+static int a_selftest(int argc, char **argv)
+{
+        return blocked("probe runs, uid %d, pid %d", (int)getuid(), (int)getpid());
+}
+
+static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+} attempts[] = {
+        {"selftest", a_selftest},
+        {"mount", a_mount},
+        {"umount-shadow", a_umount_shadow},
+        {"pivot-root", a_pivot_root},
+        {"chroot", a_chroot},
+        {"fsopen", a_fsopen},
+        {"open-tree", a_open_tree},
+        {"mount-setattr", a_mount_setattr},
+        {"unshare-user", a_unshare_user},
+        {"unshare-mount", a_unshare_mount},
+        {"clone-user", a_clone_user},
+        {"clone3-user", a_clone3_user},
+        {"setns", a_setns},
+        {"ptrace-attach", a_ptrace_attach},
+        {"ptrace-traceme", a_ptrace_traceme},
+        {"process-vm-readv", a_process_vm_readv},
+        {"pidfd-getfd", a_pidfd_getfd},
+        {"proc-mem-init", a_proc_mem_init},
+        {"open-by-handle", a_open_by_handle},
+        {"io-uring", a_io_uring},
+        {"bpf", a_bpf},
+        {"perf-event", a_perf_event},
+        {"userfaultfd", a_userfaultfd},
+        {"keyctl", a_keyctl},
+        {"add-key", a_add_key},
+        {"kexec", a_kexec},
+        {"init-module", a_init_module},
+        {"iopl", a_iopl},
+        {"ioperm", a_ioperm},
+        {"reboot", a_reboot},
+        {"swapon", a_swapon},
+        {"acct", a_acct},
+        {"settimeofday", a_settimeofday},
+        {"clock-settime", a_clock_settime},
+        {"syslog", a_syslog},
+        {"seccomp-listener", a_seccomp_listener},
+        {"tiocsti", a_tiocsti},
+        {"tioclinux", a_tioclinux},
+        {"x32", a_x32},
+        {"i386", a_i386},
+        {"caps", a_caps},
+        {"setuid-nosuid", a_setuid_nosuid},
+        {"sethostname", a_sethostname},
+        {"setuid-regain", a_setuid_regain},
+        {"read-secret", a_read_secret},
+        {"proc1-root", a_proc1_root},
+        {"proc-self-root", a_proc_self_root},
+        {"proc1-cwd", a_proc1_cwd},
+        {"symlink-tmp", a_symlink_tmp},
+        {"dotdot-tmp", a_dotdot_tmp},
+        {"openat2", a_openat2},
+        {"kcore", a_kcore},
+        {"kallsyms", a_kallsyms},
+        {"sysrq", a_sysrq},
+        {"sys", a_sys},
+        {"proc-sys-write", a_proc_sys_write},
+        {"dev-nodes", a_dev_nodes},
+        {"mknod", a_mknod},
+        {"write-usr", a_write_usr},
+        {"write-etc", a_write_etc},
+        {"write-root", a_write_root},
+        {"fd-leak", a_fd_leak},
+        {"env-leak", a_env_leak},
+        {"stdio-dir", a_stdio_dir},
+        {"kill-host", a_kill_host},
+        {"proc-pids", a_proc_pids},
+        {"proc1-cmdline", a_proc1_cmdline},
+        {"sysv-ipc", a_sysv_ipc},
+        {"net-tcp-host", a_net_tcp_host},
+        {"net-abstract", a_net_abstract},
+        {"unix-path", a_unix_path},
+        {"af-packet", a_af_packet},
+        {"af-vsock", a_af_vsock},
+        {"netlink-audit", a_netlink_audit},
+        {"socket-highbits", a_socket_highbits},
+        {"raw-socket", a_raw_socket},
+        {"toctou-open", a_toctou_open},
+        {"symlink-race", a_symlink_race},
+};
+
+int main(int argc, char **argv)
+{
+        if (argc < 2) {
+                fprintf(stderr, "usage: escape-probe ATTEMPT [ARGS...] | list\n");
+                return 2;
+        }
+        if (strcmp(argv[1], "list") == 0) {
+                for (size_t i = 0; i < sizeof(attempts) / sizeof(attempts[0]); i++)
+                        puts(attempts[i].name);
+                return 0;
+        }
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        /* a hung attempt must not hang the suite */
+        alarm(25);
+        for (size_t i = 0; i < sizeof(attempts) / sizeof(attempts[0]); i++)
+                if (strcmp(argv[1], attempts[i].name) == 0) {
+                        attempt = attempts[i].name;
+                        int r = attempts[i].fn(argc, argv);
+                        if (!reported)
+                                return probe_error("the attempt reported nothing");
+                        return r;
+                }
+        attempt = argv[1];
+        return probe_error("unknown attempt");
+}
