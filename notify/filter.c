@@ -73,6 +73,8 @@ static int add_row(scmp_filter_ctx ctx, const struct syscall_entry *e, int nr)
                 if (e->cond[i].op == ARG_MASKED_ANY) {
                         if (any >= 0)
                                 return -EINVAL; /* two fan-outs in one row: split the row */
+                        if (e->cond[i].mask == 0)
+                                return -EINVAL; /* no bit to test: the row would vanish */
                         any = (int)i;
                 }
 
@@ -158,7 +160,7 @@ int notify_filter_build(const struct syscall_entry *table, size_t n, struct sock
 static uint32_t data_word(const struct seccomp_data *d, uint32_t off, bool *ok)
 {
         uint32_t w;
-        if (off % 4 != 0 || off + 4 > sizeof(*d)) {
+        if (off % 4 != 0 || (uint64_t)off + 4 > sizeof(*d)) {
                 *ok = false;
                 return 0;
         }
@@ -172,9 +174,18 @@ int64_t notify_filter_eval(const struct sock_fprog *prog, const struct seccomp_d
         uint32_t A = 0, X = 0, M[BPF_MEMWORDS] = {0};
         bool ok = true;
 
+        if (!prog->filter || prog->len == 0 || prog->len > BPF_MAXINSNS)
+                return -EINVAL;
         for (unsigned pc = 0; pc < prog->len; pc++) {
                 const struct sock_filter *f = &prog->filter[pc];
                 uint32_t k = f->k;
+                unsigned left = prog->len - pc - 1; /* instructions after this one */
+                /* jumps go forward only and must land inside the program, as
+                 * the kernel's checker demands; this also rules out loops */
+                if (f->code == (BPF_JMP | BPF_JA) && k >= left)
+                        return -EINVAL;
+                if (BPF_CLASS(f->code) == BPF_JMP && f->code != (BPF_JMP | BPF_JA) && (f->jt >= left || f->jf >= left))
+                        return -EINVAL;
                 switch (f->code) {
                 case BPF_LD | BPF_W | BPF_ABS:
                         A = data_word(data, k, &ok);

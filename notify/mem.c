@@ -18,8 +18,51 @@
  * off); once it says ENOSYS/EPERM we use /proc/TID/mem for the rest of the run. */
 static atomic_bool vm_readv_broken;
 
+/* /proc/TID/mem reads with FOLL_FORCE: it would read a PROT_NONE or
+ * unreadable mapping that the kernel's own copy from user memory refuses.
+ * Check the range is in readable mappings first, so the fallback gives the
+ * same EFAULT the call would. */
+static int range_readable(const struct notify_call *call, uint64_t addr, size_t len)
+{
+        char path[64];
+        snprintf(path, sizeof(path), "%u/maps", call->req->pid);
+        int fd = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? -ESRCH : negative_errno();
+        FILE *f = fdopen(fd, "re");
+        if (!f) {
+                close(fd);
+                return -ENOMEM;
+        }
+        uint64_t want = addr, end = addr + len;
+        char line[512];
+        int r = -EFAULT;
+        while (fgets(line, sizeof(line), f)) {
+                unsigned long long lo, hi;
+                char perms[8];
+                if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3)
+                        continue;
+                if (hi <= want)
+                        continue;
+                if (lo > want || perms[0] != 'r')
+                        break; /* a hole or an unreadable mapping at want */
+                want = hi;
+                if (want >= end) {
+                        r = 0;
+                        break;
+                }
+        }
+        fclose(f);
+        return r;
+}
+
 static int read_proc_mem(const struct notify_call *call, uint64_t addr, void *buf, size_t len)
 {
+        if (addr > INT64_MAX || addr + len > (uint64_t)INT64_MAX)
+                return -EFAULT; /* beyond what pread's offset can name: kernel space */
+        int r = range_readable(call, addr, len);
+        if (r < 0)
+                return r;
         char path[64];
         snprintf(path, sizeof(path), "%u/mem", call->req->pid);
         _cleanup_close_ int fd = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
@@ -27,7 +70,7 @@ static int read_proc_mem(const struct notify_call *call, uint64_t addr, void *bu
                 return errno == ENOENT ? -ESRCH : negative_errno();
         ssize_t n = pread(fd, buf, len, (off_t)addr);
         if (n < 0)
-                return errno == EIO ? -EFAULT : negative_errno();
+                return errno == EIO || errno == EINVAL ? -EFAULT : negative_errno();
         return n == (ssize_t)len ? 0 : -EFAULT;
 }
 
@@ -169,8 +212,10 @@ int notify_umask(const struct notify_call *call)
         int r = read_status(call, status, sizeof(status));
         if (r < 0)
                 return r;
-        const char *p = strstr(status, "Umask:");
+        /* at the start of a line: the thread's name (the Name: line, set by
+         * the child) could contain "Umask:" */
+        const char *p = strstr(status, "\nUmask:");
         if (!p)
                 return -ENOENT;
-        return (int)(strtol(p + 6, NULL, 8) & 0777);
+        return (int)(strtol(p + 7, NULL, 8) & 0777);
 }

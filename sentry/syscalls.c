@@ -130,6 +130,9 @@ static const struct syscall_entry table[] = {
                   {.arg = 0, .op = ARG_EQ, .datum = AF_NETLINK}, {.arg = 2, .op = ARG_NE, .datum = 0}),
         REFUSE_IF("socket", EPERM, "raw IPv4 sockets", {.arg = 0, .op = ARG_EQ, .datum = AF_INET},
                   {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_RAW}),
+        REFUSE_IF("socket", EAFNOSUPPORT, "SOCK_PACKET on AF_INET: the legacy packet-socket interface",
+                  {.arg = 0, .op = ARG_EQ, .datum = AF_INET},
+                  {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_PACKET}),
         REFUSE_IF("socket", EPERM, "raw IPv6 sockets", {.arg = 0, .op = ARG_EQ, .datum = AF_INET6},
                   {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_RAW}),
 };
