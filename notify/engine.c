@@ -138,6 +138,8 @@ static void *worker_main(void *arg);
 /* Called with e->lock held. */
 static int spawn_worker_locked(struct notify_engine *e)
 {
+        if (atomic_load(&e->stopping))
+                return -ESHUTDOWN;
         if (e->n_threads >= e->max_workers)
                 return -EAGAIN;
         pthread_attr_t attr;
@@ -283,8 +285,10 @@ void notify_engine_stop(struct notify_engine *e)
 {
         if (!e)
                 return;
-        atomic_store(&e->stopping, true);
+        /* Set under the lock: no worker spawns another once it is set, so
+         * n_threads read afterwards is final. */
         pthread_mutex_lock(&e->lock);
+        atomic_store(&e->stopping, true);
         unsigned n = e->n_threads;
         pthread_mutex_unlock(&e->lock);
         for (unsigned i = 0; i < n; i++) {

@@ -35,9 +35,12 @@ static int range_readable(const struct notify_call *call, uint64_t addr, size_t 
                 return -ENOMEM;
         }
         uint64_t want = addr, end = addr + len;
-        char line[512];
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
         int r = -EFAULT;
-        while (fgets(line, sizeof(line), f)) {
+        /* getline: a line is a whole line however long its path (a path is
+         * the child's to choose and must not read as a line of its own) */
+        while (getline(&line, &cap, f) > 0) {
                 unsigned long long lo, hi;
                 char perms[8];
                 if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3)
@@ -103,7 +106,10 @@ int notify_read_mem(const struct notify_call *call, uint64_t addr, void *buf, si
                         return -ESRCH;
                 if (errno != ENOSYS && errno != EPERM)
                         return negative_errno();
-                atomic_store(&vm_readv_broken, true);
+                /* ENOSYS: the kernel has none, use /proc from now on; EPERM
+                 * may be about this one target only, so just this read */
+                if (errno == ENOSYS)
+                        atomic_store(&vm_readv_broken, true);
         }
         return read_proc_mem(call, addr, buf, len);
 }
@@ -158,18 +164,37 @@ int notify_open_dirfd(const struct notify_call *call, int dirfd)
         return fd;
 }
 
-/* Reads /proc/TID/status into buf; 0 or -errno. */
-static int read_status(const struct notify_call *call, char *buf, size_t size)
+/* Reads all of /proc/TID/status into *ret (malloc'd, NUL-terminated): it
+ * grows with the supplementary groups, and a prefix could end inside the
+ * very line we want. 0 or -errno. */
+static int read_status(const struct notify_call *call, char **ret)
 {
         char path[64];
         snprintf(path, sizeof(path), "%u/status", call->req->pid);
         _cleanup_close_ int fd = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
-        ssize_t n = read_full(fd, buf, size - 1);
-        if (n < 0)
-                return (int)n;
-        buf[n] = '\0';
+        size_t size = 4096, got = 0;
+        _cleanup_free_ char *buf = xmalloc(size);
+        for (;;) {
+                ssize_t n = read(fd, buf + got, size - got - 1);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                got += (size_t)n;
+                if (got == size - 1) {
+                        if (size >= (1u << 20))
+                                return -E2BIG; /* bounded: 65536 groups fit */
+                        size *= 2;
+                        buf = xrealloc(buf, size);
+                }
+        }
+        buf[got] = '\0';
+        *ret = TAKE_PTR(buf);
         return 0;
 }
 
@@ -180,7 +205,9 @@ static long status_last_field(const char *status, const char *key)
         if (!p)
                 return -ENOENT;
         p += strlen(key);
-        const char *eol = strchrnul(p, '\n');
+        const char *eol = strchr(p, '\n');
+        if (!eol)
+                return -ENOENT; /* a line cut short is no answer */
         const char *q = eol;
         while (q > p && (q[-1] == ' ' || q[-1] == '\t'))
                 q--;
@@ -193,8 +220,8 @@ static long status_last_field(const char *status, const char *key)
 
 int notify_ns_ids(const struct notify_call *call, pid_t *ret_nspid, pid_t *ret_nstgid)
 {
-        char status[4096];
-        int r = read_status(call, status, sizeof(status));
+        _cleanup_free_ char *status = NULL;
+        int r = read_status(call, &status);
         if (r < 0)
                 return r;
         long pid = status_last_field(status, "\nNSpid:");
@@ -208,8 +235,8 @@ int notify_ns_ids(const struct notify_call *call, pid_t *ret_nspid, pid_t *ret_n
 
 int notify_umask(const struct notify_call *call)
 {
-        char status[4096];
-        int r = read_status(call, status, sizeof(status));
+        _cleanup_free_ char *status = NULL;
+        int r = read_status(call, &status);
         if (r < 0)
                 return r;
         /* at the start of a line: the thread's name (the Name: line, set by

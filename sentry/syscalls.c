@@ -133,6 +133,8 @@ static const struct syscall_entry table[] = {
         REFUSE_IF("socket", EAFNOSUPPORT, "SOCK_PACKET on AF_INET: the legacy packet-socket interface",
                   {.arg = 0, .op = ARG_EQ, .datum = AF_INET},
                   {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_PACKET}),
+        REFUSE_IF("socketpair", EAFNOSUPPORT, "unix pairs only: the pair is made by the family's own code (AF_TIPC makes them)",
+                  {.arg = 0, .op = ARG_NE, .datum = AF_UNIX}),
         REFUSE_IF("socket", EPERM, "raw IPv6 sockets", {.arg = 0, .op = ARG_EQ, .datum = AF_INET6},
                   {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_RAW}),
 };

@@ -1,1 +1,1478 @@
-int main(void){return 77;}
+#include "config.h"
+
+/* Unit tests for reading a trapped thread's memory and /proc facts
+ * (notify/mem.c) and for the notification engine end to end
+ * (notify/engine.c): a forked child installs a filter built from a small
+ * table whose openat row is emulated by a test handler, hands the listener to
+ * the test over a socketpair, and makes openat calls with crafted arguments.
+ * The handler does what args[5] (the "op") says — read a string, read memory,
+ * open the dirfd, read the umask, ... — and answers with a value the child
+ * compares with the expectation. The same string and memory cases also run
+ * directly against the test's own memory, and through the /proc/TID/mem
+ * fallback. */
+
+#include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/audit.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+
+#include "common/util.h"
+#include "notify/notify.h"
+
+#define PAGE 4096UL
+#define U64(x) ((uint64_t)(x))
+
+/* ------------------------------------------------------------------------ */
+/* what the test handler can be asked to do (openat's args[5], which the
+ * kernel ignores; args[2..4] are the op's parameters p1..p3) */
+
+enum op {
+        OP_STRING = 1, /* notify_read_string(a1, size p1) -> its length */
+        OP_HASH,       /* notify_read_string(a1, size p1) -> hash of the string; p2: sleep ms */
+        OP_MEM,        /* notify_read_mem(a1, p1 bytes) -> hash of the bytes */
+        OP_DIRFD,      /* notify_open_dirfd((int)a0) -> 1 when (st_dev, st_ino) == (p1, p2) */
+        OP_UMASK,      /* notify_umask() */
+        OP_NSIDS,      /* notify_ns_ids() -> nspid | nstgid << 32 */
+        OP_FD,         /* VERDICT_FD with /dev/null, fd_flags p1 */
+        OP_FD_FAIL,    /* VERDICT_FD with /dev/null, then the handler fails with -p1 */
+        OP_VALUE,      /* VERDICT_VALUE p1 */
+        OP_ERROR,      /* VERDICT_ERROR p1 */
+        OP_FAIL,       /* the handler returns -p1 (the sentry failed) */
+        OP_CONTINUE,   /* VERDICT_CONTINUE: the kernel runs openat(a0, a1, p1) */
+        OP_IDVALID,    /* 1: the live id is valid, +2: a made-up id is not */
+};
+
+#define MAX_READ 16384
+#define FNV_BASIS UINT32_C(0x811c9dc5)
+
+static uint32_t fnv(const void *p, size_t n)
+{
+        const unsigned char *s = p;
+        uint32_t h = FNV_BASIS;
+        for (size_t i = 0; i < n; i++) {
+                h ^= s[i];
+                h *= UINT32_C(16777619);
+        }
+        return h;
+}
+/* a positive value that cannot be mistaken for -errno by syscall(2) */
+static int64_t hash_value(const void *p, size_t n) { return (int64_t)(fnv(p, n) & 0x7fffffff); }
+
+/* What the handler saw; shared by all workers, reset per test. */
+struct results {
+        atomic_int handled;
+        atomic_int id_invalid;   /* notify_id_valid() failed right after a read */
+        atomic_int unknown_op;   /* an openat the test did not make */
+        atomic_int bad_userdata; /* call->userdata was not ours */
+        atomic_int thread_inits;
+        atomic_int thread_init_bad_userdata;
+        atomic_int in_flight, max_in_flight;
+        _Atomic int64_t last_pid; /* req->pid of the last call */
+        atomic_bool stopped;      /* notify_engine_stop() has returned */
+        atomic_int ran_after_stop;
+};
+
+static struct results R;
+static bool direct_mode; /* ops run against a made-up request: no live id to check */
+
+static void results_reset(void)
+{
+        memset(&R, 0, sizeof(R));
+}
+
+static void set_error(struct notify_verdict *v, int64_t negative)
+{
+        v->kind = VERDICT_ERROR;
+        v->error = (int)-negative;
+}
+
+static void set_value(struct notify_verdict *v, int64_t value)
+{
+        v->kind = VERDICT_VALUE;
+        v->value = value;
+}
+
+static void check_still_valid(struct notify_call *call)
+{
+        if (!direct_mode && notify_id_valid(call) != 0)
+                atomic_fetch_add(&R.id_invalid, 1);
+}
+
+/* The op itself: fills *v and returns what the handler returns. */
+static int do_op(struct notify_call *call, struct notify_verdict *v)
+{
+        const __u64 *a = call->req->data.args;
+        switch ((enum op)a[5]) {
+        case OP_STRING:
+        case OP_HASH: {
+                static _Thread_local char buf[MAX_READ];
+                size_t size = a[2] <= sizeof(buf) ? (size_t)a[2] : sizeof(buf);
+                ssize_t n = notify_read_string(call, a[1], buf, size);
+                check_still_valid(call);
+                if (n < 0) {
+                        set_error(v, n);
+                        return 0;
+                }
+                if ((size_t)n >= size || buf[n] != '\0' || strlen(buf) != (size_t)n) {
+                        set_error(v, -EBADMSG); /* the length does not describe the copy */
+                        return 0;
+                }
+                if (a[5] == OP_HASH && a[3] > 0)
+                        nanosleep(&(struct timespec){0, (long)a[3] * 1000000L}, NULL);
+                set_value(v, a[5] == OP_STRING ? n : hash_value(buf, (size_t)n));
+                return 0;
+        }
+        case OP_MEM: {
+                static _Thread_local char buf[MAX_READ];
+                if (a[2] > sizeof(buf)) {
+                        set_error(v, -E2BIG);
+                        return 0;
+                }
+                memset(buf, 0x5a, sizeof(buf));
+                int r = notify_read_mem(call, a[1], buf, (size_t)a[2]);
+                check_still_valid(call);
+                if (r < 0)
+                        set_error(v, r);
+                else
+                        set_value(v, hash_value(buf, (size_t)a[2]));
+                return 0;
+        }
+        case OP_DIRFD: {
+                int fd = notify_open_dirfd(call, (int)a[0]);
+                if (fd < 0) {
+                        set_error(v, fd);
+                        return 0;
+                }
+                struct stat st;
+                int r = fstat(fd, &st);
+                close(fd);
+                if (r < 0) {
+                        set_error(v, -errno);
+                        return 0;
+                }
+                if (!S_ISDIR(st.st_mode))
+                        set_value(v, 3);
+                else
+                        set_value(v, st.st_dev == (dev_t)a[2] && st.st_ino == (ino_t)a[3] ? 1 : 2);
+                return 0;
+        }
+        case OP_UMASK: {
+                int r = notify_umask(call);
+                if (r < 0)
+                        set_error(v, r);
+                else
+                        set_value(v, r);
+                return 0;
+        }
+        case OP_NSIDS: {
+                pid_t p = 0, t = 0;
+                int r = notify_ns_ids(call, &p, &t);
+                if (r < 0)
+                        set_error(v, r);
+                else
+                        set_value(v, (int64_t)p | (int64_t)t << 32);
+                return 0;
+        }
+        case OP_FD:
+        case OP_FD_FAIL: {
+                int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+                v->kind = VERDICT_FD;
+                v->fd = fd;
+                v->fd_flags = a[5] == OP_FD ? (unsigned)a[2] : O_CLOEXEC;
+                return a[5] == OP_FD ? 0 : -(int)a[2];
+        }
+        case OP_VALUE:
+                set_value(v, (int64_t)a[2]);
+                return 0;
+        case OP_ERROR:
+                v->kind = VERDICT_ERROR;
+                v->error = (int)a[2];
+                return 0;
+        case OP_FAIL:
+                return -(int)a[2];
+        case OP_CONTINUE:
+                v->kind = VERDICT_CONTINUE;
+                return 0;
+        case OP_IDVALID: {
+                struct seccomp_notif other = *call->req;
+                other.id += 0x10000000;
+                struct notify_call fake = *call;
+                fake.req = &other;
+                set_value(v, (notify_id_valid(call) == 0 ? 1 : 0) + (notify_id_valid(&fake) == -ENOENT ? 2 : 0));
+                return 0;
+        }
+        }
+        atomic_fetch_add(&R.unknown_op, 1);
+        set_error(v, -EINVAL);
+        return 0;
+}
+
+/* Emulates openat(2) for the test: does what args[5] says. */
+static int h_openat(struct notify_call *call, struct notify_verdict *ret)
+{
+        if (call->userdata != &R)
+                atomic_fetch_add(&R.bad_userdata, 1);
+        if (atomic_load(&R.stopped))
+                atomic_fetch_add(&R.ran_after_stop, 1);
+        atomic_fetch_add(&R.handled, 1);
+        atomic_store(&R.last_pid, (int64_t)call->req->pid);
+        int now = atomic_fetch_add(&R.in_flight, 1) + 1;
+        int max = atomic_load(&R.max_in_flight);
+        while (now > max && !atomic_compare_exchange_weak(&R.max_in_flight, &max, now))
+                ;
+        int r = do_op(call, ret);
+        atomic_fetch_sub(&R.in_flight, 1);
+        return r;
+}
+
+/* Emulates unlinkat(2) for the test: proves dispatch goes by number. */
+static int h_unlinkat(struct notify_call *call, struct notify_verdict *ret)
+{
+        set_value(ret, 7);
+        return 0;
+}
+
+static int count_thread_init(void *userdata)
+{
+        if (userdata != &R)
+                atomic_fetch_add(&R.thread_init_bad_userdata, 1);
+        atomic_fetch_add(&R.thread_inits, 1);
+        return 0;
+}
+
+static const struct syscall_entry test_table[] = {
+        {.name = "openat", .action = SC_EMULATE, .handler = h_openat, .note = "the test handler"},
+        {.name = "unlinkat", .action = SC_EMULATE, .handler = h_unlinkat, .note = "answers 7"},
+        {.name = "mkdirat", .action = SC_EMULATE, .handler = NULL, .note = "notified but no handler: ENOSYS"},
+        {.name = "getppid", .action = SC_ERRNO, .err = EPERM, .note = "refused in the filter"},
+};
+
+/* ------------------------------------------------------------------------ */
+/* cases: one trapped openat (or a custom run in the child) and its expected result */
+
+struct mcase {
+        const char *what;
+        int op;
+        uint64_t a0, a1, p1, p2, p3;
+        int64_t want;
+        int64_t (*run)(const struct mcase *c); /* in the child instead of the plain call */
+        bool proc_mem_differs; /* /proc/TID/mem reads PROT_NONE pages (FOLL_FORCE) */
+};
+
+#define MAX_CASES 64
+
+/* In the child: the trapped call, -errno or its result. */
+static int64_t trap(int op, uint64_t a0, uint64_t a1, uint64_t p1, uint64_t p2, uint64_t p3)
+{
+        long r = syscall(__NR_openat, a0, a1, p1, p2, p3, (uint64_t)op);
+        return r < 0 ? -(int64_t)errno : r;
+}
+
+static int64_t run_case(const struct mcase *c)
+{
+        if (c->run)
+                return c->run(c);
+        return trap(c->op, c->a0, c->a1, c->p1, c->p2, c->p3);
+}
+
+/* In the test process: the same op against a made-up request for our own
+ * thread, through the very same handler code. */
+static int64_t run_case_direct(const struct mcase *c)
+{
+        int procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(procfd, 0);
+        struct seccomp_notif req = {.id = 1, .pid = (uint32_t)gettid()};
+        req.data.nr = __NR_openat;
+        req.data.arch = AUDIT_ARCH_X86_64;
+        uint64_t args[6] = {c->a0, c->a1, c->p1, c->p2, c->p3, (uint64_t)c->op};
+        memcpy(req.data.args, args, sizeof(args));
+        struct notify_call call = {.req = &req, .listener_fd = -1, .hostproc_fd = procfd, .userdata = &R};
+        struct notify_verdict v = {.kind = VERDICT_ERROR, .error = EACCES, .fd = -1};
+        direct_mode = true;
+        int r = do_op(&call, &v);
+        direct_mode = false;
+        close(procfd);
+        if (r < 0)
+                return r;
+        ck_assert_int_ne(v.kind, VERDICT_FD);
+        if (v.kind == VERDICT_VALUE)
+                return v.value;
+        return -(int64_t)v.error;
+}
+
+static void report_results(const struct mcase *cases, size_t n, const int64_t *got, const char *how)
+{
+        int bad = 0;
+        for (size_t i = 0; i < n; i++)
+                if (got[i] != cases[i].want) {
+                        fprintf(stderr, "%s: case \"%s\": got %" PRId64 " (%s), expected %" PRId64 " (%s)\n", how,
+                                cases[i].what, got[i], got[i] < 0 && got[i] > -4096 ? strerror((int)-got[i]) : "",
+                                cases[i].want,
+                                cases[i].want < 0 && cases[i].want > -4096 ? strerror((int)-cases[i].want) : "");
+                        bad++;
+                }
+        for (size_t i = 0; i < n; i++)
+                ck_assert_msg(got[i] == cases[i].want, "%s: case \"%s\": got %" PRId64 ", expected %" PRId64
+                              " (%d of %zu cases wrong, all listed on stderr)",
+                              how, cases[i].what, got[i], cases[i].want, bad, n);
+}
+
+/* ------------------------------------------------------------------------ */
+/* the harness: a child with the filter, the engine in the test process */
+
+struct scenario {
+        const struct mcase *cases;
+        size_t n;
+        bool new_pidns;
+        unsigned min_workers, max_workers;
+        int (*thread_init)(void *userdata);
+};
+
+struct outcome {
+        int64_t got[MAX_CASES];
+        pid_t child; /* in our pid namespace */
+        uint64_t count_openat, count_unlinkat, count_mkdirat;
+        int fds_before, fds_after;
+};
+
+static int64_t child_got[MAX_CASES];
+
+static void on_alarm(int sig)
+{
+        static const char msg[] = "test child: timed out\n";
+        (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+        _exit(124);
+}
+
+static int send_fd(int sock, int status, int fd)
+{
+        char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+        struct iovec iov = {&status, sizeof(status)};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+        if (fd >= 0) {
+                mh.msg_control = cbuf;
+                mh.msg_controllen = sizeof(cbuf);
+                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        }
+        return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+/* Returns the fd, or the child's negative status, or -errno. */
+static int recv_fd(int sock)
+{
+        int status = -EIO;
+        char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+        struct iovec iov = {&status, sizeof(status)};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+        if (n < 0)
+                return -errno;
+        if (n != sizeof(status))
+                return -EPIPE;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+                int fd;
+                memcpy(&fd, CMSG_DATA(c), sizeof(int));
+                return fd;
+        }
+        return status < 0 ? status : -EPROTO;
+}
+
+_noreturn_ static void child_main(const struct scenario *sc, const struct sock_fprog *prog, int sock)
+{
+        struct sigaction sa = {.sa_handler = on_alarm};
+        sigaction(SIGALRM, &sa, NULL);
+        alarm(20);
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+                (void)send_fd(sock, -errno, -1);
+                _exit(2);
+        }
+        int lfd = notify_filter_install(prog, NULL);
+        if (lfd < 0) {
+                (void)send_fd(sock, lfd, -1);
+                _exit(3);
+        }
+        if (send_fd(sock, 0, lfd) < 0)
+                _exit(4);
+        close(lfd); /* the sentry holds the only copy now */
+
+        /* From here on every openat goes to the test's engine. */
+        for (size_t i = 0; i < sc->n; i++)
+                child_got[i] = run_case(&sc->cases[i]);
+        if (write_all(sock, child_got, sc->n * sizeof(int64_t)) < 0)
+                _exit(5);
+        _exit(0);
+}
+
+static int count_fds(void)
+{
+        DIR *d = opendir("/proc/self/fd");
+        ck_assert_ptr_nonnull(d);
+        int n = 0;
+        struct dirent *de;
+        while ((de = readdir(d)))
+                if (de->d_name[0] != '.')
+                        n++;
+        closedir(d);
+        return n;
+}
+
+/* Forks the child of a scenario; returns the listener it sent us. */
+static int spawn_child(const struct scenario *sc, int *ret_sock, pid_t *ret_pid)
+{
+        struct sock_fprog prog;
+        const char *bad = NULL;
+        int r = notify_filter_build(test_table, ELEMENTSOF(test_table), &prog, &bad);
+        ck_assert_msg(r == 0, "notify_filter_build: %s at %s", strerror(-r), bad ? bad : "?");
+
+        int sp[2];
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+        pid_t pid;
+        if (sc->new_pidns)
+                /* a bare clone: the child is init of a new pid namespace */
+                pid = (pid_t)syscall(__NR_clone, CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL, 0);
+        else
+                pid = fork();
+        ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
+        if (pid == 0) {
+                close(sp[0]);
+                child_main(sc, &prog, sp[1]);
+        }
+        close(sp[1]);
+        free(prog.filter);
+
+        int lfd = recv_fd(sp[0]);
+        if (lfd < 0) {
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+                ck_abort_msg("the child could not install the filter: %s", strerror(-lfd));
+        }
+        *ret_sock = sp[0];
+        *ret_pid = pid;
+        return lfd;
+}
+
+static void run_scenario(const struct scenario *sc, struct outcome *out)
+{
+        ck_assert_uint_le(sc->n, MAX_CASES);
+        memset(out, 0, sizeof(*out));
+        out->fds_before = count_fds();
+        alarm(45); /* a backstop for CK_FORK=no; Check's own timeout is shorter */
+        int sock;
+        pid_t pid;
+        int lfd = spawn_child(sc, &sock, &pid);
+        out->child = pid;
+        int r;
+        results_reset();
+        struct notify_engine_config cfg = {
+                .table = test_table,
+                .n_table = ELEMENTSOF(test_table),
+                .userdata = &R,
+                .thread_init = sc->thread_init,
+                .min_workers = sc->min_workers,
+                .max_workers = sc->max_workers,
+        };
+        struct notify_engine *e = NULL;
+        r = notify_engine_start(&cfg, lfd, &e);
+        if (r < 0) {
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+                ck_abort_msg("notify_engine_start: %s", strerror(-r));
+        }
+
+        ssize_t n = read_full(sock, out->got, sc->n * sizeof(int64_t));
+        close(sock);
+        int st = 0;
+        ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+        out->count_openat = notify_engine_count(e, __NR_openat);
+        out->count_unlinkat = notify_engine_count(e, __NR_unlinkat);
+        out->count_mkdirat = notify_engine_count(e, __NR_mkdirat);
+        notify_engine_stop(e);
+        alarm(0);
+        out->fds_after = count_fds();
+
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x (exit %d, signal %d)", st,
+                      WIFEXITED(st) ? WEXITSTATUS(st) : -1, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        ck_assert_int_eq(n, (ssize_t)(sc->n * sizeof(int64_t)));
+        ck_assert_int_eq(atomic_load(&R.bad_userdata), 0);
+        ck_assert_int_eq(atomic_load(&R.unknown_op), 0);
+        ck_assert_msg(atomic_load(&R.id_invalid) == 0,
+                      "notify_id_valid() said a pending call was gone %d times", atomic_load(&R.id_invalid));
+        /* the listener, the engine's /proc and every injected fd are closed again */
+        ck_assert_int_eq(out->fds_after, out->fds_before);
+}
+
+static void run_cases(const struct mcase *cases, size_t n, const char *how)
+{
+        struct scenario sc = {.cases = cases, .n = n};
+        struct outcome out;
+        run_scenario(&sc, &out);
+        report_results(cases, n, out.got, how);
+        /* every case is one openat, answered by the handler */
+        size_t openats = 0;
+        for (size_t i = 0; i < n; i++)
+                openats += cases[i].run == NULL;
+        ck_assert_uint_ge(out.count_openat, openats);
+}
+
+/* ------------------------------------------------------------------------ */
+/* memory layouts: strings next to guard pages. Built in the test process
+ * before the fork, so the child has them at the same addresses. */
+
+/* n read-write pages between two PROT_NONE guard pages */
+static char *guarded(size_t n)
+{
+        char *m = mmap(NULL, (n + 2) * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        ck_assert_ptr_ne(m, MAP_FAILED);
+        ck_assert_int_eq(mprotect(m, PAGE, PROT_NONE), 0);
+        ck_assert_int_eq(mprotect(m + (n + 1) * PAGE, PAGE, PROT_NONE), 0);
+        return m + PAGE;
+}
+
+static size_t n_str_cases;
+static struct mcase str_cases[MAX_CASES];
+
+static void add(struct mcase c)
+{
+        ck_assert_uint_lt(n_str_cases, MAX_CASES);
+        str_cases[n_str_cases++] = c;
+}
+
+#define S(w, addr, size, expect) add((struct mcase){.what = w, .op = OP_STRING, .a1 = U64(addr), .p1 = size, .want = expect})
+#define H(w, addr, size, str, len) \
+        add((struct mcase){.what = w, .op = OP_HASH, .a1 = U64(addr), .p1 = size, .want = hash_value(str, len)})
+#define M(w, addr, len, expect) add((struct mcase){.what = w, .op = OP_MEM, .a1 = U64(addr), .p1 = len, .want = expect})
+
+static void build_string_cases(void)
+{
+        static const char normal[] = "/usr/lib/os-release";
+        static const char midnul[] = "abc\0def";
+        n_str_cases = 0;
+
+        S("a normal path", normal, PATH_MAX, 19);
+        H("a normal path, content", normal, PATH_MAX, normal, 19);
+        S("the empty string", "", PATH_MAX, 0);
+        S("a NUL in the middle", midnul, PATH_MAX, 3);
+        S("size exactly len+1", normal, 20, 19);
+        S("size exactly len (no room for NUL)", normal, 19, -ENAMETOOLONG);
+        S("size 1, empty string", "", 1, 0);
+        S("size 1, non-empty", normal, 1, -ENAMETOOLONG);
+
+        /* 4095 chars + NUL, crossing a page boundary */
+        char *r = guarded(2);
+        memset(r + 100, 'a', 4095);
+        r[100 + 4095] = '\0';
+        S("4095 chars + NUL", r + 100, PATH_MAX, 4095);
+        H("4095 chars + NUL, content", r + 100, PATH_MAX, r + 100, 4095);
+
+        /* 4096 chars, NUL further on */
+        r = guarded(2);
+        memset(r, 'b', 5000);
+        r[5000] = '\0';
+        S("4096 chars without NUL in PATH_MAX", r, PATH_MAX, -ENAMETOOLONG);
+        S("the same with a larger buffer", r, 8192, 5000);
+
+        /* 4096 chars running right up to a guard page: only size bytes are read */
+        r = guarded(1);
+        memset(r, 'c', PAGE);
+        S("4096 chars up to a guard page", r, PATH_MAX, -ENAMETOOLONG);
+
+        /* the NUL is the last byte before a guard page */
+        r = guarded(1);
+        strcpy(r + PAGE - 12, "end-of-page");
+        S("string ending at a page end, guard after", r + PAGE - 12, PATH_MAX, 11);
+        H("the same, content", r + PAGE - 12, PATH_MAX, "end-of-page", 11);
+        S("one char + NUL at a page end", r + PAGE - 2, PATH_MAX, 1);
+
+        /* a string at the very start of a page, guard before */
+        r = guarded(1);
+        strcpy(r, "x");
+        S("string at a page start, guard before", r, PATH_MAX, 1);
+
+        /* a long string over a page boundary, ending at a guard page */
+        r = guarded(2);
+        memset(r + 2 * PAGE - 6001, 'd', 6000);
+        r[2 * PAGE - 1] = '\0';
+        S("6000 chars over a boundary, ending at a guard", r + 2 * PAGE - 6001, 8192, 6000);
+        H("the same, content", r + 2 * PAGE - 6001, 8192, r + 2 * PAGE - 6001, 6000);
+
+        /* running into a guard page without NUL */
+        r = guarded(1);
+        memset(r, 'e', PAGE);
+        add((struct mcase){.what = "running into a PROT_NONE page", .op = OP_STRING, .a1 = U64(r + PAGE - 100),
+                           .p1 = PATH_MAX, .want = -EFAULT, .proc_mem_differs = true});
+        add((struct mcase){.what = "starting in a PROT_NONE page", .op = OP_STRING, .a1 = U64(r - 10),
+                           .p1 = PATH_MAX, .want = -EFAULT, .proc_mem_differs = true});
+
+        /* running into an unmapped page without NUL */
+        char *m = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        ck_assert_ptr_ne(m, MAP_FAILED);
+        ck_assert_int_eq(munmap(m + PAGE, PAGE), 0);
+        memset(m, 'f', PAGE);
+        S("running into an unmapped page", m + PAGE - 100, PATH_MAX, -EFAULT);
+        S("in an unmapped page", m + PAGE, PATH_MAX, -EFAULT);
+
+        S("NULL", 0, PATH_MAX, -EFAULT);
+        S("the top of the address space", UINT64_C(0xfffffffffffff000), PATH_MAX, -EFAULT);
+        S("wrapping past 2^64", UINT64_MAX - 10, PATH_MAX, -EFAULT);
+        S("a kernel address", UINT64_C(0xffff888000000000), PATH_MAX, -EFAULT);
+        S("a non-canonical address", UINT64_C(0x0000800000000000), PATH_MAX, -EFAULT);
+
+        /* notify_read_mem */
+        M("16 bytes", normal, 16, hash_value(normal, 16));
+        M("zero bytes at NULL", 0, 0, hash_value("", 0));
+        r = guarded(2);
+        for (size_t i = 0; i < 2 * PAGE; i++)
+                r[i] = (char)(i * 7 + 3);
+        M("two whole pages up to a guard", r, 2 * PAGE, hash_value(r, 2 * PAGE));
+        M("a range over a page boundary", r + 4000, 200, hash_value(r + 4000, 200));
+        add((struct mcase){.what = "one byte into a guard page", .op = OP_MEM, .a1 = U64(r), .p1 = 2 * PAGE + 1,
+                           .want = -EFAULT, .proc_mem_differs = true});
+        add((struct mcase){.what = "starting in a guard page", .op = OP_MEM, .a1 = U64(r - 8), .p1 = 16,
+                           .want = -EFAULT, .proc_mem_differs = true});
+        M("into an unmapped page", m + PAGE - 8, 16, -EFAULT);
+        M("wrapping past 2^64", UINT64_MAX - 3, 16, -EFAULT);
+        M("NULL", 0, 8, -EFAULT);
+}
+
+/* ------------------------------------------------------------------------ */
+/* strings and memory */
+
+enum selection { ALL_CASES, NOT_GUARD_PAGES, GUARD_PAGES_ONLY };
+
+/* Builds the cases and keeps the selected ones. */
+static void string_cases(enum selection sel)
+{
+        build_string_cases();
+        size_t k = 0;
+        for (size_t i = 0; i < n_str_cases; i++)
+                if (sel == ALL_CASES || (sel == GUARD_PAGES_ONLY) == str_cases[i].proc_mem_differs)
+                        str_cases[k++] = str_cases[i];
+        n_str_cases = k;
+        ck_assert_uint_gt(n_str_cases, 0);
+}
+
+static void run_string_cases_direct(const char *how)
+{
+        results_reset();
+        int64_t got[MAX_CASES];
+        for (size_t i = 0; i < n_str_cases; i++)
+                got[i] = run_case_direct(&str_cases[i]);
+        report_results(str_cases, n_str_cases, got, how);
+}
+
+START_TEST(test_strings_direct)
+{
+        string_cases(ALL_CASES);
+        run_string_cases_direct("direct, process_vm_readv");
+}
+END_TEST
+
+START_TEST(test_strings_engine)
+{
+        string_cases(ALL_CASES);
+        run_cases(str_cases, n_str_cases, "through the engine, process_vm_readv");
+}
+END_TEST
+
+/* The /proc/TID/mem fallback must give the same answers. */
+START_TEST(test_strings_fallback_direct)
+{
+        ck_assert_int_eq(notify_force_fallback("process_vm_readv"), 0);
+        string_cases(NOT_GUARD_PAGES);
+        run_string_cases_direct("direct, /proc/TID/mem fallback");
+}
+END_TEST
+
+START_TEST(test_strings_fallback_engine)
+{
+        ck_assert_int_eq(notify_force_fallback("process_vm_readv"), 0);
+        string_cases(NOT_GUARD_PAGES);
+        run_cases(str_cases, n_str_cases, "through the engine, /proc/TID/mem fallback");
+}
+END_TEST
+
+/* Memory the thread cannot read (PROT_NONE) is a bad pointer in the
+ * fallback too: /proc/TID/mem reads with FOLL_FORCE, which would otherwise
+ * read through guard pages that process_vm_readv and the kernel refuse. */
+START_TEST(test_fallback_guard_pages)
+{
+        ck_assert_int_eq(notify_force_fallback("process_vm_readv"), 0);
+        string_cases(GUARD_PAGES_ONLY);
+        run_string_cases_direct("direct, /proc/TID/mem fallback, guard pages");
+        run_cases(str_cases, n_str_cases, "through the engine, /proc/TID/mem fallback, guard pages");
+}
+END_TEST
+
+/* The fallback's readability check reads /proc/TID/maps, whose lines end in
+ * a path the child chooses: a line longer than the check's line buffer must
+ * not be taken for two lines, or a crafted file name forges a mapping. */
+START_TEST(test_fallback_maps_long_lines)
+{
+        ck_assert_int_eq(notify_force_fallback("process_vm_readv"), 0);
+
+        /* one reserved range: the file's page, a gap, the string's page,
+         * then the guard pages; so the file's maps line comes first */
+        char *base = mmap(NULL, 5 * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        ck_assert_ptr_ne(base, MAP_FAILED);
+        char *g = base + 2 * PAGE;
+        ck_assert_int_eq(mprotect(g, PAGE, PROT_READ | PROT_WRITE), 0);
+        memset(g, 'e', PAGE);
+
+        /* the file, in a directory with a long name */
+        char dir[] = "/tmp/cordon-maps-XXXXXX";
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        char sub[PATH_MAX], file[PATH_MAX + 16], forged[PATH_MAX + 300];
+        char longname[201];
+        memset(longname, 'd', 200);
+        longname[200] = '\0';
+        snprintf(sub, sizeof(sub), "%s/%s", dir, longname);
+        ck_assert_int_eq(mkdir(sub, 0700), 0);
+        snprintf(file, sizeof(file), "%s/f", sub);
+        int fd = open(file, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(ftruncate(fd, PAGE), 0);
+        char *fm = mmap(base, PAGE, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
+        ck_assert_ptr_eq(fm, base);
+        close(fd);
+
+        /* where the path starts in the file's maps line */
+        static char maps[1 << 16];
+        fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ssize_t n = read_full(fd, maps, sizeof(maps) - 1);
+        close(fd);
+        ck_assert_int_gt(n, 0);
+        maps[n] = '\0';
+        long path_start = -1;
+        for (char *line = maps; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+                unsigned long long lo;
+                if (sscanf(line, "%llx-", &lo) == 1 && lo == (unsigned long long)(uintptr_t)fm) {
+                        char *p = strstr(line, "/tmp/cordon-maps-");
+                        ck_assert_ptr_nonnull(p);
+                        path_start = p - line;
+                        break;
+                }
+        }
+        ck_assert_int_ge(path_start, 0);
+
+        /* rename the file so that the line's byte 511 (where a 512-byte
+         * fgets() buffer ends) starts a made-up "readable everything" line */
+        long at = path_start + (long)strlen(sub) + 1;
+        ck_assert_int_le(at, 511);
+        char name[256];
+        long pad = 511 - at;
+        ck_assert_int_le(pad + 20, 255);
+        memset(name, 'x', (size_t)pad);
+        strcpy(name + pad, "0-7fffffffffff rw-p");
+        snprintf(forged, sizeof(forged), "%s/%s", sub, name);
+        ck_assert_int_eq(rename(file, forged), 0);
+
+        /* the maps line now carries the made-up one at byte 511 */
+        fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        n = read_full(fd, maps, sizeof(maps) - 1);
+        close(fd);
+        ck_assert_int_gt(n, 0);
+        maps[n] = '\0';
+        bool forged_in_place = false;
+        for (char *line = maps; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+                unsigned long long lo;
+                if (sscanf(line, "%llx-", &lo) == 1 && lo == (unsigned long long)(uintptr_t)fm) {
+                        forged_in_place = strncmp(line + 511, "0-7fffffffffff rw-p", 19) == 0;
+                        break;
+                }
+        }
+        ck_assert_msg(forged_in_place, "the test could not place its made-up line at byte 511");
+
+        int procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(procfd, 0);
+        struct seccomp_notif req = {.id = 1, .pid = (uint32_t)gettid()};
+        struct notify_call call = {.req = &req, .listener_fd = -1, .hostproc_fd = procfd};
+        char buf[PATH_MAX];
+        ssize_t r = notify_read_string(&call, U64(g + PAGE - 100), buf, sizeof(buf));
+        int rm = notify_read_mem(&call, U64(g + PAGE - 8), buf, 16);
+        close(procfd);
+        munmap(base, 5 * PAGE);
+        unlink(forged);
+        rmdir(sub);
+        rmdir(dir);
+        ck_assert_msg(r == -EFAULT, "a string running into a guard page read as %zd with a forged maps line", r);
+        ck_assert_msg(rm == -EFAULT, "memory running into a guard page read as %d with a forged maps line", rm);
+}
+END_TEST
+
+START_TEST(test_force_fallback_unknown)
+{
+        ck_assert_int_eq(notify_force_fallback("no-such-feature"), -EINVAL);
+}
+END_TEST
+
+/* A thread that is gone: every helper fails, none pretends. */
+START_TEST(test_dead_thread)
+{
+        pid_t p = fork();
+        ck_assert_int_ge(p, 0);
+        if (p == 0)
+                _exit(0);
+        ck_assert_int_eq(waitpid(p, NULL, 0), p);
+
+        int procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(procfd, 0);
+        struct seccomp_notif req = {.id = 42, .pid = (uint32_t)p};
+        struct notify_call call = {.req = &req, .listener_fd = -1, .hostproc_fd = procfd};
+        char buf[64];
+        static const char s[] = "still mapped here";
+        ck_assert_int_eq(notify_read_mem(&call, U64(s), buf, sizeof(s)), -ESRCH);
+        ck_assert_int_eq(notify_read_string(&call, U64(s), buf, sizeof(buf)), -ESRCH);
+        ck_assert_int_lt(notify_open_dirfd(&call, AT_FDCWD), 0);
+        ck_assert_int_lt(notify_open_dirfd(&call, 0), 0);
+        ck_assert_int_lt(notify_umask(&call), 0);
+        pid_t a = 0, b = 0;
+        ck_assert_int_lt(notify_ns_ids(&call, &a, &b), 0);
+        ck_assert_int_eq(notify_id_valid(&call), -ENOENT);
+
+        /* and through the fallback */
+        ck_assert_int_eq(notify_force_fallback("process_vm_readv"), 0);
+        ck_assert_int_eq(notify_read_mem(&call, U64(s), buf, sizeof(s)), -ESRCH);
+        ck_assert_int_eq(notify_read_string(&call, U64(s), buf, sizeof(buf)), -ESRCH);
+        close(procfd);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* /proc facts of the calling thread */
+
+static char tmpdir[PATH_MAX];
+
+static void stat_args(const char *path, uint64_t *dev, uint64_t *ino)
+{
+        struct stat st;
+        if (stat(path, &st) < 0) {
+                *dev = *ino = 0;
+                return;
+        }
+        *dev = st.st_dev;
+        *ino = st.st_ino;
+}
+
+static int64_t run_dirfd_cwd(const struct mcase *c)
+{
+        if (chdir(tmpdir) < 0)
+                return -1000;
+        uint64_t dev, ino;
+        stat_args(".", &dev, &ino);
+        return trap(OP_DIRFD, U64((int64_t)AT_FDCWD), 0, dev, ino, 0);
+}
+
+static int64_t run_dirfd_fd(const struct mcase *c)
+{
+        /* O_PATH|O_DIRECTORY with open() would be trapped now: dup an fd
+         * opened before the filter instead */
+        int fd = fcntl((int)c->a0, F_DUPFD_CLOEXEC, 40);
+        if (fd < 0)
+                return -1000;
+        uint64_t dev, ino;
+        stat_args("/", &dev, &ino);
+        int64_t r = trap(OP_DIRFD, U64(fd), 0, dev, ino, 0);
+        close(fd);
+        return r;
+}
+
+static int64_t run_dirfd_file(const struct mcase *c)
+{
+        /* a dirfd that is not a directory: the handler reports what it got */
+        return trap(OP_DIRFD, U64(STDERR_FILENO), 0, 0, 0, 0);
+}
+
+static void *dirfd_thread(void *arg)
+{
+        int64_t *ret = arg;
+        /* a thread with its own cwd: /proc/TID/cwd, not the process's */
+        if (unshare(CLONE_FS) < 0 || chdir("/") < 0) {
+                *ret = -1000;
+                return NULL;
+        }
+        uint64_t dev, ino;
+        stat_args("/", &dev, &ino);
+        *ret = trap(OP_DIRFD, U64((int64_t)AT_FDCWD), 0, dev, ino, 0);
+        return NULL;
+}
+
+static int64_t run_in_thread(void *(*fn)(void *))
+{
+        int64_t ret = -2000;
+        pthread_t t;
+        if (pthread_create(&t, NULL, fn, &ret) != 0)
+                return -3000;
+        pthread_join(t, NULL);
+        return ret;
+}
+
+static int64_t run_dirfd_thread(const struct mcase *c) { return run_in_thread(dirfd_thread); }
+
+static int root_fd = -1;
+
+START_TEST(test_dirfd)
+{
+        char tmpl[] = "/tmp/cordon-test-XXXXXX";
+        ck_assert_ptr_nonnull(mkdtemp(tmpl));
+        snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
+        root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(root_fd, 0);
+        close(987);
+
+        const struct mcase cases[] = {
+                {.what = "AT_FDCWD is the child's cwd", .run = run_dirfd_cwd, .want = 1},
+                {.what = "a directory fd of the child", .run = run_dirfd_fd, .a0 = U64(root_fd), .want = 1},
+                {.what = "an fd the child does not have", .op = OP_DIRFD, .a0 = 987, .want = -EBADF},
+                {.what = "a negative fd other than AT_FDCWD", .op = OP_DIRFD, .a0 = U64((int64_t)-5), .want = -EBADF},
+                {.what = "AT_FDCWD in a thread with its own cwd", .run = run_dirfd_thread, .want = 1},
+                {.what = "AT_FDCWD again (the main thread's cwd is unchanged)", .run = run_dirfd_cwd, .want = 1},
+                {.what = "a dirfd that is not a directory", .run = run_dirfd_file, .want = 3},
+        };
+        struct scenario sc = {.cases = cases, .n = ELEMENTSOF(cases)};
+        struct outcome out;
+        run_scenario(&sc, &out);
+        rmdir(tmpdir); /* before any assertion, so a failure leaves nothing behind */
+        close(root_fd);
+        report_results(cases, ELEMENTSOF(cases), out.got, "dirfd");
+}
+END_TEST
+
+static int64_t run_umask(const struct mcase *c)
+{
+        umask((mode_t)c->p1);
+        return trap(OP_UMASK, 0, 0, 0, 0, 0);
+}
+
+static void *umask_thread(void *arg)
+{
+        int64_t *ret = arg;
+        if (unshare(CLONE_FS) < 0) {
+                *ret = -1000;
+                return NULL;
+        }
+        umask(0077);
+        *ret = trap(OP_UMASK, 0, 0, 0, 0, 0);
+        return NULL;
+}
+
+static int64_t run_umask_thread(const struct mcase *c)
+{
+        umask(022);
+        int64_t r = run_in_thread(umask_thread);
+        /* and the main thread still has its own */
+        int64_t main_um = trap(OP_UMASK, 0, 0, 0, 0, 0);
+        return r == 0077 && main_um == 022 ? 1 : r * 1000 + main_um;
+}
+
+static int64_t run_umask_comm(const struct mcase *c)
+{
+        /* The thread's name is the first line of /proc/TID/status and is the
+         * child's to choose: it must not be taken for the Umask line. */
+        char name[16] = "Umask:\t0777";
+        if (prctl(PR_SET_NAME, name, 0, 0, 0) < 0)
+                return -1000;
+        umask(022);
+        int64_t r = trap(OP_UMASK, 0, 0, 0, 0, 0);
+        strcpy(name, "Umask:0000");
+        (void)prctl(PR_SET_NAME, name, 0, 0, 0);
+        int64_t r2 = trap(OP_UMASK, 0, 0, 0, 0, 0);
+        (void)prctl(PR_SET_NAME, "test-child", 0, 0, 0);
+        return r == 022 && r2 == 022 ? 022 : r * 1000 + r2;
+}
+
+START_TEST(test_umask)
+{
+        const struct mcase cases[] = {
+                {.what = "umask 027", .run = run_umask, .p1 = 027, .want = 027},
+                {.what = "umask 0", .run = run_umask, .p1 = 0, .want = 0},
+                {.what = "umask 0777", .run = run_umask, .p1 = 0777, .want = 0777},
+                {.what = "a thread with its own umask (CLONE_FS unshared)", .run = run_umask_thread, .want = 1},
+                {.what = "umask 002", .run = run_umask, .p1 = 002, .want = 002},
+        };
+        run_cases(cases, ELEMENTSOF(cases), "umask");
+}
+END_TEST
+
+START_TEST(test_umask_thread_name)
+{
+        const struct mcase cases[] = {
+                {.what = "umask 022 with the thread named \"Umask:\\t0777\" / \"Umask:0000\"", .run = run_umask_comm,
+                 .want = 022},
+        };
+        run_cases(cases, ELEMENTSOF(cases), "umask vs. thread name");
+}
+END_TEST
+
+static int64_t ids_now(void) { return (int64_t)gettid() | (int64_t)getpid() << 32; }
+
+static int64_t run_nsids(const struct mcase *c)
+{
+        int64_t want = ids_now();
+        int64_t got = trap(OP_NSIDS, 0, 0, 0, 0, 0);
+        return got == want ? 1 : got;
+}
+
+static void *nsids_thread(void *arg)
+{
+        *(int64_t *)arg = run_nsids(NULL);
+        return NULL;
+}
+
+static int64_t run_nsids_thread(const struct mcase *c) { return run_in_thread(nsids_thread); }
+
+START_TEST(test_ns_ids)
+{
+        const struct mcase cases[] = {
+                {.what = "main thread", .run = run_nsids, .want = 1},
+                {.what = "another thread (tid != tgid)", .run = run_nsids_thread, .want = 1},
+        };
+        run_cases(cases, ELEMENTSOF(cases), "ns ids");
+}
+END_TEST
+
+/* Where the last digit of the NSpid line sits in our own status, or -1. */
+static long nspid_last_digit(void)
+{
+        static char status[1 << 17];
+        int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ssize_t n = read_full(fd, status, sizeof(status) - 1);
+        close(fd);
+        ck_assert_int_gt(n, 0);
+        status[n] = '\0';
+        char *p = strstr(status, "\nNSpid:");
+        ck_assert_ptr_nonnull(p);
+        char *eol = strchr(p + 1, '\n');
+        ck_assert_ptr_nonnull(eol);
+        return eol - status - 1;
+}
+
+static void ids_direct(pid_t *nspid, pid_t *nstgid, int *r)
+{
+        int procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(procfd, 0);
+        struct seccomp_notif req = {.id = 1, .pid = (uint32_t)gettid()};
+        struct notify_call call = {.req = &req, .listener_fd = -1, .hostproc_fd = procfd};
+        *nspid = *nstgid = 0;
+        *r = notify_ns_ids(&call, nspid, nstgid);
+        close(procfd);
+}
+
+/* /proc/TID/status grows with the supplementary groups (the Groups line
+ * comes before NStgid and NSpid): the ids must be read from the whole file,
+ * never from a prefix that ends before, or in the middle of, their lines. */
+START_TEST(test_ns_ids_large_status)
+{
+        static gid_t groups[4000];
+        pid_t p, t;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(groups); i++)
+                groups[i] = 1;
+        if (setgroups(0, NULL) < 0) {
+                fprintf(stderr, "test_ns_ids_large_status: setgroups: %s; not run\n", strerror(errno));
+                return;
+        }
+        long base = nspid_last_digit();
+        ck_assert_int_lt(base, 4000);
+
+        /* 4000 groups: NSpid far beyond the first 4 KiB */
+        ck_assert_int_eq(setgroups(ELEMENTSOF(groups), groups), 0);
+        ids_direct(&p, &t, &r);
+        ck_assert_msg(r == 0 && p == gettid() && t == getpid(),
+                      "with 4000 groups: notify_ns_ids = %d (%s), nspid %d (want %d), nstgid %d (want %d)", r,
+                      r < 0 ? strerror(-r) : "ok", p, gettid(), t, getpid());
+
+        /* the NSpid number cut by a 4096-byte buffer: its last digit at
+         * bytes 4093..4096 (one group of "10" first makes any shift) */
+        for (long target = 4093; target <= 4096; target++) {
+                bool found = false;
+                size_t from = target - base > 20 ? (size_t)(target - base) / 2 - 8 : 1;
+                for (size_t k = from; k < ELEMENTSOF(groups) && !found; k++)
+                        for (int wide = 0; wide <= 1 && !found; wide++) {
+                                groups[0] = wide ? 10 : 1;
+                                ck_assert_int_eq(setgroups(k, groups), 0);
+                                found = nspid_last_digit() == target;
+                        }
+                ck_assert_msg(found, "no group list puts the NSpid digits at %ld", target);
+                ids_direct(&p, &t, &r);
+                ck_assert_msg(r == 0 && p == gettid() && t == getpid(),
+                              "NSpid's last digit at byte %ld: notify_ns_ids = %d (%s), nspid %d (want %d), "
+                              "nstgid %d (want %d)",
+                              target, r, r < 0 ? strerror(-r) : "ok", p, gettid(), t, getpid());
+        }
+}
+END_TEST
+
+static int64_t run_nsids_init(const struct mcase *c)
+{
+        if (getpid() != 1)
+                return -1000; /* not in a new pid namespace */
+        return trap(OP_NSIDS, 0, 0, 0, 0, 0);
+}
+
+/* In a pid namespace: the ids as the child sees them, while the kernel hands
+ * the sentry the host pid. */
+START_TEST(test_ns_ids_pidns)
+{
+        pid_t probe = fork();
+        ck_assert_int_ge(probe, 0);
+        if (probe == 0)
+                _exit(unshare(CLONE_NEWPID) == 0 ? 0 : 1);
+        int pst;
+        ck_assert_int_eq(waitpid(probe, &pst, 0), probe);
+        if (!WIFEXITED(pst) || WEXITSTATUS(pst) != 0) {
+                fprintf(stderr, "test_ns_ids_pidns: no new pid namespace here; not run\n");
+                return;
+        }
+
+        const struct mcase cases[] = {
+                {.what = "init of a new pid namespace", .run = run_nsids_init, .want = 1 | (int64_t)1 << 32},
+                {.what = "umask in a new pid namespace (host /proc)", .run = run_umask, .p1 = 026, .want = 026},
+        };
+        struct scenario sc = {.cases = cases, .n = ELEMENTSOF(cases), .new_pidns = true};
+        struct outcome out;
+        run_scenario(&sc, &out);
+        report_results(cases, ELEMENTSOF(cases), out.got, "pid namespace");
+        /* the sentry saw the child by its pid in our namespace, not 1 */
+        ck_assert_int_eq(atomic_load(&R.last_pid), out.child);
+        ck_assert_int_ne(out.child, 1);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* verdicts */
+
+static int64_t check_devnull(int64_t fd, bool want_cloexec)
+{
+        if (fd < 0)
+                return fd;
+        struct stat st;
+        if (fstat((int)fd, &st) < 0)
+                return -1001;
+        if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
+                return -1002;
+        int fl = fcntl((int)fd, F_GETFD);
+        if (fl < 0 || !!(fl & FD_CLOEXEC) != want_cloexec)
+                return -1003;
+        int acc = fcntl((int)fd, F_GETFL);
+        if (acc < 0 || (acc & O_ACCMODE) != O_RDWR)
+                return -1004;
+        close((int)fd);
+        return 1;
+}
+
+static int64_t run_fd(const struct mcase *c)
+{
+        /* the injected fd is the lowest free number, as open() would give */
+        int probe = dup(0);
+        if (probe < 0)
+                return -1000;
+        close(probe);
+        int64_t fd = trap(OP_FD, 0, 0, c->p1, 0, 0);
+        if (fd >= 0 && fd != probe)
+                return -1005;
+        return check_devnull(fd, c->p1 & O_CLOEXEC);
+}
+
+static int64_t run_continue(const struct mcase *c)
+{
+        int64_t fd = trap(OP_CONTINUE, U64((int64_t)AT_FDCWD), U64("/dev/null"), O_RDWR | O_CLOEXEC, 0, 0);
+        return check_devnull(fd, true);
+}
+
+static int64_t run_unlinkat(const struct mcase *c)
+{
+        long r = syscall(__NR_unlinkat, AT_FDCWD, "/nonexistent", 0);
+        return r < 0 ? -(int64_t)errno : r;
+}
+
+static int64_t run_mkdirat(const struct mcase *c)
+{
+        long r = syscall(__NR_mkdirat, AT_FDCWD, "/nonexistent", 0755);
+        return r < 0 ? -(int64_t)errno : r;
+}
+
+static int64_t run_getppid(const struct mcase *c)
+{
+        long r = syscall(__NR_getppid);
+        return r < 0 ? -(int64_t)errno : r;
+}
+
+static int64_t run_getpid(const struct mcase *c) { return syscall(__NR_getpid) == getpid() ? 1 : 0; }
+
+START_TEST(test_verdicts)
+{
+        const struct mcase cases[] = {
+                {.what = "VERDICT_FD with O_CLOEXEC", .run = run_fd, .p1 = O_CLOEXEC, .want = 1},
+                {.what = "VERDICT_FD without O_CLOEXEC", .run = run_fd, .p1 = 0, .want = 1},
+                {.what = "VERDICT_FD, then the handler fails", .op = OP_FD_FAIL, .p1 = EIO, .want = -EIO},
+                {.what = "VERDICT_VALUE 12345", .op = OP_VALUE, .p1 = 12345, .want = 12345},
+                {.what = "VERDICT_VALUE 0", .op = OP_VALUE, .p1 = 0, .want = 0},
+                {.what = "VERDICT_VALUE 2^40", .op = OP_VALUE, .p1 = UINT64_C(1) << 40, .want = INT64_C(1) << 40},
+                {.what = "VERDICT_ERROR ENOENT", .op = OP_ERROR, .p1 = ENOENT, .want = -ENOENT},
+                {.what = "VERDICT_ERROR 0 (a denial without a reason)", .op = OP_ERROR, .p1 = 0, .want = -EACCES},
+                {.what = "the handler fails with -EIO", .op = OP_FAIL, .p1 = EIO, .want = -EIO},
+                {.what = "the handler fails with -ENOMEM", .op = OP_FAIL, .p1 = ENOMEM, .want = -ENOMEM},
+                {.what = "VERDICT_CONTINUE (the kernel opens /dev/null)", .run = run_continue, .want = 1},
+                {.what = "notify_id_valid: live id valid, made-up id not", .op = OP_IDVALID, .want = 3},
+                {.what = "a second table row (unlinkat)", .run = run_unlinkat, .want = 7},
+                {.what = "a notified row without handler (mkdirat)", .run = run_mkdirat, .want = -ENOSYS},
+                {.what = "an errno row (getppid)", .run = run_getppid, .want = -EPERM},
+                {.what = "an untrapped call (getpid)", .run = run_getpid, .want = 1},
+        };
+        struct scenario sc = {.cases = cases,
+                              .n = ELEMENTSOF(cases),
+                              .thread_init = count_thread_init,
+                              .min_workers = 3,
+                              .max_workers = 5};
+        struct outcome out;
+        run_scenario(&sc, &out);
+        report_results(cases, ELEMENTSOF(cases), out.got, "verdicts");
+        /* counts: the openats with a handler, unlinkat once, mkdirat (no handler) never */
+        ck_assert_uint_eq(out.count_openat, 12);
+        ck_assert_uint_eq(out.count_unlinkat, 1);
+        ck_assert_uint_eq(out.count_mkdirat, 0);
+        ck_assert_int_eq(atomic_load(&R.handled), 12);
+        ck_assert_int_ge(atomic_load(&R.thread_inits), 3);
+        ck_assert_int_le(atomic_load(&R.thread_inits), 5);
+        ck_assert_int_eq(atomic_load(&R.thread_init_bad_userdata), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* concurrency: 8 threads x 200 calls, each with its own payload and answer */
+
+#define N_THREADS 8
+#define N_CALLS 200
+
+struct worker_arg {
+        int t;
+        int wrong, done;
+};
+
+static void *hammer(void *arg)
+{
+        struct worker_arg *w = arg;
+        char buf[600];
+        for (int i = 0; i < N_CALLS; i++) {
+                int len = snprintf(buf, sizeof(buf), "thread %d call %d:", w->t, i);
+                int pad = (w->t * 37 + i * 11) % 400;
+                memset(buf + len, 'a' + (i + w->t) % 26, (size_t)pad);
+                len += pad;
+                buf[len] = '\0';
+                /* every 20th call is slow, so calls overlap and workers are added */
+                uint64_t sleep_ms = i % 20 == 0 ? 3 : 0;
+                int64_t want = hash_value(buf, (size_t)len);
+                int64_t got = trap(OP_HASH, 0, U64(buf), PATH_MAX, sleep_ms, 0);
+                if (got != want)
+                        w->wrong++;
+                w->done++;
+        }
+        return NULL;
+}
+
+static int64_t run_hammer(const struct mcase *c)
+{
+        pthread_t th[N_THREADS];
+        struct worker_arg args[N_THREADS] = {{0}};
+        for (int t = 0; t < N_THREADS; t++) {
+                args[t].t = t;
+                if (pthread_create(&th[t], NULL, hammer, &args[t]) != 0)
+                        return -1000;
+        }
+        int64_t wrong = 0, done = 0;
+        for (int t = 0; t < N_THREADS; t++) {
+                pthread_join(th[t], NULL);
+                wrong += args[t].wrong;
+                done += args[t].done;
+        }
+        /* all done and none wrong gives exactly N_THREADS * N_CALLS */
+        return done + wrong * 1000000;
+}
+
+static void check_concurrency(unsigned min_workers, unsigned max_workers)
+{
+        static const struct mcase cases[] = {
+                {.what = "calls completed + 10^6 x answers that were not for the call", .run = run_hammer,
+                 .want = N_THREADS * N_CALLS},
+        };
+        struct scenario sc = {.cases = cases, .n = 1, .min_workers = min_workers, .max_workers = max_workers};
+        struct outcome out;
+        run_scenario(&sc, &out);
+        report_results(cases, 1, out.got, "concurrency");
+        ck_assert_uint_eq(out.count_openat, N_THREADS * N_CALLS);
+        ck_assert_int_eq(atomic_load(&R.handled), N_THREADS * N_CALLS);
+        /* more than one call was served at a time (workers were added), never more than allowed */
+        ck_assert_int_ge(atomic_load(&R.max_in_flight), 2);
+        ck_assert_int_le(atomic_load(&R.max_in_flight), (int)max_workers);
+}
+
+START_TEST(test_concurrency_grow)
+{
+        check_concurrency(1, 4);
+}
+END_TEST
+
+START_TEST(test_concurrency_wide)
+{
+        check_concurrency(8, 8);
+}
+END_TEST
+
+/* Stopping while calls keep coming: when notify_engine_stop() returns, no
+ * worker of the engine may run any more (it has freed the engine). */
+
+static void *forever(void *arg)
+{
+        char buf[64];
+        for (unsigned i = 0;; i++) {
+                snprintf(buf, sizeof(buf), "%p call %u", arg, i);
+                if (trap(OP_HASH, 0, U64(buf), PATH_MAX, 1, 0) < 0)
+                        break; /* the listener is gone: ENOSYS */
+        }
+        return NULL;
+}
+
+static int64_t run_forever(const struct mcase *c)
+{
+        pthread_t th[N_THREADS];
+        for (int t = 0; t < N_THREADS; t++)
+                if (pthread_create(&th[t], NULL, forever, (void *)(uintptr_t)t) != 0)
+                        return -1000;
+        for (int t = 0; t < N_THREADS; t++)
+                pthread_join(th[t], NULL);
+        return 0;
+}
+
+static int slow_thread_init(void *userdata)
+{
+        atomic_fetch_add(&R.thread_inits, 1);
+        nanosleep(&(struct timespec){0, 3000000}, NULL);
+        if (atomic_load(&R.stopped))
+                atomic_fetch_add(&R.ran_after_stop, 1);
+        return 0;
+}
+
+START_TEST(test_stop_under_load)
+{
+        static const struct mcase cases[] = {{.what = "calls until the engine stops", .run = run_forever}};
+        struct scenario sc = {.cases = cases, .n = 1};
+        for (int round = 0; round < 10; round++) {
+                alarm(45);
+                int sock;
+                pid_t pid;
+                int lfd = spawn_child(&sc, &sock, &pid);
+                results_reset();
+                struct notify_engine_config cfg = {
+                        .table = test_table,
+                        .n_table = ELEMENTSOF(test_table),
+                        .userdata = &R,
+                        .thread_init = slow_thread_init,
+                        .min_workers = 1,
+                        .max_workers = 32,
+                };
+                struct notify_engine *e = NULL;
+                ck_assert_int_eq(notify_engine_start(&cfg, lfd, &e), 0);
+                for (int i = 0; i < 5000 && atomic_load(&R.handled) < 40; i++)
+                        nanosleep(&(struct timespec){0, 1000000}, NULL);
+                ck_assert_int_ge(atomic_load(&R.handled), 40);
+                notify_engine_stop(e);
+                atomic_store(&R.stopped, true);
+                /* give a straggler time to show itself */
+                nanosleep(&(struct timespec){0, 50000000}, NULL);
+                int after = atomic_load(&R.ran_after_stop);
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+                close(sock);
+                alarm(0);
+                ck_assert_msg(after == 0,
+                              "round %d: %d worker(s) ran after notify_engine_stop() returned (%d workers started)",
+                              round, after, atomic_load(&R.thread_inits));
+        }
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+
+static Suite *mem_suite(void)
+{
+        Suite *s = suite_create("notify-mem");
+        TCase *tc;
+
+        tc = tcase_create("strings");
+        tcase_set_timeout(tc, 30);
+        tcase_add_test(tc, test_strings_direct);
+        tcase_add_test(tc, test_strings_engine);
+        tcase_add_test(tc, test_dead_thread);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("fallback");
+        tcase_set_timeout(tc, 30);
+        tcase_add_test(tc, test_force_fallback_unknown);
+        tcase_add_test(tc, test_strings_fallback_direct);
+        tcase_add_test(tc, test_strings_fallback_engine);
+        tcase_add_test(tc, test_fallback_guard_pages);
+        tcase_add_test(tc, test_fallback_maps_long_lines);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("proc");
+        tcase_set_timeout(tc, 30);
+        tcase_add_test(tc, test_dirfd);
+        tcase_add_test(tc, test_umask);
+        tcase_add_test(tc, test_umask_thread_name);
+        tcase_add_test(tc, test_ns_ids);
+        tcase_add_test(tc, test_ns_ids_pidns);
+        tcase_add_test(tc, test_ns_ids_large_status);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("engine");
+        tcase_set_timeout(tc, 30);
+        tcase_add_test(tc, test_verdicts);
+        tcase_add_test(tc, test_concurrency_grow);
+        tcase_add_test(tc, test_concurrency_wide);
+        tcase_add_test(tc, test_stop_under_load);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        struct notify_features f;
+        int r = notify_probe_features(&f);
+        if (r < 0 || !f.user_notif) {
+                fprintf(stderr, "SKIP: seccomp user notification is not available (%s)\n",
+                        r < 0 ? strerror(-r) : "SECCOMP_RET_USER_NOTIF not offered");
+                return 77;
+        }
+        if (!f.addfd_send)
+                fprintf(stderr, "note: no SECCOMP_ADDFD_FLAG_SEND; the engine's two-step fd injection runs\n");
+        SRunner *sr = srunner_create(mem_suite());
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
