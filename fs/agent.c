@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "common/fdpass.h"
 #include "common/util.h"
 #include "fs/fs-internal.h"
 #include "fs/fs.h"
@@ -37,55 +38,6 @@ struct agent_req {
 struct agent_resp {
         int32_t result; /* 0 with an fd attached, or -errno */
 };
-
-static int send_fd(int sock, const void *buf, size_t len, int fd)
-{
-        struct iovec iov = {(void *)buf, len};
-        char cbuf[CMSG_SPACE(sizeof(int))] = {0};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-        if (fd >= 0) {
-                mh.msg_control = cbuf;
-                mh.msg_controllen = sizeof(cbuf);
-                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-                c->cmsg_level = SOL_SOCKET;
-                c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(sizeof(int));
-                memcpy(CMSG_DATA(c), &fd, sizeof(int));
-        }
-        ssize_t n;
-        do
-                n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-        while (n < 0 && errno == EINTR);
-        return n == (ssize_t)len ? 0 : -EIO;
-}
-
-static ssize_t recv_fd(int sock, void *buf, size_t len, int *ret_fd)
-{
-        struct iovec iov = {buf, len};
-        char cbuf[CMSG_SPACE(sizeof(int) * 2)];
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
-        *ret_fd = -1;
-        ssize_t n;
-        do
-                n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return negative_errno();
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-                        continue;
-                int fds[2] = {-1, -1};
-                size_t nf = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                memcpy(fds, CMSG_DATA(c), sizeof(int) * (nf < 2 ? nf : 2));
-                if (*ret_fd < 0)
-                        *ret_fd = fds[0];
-                else if (fds[0] >= 0)
-                        close(fds[0]);
-                if (nf > 1 && fds[1] >= 0)
-                        close(fds[1]);
-        }
-        return n;
-}
 
 _noreturn_ static void agent_main(int sock, int userns_fd, int root_fd, bool may_setgroups)
 {
@@ -113,7 +65,7 @@ _noreturn_ static void agent_main(int sock, int userns_fd, int root_fd, bool may
         struct agent_req req;
         for (;;) {
                 int dirfd;
-                ssize_t n = recv_fd(sock, &req, sizeof(req), &dirfd);
+                ssize_t n = recv_fds(sock, &req, sizeof(req), &dirfd, 1);
                 if (n <= 0)
                         _exit(0);
                 struct agent_resp resp = {.result = -EINVAL};
@@ -133,7 +85,7 @@ _noreturn_ static void agent_main(int sock, int userns_fd, int root_fd, bool may
                 }
                 if (dirfd >= 0)
                         close(dirfd);
-                (void)send_fd(sock, &resp, sizeof(resp), fd);
+                (void)send_fds(sock, &resp, sizeof(resp), &fd, fd >= 0 ? 1 : 0);
                 if (fd >= 0)
                         close(fd);
         }
@@ -186,11 +138,11 @@ int fs_agent_open(struct fs_context *ctx, int dirfd, const char *path, int flags
         strcpy(req.path, path);
 
         pthread_mutex_lock(&ctx->agent_lock);
-        int r = send_fd(ctx->agent_sock, &req, sizeof(req), dirfd);
+        int r = send_fds(ctx->agent_sock, &req, sizeof(req), &dirfd, dirfd >= 0 ? 1 : 0);
         struct agent_resp resp = {0};
         int fd = -1;
         if (r == 0) {
-                ssize_t n = recv_fd(ctx->agent_sock, &resp, sizeof(resp), &fd);
+                ssize_t n = recv_fds(ctx->agent_sock, &resp, sizeof(resp), &fd, 1);
                 r = n == (ssize_t)sizeof(resp) ? 0 : -EIO;
         }
         pthread_mutex_unlock(&ctx->agent_lock);

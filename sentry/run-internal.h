@@ -9,6 +9,15 @@
 #include "notify/notify.h"
 #include "sentry/sentry.h"
 
+/* The set-up channel between the sentry and the sandbox's init. */
+enum msg_type { MSG_GO = 1, MSG_ERROR, MSG_READY, MSG_START, MSG_STATUS };
+
+struct msg {
+        uint32_t type;
+        int32_t value;
+        char text[1024];
+};
+
 /* Everything the child needs, computed before the clone so that a bad
  * request fails before any namespace exists. */
 struct sandbox_plan {

@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <termios.h>
 
+#include "common/fdpass.h"
 #include "common/util.h"
 #include "fs/fs.h"
 #include "net/net.h"
@@ -54,67 +55,21 @@
  * permissions as an unprivileged user */
 #define HOST_NOBODY 65534
 
-enum msg_type { MSG_GO = 1, MSG_ERROR, MSG_READY, MSG_START, MSG_STATUS };
-
-struct msg {
-        uint32_t type;
-        int32_t value;
-        char text[1024];
-};
 
 static int send_msg(int sock, uint32_t type, int32_t value, const char *text, const int *fds, size_t n_fds)
 {
         struct msg m = {.type = type, .value = value};
         if (text)
                 snprintf(m.text, sizeof(m.text), "%s", text);
-        struct iovec iov = {&m, sizeof(m)};
-        char cbuf[CMSG_SPACE(sizeof(int) * 4)] = {0};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-        if (n_fds > 0) {
-                mh.msg_control = cbuf;
-                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
-                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-                c->cmsg_level = SOL_SOCKET;
-                c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
-                memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
-        }
-        ssize_t n;
-        do
-                n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-        while (n < 0 && errno == EINTR);
-        return n == (ssize_t)sizeof(m) ? 0 : (n < 0 ? negative_errno() : -EIO);
+        return send_fds(sock, &m, sizeof(m), fds, n_fds);
 }
 
-/* Receives one message; up to 4 fds into fds (others -1). 0 on EOF. */
+/* Receives one message; up to max_fds fds into fds (others -1). 0 on EOF. */
 static int recv_msg(int sock, struct msg *m, int *fds, size_t max_fds)
 {
-        char cbuf[CMSG_SPACE(sizeof(int) * 4)];
-        struct iovec iov = {m, sizeof(*m)};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
-        for (size_t i = 0; i < max_fds; i++)
-                fds[i] = -1;
-        ssize_t n;
-        do
-                n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return negative_errno();
-        if (n == 0)
-                return 0;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-                        continue;
-                size_t n_fds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                int got[4];
-                memcpy(got, CMSG_DATA(c), sizeof(int) * (n_fds < 4 ? n_fds : 4));
-                for (size_t i = 0; i < n_fds && i < 4; i++) {
-                        if (i < max_fds)
-                                fds[i] = got[i];
-                        else
-                                close(got[i]);
-                }
-        }
+        ssize_t n = recv_fds(sock, m, sizeof(*m), fds, max_fds);
+        if (n <= 0)
+                return (int)n;
         if (n != (ssize_t)sizeof(*m))
                 return -EIO;
         m->text[sizeof(m->text) - 1] = '\0';

@@ -13,12 +13,6 @@
 #include "common/util.h"
 #include "sentry/run-internal.h"
 
-struct msg_status {
-        uint32_t type;
-        int32_t value;
-        char text[1024];
-};
-
 static void sync_winsize(struct sandbox_state *st)
 {
         struct winsize ws;
@@ -90,9 +84,9 @@ int supervise(struct sandbox_state *st)
                         break;
                 }
                 if (p[1].revents) {
-                        struct msg_status m;
+                        struct msg m;
                         ssize_t n = recv(st->sock, &m, sizeof(m), MSG_DONTWAIT);
-                        if (n == (ssize_t)sizeof(m) && m.type == 5 /* MSG_STATUS */) {
+                        if (n == (ssize_t)sizeof(m) && m.type == MSG_STATUS) {
                                 status = m.value;
                                 have_status = true;
                         } else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
@@ -138,8 +132,8 @@ int supervise(struct sandbox_state *st)
                 }
         }
         if (!have_status && st->sock >= 0) {
-                struct msg_status m;
-                if (recv(st->sock, &m, sizeof(m), MSG_DONTWAIT) == (ssize_t)sizeof(m) && m.type == 5) {
+                struct msg m;
+                if (recv(st->sock, &m, sizeof(m), MSG_DONTWAIT) == (ssize_t)sizeof(m) && m.type == MSG_STATUS) {
                         status = m.value;
                         have_status = true;
                 }
