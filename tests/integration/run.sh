@@ -887,4 +887,74 @@ unprivileged_user() {
         expect_eq $'0\nhi' "$OUT" "output"
 }
 
+# =============================================================================================
+# the command line, cordon check, and a host without a required layer
+
+it_test version_and_help
+version_and_help() {
+        OUT=$("$CORDON" --version 2>&1)
+        RC=$?
+        ERR=
+        expect_rc 0 "cordon --version"
+        expect_match "$OUT" '^cordon [0-9]+\.[0-9]+' "version line"
+        OUT=$("$CORDON" --help 2>&1)
+        RC=$?
+        expect_rc 0 "cordon --help"
+        expect_contains "$OUT" "cordon run [OPTIONS] -- CMD" "usage line"
+        OUT=$("$CORDON" frobnicate 2>&1)
+        RC=$?
+        expect_rc 2 "unknown verb"
+        expect_contains "$OUT" "cordon: unknown command 'frobnicate'" "error names the verb"
+        OUT=$("$CORDON" run --bind relative:/x -- true 2>&1)
+        RC=$?
+        expect_rc 2 "bad --bind"
+        expect_contains "$OUT" "cordon: --bind relative:/x" "error names the option"
+}
+
+it_test check_reports_ready
+check_reports_ready() {
+        OUT=$("$CORDON" check 2>&1)
+        RC=$?
+        ERR=
+        expect_rc 0 "cordon check on this host"
+        expect_contains "$OUT" "ready: every layer" "verdict"
+        expect_match "$OUT" 'user namespace +yes +required' "user namespace row"
+        expect_match "$OUT" 'seccomp user notification +yes +required' "user notification row"
+        OUT=$("$CORDON" check --json 2>&1)
+        RC=$?
+        expect_rc 0 "cordon check --json"
+        printf '%s' "$OUT" | "$(host_python)" -c 'import json,sys; d=json.load(sys.stdin); assert d["ready"] is True and d["layers"]["pid namespace"]["available"] is True' ||
+                fail "check --json is not the expected JSON: $OUT"
+}
+
+# cordon inside cordon: the outer filter refuses new namespaces, which is exactly a host where
+# a required layer is missing. The inner cordon must say so and refuse, never run weaker.
+it_test missing_layer_refused
+missing_layer_refused() {
+        local bin="$IT_TMP/bin"
+        mkdir -p "$bin" && chmod 0755 "$bin" && cp "$CORDON" "$bin/cordon" && chmod 0755 "$bin/cordon" ||
+                fail "cannot copy cordon to $bin"
+        crun --bind "$bin:/c:ro" -- sh -c '/c/cordon run -- sh -c "echo RAN-WEAKER"; echo "inner=$?"; /c/cordon check; echo "check=$?"'
+        expect_rc 0 "outer sandbox"
+        expect_not_contains "$OUT" "RAN-WEAKER" "the inner command must not run without its namespaces"
+        expect_contains "$OUT" "inner=125" "inner cordon's exit status"
+        expect_contains "$ERR$OUT" "cannot create the sandbox's namespaces" "inner cordon says why"
+        expect_contains "$OUT" "NOT READY" "cordon check verdict inside a sandbox"
+        expect_contains "$OUT" "check=1" "cordon check exit status inside a sandbox"
+}
+
+# The /proc/TID/mem fallback for reading child memory, forced on: the same real programs work.
+it_test fallback_proc_mem
+fallback_proc_mem() {
+        local h
+        h=$(stage_helpers) || exit $?
+        export CORDON_TEST_FORCE_FALLBACK=process_vm_readv
+        # shellcheck disable=SC2016
+        crun --bind "$h:/helpers:ro" -- sh -c 'python3 -c "import json, os; open(\"/tmp/f\", \"w\").write(\"ok\"); print(open(\"/tmp/f\").read())" && /helpers/sigstorm -d 1 /tmp'
+        unset CORDON_TEST_FORCE_FALLBACK
+        expect_rc 0 "python3 and sigstorm with the /proc/TID/mem fallback"
+        expect_contains "$OUT" "ok" "python3 output"
+        expect_match "$OUT" 'sigstorm: [0-9]+ iterations, [0-9]+ signals, 0 errors' "sigstorm summary"
+}
+
 it_main "$@"
