@@ -619,9 +619,19 @@ static int sentry_main_loop(struct sandbox_state *st)
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
-        if (st->verbose)
-                fprintf(stderr, "cordon: sandbox init is pid %d; SYNC_WAKE_UP %s\n", st->init_pid,
+        if (st->verbose) {
+                fprintf(stderr,
+                        "cordon: sandbox init is host pid %d; layers in force:\n"
+                        "cordon:   namespaces: user, mount, pid, net, ipc, uts, cgroup\n"
+                        "cordon:   identity: uid/gid 0 in the sandbox = host %u/%u; no capabilities; no_new_privs\n"
+                        "cordon:   view: host system dirs read-only, private /tmp /var/tmp /run /root, own /proc and /dev\n"
+                        "cordon:   network: own namespace, loopback only\n"
+                        "cordon:   seccomp: filter from %zu table rows; opens emulated by the sentry; "
+                        "killable wait %s; SYNC_WAKE_UP %s\n"
+                        "cordon:   not yet: resource limits, egress gate, Landlock, BPF floor\n",
+                        st->init_pid, st->uid, st->gid, n_table, m.value ? "on" : "UNAVAILABLE",
                         notify_engine_sync_wakeup(st->engine) ? "on" : "unavailable");
+        }
 
         if (st->pty_master >= 0)
                 tty_begin(st);
