@@ -10,16 +10,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#define _public_ __attribute__((visibility("default")))
-#define _unused_ __attribute__((unused))
-#define _noreturn_ __attribute__((noreturn))
+#define _public_       __attribute__((visibility("default")))
+#define _unused_       __attribute__((unused))
+#define _noreturn_     __attribute__((noreturn))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
-#define _likely_(x) __builtin_expect(!!(x), 1)
-#define _unlikely_(x) __builtin_expect(!!(x), 0)
+#define _likely_(x)    __builtin_expect(!!(x), 1)
+#define _unlikely_(x)  __builtin_expect(!!(x), 0)
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
-static inline void freep(void *p) { free(*(void **)p); }
+static inline void freep(void *p)
+{
+        free(*(void **)p);
+}
 static inline void closep(int *fd)
 {
         if (*fd >= 0) {
@@ -34,27 +37,30 @@ static inline void fclosep(FILE **f)
                 fclose(*f);
 }
 
-#define _cleanup_(f) __attribute__((cleanup(f)))
-#define _cleanup_free_ _cleanup_(freep)
-#define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_(f)     __attribute__((cleanup(f)))
+#define _cleanup_free_   _cleanup_(freep)
+#define _cleanup_close_  _cleanup_(closep)
 #define _cleanup_fclose_ _cleanup_(fclosep)
 
 /* Hands ownership out of a cleanup variable. */
-#define TAKE_PTR(p)                          \
-        ({                                   \
-                __typeof__(p) _tp_ = (p);    \
-                (p) = NULL;                  \
-                _tp_;                        \
+#define TAKE_PTR(p)                       \
+        ({                                \
+                __typeof__(p) _tp_ = (p); \
+                (p) = NULL;               \
+                _tp_;                     \
         })
-#define TAKE_FD(fd)                          \
-        ({                                   \
-                int _tf_ = (fd);             \
-                (fd) = -1;                   \
-                _tf_;                        \
+#define TAKE_FD(fd)              \
+        ({                       \
+                int _tf_ = (fd); \
+                (fd) = -1;       \
+                _tf_;            \
         })
 
 /* errno as a negative return; never returns 0 even if errno was clobbered. */
-static inline int negative_errno(void) { return errno > 0 ? -errno : -EIO; }
+static inline int negative_errno(void)
+{
+        return errno > 0 ? -errno : -EIO;
+}
 
 /* Out of memory: cordon is a security supervisor and fails closed. Every
  * allocation that cannot be handled locally goes through these, which abort
@@ -105,7 +111,10 @@ _printf_(1, 2) static inline char *xasprintf(const char *fmt, ...)
         return p;
 }
 
-static inline bool streq(const char *a, const char *b) { return strcmp(a, b) == 0; }
+static inline bool streq(const char *a, const char *b)
+{
+        return strcmp(a, b) == 0;
+}
 static inline bool startswith(const char *s, const char *prefix)
 {
         return strncmp(s, prefix, strlen(prefix)) == 0;

@@ -4,16 +4,16 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <linux/magic.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
 #include "common/util.h"
-#include "fs/fs.h"
 #include "fs/fs-internal.h"
+#include "fs/fs.h"
 
 struct open_args {
         int dirfd;
@@ -98,9 +98,8 @@ static int rewrite_self(struct notify_call *call, const char *path, char *out, s
                 const char *tail; /* after /proc/<tgid> */
                 bool thread;      /* /task/<tid> goes before tail */
         } rules[] = {
-                {"/proc/self", "", false},        {"/proc/thread-self", "", true},
-                {"/dev/fd", "/fd", false},        {"/dev/stdin", "/fd/0", false},
-                {"/dev/stdout", "/fd/1", false},  {"/dev/stderr", "/fd/2", false},
+                {"/proc/self", "", false},      {"/proc/thread-self", "", true}, {"/dev/fd", "/fd", false},
+                {"/dev/stdin", "/fd/0", false}, {"/dev/stdout", "/fd/1", false}, {"/dev/stderr", "/fd/2", false},
         };
         *ret_changed = false;
         for (size_t i = 0; i < ELEMENTSOF(rules); i++) {
@@ -177,8 +176,7 @@ int fs_cmp_u64(const void *a, const void *b)
 static bool in_view(const struct fs_context *ctx, int fd)
 {
         struct statx stx;
-        if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 ||
-            !(stx.stx_mask & STATX_MNT_ID))
+        if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
                 return false;
         uint64_t id = stx.stx_mnt_id;
         return bsearch(&id, ctx->mount_ids, ctx->n_mount_ids, sizeof(uint64_t), fs_cmp_u64) != NULL;
@@ -284,13 +282,13 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                 /* opened as the sandbox's own user namespace, so that files
                  * which render ids for their opener show the sandbox's ids */
                 close(fd);
-                fd = fs_agent_open(call->userdata, p[0] == '/' ? -1 : dfd, p, (int)a.how.flags,
-                                   (mode_t)a.how.mode, a.is_openat2 ? a.how.resolve : 0, (mode_t)um);
+                fd = fs_agent_open(call->userdata, p[0] == '/' ? -1 : dfd, p, (int)a.how.flags, (mode_t)a.how.mode,
+                                   a.is_openat2 ? a.how.resolve : 0, (mode_t)um);
         }
         if ((fd >= 0 && is_dev_tty(fd)) || fd == -ENXIO) {
                 struct stat st;
-                bool tty = fd >= 0 || (fstatat(p[0] == '/' ? AT_FDCWD : dfd, p, &st, 0) == 0 &&
-                                       S_ISCHR(st.st_mode) && st.st_rdev == makedev(5, 0));
+                bool tty = fd >= 0 || (fstatat(p[0] == '/' ? AT_FDCWD : dfd, p, &st, 0) == 0 && S_ISCHR(st.st_mode) &&
+                                       st.st_rdev == makedev(5, 0));
                 if (tty) {
                         /* /dev/tty means the opener's controlling terminal, not the sentry's */
                         if (fd >= 0)

@@ -19,7 +19,7 @@
 #ifndef MOUNT_ATTR_RDONLY
 #define MOUNT_ATTR_RDONLY 0x00000001
 #define MOUNT_ATTR_NOSUID 0x00000002
-#define MOUNT_ATTR_NODEV 0x00000004
+#define MOUNT_ATTR_NODEV  0x00000004
 #define MOUNT_ATTR_NOEXEC 0x00000008
 #endif
 #ifndef AT_RECURSIVE
@@ -34,29 +34,30 @@ struct cordon_mount_attr {
 
 /* The staging area: a tmpfs over /tmp in the child's own mount namespace
  * (the host's /tmp is untouched and never visible in the view). */
-#define BASE "/tmp"
-#define NEWROOT BASE "/root"
+#define BASE       "/tmp"
+#define NEWROOT    BASE "/root"
 #define EMPTY_FILE BASE "/empty"
-#define EMPTY_DIR BASE "/emptydir"
+#define EMPTY_DIR  BASE "/emptydir"
 
 /* host system directories the default view shows read-only */
 static const char *const system_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"};
 
 /* secrets under /etc replaced by an empty file or directory */
 static const char *const etc_secrets[] = {
-        "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd",
-        "/etc/ssl/private", "/etc/ssh", "/etc/sudoers", "/etc/sudoers.d", "/etc/krb5.keytab",
-        "/etc/cordon", "/etc/machine-id",
+        "/etc/shadow",           "/etc/shadow-",     "/etc/gshadow", "/etc/gshadow-",
+        "/etc/security/opasswd", "/etc/ssl/private", "/etc/ssh",     "/etc/sudoers",
+        "/etc/sudoers.d",        "/etc/krb5.keytab", "/etc/cordon",  "/etc/machine-id",
 };
 
 /* host-revealing or host-writable /proc entries, masked as runc and
  * bubblewrap do; /proc/sys is made read-only */
 static const char *const proc_masked[] = {
-        "/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/timer_list", "/proc/sched_debug",
-        "/proc/sysrq-trigger", "/proc/kallsyms", "/proc/latency_stats", "/proc/kmsg", "/proc/kpagecount",
-        "/proc/kpageflags", "/proc/kpagecgroup", "/proc/vmallocinfo", "/proc/acpi", "/proc/scsi",
-        "/proc/asound", "/proc/irq", "/proc/bus", "/proc/fs", "/proc/driver", "/proc/firmware",
-        "/proc/pressure", "/proc/config.gz", "/proc/buddyinfo", "/proc/pagetypeinfo", "/proc/slabinfo",
+        "/proc/kcore",         "/proc/keys",        "/proc/key-users",     "/proc/timer_list", "/proc/sched_debug",
+        "/proc/sysrq-trigger", "/proc/kallsyms",    "/proc/latency_stats", "/proc/kmsg",       "/proc/kpagecount",
+        "/proc/kpageflags",    "/proc/kpagecgroup", "/proc/vmallocinfo",   "/proc/acpi",       "/proc/scsi",
+        "/proc/asound",        "/proc/irq",         "/proc/bus",           "/proc/fs",         "/proc/driver",
+        "/proc/firmware",      "/proc/pressure",    "/proc/config.gz",     "/proc/buddyinfo",  "/proc/pagetypeinfo",
+        "/proc/slabinfo",
 };
 
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
@@ -144,7 +145,8 @@ static int open_in_root(int rootfd, const char *path, bool create, bool is_file)
         while (comp) {
                 char *next = strtok_r(NULL, "/", &save);
                 bool last = next == NULL;
-                how = (struct open_how){.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+                how = (struct open_how){.flags = O_PATH | O_CLOEXEC,
+                                        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
                 /* RESOLVE_IN_ROOT relative to cur would treat cur as root; use
                  * BENEATH here: each step is one plain component. */
                 how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
@@ -168,7 +170,10 @@ static int open_in_root(int rootfd, const char *path, bool create, bool is_file)
         return TAKE_FD(cur);
 }
 
-static void fd_path(int fd, char *buf, size_t size) { snprintf(buf, size, "/proc/self/fd/%d", fd); }
+static void fd_path(int fd, char *buf, size_t size)
+{
+        snprintf(buf, size, "/proc/self/fd/%d", fd);
+}
 
 /* Sets attributes on the mount now on top of path (an fd opened before the
  * mount still names the covered one, so the path is resolved again). */
@@ -238,7 +243,7 @@ static int setup_dev(char *err)
         if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
                 return fail(negative_errno(), err, "mount tmpfs on /dev/shm");
         static const char *const links[][2] = {
-                {"ptmx", "pts/ptmx"},          {"fd", "/proc/self/fd"},         {"stdin", "/proc/self/fd/0"},
+                {"ptmx", "pts/ptmx"},          {"fd", "/proc/self/fd"},       {"stdin", "/proc/self/fd/0"},
                 {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
         };
         for (size_t i = 0; i < ELEMENTSOF(links); i++) {
@@ -269,7 +274,9 @@ static int setup_proc(int rootfd, char *err)
                 fd_path(sys, p, sizeof(p));
                 if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) < 0)
                         return fail(negative_errno(), err, "bind /proc/sys");
-                if ((r = setattr_in_root(rootfd, "/proc/sys", true, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0)) < 0)
+                if ((r = setattr_in_root(rootfd, "/proc/sys", true,
+                                         MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                                         0)) < 0)
                         return fail(r, err, "make /proc/sys read-only");
         }
         return 0;

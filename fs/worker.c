@@ -10,8 +10,8 @@
 #include <sys/syscall.h>
 
 #include "common/util.h"
-#include "fs/fs.h"
 #include "fs/fs-internal.h"
+#include "fs/fs.h"
 
 int fs_worker_init(void *userdata)
 {
@@ -76,7 +76,10 @@ static int set_effective(uint32_t low)
         return 0;
 }
 
-int fs_as_child_begin(void) { return set_effective(0); }
+int fs_as_child_begin(void)
+{
+        return set_effective(0);
+}
 
 void fs_as_child_end(void)
 {

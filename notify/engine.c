@@ -38,7 +38,10 @@ struct notify_engine {
         _Atomic uint64_t failures;
 };
 
-static void wake_handler(int sig) { (void)sig; }
+static void wake_handler(int sig)
+{
+        (void)sig;
+}
 
 static int reply(struct notify_engine *e, struct seccomp_notif_resp *resp)
 {
@@ -50,8 +53,8 @@ static int reply(struct notify_engine *e, struct seccomp_notif_resp *resp)
         return 0;
 }
 
-static void answer(struct notify_engine *e, const struct seccomp_notif *req,
-                   struct seccomp_notif_resp *resp, struct notify_verdict *v)
+static void answer(struct notify_engine *e, const struct seccomp_notif *req, struct seccomp_notif_resp *resp,
+                   struct notify_verdict *v)
 {
         memset(resp, 0, e->sizes.seccomp_notif_resp);
         resp->id = req->id;
@@ -180,7 +183,7 @@ static void *worker_main(void *arg)
                 if (ioctl(e->listener_fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
                         if (errno == EINTR || errno == ENOENT)
                                 continue; /* woken to stop, or the caller went away first */
-                        break;           /* EBADF etc.: the listener is gone */
+                        break;            /* EBADF etc.: the listener is gone */
                 }
 
                 pthread_mutex_lock(&e->lock);
@@ -272,7 +275,10 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
         return 0;
 }
 
-bool notify_engine_sync_wakeup(const struct notify_engine *e) { return e->sync_wakeup; }
+bool notify_engine_sync_wakeup(const struct notify_engine *e)
+{
+        return e->sync_wakeup;
+}
 
 uint64_t notify_engine_count(const struct notify_engine *e, int nr)
 {
@@ -302,7 +308,7 @@ void notify_engine_stop(struct notify_engine *e)
                         nanosleep(&(struct timespec){0, 500000}, NULL);
                 }
                 pthread_detach(e->threads[i]);
-        joined:;
+joined:;
         }
         if (e->listener_fd >= 0)
                 close(e->listener_fd);

@@ -95,8 +95,7 @@ static int add_row(scmp_filter_ctx ctx, const struct syscall_entry *e, int nr)
         return 0;
 }
 
-int notify_filter_build(const struct syscall_entry *table, size_t n, struct sock_fprog *ret,
-                        const char **ret_bad)
+int notify_filter_build(const struct syscall_entry *table, size_t n, struct sock_fprog *ret, const char **ret_bad)
 {
         _cleanup_seccomp_ scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
         if (!ctx)
@@ -222,32 +221,78 @@ int64_t notify_filter_eval(const struct sock_fprog *prog, const struct seccomp_d
                                 return -EINVAL;
                         M[k] = X;
                         break;
-                case BPF_ALU | BPF_ADD | BPF_K: A += k; break;
-                case BPF_ALU | BPF_SUB | BPF_K: A -= k; break;
-                case BPF_ALU | BPF_MUL | BPF_K: A *= k; break;
-                case BPF_ALU | BPF_AND | BPF_K: A &= k; break;
-                case BPF_ALU | BPF_OR | BPF_K: A |= k; break;
-                case BPF_ALU | BPF_XOR | BPF_K: A ^= k; break;
-                case BPF_ALU | BPF_LSH | BPF_K: A = k < 32 ? A << k : 0; break;
-                case BPF_ALU | BPF_RSH | BPF_K: A = k < 32 ? A >> k : 0; break;
-                case BPF_ALU | BPF_AND | BPF_X: A &= X; break;
-                case BPF_ALU | BPF_OR | BPF_X: A |= X; break;
-                case BPF_ALU | BPF_ADD | BPF_X: A += X; break;
-                case BPF_ALU | BPF_SUB | BPF_X: A -= X; break;
-                case BPF_ALU | BPF_NEG: A = -A; break;
-                case BPF_MISC | BPF_TAX: X = A; break;
-                case BPF_MISC | BPF_TXA: A = X; break;
+                case BPF_ALU | BPF_ADD | BPF_K:
+                        A += k;
+                        break;
+                case BPF_ALU | BPF_SUB | BPF_K:
+                        A -= k;
+                        break;
+                case BPF_ALU | BPF_MUL | BPF_K:
+                        A *= k;
+                        break;
+                case BPF_ALU | BPF_AND | BPF_K:
+                        A &= k;
+                        break;
+                case BPF_ALU | BPF_OR | BPF_K:
+                        A |= k;
+                        break;
+                case BPF_ALU | BPF_XOR | BPF_K:
+                        A ^= k;
+                        break;
+                case BPF_ALU | BPF_LSH | BPF_K:
+                        A = k < 32 ? A << k : 0;
+                        break;
+                case BPF_ALU | BPF_RSH | BPF_K:
+                        A = k < 32 ? A >> k : 0;
+                        break;
+                case BPF_ALU | BPF_AND | BPF_X:
+                        A &= X;
+                        break;
+                case BPF_ALU | BPF_OR | BPF_X:
+                        A |= X;
+                        break;
+                case BPF_ALU | BPF_ADD | BPF_X:
+                        A += X;
+                        break;
+                case BPF_ALU | BPF_SUB | BPF_X:
+                        A -= X;
+                        break;
+                case BPF_ALU | BPF_NEG:
+                        A = -A;
+                        break;
+                case BPF_MISC | BPF_TAX:
+                        X = A;
+                        break;
+                case BPF_MISC | BPF_TXA:
+                        A = X;
+                        break;
                 case BPF_JMP | BPF_JA:
                         pc += k;
                         break;
-                case BPF_JMP | BPF_JEQ | BPF_K: pc += (A == k) ? f->jt : f->jf; break;
-                case BPF_JMP | BPF_JGT | BPF_K: pc += (A > k) ? f->jt : f->jf; break;
-                case BPF_JMP | BPF_JGE | BPF_K: pc += (A >= k) ? f->jt : f->jf; break;
-                case BPF_JMP | BPF_JSET | BPF_K: pc += (A & k) ? f->jt : f->jf; break;
-                case BPF_JMP | BPF_JEQ | BPF_X: pc += (A == X) ? f->jt : f->jf; break;
-                case BPF_JMP | BPF_JGT | BPF_X: pc += (A > X) ? f->jt : f->jf; break;
-                case BPF_JMP | BPF_JGE | BPF_X: pc += (A >= X) ? f->jt : f->jf; break;
-                case BPF_JMP | BPF_JSET | BPF_X: pc += (A & X) ? f->jt : f->jf; break;
+                case BPF_JMP | BPF_JEQ | BPF_K:
+                        pc += (A == k) ? f->jt : f->jf;
+                        break;
+                case BPF_JMP | BPF_JGT | BPF_K:
+                        pc += (A > k) ? f->jt : f->jf;
+                        break;
+                case BPF_JMP | BPF_JGE | BPF_K:
+                        pc += (A >= k) ? f->jt : f->jf;
+                        break;
+                case BPF_JMP | BPF_JSET | BPF_K:
+                        pc += (A & k) ? f->jt : f->jf;
+                        break;
+                case BPF_JMP | BPF_JEQ | BPF_X:
+                        pc += (A == X) ? f->jt : f->jf;
+                        break;
+                case BPF_JMP | BPF_JGT | BPF_X:
+                        pc += (A > X) ? f->jt : f->jf;
+                        break;
+                case BPF_JMP | BPF_JGE | BPF_X:
+                        pc += (A >= X) ? f->jt : f->jf;
+                        break;
+                case BPF_JMP | BPF_JSET | BPF_X:
+                        pc += (A & X) ? f->jt : f->jf;
+                        break;
                 case BPF_RET | BPF_K:
                         return k;
                 case BPF_RET | BPF_A:

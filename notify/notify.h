@@ -4,8 +4,8 @@
  * table it is given (fs/ and net/ fill it in via sentry/). */
 #pragma once
 
-#include <linux/seccomp.h>
 #include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,12 +25,12 @@ enum syscall_support {
 };
 
 enum arg_op {
-        ARG_EQ = 1,        /* (arg & mask) == datum, mask 0 means all 64 bits */
-        ARG_MASKED_EQ,     /* (arg & mask) == datum */
-        ARG_MASKED_ANY,    /* (arg & mask) != 0: one filter rule per bit */
-        ARG_NE,            /* arg != datum (all 64 bits) */
-        ARG_GE,            /* arg >= datum (all 64 bits: a value with garbage in the
-                              upper half compares large, so GE rows fail closed) */
+        ARG_EQ = 1,     /* (arg & mask) == datum, mask 0 means all 64 bits */
+        ARG_MASKED_EQ,  /* (arg & mask) == datum */
+        ARG_MASKED_ANY, /* (arg & mask) != 0: one filter rule per bit */
+        ARG_NE,         /* arg != datum (all 64 bits) */
+        ARG_GE,         /* arg >= datum (all 64 bits: a value with garbage in the
+                           upper half compares large, so GE rows fail closed) */
 };
 
 struct syscall_arg_cond {
@@ -68,8 +68,7 @@ struct syscall_entry {
  * but x86_64 kills the process), x32 numbers refused, then the rows. *ret is
  * malloc'd; free ret->filter. Returns 0 or -errno with *ret_bad naming the
  * offending row when one cannot be expressed. */
-int notify_filter_build(const struct syscall_entry *table, size_t n, struct sock_fprog *ret,
-                        const char **ret_bad);
+int notify_filter_build(const struct syscall_entry *table, size_t n, struct sock_fprog *ret, const char **ret_bad);
 
 /* Runs a built filter on one seccomp_data without loading it (the unit tests'
  * and `cordon syscalls --explain` interpreter). Returns the SECCOMP_RET_*
@@ -90,15 +89,14 @@ struct notify_engine;
 struct notify_engine_config {
         const struct syscall_entry *table;
         size_t n_table;
-        void *userdata;                    /* handed to handlers via the call */
+        void *userdata;                     /* handed to handlers via the call */
         int (*thread_init)(void *userdata); /* run once in each worker before it serves */
         unsigned min_workers;               /* started up front */
         unsigned max_workers;               /* more are started while all are busy, up to this */
 };
 
 /* Takes ownership of listener_fd. Starts the worker threads. */
-int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
-                        struct notify_engine **ret);
+int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd, struct notify_engine **ret);
 /* Whether the kernel accepted SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP. */
 bool notify_engine_sync_wakeup(const struct notify_engine *e);
 /* Count of notifications served per syscall number (for --stats). */

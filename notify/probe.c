@@ -2,13 +2,13 @@
  * by trying them in a throw-away child (never from version numbers). */
 #include "config.h"
 
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 
 #include "common/util.h"
 #include "notify/notify-internal.h"
@@ -33,7 +33,8 @@ static void probe_child(int out)
                 if (fd >= 0)
                         f.wait_killable_recv = true;
                 else
-                        fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+                        fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+                                          &prog);
                 if (fd >= 0) {
                         /* An unknown notification id gives ENOENT from an ioctl
                          * the kernel knows, ENOTTY/EINVAL from one it does not. */

@@ -98,15 +98,19 @@ static int cmd_run(int argc, char **argv)
                         break;
                 case 'b':
                         if (parse_bind(optarg, &o.binds[o.n_binds]) < 0) {
-                                fprintf(stderr, "cordon: --bind %s: expected HOST:SANDBOX[:ro] with absolute paths, "
-                                                "a target other than /, /proc or /dev, and no '..'\n", optarg);
+                                fprintf(stderr,
+                                        "cordon: --bind %s: expected HOST:SANDBOX[:ro] with absolute paths, "
+                                        "a target other than /, /proc or /dev, and no '..'\n",
+                                        optarg);
                                 goto out;
                         }
                         o.n_binds++;
                         break;
                 case 'e':
                         if (!valid_env(optarg)) {
-                                fprintf(stderr, "cordon: --env %s: expected KEY=VALUE with KEY of letters, digits and _\n", optarg);
+                                fprintf(stderr,
+                                        "cordon: --env %s: expected KEY=VALUE with KEY of letters, digits and _\n",
+                                        optarg);
                                 goto out;
                         }
                         o.extra_env[o.n_extra_env++] = optarg;

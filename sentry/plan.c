@@ -8,7 +8,7 @@
 #include "sentry/run-internal.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-#define HOME "/root"
+#define HOME         "/root"
 
 static void env_set(char ***envp, size_t *n, const char *key, const char *value)
 {
@@ -81,8 +81,10 @@ static int refuse_unsupported(const struct policy *p)
                 if (p->rules[i].action == ACTION_ASK)
                         what = "filesystem.rules[].action \"ask\" (approvals)";
         if (what) {
-                fprintf(stderr, "cordon: the policy asks for %s, which this build of cordon cannot enforce yet; "
-                                "refusing to run with less isolation than requested\n", what);
+                fprintf(stderr,
+                        "cordon: the policy asks for %s, which this build of cordon cannot enforce yet; "
+                        "refusing to run with less isolation than requested\n",
+                        what);
                 return -EOPNOTSUPP;
         }
         return 0;

@@ -16,17 +16,17 @@
 #include "sentry/policy.h"
 
 /* Bounds on what a document can make the sentry hold. */
-#define POLICY_MAX_BYTES (1024 * 1024)
+#define POLICY_MAX_BYTES   (1024 * 1024)
 #define POLICY_MAX_ENTRIES 4096 /* per array, and env variables */
-#define POLICY_PATH_MAX 4096 /* bytes including the NUL, as PATH_MAX */
-#define REASON_MAX 1024
-#define HOST_MAX 253
-#define LABEL_MAX 63
-#define TIMESTAMP_MAX 64
+#define POLICY_PATH_MAX    4096 /* bytes including the NUL, as PATH_MAX */
+#define REASON_MAX         1024
+#define HOST_MAX           253
+#define LABEL_MAX          63
+#define TIMESTAMP_MAX      64
 
 #define APPROVAL_TIMEOUT_DEFAULT_MS 300000
-#define MIB (INT64_C(1) << 20)
-#define DAY_MS (INT64_C(24) * 60 * 60 * 1000)
+#define MIB                         (INT64_C(1) << 20)
+#define DAY_MS                      (INT64_C(24) * 60 * 60 * 1000)
 
 /* Room for a quoted excerpt of untrusted text in a message. */
 #define QUOTE_MAX 80
@@ -76,8 +76,7 @@ static bool is_identifier(const char *s)
         if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
                 return false;
         for (s++; *s; s++)
-                if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
-                      *s == '_'))
+                if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
                         return false;
         return true;
 }
@@ -205,8 +204,7 @@ static int parse_enum(struct parser *p, json_t *v, const char *const *names, siz
                         *ret = i;
                         return 0;
                 }
-        return fail(p, "expected %s, got %s", expected,
-                    quote(q, json_string_value(v), json_string_length(v)));
+        return fail(p, "expected %s, got %s", expected, quote(q, json_string_value(v), json_string_length(v)));
 }
 
 static int check_array(struct parser *p, json_t *v, size_t *ret_n)
@@ -253,7 +251,8 @@ static int dispatch(struct parser *p, json_t *obj, const struct field *fields, s
         if (!json_is_object(obj))
                 return fail(p, "expected an object, got %s", json_kind(obj));
 
-        json_object_foreach(obj, key, v) {
+        json_object_foreach(obj, key, v)
+        {
                 size_t i, saved = path_push_key(p, key);
 
                 for (i = 0; i < n_fields; i++)
@@ -286,8 +285,10 @@ static int dispatch(struct parser *p, json_t *obj, const struct field *fields, s
         return 0;
 }
 
-#define FIELD(json, fn, type, member, req)                                                                  \
-        { .name = (json), .parse = (fn), .offset = offsetof(type, member), .required = (req) }
+#define FIELD(json, fn, type, member, req)                                                         \
+        {                                                                                          \
+                .name = (json), .parse = (fn), .offset = offsetof(type, member), .required = (req) \
+        }
 
 /* Field parsers, one per kind of value. */
 
@@ -296,8 +297,7 @@ static int field_int(struct parser *p, json_t *v, const struct field *f, void *t
         json_int_t i;
 
         if (!json_is_integer(v))
-                return fail(p, "expected %s, got %s", f->min > 0 ? "a positive integer" : "an integer",
-                            json_kind(v));
+                return fail(p, "expected %s, got %s", f->min > 0 ? "a positive integer" : "an integer", json_kind(v));
         i = json_integer_value(v);
         if (i < f->min) {
                 if (f->min == 1)
@@ -377,7 +377,7 @@ static int field_abs_path(struct parser *p, json_t *v, const struct field *f, vo
 
 static int field_source_kind(struct parser *p, json_t *v, const struct field *f, void *target)
 {
-        static const char *const names[] = { "template", "snapshot" };
+        static const char *const names[] = {"template", "snapshot"};
         char **t = target;
         size_t i;
         int r;
@@ -404,8 +404,7 @@ static int field_digest(struct parser *p, json_t *v, const struct field *f, void
         len = strlen(s);
         if (len != strlen(prefix) + 64 || !startswith(s, prefix) ||
             strspn(s + strlen(prefix), "0123456789abcdef") != 64)
-                return fail(p, "expected \"sha256:\" followed by 64 lowercase hex digits, got %s",
-                            quote(q, s, len));
+                return fail(p, "expected \"sha256:\" followed by 64 lowercase hex digits, got %s", quote(q, s, len));
         free(*t);
         *t = xstrdup(s);
         return 0;
@@ -413,8 +412,8 @@ static int field_digest(struct parser *p, json_t *v, const struct field *f, void
 
 static int field_access(struct parser *p, json_t *v, const struct field *f, void *target)
 {
-        static const char *const names[] = { "hidden", "read", "read-write" };
-        static const enum path_access values[] = { ACCESS_HIDDEN, ACCESS_READ, ACCESS_READ_WRITE };
+        static const char *const names[] = {"hidden", "read", "read-write"};
+        static const enum path_access values[] = {ACCESS_HIDDEN, ACCESS_READ, ACCESS_READ_WRITE};
         size_t i;
         int r;
 
@@ -429,7 +428,7 @@ static int field_access(struct parser *p, json_t *v, const struct field *f, void
  * and either way must not be read as "no action". */
 static int field_action(struct parser *p, json_t *v, const struct field *f, void *target)
 {
-        static const char *const names[] = { "ask" };
+        static const char *const names[] = {"ask"};
         size_t i;
         int r;
 
@@ -442,8 +441,8 @@ static int field_action(struct parser *p, json_t *v, const struct field *f, void
 
 static int field_net_mode(struct parser *p, json_t *v, const struct field *f, void *target)
 {
-        static const char *const names[] = { "deny", "allow-listed" };
-        static const enum net_mode values[] = { NET_DENY, NET_ALLOW_LISTED };
+        static const char *const names[] = {"deny", "allow-listed"};
+        static const enum net_mode values[] = {NET_DENY, NET_ALLOW_LISTED};
         size_t i;
         int r;
 
@@ -472,11 +471,9 @@ static int field_host(struct parser *p, json_t *v, const struct field *f, void *
                 return r;
         len = strlen(s);
         if (strchr(s, '*'))
-                return fail(p, "wildcards are not allowed, got %s: list each host by its exact name",
-                            quote(q, s, len));
+                return fail(p, "wildcards are not allowed, got %s: list each host by its exact name", quote(q, s, len));
         if (strpbrk(s, ":[]"))
-                return fail(p, "IP literals are not allowed, got %s: give the host's DNS name",
-                            quote(q, s, len));
+                return fail(p, "IP literals are not allowed, got %s: give the host's DNS name", quote(q, s, len));
 
         h = xstrdup(s);
         if (len > 0 && h[len - 1] == '.')
@@ -491,8 +488,7 @@ static int field_host(struct parser *p, json_t *v, const struct field *f, void *
                         *c = (char)(*c - 'A' + 'a');
                 if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '.')) {
                         char qc[QUOTE_MAX];
-                        return fail(p,
-                                    "invalid character %s in DNS name %s (allowed: a-z, 0-9, '-' and '.')",
+                        return fail(p, "invalid character %s in DNS name %s (allowed: a-z, 0-9, '-' and '.')",
                                     quote(qc, c, 1), quote(q, s, strlen(s)));
                 }
         }
@@ -506,8 +502,7 @@ static int field_host(struct parser *p, json_t *v, const struct field *f, void *
                         return fail(p, "a label is longer than %d characters in DNS name %s", LABEL_MAX,
                                     quote(q, s, strlen(s)));
                 if (label[0] == '-' || label[n - 1] == '-')
-                        return fail(p, "a label starts or ends with '-' in DNS name %s",
-                                    quote(q, s, strlen(s)));
+                        return fail(p, "a label starts or ends with '-' in DNS name %s", quote(q, s, strlen(s)));
                 if (label[n] == '\0') {
                         last = label;
                         last_len = n;
@@ -517,8 +512,7 @@ static int field_host(struct parser *p, json_t *v, const struct field *f, void *
         }
 
         if (inet_aton(h, &addr) != 0)
-                return fail(p, "IP literals are not allowed, got %s: give the host's DNS name",
-                            quote(q, s, strlen(s)));
+                return fail(p, "IP literals are not allowed, got %s: give the host's DNS name", quote(q, s, strlen(s)));
         if (strspn(last, "0123456789") == last_len)
                 return fail(p, "%s is not a DNS name: its last label is all digits (no IP literals)",
                             quote(q, s, strlen(s)));
@@ -588,10 +582,9 @@ static int field_timestamp(struct parser *p, json_t *v, const struct field *f, v
                 return r;
         len = strlen(s);
 
-        if (len < 20 || !parse_digits(s, 4, &year) || s[4] != '-' || !parse_digits(s + 5, 2, &mon) ||
-            s[7] != '-' || !parse_digits(s + 8, 2, &mday) || s[10] != 'T' ||
-            !parse_digits(s + 11, 2, &hour) || s[13] != ':' || !parse_digits(s + 14, 2, &min) ||
-            s[16] != ':' || !parse_digits(s + 17, 2, &sec))
+        if (len < 20 || !parse_digits(s, 4, &year) || s[4] != '-' || !parse_digits(s + 5, 2, &mon) || s[7] != '-' ||
+            !parse_digits(s + 8, 2, &mday) || s[10] != 'T' || !parse_digits(s + 11, 2, &hour) || s[13] != ':' ||
+            !parse_digits(s + 14, 2, &min) || s[16] != ':' || !parse_digits(s + 17, 2, &sec))
                 goto bad_format;
         i = 19;
         if (s[i] == '.') {
@@ -603,10 +596,9 @@ static int field_timestamp(struct parser *p, json_t *v, const struct field *f, v
         zone = s + i;
         if (!streq(zone, "Z") && !streq(zone, "+00:00")) {
                 int zh, zm;
-                if (strlen(zone) == 6 && (zone[0] == '+' || zone[0] == '-') &&
-                    parse_digits(zone + 1, 2, &zh) && zone[3] == ':' && parse_digits(zone + 4, 2, &zm))
-                        return fail(p, "must be in UTC (end in \"Z\" or \"+00:00\"), got %s",
-                                    quote(q, s, len));
+                if (strlen(zone) == 6 && (zone[0] == '+' || zone[0] == '-') && parse_digits(zone + 1, 2, &zh) &&
+                    zone[3] == ':' && parse_digits(zone + 4, 2, &zm))
+                        return fail(p, "must be in UTC (end in \"Z\" or \"+00:00\"), got %s", quote(q, s, len));
                 goto bad_format;
         }
 
@@ -617,8 +609,8 @@ static int field_timestamp(struct parser *p, json_t *v, const struct field *f, v
         tm.tm_min = min;
         tm.tm_sec = sec;
         t = timegm(&tm);
-        if (!gmtime_r(&t, &back) || back.tm_year != year - 1900 || back.tm_mon != mon - 1 ||
-            back.tm_mday != mday || back.tm_hour != hour || back.tm_min != min || back.tm_sec != sec)
+        if (!gmtime_r(&t, &back) || back.tm_year != year - 1900 || back.tm_mon != mon - 1 || back.tm_mday != mday ||
+            back.tm_hour != hour || back.tm_min != min || back.tm_sec != sec)
                 return fail(p, "%s is not a valid date and time", quote(q, s, len));
         /* (time_t)-1 means "not given" in struct policy, so the epoch bounds what can be said. */
         if (year < 1970)
@@ -628,8 +620,7 @@ static int field_timestamp(struct parser *p, json_t *v, const struct field *f, v
         return 0;
 
 bad_format:
-        return fail(p, "expected an RFC 3339 UTC timestamp such as \"2026-12-01T12:00:00Z\", got %s",
-                    quote(q, s, len));
+        return fail(p, "expected an RFC 3339 UTC timestamp such as \"2026-12-01T12:00:00Z\", got %s", quote(q, s, len));
 }
 
 /* The sections. */
@@ -658,12 +649,9 @@ static int field_source(struct parser *p, json_t *v, const struct field *f, void
                 .max = (hi)                                                                                 \
         }
 static const struct field limit_fields[] = {
-        LIMIT("cpuMillis", cpu_millis, 1, 1000000),
-        LIMIT("memoryBytes", memory_bytes, 4 * MIB, INT64_MAX),
-        LIMIT("diskBytes", disk_bytes, 1 * MIB, INT64_MAX),
-        LIMIT("maxProcesses", max_processes, 1, 4194304),
-        LIMIT("maxOpenFiles", max_open_files, 1, 1048576),
-        LIMIT("timeoutMs", timeout_ms, 1, 30 * DAY_MS),
+        LIMIT("cpuMillis", cpu_millis, 1, 1000000),         LIMIT("memoryBytes", memory_bytes, 4 * MIB, INT64_MAX),
+        LIMIT("diskBytes", disk_bytes, 1 * MIB, INT64_MAX), LIMIT("maxProcesses", max_processes, 1, 4194304),
+        LIMIT("maxOpenFiles", max_open_files, 1, 1048576),  LIMIT("timeoutMs", timeout_ms, 1, 30 * DAY_MS),
 };
 #undef LIMIT
 
@@ -682,7 +670,7 @@ static const struct field bind_fields[] = {
  * would replace the masked /proc or the short /dev list with whatever the host path holds. */
 static int check_bind_target(struct parser *p, const struct policy *pol, size_t i, size_t parent_len)
 {
-        static const char *const owned[] = { "/proc", "/dev" };
+        static const char *const owned[] = {"/proc", "/dev"};
         const char *target = pol->binds[i].target;
         char q[QUOTE_MAX];
         size_t saved = path_push_key(p, "target");
@@ -692,12 +680,12 @@ static int check_bind_target(struct parser *p, const struct policy *pol, size_t 
                 r = fail(p, "binding over / is not allowed (the view's root comes from the source)");
         for (size_t k = 0; r == 0 && k < ELEMENTSOF(owned); k++)
                 if (path_is_under(target, owned[k]))
-                        r = fail(p, "%s is under %s, which cordon provides itself",
-                                 quote(q, target, strlen(target)), owned[k]);
+                        r = fail(p, "%s is under %s, which cordon provides itself", quote(q, target, strlen(target)),
+                                 owned[k]);
         for (size_t j = 0; r == 0 && j < i; j++)
                 if (streq(pol->binds[j].target, target))
-                        r = fail(p, "%s is already the target of %.*s[%zu]",
-                                 quote(q, target, strlen(target)), (int)parent_len, p->path, j);
+                        r = fail(p, "%s is already the target of %.*s[%zu]", quote(q, target, strlen(target)),
+                                 (int)parent_len, p->path, j);
         path_pop(p, saved);
         return r;
 }
@@ -757,8 +745,7 @@ static int field_rules(struct parser *p, json_t *v, const struct field *f, void 
                                 char q[QUOTE_MAX];
                                 size_t s2 = path_push_key(p, "path");
                                 quote(q, rule->path, strlen(rule->path));
-                                r = fail(p, "%s already has a rule, %.*s[%zu]", q, (int)parent_len, p->path,
-                                         j);
+                                r = fail(p, "%s already has a rule, %.*s[%zu]", q, (int)parent_len, p->path, j);
                                 path_pop(p, s2);
                         }
                 path_pop(p, saved);
@@ -769,8 +756,8 @@ static int field_rules(struct parser *p, json_t *v, const struct field *f, void 
 }
 
 static const struct field filesystem_fields[] = {
-        { .name = "binds", .parse = field_binds },
-        { .name = "rules", .parse = field_rules },
+        {.name = "binds", .parse = field_binds},
+        {.name = "rules", .parse = field_rules},
 };
 
 static int field_filesystem(struct parser *p, json_t *v, const struct field *f, void *target)
@@ -807,8 +794,7 @@ static int field_net_rules(struct parser *p, json_t *v, const struct field *f, v
                                 char q[QUOTE_MAX];
                                 size_t s2 = path_push_key(p, "host");
                                 quote(q, rule->host, strlen(rule->host));
-                                r = fail(p, "%s is already listed in %.*s[%zu]", q, (int)parent_len,
-                                         p->path, j);
+                                r = fail(p, "%s is already listed in %.*s[%zu]", q, (int)parent_len, p->path, j);
                                 path_pop(p, s2);
                         }
                 path_pop(p, saved);
@@ -820,7 +806,7 @@ static int field_net_rules(struct parser *p, json_t *v, const struct field *f, v
 
 static const struct field network_fields[] = {
         FIELD("mode", field_net_mode, struct policy, net_mode, false),
-        { .name = "rules", .parse = field_net_rules },
+        {.name = "rules", .parse = field_net_rules},
 };
 
 static int field_network(struct parser *p, json_t *v, const struct field *f, void *target)
@@ -862,7 +848,8 @@ static int field_env(struct parser *p, json_t *v, const struct field *f, void *t
 
         pol->env = xcalloc(n, sizeof(*pol->env));
         pol->n_env = n;
-        json_object_foreach(v, key, value) {
+        json_object_foreach(v, key, value)
+        {
                 size_t saved = path_push_key(p, key);
                 const char *s = NULL;
                 char q[QUOTE_MAX];
@@ -887,17 +874,17 @@ static int field_env(struct parser *p, json_t *v, const struct field *f, void *t
 }
 
 static const struct field top_fields[] = {
-        { .name = "source", .parse = field_source },
-        { .name = "limits", .parse = field_limits },
-        { .name = "filesystem", .parse = field_filesystem },
-        { .name = "networkPolicy", .parse = field_network },
-        { .name = "env", .parse = field_env },
+        {.name = "source", .parse = field_source},
+        {.name = "limits", .parse = field_limits},
+        {.name = "filesystem", .parse = field_filesystem},
+        {.name = "networkPolicy", .parse = field_network},
+        {.name = "env", .parse = field_env},
         FIELD("expiresAt", field_timestamp, struct policy, expires_at, false),
-        { .name = "approvalTimeoutMs",
-          .parse = field_int,
-          .offset = offsetof(struct policy, approval_timeout_ms),
-          .min = 1,
-          .max = DAY_MS },
+        {.name = "approvalTimeoutMs",
+         .parse = field_int,
+         .offset = offsetof(struct policy, approval_timeout_ms),
+         .min = 1,
+         .max = DAY_MS},
 };
 
 struct policy *policy_new_default(void)
@@ -953,12 +940,11 @@ static void sanitise(char *s)
                         *s = '?';
 }
 
-int policy_load_buffer(const char *buf, size_t len, const char *origin, struct policy **ret,
-                       char **ret_error)
+int policy_load_buffer(const char *buf, size_t len, const char *origin, struct policy **ret, char **ret_error)
 {
         _cleanup_(policy_freep) struct policy *pol = NULL;
         _cleanup_(json_decrefp) json_t *root = NULL;
-        struct parser p = { .origin = origin ?: "policy" };
+        struct parser p = {.origin = origin ?: "policy"};
         json_error_t jerr;
         int r;
 
@@ -979,8 +965,8 @@ int policy_load_buffer(const char *buf, size_t len, const char *origin, struct p
         }
         if (!json_is_object(root)) {
                 if (ret_error)
-                        *ret_error = xasprintf("%s: expected a JSON object at the top level, got %s",
-                                               p.origin, json_kind(root));
+                        *ret_error = xasprintf("%s: expected a JSON object at the top level, got %s", p.origin,
+                                               json_kind(root));
                 return -EINVAL;
         }
 
@@ -1031,8 +1017,8 @@ int policy_load_file(const char *path, struct policy **ret, char **ret_error)
         }
         if (st.st_size > POLICY_MAX_BYTES) {
                 if (ret_error)
-                        *ret_error = xasprintf("%s: policy is larger than 1 MiB (%lld bytes)", path,
-                                               (long long)st.st_size);
+                        *ret_error =
+                                xasprintf("%s: policy is larger than 1 MiB (%lld bytes)", path, (long long)st.st_size);
                 return -EFBIG;
         }
 

@@ -68,8 +68,7 @@ struct policy {
  * (cannot read the file) and sets *ret_error to a malloc'd message naming the
  * file, the key path and what was wrong. */
 int policy_load_file(const char *path, struct policy **ret, char **ret_error);
-int policy_load_buffer(const char *buf, size_t len, const char *origin, struct policy **ret,
-                       char **ret_error);
+int policy_load_buffer(const char *buf, size_t len, const char *origin, struct policy **ret, char **ret_error);
 /* An empty policy: the built-in default (deny all egress, no extra binds). */
 struct policy *policy_new_default(void);
 void policy_free(struct policy *p);

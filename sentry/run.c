@@ -14,13 +14,13 @@
 
 #include <fcntl.h>
 #include <grp.h>
-#include <stdarg.h>
 #include <linux/capability.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -41,12 +41,12 @@
 #define CLONE_PIDFD 0x00001000
 #endif
 #ifndef SECBIT_NOROOT
-#define SECBIT_NOROOT (1 << 0)
-#define SECBIT_NOROOT_LOCKED (1 << 1)
-#define SECBIT_NO_SETUID_FIXUP (1 << 2)
-#define SECBIT_NO_SETUID_FIXUP_LOCKED (1 << 3)
-#define SECBIT_KEEP_CAPS_LOCKED (1 << 5)
-#define SECBIT_NO_CAP_AMBIENT_RAISE (1 << 6)
+#define SECBIT_NOROOT                      (1 << 0)
+#define SECBIT_NOROOT_LOCKED               (1 << 1)
+#define SECBIT_NO_SETUID_FIXUP             (1 << 2)
+#define SECBIT_NO_SETUID_FIXUP_LOCKED      (1 << 3)
+#define SECBIT_KEEP_CAPS_LOCKED            (1 << 5)
+#define SECBIT_NO_CAP_AMBIENT_RAISE        (1 << 6)
 #define SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED (1 << 7)
 #endif
 
@@ -54,7 +54,6 @@
  * nobody, so that an escape from the view still meets the host's file
  * permissions as an unprivileged user */
 #define HOST_NOBODY 65534
-
 
 static int send_msg(int sock, uint32_t type, int32_t value, const char *text, const int *fds, size_t n_fds)
 {
@@ -126,9 +125,9 @@ static int drop_privileges(void)
         for (int cap = 0; cap <= 63; cap++)
                 if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
                         return negative_errno();
-        if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-                                             SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
-                                             SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+        if (prctl(PR_SET_SECUREBITS,
+                  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
+                          SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
                   0, 0, 0) < 0)
                 return negative_errno();
         struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
@@ -164,9 +163,12 @@ static int check_stdio(char *why, size_t size)
                 if (fl < 0)
                         continue; /* closed: fine */
                 if ((fl & O_PATH) || (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))) {
-                        snprintf(why, size, "%s is a directory or O_PATH descriptor; it would let the command walk "
+                        snprintf(why, size,
+                                 "%s is a directory or O_PATH descriptor; it would let the command walk "
                                  "out of its view, so cordon refuses to pass it in",
-                                 fd == 0 ? "stdin" : fd == 1 ? "stdout" : "stderr");
+                                 fd == 0   ? "stdin"
+                                 : fd == 1 ? "stdout"
+                                           : "stderr");
                         return -EBADF;
                 }
         }
@@ -459,8 +461,9 @@ int sentry_run(const struct run_options *o)
         if (!privileged) {
                 r = enter_own_userns(host_uid, host_gid);
                 if (r < 0) {
-                        fprintf(stderr, "cordon: user namespaces are not available to this user (%s); "
-                                        "cordon needs them to isolate without root. See `cordon check`.\n",
+                        fprintf(stderr,
+                                "cordon: user namespaces are not available to this user (%s); "
+                                "cordon needs them to isolate without root. See `cordon check`.\n",
                                 strerror(-r));
                         return EXIT_SANDBOX;
                 }
@@ -503,14 +506,17 @@ int sentry_run(const struct run_options *o)
         sigprocmask(SIG_BLOCK, &mask, &old);
 
         int pidfd = -1;
-        unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-                              CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD | SIGCHLD;
+        unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+                              CLONE_NEWCGROUP | CLONE_PIDFD | SIGCHLD;
         pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, &pidfd, NULL, NULL);
         if (pid < 0) {
                 int e = errno;
-                fprintf(stderr, "cordon: cannot create the sandbox's namespaces (user, mount, pid, net, ipc, uts, cgroup): %s%s\n",
+                fprintf(stderr,
+                        "cordon: cannot create the sandbox's namespaces (user, mount, pid, net, ipc, uts, cgroup): %s%s\n",
                         strerror(e),
-                        e == EPERM || e == ENOSPC ? "; user namespaces may be disabled on this host (see `cordon check`)" : "");
+                        e == EPERM || e == ENOSPC
+                                ? "; user namespaces may be disabled on this host (see `cordon check`)"
+                                : "");
                 return EXIT_SANDBOX;
         }
         if (pid == 0) {
@@ -566,7 +572,8 @@ static int sentry_main_loop(struct sandbox_state *st)
                 /* init failed before sending them: its error message is next */
                 r = recv_msg(st->sock, &m, fds, 0);
                 kill_and_reap(st);
-                fprintf(stderr, "cordon: %s\n", r > 0 && m.type == MSG_ERROR ? m.text : "the sandbox's init died during set-up");
+                fprintf(stderr, "cordon: %s\n",
+                        r > 0 && m.type == MSG_ERROR ? m.text : "the sandbox's init died during set-up");
                 return EXIT_SANDBOX;
         }
         r = recv_msg(st->sock, &m, fds, 4);

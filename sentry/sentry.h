@@ -9,10 +9,10 @@
 #include "sentry/policy.h"
 
 /* exit codes of cordon itself, as podman and docker use them */
-#define EXIT_USAGE 2      /* bad command line or policy */
-#define EXIT_SANDBOX 125  /* the sandbox could not be set up */
+#define EXIT_USAGE       2   /* bad command line or policy */
+#define EXIT_SANDBOX     125 /* the sandbox could not be set up */
 #define EXIT_CANNOT_EXEC 126
-#define EXIT_NOT_FOUND 127
+#define EXIT_NOT_FOUND   127
 
 enum tty_mode { TTY_AUTO, TTY_ALWAYS, TTY_NEVER };
 
@@ -23,7 +23,7 @@ struct run_options {
         size_t n_extra_env;
         struct policy_bind *binds; /* from --bind, in addition to the policy's */
         size_t n_binds;
-        const char *cwd;       /* in the view; default the home */
+        const char *cwd; /* in the view; default the home */
         enum tty_mode tty;
         bool verbose;
         bool trap_all;

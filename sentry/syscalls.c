@@ -16,6 +16,7 @@
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
 #endif
+/* clang-format off */
 #define NS_FLAGS                                                                                   \
         (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | \
          CLONE_NEWCGROUP | CLONE_NEWTIME)
@@ -27,6 +28,7 @@
          .n_cond = ELEMENTSOF(((struct syscall_arg_cond[]){__VA_ARGS__})), .cond = {__VA_ARGS__}}
 /* an int argument: the kernel reads the low 32 bits only */
 #define LOW32 UINT64_C(0xffffffff)
+/* clang-format on */
 
 static const struct syscall_entry table[] = {
         /* --- the view: path syscalls the sentry performs itself --- */
@@ -47,7 +49,11 @@ static const struct syscall_entry table[] = {
         REFUSE("move_mount", EPERM, "new mount API"),
         REFUSE("open_tree", EPERM, "new mount API"),
         REFUSE("mount_setattr", EPERM, "would make read-only mounts writable"),
-        {.name = "open_tree_attr", .nr = 467, .action = SC_ERRNO, .err = EPERM, .support = SUPPORT_FULL,
+        {.name = "open_tree_attr",
+         .nr = 467,
+         .action = SC_ERRNO,
+         .err = EPERM,
+         .support = SUPPORT_FULL,
          .note = "new mount API (Linux 6.15)"},
         REFUSE("open_by_handle_at", EPERM, "opens by inode handle, bypassing the view (the shocker escape)"),
         REFUSE("name_to_handle_at", EOPNOTSUPP, "pairs with open_by_handle_at"),
@@ -102,7 +108,9 @@ static const struct syscall_entry table[] = {
         /* --- seccomp: a nested listener answering CONTINUE would override ours --- */
         REFUSE_IF("seccomp", EPERM, "filters may be added, but not with their own listener",
                   {.arg = 0, .op = ARG_EQ, .mask = LOW32, .datum = SECCOMP_SET_MODE_FILTER},
-                  {.arg = 1, .op = ARG_MASKED_EQ, .mask = SECCOMP_FILTER_FLAG_NEW_LISTENER,
+                  {.arg = 1,
+                   .op = ARG_MASKED_EQ,
+                   .mask = SECCOMP_FILTER_FLAG_NEW_LISTENER,
                    .datum = SECCOMP_FILTER_FLAG_NEW_LISTENER}),
 
         /* --- terminals: no typing into someone else's input queue --- */
@@ -133,7 +141,8 @@ static const struct syscall_entry table[] = {
         REFUSE_IF("socket", EAFNOSUPPORT, "SOCK_PACKET on AF_INET: the legacy packet-socket interface",
                   {.arg = 0, .op = ARG_EQ, .datum = AF_INET},
                   {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_PACKET}),
-        REFUSE_IF("socketpair", EAFNOSUPPORT, "unix pairs only: the pair is made by the family's own code (AF_TIPC makes them)",
+        REFUSE_IF("socketpair", EAFNOSUPPORT,
+                  "unix pairs only: the pair is made by the family's own code (AF_TIPC makes them)",
                   {.arg = 0, .op = ARG_NE, .datum = AF_UNIX}),
         REFUSE_IF("socket", EPERM, "raw IPv6 sockets", {.arg = 0, .op = ARG_EQ, .datum = AF_INET6},
                   {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_RAW}),

@@ -48,9 +48,9 @@
 #include <sys/ioctl.h>
 #include <sys/ipc.h>
 #include <sys/mount.h>
-#include <sys/ptrace.h>
 #include <sys/msg.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -611,7 +611,7 @@ static int a_proc_mem_init(int argc, char **argv)
                 note(&n, "open /proc/1/mem O_RDONLY: %s", en(errno));
         }
         static const char *const others[] = {"/proc/1/fd/3", "/proc/1/fd/4", "/proc/1/map_files", "/proc/1/stack",
-                                              "/proc/1/syscall"};
+                                             "/proc/1/syscall"};
         for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
                 fd = open(others[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
                 if (fd >= 0) {
@@ -725,8 +725,8 @@ static int a_io_uring(int argc, char **argv)
         int e2 = errno;
         long r3 = syscall(SYS_io_uring_register, 0, 0, NULL, 0);
         int e3 = errno;
-        return blocked("io_uring_setup: %s; io_uring_enter: %s; io_uring_register: %s", en(e),
-                       r2 < 0 ? en(e2) : "ok?", r3 < 0 ? en(e3) : "ok?");
+        return blocked("io_uring_setup: %s; io_uring_enter: %s; io_uring_register: %s", en(e), r2 < 0 ? en(e2) : "ok?",
+                       r3 < 0 ? en(e3) : "ok?");
 }
 
 static int a_bpf(int argc, char **argv)
@@ -836,8 +836,7 @@ static int a_init_module(int argc, char **argv)
         ok &= step_fails(&n, "finit_module(/dev/null)", syscall(SYS_finit_module, fd, "", 0));
         if (fd >= 0)
                 close(fd);
-        ok &= step_fails(&n, "delete_module(cordon_none)",
-                         syscall(SYS_delete_module, "cordon_none", O_NONBLOCK));
+        ok &= step_fails(&n, "delete_module(cordon_none)", syscall(SYS_delete_module, "cordon_none", O_NONBLOCK));
         return finish(&n, ok);
 }
 
@@ -1063,8 +1062,14 @@ static long i386_getpid(void)
         return ret;
 }
 
-static int a_x32(int argc, char **argv) { return run_in_child(x32_getpid, "x32 getpid (0x40000000|39)"); }
-static int a_i386(int argc, char **argv) { return run_in_child(i386_getpid, "i386 getpid (int $0x80, eax=20)"); }
+static int a_x32(int argc, char **argv)
+{
+        return run_in_child(x32_getpid, "x32 getpid (0x40000000|39)");
+}
+static int a_i386(int argc, char **argv)
+{
+        return run_in_child(i386_getpid, "i386 getpid (int $0x80, eax=20)");
+}
 
 /* ------------------------------------------------------------------ */
 /* privileges */
@@ -1079,8 +1084,12 @@ static int a_caps(int argc, char **argv)
                 const char *key;
                 const char *want;
         } checks[] = {
-                {"CapInh:", "0000000000000000"}, {"CapPrm:", "0000000000000000"}, {"CapEff:", "0000000000000000"},
-                {"CapBnd:", "0000000000000000"}, {"CapAmb:", "0000000000000000"}, {"NoNewPrivs:", "1"},
+                {"CapInh:", "0000000000000000"},
+                {"CapPrm:", "0000000000000000"},
+                {"CapEff:", "0000000000000000"},
+                {"CapBnd:", "0000000000000000"},
+                {"CapAmb:", "0000000000000000"},
+                {"NoNewPrivs:", "1"},
                 {"Seccomp:", "2"},
         };
         struct notes n = {0};
@@ -1117,9 +1126,10 @@ static int a_caps(int argc, char **argv)
 
 static int a_setuid_nosuid(int argc, char **argv)
 {
-        static const char *const suid[] = {"/usr/bin/su", "/usr/bin/passwd", "/usr/bin/mount", "/usr/bin/umount",
-                                           "/usr/bin/newgrp", "/usr/bin/chsh", "/usr/bin/chfn", "/usr/bin/gpasswd",
-                                           "/usr/bin/sudo", "/usr/bin/pkexec", "/bin/su", "/usr/lib/dbus-1.0/dbus-daemon-launch-helper"};
+        static const char *const suid[] = {
+                "/usr/bin/su",     "/usr/bin/passwd", "/usr/bin/mount", "/usr/bin/umount",
+                "/usr/bin/newgrp", "/usr/bin/chsh",   "/usr/bin/chfn",  "/usr/bin/gpasswd",
+                "/usr/bin/sudo",   "/usr/bin/pkexec", "/bin/su",        "/usr/lib/dbus-1.0/dbus-daemon-launch-helper"};
         struct notes n = {0};
         bool ok = true;
         int found = 0, nosuid = 0;
@@ -1141,8 +1151,8 @@ static int a_setuid_nosuid(int argc, char **argv)
                         ok = false;
                 }
         }
-        static const char *const dirs[] = {"/usr/bin", "/usr/sbin", "/bin", "/sbin", "/tmp", "/var/tmp", "/dev/shm",
-                                           "/run", "/root", "/helpers"};
+        static const char *const dirs[] = {"/usr/bin", "/usr/sbin", "/bin", "/sbin", "/tmp",
+                                           "/var/tmp", "/dev/shm",  "/run", "/root", "/helpers"};
         for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
                 struct statvfs v;
                 if (statvfs(dirs[i], &v) < 0)
@@ -1444,9 +1454,9 @@ static int a_kcore(int argc, char **argv)
 {
         struct notes n = {0};
         bool ok = true;
-        static const char *const files[] = {"/proc/kcore", "/proc/kallsyms", "/proc/kmsg", "/proc/keys",
-                                            "/proc/timer_list", "/proc/sched_debug", "/proc/kpageflags",
-                                            "/proc/vmallocinfo", "/proc/slabinfo"};
+        static const char *const files[] = {"/proc/kcore",      "/proc/kallsyms",    "/proc/kmsg",
+                                            "/proc/keys",       "/proc/timer_list",  "/proc/sched_debug",
+                                            "/proc/kpageflags", "/proc/vmallocinfo", "/proc/slabinfo"};
         for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
                 int fd = open(files[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
                 if (fd < 0) {
@@ -1586,10 +1596,11 @@ static int a_dev_nodes(int argc, char **argv)
 {
         struct notes n = {0};
         bool ok = true;
-        static const char *const nodes[] = {"/dev/mem", "/dev/kmem", "/dev/port", "/dev/sda", "/dev/vda",
-                                            "/dev/xvda", "/dev/nvme0n1", "/dev/kvm", "/dev/fuse", "/dev/net/tun",
-                                            "/dev/console", "/dev/tty0", "/dev/loop0", "/dev/dm-0", "/dev/vsock",
-                                            "/dev/vhost-vsock", "/dev/vhost-net", "/dev/cpu/0/msr", "/dev/userfaultfd"};
+        static const char *const nodes[] = {"/dev/mem",       "/dev/kmem",      "/dev/port",       "/dev/sda",
+                                            "/dev/vda",       "/dev/xvda",      "/dev/nvme0n1",    "/dev/kvm",
+                                            "/dev/fuse",      "/dev/net/tun",   "/dev/console",    "/dev/tty0",
+                                            "/dev/loop0",     "/dev/dm-0",      "/dev/vsock",      "/dev/vhost-vsock",
+                                            "/dev/vhost-net", "/dev/cpu/0/msr", "/dev/userfaultfd"};
         int missing = 0;
         for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
                 struct stat st;
@@ -2029,8 +2040,8 @@ static int a_net_tcp_host(int argc, char **argv)
         int port = atoi(argv[2]);
         struct notes n = {0};
         bool ok = true;
-        struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        struct sockaddr_in a4 = {
+                .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return blocked("socket(AF_INET): %s", en(errno));
@@ -2089,7 +2100,8 @@ static int a_net_tcp_host(int argc, char **argv)
                                 s++;
                         ifs++;
                         if (strlen(names) + (size_t)(c - s) + 2 < sizeof(names))
-                                snprintf(names + strlen(names), sizeof(names) - strlen(names), " %.*s", (int)(c - s), s);
+                                snprintf(names + strlen(names), sizeof(names) - strlen(names), " %.*s", (int)(c - s),
+                                         s);
                 }
                 note(&n, "interfaces:%s", names);
                 if (ifs > 1)
@@ -2148,10 +2160,20 @@ static int a_net_abstract(int argc, char **argv)
 static int a_unix_path(int argc, char **argv)
 {
         static const char *const known[] = {
-                "/run/dbus/system_bus_socket", "/var/run/dbus/system_bus_socket", "/run/systemd/private",
-                "/run/systemd/journal/stdout", "/run/systemd/notify", "/var/run/docker.sock", "/run/docker.sock",
-                "/run/containerd/containerd.sock", "/run/podman/podman.sock", "/var/run/crio/crio.sock",
-                "/tmp/.X11-unix/X0", "/run/user/0/bus", "/var/lib/lxd/unix.socket", "/run/snapd.socket",
+                "/run/dbus/system_bus_socket",
+                "/var/run/dbus/system_bus_socket",
+                "/run/systemd/private",
+                "/run/systemd/journal/stdout",
+                "/run/systemd/notify",
+                "/var/run/docker.sock",
+                "/run/docker.sock",
+                "/run/containerd/containerd.sock",
+                "/run/podman/podman.sock",
+                "/var/run/crio/crio.sock",
+                "/tmp/.X11-unix/X0",
+                "/run/user/0/bus",
+                "/var/lib/lxd/unix.socket",
+                "/run/snapd.socket",
         };
         struct notes n = {0};
         bool ok = true;
@@ -2293,9 +2315,9 @@ static int a_raw_socket(int argc, char **argv)
 /* ------------------------------------------------------------------ */
 /* races against the emulated open */
 
-#define OK_FILE "/tmp/esc-ok"
-#define OK_CONTENT "cordon-escape-ok\n"
-#define RACE_OPENS 20000
+#define OK_FILE      "/tmp/esc-ok"
+#define OK_CONTENT   "cordon-escape-ok\n"
+#define RACE_OPENS   20000
 #define RACE_SECONDS 10
 
 static char race_buf[PATH_MAX];

@@ -47,8 +47,8 @@ struct sigstorm_open_how {
 };
 
 #define PATTERN_SIZE 4096
-#define MAX_PRINTED 20
-#define MIN_SECONDS 0.5 /* run at least this long, so that the timer fires often enough */
+#define MAX_PRINTED  20
+#define MIN_SECONDS  0.5 /* run at least this long, so that the timer fires often enough */
 
 static atomic_long n_signals;
 static atomic_long n_iterations;
@@ -80,8 +80,8 @@ static void error(int thread, long iter, const char *what, const char *name, int
         atomic_fetch_add(&n_errors, 1);
         if (atomic_fetch_add(&n_printed, 1) < MAX_PRINTED) {
                 if (err)
-                        fprintf(stderr, "sigstorm: thread %d iteration %ld: %s %s: %s (errno %d)\n", thread, iter,
-                                what, name, strerror(err), err);
+                        fprintf(stderr, "sigstorm: thread %d iteration %ld: %s %s: %s (errno %d)\n", thread, iter, what,
+                                name, strerror(err), err);
                 else
                         fprintf(stderr, "sigstorm: thread %d iteration %ld: %s %s\n", thread, iter, what, name);
         }

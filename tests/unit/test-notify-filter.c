@@ -49,17 +49,17 @@
 
 #define X32_SYSCALL_BIT 0x40000000u
 
-#define ALLOW SECCOMP_RET_ALLOW
-#define NOTIF SECCOMP_RET_USER_NOTIF
-#define KILL SECCOMP_RET_KILL_PROCESS
+#define ALLOW    SECCOMP_RET_ALLOW
+#define NOTIF    SECCOMP_RET_USER_NOTIF
+#define KILL     SECCOMP_RET_KILL_PROCESS
 #define ERRNO(e) (SECCOMP_RET_ERRNO | (uint32_t)(e))
 /* a row that must be refused (ERRNO with any errno, or a kill), not pinned to one errno */
 #define DENIED UINT32_C(0xffffffff)
 
 /* glibc's pthread_create (clone, not clone3) and fork flags */
-#define PTHREAD_CLONE_FLAGS                                                                         \
-        (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |         \
-         CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID)
+#define PTHREAD_CLONE_FLAGS                                                                                \
+        (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS | \
+         CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID)
 #define FORK_CLONE_FLAGS (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD)
 
 /* Renders a SECCOMP_RET_* value for failure messages. */
@@ -152,8 +152,14 @@ struct row {
         const char *what; /* the arguments as written */
 };
 
-#define R(n, exp, ...) {.name = n, .expect = exp, .args = {__VA_ARGS__}, .what = #__VA_ARGS__}
-#define R_ARCH(n, exp, a, bits) {.name = n, .expect = exp, .arch = a, .nr_bits = bits, .what = #a " " #bits}
+#define R(n, exp, ...)                                                                \
+        {                                                                             \
+                .name = n, .expect = exp, .args = {__VA_ARGS__}, .what = #__VA_ARGS__ \
+        }
+#define R_ARCH(n, exp, a, bits)                                                            \
+        {                                                                                  \
+                .name = n, .expect = exp, .arch = a, .nr_bits = bits, .what = #a " " #bits \
+        }
 #define U64(x) ((uint64_t)(x))
 /* what the kernel sees for an int AT_FDCWD argument: sign-extended */
 #define FDCWD U64((int64_t)AT_FDCWD)
@@ -239,8 +245,8 @@ static const struct row rows[] = {
           SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_TSYNC, 0x1000),
         R("seccomp", ERRNO(EPERM), U64(0x100000000) | SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
           0x1000),
-        R("seccomp", ERRNO(EPERM), SECCOMP_SET_MODE_FILTER,
-          U64(0xffffffff00000000) | SECCOMP_FILTER_FLAG_NEW_LISTENER, 0x1000),
+        R("seccomp", ERRNO(EPERM), SECCOMP_SET_MODE_FILTER, U64(0xffffffff00000000) | SECCOMP_FILTER_FLAG_NEW_LISTENER,
+          0x1000),
         R("seccomp", ALLOW, SECCOMP_SET_MODE_FILTER, 0, 0x1000),
         R("seccomp", ALLOW, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, 0x1000),
         R("seccomp", ALLOW, SECCOMP_GET_ACTION_AVAIL, 0, 0x1000),
@@ -312,9 +318,8 @@ START_TEST(test_row)
                 free(prog.filter);
                 return;
         }
-        ck_assert_msg(got == (int64_t)w->expect, "row %d: %s(%s) [arch %#x nr %#x]: got %s, expected %s", _i,
-                      w->name, w->what, arch, (unsigned)nr, ret_name(got, gb, sizeof(gb)),
-                      ret_name(w->expect, eb, sizeof(eb)));
+        ck_assert_msg(got == (int64_t)w->expect, "row %d: %s(%s) [arch %#x nr %#x]: got %s, expected %s", _i, w->name,
+                      w->what, arch, (unsigned)nr, ret_name(got, gb, sizeof(gb)), ret_name(w->expect, eb, sizeof(eb)));
         free(prog.filter);
 }
 END_TEST
@@ -476,7 +481,10 @@ END_TEST
 
 /* --- building from custom tables --- */
 
-static int dummy_handler(struct notify_call *call, struct notify_verdict *ret) { return 0; }
+static int dummy_handler(struct notify_call *call, struct notify_verdict *ret)
+{
+        return 0;
+}
 
 START_TEST(test_build_custom)
 {
@@ -485,7 +493,11 @@ START_TEST(test_build_custom)
                 {.name = "getppid", .action = SC_KILL, .note = "t"},
                 {.name = "getuid", .action = SC_ALLOW, .note = "documentation only"},
                 {.name = "dup", .action = SC_ERRNO, .err = EMFILE, .note = "t"},
-                {.name = "kill", .action = SC_ERRNO, .err = EPERM, .n_cond = 2, .note = "t",
+                {.name = "kill",
+                 .action = SC_ERRNO,
+                 .err = EPERM,
+                 .n_cond = 2,
+                 .note = "t",
                  .cond = {{.arg = 0, .op = ARG_EQ, .mask = 0xffffffff, .datum = 1},
                           {.arg = 1, .op = ARG_EQ, .datum = SIGKILL}}},
         };
@@ -544,7 +556,11 @@ END_TEST
 START_TEST(test_build_two_fanouts)
 {
         static const struct syscall_entry table[] = {
-                {.name = "unshare", .action = SC_ERRNO, .err = EPERM, .n_cond = 2, .note = "t",
+                {.name = "unshare",
+                 .action = SC_ERRNO,
+                 .err = EPERM,
+                 .n_cond = 2,
+                 .note = "t",
                  .cond = {{.arg = 0, .op = ARG_MASKED_ANY, .mask = CLONE_NEWUSER | CLONE_NEWNS},
                           {.arg = 1, .op = ARG_MASKED_ANY, .mask = 3}}},
         };
@@ -562,7 +578,11 @@ END_TEST
 START_TEST(test_build_empty_fanout_refused)
 {
         static const struct syscall_entry table[] = {
-                {.name = "unshare", .action = SC_ERRNO, .err = EPERM, .n_cond = 1, .note = "t",
+                {.name = "unshare",
+                 .action = SC_ERRNO,
+                 .err = EPERM,
+                 .n_cond = 1,
+                 .note = "t",
                  .cond = {{.arg = 0, .op = ARG_MASKED_ANY, .mask = 0}}},
         };
         struct sock_fprog prog = {0};
@@ -585,7 +605,7 @@ END_TEST
 
 /* --- the interpreter --- */
 
-#define LD_NR BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
+#define LD_NR  BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
 #define RET(v) BPF_STMT(BPF_RET | BPF_K, (v))
 
 struct program_case {
@@ -602,7 +622,8 @@ static const struct program_case malformed[] = {
         {"ja backwards (k wraps the pc)", {BPF_STMT(BPF_JMP | BPF_JA, 0xffffffff), RET(ALLOW)}, 2},
         /* the kernel only has forward jumps; a wrapped one lands on the RET */
         {"ja backwards onto a return",
-         {BPF_STMT(BPF_JMP | BPF_JA, 1), RET(ALLOW), BPF_STMT(BPF_JMP | BPF_JA, 0xfffffffe)}, 3},
+         {BPF_STMT(BPF_JMP | BPF_JA, 1), RET(ALLOW), BPF_STMT(BPF_JMP | BPF_JA, 0xfffffffe)},
+         3},
         {"byte load (seccomp accepts words only)", {BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0), RET(ALLOW)}, 2},
         {"misaligned load", {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 2), RET(BPF_A)}, 2},
         {"load past seccomp_data", {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, sizeof(struct seccomp_data)), RET(ALLOW)}, 2},
@@ -702,7 +723,10 @@ static const char *const step_names[_STEP_MAX] = {
 };
 
 /* -errno, or the (non-negative) result */
-static int64_t sys_result(long r) { return r < 0 ? -(int64_t)errno : r; }
+static int64_t sys_result(long r)
+{
+        return r < 0 ? -(int64_t)errno : r;
+}
 
 /* Runs fn in a grandchild and returns its wait status (or -errno). */
 static int64_t status_of(void (*fn)(void))
@@ -723,7 +747,10 @@ static int64_t status_of(void (*fn)(void))
 
 static void do_nothing(void) {}
 
-static void do_x32_getpid(void) { (void)syscall(X32_SYSCALL_BIT | __NR_getpid); }
+static void do_x32_getpid(void)
+{
+        (void)syscall(X32_SYSCALL_BIT | __NR_getpid);
+}
 
 static void do_i386_getpid(void)
 {
@@ -817,17 +844,23 @@ START_TEST(test_loaded_filter)
                 int step;
                 int64_t want; /* -errno */
         } expect[] = {
-                {STEP_UNSHARE_USER, -EPERM},   {STEP_IO_URING, -ENOSYS}, {STEP_CLONE3, -ENOSYS},
-                {STEP_MOUNT, -EPERM},          {STEP_SOCKET_PACKET, -EAFNOSUPPORT},
-                {STEP_SOCKET_RAW, -EPERM},     {STEP_TIOCSTI, -EPERM},   {STEP_SECCOMP_LISTENER, -EPERM},
-                {STEP_KEYCTL, -EPERM},         {STEP_OPENAT, -ENOSYS},   {STEP_GETPID, 0},
+                {STEP_UNSHARE_USER, -EPERM},
+                {STEP_IO_URING, -ENOSYS},
+                {STEP_CLONE3, -ENOSYS},
+                {STEP_MOUNT, -EPERM},
+                {STEP_SOCKET_PACKET, -EAFNOSUPPORT},
+                {STEP_SOCKET_RAW, -EPERM},
+                {STEP_TIOCSTI, -EPERM},
+                {STEP_SECCOMP_LISTENER, -EPERM},
+                {STEP_KEYCTL, -EPERM},
+                {STEP_OPENAT, -ENOSYS},
+                {STEP_GETPID, 0},
                 {STEP_UNSHARE_FILES, 0},
         };
         for (size_t i = 0; i < ELEMENTSOF(expect); i++) {
                 int64_t got = res[expect[i].step];
                 ck_assert_msg(got == expect[i].want, "%s under the filter: got %" PRId64 " (%s), expected %" PRId64,
-                              step_names[expect[i].step], got, got < 0 ? strerror((int)-got) : "ok",
-                              expect[i].want);
+                              step_names[expect[i].step], got, got < 0 ? strerror((int)-got) : "ok", expect[i].want);
         }
         ck_assert_msg(res[STEP_SOCKET_INET] >= 0, "socket(AF_INET, SOCK_DGRAM) under the filter: %s",
                       strerror((int)-res[STEP_SOCKET_INET]));

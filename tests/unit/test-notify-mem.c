@@ -33,7 +33,7 @@
 #include "common/util.h"
 #include "notify/notify.h"
 
-#define PAGE 4096UL
+#define PAGE   4096UL
 #define U64(x) ((uint64_t)(x))
 
 /* ------------------------------------------------------------------------ */
@@ -56,7 +56,7 @@ enum op {
         OP_IDVALID,    /* 1: the live id is valid, +2: a made-up id is not */
 };
 
-#define MAX_READ 16384
+#define MAX_READ  16384
 #define FNV_BASIS UINT32_C(0x811c9dc5)
 
 static uint32_t fnv(const void *p, size_t n)
@@ -70,7 +70,10 @@ static uint32_t fnv(const void *p, size_t n)
         return h;
 }
 /* a positive value that cannot be mistaken for -errno by syscall(2) */
-static int64_t hash_value(const void *p, size_t n) { return (int64_t)(fnv(p, n) & 0x7fffffff); }
+static int64_t hash_value(const void *p, size_t n)
+{
+        return (int64_t)(fnv(p, n) & 0x7fffffff);
+}
 
 /* What the handler saw; shared by all workers, reset per test. */
 struct results {
@@ -272,7 +275,7 @@ struct mcase {
         uint64_t a0, a1, p1, p2, p3;
         int64_t want;
         int64_t (*run)(const struct mcase *c); /* in the child instead of the plain call */
-        bool proc_mem_differs; /* /proc/TID/mem reads PROT_NONE pages (FOLL_FORCE) */
+        bool proc_mem_differs;                 /* /proc/TID/mem reads PROT_NONE pages (FOLL_FORCE) */
 };
 
 #define MAX_CASES 64
@@ -328,7 +331,8 @@ static void report_results(const struct mcase *cases, size_t n, const int64_t *g
                         bad++;
                 }
         for (size_t i = 0; i < n; i++)
-                ck_assert_msg(got[i] == cases[i].want, "%s: case \"%s\": got %" PRId64 ", expected %" PRId64
+                ck_assert_msg(got[i] == cases[i].want,
+                              "%s: case \"%s\": got %" PRId64 ", expected %" PRId64
                               " (%d of %zu cases wrong, all listed on stderr)",
                               how, cases[i].what, got[i], cases[i].want, bad, n);
 }
@@ -516,8 +520,8 @@ static void run_scenario(const struct scenario *sc, struct outcome *out)
         ck_assert_int_eq(n, (ssize_t)(sc->n * sizeof(int64_t)));
         ck_assert_int_eq(atomic_load(&R.bad_userdata), 0);
         ck_assert_int_eq(atomic_load(&R.unknown_op), 0);
-        ck_assert_msg(atomic_load(&R.id_invalid) == 0,
-                      "notify_id_valid() said a pending call was gone %d times", atomic_load(&R.id_invalid));
+        ck_assert_msg(atomic_load(&R.id_invalid) == 0, "notify_id_valid() said a pending call was gone %d times",
+                      atomic_load(&R.id_invalid));
         /* the listener, the engine's /proc and every injected fd are closed again */
         ck_assert_int_eq(out->fds_after, out->fds_before);
 }
@@ -558,7 +562,8 @@ static void add(struct mcase c)
         str_cases[n_str_cases++] = c;
 }
 
-#define S(w, addr, size, expect) add((struct mcase){.what = w, .op = OP_STRING, .a1 = U64(addr), .p1 = size, .want = expect})
+#define S(w, addr, size, expect) \
+        add((struct mcase){.what = w, .op = OP_STRING, .a1 = U64(addr), .p1 = size, .want = expect})
 #define H(w, addr, size, str, len) \
         add((struct mcase){.what = w, .op = OP_HASH, .a1 = U64(addr), .p1 = size, .want = hash_value(str, len)})
 #define M(w, addr, len, expect) add((struct mcase){.what = w, .op = OP_MEM, .a1 = U64(addr), .p1 = len, .want = expect})
@@ -619,10 +624,18 @@ static void build_string_cases(void)
         /* running into a guard page without NUL */
         r = guarded(1);
         memset(r, 'e', PAGE);
-        add((struct mcase){.what = "running into a PROT_NONE page", .op = OP_STRING, .a1 = U64(r + PAGE - 100),
-                           .p1 = PATH_MAX, .want = -EFAULT, .proc_mem_differs = true});
-        add((struct mcase){.what = "starting in a PROT_NONE page", .op = OP_STRING, .a1 = U64(r - 10),
-                           .p1 = PATH_MAX, .want = -EFAULT, .proc_mem_differs = true});
+        add((struct mcase){.what = "running into a PROT_NONE page",
+                           .op = OP_STRING,
+                           .a1 = U64(r + PAGE - 100),
+                           .p1 = PATH_MAX,
+                           .want = -EFAULT,
+                           .proc_mem_differs = true});
+        add((struct mcase){.what = "starting in a PROT_NONE page",
+                           .op = OP_STRING,
+                           .a1 = U64(r - 10),
+                           .p1 = PATH_MAX,
+                           .want = -EFAULT,
+                           .proc_mem_differs = true});
 
         /* running into an unmapped page without NUL */
         char *m = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -646,10 +659,18 @@ static void build_string_cases(void)
                 r[i] = (char)(i * 7 + 3);
         M("two whole pages up to a guard", r, 2 * PAGE, hash_value(r, 2 * PAGE));
         M("a range over a page boundary", r + 4000, 200, hash_value(r + 4000, 200));
-        add((struct mcase){.what = "one byte into a guard page", .op = OP_MEM, .a1 = U64(r), .p1 = 2 * PAGE + 1,
-                           .want = -EFAULT, .proc_mem_differs = true});
-        add((struct mcase){.what = "starting in a guard page", .op = OP_MEM, .a1 = U64(r - 8), .p1 = 16,
-                           .want = -EFAULT, .proc_mem_differs = true});
+        add((struct mcase){.what = "one byte into a guard page",
+                           .op = OP_MEM,
+                           .a1 = U64(r),
+                           .p1 = 2 * PAGE + 1,
+                           .want = -EFAULT,
+                           .proc_mem_differs = true});
+        add((struct mcase){.what = "starting in a guard page",
+                           .op = OP_MEM,
+                           .a1 = U64(r - 8),
+                           .p1 = 16,
+                           .want = -EFAULT,
+                           .proc_mem_differs = true});
         M("into an unmapped page", m + PAGE - 8, 16, -EFAULT);
         M("wrapping past 2^64", UINT64_MAX - 3, 16, -EFAULT);
         M("NULL", 0, 8, -EFAULT);
@@ -929,7 +950,10 @@ static int64_t run_in_thread(void *(*fn)(void *))
         return ret;
 }
 
-static int64_t run_dirfd_thread(const struct mcase *c) { return run_in_thread(dirfd_thread); }
+static int64_t run_dirfd_thread(const struct mcase *c)
+{
+        return run_in_thread(dirfd_thread);
+}
 
 static int root_fd = -1;
 
@@ -1019,14 +1043,18 @@ END_TEST
 START_TEST(test_umask_thread_name)
 {
         const struct mcase cases[] = {
-                {.what = "umask 022 with the thread named \"Umask:\\t0777\" / \"Umask:0000\"", .run = run_umask_comm,
+                {.what = "umask 022 with the thread named \"Umask:\\t0777\" / \"Umask:0000\"",
+                 .run = run_umask_comm,
                  .want = 022},
         };
         run_cases(cases, ELEMENTSOF(cases), "umask vs. thread name");
 }
 END_TEST
 
-static int64_t ids_now(void) { return (int64_t)gettid() | (int64_t)getpid() << 32; }
+static int64_t ids_now(void)
+{
+        return (int64_t)gettid() | (int64_t)getpid() << 32;
+}
 
 static int64_t run_nsids(const struct mcase *c)
 {
@@ -1041,7 +1069,10 @@ static void *nsids_thread(void *arg)
         return NULL;
 }
 
-static int64_t run_nsids_thread(const struct mcase *c) { return run_in_thread(nsids_thread); }
+static int64_t run_nsids_thread(const struct mcase *c)
+{
+        return run_in_thread(nsids_thread);
+}
 
 START_TEST(test_ns_ids)
 {
@@ -1222,7 +1253,10 @@ static int64_t run_getppid(const struct mcase *c)
         return r < 0 ? -(int64_t)errno : r;
 }
 
-static int64_t run_getpid(const struct mcase *c) { return syscall(__NR_getpid) == getpid() ? 1 : 0; }
+static int64_t run_getpid(const struct mcase *c)
+{
+        return syscall(__NR_getpid) == getpid() ? 1 : 0;
+}
 
 START_TEST(test_verdicts)
 {
@@ -1267,7 +1301,7 @@ END_TEST
 /* concurrency: 8 threads x 200 calls, each with its own payload and answer */
 
 #define N_THREADS 8
-#define N_CALLS 200
+#define N_CALLS   200
 
 struct worker_arg {
         int t;
@@ -1317,7 +1351,8 @@ static int64_t run_hammer(const struct mcase *c)
 static void check_concurrency(unsigned min_workers, unsigned max_workers)
 {
         static const struct mcase cases[] = {
-                {.what = "calls completed + 10^6 x answers that were not for the call", .run = run_hammer,
+                {.what = "calls completed + 10^6 x answers that were not for the call",
+                 .run = run_hammer,
                  .want = N_THREADS * N_CALLS},
         };
         struct scenario sc = {.cases = cases, .n = 1, .min_workers = min_workers, .max_workers = max_workers};

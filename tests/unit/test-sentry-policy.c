@@ -12,7 +12,7 @@
 #include "sentry/policy.h"
 
 #define ORIGIN "test.json"
-#define SHA "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define SHA    "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 /* Loads a document that must fail, and checks the message: it starts with the origin and the
  * JSON path (or, for a syntax error, ":line:col"), and contains the gist. */
@@ -67,189 +67,186 @@ struct invalid_case {
 
 static const struct invalid_case invalid_cases[] = {
         /* shape */
-        { "[]", "", "expected a JSON object at the top level, got an array" },
-        { "\"policy\"", "", "expected a JSON object at the top level, got a string" },
-        { "{\"sourc\": {}}", "sourc", "unknown key" },
-        { "{\"limits\": {\"cpuMilis\": 5}}", "limits.cpuMilis", "unknown key (known keys here: cpuMillis," },
-        { "{\"filesystem\": {\"rules\": [{\"path\": \"/a\", \"access\": \"read\", \"mode\": 1}]}}",
-          "filesystem.rules[0].mode", "unknown key" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"a.example\", \"port\": 443, "
-          "\"reason\": \"r\", \"why\": \"x\"}]}}",
-          "networkPolicy.rules[0].why", "unknown key" },
-        { "{\"source\": {\"kind\": \"template\", \"path\": \"/t\", \"extra\": true}}", "source.extra",
-          "unknown key" },
-        { "{\"a b\": 1}", "[\"a b\"]", "unknown key" },
+        {"[]", "", "expected a JSON object at the top level, got an array"},
+        {"\"policy\"", "", "expected a JSON object at the top level, got a string"},
+        {"{\"sourc\": {}}", "sourc", "unknown key"},
+        {"{\"limits\": {\"cpuMilis\": 5}}", "limits.cpuMilis", "unknown key (known keys here: cpuMillis,"},
+        {"{\"filesystem\": {\"rules\": [{\"path\": \"/a\", \"access\": \"read\", \"mode\": 1}]}}",
+         "filesystem.rules[0].mode", "unknown key"},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"a.example\", \"port\": 443, "
+         "\"reason\": \"r\", \"why\": \"x\"}]}}",
+         "networkPolicy.rules[0].why", "unknown key"},
+        {"{\"source\": {\"kind\": \"template\", \"path\": \"/t\", \"extra\": true}}", "source.extra", "unknown key"},
+        {"{\"a b\": 1}", "[\"a b\"]", "unknown key"},
         /* wrong types at each level */
-        { "{\"source\": []}", "source", "expected an object, got an array" },
-        { "{\"limits\": 5}", "limits", "expected an object, got an integer" },
-        { "{\"limits\": null}", "limits", "expected an object, got null" },
-        { "{\"filesystem\": \"/\"}", "filesystem", "expected an object, got a string" },
-        { "{\"filesystem\": {\"binds\": {}}}", "filesystem.binds", "expected an array, got an object" },
-        { "{\"filesystem\": {\"binds\": [\"/a\"]}}", "filesystem.binds[0]", "expected an object, got a string" },
-        { "{\"filesystem\": {\"binds\": [{\"source\": \"/a\", \"target\": \"/b\", \"readOnly\": \"yes\"}]}}",
-          "filesystem.binds[0].readOnly", "expected a boolean, got a string" },
-        { "{\"filesystem\": {\"rules\": [{\"path\": \"/a\", \"access\": \"read\", \"exec\": 1}]}}",
-          "filesystem.rules[0].exec", "expected a boolean, got an integer" },
-        { "{\"filesystem\": {\"rules\": [{\"path\": 5, \"access\": \"read\"}]}}", "filesystem.rules[0].path",
-          "expected a string, got an integer" },
-        { "{\"networkPolicy\": []}", "networkPolicy", "expected an object, got an array" },
-        { "{\"networkPolicy\": {\"rules\": \"a.example\"}}", "networkPolicy.rules",
-          "expected an array, got a string" },
-        { "{\"env\": [\"A=1\"]}", "env", "expected an object, got an array" },
-        { "{\"env\": {\"A\": 1}}", "env.A", "expected a string, got an integer" },
-        { "{\"expiresAt\": 1796126400}", "expiresAt", "expected a string, got an integer" },
-        { "{\"limits\": {\"cpuMillis\": \"2000\"}}", "limits.cpuMillis", "expected a positive integer, got a string" },
-        { "{\"limits\": {\"maxProcesses\": true}}", "limits.maxProcesses",
-          "expected a positive integer, got a boolean" },
+        {"{\"source\": []}", "source", "expected an object, got an array"},
+        {"{\"limits\": 5}", "limits", "expected an object, got an integer"},
+        {"{\"limits\": null}", "limits", "expected an object, got null"},
+        {"{\"filesystem\": \"/\"}", "filesystem", "expected an object, got a string"},
+        {"{\"filesystem\": {\"binds\": {}}}", "filesystem.binds", "expected an array, got an object"},
+        {"{\"filesystem\": {\"binds\": [\"/a\"]}}", "filesystem.binds[0]", "expected an object, got a string"},
+        {"{\"filesystem\": {\"binds\": [{\"source\": \"/a\", \"target\": \"/b\", \"readOnly\": \"yes\"}]}}",
+         "filesystem.binds[0].readOnly", "expected a boolean, got a string"},
+        {"{\"filesystem\": {\"rules\": [{\"path\": \"/a\", \"access\": \"read\", \"exec\": 1}]}}",
+         "filesystem.rules[0].exec", "expected a boolean, got an integer"},
+        {"{\"filesystem\": {\"rules\": [{\"path\": 5, \"access\": \"read\"}]}}", "filesystem.rules[0].path",
+         "expected a string, got an integer"},
+        {"{\"networkPolicy\": []}", "networkPolicy", "expected an object, got an array"},
+        {"{\"networkPolicy\": {\"rules\": \"a.example\"}}", "networkPolicy.rules", "expected an array, got a string"},
+        {"{\"env\": [\"A=1\"]}", "env", "expected an object, got an array"},
+        {"{\"env\": {\"A\": 1}}", "env.A", "expected a string, got an integer"},
+        {"{\"expiresAt\": 1796126400}", "expiresAt", "expected a string, got an integer"},
+        {"{\"limits\": {\"cpuMillis\": \"2000\"}}", "limits.cpuMillis", "expected a positive integer, got a string"},
+        {"{\"limits\": {\"maxProcesses\": true}}", "limits.maxProcesses", "expected a positive integer, got a boolean"},
         /* limits */
-        { "{\"limits\": {\"cpuMillis\": -1}}", "limits.cpuMillis", "expected a positive integer, got -1" },
-        { "{\"limits\": {\"maxProcesses\": 0}}", "limits.maxProcesses", "expected a positive integer, got 0" },
-        { "{\"limits\": {\"memoryBytes\": 1.5e9}}", "limits.memoryBytes", "got a real number" },
-        { "{\"limits\": {\"diskBytes\": 1048576.0}}", "limits.diskBytes", "got a real number" },
-        { "{\"limits\": {\"memoryBytes\": 1024}}", "limits.memoryBytes", "must be at least 4194304, got 1024" },
-        { "{\"limits\": {\"diskBytes\": 1048575}}", "limits.diskBytes", "must be at least 1048576" },
-        { "{\"limits\": {\"cpuMillis\": 1000001}}", "limits.cpuMillis", "must be at most 1000000, got 1000001" },
-        { "{\"limits\": {\"maxProcesses\": 4194305}}", "limits.maxProcesses", "must be at most 4194304" },
-        { "{\"limits\": {\"maxOpenFiles\": 1048577}}", "limits.maxOpenFiles", "must be at most 1048576" },
-        { "{\"limits\": {\"timeoutMs\": 2592000001}}", "limits.timeoutMs", "must be at most 2592000000" },
-        { "{\"approvalTimeoutMs\": 86400001}", "approvalTimeoutMs", "must be at most 86400000" },
-        { "{\"approvalTimeoutMs\": 0}", "approvalTimeoutMs", "expected a positive integer, got 0" },
+        {"{\"limits\": {\"cpuMillis\": -1}}", "limits.cpuMillis", "expected a positive integer, got -1"},
+        {"{\"limits\": {\"maxProcesses\": 0}}", "limits.maxProcesses", "expected a positive integer, got 0"},
+        {"{\"limits\": {\"memoryBytes\": 1.5e9}}", "limits.memoryBytes", "got a real number"},
+        {"{\"limits\": {\"diskBytes\": 1048576.0}}", "limits.diskBytes", "got a real number"},
+        {"{\"limits\": {\"memoryBytes\": 1024}}", "limits.memoryBytes", "must be at least 4194304, got 1024"},
+        {"{\"limits\": {\"diskBytes\": 1048575}}", "limits.diskBytes", "must be at least 1048576"},
+        {"{\"limits\": {\"cpuMillis\": 1000001}}", "limits.cpuMillis", "must be at most 1000000, got 1000001"},
+        {"{\"limits\": {\"maxProcesses\": 4194305}}", "limits.maxProcesses", "must be at most 4194304"},
+        {"{\"limits\": {\"maxOpenFiles\": 1048577}}", "limits.maxOpenFiles", "must be at most 1048576"},
+        {"{\"limits\": {\"timeoutMs\": 2592000001}}", "limits.timeoutMs", "must be at most 2592000000"},
+        {"{\"approvalTimeoutMs\": 86400001}", "approvalTimeoutMs", "must be at most 86400000"},
+        {"{\"approvalTimeoutMs\": 0}", "approvalTimeoutMs", "expected a positive integer, got 0"},
         /* source */
-        { "{\"source\": {\"path\": \"/t\"}}", "source.kind", "required key is missing" },
-        { "{\"source\": {\"kind\": \"template\"}}", "source.path", "required key is missing" },
-        { "{\"source\": {\"kind\": \"image\", \"path\": \"/t\"}}", "source.kind",
-          "expected \"template\" or \"snapshot\", got \"image\"" },
-        { "{\"source\": {\"kind\": \"template\", \"path\": \"templates/py\"}}", "source.path",
-          "expected an absolute path, got \"templates/py\"" },
-        { "{\"source\": {\"kind\": \"snapshot\", \"path\": \"/s\", \"digest\": \"sha256:ABC\"}}", "source.digest",
-          "64 lowercase hex digits" },
-        { "{\"source\": {\"kind\": \"snapshot\", \"path\": \"/s\", \"digest\": "
-          "\"sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef\"}}",
-          "source.digest", "64 lowercase hex digits" },
-        { "{\"source\": {\"kind\": \"snapshot\", \"path\": \"/s\", \"digest\": "
-          "\"md5:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"}}",
-          "source.digest", "expected \"sha256:\"" },
+        {"{\"source\": {\"path\": \"/t\"}}", "source.kind", "required key is missing"},
+        {"{\"source\": {\"kind\": \"template\"}}", "source.path", "required key is missing"},
+        {"{\"source\": {\"kind\": \"image\", \"path\": \"/t\"}}", "source.kind",
+         "expected \"template\" or \"snapshot\", got \"image\""},
+        {"{\"source\": {\"kind\": \"template\", \"path\": \"templates/py\"}}", "source.path",
+         "expected an absolute path, got \"templates/py\""},
+        {"{\"source\": {\"kind\": \"snapshot\", \"path\": \"/s\", \"digest\": \"sha256:ABC\"}}", "source.digest",
+         "64 lowercase hex digits"},
+        {"{\"source\": {\"kind\": \"snapshot\", \"path\": \"/s\", \"digest\": "
+         "\"sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef\"}}",
+         "source.digest", "64 lowercase hex digits"},
+        {"{\"source\": {\"kind\": \"snapshot\", \"path\": \"/s\", \"digest\": "
+         "\"md5:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"}}",
+         "source.digest", "expected \"sha256:\""},
         /* filesystem */
-        { "{\"filesystem\": {\"rules\": [{\"path\": \"/a\", \"access\": \"read\"}, {\"path\": \"/b\", "
-          "\"access\": \"write\"}]}}",
-          "filesystem.rules[1].access", "expected \"hidden\", \"read\" or \"read-write\", got \"write\"" },
-        { "{\"filesystem\": {\"rules\": [{\"path\": \"/a\"}]}}", "filesystem.rules[0].access",
-          "required key is missing" },
-        { "{\"filesystem\": {\"rules\": [{\"path\": \"/a\", \"access\": \"read\", \"action\": \"deny\"}]}}",
-          "filesystem.rules[0].action", "expected \"ask\", got \"deny\"" },
-        { "{\"filesystem\": {\"binds\": [{\"source\": \"srv/job\", \"target\": \"/job\"}]}}",
-          "filesystem.binds[0].source", "expected an absolute path, got \"srv/job\"" },
-        { "{\"filesystem\": {\"binds\": [{\"source\": \"/srv\", \"target\": \"\"}]}}", "filesystem.binds[0].target",
-          "expected an absolute path, got an empty string" },
-        { "{\"filesystem\": {\"rules\": [{\"path\": \"/job/../etc\", \"access\": \"read\"}]}}",
-          "filesystem.rules[0].path", "\"..\" components are not allowed, got \"/job/../etc\"" },
-        { "{\"filesystem\": {\"binds\": [{\"source\": \"/srv/..\", \"target\": \"/job\"}]}}",
-          "filesystem.binds[0].source", "\"..\" components are not allowed" },
-        { "{\"filesystem\": {\"rules\": [{\"path\": \"/a\\u0000b\", \"access\": \"read\"}]}}",
-          "filesystem.rules[0].path", "contains a NUL byte" },
-        { "{\"filesystem\": {\"binds\": [{\"source\": \"/a\", \"target\": \"/job\"}, {\"source\": \"/b\", "
-          "\"target\": \"//job/\"}]}}",
-          "filesystem.binds[1].target", "\"/job\" is already the target of filesystem.binds[0]" },
-        { "{\"filesystem\": {\"binds\": [{\"source\": \"/a\", \"target\": \"/.\"}]}}", "filesystem.binds[0].target",
-          "binding over / is not allowed" },
-        { "{\"filesystem\": {\"binds\": [{\"source\": \"/a\", \"target\": \"/proc/sys\"}]}}",
-          "filesystem.binds[0].target", "is under /proc" },
-        { "{\"filesystem\": {\"binds\": [{\"source\": \"/a\", \"target\": \"/dev\"}]}}", "filesystem.binds[0].target",
-          "is under /dev" },
-        { "{\"filesystem\": {\"rules\": [{\"path\": \"/etc/ssl\", \"access\": \"read\"}, {\"path\": \"/etc//ssl/\", "
-          "\"access\": \"hidden\"}]}}",
-          "filesystem.rules[1].path", "\"/etc/ssl\" already has a rule, filesystem.rules[0]" },
+        {"{\"filesystem\": {\"rules\": [{\"path\": \"/a\", \"access\": \"read\"}, {\"path\": \"/b\", "
+         "\"access\": \"write\"}]}}",
+         "filesystem.rules[1].access", "expected \"hidden\", \"read\" or \"read-write\", got \"write\""},
+        {"{\"filesystem\": {\"rules\": [{\"path\": \"/a\"}]}}", "filesystem.rules[0].access",
+         "required key is missing"},
+        {"{\"filesystem\": {\"rules\": [{\"path\": \"/a\", \"access\": \"read\", \"action\": \"deny\"}]}}",
+         "filesystem.rules[0].action", "expected \"ask\", got \"deny\""},
+        {"{\"filesystem\": {\"binds\": [{\"source\": \"srv/job\", \"target\": \"/job\"}]}}",
+         "filesystem.binds[0].source", "expected an absolute path, got \"srv/job\""},
+        {"{\"filesystem\": {\"binds\": [{\"source\": \"/srv\", \"target\": \"\"}]}}", "filesystem.binds[0].target",
+         "expected an absolute path, got an empty string"},
+        {"{\"filesystem\": {\"rules\": [{\"path\": \"/job/../etc\", \"access\": \"read\"}]}}",
+         "filesystem.rules[0].path", "\"..\" components are not allowed, got \"/job/../etc\""},
+        {"{\"filesystem\": {\"binds\": [{\"source\": \"/srv/..\", \"target\": \"/job\"}]}}",
+         "filesystem.binds[0].source", "\"..\" components are not allowed"},
+        {"{\"filesystem\": {\"rules\": [{\"path\": \"/a\\u0000b\", \"access\": \"read\"}]}}",
+         "filesystem.rules[0].path", "contains a NUL byte"},
+        {"{\"filesystem\": {\"binds\": [{\"source\": \"/a\", \"target\": \"/job\"}, {\"source\": \"/b\", "
+         "\"target\": \"//job/\"}]}}",
+         "filesystem.binds[1].target", "\"/job\" is already the target of filesystem.binds[0]"},
+        {"{\"filesystem\": {\"binds\": [{\"source\": \"/a\", \"target\": \"/.\"}]}}", "filesystem.binds[0].target",
+         "binding over / is not allowed"},
+        {"{\"filesystem\": {\"binds\": [{\"source\": \"/a\", \"target\": \"/proc/sys\"}]}}",
+         "filesystem.binds[0].target", "is under /proc"},
+        {"{\"filesystem\": {\"binds\": [{\"source\": \"/a\", \"target\": \"/dev\"}]}}", "filesystem.binds[0].target",
+         "is under /dev"},
+        {"{\"filesystem\": {\"rules\": [{\"path\": \"/etc/ssl\", \"access\": \"read\"}, {\"path\": \"/etc//ssl/\", "
+         "\"access\": \"hidden\"}]}}",
+         "filesystem.rules[1].path", "\"/etc/ssl\" already has a rule, filesystem.rules[0]"},
         /* network */
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api.example.com\", "
-          "\"port\": 80, \"reason\": \"r\"}]}}",
-          "networkPolicy.rules[0].port", "only 443 is allowed, got 80" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api.example.com\", "
-          "\"port\": \"443\", \"reason\": \"r\"}]}}",
-          "networkPolicy.rules[0].port", "expected the integer 443, got a string" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api.example.com\", "
-          "\"reason\": \"r\"}]}}",
-          "networkPolicy.rules[0].port", "required key is missing" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"93.184.216.34\", "
-          "\"port\": 443, \"reason\": \"r\"}]}}",
-          "networkPolicy.rules[0].host", "IP literals are not allowed, got \"93.184.216.34\"" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"2001:db8::1\", "
-          "\"port\": 443, \"reason\": \"r\"}]}}",
-          "networkPolicy.rules[0].host", "IP literals are not allowed" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"[::1]\", "
-          "\"port\": 443, \"reason\": \"r\"}]}}",
-          "networkPolicy.rules[0].host", "IP literals are not allowed" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"127.1\", "
-          "\"port\": 443, \"reason\": \"r\"}]}}",
-          "networkPolicy.rules[0].host", "IP literals are not allowed" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"0x7f000001\", "
-          "\"port\": 443, \"reason\": \"r\"}]}}",
-          "networkPolicy.rules[0].host", "IP literals are not allowed" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"*.example.com\", "
-          "\"port\": 443, \"reason\": \"r\"}]}}",
-          "networkPolicy.rules[0].host", "wildcards are not allowed" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api..example.com\", "
-          "\"port\": 443, \"reason\": \"r\"}]}}",
-          "networkPolicy.rules[0].host", "empty label" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"-api.example.com\", "
-          "\"port\": 443, \"reason\": \"r\"}]}}",
-          "networkPolicy.rules[0].host", "starts or ends with '-'" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api-.example.com\", "
-          "\"port\": 443, \"reason\": \"r\"}]}}",
-          "networkPolicy.rules[0].host", "starts or ends with '-'" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api_x.example.com\", "
-          "\"port\": 443, \"reason\": \"r\"}]}}",
-          "networkPolicy.rules[0].host", "invalid character \"_\"" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"example.123\", "
-          "\"port\": 443, \"reason\": \"r\"}]}}",
-          "networkPolicy.rules[0].host", "last label is all digits" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"\", "
-          "\"port\": 443, \"reason\": \"r\"}]}}",
-          "networkPolicy.rules[0].host", "expected a DNS name" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"a\\u001bc.example\", "
-          "\"port\": 443, \"reason\": \"r\"}]}}",
-          "networkPolicy.rules[0].host", "invalid character \"\\x1b\"" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api.example.com\", "
-          "\"port\": 443, \"reason\": \"r\"}, {\"host\": \"API.example.com.\", \"port\": 443, \"reason\": \"s\"}]}}",
-          "networkPolicy.rules[1].host", "\"api.example.com\" is already listed in networkPolicy.rules[0]" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api.example.com\", "
-          "\"port\": 443}]}}",
-          "networkPolicy.rules[0].reason", "required key is missing" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api.example.com\", "
-          "\"port\": 443, \"reason\": \"\"}]}}",
-          "networkPolicy.rules[0].reason", "must not be empty" },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api.example.com\", "
-          "\"port\": 443, \"reason\": \"r\", \"action\": \"allow\"}]}}",
-          "networkPolicy.rules[0].action", "expected \"ask\", got \"allow\"" },
-        { "{\"networkPolicy\": {\"mode\": \"deny\", \"rules\": [{\"host\": \"api.example.com\", "
-          "\"port\": 443, \"reason\": \"r\"}]}}",
-          "networkPolicy.rules", "mode is \"deny\", which allows no egress" },
-        { "{\"networkPolicy\": {\"rules\": [{\"host\": \"api.example.com\", \"port\": 443, \"reason\": \"r\"}]}}",
-          "networkPolicy.rules", "mode is \"deny\" (the default)" },
-        { "{\"networkPolicy\": {\"mode\": \"allow\"}}", "networkPolicy.mode",
-          "expected \"deny\" or \"allow-listed\", got \"allow\"" },
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api.example.com\", "
+         "\"port\": 80, \"reason\": \"r\"}]}}",
+         "networkPolicy.rules[0].port", "only 443 is allowed, got 80"},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api.example.com\", "
+         "\"port\": \"443\", \"reason\": \"r\"}]}}",
+         "networkPolicy.rules[0].port", "expected the integer 443, got a string"},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api.example.com\", "
+         "\"reason\": \"r\"}]}}",
+         "networkPolicy.rules[0].port", "required key is missing"},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"93.184.216.34\", "
+         "\"port\": 443, \"reason\": \"r\"}]}}",
+         "networkPolicy.rules[0].host", "IP literals are not allowed, got \"93.184.216.34\""},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"2001:db8::1\", "
+         "\"port\": 443, \"reason\": \"r\"}]}}",
+         "networkPolicy.rules[0].host", "IP literals are not allowed"},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"[::1]\", "
+         "\"port\": 443, \"reason\": \"r\"}]}}",
+         "networkPolicy.rules[0].host", "IP literals are not allowed"},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"127.1\", "
+         "\"port\": 443, \"reason\": \"r\"}]}}",
+         "networkPolicy.rules[0].host", "IP literals are not allowed"},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"0x7f000001\", "
+         "\"port\": 443, \"reason\": \"r\"}]}}",
+         "networkPolicy.rules[0].host", "IP literals are not allowed"},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"*.example.com\", "
+         "\"port\": 443, \"reason\": \"r\"}]}}",
+         "networkPolicy.rules[0].host", "wildcards are not allowed"},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api..example.com\", "
+         "\"port\": 443, \"reason\": \"r\"}]}}",
+         "networkPolicy.rules[0].host", "empty label"},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"-api.example.com\", "
+         "\"port\": 443, \"reason\": \"r\"}]}}",
+         "networkPolicy.rules[0].host", "starts or ends with '-'"},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api-.example.com\", "
+         "\"port\": 443, \"reason\": \"r\"}]}}",
+         "networkPolicy.rules[0].host", "starts or ends with '-'"},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api_x.example.com\", "
+         "\"port\": 443, \"reason\": \"r\"}]}}",
+         "networkPolicy.rules[0].host", "invalid character \"_\""},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"example.123\", "
+         "\"port\": 443, \"reason\": \"r\"}]}}",
+         "networkPolicy.rules[0].host", "last label is all digits"},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"\", "
+         "\"port\": 443, \"reason\": \"r\"}]}}",
+         "networkPolicy.rules[0].host", "expected a DNS name"},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"a\\u001bc.example\", "
+         "\"port\": 443, \"reason\": \"r\"}]}}",
+         "networkPolicy.rules[0].host", "invalid character \"\\x1b\""},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api.example.com\", "
+         "\"port\": 443, \"reason\": \"r\"}, {\"host\": \"API.example.com.\", \"port\": 443, \"reason\": \"s\"}]}}",
+         "networkPolicy.rules[1].host", "\"api.example.com\" is already listed in networkPolicy.rules[0]"},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api.example.com\", "
+         "\"port\": 443}]}}",
+         "networkPolicy.rules[0].reason", "required key is missing"},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api.example.com\", "
+         "\"port\": 443, \"reason\": \"\"}]}}",
+         "networkPolicy.rules[0].reason", "must not be empty"},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api.example.com\", "
+         "\"port\": 443, \"reason\": \"r\", \"action\": \"allow\"}]}}",
+         "networkPolicy.rules[0].action", "expected \"ask\", got \"allow\""},
+        {"{\"networkPolicy\": {\"mode\": \"deny\", \"rules\": [{\"host\": \"api.example.com\", "
+         "\"port\": 443, \"reason\": \"r\"}]}}",
+         "networkPolicy.rules", "mode is \"deny\", which allows no egress"},
+        {"{\"networkPolicy\": {\"rules\": [{\"host\": \"api.example.com\", \"port\": 443, \"reason\": \"r\"}]}}",
+         "networkPolicy.rules", "mode is \"deny\" (the default)"},
+        {"{\"networkPolicy\": {\"mode\": \"allow\"}}", "networkPolicy.mode",
+         "expected \"deny\" or \"allow-listed\", got \"allow\""},
         /* env */
-        { "{\"env\": {\"1FOO\": \"x\"}}", "env[\"1FOO\"]", "invalid variable name \"1FOO\"" },
-        { "{\"env\": {\"MY-VAR\": \"x\"}}", "env[\"MY-VAR\"]", "invalid variable name" },
-        { "{\"env\": {\"\": \"x\"}}", "env[\"\"]", "invalid variable name" },
-        { "{\"env\": {\"A\": \"x\\u0000y\"}}", "env.A", "contains a NUL byte" },
+        {"{\"env\": {\"1FOO\": \"x\"}}", "env[\"1FOO\"]", "invalid variable name \"1FOO\""},
+        {"{\"env\": {\"MY-VAR\": \"x\"}}", "env[\"MY-VAR\"]", "invalid variable name"},
+        {"{\"env\": {\"\": \"x\"}}", "env[\"\"]", "invalid variable name"},
+        {"{\"env\": {\"A\": \"x\\u0000y\"}}", "env.A", "contains a NUL byte"},
         /* expiresAt */
-        { "{\"expiresAt\": \"2026-13-01T12:00:00Z\"}", "expiresAt", "is not a valid date and time" },
-        { "{\"expiresAt\": \"2026-02-30T12:00:00Z\"}", "expiresAt", "\"2026-02-30T12:00:00Z\" is not a valid date" },
-        { "{\"expiresAt\": \"2025-02-29T00:00:00Z\"}", "expiresAt", "is not a valid date" },
-        { "{\"expiresAt\": \"2026-12-31T23:59:60Z\"}", "expiresAt", "is not a valid date" },
-        { "{\"expiresAt\": \"2026-12-01T24:00:00Z\"}", "expiresAt", "is not a valid date" },
-        { "{\"expiresAt\": \"2026-12-01T12:00:00+02:00\"}", "expiresAt", "must be in UTC" },
-        { "{\"expiresAt\": \"2026-12-01T12:00:00\"}", "expiresAt", "expected an RFC 3339 UTC timestamp" },
-        { "{\"expiresAt\": \"2026-12-01 12:00:00Z\"}", "expiresAt", "expected an RFC 3339 UTC timestamp" },
-        { "{\"expiresAt\": \"2026-12-01T12:00:00.Z\"}", "expiresAt", "expected an RFC 3339 UTC timestamp" },
-        { "{\"expiresAt\": \"tomorrow\"}", "expiresAt", "expected an RFC 3339 UTC timestamp" },
-        { "{\"expiresAt\": \"1969-12-31T23:59:59Z\"}", "expiresAt", "must not be before 1970" },
+        {"{\"expiresAt\": \"2026-13-01T12:00:00Z\"}", "expiresAt", "is not a valid date and time"},
+        {"{\"expiresAt\": \"2026-02-30T12:00:00Z\"}", "expiresAt", "\"2026-02-30T12:00:00Z\" is not a valid date"},
+        {"{\"expiresAt\": \"2025-02-29T00:00:00Z\"}", "expiresAt", "is not a valid date"},
+        {"{\"expiresAt\": \"2026-12-31T23:59:60Z\"}", "expiresAt", "is not a valid date"},
+        {"{\"expiresAt\": \"2026-12-01T24:00:00Z\"}", "expiresAt", "is not a valid date"},
+        {"{\"expiresAt\": \"2026-12-01T12:00:00+02:00\"}", "expiresAt", "must be in UTC"},
+        {"{\"expiresAt\": \"2026-12-01T12:00:00\"}", "expiresAt", "expected an RFC 3339 UTC timestamp"},
+        {"{\"expiresAt\": \"2026-12-01 12:00:00Z\"}", "expiresAt", "expected an RFC 3339 UTC timestamp"},
+        {"{\"expiresAt\": \"2026-12-01T12:00:00.Z\"}", "expiresAt", "expected an RFC 3339 UTC timestamp"},
+        {"{\"expiresAt\": \"tomorrow\"}", "expiresAt", "expected an RFC 3339 UTC timestamp"},
+        {"{\"expiresAt\": \"1969-12-31T23:59:59Z\"}", "expiresAt", "must not be before 1970"},
         /* syntax, reported by line and column */
-        { "{\"env\": {\"A\": \"1\", \"A\": \"2\"}}", ":1:", "duplicate object key" },
-        { "{\n  \"env\": {},\n}", ":3:1: ", "string or '}' expected" },
-        { "{\n  \"limits\": {\"cpuMillis\": 99999999999999999999}\n}", ":2:", "too big integer" },
-        { "{\"env\": {\"A\": \"\xff\"}}", ":1:", "unable to decode byte 0xff" },
-        { "", ":1:0: ", "unexpected token" },
+        {"{\"env\": {\"A\": \"1\", \"A\": \"2\"}}", ":1:", "duplicate object key"},
+        {"{\n  \"env\": {},\n}", ":3:1: ", "string or '}' expected"},
+        {"{\n  \"limits\": {\"cpuMillis\": 99999999999999999999}\n}", ":2:", "too big integer"},
+        {"{\"env\": {\"A\": \"\xff\"}}", ":1:", "unable to decode byte 0xff"},
+        {"", ":1:0: ", "unexpected token"},
 };
 
 START_TEST(test_invalid)
@@ -333,14 +330,20 @@ static void check_paths_normalised(const struct policy *p)
         ck_assert_str_eq(p->rules[3].path, "/procfs");
 }
 
-static void check_fraction(const struct policy *p) { ck_assert(p->expires_at == 1796126400); }
+static void check_fraction(const struct policy *p)
+{
+        ck_assert(p->expires_at == 1796126400);
+}
 
-static void check_leap_day(const struct policy *p) { ck_assert(p->expires_at == 1709251199); }
+static void check_leap_day(const struct policy *p)
+{
+        ck_assert(p->expires_at == 1709251199);
+}
 
 static void check_env_order(const struct policy *p)
 {
-        static const char *const keys[] = { "Z", "A", "M", "_under", "PATH" };
-        static const char *const values[] = { "1", "2", "", "x", "/usr/bin:/bin" };
+        static const char *const keys[] = {"Z", "A", "M", "_under", "PATH"};
+        static const char *const values[] = {"1", "2", "", "x", "/usr/bin:/bin"};
 
         ck_assert_uint_eq(p->n_env, ELEMENTSOF(keys));
         for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
@@ -369,40 +372,39 @@ static void check_source_no_digest(const struct policy *p)
 }
 
 static const struct valid_case valid_cases[] = {
-        { "{}", check_defaults },
-        { " \n{ }\n ", check_defaults },
-        { "{\"filesystem\": {}, \"networkPolicy\": {}, \"env\": {}, \"limits\": {}}", check_defaults },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"API.Example.COM\", "
-          "\"port\": 443, \"reason\": \"r\"}]}}",
-          check_host_lowercased },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api.example.com.\", "
-          "\"port\": 443, \"reason\": \"r\"}]}}",
-          check_host_lowercased },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": ["
-          "{\"host\": \"xn--bcher-kva.example\", \"port\": 443, \"reason\": \"r\"}, "
-          "{\"host\": \"a-1.b2.example\", \"port\": 443, \"reason\": \"r\", \"action\": \"ask\"}, "
-          "{\"host\": \"localhost\", \"port\": 443, \"reason\": \"r\"}]}}",
-          check_hosts_kept },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": []}}", check_allow_listed_empty },
-        { "{\"networkPolicy\": {\"mode\": \"allow-listed\"}}", check_allow_listed_empty },
-        { "{\"networkPolicy\": {\"mode\": \"deny\", \"rules\": []}}", check_deny_empty },
-        { "{\"filesystem\": {\"binds\": [{\"source\": \"//srv///job-42/\", \"target\": \"/./job/.\"}], "
-          "\"rules\": [{\"path\": \"/opt//tools/./bin/\", \"access\": \"read\"}, "
-          "{\"path\": \"/\", \"access\": \"read-write\", \"exec\": false}, "
-          "{\"path\": \"/a/...b/.c\", \"access\": \"hidden\"}, "
-          "{\"path\": \"/procfs\", \"access\": \"hidden\"}]}}",
-          check_paths_normalised },
-        { "{\"expiresAt\": \"2026-12-01T12:00:00.123456Z\"}", check_fraction },
-        { "{\"expiresAt\": \"2026-12-01T12:00:00+00:00\"}", check_fraction },
-        { "{\"expiresAt\": \"2024-02-29T23:59:59Z\"}", check_leap_day },
-        { "{\"env\": {\"Z\": \"1\", \"A\": \"2\", \"M\": \"\", \"_under\": \"x\", \"PATH\": \"/usr/bin:/bin\"}}",
-          check_env_order },
-        { "{\"limits\": {\"cpuMillis\": 1000000, \"memoryBytes\": 4194304, \"diskBytes\": 1048576, "
-          "\"maxProcesses\": 4194304, \"maxOpenFiles\": 1048576, \"timeoutMs\": 2592000000}, "
-          "\"approvalTimeoutMs\": 86400000}",
-          check_limit_edges },
-        { "{\"source\": {\"kind\": \"snapshot\", \"path\": \"/var/lib/cordon/snapshots/s1/\"}}",
-          check_source_no_digest },
+        {"{}", check_defaults},
+        {" \n{ }\n ", check_defaults},
+        {"{\"filesystem\": {}, \"networkPolicy\": {}, \"env\": {}, \"limits\": {}}", check_defaults},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"API.Example.COM\", "
+         "\"port\": 443, \"reason\": \"r\"}]}}",
+         check_host_lowercased},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api.example.com.\", "
+         "\"port\": 443, \"reason\": \"r\"}]}}",
+         check_host_lowercased},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": ["
+         "{\"host\": \"xn--bcher-kva.example\", \"port\": 443, \"reason\": \"r\"}, "
+         "{\"host\": \"a-1.b2.example\", \"port\": 443, \"reason\": \"r\", \"action\": \"ask\"}, "
+         "{\"host\": \"localhost\", \"port\": 443, \"reason\": \"r\"}]}}",
+         check_hosts_kept},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": []}}", check_allow_listed_empty},
+        {"{\"networkPolicy\": {\"mode\": \"allow-listed\"}}", check_allow_listed_empty},
+        {"{\"networkPolicy\": {\"mode\": \"deny\", \"rules\": []}}", check_deny_empty},
+        {"{\"filesystem\": {\"binds\": [{\"source\": \"//srv///job-42/\", \"target\": \"/./job/.\"}], "
+         "\"rules\": [{\"path\": \"/opt//tools/./bin/\", \"access\": \"read\"}, "
+         "{\"path\": \"/\", \"access\": \"read-write\", \"exec\": false}, "
+         "{\"path\": \"/a/...b/.c\", \"access\": \"hidden\"}, "
+         "{\"path\": \"/procfs\", \"access\": \"hidden\"}]}}",
+         check_paths_normalised},
+        {"{\"expiresAt\": \"2026-12-01T12:00:00.123456Z\"}", check_fraction},
+        {"{\"expiresAt\": \"2026-12-01T12:00:00+00:00\"}", check_fraction},
+        {"{\"expiresAt\": \"2024-02-29T23:59:59Z\"}", check_leap_day},
+        {"{\"env\": {\"Z\": \"1\", \"A\": \"2\", \"M\": \"\", \"_under\": \"x\", \"PATH\": \"/usr/bin:/bin\"}}",
+         check_env_order},
+        {"{\"limits\": {\"cpuMillis\": 1000000, \"memoryBytes\": 4194304, \"diskBytes\": 1048576, "
+         "\"maxProcesses\": 4194304, \"maxOpenFiles\": 1048576, \"timeoutMs\": 2592000000}, "
+         "\"approvalTimeoutMs\": 86400000}",
+         check_limit_edges},
+        {"{\"source\": {\"kind\": \"snapshot\", \"path\": \"/var/lib/cordon/snapshots/s1/\"}}", check_source_no_digest},
 };
 
 START_TEST(test_valid)
@@ -559,8 +561,8 @@ START_TEST(test_too_many_entries)
 
         o += (size_t)snprintf(doc + o, size - o, "{\"filesystem\": {\"rules\": [");
         for (size_t i = 0; i < n; i++)
-                o += (size_t)snprintf(doc + o, size - o, "%s{\"path\": \"/p%zu\", \"access\": \"read\"}",
-                                      i ? "," : "", i);
+                o += (size_t)snprintf(doc + o, size - o, "%s{\"path\": \"/p%zu\", \"access\": \"read\"}", i ? "," : "",
+                                      i);
         snprintf(doc + o, size - o, "]}}");
         expect_invalid(doc, "filesystem.rules", "too many entries (4097, the limit is 4096)");
 }
@@ -631,7 +633,7 @@ static void make_tmpdir(void)
 
 static void remove_tmpdir(void)
 {
-        static const char *const names[] = { "policy.json", "big.json", "bad.json", "fifo", "dir" };
+        static const char *const names[] = {"policy.json", "big.json", "bad.json", "fifo", "dir"};
 
         for (size_t i = 0; i < ELEMENTSOF(names); i++) {
                 _cleanup_free_ char *p = xasprintf("%s/%s", tmpdir, names[i]);
