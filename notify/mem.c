@@ -146,6 +146,21 @@ int notify_id_valid(const struct notify_call *call)
         return 0;
 }
 
+int notify_install_fd(const struct notify_call *call, int srcfd, int target_fd, unsigned fd_flags)
+{
+        if (srcfd < 0 || (fd_flags & ~(unsigned)O_CLOEXEC))
+                return -EINVAL;
+        struct seccomp_notif_addfd a = {
+                .id = call->req->id,
+                .flags = target_fd >= 0 ? SECCOMP_ADDFD_FLAG_SETFD : 0,
+                .srcfd = (__u32)srcfd,
+                .newfd = target_fd >= 0 ? (__u32)target_fd : 0,
+                .newfd_flags = fd_flags,
+        };
+        int r = ioctl(call->listener_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+        return r < 0 ? negative_errno() : r;
+}
+
 int notify_open_dirfd(const struct notify_call *call, int dirfd)
 {
         char path[64];

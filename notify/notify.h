@@ -143,6 +143,14 @@ int notify_id_valid(const struct notify_call *call);
  * the thread's cwd for AT_FDCWD, else its fd dirfd. Returns the fd or -errno
  * (-EBADF when the child has no such fd). */
 int notify_open_dirfd(const struct notify_call *call, int dirfd);
+/* Installs srcfd in the calling thread's process without answering the
+ * call (SECCOMP_IOCTL_NOTIF_ADDFD): at target_fd when >= 0 (SETFD, replacing
+ * what is there, as dup2 would), else at the lowest free number. fd_flags is
+ * O_CLOEXEC or 0. Returns the fd number in the child, or -errno (-ENOENT: the
+ * call is gone). The handler then answers with a value of its own, e.g. 0
+ * for a connect() whose socket was swapped for a connected one. */
+int notify_install_fd(const struct notify_call *call, int srcfd, int target_fd, unsigned fd_flags);
+
 /* The calling thread's pid and tgid as seen inside its pid namespace. */
 int notify_ns_ids(const struct notify_call *call, pid_t *ret_nspid, pid_t *ret_nstgid);
 /* The calling thread's umask, or -errno. */

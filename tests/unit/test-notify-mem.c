@@ -54,6 +54,7 @@ enum op {
         OP_FAIL,       /* the handler returns -p1 (the sentry failed) */
         OP_CONTINUE,   /* VERDICT_CONTINUE: the kernel runs openat(a0, a1, p1) */
         OP_IDVALID,    /* 1: the live id is valid, +2: a made-up id is not */
+        OP_SETFD,      /* notify_install_fd(/dev/null, target p1, flags p2), then VALUE of its result */
 };
 
 #define MAX_READ  16384
@@ -199,6 +200,18 @@ static int do_op(struct notify_call *call, struct notify_verdict *v)
                 v->fd = fd;
                 v->fd_flags = a[5] == OP_FD ? (unsigned)a[2] : O_CLOEXEC;
                 return a[5] == OP_FD ? 0 : -(int)a[2];
+        }
+        case OP_SETFD: {
+                int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+                int r = notify_install_fd(call, fd, (int)a[2], (unsigned)a[3]);
+                close(fd);
+                if (r < 0)
+                        set_error(v, r);
+                else
+                        set_value(v, r);
+                return 0;
         }
         case OP_VALUE:
                 set_value(v, (int64_t)a[2]);
@@ -1229,6 +1242,22 @@ static int64_t run_fd(const struct mcase *c)
         return check_devnull(fd, c->p1 & O_CLOEXEC);
 }
 
+/* SETFD: /dev/null replaces what the child had at fd 100 (a pipe), as dup2 would */
+static int64_t run_setfd(const struct mcase *c)
+{
+        int p[2];
+        if (pipe(p) < 0)
+                return -1000;
+        if (dup2(p[0], 100) < 0)
+                return -1000;
+        close(p[0]);
+        close(p[1]);
+        int64_t fd = trap(OP_SETFD, 0, 0, 100, c->p1, 0);
+        if (fd != 100)
+                return fd < 0 ? fd : -1006;
+        return check_devnull(fd, c->p1 & O_CLOEXEC);
+}
+
 static int64_t run_continue(const struct mcase *c)
 {
         int64_t fd = trap(OP_CONTINUE, U64((int64_t)AT_FDCWD), U64("/dev/null"), O_RDWR | O_CLOEXEC, 0, 0);
@@ -1264,6 +1293,11 @@ START_TEST(test_verdicts)
                 {.what = "VERDICT_FD with O_CLOEXEC", .run = run_fd, .p1 = O_CLOEXEC, .want = 1},
                 {.what = "VERDICT_FD without O_CLOEXEC", .run = run_fd, .p1 = 0, .want = 1},
                 {.what = "VERDICT_FD, then the handler fails", .op = OP_FD_FAIL, .p1 = EIO, .want = -EIO},
+                {.what = "notify_install_fd at fd 100 (SETFD), with O_CLOEXEC",
+                 .run = run_setfd,
+                 .p1 = O_CLOEXEC,
+                 .want = 1},
+                {.what = "notify_install_fd at fd 100 (SETFD), without", .run = run_setfd, .p1 = 0, .want = 1},
                 {.what = "VERDICT_VALUE 12345", .op = OP_VALUE, .p1 = 12345, .want = 12345},
                 {.what = "VERDICT_VALUE 0", .op = OP_VALUE, .p1 = 0, .want = 0},
                 {.what = "VERDICT_VALUE 2^40", .op = OP_VALUE, .p1 = UINT64_C(1) << 40, .want = INT64_C(1) << 40},
@@ -1287,10 +1321,10 @@ START_TEST(test_verdicts)
         run_scenario(&sc, &out);
         report_results(cases, ELEMENTSOF(cases), out.got, "verdicts");
         /* counts: the openats with a handler, unlinkat once, mkdirat (no handler) never */
-        ck_assert_uint_eq(out.count_openat, 12);
+        ck_assert_uint_eq(out.count_openat, 14);
         ck_assert_uint_eq(out.count_unlinkat, 1);
         ck_assert_uint_eq(out.count_mkdirat, 0);
-        ck_assert_int_eq(atomic_load(&R.handled), 12);
+        ck_assert_int_eq(atomic_load(&R.handled), 14);
         ck_assert_int_ge(atomic_load(&R.thread_inits), 3);
         ck_assert_int_le(atomic_load(&R.thread_inits), 5);
         ck_assert_int_eq(atomic_load(&R.thread_init_bad_userdata), 0);
