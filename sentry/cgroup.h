@@ -1,0 +1,62 @@
+/* sentry/ private: the sandbox's control groups, behind one interface with a
+ * cgroup v2 and a cgroup v1 backend chosen once at start. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum cg_mode {
+        CG_AUTO, /* v2 where /sys/fs/cgroup is a cgroup2 hierarchy with the needed controllers, else v1 */
+        CG_V1,   /* per-controller hierarchies: memory, pids, cpu(,cpuacct), freezer */
+        CG_V2,   /* the unified hierarchy: /sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid host */
+};
+
+#define CG_UNSET (-1)
+
+struct cg_limits {
+        int64_t memory_bytes;  /* CG_UNSET: none */
+        int64_t max_processes; /* tasks (processes and threads) */
+        int64_t cpu_millis;    /* 1000 = one CPU of bandwidth */
+};
+
+struct cg_stats {
+        int64_t memory_peak_bytes; /* -1 when the host cannot tell */
+        int64_t cpu_usage_usec;    /* -1 when unknown */
+        int64_t oom_kills;         /* processes the kernel OOM-killed inside the group; -1 unknown */
+        int64_t nr_periods;        /* CPU bandwidth periods, throttled periods, throttled time; -1 unknown */
+        int64_t nr_throttled;
+        int64_t throttled_usec;
+        int64_t pids_current;
+};
+
+struct cgroup;
+
+/* Creates the sandbox's group "cordon-<id>" beneath the sentry's own group
+ * in each hierarchy the backend uses, and applies the limits. When a
+ * requested limit cannot be enforced on this host (controller missing,
+ * not delegated, no write permission), nothing is left behind and it returns
+ * -EOPNOTSUPP (or -errno) with *ret_error (malloc'd) naming the limit, the
+ * path and why. */
+int cgroup_create(enum cg_mode mode, const char *id, const struct cg_limits *lim, struct cgroup **ret,
+                  char **ret_error);
+/* Moves pid (and so everything it forks afterwards) into the group. */
+int cgroup_attach(struct cgroup *cg, pid_t pid);
+/* SIGKILLs every process in the group and waits (bounded, about 5 s) until
+ * it is empty. v2: cgroup.kill where present; v1: freeze, kill, thaw. */
+int cgroup_kill_all(struct cgroup *cg);
+int cgroup_freeze(struct cgroup *cg, bool frozen);
+int cgroup_stats(struct cgroup *cg, struct cg_stats *ret);
+/* "v2" or "v1" */
+const char *cgroup_backend(const struct cgroup *cg);
+/* The directories of the group, NULL-terminated (for the state file and gc). */
+const char *const *cgroup_dirs(const struct cgroup *cg);
+/* Kills what is left, removes the directories, frees. Accepts NULL. */
+int cgroup_destroy(struct cgroup *cg);
+
+/* For `cordon gc`: kills every process in a leftover group directory (of
+ * either version) and removes it. -ENOENT if already gone. */
+int cgroup_remove_dir(const char *dir);
+/* Lists leftover "cordon-*" group directories beneath the sentry's own
+ * groups, in all hierarchies; calls fn for each. */
+int cgroup_foreach_leftover(int (*fn)(const char *dir, const char *id, void *userdata), void *userdata);
