@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "notify/notify.h"
@@ -28,7 +29,8 @@ struct fs_view_spec {
         size_t n_binds;
         const struct fs_rule *rules;
         size_t n_rules;
-        const char *home; /* private writable home, e.g. "/root" */
+        const char *home;       /* private writable home, e.g. "/root" */
+        int64_t writable_bytes; /* size of the writable layer; <= 0: tmpfs default (half of RAM) */
 };
 
 /* Runs in the child, inside its new user, mount and pid namespaces and while

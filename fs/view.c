@@ -38,6 +38,7 @@ struct cordon_mount_attr {
 #define NEWROOT    BASE "/root"
 #define EMPTY_FILE BASE "/empty"
 #define EMPTY_DIR  BASE "/emptydir"
+#define WRITABLE   BASE "/rw"
 
 /* host system directories the default view shows read-only */
 static const char *const system_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"};
@@ -213,7 +214,7 @@ static int mask_path(int rootfd, const char *path)
                                MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0);
 }
 
-static int setup_dev(char *err)
+static int setup_dev(int rootfd, char *err)
 {
         const char *dev = NEWROOT "/dev";
         int r;
@@ -240,8 +241,10 @@ static int setup_dev(char *err)
         snprintf(path, sizeof(path), "%s/shm", dev);
         if (mkdir(path, 01777) < 0)
                 return fail(negative_errno(), err, "mkdir /dev/shm");
-        if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
-                return fail(negative_errno(), err, "mount tmpfs on /dev/shm");
+        if (mount(WRITABLE "/shm", path, NULL, MS_BIND, NULL) < 0)
+                return fail(negative_errno(), err, "bind the writable layer on /dev/shm");
+        if ((r = setattr_in_root(rootfd, "/dev/shm", false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)) < 0)
+                return fail(r, err, "nosuid,nodev on /dev/shm");
         static const char *const links[][2] = {
                 {"ptmx", "pts/ptmx"},          {"fd", "/proc/self/fd"},       {"stdin", "/proc/self/fd/0"},
                 {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
@@ -416,22 +419,44 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, char *
                 if ((r = mask_path(rootfd, etc_secrets[i])) < 0)
                         return fail(r, err, "mask %s", etc_secrets[i]);
 
-        /* private writable /tmp, /var/tmp and home */
+        /* The writable layer: one tmpfs, capped at writable_bytes, whose
+         * subdirectories are the private /tmp, /var/tmp, /run, home and
+         * /dev/shm, so that one limit covers every place the sandbox can
+         * write. */
+        char opts[64];
+        if (spec->writable_bytes > 0)
+                snprintf(opts, sizeof(opts), "mode=0755,size=%lld", (long long)spec->writable_bytes);
+        else
+                snprintf(opts, sizeof(opts), "mode=0755");
+        if (mkdir(WRITABLE, 0755) < 0 || mount("tmpfs", WRITABLE, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+                return fail(negative_errno(), err, "mount the writable layer (tmpfs %s)", opts);
         const char *home = spec->home ? spec->home : "/root";
-        const char *writable[] = {"/tmp", "/var/tmp", home};
+        const struct {
+                const char *target, *sub;
+                mode_t mode;
+        } writable[] = {
+                {"/tmp", "tmp", 01777}, {"/var/tmp", "var-tmp", 01777}, {"/run", "run", 0755},
+                {home, "home", 0700},   {NULL, "shm", 01777},
+        };
         for (size_t i = 0; i < ELEMENTSOF(writable); i++) {
-                snprintf(dst, sizeof(dst), "%s%s", NEWROOT, writable[i]);
+                char sub[128];
+                snprintf(sub, sizeof(sub), "%s/%s", WRITABLE, writable[i].sub);
+                if (mkdir(sub, writable[i].mode) < 0 || chmod(sub, writable[i].mode) < 0)
+                        return fail(negative_errno(), err, "writable layer directory %s", writable[i].sub);
+                if (!writable[i].target)
+                        continue; /* /dev/shm: bound by setup_dev */
+                snprintf(dst, sizeof(dst), "%s%s", NEWROOT, writable[i].target);
                 if ((r = mkdir_p(dst, 0755)) < 0)
-                        return fail(r, err, "mkdir %s", writable[i]);
-                const char *opts = streq(writable[i], home) ? "mode=0700" : "mode=1777";
-                if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
-                        return fail(negative_errno(), err, "mount tmpfs on %s", writable[i]);
+                        return fail(r, err, "mkdir %s", writable[i].target);
+                if (mount(sub, dst, NULL, MS_BIND, NULL) < 0)
+                        return fail(negative_errno(), err, "bind the writable layer on %s", writable[i].target);
+                /* a bind does not inherit the source mount's flags */
+                if ((r = setattr_in_root(rootfd, writable[i].target, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)) <
+                    0)
+                        return fail(r, err, "nosuid,nodev on %s", writable[i].target);
         }
-        snprintf(dst, sizeof(dst), "%s/run", NEWROOT);
-        if (mkdir(dst, 0755) < 0 || mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
-                return fail(negative_errno(), err, "mount tmpfs on /run");
 
-        if ((r = setup_dev(err)) < 0)
+        if ((r = setup_dev(rootfd, err)) < 0)
                 return r;
         if ((r = setup_proc(rootfd, err)) < 0)
                 return r;

@@ -12,6 +12,7 @@ static void usage(FILE *f)
         fputs("Usage: cordon run [OPTIONS] -- CMD [ARGS...]\n"
               "       cordon check [--json]\n"
               "       cordon syscalls\n"
+              "       cordon gc                  remove what crashed sandboxes left (safe any time)\n"
               "       cordon --help | --version\n"
               "\n"
               "Runs CMD in a sandbox: its own user, mount, pid, net, ipc, uts and cgroup\n"
@@ -27,11 +28,23 @@ static void usage(FILE *f)
               "  -t, --tty                give the command a terminal even if ours is not one\n"
               "  -T, --no-tty             never give the command a terminal\n"
               "      --trap-all           emulate every path call (the default while no fast path exists)\n"
+              "\n"
+              "Limits (the policy's \"limits\" too; where both are given the stricter wins):\n"
+              "      --memory SIZE        memory of the whole sandbox, e.g. 512M (OOM-killed inside it)\n"
+              "      --cpus N             CPU bandwidth, e.g. 1.5 CPUs\n"
+              "      --pids N             processes and threads at once (fork beyond fails with EAGAIN)\n"
+              "      --disk SIZE          the writable layer (/tmp, /var/tmp, /run, home, /dev/shm): ENOSPC beyond\n"
+              "      --nofile N           open files per process\n"
+              "      --timeout DURATION   e.g. 30s, 5m: then every process is killed (exit status 124)\n"
+              "      --admission FILE     host-wide maxima (default /etc/cordon/admission.json if present)\n"
+              "      --cgroup auto|v1|v2  which cgroup hierarchy enforces the limits\n"
+              "      --stats FILE         write what the sandbox used as JSON when it ends\n"
               "  -v, --verbose            say what the sentry does and which layers are on\n"
               "\n"
               "Exit status: the command's; 128+N if it died of signal N; 2 for a bad command\n"
-              "line or policy; 125 if the sandbox could not be set up; 126/127 if CMD could\n"
-              "not be executed / found.\n",
+              "line or policy; 3 for a request over the host's admission limits; 124 when the\n"
+              "timeout or expiry killed it; 125 if the sandbox could not be set up; 126/127 if\n"
+              "CMD could not be executed / found.\n",
               f);
 }
 
@@ -75,13 +88,29 @@ static bool valid_env(const char *kv)
 static int cmd_run(int argc, char **argv)
 {
         static const struct option opts[] = {
-                {"policy", required_argument, NULL, 'p'}, {"bind", required_argument, NULL, 'b'},
-                {"env", required_argument, NULL, 'e'},    {"cwd", required_argument, NULL, 'C'},
-                {"tty", no_argument, NULL, 't'},          {"no-tty", no_argument, NULL, 'T'},
-                {"trap-all", no_argument, NULL, 'A'},     {"verbose", no_argument, NULL, 'v'},
-                {"help", no_argument, NULL, 'h'},         {0},
+                {"policy", required_argument, NULL, 'p'},
+                {"bind", required_argument, NULL, 'b'},
+                {"env", required_argument, NULL, 'e'},
+                {"cwd", required_argument, NULL, 'C'},
+                {"tty", no_argument, NULL, 't'},
+                {"no-tty", no_argument, NULL, 'T'},
+                {"trap-all", no_argument, NULL, 'A'},
+                {"verbose", no_argument, NULL, 'v'},
+                {"help", no_argument, NULL, 'h'},
+                {"memory", required_argument, NULL, 'M'},
+                {"cpus", required_argument, NULL, 'c'},
+                {"pids", required_argument, NULL, 'P'},
+                {"disk", required_argument, NULL, 'D'},
+                {"nofile", required_argument, NULL, 'N'},
+                {"timeout", required_argument, NULL, 'o'},
+                {"admission", required_argument, NULL, 'a'},
+                {"stats", required_argument, NULL, 's'},
+                {"cgroup", required_argument, NULL, 'g'},
+                {0},
         };
-        struct run_options o = {.tty = TTY_AUTO};
+        struct run_options o = {.tty = TTY_AUTO, .cgroup_mode = CG_AUTO};
+        run_limits_unset(&o.limits);
+        int64_t n;
         _cleanup_(policy_freep) struct policy *policy = NULL;
         const char *policy_path = NULL;
         int c, r, code = EXIT_USAGE;
@@ -133,6 +162,69 @@ static int cmd_run(int argc, char **argv)
                         break;
                 case 'v':
                         o.verbose = true;
+                        break;
+                case 'M':
+                        if (parse_size(optarg, &o.limits.memory_bytes) < 0 || o.limits.memory_bytes < 4 << 20) {
+                                fprintf(stderr,
+                                        "cordon: --memory %s: expected a size of at least 4M, e.g. 512M or 2G\n",
+                                        optarg);
+                                goto out;
+                        }
+                        break;
+                case 'c':
+                        if (parse_cpus(optarg, &o.limits.cpu_millis) < 0) {
+                                fprintf(stderr, "cordon: --cpus %s: expected a number of CPUs from 0.01, e.g. 1.5\n",
+                                        optarg);
+                                goto out;
+                        }
+                        break;
+                case 'P':
+                case 'N': {
+                        char *end;
+                        errno = 0;
+                        n = strtoll(optarg, &end, 10);
+                        if (errno || *end || end == optarg || n <= 0 || n > 4194304) {
+                                fprintf(stderr, "cordon: --%s %s: expected a positive integer\n",
+                                        c == 'P' ? "pids" : "nofile", optarg);
+                                goto out;
+                        }
+                        if (c == 'P')
+                                o.limits.max_processes = n;
+                        else
+                                o.limits.max_open_files = n;
+                        break;
+                }
+                case 'D':
+                        if (parse_size(optarg, &o.limits.disk_bytes) < 0 || o.limits.disk_bytes < 1 << 20) {
+                                fprintf(stderr, "cordon: --disk %s: expected a size of at least 1M, e.g. 1G\n", optarg);
+                                goto out;
+                        }
+                        break;
+                case 'o':
+                        if (parse_duration_ms(optarg, &o.limits.timeout_ms) < 0) {
+                                fprintf(stderr,
+                                        "cordon: --timeout %s: expected a duration such as 30s, 500ms, 5m, 1h (at most 30 days)\n",
+                                        optarg);
+                                goto out;
+                        }
+                        break;
+                case 'a':
+                        o.admission_path = optarg;
+                        break;
+                case 's':
+                        o.stats_path = optarg;
+                        break;
+                case 'g':
+                        if (streq(optarg, "auto"))
+                                o.cgroup_mode = CG_AUTO;
+                        else if (streq(optarg, "v1"))
+                                o.cgroup_mode = CG_V1;
+                        else if (streq(optarg, "v2"))
+                                o.cgroup_mode = CG_V2;
+                        else {
+                                fprintf(stderr, "cordon: --cgroup %s: expected auto, v1 or v2\n", optarg);
+                                goto out;
+                        }
                         break;
                 case 'h':
                         usage(stdout);
@@ -195,6 +287,15 @@ int main(int argc, char **argv)
                         return EXIT_USAGE;
                 }
                 return sentry_check(json);
+        }
+        if (streq(verb, "gc")) {
+                int n = state_gc(false);
+                if (n < 0) {
+                        fprintf(stderr, "cordon: gc: %s\n", strerror(-n));
+                        return 1;
+                }
+                printf("cordon gc: removed %d item(s)\n", n);
+                return 0;
         }
         if (streq(verb, "syscalls")) {
                 sentry_print_syscalls();

@@ -61,20 +61,6 @@ static int refuse_unsupported(const struct policy *p)
         const char *what = NULL;
         if (p->has_source)
                 what = "source (template and snapshot layers)";
-        else if (p->cpu_millis != POLICY_UNSET)
-                what = "limits.cpuMillis";
-        else if (p->memory_bytes != POLICY_UNSET)
-                what = "limits.memoryBytes";
-        else if (p->disk_bytes != POLICY_UNSET)
-                what = "limits.diskBytes";
-        else if (p->max_processes != POLICY_UNSET)
-                what = "limits.maxProcesses";
-        else if (p->max_open_files != POLICY_UNSET)
-                what = "limits.maxOpenFiles";
-        else if (p->timeout_ms != POLICY_UNSET)
-                what = "limits.timeoutMs";
-        else if (p->expires_at != (time_t)-1)
-                what = "expiresAt";
         else if (p->n_net_rules > 0)
                 what = "networkPolicy.rules (the egress gate)";
         for (size_t i = 0; !what && i < p->n_rules; i++)
@@ -155,6 +141,7 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                 p.use_tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
                 break;
         }
+        p.max_open_files = POLICY_UNSET;
         *ret = p;
         return 0;
 }

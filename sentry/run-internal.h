@@ -7,6 +7,8 @@
 
 #include "fs/fs.h"
 #include "notify/notify.h"
+#include "sentry/cgroup.h"
+#include "sentry/limits.h"
 #include "sentry/sentry.h"
 
 /* The set-up channel between the sentry and the sandbox's init. */
@@ -15,6 +17,7 @@ enum msg_type { MSG_GO = 1, MSG_ERROR, MSG_READY, MSG_START, MSG_STATUS };
 struct msg {
         uint32_t type;
         int32_t value;
+        int64_t aux; /* MSG_STATUS: tasks the sandbox started (its pid namespace's last pid) */
         char text[1024];
 };
 
@@ -29,6 +32,7 @@ struct sandbox_plan {
         struct fs_rule *rules;
         struct sock_fprog filter;
         bool use_tty;
+        int64_t max_open_files; /* RLIMIT_NOFILE for the command; -1: inherited */
 };
 
 int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret);
@@ -50,7 +54,28 @@ struct sandbox_state {
         int pty_master;
         bool tty_raw;
         struct termios saved_termios;
+
+        const char *id;
+        struct cgroup *cg; /* NULL: none (no limits asked, none available) */
+        struct run_limits limits;
+        struct timespec started;
+        const char *exit_reason; /* exited, signaled, oom, timeout, expired, sentry-error */
+        int cmd_status;          /* the command's wait status, when have_status */
+        bool have_status;
+        int64_t tasks_started; /* -1 unknown */
+        int writable_fd;       /* the writable layer (O_PATH), for its usage at the end */
+        struct trapped_count {
+                const char *name;
+                uint64_t count;
+        } trapped[64]; /* notifications served, per emulated syscall */
+        size_t n_trapped;
 };
+
+/* Writes the --stats JSON; 0 or -errno. */
+int write_stats(struct sandbox_state *st, const char *path, int exit_code);
+/* Kills every process of the sandbox (its cgroup, else init and so its pid
+ * namespace). */
+void sandbox_kill_all(struct sandbox_state *st);
 
 /* Runs until init exits; returns cordon's exit code. */
 int supervise(struct sandbox_state *st);

@@ -14,15 +14,18 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <jansson.h>
 #include <linux/capability.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <pwd.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -34,6 +37,8 @@
 #include "common/util.h"
 #include "fs/fs.h"
 #include "net/net.h"
+#include "sentry/cgroup.h"
+#include "sentry/limits.h"
 #include "sentry/run-internal.h"
 #include "sentry/sentry.h"
 
@@ -262,6 +267,14 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         int fds[4];
         int r;
 
+        /* Whatever the sentry held (the sandbox's state lock, the engine's
+         * fds) is not init's: a copy here would outlive a killed sentry. */
+        for (int fd = 3; fd < 1024; fd++)
+                if (fd != sock)
+                        close(fd);
+        if (syscall(SYS_close_range, 1024, ~0U, 0) < 0 && errno != ENOSYS)
+                _exit(EXIT_SANDBOX);
+
         /* Out of the host terminal's session: a Ctrl-C there reaches the
          * sentry only, which forwards it once (init would otherwise get it
          * too and the command would see it twice). */
@@ -269,6 +282,9 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         r = recv_msg(sock, &m, fds, 0);
         if (r <= 0 || m.type != MSG_GO)
                 _exit(EXIT_SANDBOX);
+        /* the sentry has moved us into the sandbox's cgroup: make it our root */
+        if (unshare(CLONE_NEWCGROUP) < 0)
+                child_fail(sock, "unshare the cgroup namespace: %s", strerror(errno));
 
         /* become the sandbox's uid/gid 0, which the maps tie to an
          * unprivileged host identity (our host credentials were still root's) */
@@ -323,12 +339,16 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
                 child_fail(sock, "read the view's mount table: %s", strerror(n_mounts < 0 ? -n_mounts : EIO));
         scrub_host_memory();
 
+        /* the pid namespace's last pid, read when the command ends: how many
+         * tasks the sandbox started (opened now: later opens are trapped) */
+        int lastpid = open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
+
         /* its user namespace, for the sentry's proc agent (same reason) */
         int usernsfd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
         if (usernsfd < 0)
                 child_fail(sock, "open the sandbox's user namespace: %s", strerror(errno));
 
-        int keep[] = {sock, master, slave, rootfd, usernsfd};
+        int keep[] = {sock, master, slave, rootfd, usernsfd, lastpid};
         for (int fd = 3; fd < 1024; fd++) {
                 bool k = false;
                 for (size_t i = 0; i < ELEMENTSOF(keep); i++)
@@ -372,6 +392,16 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
                 sigaction(forwarded_signals[i], &sa, NULL);
 
+        /* no core dumps: a host core_pattern pipe would hand the dump to a
+         * host program; and the open-files limit asked for */
+        struct rlimit core = {0, 0};
+        setrlimit(RLIMIT_CORE, &core);
+        if (plan->max_open_files > 0) {
+                struct rlimit nofile = {(rlim_t)plan->max_open_files, (rlim_t)plan->max_open_files};
+                if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
+                        child_fail(sock, "RLIMIT_NOFILE %lld: %s", (long long)plan->max_open_files, strerror(errno));
+        }
+
         pid_t cmd = fork();
         if (cmd < 0)
                 child_fail(sock, "fork: %s", strerror(errno));
@@ -394,7 +424,15 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
                         _exit(EXIT_SANDBOX);
                 }
                 if (p == cmd) {
-                        (void)send_msg(sock, MSG_STATUS, status, NULL, NULL, 0);
+                        int64_t tasks = -1;
+                        char buf[32];
+                        ssize_t n = lastpid >= 0 ? pread(lastpid, buf, sizeof(buf) - 1, 0) : -1;
+                        if (n > 0) {
+                                buf[n] = '\0';
+                                tasks = strtoll(buf, NULL, 10);
+                        }
+                        struct msg st = {.type = MSG_STATUS, .value = status, .aux = tasks};
+                        (void)send_fds(sock, &st, sizeof(st), NULL, 0);
                         _exit(0);
                 }
         }
@@ -446,6 +484,44 @@ static int enter_own_userns(uid_t uid, gid_t gid)
 }
 
 static int sentry_main_loop(struct sandbox_state *st);
+static int run_sandbox(struct sandbox_state *st);
+
+/* Test hook: CORDON_TEST_STALL=start|teardown makes the sentry pause at that
+ * point so the fault-injection tests can SIGKILL it there. It only delays;
+ * it changes no decision. */
+static void test_stall(const char *point)
+{
+        const char *s = getenv("CORDON_TEST_STALL");
+        if (s && streq(s, point)) {
+                fprintf(stderr, "cordon: stalled at %s (CORDON_TEST_STALL)\n", point);
+                sleep(30);
+        }
+}
+
+static char *state_json(const char *id, const struct cgroup *cg, const struct run_limits *l)
+{
+        json_t *root = json_pack("{s:s, s:I, s:I, s:s}", "id", id, "sentryPid", (json_int_t)getpid(), "startedAt",
+                                 (json_int_t)time(NULL), "cgroupBackend", cg ? cgroup_backend(cg) : "none");
+        json_t *dirs = json_array();
+        for (const char *const *d = cg ? cgroup_dirs(cg) : NULL; d && *d; d++)
+                json_array_append_new(dirs, json_string(*d));
+        json_object_set_new(root, "cgroups", dirs);
+        json_object_set_new(root, "limits",
+                            json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "memoryBytes", (json_int_t)l->memory_bytes,
+                                      "cpuMillis", (json_int_t)l->cpu_millis, "diskBytes", (json_int_t)l->disk_bytes,
+                                      "maxProcesses", (json_int_t)l->max_processes, "maxOpenFiles",
+                                      (json_int_t)l->max_open_files, "timeoutMs", (json_int_t)l->timeout_ms));
+        char *text = json_dumps(root, JSON_COMPACT);
+        json_decref(root);
+        if (!text)
+                oom();
+        return text;
+}
+
+static bool any_cgroup_limit(const struct run_limits *l)
+{
+        return l->memory_bytes != POLICY_UNSET || l->cpu_millis != POLICY_UNSET || l->max_processes != POLICY_UNSET;
+}
 
 int sentry_run(const struct run_options *o)
 {
@@ -454,20 +530,27 @@ int sentry_run(const struct run_options *o)
         if (r < 0)
                 return EXIT_SANDBOX; /* plan_build printed why */
 
-        uid_t host_uid = getuid(), host_gid = getgid();
-        bool privileged = geteuid() == 0;
-        uid_t child_uid = privileged ? HOST_NOBODY : host_uid;
-        gid_t child_gid = privileged ? HOST_NOBODY : host_gid;
-        if (!privileged) {
-                r = enter_own_userns(host_uid, host_gid);
-                if (r < 0) {
-                        fprintf(stderr,
-                                "cordon: user namespaces are not available to this user (%s); "
-                                "cordon needs them to isolate without root. See `cordon check`.\n",
-                                strerror(-r));
-                        return EXIT_SANDBOX;
-                }
+        /* limits: command line and policy (the stricter wins), then the host's admission policy */
+        struct run_limits limits = o->limits;
+        run_limits_merge_policy(&limits, o->policy);
+        struct admission adm;
+        _cleanup_free_ char *err = NULL;
+        r = admission_load(o->admission_path, &adm, &err);
+        if (r < 0) {
+                fprintf(stderr, "cordon: admission policy: %s\n", err);
+                return EXIT_USAGE;
         }
+        r = admission_apply(&adm, &limits, &err);
+        if (r < 0) {
+                fprintf(stderr, "cordon: %s\n", err);
+                return EXIT_QUOTA;
+        }
+        if (limits.expires_at != (time_t)-1 && limits.expires_at <= time(NULL)) {
+                fprintf(stderr, "cordon: expiresAt is in the past; the sandbox would be dead on arrival\n");
+                return EXIT_USAGE;
+        }
+        plan.view.writable_bytes = limits.disk_bytes;
+        plan.max_open_files = limits.max_open_files;
 
         char why[512];
         if (check_stdio(why, sizeof(why)) < 0) {
@@ -489,6 +572,83 @@ int sentry_run(const struct run_options *o)
                         }
         }
 
+        /* what crashed sentries left behind goes first (never a live sandbox) */
+        (void)state_gc(true);
+
+        char id[17];
+        sandbox_new_id(id);
+        _cleanup_close_ int lock = state_admit(id, adm.max_sandboxes, &err);
+        if (lock < 0) {
+                fprintf(stderr, "cordon: %s\n", err);
+                return lock == -EDQUOT ? EXIT_QUOTA : EXIT_SANDBOX;
+        }
+
+        struct cgroup *cg = NULL;
+        struct cg_limits cgl = {limits.memory_bytes, limits.max_processes, limits.cpu_millis};
+        free(TAKE_PTR(err));
+        r = cgroup_create(o->cgroup_mode, id, &cgl, &cg, &err);
+        if (r < 0) {
+                if (any_cgroup_limit(&limits) || o->cgroup_mode != CG_AUTO) {
+                        fprintf(stderr, "cordon: %s; refusing to start without the requested limits\n", err);
+                        state_remove(id);
+                        return EXIT_SANDBOX;
+                }
+                /* No limit asked for: the pid namespace still ends every
+                 * process with init; only accounting is lost. Said plainly. */
+                if (o->verbose)
+                        fprintf(stderr, "cordon: no cgroup for this sandbox (%s); no limits were requested\n", err);
+                cg = NULL;
+        }
+        _cleanup_free_ char *sj = state_json(id, cg, &limits);
+        (void)state_write(id, sj);
+        test_stall("start");
+
+        struct sandbox_state st = {
+                .plan = &plan,
+                .verbose = o->verbose,
+                .cg = cg,
+                .limits = limits,
+                .id = id,
+                .exit_reason = "exited",
+                .writable_fd = -1,
+                .tasks_started = -1,
+                .sock = -1,
+                .pidfd = -1,
+                .pty_master = -1,
+        };
+        clock_gettime(CLOCK_MONOTONIC, &st.started);
+        int code = run_sandbox(&st);
+
+        test_stall("teardown");
+        if (o->stats_path)
+                (void)write_stats(&st, o->stats_path, code);
+        if (st.writable_fd >= 0)
+                close(st.writable_fd);
+        cgroup_destroy(cg);
+        state_remove(id);
+        return code;
+}
+
+static int run_sandbox(struct sandbox_state *st)
+{
+        struct sandbox_plan *plan = st->plan;
+        int r;
+
+        uid_t host_uid = getuid(), host_gid = getgid();
+        bool privileged = geteuid() == 0;
+        uid_t child_uid = privileged ? HOST_NOBODY : host_uid;
+        gid_t child_gid = privileged ? HOST_NOBODY : host_gid;
+        if (!privileged) {
+                r = enter_own_userns(host_uid, host_gid);
+                if (r < 0) {
+                        fprintf(stderr,
+                                "cordon: user namespaces are not available to this user (%s); "
+                                "cordon needs them to isolate without root. See `cordon check`.\n",
+                                strerror(-r));
+                        return EXIT_SANDBOX;
+                }
+        }
+
         int sp[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
                 fprintf(stderr, "cordon: socketpair: %m\n");
@@ -505,9 +665,12 @@ int sentry_run(const struct run_options *o)
         sigaddset(&mask, SIGPIPE);
         sigprocmask(SIG_BLOCK, &mask, &old);
 
+        /* No CLONE_NEWCGROUP here: init joins its own cgroup namespace once
+         * the sentry has moved it into the sandbox's group, so that group is
+         * its cgroup root. */
         int pidfd = -1;
         unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
-                              CLONE_NEWCGROUP | CLONE_PIDFD | SIGCHLD;
+                              CLONE_PIDFD | SIGCHLD;
         pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, &pidfd, NULL, NULL);
         if (pid < 0) {
                 int e = errno;
@@ -517,41 +680,71 @@ int sentry_run(const struct run_options *o)
                         e == EPERM || e == ENOSPC
                                 ? "; user namespaces may be disabled on this host (see `cordon check`)"
                                 : "");
+                close(sp[0]);
+                close(sp[1]);
+                sigprocmask(SIG_SETMASK, &old, NULL);
                 return EXIT_SANDBOX;
         }
         if (pid == 0) {
                 close(sp[0]);
                 sigprocmask(SIG_SETMASK, &old, NULL);
-                sandbox_init(&plan, sp[1]);
+                sandbox_init(plan, sp[1]);
         }
         close(sp[1]);
 
-        struct sandbox_state st = {
-                .plan = &plan,
-                .sock = sp[0],
-                .pidfd = pidfd,
-                .init_pid = pid,
-                .sigmask = mask,
-                .uid = child_uid,
-                .gid = child_gid,
-                .verbose = o->verbose,
-                .privileged = privileged,
-        };
+        st->sock = sp[0];
+        st->pidfd = pidfd;
+        st->init_pid = pid;
+        st->sigmask = mask;
+        st->uid = child_uid;
+        st->gid = child_gid;
+        st->privileged = privileged;
+
         r = write_id_maps(pid, child_uid, child_gid, !privileged);
-        if (r < 0) {
+        if (r < 0)
                 fprintf(stderr, "cordon: cannot write the sandbox's uid/gid maps: %s\n", strerror(-r));
+        else if (st->cg && (r = cgroup_attach(st->cg, pid)) < 0)
+                fprintf(stderr, "cordon: cannot move the sandbox into its cgroup: %s\n", strerror(-r));
+        if (r < 0) {
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
+                close(st->sock);
+                close(pidfd);
+                sigprocmask(SIG_SETMASK, &old, NULL);
                 return EXIT_SANDBOX;
         }
-        r = sentry_main_loop(&st);
+        r = sentry_main_loop(st);
         sigprocmask(SIG_SETMASK, &old, NULL);
         return r;
 }
 
+/* The engine's per-syscall counts, kept for --stats before it is freed. */
+static void capture_trapped_counts(struct sandbox_state *st)
+{
+        size_t n;
+        const struct syscall_entry *t = sentry_syscall_table(&n);
+        st->n_trapped = 0;
+        for (size_t i = 0; i < n && st->n_trapped < ELEMENTSOF(st->trapped); i++) {
+                if (t[i].action != SC_EMULATE)
+                        continue;
+                int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, t[i].name);
+                if (nr == __NR_SCMP_ERROR)
+                        nr = t[i].nr;
+                st->trapped[st->n_trapped++] =
+                        (struct trapped_count){.name = t[i].name, .count = notify_engine_count(st->engine, nr)};
+        }
+}
+
+void sandbox_kill_all(struct sandbox_state *st)
+{
+        if (st->cg)
+                (void)cgroup_kill_all(st->cg);
+        kill(st->init_pid, SIGKILL);
+}
+
 static void kill_and_reap(struct sandbox_state *st)
 {
-        kill(st->init_pid, SIGKILL);
+        sandbox_kill_all(st);
         while (waitpid(st->init_pid, NULL, 0) < 0 && errno == EINTR)
                 ;
 }
@@ -601,6 +794,9 @@ static int sentry_main_loop(struct sandbox_state *st)
         st->fsctx.fsuid = st->uid;
         st->fsctx.fsgid = st->gid;
         st->fsctx.keep_groups = !st->privileged;
+        /* the writable layer, for its usage at the end (the fd keeps it
+         * readable after the mount namespace is gone) */
+        st->writable_fd = openat(st->fsctx.root_fd, "tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
         r = fs_agent_start(&st->fsctx, usernsfd);
         if (r < 0) {
@@ -654,6 +850,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         tty_end(st);
         /* init has exited; the pid namespace is gone with it. The workers may
          * still sit in a receive: stopping the engine wakes them. */
+        capture_trapped_counts(st);
         notify_engine_stop(st->engine);
         fs_agent_stop(&st->fsctx);
         free(st->fsctx.mount_ids);

@@ -6,6 +6,8 @@
 #include <stddef.h>
 
 #include "notify/notify.h"
+#include "sentry/cgroup.h"
+#include "sentry/limits.h"
 #include "sentry/policy.h"
 
 /* exit codes of cordon itself, as podman and docker use them */
@@ -27,6 +29,10 @@ struct run_options {
         enum tty_mode tty;
         bool verbose;
         bool trap_all;
+        struct run_limits limits;   /* from --memory, --cpus, ...; merged with the policy's */
+        const char *admission_path; /* NULL: /etc/cordon/admission.json if present */
+        const char *stats_path;     /* --stats FILE */
+        enum cg_mode cgroup_mode;
 };
 
 /* Runs argv in a new sandbox in the foreground. Returns the exit status

@@ -8,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 
 #include "common/util.h"
@@ -64,19 +65,58 @@ static int exit_code_of(int status)
         return EXIT_SANDBOX;
 }
 
+/* A timerfd for a relative timeout (CLOCK_MONOTONIC) or an absolute expiry
+ * (CLOCK_REALTIME, so a clock change moves it as it moves the deadline). */
+static int arm_timer(int clock, bool absolute, int64_t when_ms)
+{
+        int fd = timerfd_create(clock, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (fd < 0)
+                return negative_errno();
+        struct itimerspec its = {.it_value = {when_ms / 1000, (when_ms % 1000) * 1000000}};
+        if (timerfd_settime(fd, absolute ? TFD_TIMER_ABSTIME : 0, &its, NULL) < 0) {
+                int r = negative_errno();
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+static void take_status(struct sandbox_state *st, const struct msg *m)
+{
+        st->cmd_status = m->value;
+        st->tasks_started = m->aux;
+        st->have_status = true;
+}
+
 int supervise(struct sandbox_state *st)
 {
         _cleanup_close_ int sfd = signalfd(-1, &st->sigmask, SFD_CLOEXEC | SFD_NONBLOCK);
-        bool have_status = false, stdin_open = st->pty_master >= 0, master_open = st->pty_master >= 0;
-        int status = 0;
+        _cleanup_close_ int timeout_fd = -1, expiry_fd = -1;
+        bool stdin_open = st->pty_master >= 0, master_open = st->pty_master >= 0;
+        const char *killed_for = NULL;
+
+        if (st->limits.timeout_ms > 0)
+                timeout_fd = arm_timer(CLOCK_MONOTONIC, false, st->limits.timeout_ms);
+        if (st->limits.expires_at != (time_t)-1)
+                expiry_fd = arm_timer(CLOCK_REALTIME, true, (int64_t)st->limits.expires_at * 1000);
+        if (timeout_fd < 0 && st->limits.timeout_ms > 0) {
+                fprintf(stderr, "cordon: cannot arm the timeout: %s\n", strerror(-timeout_fd));
+                sandbox_kill_all(st);
+        }
+        if (expiry_fd < 0 && st->limits.expires_at != (time_t)-1) {
+                fprintf(stderr, "cordon: cannot arm the expiry: %s\n", strerror(-expiry_fd));
+                sandbox_kill_all(st);
+        }
 
         for (;;) {
-                struct pollfd p[5] = {
+                struct pollfd p[7] = {
                         {st->pidfd, POLLIN, 0},
                         {st->sock, POLLIN, 0},
                         {sfd, POLLIN, 0},
                         {stdin_open ? STDIN_FILENO : -1, POLLIN, 0},
                         {master_open ? st->pty_master : -1, POLLIN, 0},
+                        {timeout_fd, POLLIN, 0},
+                        {expiry_fd, POLLIN, 0},
                 };
                 if (poll(p, ELEMENTSOF(p), -1) < 0) {
                         if (errno == EINTR)
@@ -86,10 +126,9 @@ int supervise(struct sandbox_state *st)
                 if (p[1].revents) {
                         struct msg m;
                         ssize_t n = recv(st->sock, &m, sizeof(m), MSG_DONTWAIT);
-                        if (n == (ssize_t)sizeof(m) && m.type == MSG_STATUS) {
-                                status = m.value;
-                                have_status = true;
-                        } else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                        if (n == (ssize_t)sizeof(m) && m.type == MSG_STATUS)
+                                take_status(st, &m);
+                        else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
                                 close(st->sock);
                                 st->sock = -1;
                         }
@@ -117,6 +156,14 @@ int supervise(struct sandbox_state *st)
                 }
                 if (p[4].revents && relay(st->pty_master, STDOUT_FILENO) < 0)
                         master_open = false;
+                if ((p[5].revents & POLLIN) && !killed_for) {
+                        killed_for = "timeout";
+                        sandbox_kill_all(st);
+                }
+                if ((p[6].revents & POLLIN) && !killed_for) {
+                        killed_for = "expired";
+                        sandbox_kill_all(st);
+                }
                 if (p[0].revents & POLLIN)
                         break;
         }
@@ -131,24 +178,48 @@ int supervise(struct sandbox_state *st)
                                 break;
                 }
         }
-        if (!have_status && st->sock >= 0) {
+        if (!st->have_status && st->sock >= 0) {
                 struct msg m;
-                if (recv(st->sock, &m, sizeof(m), MSG_DONTWAIT) == (ssize_t)sizeof(m) && m.type == MSG_STATUS) {
-                        status = m.value;
-                        have_status = true;
-                }
+                if (recv(st->sock, &m, sizeof(m), MSG_DONTWAIT) == (ssize_t)sizeof(m) && m.type == MSG_STATUS)
+                        take_status(st, &m);
         }
         int init_status = 0;
         while (waitpid(st->init_pid, &init_status, 0) < 0 && errno == EINTR)
                 ;
         if (st->pty_master >= 0)
                 close(st->pty_master);
-        if (have_status)
-                return exit_code_of(status);
+
+        /* the end's reason, in order of precedence */
+        struct cg_stats cs;
+        bool oom = st->cg && cgroup_stats(st->cg, &cs) == 0 && cs.oom_kills > 0;
+        if (killed_for) {
+                st->exit_reason = killed_for;
+                if (streq(killed_for, "timeout"))
+                        fprintf(stderr, "cordon: the sandbox reached its timeout (%lld ms); every process was killed\n",
+                                (long long)st->limits.timeout_ms);
+                else
+                        fprintf(stderr, "cordon: the sandbox reached its expiry time; every process was killed\n");
+                return EXIT_TIMEOUT;
+        }
+        if (oom) {
+                st->exit_reason = "oom";
+                fprintf(stderr,
+                        "cordon: out of memory: the kernel killed %lld process(es) in the sandbox at its memory "
+                        "limit (%lld bytes)\n",
+                        (long long)cs.oom_kills, (long long)st->limits.memory_bytes);
+        }
+        if (st->have_status) {
+                if (!oom)
+                        st->exit_reason = WIFSIGNALED(st->cmd_status) ? "signaled" : "exited";
+                return exit_code_of(st->cmd_status);
+        }
         if (WIFSIGNALED(init_status)) {
+                if (!oom)
+                        st->exit_reason = "killed";
                 fprintf(stderr, "cordon: the sandbox was killed (signal %d)\n", WTERMSIG(init_status));
                 return 128 + WTERMSIG(init_status);
         }
+        st->exit_reason = "sentry-error";
         fprintf(stderr, "cordon: the sandbox ended without reporting the command's status\n");
         return EXIT_SANDBOX;
 }

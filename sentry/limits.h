@@ -1,0 +1,67 @@
+/* sentry/ private: resource limits as requested (policy, command line),
+ * the host's admission policy, and the sandbox's state directory. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "sentry/policy.h"
+
+#define EXIT_QUOTA   3   /* a request over the host's admission limits */
+#define EXIT_TIMEOUT 124 /* the sandbox reached its timeout or expiry (as timeout(1)) */
+
+#define DEFAULT_ADMISSION_FILE "/etc/cordon/admission.json"
+
+/* Each POLICY_UNSET (-1) when not requested. */
+struct run_limits {
+        int64_t memory_bytes, cpu_millis, disk_bytes, max_processes, max_open_files, timeout_ms;
+        time_t expires_at; /* (time_t)-1: none */
+};
+
+void run_limits_unset(struct run_limits *l);
+/* Folds the policy's limits into l: where both give a value the stricter wins. */
+void run_limits_merge_policy(struct run_limits *l, const struct policy *p);
+
+/* "512M", "1G", "1.5GiB", "4096" (bytes); binary multiples. 0 or -EINVAL. */
+int parse_size(const char *s, int64_t *ret);
+/* "30s", "500ms", "2m", "1h", "45" (seconds). 0 or -EINVAL. */
+int parse_duration_ms(const char *s, int64_t *ret);
+/* "1.5" CPUs -> 1500 millis. 0 or -EINVAL. */
+int parse_cpus(const char *s, int64_t *ret);
+
+struct admission {
+        const char *origin; /* the file, for messages */
+        int64_t memory_bytes, cpu_millis, disk_bytes, max_processes, max_open_files, timeout_ms;
+        int64_t max_sandboxes;
+};
+
+/* Loads an admission file. path NULL: the default file, which may be absent
+ * (no host-wide limits). 0, or -errno with *ret_error naming the file and key. */
+int admission_load(const char *path, struct admission *ret, char **ret_error);
+/* Checks l against the maxima; fills unset limits with the maxima (a host
+ * that caps memory caps every sandbox). 0, or -EDQUOT with *ret_error naming
+ * the limit, the value and the maximum. */
+int admission_apply(const struct admission *a, struct run_limits *l, char **ret_error);
+
+/* --- state --- */
+
+/* /run/cordon for root; $XDG_RUNTIME_DIR/cordon or /tmp/cordon-UID otherwise. */
+const char *state_root(void);
+/* Under the admission lock: counts live sandboxes, refuses (-EDQUOT with
+ * *ret_error) beyond max_sandboxes (<0: no maximum), else creates the
+ * sandbox's state directory and takes its lock. Returns the lock fd (held
+ * for the sandbox's life), or -errno. */
+int state_admit(const char *id, int64_t max_sandboxes, char **ret_error);
+/* Writes state.json in the sandbox's directory (replaced atomically). */
+int state_write(const char *id, const char *json);
+/* Removes the sandbox's state directory. */
+int state_remove(const char *id);
+/* `cordon gc`: removes what crashed sentries left: state directories whose
+ * lock nobody holds, their cgroups, and cordon cgroups with no live
+ * sandbox. Never touches a live sandbox. Prints what it removed unless
+ * quiet. Returns the number of things removed, or -errno. */
+int state_gc(bool quiet);
+
+/* a fresh sandbox id: 16 hex digits */
+void sandbox_new_id(char ret[17]);

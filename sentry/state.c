@@ -1,0 +1,271 @@
+/* Each running sandbox has a state directory holding state.json and a lock
+ * that its sentry holds for the sandbox's whole life. A lock nobody holds
+ * means the sentry is gone: what it left (the directory, its cgroups) is
+ * garbage that `cordon gc` may remove. Admission counts held locks. */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include "common/util.h"
+#include "sentry/cgroup.h"
+#include "sentry/limits.h"
+
+const char *state_root(void)
+{
+        static char root[512];
+        if (root[0])
+                return root;
+        if (geteuid() == 0)
+                snprintf(root, sizeof(root), "/run/cordon");
+        else {
+                const char *xdg = getenv("XDG_RUNTIME_DIR");
+                if (xdg && xdg[0] == '/' && strlen(xdg) < 400)
+                        snprintf(root, sizeof(root), "%s/cordon", xdg);
+                else
+                        snprintf(root, sizeof(root), "/tmp/cordon-%u", (unsigned)geteuid());
+        }
+        return root;
+}
+
+void sandbox_new_id(char ret[17])
+{
+        uint8_t b[8];
+        if (getrandom(b, sizeof(b), 0) != sizeof(b))
+                oom(); /* never happens after boot; fail closed rather than reuse ids */
+        for (int i = 0; i < 8; i++)
+                snprintf(ret + 2 * i, 3, "%02x", b[i]);
+}
+
+static bool valid_id(const char *id)
+{
+        size_t n = strlen(id);
+        if (n == 0 || n > 64)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
+                        return false;
+        return true;
+}
+
+static int mkdir_private(const char *path)
+{
+        if (mkdir(path, 0700) < 0 && errno != EEXIST)
+                return negative_errno();
+        struct stat st;
+        if (lstat(path, &st) < 0)
+                return negative_errno();
+        /* refuse a directory someone else planted (e.g. in /tmp) */
+        if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 0022))
+                return -EPERM;
+        return 0;
+}
+
+static int sandboxes_dir(char *buf, size_t size)
+{
+        int r = mkdir_private(state_root());
+        if (r < 0)
+                return r;
+        snprintf(buf, size, "%s/sandboxes", state_root());
+        return mkdir_private(buf);
+}
+
+/* Whether the sandbox whose directory is dir is alive (its lock is held). */
+static bool is_live(int dirfd)
+{
+        _cleanup_close_ int fd = openat(dirfd, "lock", O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return false;
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+                return errno == EWOULDBLOCK;
+        flock(fd, LOCK_UN);
+        return false;
+}
+
+static int count_live(const char *dir)
+{
+        DIR *d = opendir(dir);
+        if (!d)
+                return negative_errno();
+        int n = 0;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (!valid_id(de->d_name))
+                        continue;
+                _cleanup_close_ int fd = openat(dirfd(d), de->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                if (fd >= 0 && is_live(fd))
+                        n++;
+        }
+        closedir(d);
+        return n;
+}
+
+int state_admit(const char *id, int64_t max_sandboxes, char **ret_error)
+{
+        char dir[600], path[700];
+        int r = sandboxes_dir(dir, sizeof(dir));
+        if (r < 0) {
+                *ret_error = xasprintf("state directory %s: %s", state_root(), strerror(-r));
+                return r;
+        }
+        snprintf(path, sizeof(path), "%s/admission.lock", state_root());
+        _cleanup_close_ int adm = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (adm < 0 || flock(adm, LOCK_EX) < 0) {
+                r = negative_errno();
+                *ret_error = xasprintf("%s: %s", path, strerror(-r));
+                return r;
+        }
+        if (max_sandboxes >= 0) {
+                int live = count_live(dir);
+                if (live >= 0 && live >= max_sandboxes) {
+                        *ret_error =
+                                xasprintf("quota: maxConcurrentSandboxes %" PRId64 " reached (%d sandboxes running)",
+                                          max_sandboxes, live);
+                        return -EDQUOT;
+                }
+        }
+        snprintf(path, sizeof(path), "%s/%s", dir, id);
+        if (mkdir(path, 0700) < 0) {
+                r = negative_errno();
+                *ret_error = xasprintf("%s: %s", path, strerror(-r));
+                return r;
+        }
+        snprintf(path, sizeof(path), "%s/%s/lock", dir, id);
+        int lock = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0) {
+                r = negative_errno();
+                *ret_error = xasprintf("%s: %s", path, strerror(-r));
+                if (lock >= 0)
+                        close(lock);
+                return r;
+        }
+        return lock; /* the admission lock is released on return */
+}
+
+int state_write(const char *id, const char *json)
+{
+        char path[700], tmp[720];
+        snprintf(path, sizeof(path), "%s/sandboxes/%s/state.json", state_root(), id);
+        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+        _cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return negative_errno();
+        int r = write_all(fd, json, strlen(json));
+        if (r < 0)
+                return r;
+        if (rename(tmp, path) < 0)
+                return negative_errno();
+        return 0;
+}
+
+static int remove_state_dir(int parent, const char *id)
+{
+        _cleanup_close_ int fd = openat(parent, id, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return negative_errno();
+        static const char *const files[] = {"state.json", "state.json.tmp", "lock"};
+        for (size_t i = 0; i < ELEMENTSOF(files); i++)
+                (void)unlinkat(fd, files[i], 0);
+        if (unlinkat(parent, id, AT_REMOVEDIR) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int state_remove(const char *id)
+{
+        char dir[600];
+        snprintf(dir, sizeof(dir), "%s/sandboxes", state_root());
+        _cleanup_close_ int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        return remove_state_dir(fd, id);
+}
+
+/* Removes the cgroups a dead sandbox's state.json lists. */
+static int gc_state_cgroups(int dirfd, bool quiet)
+{
+        _cleanup_close_ int fd = openat(dirfd, "state.json", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return 0;
+        json_error_t jerr;
+        json_t *root = json_loadfd(fd, 0, &jerr);
+        if (!root)
+                return 0;
+        int n = 0;
+        json_t *dirs = json_object_get(root, "cgroups"), *v;
+        size_t i;
+        json_array_foreach(dirs, i, v)
+        {
+                const char *d = json_string_value(v);
+                if (d && cgroup_remove_dir(d) == 0) {
+                        if (!quiet)
+                                printf("removed cgroup %s\n", d);
+                        n++;
+                }
+        }
+        json_decref(root);
+        return n;
+}
+
+struct leftover_ctx {
+        int sandboxes_fd;
+        bool quiet;
+        int removed;
+};
+
+static int gc_leftover_cgroup(const char *dir, const char *id, void *userdata)
+{
+        struct leftover_ctx *c = userdata;
+        if (!valid_id(id))
+                return 0;
+        _cleanup_close_ int fd =
+                c->sandboxes_fd >= 0 ? openat(c->sandboxes_fd, id, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) : -1;
+        if (fd >= 0 && is_live(fd))
+                return 0; /* a running sandbox's group */
+        if (cgroup_remove_dir(dir) == 0) {
+                if (!c->quiet)
+                        printf("removed cgroup %s\n", dir);
+                c->removed++;
+        }
+        return 0;
+}
+
+int state_gc(bool quiet)
+{
+        char dir[600], path[700];
+        int removed = 0;
+        /* under the admission lock: a sandbox being admitted has its
+         * directory before it has its lock, and must not be taken for dead */
+        snprintf(path, sizeof(path), "%s/admission.lock", state_root());
+        _cleanup_close_ int adm = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        if (adm >= 0)
+                flock(adm, LOCK_EX);
+        snprintf(dir, sizeof(dir), "%s/sandboxes", state_root());
+        _cleanup_close_ int sfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (sfd >= 0) {
+                DIR *d = fdopendir(fcntl(sfd, F_DUPFD_CLOEXEC, 3));
+                struct dirent *de;
+                while (d && (de = readdir(d))) {
+                        if (!valid_id(de->d_name))
+                                continue;
+                        _cleanup_close_ int fd = openat(sfd, de->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                        if (fd < 0 || is_live(fd))
+                                continue;
+                        removed += gc_state_cgroups(fd, quiet);
+                        if (remove_state_dir(sfd, de->d_name) == 0) {
+                                if (!quiet)
+                                        printf("removed stale sandbox state %s/%s\n", dir, de->d_name);
+                                removed++;
+                        }
+                }
+                if (d)
+                        closedir(d);
+        }
+        struct leftover_ctx c = {.sandboxes_fd = sfd, .quiet = quiet};
+        (void)cgroup_foreach_leftover(gc_leftover_cgroup, &c);
+        return removed + c.removed;
+}

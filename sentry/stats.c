@@ -1,0 +1,68 @@
+/* --stats FILE: what the sandbox used, written when it ends. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <jansson.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+
+#include "common/util.h"
+#include "sentry/run-internal.h"
+
+static json_t *int_or_null(int64_t v)
+{
+        return v < 0 ? json_null() : json_integer(v);
+}
+
+int write_stats(struct sandbox_state *st, const char *path, int exit_code)
+{
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int64_t wall_ms = (now.tv_sec - st->started.tv_sec) * 1000 + (now.tv_nsec - st->started.tv_nsec) / 1000000;
+
+        struct cg_stats cs = {-1, -1, -1, -1, -1, -1, -1};
+        if (st->cg)
+                (void)cgroup_stats(st->cg, &cs);
+
+        int64_t written = -1;
+        struct statfs sf;
+        if (st->writable_fd >= 0 && fstatfs(st->writable_fd, &sf) == 0)
+                written = (int64_t)(sf.f_blocks - sf.f_bfree) * (int64_t)sf.f_bsize;
+
+        json_t *trapped = json_object();
+        for (size_t i = 0; i < st->n_trapped; i++)
+                json_object_set_new(trapped, st->trapped[i].name, json_integer((json_int_t)st->trapped[i].count));
+
+        json_t *root = json_object();
+        json_object_set_new(root, "id", json_string(st->id));
+        json_object_set_new(root, "exitReason", json_string(st->exit_reason));
+        json_object_set_new(root, "exitCode", json_integer(exit_code));
+        if (st->have_status && WIFSIGNALED(st->cmd_status))
+                json_object_set_new(root, "signal", json_integer(WTERMSIG(st->cmd_status)));
+        json_object_set_new(root, "wallTimeMs", json_integer(wall_ms));
+        json_object_set_new(root, "cgroup", json_string(st->cg ? cgroup_backend(st->cg) : "none"));
+        json_object_set_new(root, "memoryPeakBytes", int_or_null(cs.memory_peak_bytes));
+        json_object_set_new(root, "cpuTimeUsec", int_or_null(cs.cpu_usage_usec));
+        json_object_set_new(root, "oomKills", int_or_null(cs.oom_kills));
+        json_object_set_new(root, "cpuThrottledPeriods", int_or_null(cs.nr_throttled));
+        json_object_set_new(root, "cpuThrottledUsec", int_or_null(cs.throttled_usec));
+        /* the pid namespace's last pid: processes and threads started */
+        json_object_set_new(root, "tasksStarted", int_or_null(st->tasks_started));
+        json_object_set_new(root, "writableBytesUsed", int_or_null(written));
+        json_object_set_new(root, "trappedSyscalls", trapped);
+
+        int r = 0;
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        if (fd < 0)
+                r = negative_errno();
+        else if (!text)
+                r = -ENOMEM;
+        else if ((r = write_all(fd, text, strlen(text))) == 0)
+                r = write_all(fd, "\n", 1);
+        if (r < 0)
+                fprintf(stderr, "cordon: --stats %s: %s\n", path, strerror(-r));
+        free(text);
+        json_decref(root);
+        return r;
+}

@@ -1,0 +1,785 @@
+#include "config.h"
+
+/* Unit tests for the sandbox's control groups (sentry/cgroup.c), against
+ * the host's real hierarchies, once per backend (v1 and v2) where the host
+ * has it: a group's life (create, attach, stats, kill, destroy), freezing,
+ * the limits (memory → OOM kill, pids → fork fails, cpu → throttling), the
+ * refusal of a limit the hierarchy cannot enforce (nothing left behind), and
+ * what `cordon gc` uses (leftovers, removal of a directory, and refusing
+ * anything not named cordon-*).
+ *
+ * Every process a test forks dies with the test (PR_SET_PDEATHSIG) and every
+ * group is named with this run's prefix; main() sweeps any group of the run
+ * that a failed test left behind. Needs root; skips (77) otherwise. */
+
+#include <check.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "common/util.h"
+#include "sentry/cgroup.h"
+
+#define MIB (1024 * 1024)
+
+static const enum cg_mode modes[] = {CG_V1, CG_V2};
+static const struct cg_limits no_limits = {CG_UNSET, CG_UNSET, CG_UNSET};
+static bool have_mode[3];   /* by enum cg_mode */
+static char run_prefix[32]; /* "c0de<pid of main>-": ids are [0-9a-f-] only */
+static unsigned id_counter;
+
+static const char *mode_name(enum cg_mode m)
+{
+        return m == CG_V1 ? "v1" : m == CG_V2 ? "v2" : "auto";
+}
+
+static char *new_id(void)
+{
+        return xasprintf("%s%x-%x", run_prefix, (unsigned)getpid(), id_counter++);
+}
+
+static bool skip_unless(enum cg_mode m)
+{
+        if (have_mode[m])
+                return false;
+        printf("skipped: no cgroup %s on this host\n", mode_name(m));
+        return true;
+}
+
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
+static bool exists(const char *path)
+{
+        struct stat st;
+        return stat(path, &st) == 0;
+}
+
+static bool gone(const char *path)
+{
+        struct stat st;
+        return stat(path, &st) < 0 && errno == ENOENT;
+}
+
+static char *parent_of(const char *path)
+{
+        const char *slash = strrchr(path, '/');
+        ck_assert_ptr_nonnull(slash);
+        return strndup(path, (size_t)(slash - path));
+}
+
+static char *read_text(const char *path)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return NULL;
+        char *buf = xcalloc(1, 65536);
+        if (read_full(fd, buf, 65535) < 0) {
+                free(buf);
+                return NULL;
+        }
+        return buf;
+}
+
+/* A copy of the group's directories, to look at after it is destroyed. */
+struct dirs {
+        size_t n;
+        char *path[8];
+};
+
+static void dirs_copy(const struct cgroup *cg, struct dirs *ret)
+{
+        const char *const *d = cgroup_dirs(cg);
+        ck_assert_ptr_nonnull(d);
+        memset(ret, 0, sizeof(*ret));
+        for (; *d && ret->n < ELEMENTSOF(ret->path); d++)
+                ret->path[ret->n++] = xstrdup(*d);
+        ck_assert_uint_ge(ret->n, 1);
+}
+
+static void dirs_free(struct dirs *d)
+{
+        for (size_t i = 0; i < d->n; i++)
+                free(d->path[i]);
+        d->n = 0;
+}
+
+static bool procs_empty(const char *dir)
+{
+        _cleanup_free_ char *p = xasprintf("%s/cgroup.procs", dir);
+        _cleanup_free_ char *text = read_text(p);
+        return text && text[0] == '\0';
+}
+
+/* True if /proc/PID/cgroup puts pid in the group "cordon-<id>". */
+static bool in_group(pid_t pid, const char *id)
+{
+        _cleanup_free_ char *p = xasprintf("/proc/%d/cgroup", (int)pid);
+        _cleanup_free_ char *text = read_text(p);
+        _cleanup_free_ char *name = xasprintf("/cordon-%s\n", id);
+        return text && strstr(text, name);
+}
+
+/* ------------------------------------------------------------------------ */
+/* children: forked, waiting for "go" until the test has attached them */
+
+static void die_with_parent(void)
+{
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+        alarm(60); /* bounded even if the parent's death goes unnoticed */
+}
+
+static pid_t spawn(void (*fn)(void *), void *arg, int *ret_go)
+{
+        int p[2];
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                die_with_parent();
+                close(p[1]);
+                char c;
+                if (read(p[0], &c, 1) != 1)
+                        _exit(99);
+                fn(arg);
+                _exit(0);
+        }
+        close(p[0]);
+        *ret_go = p[1];
+        return pid;
+}
+
+static void release(int go)
+{
+        ck_assert_int_eq(write(go, "g", 1), 1);
+        close(go);
+}
+
+static int wait_status(pid_t pid)
+{
+        int status;
+        pid_t r;
+        while ((r = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+                ;
+        ck_assert_int_eq(r, pid);
+        return status;
+}
+
+static void assert_killed(pid_t pid)
+{
+        int status = wait_status(pid);
+        ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "child %d: status 0x%x, not SIGKILL",
+                      (int)pid, status);
+}
+
+static void child_sleep(void *arg)
+{
+        for (;;)
+                pause();
+}
+
+static void child_spin(void *arg)
+{
+        volatile uint64_t *counter = arg;
+        for (;;)
+                (*counter)++;
+}
+
+static void child_hog(void *arg)
+{
+        size_t size = 256 * MIB;
+        char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+                _exit(2);
+        for (size_t i = 0; i < size; i += 4096)
+                p[i] = 1;
+        _exit(0);
+}
+
+static void child_fork_many(void *arg)
+{
+        int fd = *(int *)arg;
+        int res[2] = {0, 0}; /* forks that worked, forks refused with EAGAIN */
+        for (int i = 0; i < 20; i++) {
+                pid_t p = fork();
+                if (p == 0) {
+                        die_with_parent();
+                        for (;;)
+                                pause();
+                }
+                if (p > 0)
+                        res[0]++;
+                else if (errno == EAGAIN)
+                        res[1]++;
+        }
+        if (write(fd, res, sizeof(res)) != sizeof(res))
+                _exit(3);
+        for (;;)
+                pause();
+}
+
+static void child_busy_1s(void *arg)
+{
+        int64_t end = now_ms() + 1000;
+        volatile uint64_t x = 0;
+        while (now_ms() < end)
+                x++;
+        _exit(0);
+}
+
+static struct cgroup *create_ok(enum cg_mode mode, const char *id, const struct cg_limits *lim)
+{
+        struct cgroup *cg = NULL;
+        char *err = NULL;
+        int r = cgroup_create(mode, id, lim, &cg, &err);
+        ck_assert_msg(r == 0, "cgroup_create(%s, %s): %s: %s", mode_name(mode), id, strerror(-r), err ?: "");
+        ck_assert_ptr_nonnull(cg);
+        free(err);
+        return cg;
+}
+
+/* Creates with limits, or returns NULL (having said why) when this host's
+ * hierarchy for the mode cannot enforce them. */
+static struct cgroup *create_limited(enum cg_mode mode, const char *id, const struct cg_limits *lim)
+{
+        struct cgroup *cg = NULL;
+        char *err = NULL;
+        int r = cgroup_create(mode, id, lim, &cg, &err);
+        if (r == -EOPNOTSUPP) {
+                printf("skipped (%s): %s\n", mode_name(mode), err);
+                free(err);
+                ck_assert_ptr_null(cg);
+                return NULL;
+        }
+        ck_assert_msg(r == 0, "cgroup_create(%s, %s): %s: %s", mode_name(mode), id, strerror(-r), err ?: "");
+        free(err);
+        return cg;
+}
+
+/* ------------------------------------------------------------------------ */
+
+START_TEST(test_lifecycle)
+{
+        enum cg_mode mode = modes[_i];
+        if (skip_unless(mode))
+                return;
+        _cleanup_free_ char *id = new_id();
+        struct cgroup *cg = create_ok(mode, id, &no_limits);
+        ck_assert_str_eq(cgroup_backend(cg), mode_name(mode));
+
+        struct dirs d;
+        dirs_copy(cg, &d);
+        _cleanup_free_ char *suffix = xasprintf("/cordon-%s", id);
+        for (size_t i = 0; i < d.n; i++) {
+                ck_assert(exists(d.path[i]));
+                ck_assert_str_eq(d.path[i] + strlen(d.path[i]) - strlen(suffix), suffix);
+        }
+        if (mode == CG_V2)
+                ck_assert_uint_eq(d.n, 1);
+
+        int go;
+        pid_t pid = spawn(child_sleep, NULL, &go);
+        ck_assert_int_eq(cgroup_attach(cg, pid), 0);
+        release(go);
+        ck_assert(in_group(pid, id));
+        for (size_t i = 0; i < d.n; i++)
+                ck_assert(!procs_empty(d.path[i]));
+
+        struct cg_stats st;
+        ck_assert_int_eq(cgroup_stats(cg, &st), 0);
+        ck_assert_int_ge(st.cpu_usage_usec, 0);
+        if (st.pids_current != -1)
+                ck_assert_int_eq(st.pids_current, 1);
+
+        ck_assert_int_eq(cgroup_kill_all(cg), 0);
+        /* empty before the child is reaped: a zombie is no longer listed */
+        for (size_t i = 0; i < d.n; i++)
+                ck_assert_msg(procs_empty(d.path[i]), "%s not empty", d.path[i]);
+        assert_killed(pid);
+
+        ck_assert_int_eq(cgroup_destroy(cg), 0);
+        for (size_t i = 0; i < d.n; i++)
+                ck_assert_msg(gone(d.path[i]), "%s still there", d.path[i]);
+        dirs_free(&d);
+}
+END_TEST
+
+START_TEST(test_freeze_thaw)
+{
+        enum cg_mode mode = modes[_i];
+        if (skip_unless(mode))
+                return;
+        volatile uint64_t *counter = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        ck_assert_ptr_ne((void *)counter, MAP_FAILED);
+        _cleanup_free_ char *id = new_id();
+        struct cgroup *cg = create_ok(mode, id, &no_limits);
+
+        int go;
+        pid_t pid = spawn(child_spin, (void *)counter, &go);
+        ck_assert_int_eq(cgroup_attach(cg, pid), 0);
+        release(go);
+        int64_t deadline = now_ms() + 5000;
+        while (*counter == 0 && now_ms() < deadline)
+                sleep_ms(1);
+        ck_assert_uint_gt(*counter, 0);
+
+        ck_assert_int_eq(cgroup_freeze(cg, true), 0);
+        uint64_t a = *counter;
+        sleep_ms(200);
+        uint64_t b = *counter;
+        ck_assert_msg(a == b, "the counter moved while frozen: %llu -> %llu", (unsigned long long)a,
+                      (unsigned long long)b);
+
+        ck_assert_int_eq(cgroup_freeze(cg, false), 0);
+        deadline = now_ms() + 5000;
+        while (*counter == b && now_ms() < deadline)
+                sleep_ms(1);
+        ck_assert_msg(*counter > b, "the counter did not move after the thaw");
+
+        /* a frozen group is killed too */
+        ck_assert_int_eq(cgroup_freeze(cg, true), 0);
+        ck_assert_int_eq(cgroup_destroy(cg), 0);
+        assert_killed(pid);
+        munmap((void *)counter, 4096);
+}
+END_TEST
+
+START_TEST(test_memory_limit)
+{
+        enum cg_mode mode = modes[_i];
+        if (skip_unless(mode))
+                return;
+        _cleanup_free_ char *id = new_id();
+        struct cg_limits lim = {.memory_bytes = 32 * MIB, .max_processes = CG_UNSET, .cpu_millis = CG_UNSET};
+        struct cgroup *cg = create_limited(mode, id, &lim);
+        if (!cg)
+                return;
+
+        int go;
+        pid_t pid = spawn(child_hog, NULL, &go);
+        ck_assert_int_eq(cgroup_attach(cg, pid), 0);
+        release(go);
+        assert_killed(pid); /* by the OOM killer */
+
+        struct cg_stats st;
+        ck_assert_int_eq(cgroup_stats(cg, &st), 0);
+        ck_assert_int_ge(st.oom_kills, 1);
+        if (st.memory_peak_bytes != -1) {
+                ck_assert_int_gt(st.memory_peak_bytes, 0);
+                ck_assert_int_le(st.memory_peak_bytes, 32 * MIB);
+        }
+        ck_assert_int_eq(cgroup_destroy(cg), 0);
+}
+END_TEST
+
+START_TEST(test_pids_limit)
+{
+        enum cg_mode mode = modes[_i];
+        if (skip_unless(mode))
+                return;
+        _cleanup_free_ char *id = new_id();
+        struct cg_limits lim = {.memory_bytes = CG_UNSET, .max_processes = 5, .cpu_millis = CG_UNSET};
+        struct cgroup *cg = create_limited(mode, id, &lim);
+        if (!cg)
+                return;
+
+        int res_pipe[2];
+        ck_assert_int_eq(pipe2(res_pipe, O_CLOEXEC), 0);
+        int go;
+        pid_t pid = spawn(child_fork_many, &res_pipe[1], &go);
+        close(res_pipe[1]);
+        ck_assert_int_eq(cgroup_attach(cg, pid), 0);
+        release(go);
+        int res[2];
+        ck_assert_int_eq(read_full(res_pipe[0], res, sizeof(res)), (ssize_t)sizeof(res));
+        close(res_pipe[0]);
+        ck_assert_msg(res[0] <= 5, "%d forks succeeded under pids.max 5", res[0]);
+        ck_assert_msg(res[1] > 0, "no fork failed with EAGAIN");
+
+        struct cg_stats st;
+        ck_assert_int_eq(cgroup_stats(cg, &st), 0);
+        ck_assert_int_le(st.pids_current, 5);
+        ck_assert_int_ge(st.pids_current, 1);
+
+        ck_assert_int_eq(cgroup_destroy(cg), 0);
+        assert_killed(pid);
+}
+END_TEST
+
+START_TEST(test_cpu_limit)
+{
+        enum cg_mode mode = modes[_i];
+        if (skip_unless(mode))
+                return;
+        _cleanup_free_ char *id = new_id();
+        struct cg_limits lim = {.memory_bytes = CG_UNSET, .max_processes = CG_UNSET, .cpu_millis = 200};
+        struct cgroup *cg = create_limited(mode, id, &lim);
+        if (!cg)
+                return;
+
+        int go;
+        pid_t pid = spawn(child_busy_1s, NULL, &go);
+        ck_assert_int_eq(cgroup_attach(cg, pid), 0);
+        release(go);
+        int status = wait_status(pid);
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+        struct cg_stats st;
+        ck_assert_int_eq(cgroup_stats(cg, &st), 0);
+        ck_assert_int_gt(st.nr_periods, 0);
+        ck_assert_int_gt(st.nr_throttled, 0);
+        ck_assert_int_gt(st.throttled_usec, 0);
+        /* 20% of a CPU for about a second, with room for a slow start */
+        ck_assert_int_gt(st.cpu_usage_usec, 0);
+        ck_assert_int_lt(st.cpu_usage_usec, 700000);
+        ck_assert_int_eq(cgroup_destroy(cg), 0);
+}
+END_TEST
+
+/* v2 where the controller is not in the hierarchy (a hybrid host): refused
+ * with a message naming the limit, and nothing left behind. */
+static const struct {
+        const char *limit, *ctrl;
+        struct cg_limits lim;
+} unavailable_cases[] = {
+        {"limits.memoryBytes", "memory", {32 * MIB, CG_UNSET, CG_UNSET}},
+        {"limits.maxProcesses", "pids", {CG_UNSET, 5, CG_UNSET}},
+        {"limits.cpuMillis", "cpu", {CG_UNSET, CG_UNSET, 200}},
+};
+
+START_TEST(test_v2_refuses_missing_controller)
+{
+        if (skip_unless(CG_V2))
+                return;
+        _cleanup_free_ char *probe_id = new_id();
+        struct cgroup *probe = create_ok(CG_V2, probe_id, &no_limits);
+        _cleanup_free_ char *parent = parent_of(cgroup_dirs(probe)[0]);
+        ck_assert_int_eq(cgroup_destroy(probe), 0);
+        _cleanup_free_ char *cpath = xasprintf("%s/cgroup.controllers", parent);
+        _cleanup_free_ char *controllers = read_text(cpath);
+        ck_assert_ptr_nonnull(controllers);
+        _cleanup_free_ char *word = xasprintf(" %s ", unavailable_cases[_i].ctrl);
+        _cleanup_free_ char *padded = xasprintf(" %s ", controllers);
+        padded[strcspn(padded, "\n")] = ' ';
+        if (strstr(padded, word)) {
+                printf("skipped: the %s controller is available in %s\n", unavailable_cases[_i].ctrl, parent);
+                return;
+        }
+
+        _cleanup_free_ char *id = new_id();
+        struct cgroup *cg = NULL;
+        char *err = NULL;
+        int r = cgroup_create(CG_V2, id, &unavailable_cases[_i].lim, &cg, &err);
+        ck_assert_int_eq(r, -EOPNOTSUPP);
+        ck_assert_ptr_null(cg);
+        ck_assert_ptr_nonnull(err);
+        ck_assert_msg(strstr(err, unavailable_cases[_i].limit + strlen("limits.")) && strstr(err, "not available") &&
+                              strstr(err, parent),
+                      "unclear message: %s", err);
+        free(err);
+        _cleanup_free_ char *dir = xasprintf("%s/cordon-%s", parent, id);
+        ck_assert_msg(gone(dir), "%s left behind", dir);
+}
+END_TEST
+
+/* A create that fails half way (the name is taken in the last hierarchy)
+ * removes what it made, and not what it did not make. */
+START_TEST(test_create_rollback)
+{
+        enum cg_mode mode = modes[_i];
+        if (skip_unless(mode))
+                return;
+        _cleanup_free_ char *probe_id = new_id();
+        struct cgroup *probe = create_ok(mode, probe_id, &no_limits);
+        struct dirs d;
+        dirs_copy(probe, &d);
+        ck_assert_int_eq(cgroup_destroy(probe), 0);
+
+        _cleanup_free_ char *id = new_id();
+        _cleanup_free_ char *last_parent = parent_of(d.path[d.n - 1]);
+        _cleanup_free_ char *taken = xasprintf("%s/cordon-%s", last_parent, id);
+        ck_assert_int_eq(mkdir(taken, 0755), 0);
+
+        struct cgroup *cg = NULL;
+        char *err = NULL;
+        int r = cgroup_create(mode, id, &no_limits, &cg, &err);
+        bool taken_kept = exists(taken);
+        bool others_gone = true;
+        for (size_t i = 0; i + 1 < d.n; i++) {
+                _cleanup_free_ char *p = parent_of(d.path[i]);
+                _cleanup_free_ char *dir = xasprintf("%s/cordon-%s", p, id);
+                others_gone &= gone(dir);
+        }
+        int removed = cgroup_remove_dir(taken);
+        dirs_free(&d);
+
+        ck_assert_int_eq(r, -EEXIST);
+        ck_assert_ptr_null(cg);
+        ck_assert_msg(err && strstr(err, taken), "unclear message: %s", err ?: "(none)");
+        free(err);
+        ck_assert_msg(taken_kept, "removed a group it did not create");
+        ck_assert_msg(others_gone, "left a group behind");
+        ck_assert_int_eq(removed, 0);
+}
+END_TEST
+
+struct found {
+        const char *id;
+        size_t n;
+        char *dir[8];
+};
+
+static int collect(const char *dir, const char *id, void *userdata)
+{
+        struct found *f = userdata;
+        if (streq(id, f->id) && f->n < ELEMENTSOF(f->dir))
+                f->dir[f->n++] = xstrdup(dir);
+        return 0;
+}
+
+/* What `cordon gc` does: list leftovers, remove them with what runs in them. */
+START_TEST(test_leftover_gc)
+{
+        enum cg_mode mode = modes[_i];
+        if (skip_unless(mode))
+                return;
+        _cleanup_free_ char *id = new_id();
+        struct cgroup *cg = create_ok(mode, id, &no_limits);
+        struct dirs d;
+        dirs_copy(cg, &d);
+        int go;
+        pid_t pid = spawn(child_sleep, NULL, &go);
+        ck_assert_int_eq(cgroup_attach(cg, pid), 0);
+        release(go);
+
+        struct found f = {.id = id};
+        ck_assert_int_ge(cgroup_foreach_leftover(collect, &f), (int)d.n);
+        ck_assert_uint_eq(f.n, d.n);
+        for (size_t i = 0; i < d.n; i++) {
+                bool listed = false;
+                for (size_t j = 0; j < f.n; j++)
+                        listed |= streq(f.dir[j], d.path[i]);
+                ck_assert_msg(listed, "%s not listed", d.path[i]);
+        }
+
+        for (size_t j = 0; j < f.n; j++) {
+                ck_assert_int_eq(cgroup_remove_dir(f.dir[j]), 0);
+                ck_assert(gone(f.dir[j]));
+                ck_assert_int_eq(cgroup_remove_dir(f.dir[j]), -ENOENT);
+                free(f.dir[j]);
+        }
+        assert_killed(pid);
+        /* its directories are gone already: destroy still frees it */
+        ck_assert_int_eq(cgroup_destroy(cg), 0);
+        dirs_free(&d);
+}
+END_TEST
+
+START_TEST(test_remove_dir_refuses)
+{
+        ck_assert_int_eq(cgroup_remove_dir(NULL), -EINVAL);
+        ck_assert_int_eq(cgroup_remove_dir(""), -EINVAL);
+        ck_assert_int_eq(cgroup_remove_dir("cordon-abc"), -EINVAL);
+        ck_assert_int_eq(cgroup_remove_dir("sys/fs/cgroup/cordon-abc"), -EINVAL);
+        ck_assert_int_eq(cgroup_remove_dir("/sys/fs/cgroup"), -EINVAL);
+        ck_assert_int_eq(cgroup_remove_dir("/sys/fs/cgroup/memory"), -EINVAL);
+        ck_assert_int_eq(cgroup_remove_dir("/sys/fs/cgroup/cordon-../memory"), -EINVAL);
+        ck_assert_int_eq(cgroup_remove_dir("/sys/fs/cgroup/memory/cordon-"), -EINVAL);
+        ck_assert_int_eq(cgroup_remove_dir("/sys/fs/cgroup/memory/cordon-.."), -EINVAL);
+        ck_assert_int_eq(cgroup_remove_dir("/sys/fs/cgroup/memory/cordon-ABC"), -EINVAL);
+        ck_assert_int_eq(cgroup_remove_dir("/sys/fs/cgroup/memory/cordon-abc/"), -EINVAL);
+
+        /* named like ours, but not a control group */
+        char tmp[] = "/tmp/test-sentry-cgroup-XXXXXX";
+        ck_assert_ptr_nonnull(mkdtemp(tmp));
+        _cleanup_free_ char *fake = xasprintf("%s/cordon-abc", tmp);
+        ck_assert_int_eq(mkdir(fake, 0700), 0);
+        int r_fake = cgroup_remove_dir(fake);
+        bool fake_kept = exists(fake);
+        (void)rmdir(fake);
+        (void)rmdir(tmp);
+        ck_assert_int_eq(r_fake, -EINVAL);
+        ck_assert(fake_kept);
+
+        /* a control group, but not named like ours */
+        enum cg_mode mode = have_mode[CG_V1] ? CG_V1 : CG_V2;
+        if (!have_mode[mode])
+                return;
+        _cleanup_free_ char *probe_id = new_id();
+        struct cgroup *probe = create_ok(mode, probe_id, &no_limits);
+        _cleanup_free_ char *parent = parent_of(cgroup_dirs(probe)[0]);
+        ck_assert_int_eq(cgroup_destroy(probe), 0);
+        _cleanup_free_ char *other = xasprintf("%s/%snot-ours", parent, run_prefix);
+        ck_assert_int_eq(mkdir(other, 0755), 0);
+        int r_other = cgroup_remove_dir(other);
+        bool other_kept = exists(other);
+        (void)rmdir(other);
+        ck_assert_int_eq(r_other, -EINVAL);
+        ck_assert(other_kept);
+
+        /* ours, but gone */
+        _cleanup_free_ char *absent_id = new_id();
+        _cleanup_free_ char *absent = xasprintf("%s/cordon-%s", parent, absent_id);
+        ck_assert_int_eq(cgroup_remove_dir(absent), -ENOENT);
+}
+END_TEST
+
+static const char *const bad_ids[] = {
+        "",     "/",    "a/b",       "..",
+        ".",    "../x", "x",         "ABC",
+        "ab c", "ab\n", "cordon-..", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", /* 65 */
+};
+
+START_TEST(test_bad_ids)
+{
+        struct cgroup *cg = NULL;
+        char *err = NULL;
+        ck_assert_int_eq(cgroup_create(CG_AUTO, bad_ids[_i], &no_limits, &cg, &err), -EINVAL);
+        ck_assert_ptr_null(cg);
+        ck_assert_ptr_nonnull(err);
+        free(err);
+        err = NULL;
+        ck_assert_int_eq(cgroup_create(CG_AUTO, NULL, &no_limits, &cg, &err), -EINVAL);
+        free(err);
+}
+END_TEST
+
+START_TEST(test_bad_limits)
+{
+        struct cg_limits lim[] = {
+                {0, CG_UNSET, CG_UNSET},
+                {CG_UNSET, -5, CG_UNSET},
+                {CG_UNSET, CG_UNSET, 0},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(lim); i++) {
+                _cleanup_free_ char *id = new_id();
+                struct cgroup *cg = NULL;
+                char *err = NULL;
+                ck_assert_int_eq(cgroup_create(CG_AUTO, id, &lim[i], &cg, &err), -EINVAL);
+                ck_assert_ptr_null(cg);
+                ck_assert_ptr_nonnull(strstr(err, "limits."));
+                free(err);
+        }
+        ck_assert_int_eq(cgroup_destroy(NULL), 0);
+}
+END_TEST
+
+/* CG_AUTO: v2 on a pure v2 host, where the controllers are; v1 where the
+ * host has v1 hierarchies (hybrid or v1 only). */
+START_TEST(test_auto)
+{
+        struct statfs sfs;
+        bool pure_v2 = statfs("/sys/fs/cgroup", &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC;
+        enum cg_mode expect = pure_v2 || !have_mode[CG_V1] ? CG_V2 : CG_V1;
+        if (skip_unless(expect))
+                return;
+        _cleanup_free_ char *id = new_id();
+        struct cgroup *cg = create_ok(CG_AUTO, id, &no_limits);
+        ck_assert_str_eq(cgroup_backend(cg), mode_name(expect));
+        ck_assert_int_eq(cgroup_destroy(cg), 0);
+}
+END_TEST
+
+static Suite *cgroup_suite(void)
+{
+        Suite *s = suite_create("sentry-cgroup");
+        TCase *tc;
+        int nm = (int)ELEMENTSOF(modes);
+
+        tc = tcase_create("group");
+        tcase_set_timeout(tc, 60);
+        tcase_add_loop_test(tc, test_lifecycle, 0, nm);
+        tcase_add_loop_test(tc, test_freeze_thaw, 0, nm);
+        tcase_add_loop_test(tc, test_create_rollback, 0, nm);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("limits");
+        tcase_set_timeout(tc, 60);
+        tcase_add_loop_test(tc, test_memory_limit, 0, nm);
+        tcase_add_loop_test(tc, test_pids_limit, 0, nm);
+        tcase_add_loop_test(tc, test_cpu_limit, 0, nm);
+        tcase_add_loop_test(tc, test_v2_refuses_missing_controller, 0, (int)ELEMENTSOF(unavailable_cases));
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("gc");
+        tcase_set_timeout(tc, 60);
+        tcase_add_loop_test(tc, test_leftover_gc, 0, nm);
+        tcase_add_test(tc, test_remove_dir_refuses);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("validation");
+        tcase_set_timeout(tc, 60);
+        tcase_add_loop_test(tc, test_bad_ids, 0, (int)ELEMENTSOF(bad_ids));
+        tcase_add_test(tc, test_bad_limits);
+        tcase_add_test(tc, test_auto);
+        suite_add_tcase(s, tc);
+
+        return s;
+}
+
+/* Removes whatever group of this run a failed test left behind. */
+static int sweep_one(const char *dir, const char *id, void *userdata)
+{
+        if (!startswith(id, run_prefix))
+                return 0;
+        int r = cgroup_remove_dir(dir);
+        fprintf(stderr, "test-sentry-cgroup: removed a leftover group %s: %s\n", dir, r < 0 ? strerror(-r) : "ok");
+        ++*(int *)userdata;
+        return 0;
+}
+
+int main(void)
+{
+        if (geteuid() != 0) {
+                fprintf(stderr, "test-sentry-cgroup: skipped: creating control groups needs root\n");
+                return 77;
+        }
+        snprintf(run_prefix, sizeof(run_prefix), "c0de%x-", (unsigned)getpid());
+
+        for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
+                _cleanup_free_ char *id = new_id();
+                struct cgroup *cg = NULL;
+                char *err = NULL;
+                int r = cgroup_create(modes[i], id, &no_limits, &cg, &err);
+                if (r == 0)
+                        have_mode[modes[i]] = cgroup_destroy(cg) == 0;
+                else
+                        fprintf(stderr, "test-sentry-cgroup: no cgroup %s: %s\n", mode_name(modes[i]), err ?: "");
+                free(err);
+        }
+        if (!have_mode[CG_V1] && !have_mode[CG_V2]) {
+                fprintf(stderr, "test-sentry-cgroup: skipped: neither cgroup backend is usable here\n");
+                return 77;
+        }
+
+        SRunner *sr = srunner_create(cgroup_suite());
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+
+        int leftovers = 0;
+        (void)cgroup_foreach_leftover(sweep_one, &leftovers);
+        if (leftovers > 0) {
+                fprintf(stderr, "test-sentry-cgroup: %d group(s) were left behind\n", leftovers);
+                failed++;
+        }
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
