@@ -1,8 +1,90 @@
-/* net/: the sandbox's network. For now: its own network namespace with only
- * loopback up (no route out), and the socket families it may create. The
- * egress gate (DNS stub, connect emulation) arrives with its own issue. */
+/* net/: the sandbox's network. Its own network namespace with only loopback
+ * up; a DNS stub that answers listed names with synthetic addresses; an
+ * egress gate that turns a connect() to such an address into a connection
+ * the sentry makes itself, from outside, to an address it checked. */
 #pragma once
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "notify/notify.h"
 
 /* Runs in the child inside its new network namespace, while it still has
  * CAP_NET_ADMIN there: brings lo up. 0 or -errno. */
 int net_loopback_up(void);
+
+/* --- address classification (classify.c) --- */
+
+enum addr_class {
+        ADDR_PUBLIC = 0,  /* a global unicast address: the only kind the gate connects to */
+        ADDR_UNSPECIFIED, /* 0.0.0.0/8, :: */
+        ADDR_LOOPBACK,    /* 127/8, ::1 */
+        ADDR_PRIVATE,     /* 10/8, 172.16/12, 192.168/16 */
+        ADDR_CGNAT,       /* 100.64/10 */
+        ADDR_LINK_LOCAL,  /* 169.254/16, fe80::/10 */
+        ADDR_METADATA,    /* 169.254.169.254, fd00:ec2::254 and other cloud metadata endpoints */
+        ADDR_ULA,         /* fc00::/7 */
+        ADDR_MULTICAST,   /* 224/4, ff00::/8 */
+        ADDR_BROADCAST,   /* 255.255.255.255 */
+        ADDR_RESERVED,    /* documentation, benchmarking, 240/4, 192.0.0/24, 6to4 relay, site-local, ... */
+};
+
+/* Classifies an IPv4 address (network byte order). */
+enum addr_class net_classify_ipv4(uint32_t addr_be);
+/* Classifies an IPv6 address; IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible
+ * (::a.b.c.d), NAT64 (64:ff9b::/96, 64:ff9b:1::/48), 6to4 (2002::/16) and
+ * Teredo (2001::/32) forms are classified by the IPv4 address they embed
+ * when that is not public. */
+enum addr_class net_classify_ipv6(const struct in6_addr *a);
+/* Classifies a sockaddr_in/sockaddr_in6 of length len; -EAFNOSUPPORT for
+ * other families, -EINVAL for a short length. */
+int net_classify_sockaddr(const struct sockaddr *sa, size_t len);
+const char *net_addr_class_name(enum addr_class c);
+
+/* --- the synthetic pool (classify.c) --- */
+
+/* Name i (0-based) of the allow list is answered as 198.18.X.Y and
+ * fdc0:d0::/96 + i: addresses that exist nowhere, so a connect() to one is
+ * unmistakably a request for that name. At most NET_POOL_MAX names. */
+#define NET_POOL_MAX 65000
+void net_pool_ipv4(unsigned index, struct in_addr *ret);
+void net_pool_ipv6(unsigned index, struct in6_addr *ret);
+/* The index a sockaddr's address stands for, or -ENOENT if it is not in the pool. */
+int net_pool_lookup(const struct sockaddr *sa, size_t len);
+
+/* --- DNS (dns.c) --- */
+
+#define DNS_MAX_PACKET 1232
+
+struct dns_question {
+        char name[256]; /* lower case, no trailing dot; "" for the root */
+        uint16_t qtype;
+        uint16_t qclass;
+        uint16_t id;
+        bool rd;
+        bool edns;              /* an OPT record was present */
+        size_t question_end;    /* offset just past the question in the query */
+};
+
+/* Parses a query defensively: one question, no compression pointers in it,
+ * labels 1..63 bytes, name at most 255 bytes, anything else in the packet
+ * ignored but bounded by len. 0, or -EBADMSG (malformed: answer FORMERR if
+ * the header was readable, else drop), -EOPNOTSUPP (not a standard query:
+ * answer NOTIMP). */
+int dns_parse_query(const uint8_t *pkt, size_t len, struct dns_question *ret);
+
+enum dns_rcode { DNS_NOERROR = 0, DNS_FORMERR = 1, DNS_SERVFAIL = 2, DNS_NXDOMAIN = 3, DNS_NOTIMP = 4, DNS_REFUSED = 5 };
+
+/* Builds the response to q (echoing its question) with rcode and, for
+ * NOERROR, at most one answer record: an A (addr4) or AAAA (addr6) record
+ * when that pointer is non-NULL, none otherwise (NODATA). Returns the length
+ * written into out (at most outsize), or -ENOBUFS. */
+ssize_t dns_build_response(const uint8_t *query, const struct dns_question *q, enum dns_rcode rcode,
+                           const struct in_addr *addr4, const struct in6_addr *addr6, uint32_t ttl, uint8_t *out,
+                           size_t outsize);
+/* A header-only error response (FORMERR/NOTIMP) for a query whose question
+ * could not be parsed; needs len >= 12. Returns 12 or -EBADMSG. */
+ssize_t dns_build_error(const uint8_t *query, size_t len, enum dns_rcode rcode, uint8_t *out, size_t outsize);
