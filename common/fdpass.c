@@ -5,7 +5,7 @@
 #include "common/fdpass.h"
 #include "common/util.h"
 
-#define MAX_FDS 4
+#define MAX_FDS 8
 
 int send_fds(int sock, const void *buf, size_t len, const int *fds, size_t n_fds)
 {

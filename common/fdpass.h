@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* Sends len bytes with n_fds (at most 4) descriptors. 0 or -errno. */
+/* Sends len bytes with n_fds (at most 8) descriptors. 0 or -errno. */
 int send_fds(int sock, const void *buf, size_t len, const int *fds, size_t n_fds);
 /* Receives one message into buf; up to max_fds descriptors into fds (the
  * rest, and any beyond 4, are closed; unused slots are -1). Returns the

@@ -29,8 +29,10 @@ struct fs_view_spec {
         size_t n_binds;
         const struct fs_rule *rules;
         size_t n_rules;
-        const char *home;       /* private writable home, e.g. "/root" */
-        int64_t writable_bytes; /* size of the writable layer; <= 0: tmpfs default (half of RAM) */
+        const char *home;        /* private writable home, e.g. "/root" */
+        int64_t writable_bytes;  /* size of the writable layer; <= 0: tmpfs default (half of RAM) */
+        const char *resolv_conf; /* contents of the view's /etc/resolv.conf (NULL: the host's) */
+        const char *hosts;       /* contents of the view's /etc/hosts (NULL: the host's) */
 };
 
 /* Runs in the child, inside its new user, mount and pid namespaces and while

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/mount.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
@@ -286,6 +287,61 @@ static int setup_proc(int rootfd, char *err)
 }
 
 /* srcfd: the bind source, opened before the staging tmpfs covered /tmp */
+/* Replaces a file of the view (e.g. /etc/resolv.conf) with our content:
+ * bound read-only over it when it is a file; when it is a symlink into the
+ * writable layer (/run/systemd/resolve/stub-resolv.conf), written there;
+ * when absent, nothing to replace is an error the caller reports. */
+static int overlay_file(int rootfd, const char *path, const char *staging, const char *content, char *err)
+{
+        int r;
+        int fd = open(staging, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+        if (fd < 0)
+                return fail(negative_errno(), err, "staging %s", staging);
+        r = write_all(fd, content, strlen(content));
+        close(fd);
+        if (r < 0)
+                return fail(r, err, "staging %s", staging);
+
+        _cleanup_close_ int target = open_in_root(rootfd, path, false, false);
+        if (target >= 0) {
+                struct stat st;
+                if (fstat(target, &st) < 0 || !S_ISREG(st.st_mode))
+                        return fail(-EINVAL, err, "%s in the view is not a regular file", path);
+                char p[64];
+                fd_path(target, p, sizeof(p));
+                if (mount(staging, p, NULL, MS_BIND, NULL) < 0)
+                        return fail(negative_errno(), err, "bind our %s", path);
+                if ((r = setattr_in_root(rootfd, path, false,
+                                         MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                                         0)) < 0)
+                        return fail(r, err, "make our %s read-only", path);
+                return 0;
+        }
+        if (target != -ENOENT)
+                return fail(target, err, "%s in the view", path);
+        /* a dangling symlink: follow it by hand, one level, into the writable layer */
+        char link[PATH_MAX], dst[PATH_MAX + 64];
+        snprintf(dst, sizeof(dst), "%s%s", NEWROOT, path);
+        ssize_t n = readlink(dst, link, sizeof(link) - 1);
+        if (n < 0)
+                return 0; /* the host has no such file: leave the view without one */
+        link[n] = '\0';
+        if (!startswith(link, "/run/") || strstr(link, "/.."))
+                return fail(-EINVAL, err, "%s is a symlink to %s, outside the writable layer", path, link);
+        snprintf(dst, sizeof(dst), "%s%s", NEWROOT, link);
+        char *slash = strrchr(dst, '/');
+        *slash = '\0';
+        if ((r = mkdir_p(dst, 0755)) < 0)
+                return fail(r, err, "mkdir for %s", link);
+        *slash = '/';
+        fd = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0)
+                return fail(negative_errno(), err, "write %s", link);
+        r = write_all(fd, content, strlen(content));
+        close(fd);
+        return r < 0 ? fail(r, err, "write %s", link) : 0;
+}
+
 static int setup_bind(int rootfd, const struct fs_bind *b, int srcfd, char *err)
 {
         struct stat st;
@@ -457,6 +513,12 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, char *
         }
 
         if ((r = setup_dev(rootfd, err)) < 0)
+                return r;
+        /* the resolver the sandbox sees: the sentry's DNS stub */
+        if (spec->resolv_conf &&
+            (r = overlay_file(rootfd, "/etc/resolv.conf", BASE "/resolv.conf", spec->resolv_conf, err)) < 0)
+                return r;
+        if (spec->hosts && (r = overlay_file(rootfd, "/etc/hosts", BASE "/hosts", spec->hosts, err)) < 0)
                 return r;
         if ((r = setup_proc(rootfd, err)) < 0)
                 return r;

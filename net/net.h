@@ -65,8 +65,8 @@ struct dns_question {
         uint16_t qclass;
         uint16_t id;
         bool rd;
-        bool edns;              /* an OPT record was present */
-        size_t question_end;    /* offset just past the question in the query */
+        bool edns;           /* an OPT record was present */
+        size_t question_end; /* offset just past the question in the query */
 };
 
 /* Parses a query defensively: one question, no compression pointers in it,
@@ -76,7 +76,14 @@ struct dns_question {
  * answer NOTIMP). */
 int dns_parse_query(const uint8_t *pkt, size_t len, struct dns_question *ret);
 
-enum dns_rcode { DNS_NOERROR = 0, DNS_FORMERR = 1, DNS_SERVFAIL = 2, DNS_NXDOMAIN = 3, DNS_NOTIMP = 4, DNS_REFUSED = 5 };
+enum dns_rcode {
+        DNS_NOERROR = 0,
+        DNS_FORMERR = 1,
+        DNS_SERVFAIL = 2,
+        DNS_NXDOMAIN = 3,
+        DNS_NOTIMP = 4,
+        DNS_REFUSED = 5
+};
 
 /* Builds the response to q (echoing its question) with rcode and, for
  * NOERROR, at most one answer record: an A (addr4) or AAAA (addr6) record
@@ -88,3 +95,55 @@ ssize_t dns_build_response(const uint8_t *query, const struct dns_question *q, e
 /* A header-only error response (FORMERR/NOTIMP) for a query whose question
  * could not be parsed; needs len >= 12. Returns 12 or -EBADMSG. */
 ssize_t dns_build_error(const uint8_t *query, size_t len, enum dns_rcode rcode, uint8_t *out, size_t outsize);
+
+/* --- the egress gate (gate.c, stub.c, audit.c) --- */
+
+struct net_rule {
+        const char *host; /* exact, lower case */
+        unsigned port;
+};
+
+struct net_cidr {
+        int family;
+        uint8_t addr[16];
+        unsigned prefix;
+};
+
+struct net_gate_config {
+        const char *sandbox_id;
+        const struct net_rule *rules; /* rule i is pool index i */
+        size_t n_rules;
+        /* test-only overrides (off when NULL/0): see policy.h */
+        const char *test_hosts_file;
+        const struct net_cidr *test_allow;
+        size_t n_test_allow;
+        int audit_fd; /* -1: no audit file */
+        bool verbose; /* summarise decisions on stderr at the end */
+};
+
+struct net_gate;
+
+/* Creates the gate and its resolver thread. Call from a thread whose root
+ * and credentials are the host's (the sentry's main thread): name
+ * resolution reads the host's resolver configuration. */
+int net_gate_new(const struct net_gate_config *cfg, struct net_gate **ret);
+/* Starts the DNS stub inside the sandbox's network namespace (netns_fd) at
+ * 127.0.0.53:53 (UDP and TCP). */
+int net_gate_start_stub(struct net_gate *g, int netns_fd);
+/* Prints the decision summary (with verbose) and frees. Accepts NULL. */
+void net_gate_free(struct net_gate *g);
+
+/* The resolver configuration the view shows: resolv.conf pointing at the stub. */
+#define NET_STUB_ADDR "127.0.0.53"
+extern const char net_resolv_conf[];
+extern const char net_hosts[];
+
+/* Handlers (userdata: struct net_gate). */
+/* Emulates connect(2): own loopback passes; a synthetic address of a listed
+ * name on its port is connected by the sentry to an address it resolved and
+ * checked, and the connected socket replaces the child's; all else EACCES. */
+int net_handle_connect(struct notify_call *call, struct notify_verdict *ret);
+/* Emulates sendto(2) with an address (TCP fast open to a listed name included). */
+int net_handle_sendto(struct notify_call *call, struct notify_verdict *ret);
+/* Emulates sendmsg(2) and sendmmsg(2): no address or own loopback passes. */
+int net_handle_sendmsg(struct notify_call *call, struct notify_verdict *ret);

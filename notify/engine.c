@@ -24,6 +24,7 @@ struct notify_engine {
         int listener_fd;
         int hostproc_fd;
         void *userdata;
+        void *contexts[NOTIFY_MAX_CONTEXTS];
         int (*thread_init)(void *userdata);
         const struct syscall_entry *dispatch[NOTIFY_NR_MAX];
         struct seccomp_notif_sizes sizes;
@@ -123,7 +124,7 @@ static void serve_one(struct notify_engine *e, struct seccomp_notif *req, struct
                         .req = req,
                         .listener_fd = e->listener_fd,
                         .hostproc_fd = e->hostproc_fd,
-                        .userdata = e->userdata,
+                        .userdata = entry->ctx < NOTIFY_MAX_CONTEXTS ? e->contexts[entry->ctx] : NULL,
                 };
                 int r = entry->handler(&call, &v);
                 if (r < 0) {
@@ -252,6 +253,7 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
         sigaction(WAKE_SIGNAL, &sa, NULL); /* no SA_RESTART: it must break the receive */
 
         e->userdata = cfg->userdata;
+        memcpy(e->contexts, cfg->contexts, sizeof(e->contexts));
         e->thread_init = cfg->thread_init;
         e->max_workers = cfg->max_workers ? cfg->max_workers : 64;
         e->threads = xcalloc(e->max_workers, sizeof(pthread_t));

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 
 #include "common/util.h"
@@ -159,6 +160,51 @@ int notify_install_fd(const struct notify_call *call, int srcfd, int target_fd, 
         };
         int r = ioctl(call->listener_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
         return r < 0 ? negative_errno() : r;
+}
+
+int notify_dup_child_fd(const struct notify_call *call, int fd)
+{
+        if (fd < 0)
+                return -EBADF;
+        /* a pidfd for the calling thread itself (PIDFD_THREAD, Linux 6.9),
+         * else for its thread group leader: the fd table is shared either way */
+        int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)call->req->pid, 0x80 /* PIDFD_THREAD = O_EXCL */);
+        if (pidfd < 0) {
+                char status[64], buf[4096];
+                snprintf(status, sizeof(status), "%u/status", call->req->pid);
+                _cleanup_close_ int sfd = openat(call->hostproc_fd, status, O_RDONLY | O_CLOEXEC);
+                ssize_t n = sfd < 0 ? -1 : read_full(sfd, buf, sizeof(buf) - 1);
+                if (n <= 0)
+                        return -ESRCH;
+                buf[n] = '\0';
+                const char *t = strstr(buf, "\nTgid:");
+                if (!t)
+                        return -ESRCH;
+                pidfd = (int)syscall(SYS_pidfd_open, (pid_t)strtol(t + 6, NULL, 10), 0);
+                if (pidfd < 0)
+                        return negative_errno();
+        }
+        int r = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+        r = r < 0 ? negative_errno() : r;
+        close(pidfd);
+        return r;
+}
+
+int notify_child_fd_cloexec(const struct notify_call *call, int fd)
+{
+        char path[64], buf[512];
+        snprintf(path, sizeof(path), "%u/fdinfo/%d", call->req->pid, fd);
+        _cleanup_close_ int f = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
+        if (f < 0)
+                return errno == ENOENT ? -EBADF : negative_errno();
+        ssize_t n = read_full(f, buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return -EIO;
+        buf[n] = '\0';
+        const char *p = strstr(buf, "flags:");
+        if (!p)
+                return -EIO;
+        return (strtol(p + 6, NULL, 8) & O_CLOEXEC) ? 1 : 0;
 }
 
 int notify_open_dirfd(const struct notify_call *call, int dirfd)

@@ -58,6 +58,7 @@ struct syscall_entry {
         unsigned n_cond;
         struct syscall_arg_cond cond[2]; /* all must hold for the row to apply */
         notify_handler_t handler;        /* for SC_EMULATE */
+        unsigned ctx;                    /* which of the engine's contexts the handler gets as userdata */
         enum syscall_support support;
         const char *note;
 };
@@ -86,13 +87,16 @@ int notify_filter_install(const struct sock_fprog *prog, bool *ret_wait_killable
 
 struct notify_engine;
 
+#define NOTIFY_MAX_CONTEXTS 4
+
 struct notify_engine_config {
         const struct syscall_entry *table;
         size_t n_table;
-        void *userdata;                     /* handed to handlers via the call */
-        int (*thread_init)(void *userdata); /* run once in each worker before it serves */
-        unsigned min_workers;               /* started up front */
-        unsigned max_workers;               /* more are started while all are busy, up to this */
+        void *userdata;                      /* for thread_init */
+        void *contexts[NOTIFY_MAX_CONTEXTS]; /* a handler gets contexts[entry->ctx] as call->userdata */
+        int (*thread_init)(void *userdata);  /* run once in each worker before it serves */
+        unsigned min_workers;                /* started up front */
+        unsigned max_workers;                /* more are started while all are busy, up to this */
 };
 
 /* Takes ownership of listener_fd. Starts the worker threads. */
@@ -150,6 +154,14 @@ int notify_open_dirfd(const struct notify_call *call, int dirfd);
  * call is gone). The handler then answers with a value of its own, e.g. 0
  * for a connect() whose socket was swapped for a connected one. */
 int notify_install_fd(const struct notify_call *call, int srcfd, int target_fd, unsigned fd_flags);
+
+/* A duplicate of the caller's fd (pidfd_getfd): the same open file, for
+ * inspecting a socket's family, type and options. Returns the fd or -errno
+ * (-EBADF when the child has no such fd). */
+int notify_dup_child_fd(const struct notify_call *call, int fd);
+/* Whether the caller's fd has FD_CLOEXEC set (from /proc/TID/fdinfo).
+ * 1, 0 or -errno. */
+int notify_child_fd_cloexec(const struct notify_call *call, int fd);
 
 /* The calling thread's pid and tgid as seen inside its pid namespace. */
 int notify_ns_ids(const struct notify_call *call, pid_t *ret_nspid, pid_t *ret_nstgid);

@@ -39,6 +39,10 @@ static void usage(FILE *f)
               "      --admission FILE     host-wide maxima (default /etc/cordon/admission.json if present)\n"
               "      --cgroup auto|v1|v2  which cgroup hierarchy enforces the limits\n"
               "      --stats FILE         write what the sandbox used as JSON when it ends\n"
+              "\n"
+              "Network: the sandbox has its own loopback only; the policy's networkPolicy lists\n"
+              "host names it may reach on port 443, through the sentry's DNS stub and egress gate.\n"
+              "      --audit FILE         append every egress decision as a JSON line\n"
               "  -v, --verbose            say what the sentry does and which layers are on\n"
               "\n"
               "Exit status: the command's; 128+N if it died of signal N; 2 for a bad command\n"
@@ -88,25 +92,16 @@ static bool valid_env(const char *kv)
 static int cmd_run(int argc, char **argv)
 {
         static const struct option opts[] = {
-                {"policy", required_argument, NULL, 'p'},
-                {"bind", required_argument, NULL, 'b'},
-                {"env", required_argument, NULL, 'e'},
-                {"cwd", required_argument, NULL, 'C'},
-                {"tty", no_argument, NULL, 't'},
-                {"no-tty", no_argument, NULL, 'T'},
-                {"trap-all", no_argument, NULL, 'A'},
-                {"verbose", no_argument, NULL, 'v'},
-                {"help", no_argument, NULL, 'h'},
-                {"memory", required_argument, NULL, 'M'},
-                {"cpus", required_argument, NULL, 'c'},
-                {"pids", required_argument, NULL, 'P'},
-                {"disk", required_argument, NULL, 'D'},
-                {"nofile", required_argument, NULL, 'N'},
-                {"timeout", required_argument, NULL, 'o'},
-                {"admission", required_argument, NULL, 'a'},
-                {"stats", required_argument, NULL, 's'},
-                {"cgroup", required_argument, NULL, 'g'},
-                {0},
+                {"policy", required_argument, NULL, 'p'},  {"bind", required_argument, NULL, 'b'},
+                {"env", required_argument, NULL, 'e'},     {"cwd", required_argument, NULL, 'C'},
+                {"tty", no_argument, NULL, 't'},           {"no-tty", no_argument, NULL, 'T'},
+                {"trap-all", no_argument, NULL, 'A'},      {"verbose", no_argument, NULL, 'v'},
+                {"help", no_argument, NULL, 'h'},          {"memory", required_argument, NULL, 'M'},
+                {"cpus", required_argument, NULL, 'c'},    {"pids", required_argument, NULL, 'P'},
+                {"disk", required_argument, NULL, 'D'},    {"nofile", required_argument, NULL, 'N'},
+                {"timeout", required_argument, NULL, 'o'}, {"admission", required_argument, NULL, 'a'},
+                {"stats", required_argument, NULL, 's'},   {"cgroup", required_argument, NULL, 'g'},
+                {"audit", required_argument, NULL, 'U'},   {0},
         };
         struct run_options o = {.tty = TTY_AUTO, .cgroup_mode = CG_AUTO};
         run_limits_unset(&o.limits);
@@ -213,6 +208,9 @@ static int cmd_run(int argc, char **argv)
                         break;
                 case 's':
                         o.stats_path = optarg;
+                        break;
+                case 'U':
+                        o.audit_path = optarg;
                         break;
                 case 'g':
                         if (streq(optarg, "auto"))

@@ -61,11 +61,12 @@ static int refuse_unsupported(const struct policy *p)
         const char *what = NULL;
         if (p->has_source)
                 what = "source (template and snapshot layers)";
-        else if (p->n_net_rules > 0)
-                what = "networkPolicy.rules (the egress gate)";
         for (size_t i = 0; !what && i < p->n_rules; i++)
                 if (p->rules[i].action == ACTION_ASK)
                         what = "filesystem.rules[].action \"ask\" (approvals)";
+        for (size_t i = 0; !what && i < p->n_net_rules; i++)
+                if (p->net_rules[i].action == ACTION_ASK)
+                        what = "networkPolicy.rules[].action \"ask\" (approvals)";
         if (what) {
                 fprintf(stderr,
                         "cordon: the policy asks for %s, which this build of cordon cannot enforce yet; "
@@ -116,8 +117,13 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                                                                  : FS_READ_WRITE;
                 p.rules[i] = (struct fs_rule){pr->path, acc, pr->exec};
         }
-        p.view = (struct fs_view_spec){
-                .binds = p.binds, .n_binds = nb, .rules = p.rules, .n_rules = o->policy->n_rules, .home = HOME};
+        p.view = (struct fs_view_spec){.binds = p.binds,
+                                       .n_binds = nb,
+                                       .rules = p.rules,
+                                       .n_rules = o->policy->n_rules,
+                                       .home = HOME,
+                                       .resolv_conf = net_resolv_conf,
+                                       .hosts = net_hosts};
 
         size_t n_table;
         const struct syscall_entry *table = sentry_syscall_table(&n_table);

@@ -32,6 +32,21 @@ struct policy_net_rule {
         enum rule_action action;
 };
 
+/* Test-only: lets the tests' own upstream servers (in network namespaces the
+ * tests create) be reached. Off unless spelled out in the policy; every use
+ * is recorded in the audit log with reason "test_override". */
+struct policy_net_cidr {
+        int family; /* AF_INET or AF_INET6 */
+        uint8_t addr[16];
+        unsigned prefix;
+};
+
+struct policy_net_testing {
+        char *hosts_file; /* "NAME ADDRESS" lines, read again at every connect; NULL: none */
+        struct policy_net_cidr *allow_private;
+        size_t n_allow_private;
+};
+
 struct policy_env {
         char *key;
         char *value;
@@ -56,6 +71,8 @@ struct policy {
         enum net_mode net_mode;
         struct policy_net_rule *net_rules;
         size_t n_net_rules;
+        bool has_net_testing;
+        struct policy_net_testing net_testing;
 
         struct policy_env *env;
         size_t n_env;

@@ -6,13 +6,17 @@
 #include <termios.h>
 
 #include "fs/fs.h"
+#include "net/net.h"
 #include "notify/notify.h"
 #include "sentry/cgroup.h"
 #include "sentry/limits.h"
 #include "sentry/sentry.h"
 
+/* The engine's handler contexts: which userdata a table row's handler gets. */
+enum { CTX_FS = 0, CTX_NET = 1 };
+
 /* The set-up channel between the sentry and the sandbox's init. */
-enum msg_type { MSG_GO = 1, MSG_ERROR, MSG_READY, MSG_START, MSG_STATUS };
+enum msg_type { MSG_GO = 1, MSG_ERROR, MSG_FDS, MSG_READY, MSG_START, MSG_STATUS };
 
 struct msg {
         uint32_t type;
@@ -40,6 +44,7 @@ void sandbox_plan_done(struct sandbox_plan *p);
 
 struct sandbox_state {
         struct sandbox_plan *plan;
+        const struct policy *policy;
         int sock;
         int pidfd;
         pid_t init_pid;
@@ -50,6 +55,8 @@ struct sandbox_state {
         bool privileged;
         struct fs_context fsctx;
         struct notify_engine *engine;
+        struct net_gate *gate;
+        int audit_fd; /* --audit FILE, or -1 */
 
         int pty_master;
         bool tty_raw;

@@ -348,7 +348,12 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         if (usernsfd < 0)
                 child_fail(sock, "open the sandbox's user namespace: %s", strerror(errno));
 
-        int keep[] = {sock, master, slave, rootfd, usernsfd, lastpid};
+        /* its network namespace, where the sentry's DNS stub will listen */
+        int netnsfd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+        if (netnsfd < 0)
+                child_fail(sock, "open the sandbox's network namespace: %s", strerror(errno));
+
+        int keep[] = {sock, master, slave, rootfd, usernsfd, lastpid, netnsfd};
         for (int fd = 3; fd < 1024; fd++) {
                 bool k = false;
                 for (size_t i = 0; i < ELEMENTSOF(keep); i++)
@@ -362,30 +367,40 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         r = drop_privileges();
         if (r < 0)
                 child_fail(sock, "drop privileges: %s", strerror(-r));
-        /* init holds the channel to the sentry: the command must not be
-         * able to read or write its memory through /proc/1/mem */
-        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-                child_fail(sock, "PR_SET_DUMPABLE: %s", strerror(errno));
+
+        /* Everything for the sentry goes before the filter: once it is
+         * installed, sendmsg and opens are trapped, and nobody serves them
+         * until the sentry has the listener. */
+        if (send_mounts(sock, mount_ids, (size_t)n_mounts) < 0)
+                _exit(EXIT_SANDBOX);
+        int out[4] = {rootfd, usernsfd, netnsfd, master};
+        if (send_msg(sock, MSG_FDS, 0, NULL, out, master >= 0 ? 4 : 3) < 0)
+                _exit(EXIT_SANDBOX);
 
         bool killable = false;
         int listener = notify_filter_install(&plan->filter, &killable);
         if (listener < 0)
                 child_fail(sock, "install the seccomp filter: %s", strerror(-listener));
-        /* From here on every open is trapped: init opens nothing more. */
-        if (send_mounts(sock, mount_ids, (size_t)n_mounts) < 0)
+        /* The listener's number only, with send() (sendto without an address
+         * runs natively); the sentry takes the fd itself with pidfd_getfd. */
+        struct msg ready = {.type = MSG_READY, .value = killable, .aux = listener};
+        if (send(sock, &ready, sizeof(ready), MSG_NOSIGNAL) != (ssize_t)sizeof(ready))
                 _exit(EXIT_SANDBOX);
-        int out[4] = {listener, rootfd, usernsfd, master};
-        if (send_msg(sock, MSG_READY, killable, NULL, out, master >= 0 ? 4 : 3) < 0)
+        r = recv_msg(sock, &m, fds, 0);
+        if (r <= 0 || m.type != MSG_START)
+                _exit(EXIT_SANDBOX);
+        /* The sentry has taken the listener (pidfd_getfd needs init to be
+         * dumpable for an unprivileged sentry). Now, before the command
+         * exists: init holds the channel to the sentry, and the command must
+         * not be able to read or write its memory through /proc/1/mem. */
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
                 _exit(EXIT_SANDBOX);
         close(listener);
         close(rootfd);
         close(usernsfd);
+        close(netnsfd);
         if (master >= 0)
                 close(master);
-
-        r = recv_msg(sock, &m, fds, 0);
-        if (r <= 0 || m.type != MSG_START)
-                _exit(EXIT_SANDBOX);
 
         struct sigaction sa = {.sa_handler = init_forward, .sa_flags = SA_RESTART};
         sigemptyset(&sa.sa_mask);
@@ -431,8 +446,10 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
                                 buf[n] = '\0';
                                 tasks = strtoll(buf, NULL, 10);
                         }
+                        /* send(), not sendmsg(): sendto without an address is
+                         * not trapped, so this works even if the sentry is busy */
                         struct msg st = {.type = MSG_STATUS, .value = status, .aux = tasks};
-                        (void)send_fds(sock, &st, sizeof(st), NULL, 0);
+                        (void)send(sock, &st, sizeof(st), MSG_NOSIGNAL);
                         _exit(0);
                 }
         }
@@ -603,8 +620,21 @@ int sentry_run(const struct run_options *o)
         (void)state_write(id, sj);
         test_stall("start");
 
+        _cleanup_close_ int audit_fd = -1;
+        if (o->audit_path) {
+                audit_fd = open(o->audit_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+                if (audit_fd < 0) {
+                        fprintf(stderr, "cordon: --audit %s: %m\n", o->audit_path);
+                        cgroup_destroy(cg);
+                        state_remove(id);
+                        return EXIT_USAGE;
+                }
+        }
+
         struct sandbox_state st = {
                 .plan = &plan,
+                .policy = o->policy,
+                .audit_fd = audit_fd,
                 .verbose = o->verbose,
                 .cg = cg,
                 .limits = limits,
@@ -718,6 +748,48 @@ static int run_sandbox(struct sandbox_state *st)
         return r;
 }
 
+/* The egress gate: the policy's rules (rule i answers as pool address i),
+ * its test-only overrides, the audit file; then the DNS stub inside the
+ * sandbox's network namespace. */
+static int start_gate(struct sandbox_state *st, int netnsfd)
+{
+        const struct policy *p = st->policy;
+        _cleanup_free_ struct net_rule *rules = xcalloc(p->n_net_rules, sizeof(*rules));
+        for (size_t i = 0; i < p->n_net_rules; i++)
+                rules[i] = (struct net_rule){p->net_rules[i].host, p->net_rules[i].port};
+        _cleanup_free_ struct net_cidr *allow = xcalloc(p->net_testing.n_allow_private, sizeof(*allow));
+        for (size_t i = 0; i < p->net_testing.n_allow_private; i++) {
+                allow[i].family = p->net_testing.allow_private[i].family;
+                allow[i].prefix = p->net_testing.allow_private[i].prefix;
+                memcpy(allow[i].addr, p->net_testing.allow_private[i].addr, 16);
+        }
+        struct net_gate_config cfg = {
+                .sandbox_id = st->id,
+                .rules = rules,
+                .n_rules = p->n_net_rules,
+                .test_hosts_file = p->net_testing.hosts_file,
+                .test_allow = allow,
+                .n_test_allow = p->net_testing.n_allow_private,
+                .audit_fd = st->audit_fd,
+                .verbose = st->verbose,
+        };
+        int r = net_gate_new(&cfg, &st->gate);
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot start the egress gate: %s\n", strerror(-r));
+                return r;
+        }
+        r = net_gate_start_stub(st->gate, netnsfd);
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot start the DNS stub in the sandbox: %s\n", strerror(-r));
+                net_gate_free(TAKE_PTR(st->gate));
+                return r;
+        }
+        if (p->has_net_testing)
+                fprintf(stderr, "cordon: warning: the policy's networkPolicy.testing overrides are in force "
+                                "(test use only; every use is audited)\n");
+        return 0;
+}
+
 /* The engine's per-syscall counts, kept for --stats before it is freed. */
 static void capture_trapped_counts(struct sandbox_state *st)
 {
@@ -752,7 +824,7 @@ static void kill_and_reap(struct sandbox_state *st)
 static int sentry_main_loop(struct sandbox_state *st)
 {
         struct msg m;
-        int fds[4];
+        int fds[5];
         int r;
 
         if (send_msg(st->sock, MSG_GO, 0, NULL, NULL, 0) < 0) {
@@ -770,6 +842,13 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
         r = recv_msg(st->sock, &m, fds, 4);
+        if (r > 0 && m.type == MSG_FDS) {
+                st->fsctx.root_fd = fds[0];
+                r = recv_msg(st->sock, &m, NULL, 0);
+        }
+        _cleanup_close_ int usernsfd = fds[1];
+        _cleanup_close_ int netnsfd = fds[2];
+        st->pty_master = fds[3];
         if (r <= 0 || m.type != MSG_READY) {
                 kill_and_reap(st);
                 if (r > 0 && m.type == MSG_ERROR)
@@ -778,11 +857,12 @@ static int sentry_main_loop(struct sandbox_state *st)
                         fprintf(stderr, "cordon: the sandbox's init died during set-up\n");
                 return EXIT_SANDBOX;
         }
-        int listener = fds[0];
-        st->fsctx.root_fd = fds[1];
-        _cleanup_close_ int usernsfd = fds[2];
-        st->pty_master = fds[3];
-        if (listener < 0 || st->fsctx.root_fd < 0 || usernsfd < 0) {
+        /* init's listener, taken across (init may make no trapped call, such
+         * as the sendmsg that would pass it, before we serve) */
+        int listener = (int)syscall(SYS_pidfd_getfd, st->pidfd, (int)m.aux, 0);
+        if (listener < 0)
+                fprintf(stderr, "cordon: pidfd_getfd of the sandbox's seccomp listener: %m\n");
+        if (listener < 0 || st->fsctx.root_fd < 0 || usernsfd < 0 || netnsfd < 0) {
                 kill_and_reap(st);
                 fprintf(stderr, "cordon: no seccomp listener or root from the sandbox\n");
                 return EXIT_SANDBOX;
@@ -806,12 +886,19 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
 
+        r = start_gate(st, netnsfd);
+        if (r < 0) {
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+
         size_t n_table;
         const struct syscall_entry *table = sentry_syscall_table(&n_table);
         struct notify_engine_config cfg = {
                 .table = table,
                 .n_table = n_table,
                 .userdata = &st->fsctx,
+                .contexts = {[CTX_FS] = &st->fsctx, [CTX_NET] = st->gate},
                 .thread_init = fs_worker_init,
                 .min_workers = 2,
                 .max_workers = 64,
@@ -823,17 +910,30 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
         if (st->verbose) {
+                char mem[32] = "none", cpu[32] = "none", tasks[32] = "none", disk[32] = "none";
+                const struct run_limits *l = &st->limits;
+                if (l->memory_bytes > 0)
+                        snprintf(mem, sizeof(mem), "%lld bytes", (long long)l->memory_bytes);
+                if (l->cpu_millis > 0)
+                        snprintf(cpu, sizeof(cpu), "%lld millis", (long long)l->cpu_millis);
+                if (l->max_processes > 0)
+                        snprintf(tasks, sizeof(tasks), "%lld", (long long)l->max_processes);
+                if (l->disk_bytes > 0)
+                        snprintf(disk, sizeof(disk), "%lld bytes", (long long)l->disk_bytes);
                 fprintf(stderr,
-                        "cordon: sandbox init is host pid %d; layers in force:\n"
+                        "cordon: sandbox %s, init is host pid %d; layers in force:\n"
                         "cordon:   namespaces: user, mount, pid, net, ipc, uts, cgroup\n"
                         "cordon:   identity: uid/gid 0 in the sandbox = host %u/%u; no capabilities; no_new_privs\n"
                         "cordon:   view: host system dirs read-only, private /tmp /var/tmp /run /root, own /proc and /dev\n"
-                        "cordon:   network: own namespace, loopback only\n"
-                        "cordon:   seccomp: filter from %zu table rows; opens emulated by the sentry; "
+                        "cordon:   network: own namespace, loopback only; DNS stub at " NET_STUB_ADDR
+                        "; egress gate for %zu listed name(s)\n"
+                        "cordon:   seccomp: filter from %zu table rows; path and socket calls emulated by the sentry; "
                         "killable wait %s; SYNC_WAKE_UP %s\n"
-                        "cordon:   not yet: resource limits, egress gate, Landlock, BPF floor\n",
-                        st->init_pid, st->uid, st->gid, n_table, m.value ? "on" : "UNAVAILABLE",
-                        notify_engine_sync_wakeup(st->engine) ? "on" : "unavailable");
+                        "cordon:   limits: memory %s, cpu %s, tasks %s, disk %s; cgroup %s\n"
+                        "cordon:   not yet: template layers, Landlock, BPF floor, approvals\n",
+                        st->id, st->init_pid, st->uid, st->gid, st->policy->n_net_rules, n_table,
+                        m.value ? "on" : "UNAVAILABLE", notify_engine_sync_wakeup(st->engine) ? "on" : "unavailable",
+                        mem, cpu, tasks, disk, st->cg ? cgroup_backend(st->cg) : "none");
         }
 
         if (st->pty_master >= 0)
@@ -852,6 +952,8 @@ static int sentry_main_loop(struct sandbox_state *st)
          * still sit in a receive: stopping the engine wakes them. */
         capture_trapped_counts(st);
         notify_engine_stop(st->engine);
+        net_gate_free(st->gate);
+        st->gate = NULL;
         fs_agent_stop(&st->fsctx);
         free(st->fsctx.mount_ids);
         close(st->fsctx.root_fd);

@@ -32,6 +32,7 @@ struct run_options {
         struct run_limits limits;   /* from --memory, --cpus, ...; merged with the policy's */
         const char *admission_path; /* NULL: /etc/cordon/admission.json if present */
         const char *stats_path;     /* --stats FILE */
+        const char *audit_path;     /* --audit FILE: the egress audit log (JSON lines) */
         enum cg_mode cgroup_mode;
 };
 

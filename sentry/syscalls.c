@@ -11,6 +11,8 @@
 
 #include "common/util.h"
 #include "fs/fs.h"
+#include "net/net.h"
+#include "sentry/run-internal.h"
 #include "sentry/sentry.h"
 
 #ifndef CLONE_NEWTIME
@@ -36,6 +38,34 @@ static const struct syscall_entry table[] = {
         EMULATE("openat", fs_handle_open, SUPPORT_FULL, "opened by the sentry as the child, fd injected"),
         EMULATE("openat2", fs_handle_open, SUPPORT_FULL, "open_how copied once; RESOLVE_* honoured by the kernel"),
         EMULATE("creat", fs_handle_open, SUPPORT_FULL, "as open(O_CREAT|O_WRONLY|O_TRUNC)"),
+
+        /* --- the egress gate: calls that name a destination --- */
+        {.name = "connect",
+         .action = SC_EMULATE,
+         .handler = net_handle_connect,
+         .ctx = CTX_NET,
+         .support = SUPPORT_FULL,
+         .note = "own loopback passes; a listed name is connected by the sentry; else EACCES"},
+        {.name = "sendto",
+         .action = SC_EMULATE,
+         .handler = net_handle_sendto,
+         .ctx = CTX_NET,
+         .support = SUPPORT_FULL,
+         .note = "with an address (without one it runs natively); TCP fast open",
+         .n_cond = 1,
+         .cond = {{.arg = 4, .op = ARG_NE, .datum = 0}}},
+        {.name = "sendmsg",
+         .action = SC_EMULATE,
+         .handler = net_handle_sendmsg,
+         .ctx = CTX_NET,
+         .support = SUPPORT_PARTIAL,
+         .note = "an address in msg_name is checked; TCP fast open refused"},
+        {.name = "sendmmsg",
+         .action = SC_EMULATE,
+         .handler = net_handle_sendmsg,
+         .ctx = CTX_NET,
+         .support = SUPPORT_PARTIAL,
+         .note = "as sendmsg, for each message"},
 
         /* --- mounts and roots: the view is fixed once the child runs --- */
         REFUSE("mount", EPERM, "the view is assembled by cordon before the child runs"),

@@ -1,0 +1,117 @@
+/* The egress audit log: one JSON object per line, appended with one write
+ * so that lines from concurrent workers never interleave. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <time.h>
+
+#include "common/util.h"
+#include "net/net-internal.h"
+
+static const char *const reason_names[REASON_COUNT] = {
+        [REASON_ALLOWED] = "egress_allowed",        [REASON_LOOPBACK] = "loopback",
+        [REASON_EGRESS_BLOCKED] = "egress_blocked", [REASON_DNS_BLOCKED] = "dns_blocked",
+        [REASON_SSRF_BLOCKED] = "ssrf_blocked",     [REASON_PORT_BLOCKED] = "port_blocked",
+        [REASON_IP_LITERAL] = "ip_literal_blocked", [REASON_RESOLVE_FAILED] = "resolve_failed",
+        [REASON_CONNECT_FAILED] = "connect_failed", [REASON_TEST_OVERRIDE] = "test_override",
+        [REASON_DNS_ANSWERED] = "dns_answered",
+};
+
+const char *net_reason_name(enum net_reason r)
+{
+        return r < REASON_COUNT ? reason_names[r] : "?";
+}
+
+/* Appends s as a JSON string (quotes included); control and non-ASCII bytes escaped. */
+static size_t json_str(char *out, size_t size, size_t o, const char *s)
+{
+        if (!s) {
+                o += (size_t)snprintf(out + (o < size ? o : size), o < size ? size - o : 0, "null");
+                return o;
+        }
+        if (o < size)
+                out[o] = '"';
+        o++;
+        for (const unsigned char *p = (const unsigned char *)s; *p && o < size; p++) {
+                if (*p == '"' || *p == '\\') {
+                        if (o + 2 < size) {
+                                out[o++] = '\\';
+                                out[o++] = (char)*p;
+                        } else
+                                o = size;
+                } else if (*p < 0x20 || *p >= 0x7f) {
+                        int n = snprintf(out + o, size - o, "\\u%04x", *p);
+                        o += n > 0 ? (size_t)n : 0;
+                } else
+                        out[o++] = (char)*p;
+        }
+        if (o < size)
+                out[o] = '"';
+        o++;
+        return o;
+}
+
+void net_audit(struct net_gate *g, unsigned pid, const char *syscall, const char *destination, const char *host,
+               const char *resolved, bool allowed, enum net_reason reason)
+{
+        if (reason < REASON_COUNT)
+                atomic_fetch_add(&g->counts[reason], 1);
+        if (g->audit_fd < 0)
+                return;
+        uint64_t n = atomic_fetch_add(&g->records, 1);
+        if (n > NET_AUDIT_MAX_RECORDS)
+                return;
+
+        char ts[40];
+        struct timespec now;
+        struct tm tm;
+        clock_gettime(CLOCK_REALTIME, &now);
+        gmtime_r(&now.tv_sec, &tm);
+        size_t tl = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(ts + tl, sizeof(ts) - tl, ".%03ldZ", now.tv_nsec / 1000000);
+
+        char line[2048];
+        size_t o = 0, size = sizeof(line) - 2;
+        if (n == NET_AUDIT_MAX_RECORDS) {
+                o += (size_t)snprintf(line, size, "{\"time\":\"%s\",\"sandbox\":", ts);
+                o = json_str(line, size, o, g->sandbox_id);
+                o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0,
+                                      ",\"decision\":\"note\",\"reason\":\"audit_truncated\"}");
+        } else {
+                o += (size_t)snprintf(line, size, "{\"time\":\"%s\",\"sandbox\":", ts);
+                o = json_str(line, size, o, g->sandbox_id);
+                o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0,
+                                      ",\"pid\":%u,\"syscall\":", pid);
+                o = json_str(line, size, o, syscall);
+                o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0, ",\"destination\":");
+                o = json_str(line, size, o, destination);
+                o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0, ",\"host\":");
+                o = json_str(line, size, o, host);
+                o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0, ",\"resolved\":");
+                o = json_str(line, size, o, resolved);
+                o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0,
+                                      ",\"decision\":\"%s\",\"reason\":\"%s\"}", allowed ? "allow" : "deny",
+                                      net_reason_name(reason));
+        }
+        if (o >= size)
+                return; /* cannot happen with bounded fields; never write a broken line */
+        line[o++] = '\n';
+        pthread_mutex_lock(&g->audit_lock);
+        (void)write_all(g->audit_fd, line, o);
+        pthread_mutex_unlock(&g->audit_lock);
+}
+
+void net_format_sockaddr(const struct sockaddr *sa, size_t len, char *buf, size_t size)
+{
+        char a[INET6_ADDRSTRLEN];
+        if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+                const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+                inet_ntop(AF_INET, &in->sin_addr, a, sizeof(a));
+                snprintf(buf, size, "%s:%u", a, ntohs(in->sin_port));
+        } else if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+                const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+                inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof(a));
+                snprintf(buf, size, "[%s]:%u", a, ntohs(in6->sin6_port));
+        } else
+                snprintf(buf, size, "family %u", sa->sa_family);
+}

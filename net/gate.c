@@ -1,0 +1,626 @@
+/* The egress gate: connect(), sendto() and sendmsg() emulation.
+ *
+ * The sandbox's network namespace has only loopback, so nothing it sends can
+ * leave by itself. The only way out is a connection the sentry makes from
+ * the host's namespace: for a synthetic address the DNS stub handed out
+ * (standing for one listed name), on the listed port, the gate resolves the
+ * name itself, refuses the answer if any address is not public, connects to
+ * the address it checked, and puts the connected socket in place of the
+ * child's (same fd number). */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/tcp.h>
+#include <sys/syscall.h>
+
+#include "common/util.h"
+#include "net/net-internal.h"
+
+#define MAX_ADDRS 16
+
+const char net_resolv_conf[] = "# cordon: the sandbox's resolver is the sentry's DNS stub\n"
+                               "nameserver " NET_STUB_ADDR "\n"
+                               "options edns0 trust-ad\n";
+const char net_hosts[] = "127.0.0.1\tlocalhost\n"
+                         "127.0.1.1\tcordon\n"
+                         "::1\tlocalhost ip6-localhost ip6-loopback\n";
+
+struct resolve_req {
+        char name[256];
+        struct sockaddr_storage addrs[MAX_ADDRS];
+        int n;
+        int error;       /* 0 or -errno / EAI mapped to -ENOENT, -EAGAIN */
+        bool overridden; /* answered by the policy's test hosts file */
+        bool done;
+        struct resolve_req *next;
+};
+
+/* --- the resolver thread --- */
+
+/* The test hosts file: "NAME ADDRESS" lines, read again for every lookup so
+ * a test can change an answer between two connects (rebinding). */
+static int lookup_hosts_file(const char *file, struct resolve_req *req)
+{
+        _cleanup_fclose_ FILE *f = fopen(file, "re");
+        if (!f)
+                return -ENOENT;
+        char line[512];
+        int n = 0;
+        while (fgets(line, sizeof(line), f) && n < MAX_ADDRS) {
+                char name[256], addr[64];
+                if (line[0] == '#' || sscanf(line, "%255s %63s", name, addr) != 2)
+                        continue;
+                if (strcasecmp(name, req->name) != 0)
+                        continue;
+                struct sockaddr_storage *ss = &req->addrs[n];
+                memset(ss, 0, sizeof(*ss));
+                struct sockaddr_in *in = (struct sockaddr_in *)ss;
+                struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+                if (inet_pton(AF_INET, addr, &in->sin_addr) == 1)
+                        in->sin_family = AF_INET;
+                else if (inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1)
+                        in6->sin6_family = AF_INET6;
+                else
+                        continue;
+                n++;
+        }
+        if (n == 0)
+                return -ENOENT;
+        req->n = n;
+        req->overridden = true;
+        return 0;
+}
+
+static void resolve_now(struct net_gate *g, struct resolve_req *req)
+{
+        if (g->test_hosts_file && lookup_hosts_file(g->test_hosts_file, req) == 0)
+                return;
+        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+        int r = getaddrinfo(req->name, NULL, &hints, &res);
+        if (r != 0) {
+                req->error = r == EAI_AGAIN ? -EAGAIN : -ENOENT;
+                return;
+        }
+        for (struct addrinfo *ai = res; ai && req->n < MAX_ADDRS; ai = ai->ai_next)
+                if ((ai->ai_family == AF_INET || ai->ai_family == AF_INET6) && ai->ai_addrlen <= sizeof(req->addrs[0]))
+                        memcpy(&req->addrs[req->n++], ai->ai_addr, ai->ai_addrlen);
+        freeaddrinfo(res);
+        if (req->n == 0)
+                req->error = -ENOENT;
+}
+
+static void *resolver_main(void *arg)
+{
+        struct net_gate *g = arg;
+        pthread_mutex_lock(&g->lock);
+        for (;;) {
+                while (!g->queue && !g->stopping)
+                        pthread_cond_wait(&g->cond, &g->lock);
+                if (g->stopping)
+                        break;
+                struct resolve_req *req = g->queue;
+                g->queue = req->next;
+                pthread_mutex_unlock(&g->lock);
+                resolve_now(g, req);
+                pthread_mutex_lock(&g->lock);
+                req->done = true;
+                pthread_cond_broadcast(&g->cond);
+        }
+        pthread_mutex_unlock(&g->lock);
+        return NULL;
+}
+
+/* Resolves name in the resolver thread (the worker calling this is chrooted
+ * in the view, whose resolver is the stub itself). */
+static int gate_resolve(struct net_gate *g, const char *name, struct resolve_req *req)
+{
+        memset(req, 0, sizeof(*req));
+        snprintf(req->name, sizeof(req->name), "%s", name);
+        pthread_mutex_lock(&g->lock);
+        req->next = NULL;
+        struct resolve_req **tail = &g->queue;
+        while (*tail)
+                tail = &(*tail)->next;
+        *tail = req;
+        pthread_cond_broadcast(&g->cond);
+        while (!req->done && !g->stopping)
+                pthread_cond_wait(&g->cond, &g->lock);
+        pthread_mutex_unlock(&g->lock);
+        if (!req->done)
+                return -ECANCELED;
+        return req->error;
+}
+
+/* --- the gate --- */
+
+int net_gate_new(const struct net_gate_config *cfg, struct net_gate **ret)
+{
+        struct net_gate *g = xcalloc(1, sizeof(*g));
+        g->cfg = *cfg;
+        g->sandbox_id = xstrdup(cfg->sandbox_id ? cfg->sandbox_id : "");
+        g->n_rules = cfg->n_rules < NET_POOL_MAX ? cfg->n_rules : NET_POOL_MAX;
+        g->rules = xcalloc(g->n_rules, sizeof(*g->rules));
+        g->hosts = xcalloc(g->n_rules, sizeof(char *));
+        for (size_t i = 0; i < g->n_rules; i++) {
+                g->hosts[i] = xstrdup(cfg->rules[i].host);
+                g->rules[i] = (struct net_rule){g->hosts[i], cfg->rules[i].port};
+        }
+        g->test_hosts_file = cfg->test_hosts_file ? xstrdup(cfg->test_hosts_file) : NULL;
+        g->n_test_allow = cfg->n_test_allow;
+        g->test_allow = xcalloc(g->n_test_allow, sizeof(*g->test_allow));
+        memcpy(g->test_allow, cfg->test_allow, g->n_test_allow * sizeof(*g->test_allow));
+        g->audit_fd = cfg->audit_fd;
+        g->stub_udp = g->stub_tcp = g->stub_stop = -1;
+        pthread_mutex_init(&g->lock, NULL);
+        pthread_cond_init(&g->cond, NULL);
+        pthread_mutex_init(&g->audit_lock, NULL);
+        int r = pthread_create(&g->resolver, NULL, resolver_main, g);
+        if (r != 0) {
+                net_gate_free(g);
+                return -r;
+        }
+        g->resolver_started = true;
+        *ret = g;
+        return 0;
+}
+
+void net_gate_free(struct net_gate *g)
+{
+        if (!g)
+                return;
+        net_gate_stop_stub(g);
+        pthread_mutex_lock(&g->lock);
+        g->stopping = true;
+        pthread_cond_broadcast(&g->cond);
+        pthread_mutex_unlock(&g->lock);
+        if (g->resolver_started)
+                pthread_join(g->resolver, NULL); /* a getaddrinfo in flight ends by its own timeout */
+        if (g->cfg.verbose) {
+                fprintf(stderr, "cordon: egress:");
+                bool any = false;
+                for (int i = 0; i < REASON_COUNT; i++) {
+                        uint64_t n = atomic_load(&g->counts[i]);
+                        if (n) {
+                                fprintf(stderr, " %s=%llu", net_reason_name((enum net_reason)i), (unsigned long long)n);
+                                any = true;
+                        }
+                }
+                fprintf(stderr, any ? "\n" : " no network activity\n");
+        }
+        for (size_t i = 0; i < g->n_rules; i++)
+                free(g->hosts[i]);
+        free(g->hosts);
+        free(g->rules);
+        free(g->test_hosts_file);
+        free(g->test_allow);
+        free(g->sandbox_id);
+        pthread_mutex_destroy(&g->audit_lock);
+        free(g);
+}
+
+static bool in_cidr(const struct net_cidr *c, const struct sockaddr *sa)
+{
+        const uint8_t *a;
+        if (sa->sa_family == AF_INET && c->family == AF_INET)
+                a = (const uint8_t *)&((const struct sockaddr_in *)sa)->sin_addr;
+        else if (sa->sa_family == AF_INET6 && c->family == AF_INET6)
+                a = (const uint8_t *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
+        else
+                return false;
+        for (unsigned b = 0; b < c->prefix; b++)
+                if ((a[b / 8] ^ c->addr[b / 8]) & (0x80 >> (b % 8)))
+                        return false;
+        return true;
+}
+
+/* An address the gate may connect to: public, or (test only) inside one of
+ * the policy's allowPrivateNetworks. */
+static bool address_allowed(const struct net_gate *g, const struct sockaddr *sa, size_t len, bool *ret_override)
+{
+        int c = net_classify_sockaddr(sa, len);
+        if (c == ADDR_PUBLIC)
+                return true;
+        for (size_t i = 0; i < g->n_test_allow; i++)
+                if (in_cidr(&g->test_allow[i], sa)) {
+                        *ret_override = true;
+                        return true;
+                }
+        return false;
+}
+
+static size_t sockaddr_len(int family)
+{
+        return family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+}
+
+static void set_port(struct sockaddr_storage *ss, unsigned port)
+{
+        if (ss->ss_family == AF_INET)
+                ((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
+        else
+                ((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
+}
+
+/* Literally the sandbox's own loopback: 127/8, ::1 or ::ffff:127/8 (not the
+ * other encodings the classifier also calls loopback, such as 6to4 or NAT64
+ * forms, which a kernel would route elsewhere). */
+static bool is_loopback(const struct sockaddr *sa, size_t len)
+{
+        if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in))
+                return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+        if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+                const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+                return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+        }
+        return false;
+}
+
+/* Options the child may have set on its socket before connecting, carried
+ * over to the one that replaces it. */
+static void copy_socket_options(int from, int to)
+{
+        static const struct {
+                int level, name;
+        } opts[] = {
+                {SOL_SOCKET, SO_KEEPALIVE}, {SOL_SOCKET, SO_REUSEADDR},      {SOL_SOCKET, SO_LINGER},
+                {SOL_SOCKET, SO_RCVTIMEO},  {SOL_SOCKET, SO_SNDTIMEO},       {SOL_SOCKET, SO_OOBINLINE},
+                {IPPROTO_TCP, TCP_NODELAY}, {IPPROTO_TCP, TCP_KEEPIDLE},     {IPPROTO_TCP, TCP_KEEPINTVL},
+                {IPPROTO_TCP, TCP_KEEPCNT}, {IPPROTO_TCP, TCP_USER_TIMEOUT}, {IPPROTO_TCP, TCP_QUICKACK},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(opts); i++) {
+                char buf[64];
+                socklen_t l = sizeof(buf);
+                if (getsockopt(from, opts[i].level, opts[i].name, buf, &l) == 0)
+                        (void)setsockopt(to, opts[i].level, opts[i].name, buf, l);
+        }
+}
+
+struct child_socket {
+        int dup; /* our duplicate of the child's socket */
+        int domain, type;
+        bool nonblock;
+};
+
+static int inspect_socket(struct notify_call *call, int fd, struct child_socket *ret)
+{
+        int d = notify_dup_child_fd(call, fd);
+        if (d < 0)
+                return d;
+        socklen_t l = sizeof(int);
+        int domain = -1, type = -1;
+        if (getsockopt(d, SOL_SOCKET, SO_DOMAIN, &domain, &l) < 0) {
+                int r = errno == ENOTSOCK ? -ENOTSOCK : negative_errno();
+                close(d);
+                return r;
+        }
+        l = sizeof(int);
+        (void)getsockopt(d, SOL_SOCKET, SO_TYPE, &type, &l);
+        int fl = fcntl(d, F_GETFL);
+        *ret = (struct child_socket){
+                .dup = d, .domain = domain, .type = type, .nonblock = fl >= 0 && (fl & O_NONBLOCK)};
+        return 0;
+}
+
+/* Connects to a listed name on behalf of the child. On success returns the
+ * connected (or, non-blocking, connecting) socket and sets *ret_inprogress;
+ * -EACCES with the reason for a refusal, or the connect error. */
+static int gate_connect(struct net_gate *g, struct notify_call *call, const char *syscall_name, const char *dest,
+                        unsigned index, unsigned port, const struct child_socket *cs, bool *ret_inprogress)
+{
+        const struct net_rule *rule = &g->rules[index];
+        unsigned pid = call->req->pid;
+        if (port != rule->port) {
+                net_audit(g, pid, syscall_name, dest, rule->host, NULL, false, REASON_PORT_BLOCKED);
+                return -EACCES;
+        }
+        if (cs->type != SOCK_STREAM) {
+                net_audit(g, pid, syscall_name, dest, rule->host, NULL, false, REASON_EGRESS_BLOCKED);
+                return -EACCES;
+        }
+        struct resolve_req req;
+        int r = gate_resolve(g, rule->host, &req);
+        if (r < 0) {
+                net_audit(g, pid, syscall_name, dest, rule->host, NULL, false, REASON_RESOLVE_FAILED);
+                return r == -EAGAIN ? -EAGAIN : -ENETUNREACH;
+        }
+        /* every address must be allowed: a name that also answers with a
+         * private address is a rebinding or SSRF attempt, whichever we pick */
+        bool override = false;
+        char resolved[INET6_ADDRSTRLEN + 8] = "";
+        for (int i = 0; i < req.n; i++) {
+                set_port(&req.addrs[i], port);
+                char a[80];
+                net_format_sockaddr((struct sockaddr *)&req.addrs[i], sizeof(req.addrs[i]), a, sizeof(a));
+                if (!address_allowed(g, (struct sockaddr *)&req.addrs[i], sizeof(req.addrs[i]), &override)) {
+                        net_audit(g, pid, syscall_name, dest, rule->host, a, false, REASON_SSRF_BLOCKED);
+                        return -EACCES;
+                }
+        }
+        const struct sockaddr_storage *target = &req.addrs[0];
+        net_format_sockaddr((const struct sockaddr *)target, sizeof(*target), resolved, sizeof(resolved));
+        if (override || req.overridden)
+                net_audit(g, pid, syscall_name, dest, rule->host, resolved, true, REASON_TEST_OVERRIDE);
+
+        int s = socket(target->ss_family, SOCK_STREAM | SOCK_CLOEXEC | (cs->nonblock ? SOCK_NONBLOCK : 0), IPPROTO_TCP);
+        if (s < 0)
+                return negative_errno();
+        copy_socket_options(cs->dup, s);
+        if (connect(s, (const struct sockaddr *)target, (socklen_t)sockaddr_len(target->ss_family)) < 0) {
+                if (errno == EINPROGRESS && cs->nonblock) {
+                        *ret_inprogress = true;
+                } else {
+                        r = negative_errno();
+                        close(s);
+                        net_audit(g, pid, syscall_name, dest, rule->host, resolved, true, REASON_CONNECT_FAILED);
+                        return r;
+                }
+        }
+        net_audit(g, pid, syscall_name, dest, rule->host, resolved, true, REASON_ALLOWED);
+        return s;
+}
+
+/* Puts s in place of the child's fd and sets the answer. */
+static int inject(struct notify_call *call, int fd, int s, bool inprogress, int64_t value, struct notify_verdict *ret)
+{
+        int cloexec = notify_child_fd_cloexec(call, fd);
+        int r = notify_install_fd(call, s, fd, cloexec > 0 ? O_CLOEXEC : 0);
+        close(s);
+        if (r < 0) {
+                ret->error = r == -ENOENT ? EINTR : -r;
+                return 0;
+        }
+        if (inprogress) {
+                ret->error = EINPROGRESS;
+                return 0;
+        }
+        ret->kind = VERDICT_VALUE;
+        ret->value = value;
+        return 0;
+}
+
+static int read_sockaddr(struct notify_call *call, uint64_t addr, uint64_t len, struct sockaddr_storage *ret,
+                         size_t *ret_len)
+{
+        if ((int64_t)(int32_t)len < 0 || (uint32_t)len > sizeof(*ret))
+                return -EINVAL;
+        memset(ret, 0, sizeof(*ret));
+        int r = notify_read_mem(call, addr, ret, (uint32_t)len);
+        if (r < 0)
+                return r;
+        *ret_len = (uint32_t)len;
+        /* the kernel takes a sockaddr_in6 without its scope id (24 bytes) */
+        if (ret->ss_family == AF_INET6 && len >= 24 && len < sizeof(struct sockaddr_in6))
+                *ret_len = sizeof(struct sockaddr_in6);
+        return 0;
+}
+
+/* A destination the child named: its own loopback passes, a pool address is
+ * the gate's business, anything else is a raw address and refused. */
+enum dest_kind { DEST_LOOPBACK, DEST_POOL, DEST_LITERAL, DEST_UNSPEC };
+
+static enum dest_kind classify_dest(const struct sockaddr_storage *ss, size_t len, int *ret_index, unsigned *ret_port)
+{
+        /* not an inet address: on a unix or netlink socket it names something
+         * inside the sandbox's own namespaces; on an inet socket the kernel
+         * refuses it */
+        if (len < sizeof(sa_family_t) || (ss->ss_family != AF_INET && ss->ss_family != AF_INET6))
+                return DEST_UNSPEC;
+        int idx = net_pool_lookup((const struct sockaddr *)ss, len);
+        if (ss->ss_family == AF_INET && len >= sizeof(struct sockaddr_in))
+                *ret_port = ntohs(((const struct sockaddr_in *)ss)->sin_port);
+        else if (ss->ss_family == AF_INET6 && len >= sizeof(struct sockaddr_in6))
+                *ret_port = ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+        if (idx >= 0) {
+                *ret_index = idx;
+                return DEST_POOL;
+        }
+        if (is_loopback((const struct sockaddr *)ss, len))
+                return DEST_LOOPBACK;
+        return DEST_LITERAL;
+}
+
+/* Emulates connect(2) for the egress gate. */
+int net_handle_connect(struct notify_call *call, struct notify_verdict *ret)
+{
+        struct net_gate *g = call->userdata;
+        const struct seccomp_data *d = &call->req->data;
+        int fd = (int)d->args[0];
+        struct sockaddr_storage ss;
+        size_t len;
+        int r = read_sockaddr(call, d->args[1], d->args[2], &ss, &len);
+        if (r < 0) {
+                ret->error = -r;
+                return 0;
+        }
+        int index = -1;
+        unsigned port = 0;
+        char dest[96];
+        net_format_sockaddr((struct sockaddr *)&ss, len, dest, sizeof(dest));
+        switch (classify_dest(&ss, len, &index, &port)) {
+        case DEST_UNSPEC:
+        case DEST_LOOPBACK:
+                /* CONTINUE is safe: the sandbox's network namespace has only
+                 * loopback. Whatever address the kernel reads when it runs the
+                 * call — ours or one a racing thread wrote since — leads to the
+                 * sandbox's own loopback, to a unix or netlink peer inside its
+                 * own namespaces, or nowhere (ENETUNREACH). AF_UNSPEC dissolves
+                 * an association. */
+                ret->kind = VERDICT_CONTINUE;
+                return 0;
+        case DEST_LITERAL:
+                net_audit(g, call->req->pid, "connect", dest, NULL, NULL, false, REASON_IP_LITERAL);
+                ret->error = EACCES;
+                return 0;
+        case DEST_POOL:
+                break;
+        }
+        struct child_socket cs;
+        r = inspect_socket(call, fd, &cs);
+        if (r < 0) {
+                ret->error = -r;
+                return 0;
+        }
+        _cleanup_close_ int dup = cs.dup;
+        if (notify_id_valid(call) < 0) {
+                ret->error = EINTR;
+                return 0;
+        }
+        if (cs.domain != AF_INET && cs.domain != AF_INET6) {
+                ret->error = EAFNOSUPPORT; /* an inet address on another family's socket */
+                return 0;
+        }
+        if (cs.type != SOCK_STREAM) {
+                /* CONTINUE is safe: a datagram socket's connect() sends nothing,
+                 * and the sandbox's namespace has no route to the pool (or
+                 * anywhere else): the kernel answers ENETUNREACH. glibc does
+                 * this for every candidate address when it sorts them. */
+                ret->kind = VERDICT_CONTINUE;
+                return 0;
+        }
+        struct sockaddr_storage peer;
+        socklen_t pl = sizeof(peer);
+        if (getpeername(cs.dup, (struct sockaddr *)&peer, &pl) == 0) {
+                ret->error = EISCONN;
+                return 0;
+        }
+        bool inprogress = false;
+        int s = gate_connect(g, call, "connect", dest, (unsigned)index, port, &cs, &inprogress);
+        if (s < 0) {
+                ret->error = -s;
+                return 0;
+        }
+        return inject(call, fd, s, inprogress, 0, ret);
+}
+
+/* Emulates sendto(2) with a destination address (the filter lets those
+ * without one run natively). */
+int net_handle_sendto(struct notify_call *call, struct notify_verdict *ret)
+{
+        struct net_gate *g = call->userdata;
+        const struct seccomp_data *d = &call->req->data;
+        int fd = (int)d->args[0];
+        unsigned flags = (unsigned)d->args[3];
+        struct sockaddr_storage ss;
+        size_t len;
+        int r = read_sockaddr(call, d->args[4], d->args[5], &ss, &len);
+        if (r < 0) {
+                ret->error = -r;
+                return 0;
+        }
+        int index = -1;
+        unsigned port = 0;
+        enum dest_kind kind = classify_dest(&ss, len, &index, &port);
+        if (kind == DEST_LOOPBACK || kind == DEST_UNSPEC) {
+                /* CONTINUE is safe, as for connect(): nothing but the
+                 * sandbox's own loopback is reachable from its namespace. A
+                 * unix socket ignores or refuses an inet address. */
+                ret->kind = VERDICT_CONTINUE;
+                return 0;
+        }
+        char dest[96];
+        net_format_sockaddr((struct sockaddr *)&ss, len, dest, sizeof(dest));
+        if (kind == DEST_LITERAL) {
+                net_audit(g, call->req->pid, "sendto", dest, NULL, NULL, false, REASON_IP_LITERAL);
+                ret->error = EACCES;
+                return 0;
+        }
+        struct child_socket cs;
+        r = inspect_socket(call, fd, &cs);
+        if (r < 0) {
+                ret->error = -r;
+                return 0;
+        }
+        _cleanup_close_ int dup = cs.dup;
+        if (!(flags & MSG_FASTOPEN)) {
+                /* UDP to a listed name: UDP goes nowhere but the DNS stub */
+                net_audit(g, call->req->pid, "sendto", dest, g->rules[index].host, NULL, false, REASON_EGRESS_BLOCKED);
+                ret->error = EACCES;
+                return 0;
+        }
+        /* TCP fast open: connect, then send the data ourselves */
+        bool inprogress = false;
+        int s = gate_connect(g, call, "sendto", dest, (unsigned)index, port, &cs, &inprogress);
+        if (s < 0) {
+                ret->error = -s;
+                return 0;
+        }
+        int64_t sent = 0;
+        if (!inprogress) {
+                size_t n = d->args[2] < 65536 ? (size_t)d->args[2] : 65536;
+                _cleanup_free_ char *buf = xmalloc(n ? n : 1);
+                r = notify_read_mem(call, d->args[1], buf, n);
+                if (r < 0) {
+                        close(s);
+                        ret->error = -r;
+                        return 0;
+                }
+                ssize_t w = send(s, buf, n, MSG_NOSIGNAL | (flags & MSG_DONTWAIT));
+                sent = w < 0 ? 0 : w;
+        }
+        return inject(call, fd, s, inprogress, sent, ret);
+}
+
+/* x86_64 struct msghdr: the name pointer and its length come first */
+struct msghdr_head {
+        uint64_t name;
+        uint32_t namelen;
+};
+
+static int check_msg(struct net_gate *g, struct notify_call *call, uint64_t msghdr_addr, const char *syscall_name,
+                     struct notify_verdict *ret)
+{
+        struct msghdr_head h;
+        int r = notify_read_mem(call, msghdr_addr, &h, sizeof(h));
+        if (r < 0) {
+                ret->error = -r;
+                return -1;
+        }
+        if (h.name == 0 || h.namelen == 0)
+                return 0; /* no address: a connected socket */
+        struct sockaddr_storage ss;
+        size_t len;
+        r = read_sockaddr(call, h.name, h.namelen, &ss, &len);
+        if (r < 0) {
+                ret->error = -r;
+                return -1;
+        }
+        int index = -1;
+        unsigned port = 0;
+        enum dest_kind kind = classify_dest(&ss, len, &index, &port);
+        if (kind == DEST_LOOPBACK || kind == DEST_UNSPEC)
+                return 0;
+        char dest[96];
+        net_format_sockaddr((struct sockaddr *)&ss, len, dest, sizeof(dest));
+        net_audit(g, call->req->pid, syscall_name, dest, kind == DEST_POOL ? g->rules[index].host : NULL, NULL, false,
+                  kind == DEST_POOL ? REASON_EGRESS_BLOCKED : REASON_IP_LITERAL);
+        ret->error = EACCES;
+        return -1;
+}
+
+/* Emulates sendmsg(2) and sendmmsg(2): only messages without an address, or
+ * to the sandbox's own loopback, or on non-inet sockets, pass. */
+int net_handle_sendmsg(struct notify_call *call, struct notify_verdict *ret)
+{
+        struct net_gate *g = call->userdata;
+        const struct seccomp_data *d = &call->req->data;
+        if (d->nr == SYS_sendmsg) {
+                if (check_msg(g, call, d->args[1], "sendmsg", ret) < 0)
+                        return 0;
+        } else {
+                unsigned vlen = (unsigned)d->args[2];
+                if (vlen > 1024)
+                        vlen = 1024; /* the kernel caps at UIO_MAXIOV too */
+                for (unsigned i = 0; i < vlen; i++)
+                        if (check_msg(g, call, d->args[1] + (uint64_t)i * 64 /* sizeof(struct mmsghdr) */, "sendmmsg",
+                                      ret) < 0)
+                                return 0;
+        }
+        /* CONTINUE is safe: every address we read was the sandbox's own
+         * loopback, or none; if a racing thread has changed one since, the
+         * kernel can still deliver only inside the sandbox's namespace (it
+         * has no route out), so nothing leaves. */
+        ret->kind = VERDICT_CONTINUE;
+        return 0;
+}
