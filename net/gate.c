@@ -281,7 +281,17 @@ struct child_socket {
         int dup; /* our duplicate of the child's socket */
         int domain, type;
         bool nonblock;
+        bool foreign; /* not of the sandbox's network namespace: made by the gate, or handed in */
 };
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+static uint64_t g_sandbox_cookie(struct notify_call *call)
+{
+        return ((const struct net_gate *)call->userdata)->sandbox_netns_cookie;
+}
 
 static int inspect_socket(struct notify_call *call, int fd, struct child_socket *ret)
 {
@@ -298,8 +308,36 @@ static int inspect_socket(struct notify_call *call, int fd, struct child_socket 
         l = sizeof(int);
         (void)getsockopt(d, SOL_SOCKET, SO_TYPE, &type, &l);
         int fl = fcntl(d, F_GETFL);
+        uint64_t cookie = 0;
+        l = sizeof(cookie);
+        bool foreign = true; /* unknown counts as foreign: fail closed */
+        if (getsockopt(d, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &l) == 0)
+                foreign = cookie != g_sandbox_cookie(call);
         *ret = (struct child_socket){
-                .dup = d, .domain = domain, .type = type, .nonblock = fl >= 0 && (fl & O_NONBLOCK)};
+                .dup = d, .domain = domain, .type = type, .nonblock = fl >= 0 && (fl & O_NONBLOCK), .foreign = foreign};
+        return 0;
+}
+
+/* A socket of another network namespace — the host's, as every socket the
+ * gate installs is, or one handed in as stdin — must never be aimed
+ * anywhere again: disconnected (AF_UNSPEC) and reconnected, it would reach
+ * the host's loopback and interfaces. Its connect() gets what the kernel
+ * gives a socket already connected or connecting; nothing else. */
+static int refuse_reaim(struct net_gate *g, struct notify_call *call, const char *syscall_name,
+                        const struct child_socket *cs, const char *dest, struct notify_verdict *ret)
+{
+        struct tcp_info ti;
+        socklen_t l = sizeof(ti);
+        int err = 0;
+        socklen_t el = sizeof(err);
+        if (getsockopt(cs->dup, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err != 0)
+                ret->error = err; /* a failed non-blocking connect reports its error, as the kernel's would */
+        else if (getsockopt(cs->dup, IPPROTO_TCP, TCP_INFO, &ti, &l) == 0 && ti.tcpi_state == TCP_SYN_SENT)
+                ret->error = EALREADY;
+        else
+                ret->error = EISCONN;
+        if (ret->error == EISCONN || ret->error == EALREADY)
+                net_audit(g, call->req->pid, syscall_name, dest, NULL, NULL, false, REASON_EGRESS_BLOCKED);
         return 0;
 }
 
@@ -400,7 +438,8 @@ static int read_sockaddr(struct notify_call *call, uint64_t addr, uint64_t len, 
  * the gate's business, anything else is a raw address and refused. */
 enum dest_kind { DEST_LOOPBACK, DEST_POOL, DEST_LITERAL, DEST_UNSPEC };
 
-static enum dest_kind classify_dest(const struct sockaddr_storage *ss, size_t len, int *ret_index, unsigned *ret_port)
+static enum dest_kind classify_dest(const struct net_gate *g, const struct sockaddr_storage *ss, size_t len,
+                                    int *ret_index, unsigned *ret_port)
 {
         /* not an inet address: on a unix or netlink socket it names something
          * inside the sandbox's own namespaces; on an inet socket the kernel
@@ -412,10 +451,11 @@ static enum dest_kind classify_dest(const struct sockaddr_storage *ss, size_t le
                 *ret_port = ntohs(((const struct sockaddr_in *)ss)->sin_port);
         else if (ss->ss_family == AF_INET6 && len >= sizeof(struct sockaddr_in6))
                 *ret_port = ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
-        if (idx >= 0) {
+        if (idx >= 0 && (size_t)idx < g->n_rules) {
                 *ret_index = idx;
                 return DEST_POOL;
         }
+        /* a pool address the stub never handed out is just a raw address */
         if (is_loopback((const struct sockaddr *)ss, len))
                 return DEST_LOOPBACK;
         return DEST_LITERAL;
@@ -438,26 +478,17 @@ int net_handle_connect(struct notify_call *call, struct notify_verdict *ret)
         unsigned port = 0;
         char dest[96];
         net_format_sockaddr((struct sockaddr *)&ss, len, dest, sizeof(dest));
-        switch (classify_dest(&ss, len, &index, &port)) {
-        case DEST_UNSPEC:
-        case DEST_LOOPBACK:
-                /* CONTINUE is safe: the sandbox's network namespace has only
-                 * loopback. Whatever address the kernel reads when it runs the
-                 * call — ours or one a racing thread wrote since — leads to the
-                 * sandbox's own loopback, to a unix or netlink peer inside its
-                 * own namespaces, or nowhere (ENETUNREACH). AF_UNSPEC dissolves
-                 * an association. */
-                ret->kind = VERDICT_CONTINUE;
-                return 0;
-        case DEST_LITERAL:
-                net_audit(g, call->req->pid, "connect", dest, NULL, NULL, false, REASON_IP_LITERAL);
-                ret->error = EACCES;
-                return 0;
-        case DEST_POOL:
-                break;
-        }
+        enum dest_kind kind = classify_dest(g, &ss, len, &index, &port);
+
+        /* The socket first, whatever the address says: what it is (our
+         * duplicate of it), not child memory, decides whether it may be
+         * aimed at all. */
         struct child_socket cs;
         r = inspect_socket(call, fd, &cs);
+        if (r == -ENOTSOCK && kind != DEST_POOL && kind != DEST_LITERAL) {
+                ret->kind = VERDICT_CONTINUE; /* not a socket: the kernel says ENOTSOCK */
+                return 0;
+        }
         if (r < 0) {
                 ret->error = -r;
                 return 0;
@@ -467,15 +498,37 @@ int net_handle_connect(struct notify_call *call, struct notify_verdict *ret)
                 ret->error = EINTR;
                 return 0;
         }
+        if (cs.foreign)
+                return refuse_reaim(g, call, "connect", &cs, dest, ret);
+
+        switch (kind) {
+        case DEST_UNSPEC:
+        case DEST_LOOPBACK:
+                /* CONTINUE is safe: the socket belongs to the sandbox's network
+                 * namespace (checked above on the socket itself), which has
+                 * only loopback. Whatever address the kernel reads when it
+                 * runs the call — ours or one a racing thread wrote since —
+                 * leads to the sandbox's own loopback, to a unix or netlink
+                 * peer inside its own namespaces, or nowhere (ENETUNREACH). */
+                ret->kind = VERDICT_CONTINUE;
+                return 0;
+        case DEST_LITERAL:
+                net_audit(g, call->req->pid, "connect", dest, NULL, NULL, false, REASON_IP_LITERAL);
+                ret->error = EACCES;
+                return 0;
+        case DEST_POOL:
+                break;
+        }
         if (cs.domain != AF_INET && cs.domain != AF_INET6) {
                 ret->error = EAFNOSUPPORT; /* an inet address on another family's socket */
                 return 0;
         }
         if (cs.type != SOCK_STREAM) {
-                /* CONTINUE is safe: a datagram socket's connect() sends nothing,
-                 * and the sandbox's namespace has no route to the pool (or
-                 * anywhere else): the kernel answers ENETUNREACH. glibc does
-                 * this for every candidate address when it sorts them. */
+                /* CONTINUE is safe: a datagram socket of the sandbox's namespace
+                 * sends nothing on connect(), and that namespace has no route
+                 * to the pool (or anywhere else): the kernel answers
+                 * ENETUNREACH. glibc does this for every candidate address when
+                 * it sorts them. */
                 ret->kind = VERDICT_CONTINUE;
                 return 0;
         }
@@ -511,28 +564,39 @@ int net_handle_sendto(struct notify_call *call, struct notify_verdict *ret)
         }
         int index = -1;
         unsigned port = 0;
-        enum dest_kind kind = classify_dest(&ss, len, &index, &port);
-        if (kind == DEST_LOOPBACK || kind == DEST_UNSPEC) {
-                /* CONTINUE is safe, as for connect(): nothing but the
-                 * sandbox's own loopback is reachable from its namespace. A
-                 * unix socket ignores or refuses an inet address. */
-                ret->kind = VERDICT_CONTINUE;
-                return 0;
-        }
+        enum dest_kind kind = classify_dest(g, &ss, len, &index, &port);
         char dest[96];
         net_format_sockaddr((struct sockaddr *)&ss, len, dest, sizeof(dest));
-        if (kind == DEST_LITERAL) {
-                net_audit(g, call->req->pid, "sendto", dest, NULL, NULL, false, REASON_IP_LITERAL);
-                ret->error = EACCES;
-                return 0;
-        }
         struct child_socket cs;
         r = inspect_socket(call, fd, &cs);
+        if (r == -ENOTSOCK) {
+                ret->kind = VERDICT_CONTINUE; /* not a socket: the kernel says ENOTSOCK */
+                return 0;
+        }
         if (r < 0) {
                 ret->error = -r;
                 return 0;
         }
         _cleanup_close_ int dup = cs.dup;
+        if (cs.foreign) {
+                /* a socket of another namespace never sends to an address of the
+                 * sandbox's choosing (see refuse_reaim) */
+                net_audit(g, call->req->pid, "sendto", dest, NULL, NULL, false, REASON_EGRESS_BLOCKED);
+                ret->error = EACCES;
+                return 0;
+        }
+        if (kind == DEST_LOOPBACK || kind == DEST_UNSPEC) {
+                /* CONTINUE is safe, as for connect(): the socket is of the
+                 * sandbox's namespace, where nothing but its own loopback is
+                 * reachable. */
+                ret->kind = VERDICT_CONTINUE;
+                return 0;
+        }
+        if (kind == DEST_LITERAL) {
+                net_audit(g, call->req->pid, "sendto", dest, NULL, NULL, false, REASON_IP_LITERAL);
+                ret->error = EACCES;
+                return 0;
+        }
         if (!(flags & MSG_FASTOPEN)) {
                 /* UDP to a listed name: UDP goes nowhere but the DNS stub */
                 net_audit(g, call->req->pid, "sendto", dest, g->rules[index].host, NULL, false, REASON_EGRESS_BLOCKED);
@@ -568,8 +632,8 @@ struct msghdr_head {
         uint32_t namelen;
 };
 
-static int check_msg(struct net_gate *g, struct notify_call *call, uint64_t msghdr_addr, const char *syscall_name,
-                     struct notify_verdict *ret)
+static int check_msg(struct net_gate *g, struct notify_call *call, int fd, uint64_t msghdr_addr,
+                     const char *syscall_name, struct notify_verdict *ret)
 {
         struct msghdr_head h;
         int r = notify_read_mem(call, msghdr_addr, &h, sizeof(h));
@@ -588,9 +652,22 @@ static int check_msg(struct net_gate *g, struct notify_call *call, uint64_t msgh
         }
         int index = -1;
         unsigned port = 0;
-        enum dest_kind kind = classify_dest(&ss, len, &index, &port);
-        if (kind == DEST_LOOPBACK || kind == DEST_UNSPEC)
-                return 0;
+        enum dest_kind kind = classify_dest(g, &ss, len, &index, &port);
+        if (kind == DEST_LOOPBACK || kind == DEST_UNSPEC) {
+                /* an address of the sandbox's own: fine on a socket of its own
+                 * namespace; a socket of another namespace may not be aimed */
+                struct child_socket cs;
+                r = inspect_socket(call, fd, &cs);
+                if (r == -ENOTSOCK)
+                        return 0;
+                if (r < 0) {
+                        ret->error = -r;
+                        return -1;
+                }
+                close(cs.dup);
+                if (!cs.foreign)
+                        return 0;
+        }
         char dest[96];
         net_format_sockaddr((struct sockaddr *)&ss, len, dest, sizeof(dest));
         net_audit(g, call->req->pid, syscall_name, dest, kind == DEST_POOL ? g->rules[index].host : NULL, NULL, false,
@@ -606,21 +683,53 @@ int net_handle_sendmsg(struct notify_call *call, struct notify_verdict *ret)
         struct net_gate *g = call->userdata;
         const struct seccomp_data *d = &call->req->data;
         if (d->nr == SYS_sendmsg) {
-                if (check_msg(g, call, d->args[1], "sendmsg", ret) < 0)
+                if (check_msg(g, call, (int)d->args[0], d->args[1], "sendmsg", ret) < 0)
                         return 0;
         } else {
                 unsigned vlen = (unsigned)d->args[2];
                 if (vlen > 1024)
                         vlen = 1024; /* the kernel caps at UIO_MAXIOV too */
                 for (unsigned i = 0; i < vlen; i++)
-                        if (check_msg(g, call, d->args[1] + (uint64_t)i * 64 /* sizeof(struct mmsghdr) */, "sendmmsg",
-                                      ret) < 0)
+                        if (check_msg(g, call, (int)d->args[0],
+                                      d->args[1] + (uint64_t)i * 64 /* sizeof(struct mmsghdr) */, "sendmmsg", ret) < 0)
                                 return 0;
         }
         /* CONTINUE is safe: every address we read was the sandbox's own
-         * loopback, or none; if a racing thread has changed one since, the
-         * kernel can still deliver only inside the sandbox's namespace (it
-         * has no route out), so nothing leaves. */
+         * loopback on a socket of its own namespace, or none. If a racing
+         * thread has changed one since, the kernel can still deliver only
+         * inside that namespace (no route out). A socket of another
+         * namespace is either a gate socket (connected TCP, which ignores
+         * msg_name and can never be disconnected: connect() is refused on it)
+         * or a stream socket handed in as stdio (cordon refuses any other). */
+        ret->kind = VERDICT_CONTINUE;
+        return 0;
+}
+
+/* Emulates the socket ioctls (0x89xx): on a socket of another network
+ * namespace (a gate socket) they would describe the host's interfaces. */
+int net_handle_sockioctl(struct notify_call *call, struct notify_verdict *ret)
+{
+        struct net_gate *g = call->userdata;
+        struct child_socket cs;
+        int r = inspect_socket(call, (int)call->req->data.args[0], &cs);
+        if (r == -ENOTSOCK || r == -EBADF) {
+                /* CONTINUE is safe: the command is a register; the kernel
+                 * refuses a socket ioctl on what is not a socket */
+                ret->kind = VERDICT_CONTINUE;
+                return 0;
+        }
+        if (r < 0) {
+                ret->error = -r;
+                return 0;
+        }
+        close(cs.dup);
+        if (cs.foreign) {
+                net_audit(g, call->req->pid, "ioctl", NULL, NULL, NULL, false, REASON_EGRESS_BLOCKED);
+                ret->error = EPERM;
+                return 0;
+        }
+        /* CONTINUE is safe: a socket of the sandbox's own namespace (checked
+         * on the socket itself); the command is a register */
         ret->kind = VERDICT_CONTINUE;
         return 0;
 }

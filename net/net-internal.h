@@ -43,7 +43,8 @@ struct net_gate {
         pthread_t stub;
         bool stub_started;
         int stub_udp, stub_tcp;
-        int stub_stop; /* eventfd that ends the stub thread */
+        int stub_stop;                 /* eventfd that ends the stub thread */
+        uint64_t sandbox_netns_cookie; /* SO_NETNS_COOKIE of the sandbox's namespace */
 
         /* audit */
         int audit_fd;

@@ -147,3 +147,5 @@ int net_handle_connect(struct notify_call *call, struct notify_verdict *ret);
 int net_handle_sendto(struct notify_call *call, struct notify_verdict *ret);
 /* Emulates sendmsg(2) and sendmmsg(2): no address or own loopback passes. */
 int net_handle_sendmsg(struct notify_call *call, struct notify_verdict *ret);
+/* Emulates socket ioctls (0x89xx): refused on sockets of another network namespace. */
+int net_handle_sockioctl(struct notify_call *call, struct notify_verdict *ret);

@@ -103,7 +103,13 @@ static void *stub_main(void *arg)
         if (setns(a.netns_fd, CLONE_NEWNET) == 0) {
                 g->stub_udp = bind_stub(SOCK_DGRAM);
                 g->stub_tcp = bind_stub(SOCK_STREAM);
-                if (g->stub_udp >= 0 && g->stub_tcp >= 0)
+                /* the namespace's identity, to tell the sandbox's own sockets
+                 * from the gate's (Linux 5.14) */
+                uint64_t cookie = 0;
+                socklen_t l = sizeof(cookie);
+                if (g->stub_udp >= 0 && getsockopt(g->stub_udp, SOL_SOCKET, 71 /* SO_NETNS_COOKIE */, &cookie, &l) == 0)
+                        g->sandbox_netns_cookie = cookie;
+                if (g->stub_udp >= 0 && g->stub_tcp >= 0 && g->sandbox_netns_cookie != 0)
                         v = 1;
         }
         close(a.netns_fd);

@@ -167,6 +167,25 @@ static int check_stdio(char *why, size_t size)
                 int fl = fcntl(fd, F_GETFL);
                 if (fl < 0)
                         continue; /* closed: fine */
+                int domain = 0, type = 0;
+                socklen_t l = sizeof(int);
+                if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+                    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l) == 0) {
+                        l = sizeof(int);
+                        (void)getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l);
+                        /* a host socket other than unix or TCP would let the
+                         * command send from the host's network namespace */
+                        if (domain != AF_UNIX && !((domain == AF_INET || domain == AF_INET6) && type == SOCK_STREAM)) {
+                                snprintf(why, size,
+                                         "%s is a host socket of family %d type %d; only unix and TCP sockets may be "
+                                         "passed in",
+                                         fd == 0   ? "stdin"
+                                         : fd == 1 ? "stdout"
+                                                   : "stderr",
+                                         domain, type);
+                                return -EBADF;
+                        }
+                }
                 if ((fl & O_PATH) || (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))) {
                         snprintf(why, size,
                                  "%s is a directory or O_PATH descriptor; it would let the command walk "

@@ -67,6 +67,15 @@ static const struct syscall_entry table[] = {
          .support = SUPPORT_PARTIAL,
          .note = "as sendmsg, for each message"},
 
+        {.name = "ioctl",
+         .action = SC_EMULATE,
+         .handler = net_handle_sockioctl,
+         .ctx = CTX_NET,
+         .support = SUPPORT_FULL,
+         .note = "socket ioctls (0x89xx): refused on a gate socket (the host's interfaces)",
+         .n_cond = 1,
+         .cond = {{.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xffffff00, .datum = 0x8900}}},
+
         /* --- mounts and roots: the view is fixed once the child runs --- */
         REFUSE("mount", EPERM, "the view is assembled by cordon before the child runs"),
         REFUSE("umount2", EPERM, "would uncover masked paths"),

@@ -17,6 +17,13 @@
 #   - a TCP server on 127.0.0.1, an abstract unix socket and a unix socket by
 #     path, all on the host (python3)
 #   - a SysV shared memory segment (ipcmk)
+#   - for the egress attempts (root, ip(8) and python3 needed; skipped
+#     otherwise): a network namespace cordon-esc-PID joined to the host by a
+#     veth pair (10.213.M.1/30 host side, 10.213.M.2/30 in the namespace)
+#     with a TCP server on 10.213.M.2:443 (the upstream the policy allows as
+#     upstream.cordon.test, through its test-only hosts file); and host
+#     listeners (TCP and UDP, one port) on the host's loopback and on each of
+#     its own interface addresses, which record anything that arrives
 # The secret's content and the env secret must appear in no sandbox output.
 #
 # The whole suite takes well under two minutes; every run has a timeout.
@@ -55,6 +62,9 @@ SECRET_DIR=
 PIDS=()
 SHMID=
 
+EG_NS=
+EG_VETH=
+
 cleanup() {
         local p
         for p in "${PIDS[@]}"; do
@@ -63,6 +73,8 @@ cleanup() {
         for p in "${PIDS[@]}"; do
                 wait "$p" 2>/dev/null
         done
+        [ -n "$EG_VETH" ] && ip link del "${EG_VETH}h" >/dev/null 2>&1
+        [ -n "$EG_NS" ] && ip netns del "$EG_NS" >/dev/null 2>&1
         exec 7<&- 8<&- 2>/dev/null
         [ -n "$SHMID" ] && ipcrm -m "$SHMID" 2>/dev/null
         [ -n "$SECRET_DIR" ] && rm -rf -- "$SECRET_DIR"
@@ -138,6 +150,156 @@ if command -v ipcmk >/dev/null && command -v ipcs >/dev/null; then
         fi
 fi
 
+# The egress fixture: an upstream the policy allows, and host listeners that
+# must never see anything from a sandbox. No traffic goes anywhere but the
+# host's loopback and the namespace made here: the policy's hosts file names
+# the upstream, so the gate never asks the host's resolver.
+EG_POLICY=
+EG_UP=
+EG_PORT=
+EG_HOSTADDRS=()
+EG_NOTE=
+egress_fixture() {
+        local m used i ok a
+        [ "$(id -u)" = 0 ] || {
+                EG_NOTE="not root (network namespaces)"
+                return
+        }
+        command -v ip >/dev/null || {
+                EG_NOTE="no ip(8)"
+                return
+        }
+        [ -n "$PYTHON" ] || {
+                EG_NOTE="no python3"
+                return
+        }
+        # 10.213.M.0/30, M in 126..250 (tests/integration/egress.sh takes 1..125)
+        used=$( (ip -o addr show; ip route show table all) 2>/dev/null)
+        m=$(($$ % 125 + 126))
+        ok=
+        for ((i = 0; i < 125; i++)); do
+                if ! grep -qE "10\.213\.$m\.[0-9]" <<<"$used"; then
+                        ok=1
+                        break
+                fi
+                m=$(((m - 126 + 1) % 125 + 126))
+        done
+        [ -n "$ok" ] || {
+                EG_NOTE="no free 10.213.M.0/30"
+                return
+        }
+        ip netns add "cordon-esc-$$" 2>/dev/null || {
+                EG_NOTE="cannot create a network namespace"
+                return
+        }
+        EG_NS="cordon-esc-$$"
+        EG_VETH="cesc$$"
+        if ! {
+                ip link add "${EG_VETH}h" type veth peer name "${EG_VETH}n" &&
+                        ip link set "${EG_VETH}n" netns "$EG_NS" &&
+                        ip addr add "10.213.$m.1/30" dev "${EG_VETH}h" &&
+                        ip link set "${EG_VETH}h" up &&
+                        ip -n "$EG_NS" addr add "10.213.$m.2/30" dev "${EG_VETH}n" &&
+                        ip -n "$EG_NS" link set "${EG_VETH}n" up &&
+                        ip -n "$EG_NS" link set lo up
+        } >/dev/null 2>&1; then
+                EG_NOTE="cannot set up the veth pair"
+                return
+        fi
+        # the upstream: a banner on every connection, each one logged
+        timeout 170 ip netns exec "$EG_NS" "$PYTHON" -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", 443)); s.listen(128)
+open(sys.argv[1], "w").write("ok")
+while True:
+    c, a = s.accept()
+    try:
+        c.sendall(b"upstream-banner\n")
+    except OSError:
+        pass
+    c.close()
+' "$WORK/upstream.ready" </dev/null >/dev/null 2>&1 &
+        PIDS+=($!)
+        # the host's own addresses (not loopback, not link-local: those need a scope)
+        while read -r a; do
+                EG_HOSTADDRS+=("$a")
+        done < <(ip -o addr show 2>/dev/null | awk '$2 != "lo" && $2 !~ /^cesc/ { sub(/\/.*/, "", $4); print $4 }' |
+                grep -v '^fe80:')
+        # the host listeners: TCP and UDP on one port, on loopback and every host address
+        timeout 170 "$PYTHON" -c '
+import socket, sys, threading, os
+log, portfile, addrs = sys.argv[1], sys.argv[2], ["127.0.0.1", "::1"] + sys.argv[3:]
+def record(what):
+    with open(log, "a") as f:
+        f.write(what + "\n")
+first = socket.socket(); first.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+first.bind(("127.0.0.1", 0)); first.listen(16)
+port = first.getsockname()[1]
+socks = [first]
+for a in addrs:
+    fam = socket.AF_INET6 if ":" in a else socket.AF_INET
+    for typ in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+        if a == "127.0.0.1" and typ == socket.SOCK_STREAM:
+            continue
+        try:
+            s = socket.socket(fam, typ)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if fam == socket.AF_INET6:
+                s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            s.bind((a, port))
+            if typ == socket.SOCK_STREAM:
+                s.listen(16)
+            socks.append(s)
+        except OSError:
+            pass
+def serve(s):
+    while True:
+        if s.type == socket.SOCK_STREAM:
+            c, peer = s.accept()
+            record("tcp %s <- %s" % (s.getsockname()[0], peer[0]))
+            try:
+                c.sendall(b"host-tcp-banner\n")
+            except OSError:
+                pass
+            c.close()
+        else:
+            d, peer = s.recvfrom(4096)
+            record("udp %s <- %s" % (s.getsockname()[0], peer[0]))
+for s in socks[1:]:
+    threading.Thread(target=serve, args=(s,), daemon=True).start()
+open(portfile + ".tmp", "w").write(str(port)); os.rename(portfile + ".tmp", portfile)
+serve(first)
+' "$WORK/hostconn.log" "$WORK/eg.port" "${EG_HOSTADDRS[@]}" </dev/null >/dev/null 2>&1 &
+        PIDS+=($!)
+        for _ in $(seq 50); do
+                [ -s "$WORK/eg.port" ] && [ -e "$WORK/upstream.ready" ] && break
+                sleep 0.1
+        done
+        EG_PORT=$(cat "$WORK/eg.port" 2>/dev/null)
+        [ -n "$EG_PORT" ] && [ -e "$WORK/upstream.ready" ] || {
+                EG_NOTE="the upstream or the host listeners did not start"
+                return
+        }
+        # the upstream answers from the host
+        if ! "$PYTHON" -c '
+import socket, sys
+s = socket.create_connection((sys.argv[1], 443), timeout=3)
+sys.exit(0 if s.recv(64).startswith(b"upstream-banner") else 1)' "10.213.$m.2"; then
+                EG_NOTE="the upstream does not answer from the host"
+                return
+        fi
+        printf 'upstream.cordon.test 10.213.%s.2\n' "$m" >"$WORK/eg.hosts"
+        cat >"$WORK/eg.policy.json" <<EOF
+{"networkPolicy": {"mode": "allow-listed",
+                   "rules": [{"host": "upstream.cordon.test", "port": 443, "reason": "escape tests"}],
+                   "testing": {"hostsFile": "$WORK/eg.hosts", "allowPrivateNetworks": ["10.213.$m.0/30"]}}}
+EOF
+        EG_POLICY=$WORK/eg.policy.json
+        EG_UP="10.213.$m.2:443"
+}
+egress_fixture
+
 # --- running attempts -----------------------------------------------------
 
 N=0
@@ -180,6 +342,28 @@ probe() {
         rc=$?
         record "" "$name" "$rc" "$out"
 }
+
+# probe_egress NAME ARGS...: one attempt under the egress policy (the upstream
+# allowed; the gate in force)
+probe_egress() {
+        local name=$1 rc
+        shift
+        N=$((N + 1))
+        local out=$WORK/out.$N
+        timeout -k 5 30 "$CORDON" run --policy "$EG_POLICY" --bind "$BIND:/helpers:ro" -- \
+                /helpers/escape-probe "$name" "$@" </dev/null >"$out" 2>&1
+        rc=$?
+        record "egress policy" "$name" "$rc" "$out"
+        # which attempts made something arrive at the host's listeners
+        local seen
+        seen=$(wc -l <"$WORK/hostconn.log" 2>/dev/null || echo 0)
+        if [ "${seen:-0}" != "$EG_SEEN" ]; then
+                EG_SEEN_BY+=("$name")
+                EG_SEEN=${seen:-0}
+        fi
+}
+EG_SEEN=0
+EG_SEEN_BY=()
 
 # probe_stdin FILE NAME ARGS...: the same with stdin opened on FILE on the host
 probe_stdin() {
@@ -383,6 +567,37 @@ probe af-vsock
 probe netlink-audit
 probe socket-highbits
 probe raw-socket
+# synthetic addresses without a policy (the gate has no rule at all)
+probe egress-pool-oob
+
+# egress: under a policy that allows the runner's upstream
+if [ -n "$EG_POLICY" ]; then
+        probe_egress egress-loopback "$EG_PORT"
+        probe_egress net-tcp-host "$EG_PORT"
+        probe_egress egress-literals "$EG_PORT" "${EG_HOSTADDRS[@]}"
+        probe_egress raw-socket
+        probe_egress af-packet
+        probe_egress socket-highbits
+        probe_egress io-uring
+        probe_egress egress-race "$EG_PORT" "$EG_UP"
+        probe_egress egress-unspec-reconnect "$EG_PORT" "$EG_UP"
+        probe_egress egress-unspec-listen "$EG_UP"
+        probe_egress egress-gate-ifconf "$EG_UP"
+        probe_egress egress-pool-oob
+        # nothing may have arrived at any host listener
+        N=$((N + 1))
+        sleep 0.3
+        if [ -s "$WORK/hostconn.log" ]; then
+                echo "escape egress-host-listeners: GOT THROUGH (the host listeners on port $EG_PORT saw:$(sort "$WORK/hostconn.log" | uniq -c | tr -s ' \n' ' ')during ${EG_SEEN_BY[*]:-?})"
+                FAILED=$((FAILED + 1))
+                FAILED_NAMES+=(egress-host-listeners)
+        else
+                echo "escape egress-host-listeners: blocked (nothing arrived at the host's listeners on port $EG_PORT: 127.0.0.1, ::1${EG_HOSTADDRS[*]:+, ${EG_HOSTADDRS[*]}})"
+                PASSED=$((PASSED + 1))
+        fi
+else
+        echo "note: egress attempts not run: ${EG_NOTE:-no fixture}"
+fi
 
 # races against the emulated open
 probe toctou-open "$S"

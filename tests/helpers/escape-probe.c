@@ -17,6 +17,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +33,8 @@
 #include <linux/reboot.h>
 #include <linux/seccomp.h>
 #include <linux/vm_sockets.h>
+#include <net/if.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -2443,6 +2446,611 @@ static int a_symlink_race(int argc, char **argv)
 }
 
 /* ------------------------------------------------------------------ */
+/* egress: these run under a policy that allows upstream.cordon.test:443
+ * (the runner's upstream, in a network namespace of its own, at the address
+ * the runner passes as UPSTREAM, "a.b.c.d:443"); the gate is in force. The
+ * runner also listens on the host (its loopback and its interface
+ * addresses) on PORT and records anything that arrives there. */
+
+#define EGRESS_NAME "upstream.cordon.test"
+
+/* "a.b.c.d:port", "[v6]:port" or a bare address (port defport). */
+static int parse_addr(const char *s, unsigned defport, struct sockaddr_storage *ss, socklen_t *len)
+{
+        char host[INET6_ADDRSTRLEN + 8];
+        unsigned port = defport;
+        const char *c = strrchr(s, ':');
+        memset(ss, 0, sizeof(*ss));
+        if (s[0] == '[') {
+                const char *e = strchr(s, ']');
+                if (!e || (size_t)(e - s - 1) >= sizeof(host))
+                        return -EINVAL;
+                memcpy(host, s + 1, (size_t)(e - s - 1));
+                host[e - s - 1] = '\0';
+                if (e[1] == ':')
+                        port = (unsigned)atoi(e + 2);
+        } else if (c && strchr(s, ':') == c) { /* exactly one ':': address:port */
+                size_t l = (size_t)(c - s);
+                if (l >= sizeof(host))
+                        return -EINVAL;
+                memcpy(host, s, l);
+                host[l] = '\0';
+                port = (unsigned)atoi(c + 1);
+        } else {
+                snprintf(host, sizeof(host), "%s", s);
+        }
+        struct sockaddr_in *in = (struct sockaddr_in *)ss;
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+        if (inet_pton(AF_INET, host, &in->sin_addr) == 1) {
+                in->sin_family = AF_INET;
+                in->sin_port = htons((uint16_t)port);
+                *len = sizeof(*in);
+                return 0;
+        }
+        if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+                in6->sin6_family = AF_INET6;
+                in6->sin6_port = htons((uint16_t)port);
+                *len = sizeof(*in6);
+                return 0;
+        }
+        return -EINVAL;
+}
+
+static const char *fmt_addr(const struct sockaddr *sa, char *buf, size_t size)
+{
+        char a[INET6_ADDRSTRLEN];
+        if (sa->sa_family == AF_INET) {
+                const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+                inet_ntop(AF_INET, &in->sin_addr, a, sizeof(a));
+                snprintf(buf, size, "%s:%u", a, ntohs(in->sin_port));
+        } else if (sa->sa_family == AF_INET6) {
+                const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+                inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof(a));
+                snprintf(buf, size, "[%s]:%u", a, ntohs(in6->sin6_port));
+        } else {
+                snprintf(buf, size, "family %d", sa->sa_family);
+        }
+        return buf;
+}
+
+static const char *peer_of(int fd, char *buf, size_t size)
+{
+        struct sockaddr_storage ss;
+        socklen_t l = sizeof(ss);
+        if (getpeername(fd, (struct sockaddr *)&ss, &l) < 0) {
+                snprintf(buf, size, "getpeername: %s", en(errno));
+                return buf;
+        }
+        return fmt_addr((struct sockaddr *)&ss, buf, size);
+}
+
+/* The synthetic IPv4 address the sandbox's resolver gives the listed name. */
+static int egress_synthetic(struct sockaddr_in *ret)
+{
+        struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+        int r = getaddrinfo(EGRESS_NAME, "443", &hints, &res);
+        if (r != 0)
+                return r == EAI_SYSTEM ? -errno : -ENOENT;
+        memcpy(ret, res->ai_addr, sizeof(*ret));
+        freeaddrinfo(res);
+        return 0;
+}
+
+/* A TCP socket connected through the gate to the upstream; checks that its
+ * peer is upstream. Returns the fd or a negative errno (-EPROTO: another peer). */
+static int gate_socket(const char *upstream, char *why, size_t whysize)
+{
+        struct sockaddr_in syn;
+        int r = egress_synthetic(&syn);
+        if (r < 0) {
+                snprintf(why, whysize, "getaddrinfo(%s) failed", EGRESS_NAME);
+                return r;
+        }
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+                snprintf(why, whysize, "socket: %s", en(errno));
+                return -errno;
+        }
+        r = connect_timeout(fd, (struct sockaddr *)&syn, sizeof(syn), 5000);
+        if (r < 0) {
+                snprintf(why, whysize, "connect to %s through the gate: %s", EGRESS_NAME, en(-r));
+                close(fd);
+                return r;
+        }
+        char peer[80];
+        peer_of(fd, peer, sizeof(peer));
+        if (strcmp(peer, upstream) != 0) {
+                snprintf(why, whysize, "the gate's socket has peer %s, not the upstream %s", peer, upstream);
+                close(fd);
+                return -EPROTO;
+        }
+        int fl = fcntl(fd, F_GETFL);
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+        return fd;
+}
+
+/* Reads a banner line with a deadline; true if something arrived. */
+static bool read_banner(int fd, char *buf, size_t size, int ms)
+{
+        struct pollfd p = {fd, POLLIN, 0};
+        buf[0] = '\0';
+        if (poll(&p, 1, ms) <= 0)
+                return false;
+        ssize_t k = recv(fd, buf, size - 1, MSG_DONTWAIT);
+        if (k <= 0)
+                return false;
+        buf[k] = '\0';
+        buf[strcspn(buf, "\r\n")] = '\0';
+        return true;
+}
+
+/* How the refused tries failed: errno -> count, for a short summary. */
+struct tally {
+        int err[8], count[8], n, total;
+};
+
+static void tally_add(struct tally *t, int e)
+{
+        t->total++;
+        for (int i = 0; i < t->n; i++)
+                if (t->err[i] == e) {
+                        t->count[i]++;
+                        return;
+                }
+        if (t->n < 8) {
+                t->err[t->n] = e;
+                t->count[t->n++] = 1;
+        }
+}
+
+static void tally_note(struct notes *n, const char *what, const struct tally *t)
+{
+        char b[200] = "";
+        for (int i = 0; i < t->n; i++)
+                snprintf(b + strlen(b), sizeof(b) - strlen(b), "%s%s x%d", i ? ", " : "", en(t->err[i]), t->count[i]);
+        note(n, "%s: %d refused (%s)", what, t->total, t->n ? b : "-");
+}
+
+/* TCP connect and (udp) UDP sendto to one destination; false if either
+ * reached it (described in n); refusals are counted in tcp and udp. */
+static bool egress_try(struct notes *n, const char *dest, unsigned defport, struct tally *tcp, struct tally *udp)
+{
+        struct sockaddr_storage ss;
+        socklen_t len;
+        if (parse_addr(dest, defport, &ss, &len) < 0) {
+                note(n, "%s: unparsable", dest);
+                return true;
+        }
+        char d[80];
+        fmt_addr((struct sockaddr *)&ss, d, sizeof(d));
+        bool ok = true;
+        int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+                tally_add(tcp, errno);
+        } else {
+                int r = connect_timeout(fd, (struct sockaddr *)&ss, len, 1500);
+                if (r == 0) {
+                        char b[128], p[80];
+                        peer_of(fd, p, sizeof(p));
+                        bool got = read_banner(fd, b, sizeof(b), 1000);
+                        note(n, "%s: CONNECTED (peer %s%s%s)", d, p, got ? ", read " : "", got ? b : "");
+                        ok = false;
+                } else {
+                        tally_add(tcp, -r);
+                }
+                close(fd);
+        }
+        if (udp) {
+                fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+                if (fd >= 0) {
+                        ssize_t k = sendto(fd, "cordon-escape", 13, MSG_DONTWAIT, (struct sockaddr *)&ss, len);
+                        if (k >= 0) {
+                                note(n, "udp %s: SENT", d);
+                                ok = false;
+                        } else {
+                                tally_add(udp, errno);
+                        }
+                        close(fd);
+                }
+        }
+        return ok;
+}
+
+/* The host's loopback in every spelling: the sandbox's own loopback has
+ * nothing on PORT, so any connection made there reached another namespace. */
+static int a_egress_loopback(int argc, char **argv)
+{
+        const char *port = need_arg(argc, argv, 2);
+        if (!port)
+                return probe_error("usage: egress-loopback PORT");
+        static const char *const dests[] = {
+                "127.0.0.1",          "127.0.0.2", "127.0.0.53", "127.255.255.254",  "[::1]",
+                "[::ffff:127.0.0.1]", "0.0.0.0",   "[::]",       "[::ffff:0.0.0.0]", "[::127.0.0.1]"};
+        struct notes n = {0};
+        struct tally tcp = {0};
+        bool ok = true;
+        for (size_t i = 0; i < sizeof(dests) / sizeof(dests[0]); i++)
+                ok &= egress_try(&n, dests[i], (unsigned)atoi(port), &tcp, NULL);
+        /* UDP to the same: the sandbox's loopback takes them (the runner's
+         * host listeners say whether any arrived on the host) */
+        int sent = 0, refused = 0;
+        for (size_t i = 0; i < sizeof(dests) / sizeof(dests[0]); i++) {
+                struct sockaddr_storage ss;
+                socklen_t len;
+                if (parse_addr(dests[i], (unsigned)atoi(port), &ss, &len) < 0)
+                        continue;
+                int fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+                if (fd < 0)
+                        continue;
+                if (sendto(fd, "cordon-escape", 13, MSG_DONTWAIT, (struct sockaddr *)&ss, len) >= 0)
+                        sent++;
+                else
+                        refused++;
+                close(fd);
+        }
+        tally_note(&n, "TCP connects to the loopback spellings", &tcp);
+        note(&n, "UDP: %d sent within the sandbox, %d refused", sent, refused);
+        return finish(&n, ok);
+}
+
+/* Metadata, private, 6to4/NAT64/Teredo/mapped forms, and the host's own
+ * interface addresses (ARGS, with the runner listening on PORT). */
+static int a_egress_literals(int argc, char **argv)
+{
+        const char *port = need_arg(argc, argv, 2);
+        if (!port)
+                return probe_error("usage: egress-literals PORT [HOST_ADDRESS...]");
+        unsigned p = (unsigned)atoi(port);
+        static const char *const dests[] = {
+                "169.254.169.254:80",
+                "169.254.169.254:443",
+                "10.0.0.1:443",
+                "100.100.100.200:80",
+                "[fd00:ec2::254]:80",
+                "[::ffff:169.254.169.254]:80",
+                "[::ffff:10.0.0.1]:443",
+                "[::169.254.169.254]:80",
+                "[2002:a9fe:a9fe::]:80",
+                "[64:ff9b::a9fe:a9fe]:80",
+                "[64:ff9b:1::a9fe:a9fe]:80",
+                "[2001:0:4136:e378:8000:63bf:5601:5601]:80", /* Teredo, client 169.254.169.254 */
+                "2002:7f00:1::",
+                "64:ff9b::7f00:1",
+                "64:ff9b:1::7f00:1",
+                "2001:0:4136:e378:8000:63bf:80ff:fffe", /* Teredo, client 127.0.0.1 */
+                "198.18.0.1",                           /* the pool's own range, not a handed-out address */
+                "[fdc0:d0::1]:443",
+        };
+        struct notes n = {0};
+        struct tally tcp = {0}, udp = {0};
+        bool ok = true;
+        for (size_t i = 0; i < sizeof(dests) / sizeof(dests[0]); i++)
+                ok &= egress_try(&n, dests[i], p, &tcp, &udp);
+        for (int i = 3; i < argc; i++)
+                ok &= egress_try(&n, argv[i], p, &tcp, &udp);
+        note(&n,
+             "%zu destinations (metadata, private, mapped, 6to4, NAT64, Teredo, the pool's range) and %d host "
+             "address(es)",
+             sizeof(dests) / sizeof(dests[0]), argc > 3 ? argc - 3 : 0);
+        tally_note(&n, "TCP connects", &tcp);
+        tally_note(&n, "UDP sendtos", &udp);
+        return finish(&n, ok);
+}
+
+/* A thread flips the connect() address between the upstream's synthetic
+ * address and a forbidden one while the main thread connects: every
+ * connection made must be to the upstream. */
+static _Atomic uint64_t egress_race_sa[2]; /* a struct sockaddr_in, as two words */
+static uint64_t egress_race_alt[2][2];
+
+static void *egress_flip(void *arg)
+{
+        (void)arg;
+        uint64_t *a = egress_race_alt[0], *b = egress_race_alt[1];
+        while (!atomic_load(&race_stop)) {
+                atomic_store(&egress_race_sa[0], a[0]);
+                for (volatile int i = 0; i < 20; i++)
+                        ;
+                atomic_store(&egress_race_sa[0], b[0]);
+                for (volatile int i = 0; i < 20; i++)
+                        ;
+                /* torn: the port of one with the address of the other, in two halves */
+                uint32_t *w = (uint32_t *)&egress_race_sa[0];
+                __atomic_store_n(&w[0], (uint32_t)a[0], __ATOMIC_SEQ_CST);
+                __atomic_store_n(&w[1], (uint32_t)(b[0] >> 32), __ATOMIC_SEQ_CST);
+                for (volatile int i = 0; i < 20; i++)
+                        ;
+        }
+        return NULL;
+}
+
+static int egress_race_one(struct notes *n, const struct sockaddr_in *good, const struct sockaddr_in *bad,
+                           const char *upstream, const char *label, bool *ok)
+{
+        memcpy(egress_race_alt[0], good, sizeof(*good));
+        memcpy(egress_race_alt[1], bad, sizeof(*bad));
+        memcpy((void *)egress_race_sa, good, sizeof(*good));
+        atomic_store(&race_stop, false);
+        pthread_t t;
+        if (pthread_create(&t, NULL, egress_flip, NULL) != 0)
+                return -EAGAIN;
+        long tries = 0, upstream_ok = 0, wrong = 0, fails = 0;
+        int first_err = 0;
+        char wrong_peer[80] = "";
+        struct timespec t0, now;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        struct timeval tv = {2, 0};
+        for (int i = 0; i < 2000; i++) {
+                int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (fd < 0)
+                        break;
+                setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+                tries++;
+                if (connect(fd, (struct sockaddr *)egress_race_sa, sizeof(struct sockaddr_in)) == 0) {
+                        char p[80];
+                        peer_of(fd, p, sizeof(p));
+                        if (strcmp(p, upstream) == 0) {
+                                upstream_ok++;
+                        } else {
+                                wrong++;
+                                snprintf(wrong_peer, sizeof(wrong_peer), "%s", p);
+                        }
+                } else {
+                        fails++;
+                        if (!first_err || errno != EACCES)
+                                first_err = errno;
+                }
+                close(fd);
+                if ((i & 63) == 0) {
+                        clock_gettime(CLOCK_MONOTONIC, &now);
+                        if (now.tv_sec - t0.tv_sec >= 6) /* three runs within the probe's 25 s alarm */
+                                break;
+                }
+        }
+        atomic_store(&race_stop, true);
+        pthread_join(t, NULL);
+        note(n, "%s: %ld connects, %ld to the upstream, %ld failed (%s)%s%s", label, tries, upstream_ok, fails,
+             first_err ? en(first_err) : "none", wrong ? ", CONNECTED ELSEWHERE: " : "", wrong ? wrong_peer : "");
+        if (wrong)
+                *ok = false;
+        return (int)upstream_ok;
+}
+
+static int a_egress_race(int argc, char **argv)
+{
+        const char *port = need_arg(argc, argv, 2), *upstream = need_arg(argc, argv, 3);
+        if (!port || !upstream)
+                return probe_error("usage: egress-race PORT UPSTREAM_ADDR:443");
+        struct sockaddr_in syn;
+        if (egress_synthetic(&syn) < 0)
+                return probe_error("getaddrinfo(%s) failed: is the policy in force?", EGRESS_NAME);
+        struct sockaddr_in meta = {.sin_family = AF_INET, .sin_port = htons(443)};
+        inet_pton(AF_INET, "169.254.169.254", &meta.sin_addr);
+        struct sockaddr_in lo = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port))};
+        inet_pton(AF_INET, "127.0.0.1", &lo.sin_addr);
+        struct sockaddr_in syn_port = syn;
+        syn_port.sin_port = lo.sin_port;
+        struct notes n = {0};
+        bool ok = true;
+        int up = 0;
+        up += egress_race_one(&n, &syn, &meta, upstream, "flipped with 169.254.169.254:443", &ok);
+        up += egress_race_one(&n, &syn, &lo, upstream, "flipped with the host's loopback server", &ok);
+        up += egress_race_one(&n, &syn, &syn_port, upstream, "flipped with the synthetic address on that port", &ok);
+        if (ok && up == 0)
+                return probe_error("no connect reached the upstream: %s", n.text);
+        return finish(&n, ok);
+}
+
+/* The gate hands the sandbox a socket the sentry made in the host's network
+ * namespace. Once connected it can only talk to the upstream; but a TCP
+ * socket can be disconnected (connect with AF_UNSPEC) and used again. */
+static int a_egress_unspec_reconnect(int argc, char **argv)
+{
+        const char *port = need_arg(argc, argv, 2), *upstream = need_arg(argc, argv, 3);
+        if (!port || !upstream)
+                return probe_error("usage: egress-unspec-reconnect PORT UPSTREAM_ADDR:443");
+        struct notes n = {0};
+        bool ok = true;
+        char why[200];
+        struct sockaddr unspec = {.sa_family = AF_UNSPEC};
+        struct sockaddr_in lo = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port))};
+        inet_pton(AF_INET, "127.0.0.1", &lo.sin_addr);
+
+        /* connect() again */
+        int fd = gate_socket(upstream, why, sizeof(why));
+        if (fd < 0)
+                return probe_error("%s", why);
+        note(&n, "gate socket to %s", upstream);
+        if (connect(fd, &unspec, sizeof(unspec)) == 0)
+                note(&n, "connect(AF_UNSPEC) disconnected it");
+        else
+                note(&n, "connect(AF_UNSPEC): %s", en(errno));
+        int r = connect_timeout(fd, (struct sockaddr *)&lo, sizeof(lo), 2000);
+        if (r == 0) {
+                char b[128];
+                bool got = read_banner(fd, b, sizeof(b), 1000);
+                note(&n, "then connect 127.0.0.1:%s: CONNECTED%s%s", port, got ? ", read " : "", got ? b : "");
+                ok = false;
+        } else {
+                note(&n, "then connect 127.0.0.1:%s: %s", port, en(-r));
+        }
+        close(fd);
+
+        /* TCP fast open (sendto with an address) instead of connect */
+        fd = gate_socket(upstream, why, sizeof(why));
+        if (fd >= 0) {
+                (void)connect(fd, &unspec, sizeof(unspec));
+                ssize_t k = sendto(fd, "x", 1, MSG_FASTOPEN, (struct sockaddr *)&lo, sizeof(lo));
+                char b[128];
+                if (k >= 0 || errno == EINPROGRESS) {
+                        char p[80];
+                        struct pollfd pw = {fd, POLLOUT, 0};
+                        poll(&pw, 1, 1000);
+                        peer_of(fd, p, sizeof(p));
+                        bool got = read_banner(fd, b, sizeof(b), 1000);
+                        if (got || strncmp(p, "getpeername", 11) != 0) {
+                                note(&n, "disconnected, sendto(MSG_FASTOPEN, 127.0.0.1:%s): CONNECTED%s%s%s%s", port,
+                                     strncmp(p, "getpeername", 11) != 0 ? " to " : "",
+                                     strncmp(p, "getpeername", 11) != 0 ? p : "", got ? ", read " : "", got ? b : "");
+                                ok = false;
+                        } else {
+                                note(&n, "disconnected, sendto(MSG_FASTOPEN, 127.0.0.1:%s): %s, no peer", port,
+                                     k >= 0 ? "sent" : en(errno));
+                        }
+                } else {
+                        note(&n, "disconnected, sendto(MSG_FASTOPEN, 127.0.0.1:%s): %s", port, en(errno));
+                }
+                close(fd);
+        }
+        return finish(&n, ok);
+}
+
+/* ... or made to listen: a listener in the host's namespace. It listens on
+ * the host's loopback only (never on the host's interfaces). */
+static int a_egress_unspec_listen(int argc, char **argv)
+{
+        const char *upstream = need_arg(argc, argv, 2);
+        if (!upstream)
+                return probe_error("usage: egress-unspec-listen UPSTREAM_ADDR:443");
+        struct notes n = {0};
+        bool ok = true;
+        char why[200];
+        int fd = gate_socket(upstream, why, sizeof(why));
+        if (fd < 0)
+                return probe_error("%s", why);
+        struct sockaddr unspec = {.sa_family = AF_UNSPEC};
+        if (connect(fd, &unspec, sizeof(unspec)) == 0)
+                note(&n, "gate socket disconnected with connect(AF_UNSPEC)");
+        else
+                note(&n, "connect(AF_UNSPEC): %s", en(errno));
+        struct sockaddr_in lo = {.sin_family = AF_INET};
+        inet_pton(AF_INET, "127.0.0.1", &lo.sin_addr);
+        if (bind(fd, (struct sockaddr *)&lo, sizeof(lo)) < 0) {
+                note(&n, "bind 127.0.0.1:0: %s", en(errno));
+        } else if (listen(fd, 4) < 0) {
+                note(&n, "listen: %s", en(errno));
+        } else {
+                struct sockaddr_in me;
+                socklen_t ml = sizeof(me);
+                getsockname(fd, (struct sockaddr *)&me, &ml);
+                /* is the listener in the sandbox's own namespace? its own
+                 * loopback would reach it */
+                int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                int r = connect_timeout(c, (struct sockaddr *)&me, sizeof(me), 1000);
+                close(c);
+                if (r == 0) {
+                        note(&n, "listening on 127.0.0.1:%u inside the sandbox's own namespace", ntohs(me.sin_port));
+                } else {
+                        note(&n, "LISTENING on 127.0.0.1:%u in another network namespace (the sandbox's loopback: %s)",
+                             ntohs(me.sin_port), en(-r));
+                        ok = false;
+                }
+        }
+        close(fd);
+        return finish(&n, ok);
+}
+
+/* Interface enumeration (SIOCGIFCONF) works in the socket's namespace: on
+ * the gate's socket it must not list the host's interfaces. */
+static int list_ifaces(int fd, char *names, size_t size)
+{
+        struct ifreq ifr[32];
+        struct ifconf ifc = {.ifc_len = sizeof(ifr), .ifc_req = ifr};
+        names[0] = '\0';
+        if (ioctl(fd, SIOCGIFCONF, &ifc) < 0)
+                return -errno;
+        int count = ifc.ifc_len / (int)sizeof(struct ifreq), other = 0;
+        for (int i = 0; i < count; i++) {
+                if (strcmp(ifr[i].ifr_name, "lo") != 0)
+                        other++;
+                if (strlen(names) + strlen(ifr[i].ifr_name) + 2 < size) {
+                        strcat(names, names[0] ? "," : "");
+                        strcat(names, ifr[i].ifr_name);
+                }
+        }
+        return other;
+}
+
+static int a_egress_gate_ifconf(int argc, char **argv)
+{
+        const char *upstream = need_arg(argc, argv, 2);
+        if (!upstream)
+                return probe_error("usage: egress-gate-ifconf UPSTREAM_ADDR:443");
+        struct notes n = {0};
+        bool ok = true;
+        char why[200], names[256];
+        int own = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int r = list_ifaces(own, names, sizeof(names));
+        note(&n, "a socket of the sandbox's: %s%s", r < 0 ? en(-r) : "interfaces ", r < 0 ? "" : names);
+        close(own);
+        int fd = gate_socket(upstream, why, sizeof(why));
+        if (fd < 0)
+                return probe_error("%s", why);
+        r = list_ifaces(fd, names, sizeof(names));
+        if (r < 0) {
+                note(&n, "SIOCGIFCONF on the gate's socket: %s", en(-r));
+        } else if (r > 0) {
+                note(&n, "SIOCGIFCONF on the gate's socket lists %d interface(s) the sandbox does not have: %s", r,
+                     names);
+                ok = false;
+        } else {
+                note(&n, "SIOCGIFCONF on the gate's socket: %s", names);
+        }
+        close(fd);
+        return finish(&n, ok);
+}
+
+/* Synthetic addresses that stand for no listed name (the policy lists one,
+ * or none): the pool is larger than the list. Datagrams first (refused
+ * without a connection anywhere), then TCP on a port no rule names. The
+ * sentry must refuse them all and live on: if it dies, so does this probe,
+ * and the runner sees no result line. */
+static int a_egress_pool_oob(int argc, char **argv)
+{
+        static const char *const dests[] = {"198.18.0.3",     "198.18.0.200", "198.18.200.0",
+                                            "198.18.252.255", "[fdc0:d0::3]", "[fdc0:d0::fd00]"};
+        struct notes n = {0};
+        struct tally tcp = {0}, udp = {0};
+        bool ok = true;
+        for (size_t i = 0; i < sizeof(dests) / sizeof(dests[0]); i++) {
+                struct sockaddr_storage ss;
+                socklen_t len;
+                if (parse_addr(dests[i], 53, &ss, &len) < 0)
+                        return probe_error("unparsable %s", dests[i]);
+                int fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+                if (fd < 0)
+                        continue;
+                if (sendto(fd, "x", 1, MSG_DONTWAIT, (struct sockaddr *)&ss, len) >= 0) {
+                        note(&n, "udp %s: SENT", dests[i]);
+                        ok = false;
+                } else {
+                        tally_add(&udp, errno);
+                }
+                close(fd);
+        }
+        for (size_t i = 0; i < sizeof(dests) / sizeof(dests[0]); i++)
+                ok &= egress_try(&n, dests[i], 61703, &tcp, NULL);
+        /* ENOSYS is the kernel's answer once the supervisor's listener is
+         * gone: the sentry died under these calls */
+        bool died = false;
+        for (int i = 0; i < udp.n; i++)
+                died |= udp.err[i] == ENOSYS;
+        for (int i = 0; i < tcp.n; i++)
+                died |= tcp.err[i] == ENOSYS;
+        if (died) {
+                struct notes m = {0};
+                note(&m, "THE SENTRY DIED (trapped calls answer ENOSYS: no supervisor) and the sandbox runs on");
+                tally_note(&m, "UDP sendtos (port 53)", &udp);
+                tally_note(&m, "TCP connects (port 61703)", &tcp);
+                return through("%s", m.text);
+        }
+        note(&n, "%zu synthetic addresses of no rule; the sentry lives", sizeof(dests) / sizeof(dests[0]));
+        tally_note(&n, "UDP sendtos (port 53)", &udp);
+        tally_note(&n, "TCP connects (port 61703)", &tcp);
+        return finish(&n, ok);
+}
+
+/* ------------------------------------------------------------------ */
 
 static int a_selftest(int argc, char **argv)
 {
@@ -2529,6 +3137,13 @@ static const struct {
         {"netlink-audit", a_netlink_audit},
         {"socket-highbits", a_socket_highbits},
         {"raw-socket", a_raw_socket},
+        {"egress-loopback", a_egress_loopback},
+        {"egress-literals", a_egress_literals},
+        {"egress-race", a_egress_race},
+        {"egress-unspec-reconnect", a_egress_unspec_reconnect},
+        {"egress-unspec-listen", a_egress_unspec_listen},
+        {"egress-gate-ifconf", a_egress_gate_ifconf},
+        {"egress-pool-oob", a_egress_pool_oob},
         {"toctou-open", a_toctou_open},
         {"symlink-race", a_symlink_race},
 };
