@@ -45,8 +45,9 @@ int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize);
 
 /* What the fs handlers need from the sentry. */
 struct fs_context {
-        int root_fd; /* the view's root (the child's /proc/PID/root), O_PATH */
-        uid_t fsuid; /* the child's uid as seen from the sentry's namespace */
+        int root_fd;    /* the view's root (the child's /proc/PID/root), O_PATH */
+        uid_t fsuid;    /* the child's uid as seen from the sentry's namespace */
+        dev_t proc_dev; /* st_dev of the view's /proc: files there are opened by the proc agent */
         gid_t fsgid;
         bool keep_groups; /* unprivileged: setgroups is denied to us and to the
                              child alike, so both keep the user's groups */

@@ -182,18 +182,6 @@ static bool in_view(const struct fs_context *ctx, int fd)
         return bsearch(&id, ctx->mount_ids, ctx->n_mount_ids, sizeof(uint64_t), fs_cmp_u64) != NULL;
 }
 
-static bool on_procfs(int fd)
-{
-        struct statfs sf;
-        return fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
-}
-
-static bool is_dev_tty(int fd)
-{
-        struct stat st;
-        return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(5, 0);
-}
-
 /* Emulates open(2), creat(2), openat(2) and openat2(2) against the view. */
 int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
 {
@@ -259,12 +247,17 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                 }
         }
 
-        int um = notify_umask(call);
-        if (um < 0) {
-                ret->error = ESRCH;
-                return 0;
+        /* the caller's umask matters only when a file may be created: it
+         * costs a read of /proc/TID/status, so only then */
+        int um = 022;
+        if (a.how.flags & (O_CREAT | __O_TMPFILE)) {
+                um = notify_umask(call);
+                if (um < 0) {
+                        ret->error = ESRCH;
+                        return 0;
+                }
+                umask((mode_t)um);
         }
-        umask((mode_t)um);
 
         /* Everything we decide on is now our own copy; make sure the pid we
          * read /proc for is still the thread that asked. */
@@ -278,17 +271,30 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                 return r;
         int fd = do_open(p[0] == '/' ? AT_FDCWD : dfd, p, &a);
         fs_as_child_end();
-        if (fd >= 0 && on_procfs(fd)) {
+        const struct fs_context *ctx = call->userdata;
+        struct stat st;
+        if (fd >= 0 && fstat(fd, &st) < 0) {
+                r = negative_errno();
+                close(fd);
+                return r;
+        }
+        if (fd >= 0 && st.st_dev == ctx->proc_dev) {
                 /* opened as the sandbox's own user namespace, so that files
                  * which render ids for their opener show the sandbox's ids */
                 close(fd);
                 fd = fs_agent_open(call->userdata, p[0] == '/' ? -1 : dfd, p, (int)a.how.flags, (mode_t)a.how.mode,
                                    a.is_openat2 ? a.how.resolve : 0, (mode_t)um);
+                if (fd >= 0 && fstat(fd, &st) < 0) {
+                        r = negative_errno();
+                        close(fd);
+                        return r;
+                }
         }
-        if ((fd >= 0 && is_dev_tty(fd)) || fd == -ENXIO) {
-                struct stat st;
-                bool tty = fd >= 0 || (fstatat(p[0] == '/' ? AT_FDCWD : dfd, p, &st, 0) == 0 && S_ISCHR(st.st_mode) &&
-                                       st.st_rdev == makedev(5, 0));
+        bool dev_tty = fd >= 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(5, 0);
+        if (dev_tty || fd == -ENXIO) {
+                struct stat tst;
+                bool tty = dev_tty || (fstatat(p[0] == '/' ? AT_FDCWD : dfd, p, &tst, 0) == 0 && S_ISCHR(tst.st_mode) &&
+                                       tst.st_rdev == makedev(5, 0));
                 if (tty) {
                         /* /dev/tty means the opener's controlling terminal, not the sentry's */
                         if (fd >= 0)
@@ -300,14 +306,18 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                                 fs_as_child_end();
                         } else
                                 fd = r;
+                        if (fd >= 0 && fstat(fd, &st) < 0) {
+                                r = negative_errno();
+                                close(fd);
+                                return r;
+                        }
                 }
         }
         if (fd < 0) {
                 ret->error = -fd;
                 return 0;
         }
-        struct stat st;
-        if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && !in_view(call->userdata, fd)) {
+        if (S_ISDIR(st.st_mode) && !in_view(call->userdata, fd)) {
                 /* a directory outside the view, reached through a magic link */
                 close(fd);
                 ret->error = EACCES;

@@ -97,6 +97,7 @@ struct notify_engine_config {
         int (*thread_init)(void *userdata);  /* run once in each worker before it serves */
         unsigned min_workers;                /* started up front */
         unsigned max_workers;                /* more are started while all are busy, up to this */
+        bool wait_killable; /* the filter was loaded with WAIT_KILLABLE_RECV (see the VERDICT_FD reply) */
 };
 
 /* Takes ownership of listener_fd. Starts the worker threads. */

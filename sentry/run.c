@@ -893,6 +893,14 @@ static int sentry_main_loop(struct sandbox_state *st)
         st->fsctx.fsuid = st->uid;
         st->fsctx.fsgid = st->gid;
         st->fsctx.keep_groups = !st->privileged;
+        struct stat pst;
+        if (fstatat(st->fsctx.root_fd, "proc", &pst, 0) < 0) {
+                fprintf(stderr, "cordon: the view has no /proc: %m\n");
+                close(listener);
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+        st->fsctx.proc_dev = pst.st_dev;
         /* the writable layer, for its usage at the end (the fd keeps it
          * readable after the mount namespace is gone) */
         st->writable_fd = openat(st->fsctx.root_fd, "tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -921,6 +929,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                 .thread_init = fs_worker_init,
                 .min_workers = 2,
                 .max_workers = 64,
+                .wait_killable = m.value != 0,
         };
         r = notify_engine_start(&cfg, listener, &st->engine);
         if (r < 0) {
