@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -34,6 +35,16 @@ static bool syscall_exists(long nr, long a0, long a1, long a2, long a3)
 {
         long r = syscall(nr, a0, a1, a2, a3);
         return r >= 0 || errno != ENOSYS;
+}
+
+/* SO_NETNS_COOKIE (Linux 5.14): the egress gate tells the sandbox's own
+ * sockets from the ones it made in the host's namespace by it. */
+static bool has_netns_cookie(void)
+{
+        _cleanup_close_ int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        uint64_t c = 0;
+        socklen_t l = sizeof(c);
+        return s >= 0 && getsockopt(s, SOL_SOCKET, 71 /* SO_NETNS_COOKIE */, &c, &l) == 0 && c != 0;
 }
 
 static bool has_filesystem(const char *name)
@@ -101,11 +112,12 @@ int sentry_check(bool json)
                 {"openat2", syscall_exists(SYS_openat2, -1, 0, 0, 0), false, "RESOLVE_* path walks"},
                 {"mount_setattr", syscall_exists(442, -1, 0, 0, 0), true, "recursive read-only binds (Linux 5.12)"},
                 {"pidfd_open", syscall_exists(SYS_pidfd_open, 0, 0, 0, 0), true, "watching the sandbox's init"},
+                {"SO_NETNS_COOKIE", has_netns_cookie(), true, "the egress gate tells its sockets apart (Linux 5.14)"},
                 {"process_vm_readv", syscall_exists(SYS_process_vm_readv, 0, 0, 0, 0), false, "else /proc/PID/mem"},
                 {"landlock", landlock_abi > 0, false, "kernel-enforced floor (later issue)"},
-                {"overlayfs", has_filesystem("overlay"), false, "writable layer (later issue)"},
-                {"cgroup v2", cg2, false, "limits (later issue)"},
-                {"cgroup v1 memory", cgroup_v1_controller("memory"), false, "limits fallback (later issue)"},
+                {"overlayfs", has_filesystem("overlay"), false, "template layers (later issue)"},
+                {"cgroup v2", cg2, false, "limits, where its controllers are delegated"},
+                {"cgroup v1 memory", cgroup_v1_controller("memory"), false, "limits (v1 backend)"},
                 {"cgroup v1 pids", cgroup_v1_controller("pids"), false, ""},
                 {"cgroup v1 cpu", cgroup_v1_controller("cpu"), false, ""},
                 {"cgroup v1 freezer", cgroup_v1_controller("freezer"), false, ""},
