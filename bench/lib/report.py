@@ -1,0 +1,237 @@
+"""Turns bench/run's raw measurements into the Markdown report.
+
+  report.py RUNDIR
+
+RUNDIR holds: meta.tsv (key, value), sandboxes.tsv (name, state, note),
+rows.tsv (workload, label, unit, table), raw.tsv (rep, workload, sandbox,
+ok|fail, wall_us, metric), stats/WORKLOAD.json (cordon --stats of the last
+repetition) and idle.tsv (see bench/run)."""
+import json
+import os
+import statistics
+import sys
+
+D = sys.argv[1]
+
+
+def tsv(name):
+    p = os.path.join(D, name)
+    if not os.path.exists(p):
+        return []
+    with open(p) as f:
+        return [line.rstrip("\n").split("\t") for line in f if line.strip()]
+
+
+meta = {r[0]: r[1] for r in tsv("meta.tsv")}
+sandboxes = tsv("sandboxes.tsv")
+active = [s[0] for s in sandboxes if s[1] == "ok"]
+rows = tsv("rows.tsv")
+na = {(r[0], r[1]) for r in tsv("na.tsv")}
+skipped = {r[0]: r[1] for r in tsv("skipped.tsv")}
+
+# the floor variant each child loop compares with (bench/micro/floor.c)
+MICRO_FLOOR = {"sys-missing": "notify openat (missing)", "sys-open": "emulated openat (existing) + close"}
+
+vals, fails = {}, {}
+for rep, wl, sb, status, wall, metric in tsv("raw.tsv"):
+    if rep == "0":
+        if status != "ok":
+            fails[(wl, sb)] = fails.get((wl, sb), 0) + 1
+        continue
+    if status == "ok":
+        vals.setdefault((wl, sb), []).append(float(metric))
+    else:
+        fails[(wl, sb)] = fails.get((wl, sb), 0) + 1
+
+
+def med(wl, sb):
+    v = vals.get((wl, sb))
+    return statistics.median(v) if v else None
+
+
+def fmt(v, unit):
+    if v is None:
+        return "fail"
+    if unit == "s":
+        return "%.3f s" % v
+    if unit in ("ms", "us"):
+        return ("%.2f %s" if v < 10 else "%.1f %s" if v < 100 else "%.0f %s") % (v, "µs" if unit == "us" else unit)
+    if unit == "ns":
+        return "%.0f ns" % v
+    if unit == "MB/s":
+        return "%.0f MB/s" % v
+    return "%g %s" % (v, unit)
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return ""
+    r = a / b
+    return "×%.2f" % r if r < 10 else "×%.1f" % r if r < 100 else "×%.0f" % r
+
+
+def cell(wl, sb, unit):
+    if (wl, sb) in na:
+        return "n/a"
+    v = med(wl, sb)
+    n = len(vals.get((wl, sb), []))
+    if v is None:
+        return "fail" if fails.get((wl, sb)) else "–"
+    s = fmt(v, unit)
+    if sb != "native":
+        r = ratio(v, med(wl, "native"))
+        if r:
+            s += " (%s)" % r
+    if fails.get((wl, sb)):
+        s += " (%d of %d failed)" % (fails[(wl, sb)], fails[(wl, sb)] + n)
+    return s
+
+
+out = []
+p = out.append
+p("# cordon benchmark, %s" % meta.get("date", "?"))
+p("")
+p("Host: %s; %s CPUs; kernel %s; %s. cordon %s. Mode: %s, %s repetitions (after one warm-up "
+  "pass that is not counted), sandboxes interleaved round-robin within each repetition; "
+  "every cell is the median." % (meta.get("cpu", "?"), meta.get("ncpu", "?"), meta.get("kernel", "?"),
+                                 meta.get("os", "?"), meta.get("cordon", "?"), meta.get("mode", "?"), meta.get("reps", "?")))
+p("")
+p("Sandboxes: " + "; ".join("**%s** %s%s" % (s[0], "" if s[1] == "ok" else s[1] + " ", "(" + s[2] + ")" if len(s) > 2 and s[2] else "") for s in sandboxes) + ".")
+p("")
+p("Ratios are sandbox ÷ native: above 1 is slower for times, below 1 is slower for MB/s. "
+  "Scratch files go to a tmpfs in every column (native and proot: %s; cordon and bwrap: their private /tmp)." % meta.get("shm", "/dev/shm"))
+p("")
+
+for table, title in (("main", "## Workloads"), ("micro", "## Micro-benchmarks (the child loop)")):
+    tr = [r for r in rows if r[3] == table]
+    if not tr:
+        continue
+    p(title)
+    p("")
+    hdr = ["workload"] + active
+    if table == "micro":
+        hdr += ["cordon ÷ best floor with SYNC_WAKE_UP", "cordon ÷ floor without"]
+    p("| " + " | ".join(hdr) + " |")
+    p("|" + "---|" * len(hdr))
+    for wl, label, unit, _ in tr:
+        if wl in skipped:
+            p("| %s | %s |" % (label, " | ".join(["skipped: " + skipped[wl]] * len(active)) + (" | |" if table == "micro" else "")))
+            continue
+        cells = [label] + [cell(wl, sb, unit) for sb in active]
+        if table == "micro":
+            c = med(wl, "cordon")
+            ref = MICRO_FLOOR.get(wl)
+            if ref:
+                fs, fn = med("floor:" + ref + ", SYNC_WAKE_UP", "native"), med("floor:" + ref + ", no SYNC_WAKE_UP", "native")
+                alt = med("floor:" + ref + ", ADDFD then SEND, SYNC_WAKE_UP", "native")
+                if alt is not None and (fs is None or alt < fs):
+                    fs = alt
+                cells += [ratio(c, fs) or "–", ratio(c, fn) or "–"]
+            else:
+                cells += ["–", "–"]
+        p("| " + " | ".join(cells) + " |")
+    p("")
+
+floor = [r for r in rows if r[3] == "floor"]
+if floor:
+    p("## The seccomp user-notification floor (bench/micro/floor.c)")
+    p("")
+    p("A minimal supervisor (one thread unless said) answering the trapped syscall with -ENOENT through "
+      "SECCOMP_IOCTL_NOTIF_RECV/SEND; \"emulated\" rows copy the path with process_vm_readv, open it in the "
+      "supervisor and inject the fd with SECCOMP_IOCTL_NOTIF_ADDFD + SECCOMP_ADDFD_FLAG_SEND. "
+      "%s calls per variant, ns per call, median over the repetitions (min–max in brackets: without "
+      "SYNC_WAKE_UP the cost depends on whether the scheduler puts both ends on one CPU)." % meta.get("floor_n", "?"))
+    p("")
+    p("| variant | ns per call | × the same call natively |")
+    p("|---|---|---|")
+    for wl, label, unit, _ in floor:
+        v = med(wl, "native")
+        base = None
+        for key in ("getppid", "openat (missing)", "openat (existing) + close"):
+            if key in label:
+                base = med("floor:native " + key, "native")
+        spread = ""
+        if vals.get((wl, "native")) and len(vals[(wl, "native")]) > 1:
+            spread = " (%.0f–%.0f)" % (min(vals[(wl, "native")]), max(vals[(wl, "native")]))
+        p("| %s | %s%s | %s |" % (label, fmt(v, "ns") if v is not None else "fail", spread,
+                                  "" if label.startswith("native") else ratio(v, base)))
+    p("")
+
+stats = []
+for wl, label, unit, table in rows:
+    f = os.path.join(D, "stats", wl + ".json")
+    if not os.path.exists(f):
+        continue
+    try:
+        with open(f) as fh:
+            st = json.load(fh)
+    except (OSError, ValueError):
+        continue
+    ts = {k: v for k, v in (st.get("trappedSyscalls") or {}).items() if v}
+    stats.append((wl, label, unit, ts, st))
+if stats:
+    p("## What cordon trapped (`--stats`, last repetition)")
+    p("")
+    su = None
+    if med("coldstart", "cordon") is not None and med("coldstart", "native") is not None:
+        su = (med("coldstart", "cordon") - med("coldstart", "native")) / 1000
+    p("Overhead per trapped call = (cordon − native − cordon's extra start-up%s) ÷ trapped calls, for the "
+      "wall-time workloads; an estimate, since the sandbox also costs in other ways." %
+      (" of %.1f ms from the cold-start row" % (su * 1000) if su is not None else ""))
+    p("")
+    p("| workload | trapped syscalls | total | cordon − native | per trapped call | cordon peak memory |")
+    p("|---|---|---|---|---|---|")
+    for wl, label, unit, ts, st in stats:
+        tot = sum(ts.values())
+        desc = ", ".join("%s %d" % (k, v) for k, v in sorted(ts.items(), key=lambda kv: -kv[1])) or "none"
+        c, n = med(wl, "cordon"), med(wl, "native")
+        diff = per = ""
+        if unit == "s" and c is not None and n is not None and wl != "compute":
+            diff = "%+.0f ms" % ((c - n) * 1000)
+            if tot:
+                per = "%.1f µs" % ((c - n - (su or 0)) * 1e6 / tot)
+        mem = st.get("memoryPeakBytes")
+        p("| %s | %s | %d | %s | %s | %s |" % (label, desc, tot, diff, per, "%.1f MiB" % (mem / 1048576) if mem else ""))
+    p("")
+
+idle = tsv("idle.tsv")
+if idle:
+    p("## Idle sandboxes: supervisor memory and start-up")
+    p("")
+    p("`SANDBOX sleep 60`; once the sleep runs and 1 s has passed, VmRSS and Pss summed over the "
+      "sandbox's own processes (the supervisor, helpers, init; not the sleep).")
+    p("")
+    p("| sandbox | sandboxes at once | processes | RSS | PSS | RSS per sandbox | PSS per sandbox | time to start them all | note |")
+    p("|---|---|---|---|---|---|---|---|---|")
+    for r in idle:
+        sb, n, nproc, rss, pss, secs, note = (r + [""] * 7)[:7]
+        n = int(n) if n else 0
+        if rss == "":
+            p("| %s | %d | | | | | | | %s |" % (sb, n, note))
+            continue
+        rss, pss = int(rss), int(pss)
+        p("| %s | %d | %s | %.1f MiB | %.1f MiB | %.1f MiB | %.1f MiB | %s | %s |" % (
+            sb, n, nproc, rss / 1024, pss / 1024, rss / 1024 / max(n, 1), pss / 1024 / max(n, 1),
+            "%.2f s" % float(secs) if secs else "", note))
+    p("")
+
+notes = [r[1] for r in tsv("notes.tsv")]
+fs = med("floor:emulated openat (existing) + close, SYNC_WAKE_UP", "native")
+fa = med("floor:emulated openat (existing) + close, ADDFD then SEND, SYNC_WAKE_UP", "native")
+if fs and fa and fs > 2 * fa:
+    notes.append("With SYNC_WAKE_UP set, an emulated open answered by ADDFD with SECCOMP_ADDFD_FLAG_SEND took "
+                 "%.0f ns, but ADDFD followed by a separate SEND took %.0f ns: on this kernel the ADDFD_FLAG_SEND "
+                 "reply does not seem to get the synchronous (same-CPU) wakeup." % (fs, fa))
+ns = med("floor:notify getppid, no SYNC_WAKE_UP", "native")
+ss = med("floor:notify getppid, SYNC_WAKE_UP", "native")
+if ns and ss and ns > 5 * ss:
+    notes.append("Cross-CPU wakeups are expensive on this host (trapped getppid without SYNC_WAKE_UP: %.0f ns, "
+                 "with it: %.0f ns); supervisor-based sandboxes (cordon, proot) swing with the scheduler's "
+                 "placement from one run to the next." % (ns, ss))
+if notes:
+    p("## Notes")
+    p("")
+    for n in notes:
+        p("- " + n)
+    p("")
+print("\n".join(out))
