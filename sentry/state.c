@@ -226,6 +226,13 @@ static int gc_leftover_cgroup(const char *dir, const char *id, void *userdata)
                 c->sandboxes_fd >= 0 ? openat(c->sandboxes_fd, id, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) : -1;
         if (fd >= 0 && is_live(fd))
                 return 0; /* a running sandbox's group */
+        /* Only a group this user made can be this user's garbage: another
+         * user's cordon (root's, whose sandboxes run as host uid 65534) keeps
+         * its state elsewhere, and an unprivileged gc that killed what runs in
+         * root's groups would kill live sandboxes. */
+        struct stat st;
+        if (stat(dir, &st) < 0 || st.st_uid != geteuid())
+                return 0;
         if (cgroup_remove_dir(dir) == 0) {
                 if (!c->quiet)
                         printf("removed cgroup %s\n", dir);

@@ -287,4 +287,22 @@ gc_spares_live_sandbox() {
         expect_contains "$(cat "$out")" "still-here" "gc must not touch a live sandbox"
 }
 
+# An unprivileged user's cordon (its gc runs at every start) must not take root's live
+# sandboxes for garbage: their processes run as host uid 65534, which that user may signal.
+it_test gc_by_other_user_spares_root_sandbox
+gc_by_other_user_spares_root_sandbox() {
+        need_root
+        command -v setpriv >/dev/null || skip "setpriv is not installed"
+        local out="$IT_TMP/bg.out" bin="$IT_TMP/bin"
+        mkdir -p "$bin" && chmod 0755 "$IT_TMP" "$bin" && cp "$CORDON" "$bin/cordon" && chmod 0755 "$bin/cordon" ||
+                fail "cannot copy cordon to $bin"
+        bg_cordon "$out" --memory 64M -- sh -c 'echo up; sleep 2; echo still-here'
+        wait_until 10 grep -q up "$out" || fail "the sandbox did not start"
+        (cd / && setpriv --reuid=65534 --regid=65534 --clear-groups -- "$bin/cordon" gc) >/dev/null 2>&1
+        wait "$BG_PID"
+        RC=$?
+        expect_rc 0 "root's sandbox while uid 65534 ran cordon gc"
+        expect_contains "$(cat "$out")" "still-here" "the sandbox must run to its end"
+}
+
 it_main "$@"
