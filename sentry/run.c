@@ -156,6 +156,34 @@ static void init_forward(int sig)
 
 /* The command's process: its own session (with the pty as its controlling
  * terminal in tty mode), a clean signal state, the built environment. */
+static int cmp_int(const void *a, const void *b)
+{
+        return *(const int *)a - *(const int *)b;
+}
+
+/* Closes every fd from 3 up except those in keep (-1 entries ignored), with
+ * close_range over the gaps: one call per gap instead of one per number. */
+static int close_all_but(const int *keep, size_t n)
+{
+        int k[16];
+        size_t m = 0;
+        for (size_t i = 0; i < n && m < ELEMENTSOF(k); i++)
+                if (keep[i] >= 3)
+                        k[m++] = keep[i];
+        qsort(k, m, sizeof(int), cmp_int);
+        unsigned from = 3;
+        for (size_t i = 0; i <= m; i++) {
+                unsigned to = i < m ? (unsigned)k[i] : ~0U;
+                if (i < m && (unsigned)k[i] < from)
+                        continue; /* a duplicate */
+                if (to > from && syscall(SYS_close_range, from, i < m ? to - 1 : ~0U, 0) < 0)
+                        return negative_errno();
+                if (i < m)
+                        from = to + 1;
+        }
+        return 0;
+}
+
 /* A directory (or O_PATH) fd handed in as stdin/stdout/stderr would be a
  * way out of the view: openat(0, "../..") or fchdir(0) starts a walk the
  * view's root never bounds (runc's CVE-2024-21626 is this class). Such a
@@ -288,10 +316,8 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
 
         /* Whatever the sentry held (the sandbox's state lock, the engine's
          * fds) is not init's: a copy here would outlive a killed sentry. */
-        for (int fd = 3; fd < 1024; fd++)
-                if (fd != sock)
-                        close(fd);
-        if (syscall(SYS_close_range, 1024, ~0U, 0) < 0 && errno != ENOSYS)
+        int only_sock[] = {sock};
+        if (close_all_but(only_sock, ELEMENTSOF(only_sock)) < 0)
                 _exit(EXIT_SANDBOX);
 
         /* Out of the host terminal's session: a Ctrl-C there reaches the
@@ -373,15 +399,8 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
                 child_fail(sock, "open the sandbox's network namespace: %s", strerror(errno));
 
         int keep[] = {sock, master, slave, rootfd, usernsfd, lastpid, netnsfd};
-        for (int fd = 3; fd < 1024; fd++) {
-                bool k = false;
-                for (size_t i = 0; i < ELEMENTSOF(keep); i++)
-                        k |= keep[i] == fd;
-                if (!k)
-                        close(fd);
-        }
-        if (syscall(SYS_close_range, 1024, ~0U, 0) < 0 && errno != ENOSYS)
-                child_fail(sock, "close_range: %s", strerror(errno));
+        if ((r = close_all_but(keep, ELEMENTSOF(keep))) < 0)
+                child_fail(sock, "close_range: %s", strerror(-r));
 
         r = drop_privileges();
         if (r < 0)
