@@ -182,6 +182,24 @@ static bool in_view(const struct fs_context *ctx, int fd)
         return bsearch(&id, ctx->mount_ids, ctx->n_mount_ids, sizeof(uint64_t), fs_cmp_u64) != NULL;
 }
 
+/* fstat of a freshly opened fd (a negative *fd, an open error, is left as
+ * it is); on failure the fd is closed and -errno returned. */
+static int stat_or_close(int *fd, struct stat *st)
+{
+        if (*fd < 0 || fstat(*fd, st) == 0)
+                return 0;
+        int r = negative_errno();
+        close(*fd);
+        *fd = -1;
+        return r;
+}
+
+static int open_in_agent(struct notify_call *call, int at, const char *path, const struct open_args *a, int um)
+{
+        return fs_agent_open(call->userdata, at == AT_FDCWD ? -1 : at, path, (int)a->how.flags, (mode_t)a->how.mode,
+                             a->is_openat2 ? a->how.resolve : 0, (mode_t)um);
+}
+
 /* Emulates open(2), creat(2), openat(2) and openat2(2) against the view. */
 int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
 {
@@ -266,35 +284,37 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                 return 0;
         }
 
-        r = fs_as_child_begin();
-        if (r < 0)
-                return r;
-        int fd = do_open(p[0] == '/' ? AT_FDCWD : dfd, p, &a);
-        fs_as_child_end();
         const struct fs_context *ctx = call->userdata;
-        struct stat st;
-        if (fd >= 0 && fstat(fd, &st) < 0) {
-                r = negative_errno();
-                close(fd);
-                return r;
-        }
-        if (fd >= 0 && st.st_dev == ctx->proc_dev) {
-                /* opened as the sandbox's own user namespace, so that files
-                 * which render ids for their opener show the sandbox's ids */
-                close(fd);
-                fd = fs_agent_open(call->userdata, p[0] == '/' ? -1 : dfd, p, (int)a.how.flags, (mode_t)a.how.mode,
-                                   a.is_openat2 ? a.how.resolve : 0, (mode_t)um);
-                if (fd >= 0 && fstat(fd, &st) < 0) {
-                        r = negative_errno();
-                        close(fd);
+        int at = p[0] == '/' ? AT_FDCWD : dfd;
+        /* /proc files render ids for their opener: they are opened as the
+         * sandbox's own user namespace, by the proc agent. A path spelled
+         * under /proc goes there at once; any other that lands on procfs
+         * (through a symlink or a relative walk) is redone there. */
+        bool proc_path = startswith(p, "/proc/") || streq(p, "/proc");
+        int fd;
+        if (proc_path)
+                fd = open_in_agent(call, at, p, &a, um);
+        else {
+                r = fs_as_child_begin();
+                if (r < 0)
                         return r;
-                }
+                fd = do_open(at, p, &a);
+                fs_as_child_end();
+        }
+        struct stat st;
+        if ((r = stat_or_close(&fd, &st)) < 0)
+                return r;
+        if (!proc_path && fd >= 0 && st.st_dev == ctx->proc_dev) {
+                close(fd);
+                fd = open_in_agent(call, at, p, &a, um);
+                if ((r = stat_or_close(&fd, &st)) < 0)
+                        return r;
         }
         bool dev_tty = fd >= 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(5, 0);
         if (dev_tty || fd == -ENXIO) {
                 struct stat tst;
-                bool tty = dev_tty || (fstatat(p[0] == '/' ? AT_FDCWD : dfd, p, &tst, 0) == 0 && S_ISCHR(tst.st_mode) &&
-                                       tst.st_rdev == makedev(5, 0));
+                bool tty = dev_tty ||
+                           (fstatat(at, p, &tst, 0) == 0 && S_ISCHR(tst.st_mode) && tst.st_rdev == makedev(5, 0));
                 if (tty) {
                         /* /dev/tty means the opener's controlling terminal, not the sentry's */
                         if (fd >= 0)
@@ -306,11 +326,8 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                                 fs_as_child_end();
                         } else
                                 fd = r;
-                        if (fd >= 0 && fstat(fd, &st) < 0) {
-                                r = negative_errno();
-                                close(fd);
+                        if ((r = stat_or_close(&fd, &st)) < 0)
                                 return r;
-                        }
                 }
         }
         if (fd < 0) {

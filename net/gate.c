@@ -461,36 +461,69 @@ static enum dest_kind classify_dest(const struct net_gate *g, const struct socka
         return DEST_LITERAL;
 }
 
+/* A destination as the child named it: our one copy of its sockaddr, what
+ * kind it is, and its text for the audit log. */
+struct target {
+        struct sockaddr_storage ss;
+        size_t len;
+        enum dest_kind kind;
+        int index; /* rule index, for DEST_POOL */
+        unsigned port;
+        char text[96];
+};
+
+static int read_target(struct net_gate *g, struct notify_call *call, uint64_t addr, uint64_t len, struct target *t)
+{
+        int r = read_sockaddr(call, addr, len, &t->ss, &t->len);
+        if (r < 0)
+                return r;
+        t->index = -1;
+        t->port = 0;
+        t->kind = classify_dest(g, &t->ss, t->len, &t->index, &t->port);
+        net_format_sockaddr((struct sockaddr *)&t->ss, t->len, t->text, sizeof(t->text));
+        return 0;
+}
+
+/* Inspects the socket a call names. Returns 1 with *cs filled, 0 when the
+ * verdict is already set (not a socket: CONTINUE, the kernel answers
+ * ENOTSOCK; or an error). */
+static int socket_of_call(struct notify_call *call, int fd, struct child_socket *cs, struct notify_verdict *ret)
+{
+        int r = inspect_socket(call, fd, cs);
+        if (r == -ENOTSOCK) {
+                /* CONTINUE is safe: the kernel refuses a socket call on what is
+                 * not a socket, whatever the address */
+                ret->kind = VERDICT_CONTINUE;
+                return 0;
+        }
+        if (r < 0) {
+                ret->error = -r;
+                return 0;
+        }
+        return 1;
+}
+
 /* Emulates connect(2) for the egress gate. */
 int net_handle_connect(struct notify_call *call, struct notify_verdict *ret)
 {
         struct net_gate *g = call->userdata;
         const struct seccomp_data *d = &call->req->data;
         int fd = (int)d->args[0];
-        struct sockaddr_storage ss;
-        size_t len;
-        int r = read_sockaddr(call, d->args[1], d->args[2], &ss, &len);
+        struct target t;
+        int r = read_target(g, call, d->args[1], d->args[2], &t);
         if (r < 0) {
                 ret->error = -r;
                 return 0;
         }
-        int index = -1;
-        unsigned port = 0;
-        char dest[96];
-        net_format_sockaddr((struct sockaddr *)&ss, len, dest, sizeof(dest));
-        enum dest_kind kind = classify_dest(g, &ss, len, &index, &port);
-
         /* The socket first, whatever the address says: what it is (our
          * duplicate of it), not child memory, decides whether it may be
          * aimed at all. */
         struct child_socket cs;
-        r = inspect_socket(call, fd, &cs);
-        if (r == -ENOTSOCK && kind != DEST_POOL && kind != DEST_LITERAL) {
-                ret->kind = VERDICT_CONTINUE; /* not a socket: the kernel says ENOTSOCK */
-                return 0;
-        }
-        if (r < 0) {
-                ret->error = -r;
+        if (!socket_of_call(call, fd, &cs, ret)) {
+                if (ret->kind == VERDICT_CONTINUE && (t.kind == DEST_POOL || t.kind == DEST_LITERAL)) {
+                        ret->kind = VERDICT_ERROR; /* an inet address on a non-socket: say so ourselves */
+                        ret->error = ENOTSOCK;
+                }
                 return 0;
         }
         _cleanup_close_ int dup = cs.dup;
@@ -499,9 +532,9 @@ int net_handle_connect(struct notify_call *call, struct notify_verdict *ret)
                 return 0;
         }
         if (cs.foreign)
-                return refuse_reaim(g, call, "connect", &cs, dest, ret);
+                return refuse_reaim(g, call, "connect", &cs, t.text, ret);
 
-        switch (kind) {
+        switch (t.kind) {
         case DEST_UNSPEC:
         case DEST_LOOPBACK:
                 /* CONTINUE is safe: the socket belongs to the sandbox's network
@@ -513,7 +546,7 @@ int net_handle_connect(struct notify_call *call, struct notify_verdict *ret)
                 ret->kind = VERDICT_CONTINUE;
                 return 0;
         case DEST_LITERAL:
-                net_audit(g, call->req->pid, "connect", dest, NULL, NULL, false, REASON_IP_LITERAL);
+                net_audit(g, call->req->pid, "connect", t.text, NULL, NULL, false, REASON_IP_LITERAL);
                 ret->error = EACCES;
                 return 0;
         case DEST_POOL:
@@ -539,7 +572,7 @@ int net_handle_connect(struct notify_call *call, struct notify_verdict *ret)
                 return 0;
         }
         bool inprogress = false;
-        int s = gate_connect(g, call, "connect", dest, (unsigned)index, port, &cs, &inprogress);
+        int s = gate_connect(g, call, "connect", t.text, (unsigned)t.index, t.port, &cs, &inprogress);
         if (s < 0) {
                 ret->error = -s;
                 return 0;
@@ -555,57 +588,45 @@ int net_handle_sendto(struct notify_call *call, struct notify_verdict *ret)
         const struct seccomp_data *d = &call->req->data;
         int fd = (int)d->args[0];
         unsigned flags = (unsigned)d->args[3];
-        struct sockaddr_storage ss;
-        size_t len;
-        int r = read_sockaddr(call, d->args[4], d->args[5], &ss, &len);
+        struct target t;
+        int r = read_target(g, call, d->args[4], d->args[5], &t);
         if (r < 0) {
                 ret->error = -r;
                 return 0;
         }
-        int index = -1;
-        unsigned port = 0;
-        enum dest_kind kind = classify_dest(g, &ss, len, &index, &port);
-        char dest[96];
-        net_format_sockaddr((struct sockaddr *)&ss, len, dest, sizeof(dest));
         struct child_socket cs;
-        r = inspect_socket(call, fd, &cs);
-        if (r == -ENOTSOCK) {
-                ret->kind = VERDICT_CONTINUE; /* not a socket: the kernel says ENOTSOCK */
+        if (!socket_of_call(call, fd, &cs, ret))
                 return 0;
-        }
-        if (r < 0) {
-                ret->error = -r;
-                return 0;
-        }
         _cleanup_close_ int dup = cs.dup;
         if (cs.foreign) {
                 /* a socket of another namespace never sends to an address of the
                  * sandbox's choosing (see refuse_reaim) */
-                net_audit(g, call->req->pid, "sendto", dest, NULL, NULL, false, REASON_EGRESS_BLOCKED);
+                net_audit(g, call->req->pid, "sendto", t.text, NULL, NULL, false, REASON_EGRESS_BLOCKED);
                 ret->error = EACCES;
                 return 0;
         }
-        if (kind == DEST_LOOPBACK || kind == DEST_UNSPEC) {
+        if (t.kind == DEST_LOOPBACK || t.kind == DEST_UNSPEC) {
                 /* CONTINUE is safe, as for connect(): the socket is of the
                  * sandbox's namespace, where nothing but its own loopback is
                  * reachable. */
                 ret->kind = VERDICT_CONTINUE;
                 return 0;
         }
-        if (kind == DEST_LITERAL) {
-                net_audit(g, call->req->pid, "sendto", dest, NULL, NULL, false, REASON_IP_LITERAL);
+        if (t.kind == DEST_LITERAL) {
+                net_audit(g, call->req->pid, "sendto", t.text, NULL, NULL, false, REASON_IP_LITERAL);
                 ret->error = EACCES;
                 return 0;
         }
         if (!(flags & MSG_FASTOPEN)) {
                 /* UDP to a listed name: UDP goes nowhere but the DNS stub */
-                net_audit(g, call->req->pid, "sendto", dest, g->rules[index].host, NULL, false, REASON_EGRESS_BLOCKED);
+                net_audit(g, call->req->pid, "sendto", t.text, g->rules[t.index].host, NULL, false,
+                          REASON_EGRESS_BLOCKED);
                 ret->error = EACCES;
                 return 0;
         }
         /* TCP fast open: connect, then send the data ourselves */
         bool inprogress = false;
-        int s = gate_connect(g, call, "sendto", dest, (unsigned)index, port, &cs, &inprogress);
+        int s = gate_connect(g, call, "sendto", t.text, (unsigned)t.index, t.port, &cs, &inprogress);
         if (s < 0) {
                 ret->error = -s;
                 return 0;
@@ -632,8 +653,11 @@ struct msghdr_head {
         uint32_t namelen;
 };
 
+/* Checks one message's address. *foreign caches what the socket is across
+ * the messages of one sendmmsg (-1: not inspected yet). Returns 0 to let the
+ * message pass, -1 with the verdict set. */
 static int check_msg(struct net_gate *g, struct notify_call *call, int fd, uint64_t msghdr_addr,
-                     const char *syscall_name, struct notify_verdict *ret)
+                     const char *syscall_name, int *foreign, struct notify_verdict *ret)
 {
         struct msghdr_head h;
         int r = notify_read_mem(call, msghdr_addr, &h, sizeof(h));
@@ -643,35 +667,32 @@ static int check_msg(struct net_gate *g, struct notify_call *call, int fd, uint6
         }
         if (h.name == 0 || h.namelen == 0)
                 return 0; /* no address: a connected socket */
-        struct sockaddr_storage ss;
-        size_t len;
-        r = read_sockaddr(call, h.name, h.namelen, &ss, &len);
+        struct target t;
+        r = read_target(g, call, h.name, h.namelen, &t);
         if (r < 0) {
                 ret->error = -r;
                 return -1;
         }
-        int index = -1;
-        unsigned port = 0;
-        enum dest_kind kind = classify_dest(g, &ss, len, &index, &port);
-        if (kind == DEST_LOOPBACK || kind == DEST_UNSPEC) {
+        if (t.kind == DEST_LOOPBACK || t.kind == DEST_UNSPEC) {
                 /* an address of the sandbox's own: fine on a socket of its own
                  * namespace; a socket of another namespace may not be aimed */
-                struct child_socket cs;
-                r = inspect_socket(call, fd, &cs);
-                if (r == -ENOTSOCK)
-                        return 0;
-                if (r < 0) {
-                        ret->error = -r;
-                        return -1;
+                if (*foreign < 0) {
+                        struct child_socket cs;
+                        r = inspect_socket(call, fd, &cs);
+                        if (r == -ENOTSOCK)
+                                return 0;
+                        if (r < 0) {
+                                ret->error = -r;
+                                return -1;
+                        }
+                        close(cs.dup);
+                        *foreign = cs.foreign;
                 }
-                close(cs.dup);
-                if (!cs.foreign)
+                if (!*foreign)
                         return 0;
         }
-        char dest[96];
-        net_format_sockaddr((struct sockaddr *)&ss, len, dest, sizeof(dest));
-        net_audit(g, call->req->pid, syscall_name, dest, kind == DEST_POOL ? g->rules[index].host : NULL, NULL, false,
-                  kind == DEST_POOL ? REASON_EGRESS_BLOCKED : REASON_IP_LITERAL);
+        net_audit(g, call->req->pid, syscall_name, t.text, t.kind == DEST_POOL ? g->rules[t.index].host : NULL, NULL,
+                  false, t.kind == DEST_POOL ? REASON_EGRESS_BLOCKED : REASON_IP_LITERAL);
         ret->error = EACCES;
         return -1;
 }
@@ -682,8 +703,9 @@ int net_handle_sendmsg(struct notify_call *call, struct notify_verdict *ret)
 {
         struct net_gate *g = call->userdata;
         const struct seccomp_data *d = &call->req->data;
+        int foreign = -1;
         if (d->nr == SYS_sendmsg) {
-                if (check_msg(g, call, (int)d->args[0], d->args[1], "sendmsg", ret) < 0)
+                if (check_msg(g, call, (int)d->args[0], d->args[1], "sendmsg", &foreign, ret) < 0)
                         return 0;
         } else {
                 unsigned vlen = (unsigned)d->args[2];
@@ -691,7 +713,8 @@ int net_handle_sendmsg(struct notify_call *call, struct notify_verdict *ret)
                         vlen = 1024; /* the kernel caps at UIO_MAXIOV too */
                 for (unsigned i = 0; i < vlen; i++)
                         if (check_msg(g, call, (int)d->args[0],
-                                      d->args[1] + (uint64_t)i * 64 /* sizeof(struct mmsghdr) */, "sendmmsg", ret) < 0)
+                                      d->args[1] + (uint64_t)i * 64 /* sizeof(struct mmsghdr) */, "sendmmsg", &foreign,
+                                      ret) < 0)
                                 return 0;
         }
         /* CONTINUE is safe: every address we read was the sandbox's own

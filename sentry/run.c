@@ -201,12 +201,17 @@ static int check_stdio(char *why, size_t size)
                     getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l) == 0) {
                         l = sizeof(int);
                         (void)getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l);
-                        /* a host socket other than unix or TCP would let the
-                         * command send from the host's network namespace */
-                        if (domain != AF_UNIX && !((domain == AF_INET || domain == AF_INET6) && type == SOCK_STREAM)) {
+                        /* A host socket may be passed in only where it cannot be
+                         * aimed: connected-stream kinds ignore or refuse an
+                         * address. A unix datagram or an inet datagram socket
+                         * would send wherever msg_name says, in the host's
+                         * namespaces, and the gate lets an address-less
+                         * sendmsg run without looking at the socket. */
+                        bool stream = type == SOCK_STREAM || (domain == AF_UNIX && type == SOCK_SEQPACKET);
+                        if (!stream || (domain != AF_UNIX && domain != AF_INET && domain != AF_INET6)) {
                                 snprintf(why, size,
-                                         "%s is a host socket of family %d type %d; only unix and TCP sockets may be "
-                                         "passed in",
+                                         "%s is a host socket of family %d type %d; only unix stream and TCP sockets "
+                                         "may be passed in",
                                          fd == 0   ? "stdin"
                                          : fd == 1 ? "stdout"
                                                    : "stderr",
@@ -862,7 +867,7 @@ static void kill_and_reap(struct sandbox_state *st)
 static int sentry_main_loop(struct sandbox_state *st)
 {
         struct msg m;
-        int fds[5];
+        int fds[4];
         int r;
 
         if (send_msg(st->sock, MSG_GO, 0, NULL, NULL, 0) < 0) {
