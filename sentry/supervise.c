@@ -24,12 +24,17 @@ static void sync_winsize(struct sandbox_state *st)
 void tty_begin(struct sandbox_state *st)
 {
         struct termios t;
+        /* Only the terminal's foreground job may change its modes: from a
+         * background process group (`timeout cordon run ...` puts cordon in
+         * its own group) tcsetattr would stop us with SIGTTOU, and the
+         * terminal belongs to whoever is in the foreground anyway. */
+        bool foreground = tcgetpgrp(STDIN_FILENO) == getpgrp();
         if (tcgetattr(STDIN_FILENO, &t) == 0) {
                 /* the sandbox's terminal starts as ours was */
                 tcsetattr(st->pty_master, TCSANOW, &t);
                 st->saved_termios = t;
                 cfmakeraw(&t);
-                if (tcsetattr(STDIN_FILENO, TCSADRAIN, &t) == 0)
+                if (foreground && tcsetattr(STDIN_FILENO, TCSADRAIN, &t) == 0)
                         st->tty_raw = true;
         }
         sync_winsize(st);

@@ -356,7 +356,7 @@ probe_egress() {
         record "egress policy" "$name" "$rc" "$out"
         # which attempts made something arrive at the host's listeners
         local seen
-        seen=$(wc -l <"$WORK/hostconn.log" 2>/dev/null || echo 0)
+        seen=$(wc -l 2>/dev/null <"$WORK/hostconn.log" || echo 0)
         if [ "${seen:-0}" != "$EG_SEEN" ]; then
                 EG_SEEN_BY+=("$name")
                 EG_SEEN=${seen:-0}
@@ -412,7 +412,7 @@ probe_pty() {
                 record "no pty: script(1) missing" "$name" "$rc" "$out"
                 return
         fi
-        cmd=$(printf '%q ' timeout -k 5 25 "$CORDON" run $mode --bind "$BIND:/helpers:ro" -- /helpers/escape-probe "$name")
+        cmd=$(printf '%q ' timeout --foreground -k 5 25 "$CORDON" run $mode --bind "$BIND:/helpers:ro" -- /helpers/escape-probe "$name")
         timeout -k 5 30 script -qec "$cmd" /dev/null </dev/null >"$out" 2>&1
         rc=$?
         record "${mode:-sandbox pty}${mode:+ host pty passed through}" "$name" "$rc" "$out"

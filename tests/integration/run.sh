@@ -737,6 +737,29 @@ tty_pty_via_script() {
         expect_contains "$OUT" "all-ttys" "stdin, stdout and stderr are the terminal"
 }
 
+# A sandbox started from a background job of its terminal (here `timeout` without
+# --foreground, which moves cordon into its own process group, under a shell that does not
+# exec it) must not stop on SIGTTOU trying to make the terminal raw: it runs, and leaves the
+# terminal's modes to the foreground job.
+it_test tty_background_job
+tty_background_job() {
+        command -v script >/dev/null || skip "script (util-linux) is not installed"
+        local cmd feeder
+        cmd="stty -echo; timeout -k 5 $IT_CMD_TIMEOUT $(printf %q "$CORDON") run -- sh -c 'tty; echo from-background'; echo rc=\$?; stty -a"
+        exec 3< <(sleep $((IT_CMD_TIMEOUT + 5)))
+        feeder=$!
+        at_exit "kill $feeder"
+        OUT=$(SHELL=/bin/sh timeout -k 5 $((IT_CMD_TIMEOUT + 5)) script -qec "$cmd" /dev/null <&3 2>&1 | tr -d '\r')
+        RC=${PIPESTATUS[0]}
+        exec 3<&-
+        ERR=
+        printf '%s\n' "$OUT" >&2
+        expect_rc 0 "script exit status"
+        expect_contains "$OUT" "from-background" "the command ran"
+        expect_match "$OUT" '^rc=0$' "cordon's exit status"
+        expect_match "$OUT" ' icanon ' "the terminal was left in canonical mode"
+}
+
 it_test tty_absent
 tty_absent() {
         crun -- tty </dev/null
