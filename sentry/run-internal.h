@@ -88,3 +88,10 @@ void sandbox_kill_all(struct sandbox_state *st);
 int supervise(struct sandbox_state *st);
 void tty_begin(struct sandbox_state *st);
 void tty_end(struct sandbox_state *st);
+
+/* Installs the sentry's own seccomp allow-list on every thread (confine.c).
+ * Call once set-up is done: afterwards no exec, no new process, no mount,
+ * no namespace. 0, or -errno with *ret_bad naming the row that failed. */
+int sentry_confine(const char **ret_bad);
+/* How many rows the allow-list has (for -v and `cordon check`). */
+size_t sentry_confine_rows(void);

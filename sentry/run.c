@@ -988,6 +988,20 @@ static int sentry_main_loop(struct sandbox_state *st)
                         mem, cpu, tasks, disk, st->cg ? cgroup_backend(st->cg) : "none");
         }
 
+        /* Set-up is over: from here on the sentry serves, relays and cleans
+         * up, and confines itself to that before the command runs. */
+        const char *bad;
+        r = sentry_confine(&bad);
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot confine the sentry with its own seccomp filter (%s): %s\n",
+                        bad ? bad : "?", strerror(-r));
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+        if (st->verbose)
+                fprintf(stderr, "cordon:   sentry: confined by its own seccomp allow-list (%zu rows; exec kills it)\n",
+                        sentry_confine_rows());
+
         if (st->pty_master >= 0)
                 tty_begin(st);
 
