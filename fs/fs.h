@@ -43,6 +43,16 @@ struct fs_view_spec {
  * returns -errno and writes which step and path failed into err. */
 int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize);
 
+/* "sha256:" and 64 hex digits and a NUL */
+#define FS_DIGEST_SIZE 72
+
+/* Computes the digest of the tree under dirfd (fs/digest.c defines the exact
+ * format): a stable walk, never following symlinks nor crossing mounts,
+ * sorted by path, over every entry's path, type, mode, size, symlink target
+ * and contents. Writes "sha256:<hex>" into ret_digest. On failure returns
+ * -errno and writes which path and what failed into err. */
+int fs_digest_tree(int dirfd, char *err, size_t errsize, char ret_digest[FS_DIGEST_SIZE]);
+
 /* What the fs handlers need from the sentry. */
 struct fs_context {
         int root_fd;    /* the view's root (the child's /proc/PID/root), O_PATH */
