@@ -355,6 +355,9 @@ static int overlay_file(int rootfd, const char *path, const char *staging, const
         if (n < 0 && create) {
                 /* a template without one: ours goes in its (private) upper layer */
                 _cleanup_close_ int made = open_in_root(rootfd, path, true, true);
+                if (made == -EACCES || made == -EPERM || made == -EOVERFLOW)
+                        return 0; /* a template /etc the sandbox may not write (owned by an id
+                                     it does not map): left without one, as a host without one */
                 if (made < 0)
                         return fail(made, err, "create %s in the view", path);
                 char p[64];

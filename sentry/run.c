@@ -91,14 +91,24 @@ static int send_mounts(int sock, const uint64_t *ids, size_t n)
         return send(sock, buf, (size_t)len, MSG_NOSIGNAL) == len ? 0 : -EIO;
 }
 
-/* Returns a malloc'd sorted array of ids, or NULL. */
-static uint64_t *recv_mounts(int sock, size_t *ret_n)
+/* Returns a malloc'd sorted array of ids, or NULL. When init failed before
+ * sending them, what arrived is its MSG_ERROR: copied to ret_err. */
+static uint64_t *recv_mounts(int sock, size_t *ret_n, struct msg *ret_err)
 {
         uint64_t buf[1 + MAX_VIEW_MOUNTS];
         ssize_t len;
         do
                 len = recv(sock, buf, sizeof(buf), 0);
         while (len < 0 && errno == EINTR);
+        if (len == (ssize_t)sizeof(struct msg)) {
+                struct msg m;
+                memcpy(&m, buf, sizeof(m));
+                if (m.type == MSG_ERROR) {
+                        m.text[sizeof(m.text) - 1] = '\0';
+                        *ret_err = m;
+                        return NULL;
+                }
+        }
         if (len < (ssize_t)sizeof(uint64_t) || buf[0] == 0 || buf[0] > MAX_VIEW_MOUNTS ||
             (size_t)len != (1 + buf[0]) * sizeof(uint64_t))
                 return NULL;
@@ -913,10 +923,11 @@ static int sentry_main_loop(struct sandbox_state *st)
                 fprintf(stderr, "cordon: the sandbox's init went away during set-up\n");
                 return EXIT_SANDBOX;
         }
-        st->fsctx.mount_ids = recv_mounts(st->sock, &st->fsctx.n_mount_ids);
+        m.type = 0;
+        st->fsctx.mount_ids = recv_mounts(st->sock, &st->fsctx.n_mount_ids, &m);
         if (!st->fsctx.mount_ids) {
-                /* init failed before sending them: its error message is next */
-                r = recv_msg(st->sock, &m, fds, 0);
+                /* init failed before sending them: that was its error message */
+                r = m.type == MSG_ERROR ? 1 : 0;
                 kill_and_reap(st);
                 fprintf(stderr, "cordon: %s\n",
                         r > 0 && m.type == MSG_ERROR ? m.text : "the sandbox's init died during set-up");

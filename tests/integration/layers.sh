@@ -203,7 +203,13 @@ template_refusals() {
         crun -p "$pol" -- true
         expect_rc 125 "a snapshot source"
         expect_contains "$ERR" "issue #6" "names the issue snapshots wait for"
+        # a view that cannot be built says why (the error crosses from init to the sentry)
+        ln -s /etc "$t/dev"
         template_policy "$pol" "$t"
+        crun -p "$pol" -- true
+        expect_rc 125 "a template whose /dev is a symlink"
+        expect_contains "$ERR" "mkdir /dev: Not a directory" "says which step failed"
+        rm "$t/dev"
         crun -p "$pol" -- no-such-program
         expect_rc 127 "a program the template does not hold"
         expect_contains "$ERR" "not found in the sandbox's root, the template $t" "says where it looked"
@@ -273,6 +279,21 @@ digest_match_starts_mismatch_refuses() {
         crun -p "$pol" -- cat /data/file
         expect_rc 2 "a changed template refuses to start"
         expect_contains "$ERR" "found $("$CORDON" digest "$t")" "names the new digest"
+}
+
+it_test digest_refuses_mount_points
+digest_refuses_mount_points() {
+        [ "$(id -u)" = 0 ] || skip "mounting inside the template needs root"
+        local t
+        t=$(scratch_dir tpl)
+        make_template "$t"
+        mkdir "$t/mnt"
+        mount -t tmpfs -o size=1m tmpfs "$t/mnt" || skip "cannot mount a tmpfs here"
+        at_exit "umount '$t/mnt'"
+        RC=0
+        ERR=$("$CORDON" digest "$t" 2>&1 >/dev/null) || RC=$?
+        expect_rc 1 "digest of a tree with a mount point inside"
+        expect_contains "$ERR" "/mnt is a mount point" "names the mount point"
 }
 
 # =============================================================================================
