@@ -94,6 +94,14 @@ static int open_template(const struct policy *p, int *ret_fd)
                         e == ELOOP || e == ENOTDIR ? " (a template must be a directory, not a symlink or a file)" : "");
                 return -EINVAL;
         }
+        /* the host's whole tree as a template would hand the sandbox every
+         * root-owned file (the lower layer is idmapped for root) */
+        struct stat st, host_root;
+        if (fstat(fd, &st) == 0 && stat("/", &host_root) == 0 && st.st_dev == host_root.st_dev &&
+            st.st_ino == host_root.st_ino) {
+                fprintf(stderr, "cordon: source.path %s is the host's root directory, which is no template\n", path);
+                return -EINVAL;
+        }
         if (p->source_digest) {
                 char err[4352] = "", found[FS_DIGEST_SIZE];
                 int r = fs_digest_tree(fd, err, sizeof(err), found);

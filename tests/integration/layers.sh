@@ -199,6 +199,10 @@ template_refusals() {
         crun -p "$pol" -- true
         expect_rc 2 "a missing template"
         expect_contains "$ERR" "$IT_TMP/missing" "names the path"
+        template_policy "$pol" /
+        crun -p "$pol" -- true
+        expect_rc 2 "the host's root as a template"
+        expect_contains "$ERR" "host's root directory" "says why"
         printf '{"source": {"kind": "snapshot", "path": "%s"}}\n' "$t" >"$pol"
         crun -p "$pol" -- true
         expect_rc 125 "a snapshot source"
