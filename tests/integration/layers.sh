@@ -120,8 +120,10 @@ ls /data
 [ -e /opt/tools ] || echo tools-gone
 echo devnull >/dev/null && echo dev-ok
 [ -r /proc/self/status ] && echo proc-ok
-echo tmp >/tmp/t && echo tmp-ok'
+echo tmp >/tmp/t && echo tmp-ok
+cat /etc/resolv.conf'
         expect_rc 0 "commands in the template root"
+        expect_contains "$OUT" "nameserver 127.0.0.53" "the sandbox's resolver, in a template without one"
         expect_contains "$OUT" "original" "the template's content is visible"
         expect_contains "$OUT" "file=changed new=new link=changed" "the sandbox sees its own writes"
         expect_contains "$OUT" "600 root" "chmod of a template file, owned by the sandbox's root"
@@ -148,14 +150,19 @@ template_disk_cap_enospc() {
         pol="$IT_TMP/policy.json"
         template_policy "$pol" "$t" "" '"limits": {"diskBytes": 4194304}'
         before=$(snapshot_tree "$t")
-        local used_before
+        local used_before stats="$IT_TMP/stats.json"
         used_before=$(du -sk "$IT_TMP" | cut -f1)
-        crun -p "$pol" -- sh -c '
+        crun -p "$pol" --stats "$stats" -- sh -c '
 dd if=/dev/zero of=/data/big bs=1M count=32 2>&1 | head -n 1
 dd if=/dev/zero of=/usr/big2 bs=1M count=32 2>/dev/null || echo second-failed
 echo small >/data/small 2>/dev/null || echo small-failed
-rm -f /data/big /usr/big2; echo after >/data/after && cat /data/after'
+rm -f /data/big /usr/big2; echo after >/data/after && cat /data/after
+dd if=/dev/zero of=/data/keep bs=1M count=1 2>/dev/null'
         expect_rc 0 "the filler"
+        local used
+        used=$(grep -o '"writableBytesUsed": *[0-9]*' "$stats" | grep -o '[0-9]*$')
+        expect_true "the stats count the upper layer as writable bytes used (got ${used:-none})" \
+                test "${used:-0}" -ge 1048576
         expect_contains "$OUT" "No space left on device" "a write beyond diskBytes in the template root fails with ENOSPC"
         expect_contains "$OUT" "second-failed" "the cap is one budget for the whole upper layer"
         expect_contains "$OUT" "after" "space is back once the files are removed"
