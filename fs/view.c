@@ -647,7 +647,8 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
                 _cleanup_close_ int fd = open_in_root(rootfd, writable[i].target, true, false);
                 struct stat st;
                 if (fd < 0)
-                        return fail(fd, err, "mkdir %s", writable[i].target);
+                        return fail(fd, err, "mkdir %s%s", writable[i].target,
+                                    fd == -ELOOP ? " (a symlink in the root there leads to no directory in it)" : "");
                 if (fstat(fd, &st) < 0)
                         return fail(negative_errno(), err, "%s in the view", writable[i].target);
                 if (!S_ISDIR(st.st_mode))

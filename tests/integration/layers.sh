@@ -360,6 +360,34 @@ template_rule_hidden() {
         expect_eq "top secret" "$(cat "$t/secret/key")" "the template"
 }
 
+# A template's own symlinks where cordon mounts (/tmp, /var) or that point at host paths resolve
+# inside the view: nothing is mounted or written outside it, and no host file shows through.
+it_test template_symlinks_stay_inside
+template_symlinks_stay_inside() {
+        local t pol marker
+        t=$(scratch_dir tpl)
+        make_template "$t"
+        marker="cordon-layers-$$-$RANDOM"
+        ln -s ../../../../../../../../var/tmp "$t/tmp"
+        mkdir -p "$t/var"
+        ln -s /etc/hostname "$t/data/hostname"
+        ln -s /../../../../etc/passwd "$t/data/passwd"
+        pol="$IT_TMP/policy.json"
+        template_policy "$pol" "$t"
+        # /tmp leads (inside the root) to a /var/tmp the template lacks: refused, clearly
+        crun -p "$pol" -- true
+        expect_rc 125 "a template /tmp linked to nothing"
+        expect_contains "$ERR" "mkdir /tmp (a symlink in the root there leads to no directory in it)" "says why"
+        mkdir -p "$t/var/tmp"
+        crun -p "$pol" -- sh -c "echo x >/tmp/$marker && echo wrote-tmp; echo \"hostname=[\$(cat /data/hostname 2>/dev/null)]\"; cat /data/passwd; ls /var"
+        expect_rc 0 "the run"
+        expect_contains "$OUT" "wrote-tmp" "the private /tmp, wherever the template's link points"
+        expect_contains "$OUT" "root:x:0:0:root:/root:/bin/sh" "an absolute link reads the template's own file"
+        expect_contains "$OUT" "hostname=[]" "a link to a host file the template lacks reads nothing"
+        expect_true "nothing written to the host's /var/tmp" test ! -e "/var/tmp/$marker"
+        expect_true "nothing written to the template" test ! -e "$t/var/tmp/$marker"
+}
+
 it_test template_bind_inside
 template_bind_inside() {
         local t pol host
