@@ -1,7 +1,8 @@
 /* Assembles the view inside the child's mount namespace (the built-in
- * default, or a template's overlay) and pivots into it. Runs in the child before it drops its capabilities;
- * everything it mounts is then locked in place by the lack of CAP_SYS_ADMIN
- * and by the seccomp filter (mount/umount/pivot_root refused). */
+ * default, or a template's overlay) and pivots into it. Runs in the child
+ * before it drops its capabilities; everything it mounts is then locked in
+ * place by the lack of CAP_SYS_ADMIN and by the seccomp filter
+ * (mount/umount/pivot_root refused). */
 #include "config.h"
 
 #include <fcntl.h>
@@ -319,7 +320,8 @@ static int setup_proc(int rootfd, char *err)
 /* Replaces a file of the view (e.g. /etc/resolv.conf) with our content:
  * bound read-only over it when it is a file; when it is a symlink into the
  * writable layer (/run/systemd/resolve/stub-resolv.conf), written there;
- * when absent, nothing to replace is an error the caller reports. */
+ * when absent, left absent on the host's tree, and created (in the private
+ * upper layer) in a template root when create is set. */
 static int overlay_file(int rootfd, const char *path, const char *staging, const char *content, bool create, char *err)
 {
         int r;

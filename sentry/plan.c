@@ -83,7 +83,8 @@ static int refuse_unsupported(const struct policy *p)
  * the check), and its digest recomputed from that fd when the policy pins
  * one. The child mounts the same directory (idmapped from this very fd when
  * cordon runs as root; otherwise it reopens the path and checks it is the
- * same inode). -EINVAL: a policy error (exit 2), printed here. */
+ * same inode). PLAN_POLICY_ERROR: the policy cannot be run (exit 2), printed
+ * here. */
 static int open_template(const struct policy *p, int *ret_fd)
 {
         const char *path = p->source_path;
@@ -92,7 +93,7 @@ static int open_template(const struct policy *p, int *ret_fd)
                 int e = errno;
                 fprintf(stderr, "cordon: source.path %s: %s%s\n", path, strerror(e),
                         e == ELOOP || e == ENOTDIR ? " (a template must be a directory, not a symlink or a file)" : "");
-                return -EINVAL;
+                return PLAN_POLICY_ERROR;
         }
         /* the host's whole tree as a template would hand the sandbox every
          * root-owned file (the lower layer is idmapped for root) */
@@ -100,7 +101,7 @@ static int open_template(const struct policy *p, int *ret_fd)
         if (fstat(fd, &st) == 0 && stat("/", &host_root) == 0 && st.st_dev == host_root.st_dev &&
             st.st_ino == host_root.st_ino) {
                 fprintf(stderr, "cordon: source.path %s is the host's root directory, which is no template\n", path);
-                return -EINVAL;
+                return PLAN_POLICY_ERROR;
         }
         if (p->source_digest) {
                 char err[4352] = "", found[FS_DIGEST_SIZE];
@@ -108,14 +109,14 @@ static int open_template(const struct policy *p, int *ret_fd)
                 if (r < 0) {
                         fprintf(stderr, "cordon: source.digest: cannot compute the digest of the template %s: %s\n",
                                 path, err[0] ? err : strerror(-r));
-                        return -EINVAL;
+                        return PLAN_POLICY_ERROR;
                 }
                 if (!streq(found, p->source_digest)) {
                         fprintf(stderr,
                                 "cordon: source.digest mismatch for the template %s: the policy expects %s, found %s; "
                                 "refusing to start\n",
                                 path, p->source_digest, found);
-                        return -EINVAL;
+                        return PLAN_POLICY_ERROR;
                 }
         }
         *ret_fd = TAKE_FD(fd);

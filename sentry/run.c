@@ -624,7 +624,7 @@ int sentry_run(const struct run_options *o)
         _cleanup_(sandbox_plan_done) struct sandbox_plan plan = {0};
         int r = sandbox_plan_build(o, &plan);
         if (r < 0)
-                return r == -EINVAL ? EXIT_USAGE : EXIT_SANDBOX; /* plan_build printed why */
+                return r == PLAN_POLICY_ERROR ? EXIT_USAGE : EXIT_SANDBOX; /* plan_build printed why */
 
         /* limits: command line and policy (the stricter wins), then the host's admission policy */
         struct run_limits limits = o->limits;
