@@ -583,14 +583,17 @@ static int template_lower(struct sandbox_plan *plan, pid_t pid)
 }
 
 /* Test hook: CORDON_TEST_STALL=start|teardown makes the sentry pause at that
- * point so the fault-injection tests can SIGKILL it there. It only delays;
- * it changes no decision. */
+ * point (CORDON_TEST_STALL_SECONDS, default 30) so the fault-injection tests
+ * can SIGKILL it there, and the layer tests can swap a template between its
+ * check and its mount. It only delays; it changes no decision. */
 static void test_stall(const char *point)
 {
         const char *s = getenv("CORDON_TEST_STALL");
         if (s && streq(s, point)) {
+                const char *secs = getenv("CORDON_TEST_STALL_SECONDS");
+                unsigned n = secs ? (unsigned)strtoul(secs, NULL, 10) : 30;
                 fprintf(stderr, "cordon: stalled at %s (CORDON_TEST_STALL)\n", point);
-                sleep(30);
+                sleep(n > 0 && n <= 30 ? n : 30);
         }
 }
 

@@ -307,6 +307,34 @@ digest_refuses_mount_points() {
         expect_contains "$ERR" "/mnt is a mount point" "names the mount point"
 }
 
+# The template replaced at its path after cordon hashed it and before the sandbox exists: the
+# tree mounted is the tree hashed (as root, an idmapped mount of the very fd that was hashed), or,
+# unprivileged, the start is refused because the path no longer names that directory.
+it_test template_swapped_after_check
+template_swapped_after_check() {
+        local t pol out="$IT_TMP/bg.out" rc
+        t=$(scratch_dir tpl)
+        make_template "$t"
+        pol="$IT_TMP/policy.json"
+        template_policy "$pol" "$t" "$("$CORDON" digest "$t")"
+        CORDON_TEST_STALL=start CORDON_TEST_STALL_SECONDS=2 bg_cordon "$out" -p "$pol" -- cat /data/file
+        wait_until 10 grep -q "stalled at start" "$out" || fail "cordon did not reach its stall"
+        mv "$t" "$IT_TMP/tpl.checked" || fail "cannot move the template away"
+        make_template "$t"
+        printf 'swapped\n' >"$t/data/file"
+        wait "$BG_PID"
+        rc=$?
+        OUT=$(grep -v "stalled at start" "$out")
+        if [ "$(id -u)" = 0 ]; then
+                RC=$rc expect_rc 0 "the run after the swap"
+                expect_eq "original" "$OUT" "the sandbox reads the tree that was hashed"
+        else
+                RC=$rc expect_rc 125 "the run after the swap"
+                expect_contains "$OUT" "was replaced after cordon checked it" "refused, saying why"
+        fi
+        expect_true "the swapped-in template is untouched" grep -qx swapped "$t/data/file"
+}
+
 # =============================================================================================
 # policy path rules inside a template root
 
