@@ -921,6 +921,12 @@ static int sentry_main_loop(struct sandbox_state *st)
                 close(tree);
                 st->plan->view.template_tree_fd = -1;
         }
+        /* init has its own copy since the clone; ours would only be
+         * inherited by what the sentry forks next (the proc agent) */
+        if (st->plan->view.template_fd >= 0) {
+                close(st->plan->view.template_fd);
+                st->plan->view.template_fd = -1;
+        }
         if (r < 0) {
                 kill_and_reap(st);
                 fprintf(stderr, "cordon: the sandbox's init went away during set-up\n");
