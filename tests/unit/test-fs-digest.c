@@ -9,8 +9,11 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <openssl/evp.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/time.h>
+#include <sys/un.h>
 
 #include "common/util.h"
 #include "fs/fs.h"
@@ -142,6 +145,65 @@ START_TEST(test_format)
         char got[FS_DIGEST_SIZE];
         digest(got);
         ck_assert_str_eq(got, want);
+}
+END_TEST
+
+/* Sockets and (as root) device nodes are described, not refused: type,
+ * mode, and a device's numbers. */
+START_TEST(test_special_files)
+{
+        char p[256];
+        snprintf(p, sizeof(p), "%s/sock", root);
+        int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_ge(s, 0);
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        ck_assert_uint_lt(strlen(p), sizeof(sa.sun_path));
+        strcpy(sa.sun_path, p);
+        ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        close(s);
+        ck_assert_int_eq(chmod(p, 0700), 0);
+        bool dev = false;
+        snprintf(p, sizeof(p), "%s/null", root);
+        if (mknod(p, S_IFCHR | 0666, makedev(1, 3)) == 0) {
+                dev = true;
+                ck_assert_int_eq(chmod(p, 0666), 0);
+        }
+
+        struct stream st = {0};
+        field(&st, "cordon-tree-digest-v1");
+        record(&st, "", "d", "0755", "0", "");
+        if (dev)
+                record(&st, "null", "c", "0666", "0", "1,3");
+        record(&st, "sock", "s", "0700", "0", "");
+        char want[FS_DIGEST_SIZE] = "sha256:";
+        sha256_hex(st.b, st.len, want + 7);
+        char got[FS_DIGEST_SIZE];
+        digest(got);
+        ck_assert_str_eq(got, want);
+}
+END_TEST
+
+/* The root must be a directory; a walk error names the path. */
+START_TEST(test_errors)
+{
+        put("file", "x", 0644);
+        char p[256];
+        snprintf(p, sizeof(p), "%s/file", root);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        char err[1024] = "", out[FS_DIGEST_SIZE] = "untouched";
+        ck_assert_int_eq(fs_digest_tree(fd, err, sizeof(err), out), -ENOTDIR);
+        ck_assert_str_eq(out, "untouched");
+        close(fd);
+        if (geteuid() != 0) {
+                /* an unreadable file: the error names it */
+                put("secret", "x", 0000);
+                fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                ck_assert_int_ge(fd, 0);
+                ck_assert_int_eq(fs_digest_tree(fd, err, sizeof(err), out), -EACCES);
+                ck_assert_msg(strstr(err, "/secret") != NULL, "error names the file: %s", err);
+                close(fd);
+        }
 }
 END_TEST
 
@@ -291,6 +353,8 @@ static Suite *digest_suite(void)
         tcase_add_test(tc, test_changes);
         tcase_add_test(tc, test_no_follow);
         tcase_add_test(tc, test_copy_same);
+        tcase_add_test(tc, test_special_files);
+        tcase_add_test(tc, test_errors);
         suite_add_tcase(s, tc);
         return s;
 }
