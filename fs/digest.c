@@ -229,7 +229,7 @@ static int walk_dir(struct walk *w, int dirfd, const char *path, int depth)
         closedir(d);
         /* the order of the records is fixed by the final sort; sorting here
          * only makes the walk (and its first error) deterministic */
-        if (r == 0)
+        if (r == 0 && n > 0)
                 qsort(names, n, sizeof(char *), cmp_name);
 
         for (size_t i = 0; r == 0 && i < n; i++) {
