@@ -83,8 +83,9 @@ static int refuse_unsupported(const struct policy *p)
  * the check), and its digest recomputed from that fd when the policy pins
  * one. The child mounts the same directory (idmapped from this very fd when
  * cordon runs as root; otherwise it reopens the path and checks it is the
- * same inode). PLAN_POLICY_ERROR: the policy cannot be run (exit 2), printed
- * here. */
+ * same inode). What stays open: a host process that writes into the
+ * template after the hash (SECURITY.md); the tree is pinned, its files are
+ * not. PLAN_POLICY_ERROR: the policy cannot be run (exit 2), printed here. */
 static int open_template(const struct policy *p, int *ret_fd)
 {
         const char *path = p->source_path;

@@ -1032,8 +1032,9 @@ static int sentry_main_loop(struct sandbox_state *st)
                         snprintf(disk, sizeof(disk), "%lld bytes", (long long)l->disk_bytes);
                 _cleanup_free_ char *view =
                         st->plan->view.template_path
-                                ? xasprintf("template %s (read-only lower layer) under a private overlay%s",
-                                            st->plan->view.template_path, st->privileged ? " (idmapped)" : "")
+                                ? xasprintf("template %s (read-only lower layer%s%s) under a private overlay",
+                                            st->plan->view.template_path, st->privileged ? ", idmapped" : "",
+                                            st->policy->source_digest ? ", digest verified" : ", no digest pinned")
                                 : xstrdup("host system dirs read-only");
                 fprintf(stderr,
                         "cordon: sandbox %s, init is host pid %d; layers in force:\n"
