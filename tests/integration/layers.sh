@@ -239,8 +239,12 @@ digest_cli_stable_and_independent() {
         b=$("$CORDON" digest "$t")
         expect_match "$a" '^sha256:[0-9a-f]{64}$' "the output's form"
         expect_eq "$a" "$b" "two runs"
-        py=$(py_digest "$t") || fail "the Python digest failed"
-        expect_eq "$py" "$a" "an independent implementation of the documented format"
+        if command -v python3 >/dev/null 2>&1; then
+                py=$(py_digest "$t") || fail "the Python digest failed"
+                expect_eq "$py" "$a" "an independent implementation of the documented format"
+        else
+                it_log "no python3: the digest is not checked against the second implementation"
+        fi
         touch -d '2001-01-01' "$t/data/file"
         expect_eq "$a" "$("$CORDON" digest "$t")" "a timestamp is not part of the digest"
         chmod 0640 "$t/data/file"
