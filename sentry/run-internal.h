@@ -1,6 +1,7 @@
 /* sentry/ private: what run.c, plan.c and supervise.c share. */
 #pragma once
 
+#include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <termios.h>
@@ -39,6 +40,10 @@ struct sandbox_plan {
         int64_t max_open_files; /* RLIMIT_NOFILE for the command; -1: inherited */
 };
 
+/* Prints why it fails. PLAN_POLICY_ERROR: what the policy asks for cannot be
+ * run as written (a template that is missing or fails its digest): cordon
+ * exits 2, as for a bad policy. Other -errno: the sandbox cannot be set up. */
+#define PLAN_POLICY_ERROR (-EBADMSG)
 int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret);
 void sandbox_plan_done(struct sandbox_plan *p);
 
