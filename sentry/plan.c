@@ -125,10 +125,19 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                                        .resolv_conf = net_resolv_conf,
                                        .hosts = net_hosts};
 
-        size_t n_table;
-        const struct syscall_entry *table = sentry_syscall_table(&n_table);
+        /* The path rows the mount view decides alone stay out of the filter
+         * unless --trap-all asks for full emulation or a hidden rule needs
+         * every path call checked (DESIGN.md, "Trap only what the policy
+         * needs"). */
+        size_t n_all;
+        const struct syscall_entry *all = sentry_syscall_table(&n_all);
+        p.trap_paths = o->trap_all || fs_rules_have_hidden(p.rules, o->policy->n_rules);
+        p.table = xcalloc(n_all, sizeof(struct syscall_entry));
+        for (size_t i = 0; i < n_all; i++)
+                if (!(all[i].flags & SC_F_PATH_POLICY) || p.trap_paths)
+                        p.table[p.n_table++] = all[i];
         const char *bad = NULL;
-        r = notify_filter_build(table, n_table, &p.filter, &bad);
+        r = notify_filter_build(p.table, p.n_table, &p.filter, &bad);
         if (r < 0) {
                 fprintf(stderr, "cordon: cannot build the seccomp filter (row %s): %s\n", bad ? bad : "?",
                         strerror(-r));
@@ -165,6 +174,7 @@ void sandbox_plan_done(struct sandbox_plan *p)
         free(p->cwd);
         free(p->binds);
         free(p->rules);
+        free(p->table);
         free(p->filter.filter);
         memset(p, 0, sizeof(*p));
 }

@@ -836,8 +836,8 @@ static int start_gate(struct sandbox_state *st, int netnsfd)
 /* The engine's per-syscall counts, kept for --stats before it is freed. */
 static void capture_trapped_counts(struct sandbox_state *st)
 {
-        size_t n;
-        const struct syscall_entry *t = sentry_syscall_table(&n);
+        size_t n = st->plan->n_table;
+        const struct syscall_entry *t = st->plan->table;
         st->n_trapped = 0;
         for (size_t i = 0; i < n && st->n_trapped < ELEMENTSOF(st->trapped); i++) {
                 if (t[i].action != SC_EMULATE)
@@ -917,6 +917,8 @@ static int sentry_main_loop(struct sandbox_state *st)
         st->fsctx.fsuid = st->uid;
         st->fsctx.fsgid = st->gid;
         st->fsctx.keep_groups = !st->privileged;
+        st->fsctx.rules = st->plan->rules;
+        st->fsctx.n_rules = st->plan->view.n_rules;
         struct stat pst;
         if (fstatat(st->fsctx.root_fd, "proc", &pst, 0) < 0) {
                 fprintf(stderr, "cordon: the view has no /proc: %m\n");
@@ -943,8 +945,8 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
 
-        size_t n_table;
-        const struct syscall_entry *table = sentry_syscall_table(&n_table);
+        size_t n_table = st->plan->n_table;
+        const struct syscall_entry *table = st->plan->table;
         struct notify_engine_config cfg = {
                 .table = table,
                 .n_table = n_table,
