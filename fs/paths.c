@@ -263,9 +263,9 @@ int fs_handle_mkdir(struct notify_call *call, struct notify_verdict *ret)
         return result(ret, r);
 }
 
-/* Emulates mknod(2) and mknodat(2) against the view: FIFOs, sockets and
- * regular files; devices are refused as the child's own call would be (no
- * CAP_MKNOD), whatever they name. */
+/* Emulates mknod(2) and mknodat(2) against the view: FIFOs, sockets,
+ * regular files and whiteouts; devices are refused as the child's own call
+ * would be (no CAP_MKNOD), whatever they name. */
 int fs_handle_mknod(struct notify_call *call, struct notify_verdict *ret)
 {
         const struct seccomp_data *d = &call->req->data;
@@ -282,7 +282,9 @@ int fs_handle_mknod(struct notify_call *call, struct notify_verdict *ret)
         int r = fs_resolve(call, dirfd, path, 0, &t);
         if (r < 0)
                 return deny(ret, r);
-        if (S_ISCHR(mode) || S_ISBLK(mode))
+        /* a whiteout (character device 0:0) names no device: the kernel
+         * lets anyone make one, and so do we */
+        if (S_ISBLK(mode) || (S_ISCHR(mode) && dev != 0))
                 return deny(ret, -EPERM);
         if (take_umask(call) < 0)
                 return deny(ret, -ESRCH);

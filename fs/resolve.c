@@ -211,6 +211,29 @@ static int pin_object(struct notify_call *call, struct fs_target *t, bool follow
         return 0;
 }
 
+/* A walk that passes through a hidden directory and comes back out with
+ * ".." ("hidden/../x") must fail as it would if the directory were absent:
+ * each prefix that a ".." follows is pinned and checked. As the child. */
+static int check_dotdot(struct notify_call *call, int base, const char *dir)
+{
+        const struct fs_context *ctx = call->userdata;
+        char prefix[PATH_MAX];
+        for (const char *c = dir; (c = strstr(c, "..")) != NULL; c += 2) {
+                bool starts = c == dir || c[-1] == '/';
+                bool ends = c[2] == '\0' || c[2] == '/';
+                if (!starts || !ends || c == dir)
+                        continue;
+                snprintf(prefix, sizeof(prefix), "%.*s", (int)(c - dir), dir);
+                _cleanup_close_ int fd = openat(base >= 0 ? base : AT_FDCWD, prefix, O_PATH | O_CLOEXEC);
+                if (fd < 0)
+                        return negative_errno();
+                char vp[PATH_MAX];
+                if (fs_view_path(call->hostproc_fd, fd, vp, sizeof(vp)) == 0 && hidden_at(ctx, vp, NULL))
+                        return -ENOENT;
+        }
+        return 0;
+}
+
 static bool dot_name(const char *name)
 {
         size_t n = strcspn(name, "/");
@@ -304,6 +327,8 @@ int fs_resolve_at(struct notify_call *call, int base, unsigned flags, struct fs_
                 goto out;
         }
         bool dots = dot_name(ret->name);
+        if (ctx->n_rules && (r = check_dotdot(call, base, dir)) < 0)
+                goto out;
         if (ctx->n_rules) {
                 char vp[PATH_MAX];
                 r = fs_view_path(call->hostproc_fd, pfd, vp, sizeof(vp));
