@@ -130,12 +130,10 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
          * every path call checked (DESIGN.md, "Trap only what the policy
          * needs"). */
         size_t n_all;
-        const struct syscall_entry *all = sentry_syscall_table(&n_all);
+        (void)sentry_syscall_table(&n_all);
         p.trap_paths = o->trap_all || fs_rules_have_hidden(p.rules, o->policy->n_rules);
         p.table = xcalloc(n_all, sizeof(struct syscall_entry));
-        for (size_t i = 0; i < n_all; i++)
-                if (!(all[i].flags & SC_F_PATH_POLICY) || p.trap_paths)
-                        p.table[p.n_table++] = all[i];
+        p.n_table = sentry_syscall_select(p.trap_paths, p.table, n_all);
         const char *bad = NULL;
         r = notify_filter_build(p.table, p.n_table, &p.filter, &bad);
         if (r < 0) {

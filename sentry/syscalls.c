@@ -256,6 +256,16 @@ const struct syscall_entry *sentry_syscall_table(size_t *ret_n)
         return table;
 }
 
+size_t sentry_syscall_select(bool trap_paths, struct syscall_entry *ret, size_t size)
+{
+        size_t n_all, n = 0;
+        const struct syscall_entry *all = sentry_syscall_table(&n_all);
+        for (size_t i = 0; i < n_all && n < size; i++)
+                if (!(all[i].flags & SC_F_PATH_POLICY) || trap_paths)
+                        ret[n++] = all[i];
+        return n;
+}
+
 static const char *action_name(const struct syscall_entry *e, char *buf, size_t size)
 {
         switch (e->action) {
