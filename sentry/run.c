@@ -981,11 +981,12 @@ static int sentry_main_loop(struct sandbox_state *st)
                         "cordon:   view: host system dirs read-only, private /tmp /var/tmp /run /root, own /proc and /dev\n"
                         "cordon:   network: own namespace, loopback only; DNS stub at " NET_STUB_ADDR
                         "; egress gate for %zu listed name(s)\n"
-                        "cordon:   seccomp: filter from %zu table rows; path and socket calls emulated by the sentry; "
+                        "cordon:   seccomp: filter from %zu table rows; %s and socket calls emulated by the sentry; "
                         "killable wait %s; SYNC_WAKE_UP %s\n"
                         "cordon:   limits: memory %s, cpu %s, tasks %s, disk %s; cgroup %s\n"
                         "cordon:   not yet: template layers, Landlock, BPF floor, approvals\n",
                         st->id, st->init_pid, st->uid, st->gid, st->policy->n_net_rules, n_table,
+                        st->plan->trap_paths ? "every path call" : "opens (other path calls native: the view decides)",
                         m.value ? "on" : "UNAVAILABLE", notify_engine_sync_wakeup(st->engine) ? "on" : "unavailable",
                         mem, cpu, tasks, disk, st->cg ? cgroup_backend(st->cg) : "none");
         }
