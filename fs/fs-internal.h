@@ -68,6 +68,12 @@ int fs_resolve(struct notify_call *call, int child_dirfd, uint64_t addr, unsigne
  * base, an O_PATH directory; absolute ones with base -1). */
 int fs_resolve_at(struct notify_call *call, int base, unsigned flags, struct fs_target *ret);
 
+/* For a call that follows a final symlink and may create what it names
+ * (open with O_CREAT): follows t's name hop by hop while it is a symlink,
+ * checking each hop's directory and name like fs_resolve, so a dangling
+ * link cannot create inside a hidden directory. 0 or -errno. */
+int fs_check_symlink_chain(struct notify_call *call, const struct fs_target *t);
+
 /* The place a *at() call acts on for t: the pinned object through the
  * worker's own /proc/thread-self/fd/N (a magic link the kernel follows to
  * exactly that object) with at_flags 0, or (dirfd, name) with

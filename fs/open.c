@@ -242,6 +242,8 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                 _cleanup_(fs_target_done) struct fs_target t = FS_TARGET_INIT;
                 snprintf(t.path, sizeof(t.path), "%s", p);
                 r = fs_resolve_at(call, p[0] == '/' ? -1 : dfd, 0, &t);
+                if (r >= 0 && (a.how.flags & O_CREAT) && !(a.how.flags & O_NOFOLLOW))
+                        r = fs_check_symlink_chain(call, &t);
                 if (r < 0) {
                         ret->error = -r;
                         return 0;

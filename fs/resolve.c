@@ -356,3 +356,41 @@ out:
         fs_as_child_end();
         return r;
 }
+
+int fs_check_symlink_chain(struct notify_call *call, const struct fs_target *t)
+{
+        int dirfd = fcntl(t->dirfd, F_DUPFD_CLOEXEC, 3);
+        if (dirfd < 0)
+                return negative_errno();
+        char name[PATH_MAX];
+        snprintf(name, sizeof(name), "%s", t->name);
+        int r = 0;
+        for (int hops = 0; hops < 40; hops++) {
+                char target[PATH_MAX];
+                r = fs_as_child_begin();
+                if (r < 0)
+                        break;
+                struct stat st;
+                ssize_t n = -1;
+                if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+                        n = readlinkat(dirfd, name, target, sizeof(target) - 1);
+                fs_as_child_end();
+                if (n <= 0)
+                        break; /* not a symlink (or gone): the last hop was checked */
+                target[n] = '\0';
+                struct fs_target next = FS_TARGET_INIT;
+                memcpy(next.path, target, (size_t)n + 1);
+                r = fs_resolve_at(call, target[0] == '/' ? -1 : dirfd, 0, &next);
+                if (r < 0) {
+                        fs_target_done(&next);
+                        break;
+                }
+                close(dirfd);
+                dirfd = next.dirfd;
+                next.dirfd = -1;
+                snprintf(name, sizeof(name), "%s", next.name);
+                fs_target_done(&next);
+        }
+        close(dirfd);
+        return r;
+}

@@ -132,6 +132,8 @@ t("getxattr", lambda: os.getxattr("/t/secret/file", "user.x"))
 t("listxattr", lambda: os.listxattr("/t/lnk"))
 t("open", lambda: open("/t/lnk").read())
 t("open-creat", lambda: open("/t/secret/new", "w"))
+os.symlink("/t/secret/new", "/tmp/dangling"); os.symlink("dangling", "/tmp/dangling2")
+t("creat-via-dangling-links", lambda: open("/tmp/dangling2", "w"))
 t("mkdir", lambda: os.mkdir("/t/secret/d"))
 t("rename-out", lambda: os.rename("/t/secret/file", "/t/stolen"))
 t("link-out", lambda: os.link("/t/secret/file", "/t/hl"))
@@ -142,7 +144,7 @@ t("lnk-itself-visible", lambda: os.lstat("/t/lnk"))
 print(" ".join(res))
 '
         expect_rc 0 "the probe ran"
-        expect_eq "stat=ENOENT lstat-file=ENOENT stat-dotdot=ENOENT stat-lnk=ENOENT stat-lnkdir-dotdot=ENOENT stat-root=ENOENT access=ENOENT readlink-through=ENOENT getxattr=ENOENT listxattr=ENOENT open=ENOENT open-creat=ENOENT mkdir=ENOENT rename-out=ENOENT link-out=ENOENT chmod=ENOENT chdir=ENOENT ok-still-visible=ok lnk-itself-visible=ok" \
+        expect_eq "stat=ENOENT lstat-file=ENOENT stat-dotdot=ENOENT stat-lnk=ENOENT stat-lnkdir-dotdot=ENOENT stat-root=ENOENT access=ENOENT readlink-through=ENOENT getxattr=ENOENT listxattr=ENOENT open=ENOENT open-creat=ENOENT creat-via-dangling-links=ENOENT mkdir=ENOENT rename-out=ENOENT link-out=ENOENT chmod=ENOENT chdir=ENOENT ok-still-visible=ok lnk-itself-visible=ok" \
                 "$OUT" "every call on the hidden path"
         expect_true "the host's secret file is untouched" test -f "$d/secret/file"
         expect_true "nothing was moved out of the hidden directory" test ! -e "$d/stolen" -a ! -e "$d/hl"
