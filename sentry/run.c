@@ -302,10 +302,7 @@ _noreturn_ static void exec_command(const struct sandbox_plan *plan, int tty_sla
                 if (tty_slave > 2)
                         close(tty_slave);
         }
-        if (chdir(plan->cwd) < 0) {
-                dprintf(STDERR_FILENO, "cordon: cannot change to %s in the sandbox: %s\n", plan->cwd, strerror(errno));
-                _exit(EXIT_SANDBOX);
-        }
+        /* the working directory is init's, set before the filter (below) */
         execvpe(plan->argv[0], plan->argv, plan->envp);
         int e = errno;
         dprintf(STDERR_FILENO, "cordon: %s: %s\n", plan->argv[0], strerror(e));
@@ -419,6 +416,15 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         int out[4] = {rootfd, usernsfd, netnsfd, master};
         if (send_msg(sock, MSG_FDS, 0, NULL, out, master >= 0 ? 4 : 3) < 0)
                 _exit(EXIT_SANDBOX);
+
+        /* The command's working directory, entered with the command's own
+         * standing (no capabilities left) and inherited through the fork:
+         * done here, before the filter, it is no trapped chdir — which the
+         * sentry could not serve through the /proc/TID/mem fallback anyway,
+         * since a process that is not dumpable (init's fork before its exec)
+         * has /proc files only the host's root may open. */
+        if (chdir(plan->cwd) < 0)
+                child_fail(sock, "cannot change to %s in the sandbox: %s", plan->cwd, strerror(errno));
 
         bool killable = false;
         int listener = notify_filter_install(&plan->filter, &killable);

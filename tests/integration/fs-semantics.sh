@@ -80,6 +80,14 @@ semantics_trap_all() {
         compare "--trap-all" --trap-all
 }
 
+it_test semantics_trap_all_proc_mem_fallback
+semantics_trap_all_proc_mem_fallback() {
+        # child memory read and written through /proc/TID/mem, not process_vm_*v
+        export CORDON_TEST_FORCE_FALLBACK=process_vm_readv
+        compare "--trap-all (/proc/TID/mem fallback)" --trap-all
+        unset CORDON_TEST_FORCE_FALLBACK
+}
+
 it_test semantics_fast_path
 semantics_fast_path() {
         compare "(fast path: path calls native)"
