@@ -189,6 +189,15 @@ static bool hidden_at(const struct fs_context *ctx, const char *dir, const char 
         return fs_rules_hide(ctx->rules, ctx->n_rules, full);
 }
 
+/* Whether fd (an object the child already holds or stands in) is in a
+ * hidden place. Anything without a path (a pipe, a socket) is not. */
+static bool hidden_fd(struct notify_call *call, int fd)
+{
+        const struct fs_context *ctx = call->userdata;
+        char vp[PATH_MAX];
+        return ctx->n_rules && fs_view_path(call->hostproc_fd, fd, vp, sizeof(vp)) == 0 && hidden_at(ctx, vp, NULL);
+}
+
 /* Pins the object t names (following a final symlink when follow) and
  * checks where it is. As the child. */
 static int pin_object(struct notify_call *call, struct fs_target *t, bool follow)
@@ -262,6 +271,8 @@ int fs_resolve(struct notify_call *call, int child_dirfd, uint64_t addr, unsigne
                         return fd;
                 ret->fd = fd;
                 ret->empty = true;
+                if (hidden_fd(call, fd))
+                        return -ENOENT;
                 return notify_id_valid(call);
         }
 
@@ -313,6 +324,11 @@ int fs_resolve_at(struct notify_call *call, int base, unsigned flags, struct fs_
                 snprintf(ret->name, sizeof(ret->name), "%s", p + start);
         }
 
+        /* a relative walk starts where the child stands: that must not be
+         * in a hidden directory either (a cwd the kernel entered after our
+         * chdir check, see paths.c) */
+        if (base >= 0 && hidden_fd(call, base))
+                return -ENOENT;
         r = fs_as_child_begin();
         if (r < 0)
                 return r;
