@@ -627,6 +627,7 @@ probe_hidden() {
 probe_hidden hidden-paths /hid/secret
 probe_hidden rename-race /hid/secret
 probe_hidden hidden-link /hid/secret "$S"
+probe_hidden chdir-race /hid/secret
 N=$((N + 1))
 HID_AFTER=$(stat -c '%a %s %h' "$HID_DIR/secret/file" 2>/dev/null; ls -A "$HID_DIR/secret" "$HID_DIR")
 if [ "$HID_BEFORE" = "$HID_AFTER" ] && grep -qxF "$SECRET" "$HID_DIR/secret/file"; then

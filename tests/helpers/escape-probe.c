@@ -2684,6 +2684,93 @@ static int a_rename_race(int argc, char **argv)
                        calls, own, absent, other, first_other ? en(first_other) : "none");
 }
 
+/* chdir is checked by the sentry and then done by the kernel, which reads
+ * the path again (CONTINUE): a second thread flips the path buffer between
+ * an own directory and the hidden one. Landing in the hidden directory is
+ * possible by design; what must hold is that nothing can be done from there:
+ * every call relative to that cwd fails with ENOENT. */
+static char cd_buf[PATH_MAX];
+static char cd_a[PATH_MAX], cd_b[PATH_MAX];
+
+static void *flip_cd(void *arg)
+{
+        (void)arg;
+        size_t la = strlen(cd_a) + 1, lb = strlen(cd_b) + 1;
+        while (!atomic_load(&race_stop)) {
+                memcpy(cd_buf, cd_b, lb);
+                memcpy(cd_buf, cd_a, la);
+        }
+        return NULL;
+}
+
+static int a_chdir_race(int argc, char **argv)
+{
+        const char *dir = need_arg(argc, argv, 2);
+        if (!dir)
+                return probe_error("usage: chdir-race HIDDEN_DIR");
+        mkdir("/tmp/cdr", 0755);
+        snprintf(cd_a, sizeof(cd_a), "/tmp/cdr");
+        snprintf(cd_b, sizeof(cd_b), "%s", dir);
+        memcpy(cd_buf, cd_a, strlen(cd_a) + 1);
+        atomic_store(&race_stop, false);
+        pthread_t t;
+        if (pthread_create(&t, NULL, flip_cd, NULL) != 0)
+                return probe_error("pthread_create");
+        long tries = 0, own = 0, refused = 0, landed = 0, acted = 0;
+        char what[128] = "";
+        struct timespec t0, now;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int i = 0; i < 20000; i++) {
+                tries++;
+                if (syscall(SYS_chdir, cd_buf) < 0) {
+                        refused++;
+                        continue;
+                }
+                char cwd[PATH_MAX];
+                if (!getcwd(cwd, sizeof(cwd)) || strcmp(cwd, dir) != 0) {
+                        own++;
+                        continue;
+                }
+                landed++;
+                struct stat st;
+                char buf[64];
+                int fd;
+                if (syscall(SYS_stat, ".", &st) == 0 || syscall(SYS_stat, "file", &st) == 0)
+                        snprintf(what, sizeof(what), "stat relative to the hidden cwd");
+                else if ((fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+                        close(fd);
+                        snprintf(what, sizeof(what), "open(\".\") of the hidden cwd");
+                } else if ((fd = open("file", O_RDONLY | O_CLOEXEC)) >= 0) {
+                        close(fd);
+                        snprintf(what, sizeof(what), "open of a file in the hidden cwd");
+                } else if (syscall(SYS_newfstatat, AT_FDCWD, "", &st, AT_EMPTY_PATH) == 0)
+                        snprintf(what, sizeof(what), "fstatat(AT_FDCWD, \"\", AT_EMPTY_PATH)");
+                else if (syscall(SYS_listxattr, ".", buf, sizeof(buf)) >= 0)
+                        snprintf(what, sizeof(what), "listxattr(\".\")");
+                if (what[0]) {
+                        acted++;
+                        break;
+                }
+                if (chdir("/") < 0)
+                        break;
+                if ((i & 255) == 0) {
+                        clock_gettime(CLOCK_MONOTONIC, &now);
+                        if (now.tv_sec - t0.tv_sec >= RACE_SECONDS)
+                                break;
+                }
+        }
+        atomic_store(&race_stop, true);
+        pthread_join(t, NULL);
+        if (acted)
+                return through("after %ld chdirs, %ld landed in the hidden directory and %s succeeded", tries, landed,
+                               what);
+        if (own == 0)
+                return probe_error("no chdir reached the own directory in %ld tries", tries);
+        return blocked("%ld chdirs with the path flipped: %ld into the own directory, %ld refused, %ld landed in the "
+                       "hidden directory (the kernel re-read the path) and nothing could be done from there",
+                       tries, own, refused, landed);
+}
+
 /* Hard links to files the sandbox must not reach: the host's secret (not
  * in the view), the hidden file by every spelling, and the host's own
  * files in the view's read-only layers (a link would pin them in the
@@ -3446,6 +3533,7 @@ static const struct {
         {"hidden-paths", a_hidden_paths},
         {"rename-race", a_rename_race},
         {"hidden-link", a_hidden_link},
+        {"chdir-race", a_chdir_race},
 };
 
 int main(int argc, char **argv)
