@@ -147,6 +147,34 @@ int fs_handle_statx(struct notify_call *call, struct notify_verdict *ret)
         return r < 0 ? deny(ret, r == -ESRCH ? -ENOENT : r) : result(ret, 0);
 }
 
+/* Whether fd is the caller's own /proc/PID/fd (or /proc/PID/task/TID/fd)
+ * directory: the kernel grants a thread group every access to its own
+ * (proc_fd_permission), which the worker, not of the group, is refused. */
+static bool own_fd_dir(struct notify_call *call, int fd)
+{
+        const struct fs_context *ctx = fsctx(call);
+        struct stat st;
+        if (fstat(fd, &st) < 0 || st.st_dev != ctx->proc_dev || !S_ISDIR(st.st_mode))
+                return false;
+        char vp[PATH_MAX];
+        pid_t nspid, nstgid;
+        if (fs_view_path(call->hostproc_fd, fd, vp, sizeof(vp)) < 0 || notify_ns_ids(call, &nspid, &nstgid) < 0)
+                return false;
+        char own[64];
+        int n = snprintf(own, sizeof(own), "/proc/%d/", (int)nstgid);
+        if (strncmp(vp, own, (size_t)n) != 0)
+                return false;
+        const char *rest = vp + n;
+        if (streq(rest, "fd"))
+                return true;
+        /* task/TID/fd: /proc/TGID/task lists only that group's threads */
+        if (!startswith(rest, "task/"))
+                return false;
+        rest += 5;
+        size_t digits = strspn(rest, "0123456789");
+        return digits > 0 && streq(rest + digits, "/fd");
+}
+
 /* Emulates access(2), faccessat(2) and faccessat2(2) against the view. The
  * worker's filesystem ids are the child's; the child's real and effective
  * ids are the same (its namespace maps one id), so AT_EACCESS is always
@@ -181,6 +209,13 @@ int fs_handle_access(struct notify_call *call, struct notify_verdict *ret)
                 k = syscall(SYS_faccessat2, t.dirfd, t.name, mode, AT_SYMLINK_NOFOLLOW | AT_EACCESS);
         r = k < 0 ? -errno : 0;
         fs_as_child_end();
+        if (r == -EACCES) {
+                int fd = t.fd >= 0 ? t.fd : openat(t.dirfd, t.name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (fd >= 0 && own_fd_dir(call, fd))
+                        r = 0;
+                if (fd >= 0 && fd != t.fd)
+                        close(fd);
+        }
         return result(ret, r);
 }
 
