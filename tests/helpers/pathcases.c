@@ -216,6 +216,12 @@ static const char *const paths[] = {
         "/proc/self/",
         "/proc/thread-self/comm",
         "/proc/self/fd/",
+        "/proc/self/fd",
+        "/proc/thread-self/fd",
+        "/proc/self/cwd",
+        "/proc/self/cwd/f",
+        "/proc/thread-self/cwd/lf",
+        "/dev/stdin/",
         "/dev/fd/",
 };
 
@@ -274,7 +280,11 @@ static void stat_cases(void)
                         buf[r] = '\0';
                         char u[PATH_MAX];
                         unroot(buf, u, sizeof(u));
-                        snprintf(shown, sizeof(shown), "(%s bytes) -> %s", size_text(r, true, sz, sizeof(sz)), u);
+                        if (strncmp(buf, root, strlen(root)) == 0) /* its length is ROOT's plus the rest */
+                                snprintf(sz, sizeof(sz), "$ROOT+%ld", r - (long)strlen(root));
+                        else
+                                snprintf(sz, sizeof(sz), "%ld", r);
+                        snprintf(shown, sizeof(shown), "(%s bytes) -> %s", sz, u);
                         r = 0;
                 }
                 line(name, "readlink", r, e, shown);
