@@ -189,13 +189,21 @@ static bool hidden_at(const struct fs_context *ctx, const char *dir, const char 
         return fs_rules_hide(ctx->rules, ctx->n_rules, full);
 }
 
-/* Whether fd (an object the child already holds or stands in) is in a
- * hidden place. Anything without a path (a pipe, a socket) is not. */
-static bool hidden_fd(struct notify_call *call, int fd)
+/* 0 if fd is not in a hidden place, -ENOENT if it is; anything without a
+ * path (a pipe, a socket) is not. A location that cannot be learned (a
+ * path longer than PATH_MAX) fails closed with that error. */
+static int check_fd(struct notify_call *call, int fd)
 {
         const struct fs_context *ctx = call->userdata;
+        if (!ctx->n_rules)
+                return 0;
         char vp[PATH_MAX];
-        return ctx->n_rules && fs_view_path(call->hostproc_fd, fd, vp, sizeof(vp)) == 0 && hidden_at(ctx, vp, NULL);
+        int r = fs_view_path(call->hostproc_fd, fd, vp, sizeof(vp));
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        return hidden_at(ctx, vp, NULL) ? -ENOENT : 0;
 }
 
 /* Pins the object t names (following a final symlink when follow) and
@@ -212,12 +220,7 @@ static int pin_object(struct notify_call *call, struct fs_target *t, bool follow
                 return negative_errno();
         if (S_ISDIR(st.st_mode) && !fs_in_view(ctx, fd))
                 return -EACCES; /* a directory outside the view, through a magic link */
-        if (ctx->n_rules) {
-                char vp[PATH_MAX];
-                if (fs_view_path(call->hostproc_fd, fd, vp, sizeof(vp)) == 0 && hidden_at(ctx, vp, NULL))
-                        return -ENOENT;
-        }
-        return 0;
+        return check_fd(call, fd);
 }
 
 /* A walk that passes through a hidden directory and comes back out with
@@ -225,7 +228,6 @@ static int pin_object(struct notify_call *call, struct fs_target *t, bool follow
  * each prefix that a ".." follows is pinned and checked. As the child. */
 static int check_dotdot(struct notify_call *call, int base, const char *dir)
 {
-        const struct fs_context *ctx = call->userdata;
         char prefix[PATH_MAX];
         for (const char *c = dir; (c = strstr(c, "..")) != NULL; c += 2) {
                 bool starts = c == dir || c[-1] == '/';
@@ -236,9 +238,9 @@ static int check_dotdot(struct notify_call *call, int base, const char *dir)
                 _cleanup_close_ int fd = openat(base >= 0 ? base : AT_FDCWD, prefix, O_PATH | O_CLOEXEC);
                 if (fd < 0)
                         return negative_errno();
-                char vp[PATH_MAX];
-                if (fs_view_path(call->hostproc_fd, fd, vp, sizeof(vp)) == 0 && hidden_at(ctx, vp, NULL))
-                        return -ENOENT;
+                int r = check_fd(call, fd);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -271,8 +273,9 @@ int fs_resolve(struct notify_call *call, int child_dirfd, uint64_t addr, unsigne
                         return fd;
                 ret->fd = fd;
                 ret->empty = true;
-                if (hidden_fd(call, fd))
-                        return -ENOENT;
+                int r = check_fd(call, fd);
+                if (r < 0)
+                        return r;
                 return notify_id_valid(call);
         }
 
@@ -327,8 +330,8 @@ int fs_resolve_at(struct notify_call *call, int base, unsigned flags, struct fs_
         /* a relative walk starts where the child stands: that must not be
          * in a hidden directory either (a cwd the kernel entered after our
          * chdir check, see paths.c) */
-        if (base >= 0 && hidden_fd(call, base))
-                return -ENOENT;
+        if (base >= 0 && (r = check_fd(call, base)) < 0)
+                return r;
         r = fs_as_child_begin();
         if (r < 0)
                 return r;
@@ -362,9 +365,7 @@ int fs_resolve_at(struct notify_call *call, int base, unsigned flags, struct fs_
                 /* "name/" makes the kernel follow name: check where it leads */
                 int fd = openat(pfd, ret->name, O_PATH | O_CLOEXEC);
                 if (fd >= 0) {
-                        char vp[PATH_MAX];
-                        if (fs_view_path(call->hostproc_fd, fd, vp, sizeof(vp)) == 0 && hidden_at(ctx, vp, NULL))
-                                r = -ENOENT;
+                        r = check_fd(call, fd);
                         close(fd);
                 }
         }
