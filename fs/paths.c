@@ -38,12 +38,12 @@ static int deny(struct notify_verdict *ret, int r)
         return 0;
 }
 
-/* the result of a syscall made for the child: -1/errno becomes the child's
+/* the result of a call made for the child: -errno becomes the child's
  * errno, anything else its return value */
 static int result(struct notify_verdict *ret, long r)
 {
         if (r < 0)
-                return deny(ret, r == -1 ? -errno : (int)r);
+                return deny(ret, (int)r);
         ret->kind = VERDICT_VALUE;
         ret->value = r;
         return 0;
