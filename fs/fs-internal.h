@@ -17,6 +17,10 @@
 int fs_as_child_begin(void);
 void fs_as_child_end(void);
 
+/* The owner of fd as the sandbox's user namespace renders it, from the
+ * proc agent (which stands in that namespace). -ENOSYS without an agent. */
+int fs_agent_ids(struct fs_context *ctx, int fd, uint32_t *ret_uid, uint32_t *ret_gid);
+
 /* Opens path (relative to dirfd when >= 0) in the proc agent. Returns the fd
  * or -errno; -ENOSYS when there is no agent. */
 int fs_agent_open(struct fs_context *ctx, int dirfd, const char *path, int flags, mode_t mode, uint64_t resolve,

@@ -64,10 +64,32 @@ static int take_umask(struct notify_call *call)
         return 0;
 }
 
-static void stat_to_child(const struct fs_context *ctx, struct stat *st)
+#define OVERFLOW_ID 65534u
+
+/* The owner of a stat result as the child sees it. The sentry's namespace
+ * shows an id it does not map as the overflow id 65534; when that is also
+ * the child's own id (an unprivileged cordon, in its own user namespace,
+ * run by uid 65534) the two cannot be told apart from here, and the proc
+ * agent, which stands in the child's namespace, is asked instead. */
+static void ids_to_child(struct notify_call *call, const struct fs_target *t, uint32_t *uid, uint32_t *gid)
 {
-        st->st_uid = fs_id_to_child(st->st_uid, ctx->fsuid);
-        st->st_gid = fs_id_to_child(st->st_gid, ctx->fsgid);
+        struct fs_context *ctx = call->userdata;
+        bool ambiguous = (*uid == OVERFLOW_ID && ctx->fsuid == OVERFLOW_ID) ||
+                         (*gid == OVERFLOW_ID && ctx->fsgid == OVERFLOW_ID);
+        if (ambiguous && ctx->keep_groups) {
+                int fd = t->fd >= 0 ? t->fd : openat(t->dirfd, t->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                uint32_t au, ag;
+                int r = fd >= 0 ? fs_agent_ids(ctx, fd, &au, &ag) : -EBADF;
+                if (fd >= 0 && fd != t->fd)
+                        close(fd);
+                if (r == 0) {
+                        *uid = au;
+                        *gid = ag;
+                        return;
+                }
+        }
+        *uid = fs_id_to_child(*uid, ctx->fsuid);
+        *gid = fs_id_to_child(*gid, ctx->fsgid);
 }
 
 /* Emulates stat(2), lstat(2) and newfstatat(2) against the view. */
@@ -107,7 +129,10 @@ int fs_handle_stat(struct notify_call *call, struct notify_verdict *ret)
         fs_as_child_end();
         if (r < 0)
                 return deny(ret, r);
-        stat_to_child(fsctx(call), &st);
+        uint32_t uid = st.st_uid, gid = st.st_gid;
+        ids_to_child(call, &t, &uid, &gid);
+        st.st_uid = uid;
+        st.st_gid = gid;
         r = notify_write_mem(call, buf, &st, sizeof(st));
         return r < 0 ? deny(ret, r == -ESRCH ? -ENOENT : r) : result(ret, 0);
 }
@@ -141,8 +166,7 @@ int fs_handle_statx(struct notify_call *call, struct notify_verdict *ret)
         fs_as_child_end();
         if (r < 0)
                 return deny(ret, r);
-        stx.stx_uid = fs_id_to_child(stx.stx_uid, fsctx(call)->fsuid);
-        stx.stx_gid = fs_id_to_child(stx.stx_gid, fsctx(call)->fsgid);
+        ids_to_child(call, &t, &stx.stx_uid, &stx.stx_gid);
         r = notify_write_mem(call, d->args[4], &stx, sizeof(stx));
         return r < 0 ? deny(ret, r == -ESRCH ? -ENOENT : r) : result(ret, 0);
 }

@@ -88,6 +88,22 @@ semantics_trap_all_proc_mem_fallback() {
         unset CORDON_TEST_FORCE_FALLBACK
 }
 
+it_test semantics_unprivileged_trap_all
+semantics_unprivileged_trap_all() {
+        # cordon itself run by uid 65534: the sentry then sits in a user
+        # namespace of its own, where the overflow id and the sandbox's own
+        # id are both 65534 (stat results must still be told apart)
+        [ "$(id -u)" = 0 ] || skip "needs root to run cordon as uid 65534"
+        command -v setpriv >/dev/null || skip "setpriv is not installed"
+        local bin="$IT_TMP/bin"
+        mkdir -p "$bin" && chmod 0755 "$bin" && cp "$CORDON" "$bin/cordon" && chmod 0755 "$bin/cordon" ||
+                fail "cannot copy cordon to $bin"
+        printf '#!/bin/sh\ncd / && exec setpriv --reuid=65534 --regid=65534 --clear-groups -- %s "$@"\n' \
+                "$bin/cordon" >"$bin/cordon-65534" && chmod 0755 "$bin/cordon-65534" || fail "wrapper"
+        CORDON=$bin/cordon-65534
+        compare "--trap-all, run by uid 65534" --trap-all
+}
+
 it_test semantics_fast_path
 semantics_fast_path() {
         compare "(fast path: path calls native)"
