@@ -72,9 +72,24 @@ bool fs_rules_have_hidden(const struct fs_rule *rules, size_t n)
  * name the sentry (which is not even in the sandbox's pid namespace). Rewrite
  * the well-known spellings to the caller's own pid in its namespace. The bare
  * name is rewritten only when the call follows it (exact): lstat and
- * readlink of "/proc/self" act on the link itself. A relative path or a
- * private symlink that reaches /proc/self is not rewritten and fails with
- * ENOENT (a limitation). */
+ * readlink of "/proc/self" act on the link itself. procfs's own links into
+ * self/ (/proc/mounts, /proc/net) and /etc/mtab when it links to them are
+ * rewritten too. A relative path or another symlink that reaches /proc/self
+ * is not rewritten and fails with ENOENT (a limitation). */
+/* Whether the view's /etc/mtab is the usual link to the mount table of
+ * whoever reads it (it is the host's, read-only; a regular file there is
+ * left alone). */
+static bool mtab_is_proc_link(void)
+{
+        char target[64];
+        ssize_t n = readlink("/etc/mtab", target, sizeof(target) - 1);
+        if (n <= 0)
+                return false;
+        target[n] = '\0';
+        return streq(target, "/proc/mounts") || streq(target, "/proc/self/mounts") ||
+               streq(target, "../proc/self/mounts") || streq(target, "../proc/mounts");
+}
+
 int fs_rewrite_self(struct notify_call *call, const char *path, bool exact, char *out, size_t size, bool *ret_changed)
 {
         static const struct {
@@ -82,8 +97,17 @@ int fs_rewrite_self(struct notify_call *call, const char *path, bool exact, char
                 const char *tail; /* after /proc/<tgid> */
                 bool thread;      /* /task/<tid> goes before tail */
         } rules[] = {
-                {"/proc/self", "", false},      {"/proc/thread-self", "", true}, {"/dev/fd", "/fd", false},
-                {"/dev/stdin", "/fd/0", false}, {"/dev/stdout", "/fd/1", false}, {"/dev/stderr", "/fd/2", false},
+                {"/proc/self", "", false},
+                {"/proc/thread-self", "", true},
+                {"/dev/fd", "/fd", false},
+                {"/dev/stdin", "/fd/0", false},
+                {"/dev/stdout", "/fd/1", false},
+                {"/dev/stderr", "/fd/2", false},
+                /* procfs's own links to self/ */
+                {"/proc/mounts", "/mounts", false},
+                {"/proc/net", "/net", false},
+                /* the distributions' link to them (only when it is one, below) */
+                {"/etc/mtab", "/mounts", false},
         };
         *ret_changed = false;
         for (size_t i = 0; i < ELEMENTSOF(rules); i++) {
@@ -92,6 +116,8 @@ int fs_rewrite_self(struct notify_call *call, const char *path, bool exact, char
                         continue;
                 if (!exact && path[n] == '\0')
                         return 0; /* the link itself */
+                if (streq(rules[i].prefix, "/etc/mtab") && !mtab_is_proc_link())
+                        return 0;
                 pid_t nspid, nstgid;
                 int r = notify_ns_ids(call, &nspid, &nstgid);
                 if (r < 0)

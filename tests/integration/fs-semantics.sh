@@ -174,6 +174,24 @@ print(" ".join(res))
         expect_true "nothing was moved out of the hidden directory" test ! -e "$d/stolen" -a ! -e "$d/hl"
 }
 
+# procfs's links into self/ (and /etc/mtab, which links to one) name the caller, in both modes
+it_test proc_self_links
+proc_self_links() {
+        local mode
+        for mode in "" --trap-all; do
+                # shellcheck disable=SC2086
+                crun $mode -- sh -c 'set -e
+                        grep -c " / " /proc/mounts >/dev/null && echo mounts-ok
+                        if [ -L /etc/mtab ]; then grep -q " / " /etc/mtab; fi && echo mtab-ok
+                        head -n1 /proc/net/dev | grep -q Inter && echo net-ok
+                        [ "$(stat -L -c %F /proc/mounts)" = "regular empty file" ] && echo stat-ok
+                        [ "$(readlink /proc/mounts)" = self/mounts ] && echo readlink-ok
+                        [ -d /proc/self/fd/ ] && [ -r /proc/thread-self/status ] && echo self-ok'
+                expect_rc 0 "procfs links ${mode:-(fast path)}"
+                expect_eq $'mounts-ok\nmtab-ok\nnet-ok\nstat-ok\nreadlink-ok\nself-ok' "$OUT" "procfs links ${mode:-(fast path)}"
+        done
+}
+
 # =============================================================================================
 # real programs under full emulation
 
