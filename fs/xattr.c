@@ -3,9 +3,10 @@
  * XATTR_LIST_MAX for a list, XATTR_NAME_MAX for a name), so the child can
  * make the sentry allocate no more than the kernel would.
  *
- * Limitation: values that embed ids (system.posix_acl_*, v3
- * security.capability) are passed as the sentry's namespace renders them,
- * not translated into the child's. */
+ * POSIX ACLs (system.posix_acl_access, system.posix_acl_default) embed ids:
+ * they are translated as the kernel translates them for the child's own
+ * call (see acl_ids). Limitation: a v3 security.capability's root id is
+ * passed as the sentry's namespace renders it. */
 #include "config.h"
 
 #include <fcntl.h>
@@ -35,6 +36,43 @@ static int deny(struct notify_verdict *ret, int r)
 }
 
 enum xop { X_GET, X_SET, X_LIST, X_REMOVE };
+
+#define ACL_VERSION 2
+#define ACL_USER    0x02
+#define ACL_GROUP   0x08
+
+static bool is_acl(const char *name)
+{
+        return streq(name, "system.posix_acl_access") || streq(name, "system.posix_acl_default");
+}
+
+/* The ids in a POSIX ACL value (a little-endian header {u32 version} and
+ * entries {u16 tag, u16 perm, u32 id}; only ACL_USER and ACL_GROUP entries
+ * carry an id). To the child: its own id reads 0, any other -1, as the
+ * kernel renders an id unmapped in the reader's namespace. From the child:
+ * 0 is its own id, -1 stays, anything else is EINVAL, as the kernel answers
+ * for an unmapped id; without this the sentry would grant host users
+ * access. A malformed value is left for the kernel to refuse. */
+static int acl_ids(const struct fs_context *ctx, unsigned char *v, size_t len, bool to_child)
+{
+        if (len < 4 || (len - 4) % 8 != 0 || v[0] != ACL_VERSION || v[1] || v[2] || v[3])
+                return 0;
+        for (size_t off = 4; off < len; off += 8) {
+                uint16_t tag = (uint16_t)(v[off] | v[off + 1] << 8);
+                if (tag != ACL_USER && tag != ACL_GROUP)
+                        continue;
+                uint32_t id = (uint32_t)v[off + 4] | (uint32_t)v[off + 5] << 8 | (uint32_t)v[off + 6] << 16 |
+                              (uint32_t)v[off + 7] << 24;
+                uint32_t root = tag == ACL_USER ? ctx->fsuid : ctx->fsgid;
+                if (to_child)
+                        id = id == root ? 0 : (uint32_t)-1;
+                else if (fs_id_from_child(id, root, &id) < 0)
+                        return -EINVAL;
+                for (int b = 0; b < 4; b++)
+                        v[off + 4 + b] = (unsigned char)(id >> (8 * b));
+        }
+        return 0;
+}
 
 /* Emulates getxattr(2), setxattr(2), listxattr(2), removexattr(2) and
  * their l* variants against the view. */
@@ -80,6 +118,8 @@ int fs_handle_xattr(struct notify_call *call, struct notify_verdict *ret)
                         value = xmalloc(size);
                         int r = notify_read_mem(call, valaddr, value, size);
                         if (r < 0)
+                                return deny(ret, r);
+                        if (is_acl(name) && (r = acl_ids(call->userdata, (unsigned char *)value, size, false)) < 0)
                                 return deny(ret, r);
                 }
                 break;
@@ -137,6 +177,8 @@ int fs_handle_xattr(struct notify_call *call, struct notify_verdict *ret)
         fs_as_child_end();
         if (k < 0)
                 return deny(ret, (int)k);
+        if (op == X_GET && size && k > 0 && is_acl(name))
+                (void)acl_ids(call->userdata, (unsigned char *)value, (size_t)k, true);
         if ((op == X_GET || op == X_LIST) && size && k > 0) {
                 r = notify_write_mem(call, valaddr, value, (size_t)k);
                 if (r < 0)

@@ -39,6 +39,16 @@ stage_pathcases() {
         printf '%s\n' "$h"
 }
 
+host_python_or_skip() {
+        if [ -x /usr/bin/python3 ]; then
+                echo /usr/bin/python3
+        elif command -v python3 >/dev/null; then
+                command -v python3
+        else
+                skip "no python3 on the host"
+        fi
+}
+
 # run_native DIR: the helper natively, as the sandbox's identity (see above)
 run_native() {
         local h=$1 dir=$2
@@ -190,6 +200,50 @@ proc_self_links() {
                 expect_rc 0 "procfs links ${mode:-(fast path)}"
                 expect_eq $'mounts-ok\nmtab-ok\nnet-ok\nstat-ok\nreadlink-ok\nself-ok' "$OUT" "procfs links ${mode:-(fast path)}"
         done
+}
+
+# POSIX ACLs carry ids: read and written through the sentry they must be translated as the
+# kernel translates them for the sandbox's own call (else an ACL could name a host user)
+it_test acl_ids_translated
+acl_ids_translated() {
+        local d py native emulated
+        d=$(scratch_dir acl)
+        touch "$d/f" && chmod 0666 "$d/f" || fail "fixture"
+        [ "$(id -u)" = 0 ] && chown 65534:65534 "$d/f"
+        py=$(host_python_or_skip)
+        "$py" -c '
+import os, struct, sys
+e = [(1, 6, 0xffffffff), (2, 4, 1000), (2, 4, os.stat(sys.argv[1]).st_uid), (4, 4, 0xffffffff), (8, 4, 1000),
+     (0x10, 6, 0xffffffff), (0x20, 4, 0xffffffff)]
+os.setxattr(sys.argv[1], "system.posix_acl_access", struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *x) for x in e))
+' "$d/f" 2>/dev/null || skip "the scratch filesystem takes no POSIX ACLs"
+        local probe='
+import os, struct
+def show():
+    b = os.getxattr("/a/f", "system.posix_acl_access")
+    return [struct.unpack_from("<HHI", b, 4 + 8 * i) for i in range((len(b) - 4) // 8)]
+def acl(who):
+    e = [(1, 6, 0xffffffff), (2, 4, who), (4, 4, 0xffffffff), (8, 4, 0), (0x10, 6, 0xffffffff), (0x20, 4, 0xffffffff)]
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *x) for x in e)
+print(show())
+for who in (1000, 65534, 0):
+    try:
+        os.setxattr("/a/f", "system.posix_acl_access", acl(who)); print("set", who, "ok")
+    except OSError as e:
+        print("set", who, e.strerror)
+print(show())'
+        cp -a "$d/f" "$d/f.orig"
+        crun --bind "$d:/a" -- python3 -c "$probe"
+        expect_rc 0 "ACLs (fast path)"
+        native=$OUT
+        cp -a "$d/f.orig" "$d/f"
+        crun --trap-all --bind "$d:/a" -- python3 -c "$probe"
+        expect_rc 0 "ACLs (--trap-all)"
+        emulated=$OUT
+        expect_eq "$native" "$emulated" "ACL ids through the sentry against the kernel's"
+        expect_contains "$emulated" "set 1000 Invalid argument" "an ACL naming an unmapped id is refused"
+        expect_not_contains "$("$py" -c 'import os, sys; print(os.getxattr(sys.argv[1], "system.posix_acl_access").hex())' "$d/f")" \
+                "e8030000" "no host uid 1000 in the file's ACL after the emulated run"
 }
 
 # =============================================================================================
