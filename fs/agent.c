@@ -26,7 +26,13 @@
 #include "fs/fs-internal.h"
 #include "fs/fs.h"
 
+enum agent_op {
+        AGENT_OPEN = 0,
+        AGENT_IDS = 1, /* the owner of the passed fd, as the sandbox's namespace renders it */
+};
+
 struct agent_req {
+        uint32_t op;      /* enum agent_op */
         uint64_t resolve; /* openat2 RESOLVE_* flags; 0 means plain openat */
         int32_t flags;
         uint32_t mode;
@@ -36,7 +42,8 @@ struct agent_req {
 };
 
 struct agent_resp {
-        int32_t result; /* 0 with an fd attached, or -errno */
+        int32_t result;    /* 0 with an fd attached (AGENT_OPEN), or -errno */
+        uint32_t uid, gid; /* AGENT_IDS */
 };
 
 _noreturn_ static void agent_main(int sock, int userns_fd, int root_fd, bool may_setgroups)
@@ -70,8 +77,16 @@ _noreturn_ static void agent_main(int sock, int userns_fd, int root_fd, bool may
                         _exit(0);
                 struct agent_resp resp = {.result = -EINVAL};
                 int fd = -1;
-                if (n == (ssize_t)sizeof(req) && req.path[sizeof(req.path) - 1] == '\0' &&
-                    (req.has_dirfd ? dirfd >= 0 : dirfd < 0)) {
+                struct stat st;
+                if (n == (ssize_t)sizeof(req) && req.op == AGENT_IDS && dirfd >= 0) {
+                        if (fstat(dirfd, &st) == 0) {
+                                resp.result = 0;
+                                resp.uid = st.st_uid;
+                                resp.gid = st.st_gid;
+                        } else
+                                resp.result = negative_errno();
+                } else if (n == (ssize_t)sizeof(req) && req.op == AGENT_OPEN &&
+                           req.path[sizeof(req.path) - 1] == '\0' && (req.has_dirfd ? dirfd >= 0 : dirfd < 0)) {
                         umask((mode_t)(req.umask & 0777));
                         int at = req.has_dirfd ? dirfd : AT_FDCWD;
                         if (req.resolve) {
@@ -127,12 +142,42 @@ void fs_agent_stop(struct fs_context *ctx)
         pthread_mutex_destroy(&ctx->agent_lock);
 }
 
+int fs_agent_ids(struct fs_context *ctx, int fd, uint32_t *ret_uid, uint32_t *ret_gid)
+{
+        if (ctx->agent_pid <= 0)
+                return -ENOSYS;
+        struct agent_req req = {.op = AGENT_IDS, .has_dirfd = 1};
+        pthread_mutex_lock(&ctx->agent_lock);
+        int r = send_fds(ctx->agent_sock, &req, sizeof(req), &fd, 1);
+        struct agent_resp resp = {0};
+        int extra = -1;
+        if (r == 0) {
+                ssize_t n = recv_fds(ctx->agent_sock, &resp, sizeof(resp), &extra, 1);
+                r = n == (ssize_t)sizeof(resp) ? 0 : -EIO;
+        }
+        pthread_mutex_unlock(&ctx->agent_lock);
+        if (extra >= 0)
+                close(extra);
+        if (r < 0)
+                return r;
+        if (resp.result < 0)
+                return resp.result;
+        *ret_uid = resp.uid;
+        *ret_gid = resp.gid;
+        return 0;
+}
+
 int fs_agent_open(struct fs_context *ctx, int dirfd, const char *path, int flags, mode_t mode, uint64_t resolve,
                   mode_t um)
 {
         if (ctx->agent_pid <= 0)
                 return -ENOSYS;
-        struct agent_req req = {.resolve = resolve, .flags = flags, .mode = mode, .umask = um, .has_dirfd = dirfd >= 0};
+        struct agent_req req = {.op = AGENT_OPEN,
+                                .resolve = resolve,
+                                .flags = flags,
+                                .mode = mode,
+                                .umask = um,
+                                .has_dirfd = dirfd >= 0};
         if (strlen(path) >= sizeof(req.path))
                 return -ENAMETOOLONG;
         strcpy(req.path, path);

@@ -1,6 +1,8 @@
 /* fs/ private. */
 #pragma once
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -15,7 +17,85 @@
 int fs_as_child_begin(void);
 void fs_as_child_end(void);
 
+/* The owner of fd as the sandbox's user namespace renders it, from the
+ * proc agent (which stands in that namespace). -ENOSYS without an agent. */
+int fs_agent_ids(struct fs_context *ctx, int fd, uint32_t *ret_uid, uint32_t *ret_gid);
+
 /* Opens path (relative to dirfd when >= 0) in the proc agent. Returns the fd
  * or -errno; -ENOSYS when there is no agent. */
 int fs_agent_open(struct fs_context *ctx, int dirfd, const char *path, int flags, mode_t mode, uint64_t resolve,
                   mode_t um);
+
+/* --- resolve.c: one path argument of a path call, resolved in the view --- */
+
+/* /proc/self and friends name the caller; rewritten to its pid in its pid
+ * namespace (see resolve.c). exact: whether the bare prefix ("/proc/self"
+ * with nothing after it) is rewritten too (only when the call follows it). */
+int fs_rewrite_self(struct notify_call *call, const char *path, bool exact, char *out, size_t size, bool *ret_changed);
+/* Whether fd is on one of the view's mounts. */
+bool fs_in_view(const struct fs_context *ctx, int fd);
+
+/* fs_resolve() flags */
+enum {
+        FS_FOLLOW = 1u << 0,    /* the call follows a final symlink */
+        FS_EMPTY_OK = 1u << 1,  /* AT_EMPTY_PATH: "" names the dirfd itself */
+        FS_NEED = 1u << 2,      /* the call acts on an existing object: pin it */
+        FS_NULL_OK = 1u << 3,   /* a NULL path names the dirfd (utimensat, futimesat) */
+        FS_DIRFD_ANY = 1u << 4, /* with FS_EMPTY_OK: the dirfd may be any open file (dup it) */
+};
+
+/* Where a call acts, pinned: either the object itself (fd, an O_PATH or
+ * the child's own file), or the last component name in the directory dirfd.
+ * Both were checked against the policy's hidden rules on their resolved
+ * location, so a rename elsewhere cannot move what the call reaches. */
+struct fs_target {
+        int dirfd;           /* the parent directory (O_PATH), or -1 */
+        int fd;              /* the object, when pinned; else -1 */
+        char name[PATH_MAX]; /* the last component, trailing slashes kept; "/" for the root */
+        char path[PATH_MAX]; /* the path as the child gave it (after the /proc/self rewrite) */
+        bool empty;          /* AT_EMPTY_PATH with "" (or a NULL path): fd is the child's dirfd */
+};
+
+#define FS_TARGET_INIT                \
+        {                             \
+                .dirfd = -1, .fd = -1 \
+        }
+
+void fs_target_done(struct fs_target *t);
+
+/* Reads the path at addr once, resolves it against the child's dirfd in the
+ * view as the child would (the worker's chroot and credentials), checks the
+ * hidden rules on the resolved location and the notification's validity.
+ * Returns 0 or the -errno the call fails with. */
+int fs_resolve(struct notify_call *call, int child_dirfd, uint64_t addr, unsigned flags, struct fs_target *ret);
+/* The same for a path already read into ret->path (relative ones against
+ * base, an O_PATH directory; absolute ones with base -1). */
+int fs_resolve_at(struct notify_call *call, int base, unsigned flags, struct fs_target *ret);
+
+/* For a call that follows a final symlink and may create what it names
+ * (open with O_CREAT): follows t's name hop by hop while it is a symlink,
+ * checking each hop's directory and name like fs_resolve, so a dangling
+ * link cannot create inside a hidden directory. 0 or -errno. */
+int fs_check_symlink_chain(struct notify_call *call, const struct fs_target *t);
+
+/* The place a *at() call acts on for t: the pinned object through the
+ * worker's own /proc/thread-self/fd/N (a magic link the kernel follows to
+ * exactly that object) with at_flags 0, or (dirfd, name) with
+ * AT_SYMLINK_NOFOLLOW. buf holds the name when it is built. */
+struct fs_at {
+        int dirfd;
+        const char *name;
+        int nofollow; /* AT_SYMLINK_NOFOLLOW or 0 */
+        char buf[64];
+};
+void fs_target_at(const struct fs_target *t, int hostproc_fd, struct fs_at *ret);
+
+/* For the calls that take no dirfd (xattrs, truncate, inotify): makes
+ * at->dirfd the worker's cwd (its fs context is its own) so that at->name
+ * names the object; fs_at_leave returns to the view's root. */
+int fs_at_enter(const struct fs_at *at);
+void fs_at_leave(void);
+
+/* The path of fd in the view (the worker is chrooted there, so the kernel's
+ * d_path is relative to the view's root). */
+int fs_view_path(int hostproc_fd, int fd, char *buf, size_t size);

@@ -80,6 +80,10 @@ struct fs_context {
         /* the view's mount ids, sorted: a relative walk must start on one */
         uint64_t *mount_ids;
         size_t n_mount_ids;
+        /* the policy's path rules (hidden ones are enforced on the resolved
+         * location of every emulated path call) */
+        const struct fs_rule *rules;
+        size_t n_rules;
         /* the proc agent (agent.c); agent_pid 0 when not started */
         pid_t agent_pid;
         int agent_sock;
@@ -104,3 +108,38 @@ int fs_worker_init(void *userdata);
 
 /* Emulates open(2), creat(2), openat(2) and openat2(2) against the view. */
 int fs_handle_open(struct notify_call *call, struct notify_verdict *ret);
+
+/* Whether a rule hides path (absolute, in the view): the longest rule whose
+ * path is path or one of its ancestors decides, and it is FS_HIDDEN. */
+bool fs_rules_hide(const struct fs_rule *rules, size_t n, const char *path);
+/* Whether any rule is FS_HIDDEN: such a policy needs every path call trapped. */
+bool fs_rules_have_hidden(const struct fs_rule *rules, size_t n);
+
+/* Ids between the sentry's user namespace and the child's, whose map has
+ * one line: child 0 = host fsuid/fsgid. Results the sentry reads (stat)
+ * go to the child: its id shows as 0, any other as the overflow id 65534,
+ * as the kernel shows an unmapped id. Ids the child passes (chown): -1
+ * stays -1 (no change), 0 becomes the host id, any other is -EINVAL, as the
+ * kernel answers for an id with no mapping. */
+uint32_t fs_id_to_child(uint32_t host_id, uint32_t child_root);
+int fs_id_from_child(uint32_t child_id, uint32_t child_root, uint32_t *ret);
+
+/* The path syscalls other than open (paths.c, xattr.c). */
+int fs_handle_stat(struct notify_call *call, struct notify_verdict *ret);
+int fs_handle_statx(struct notify_call *call, struct notify_verdict *ret);
+int fs_handle_access(struct notify_call *call, struct notify_verdict *ret);
+int fs_handle_readlink(struct notify_call *call, struct notify_verdict *ret);
+int fs_handle_mkdir(struct notify_call *call, struct notify_verdict *ret);
+int fs_handle_mknod(struct notify_call *call, struct notify_verdict *ret);
+int fs_handle_unlink(struct notify_call *call, struct notify_verdict *ret);
+int fs_handle_rename(struct notify_call *call, struct notify_verdict *ret);
+int fs_handle_link(struct notify_call *call, struct notify_verdict *ret);
+int fs_handle_symlink(struct notify_call *call, struct notify_verdict *ret);
+int fs_handle_chmod(struct notify_call *call, struct notify_verdict *ret);
+int fs_handle_chown(struct notify_call *call, struct notify_verdict *ret);
+int fs_handle_utimes(struct notify_call *call, struct notify_verdict *ret);
+int fs_handle_truncate(struct notify_call *call, struct notify_verdict *ret);
+int fs_handle_statfs(struct notify_call *call, struct notify_verdict *ret);
+int fs_handle_xattr(struct notify_call *call, struct notify_verdict *ret);
+int fs_handle_inotify_add_watch(struct notify_call *call, struct notify_verdict *ret);
+int fs_handle_chdir(struct notify_call *call, struct notify_verdict *ret);

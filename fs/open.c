@@ -86,43 +86,6 @@ static int decode(struct notify_call *call, struct open_args *a)
         return 0;
 }
 
-/* /proc/self and friends name the *caller*; resolved by the sentry they would
- * name the sentry (which is not even in the sandbox's pid namespace). Rewrite
- * the well-known spellings to the caller's own pid in its namespace. A
- * relative path or a private symlink that reaches /proc/self is not rewritten
- * and fails with ENOENT (limitation until full path emulation). */
-static int rewrite_self(struct notify_call *call, const char *path, char *out, size_t size, bool *ret_changed)
-{
-        static const struct {
-                const char *prefix;
-                const char *tail; /* after /proc/<tgid> */
-                bool thread;      /* /task/<tid> goes before tail */
-        } rules[] = {
-                {"/proc/self", "", false},      {"/proc/thread-self", "", true}, {"/dev/fd", "/fd", false},
-                {"/dev/stdin", "/fd/0", false}, {"/dev/stdout", "/fd/1", false}, {"/dev/stderr", "/fd/2", false},
-        };
-        *ret_changed = false;
-        for (size_t i = 0; i < ELEMENTSOF(rules); i++) {
-                size_t n = strlen(rules[i].prefix);
-                if (strncmp(path, rules[i].prefix, n) != 0 || (path[n] != '\0' && path[n] != '/'))
-                        continue;
-                pid_t nspid, nstgid;
-                int r = notify_ns_ids(call, &nspid, &nstgid);
-                if (r < 0)
-                        return r;
-                char head[64];
-                if (rules[i].thread)
-                        snprintf(head, sizeof(head), "/proc/%d/task/%d", (int)nstgid, (int)nspid);
-                else
-                        snprintf(head, sizeof(head), "/proc/%d%s", (int)nstgid, rules[i].tail);
-                if ((size_t)snprintf(out, size, "%s%s", head, path + n) >= size)
-                        return -ENAMETOOLONG;
-                *ret_changed = true;
-                return 0;
-        }
-        return 0;
-}
-
 /* The caller's controlling terminal as a path in the view, for /dev/tty. */
 static int controlling_tty(struct notify_call *call, char *out, size_t size)
 {
@@ -167,19 +130,6 @@ int fs_cmp_u64(const void *a, const void *b)
 {
         uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
         return x < y ? -1 : x > y;
-}
-
-/* Whether fd is on one of the view's mounts. A directory fd from outside
- * the view (handed in by the host, reached through a magic link) would start
- * a walk that the view's root never bounds: ".." only stops at the root if
- * the walk passes through it. */
-static bool in_view(const struct fs_context *ctx, int fd)
-{
-        struct statx stx;
-        if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
-                return false;
-        uint64_t id = stx.stx_mnt_id;
-        return bsearch(&id, ctx->mount_ids, ctx->n_mount_ids, sizeof(uint64_t), fs_cmp_u64) != NULL;
 }
 
 /* fstat of a freshly opened fd (a negative *fd, an open error, is left as
@@ -245,7 +195,7 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
 
         char rewritten[PATH_MAX];
         bool changed;
-        r = rewrite_self(call, path, rewritten, sizeof(rewritten), &changed);
+        r = fs_rewrite_self(call, path, !(a.how.flags & O_NOFOLLOW), rewritten, sizeof(rewritten), &changed);
         if (r < 0) {
                 ret->error = -r;
                 return 0;
@@ -259,7 +209,7 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                         ret->error = -dfd;
                         return 0;
                 }
-                if (!in_view(call->userdata, dfd)) {
+                if (!fs_in_view(call->userdata, dfd)) {
                         ret->error = EACCES;
                         return 0;
                 }
@@ -285,6 +235,20 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
         }
 
         const struct fs_context *ctx = call->userdata;
+        if (ctx->n_rules) {
+                /* a hidden path fails as if absent: its directory is pinned
+                 * and checked with the name (where O_CREAT would create),
+                 * and the opened file's own location is checked below */
+                _cleanup_(fs_target_done) struct fs_target t = FS_TARGET_INIT;
+                snprintf(t.path, sizeof(t.path), "%s", p);
+                r = fs_resolve_at(call, p[0] == '/' ? -1 : dfd, 0, &t);
+                if (r >= 0 && (a.how.flags & O_CREAT) && !(a.how.flags & O_NOFOLLOW))
+                        r = fs_check_symlink_chain(call, &t);
+                if (r < 0) {
+                        ret->error = -r;
+                        return 0;
+                }
+        }
         int at = p[0] == '/' ? AT_FDCWD : dfd;
         /* /proc files render ids for their opener: they are opened as the
          * sandbox's own user namespace, by the proc agent. A path spelled
@@ -334,7 +298,16 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                 ret->error = -fd;
                 return 0;
         }
-        if (S_ISDIR(st.st_mode) && !in_view(call->userdata, fd)) {
+        if (ctx->n_rules) {
+                char vp[PATH_MAX];
+                if (fs_view_path(call->hostproc_fd, fd, vp, sizeof(vp)) == 0 &&
+                    fs_rules_hide(ctx->rules, ctx->n_rules, vp)) {
+                        close(fd);
+                        ret->error = ENOENT;
+                        return 0;
+                }
+        }
+        if (S_ISDIR(st.st_mode) && !fs_in_view(call->userdata, fd)) {
                 /* a directory outside the view, reached through a magic link */
                 close(fd);
                 ret->error = EACCES;

@@ -19,11 +19,12 @@
  * off); once it says ENOSYS/EPERM we use /proc/TID/mem for the rest of the run. */
 static atomic_bool vm_readv_broken;
 
-/* /proc/TID/mem reads with FOLL_FORCE: it would read a PROT_NONE or
- * unreadable mapping that the kernel's own copy from user memory refuses.
- * Check the range is in readable mappings first, so the fallback gives the
- * same EFAULT the call would. */
-static int range_readable(const struct notify_call *call, uint64_t addr, size_t len)
+/* /proc/TID/mem reads and writes with FOLL_FORCE: it would read a PROT_NONE
+ * or unreadable mapping (write a read-only one) that the kernel's own copy
+ * from or to user memory refuses. Check the range is in mappings with the
+ * permission first (perm 'r' or 'w'), so the fallback gives the same EFAULT
+ * the call would. */
+static int range_allowed(const struct notify_call *call, uint64_t addr, size_t len, char perm)
 {
         char path[64];
         snprintf(path, sizeof(path), "%u/maps", call->req->pid);
@@ -48,8 +49,8 @@ static int range_readable(const struct notify_call *call, uint64_t addr, size_t 
                         continue;
                 if (hi <= want)
                         continue;
-                if (lo > want || perms[0] != 'r')
-                        break; /* a hole or an unreadable mapping at want */
+                if (lo > want || perms[perm == 'w' ? 1 : 0] != perm)
+                        break; /* a hole or a mapping without the permission at want */
                 want = hi;
                 if (want >= end) {
                         r = 0;
@@ -64,7 +65,7 @@ static int read_proc_mem(const struct notify_call *call, uint64_t addr, void *bu
 {
         if (addr > INT64_MAX || addr + len > (uint64_t)INT64_MAX)
                 return -EFAULT; /* beyond what pread's offset can name: kernel space */
-        int r = range_readable(call, addr, len);
+        int r = range_allowed(call, addr, len, 'r');
         if (r < 0)
                 return r;
         char path[64];
@@ -113,6 +114,60 @@ int notify_read_mem(const struct notify_call *call, uint64_t addr, void *buf, si
                         atomic_store(&vm_readv_broken, true);
         }
         return read_proc_mem(call, addr, buf, len);
+}
+
+static int write_proc_mem(const struct notify_call *call, uint64_t addr, const void *buf, size_t len)
+{
+        if (addr > INT64_MAX || addr + len > (uint64_t)INT64_MAX)
+                return -EFAULT;
+        char path[64];
+        snprintf(path, sizeof(path), "%u/mem", call->req->pid);
+        _cleanup_close_ int fd = openat(call->hostproc_fd, path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? -ESRCH : negative_errno();
+        /* the mem fd is bound to the address space it was opened on: once
+         * the id is still valid, the write cannot land in a recycled pid */
+        if (notify_id_valid(call) < 0)
+                return -ESRCH;
+        int r = range_allowed(call, addr, len, 'w');
+        if (r < 0)
+                return r;
+        ssize_t n = pwrite(fd, buf, len, (off_t)addr);
+        if (n < 0)
+                return errno == EIO || errno == EINVAL ? -EFAULT : negative_errno();
+        return n == (ssize_t)len ? 0 : -EFAULT;
+}
+
+int notify_write_mem(const struct notify_call *call, uint64_t addr, const void *buf, size_t len)
+{
+        if (len == 0)
+                return 0;
+        if (addr + len < addr)
+                return -EFAULT;
+        if (!atomic_load_explicit(&vm_readv_broken, memory_order_relaxed)) {
+                /* The id is checked right before the write: a thread waiting
+                 * for us (killable wait) leaves only by dying, and its pid
+                 * would have to be freed and handed out again within the
+                 * next few instructions for the write to go astray. */
+                if (notify_id_valid(call) < 0)
+                        return -ESRCH;
+                struct iovec local = {(void *)buf, len};
+                struct iovec remote = {(void *)(uintptr_t)addr, len};
+                ssize_t n = process_vm_writev((pid_t)call->req->pid, &local, 1, &remote, 1, 0);
+                if (n == (ssize_t)len)
+                        return 0;
+                if (n >= 0)
+                        return -EFAULT;
+                if (errno == EFAULT)
+                        return -EFAULT;
+                if (errno == ESRCH)
+                        return -ESRCH;
+                if (errno != ENOSYS && errno != EPERM)
+                        return negative_errno();
+                if (errno == ENOSYS)
+                        atomic_store(&vm_readv_broken, true);
+        }
+        return write_proc_mem(call, addr, buf, len);
 }
 
 ssize_t notify_read_string(const struct notify_call *call, uint64_t addr, char *buf, size_t size)

@@ -50,6 +50,17 @@ typedef int (*notify_handler_t)(struct notify_call *call, struct notify_verdict 
 
 /* One row of the syscall table. The same rows generate the filter, drive the
  * dispatch and are printed by `cordon syscalls`. */
+/* syscall_entry.flags */
+enum {
+        /* The row is trapped only when the run needs it: with --trap-all, or
+         * when the policy has a rule the mount view alone cannot enforce
+         * (hidden). Otherwise the sentry leaves it out of the filter and the
+         * call runs natively, where the mount view enforces the same
+         * decision. The sentry filters rows before building the filter and
+         * the engine (sentry/plan.c). */
+        SC_F_PATH_POLICY = 1u << 0,
+};
+
 struct syscall_entry {
         const char *name; /* resolved with libseccomp for x86_64 */
         int nr;           /* used when libseccomp does not know the name (newer syscalls) */
@@ -61,6 +72,7 @@ struct syscall_entry {
         unsigned ctx;                    /* which of the engine's contexts the handler gets as userdata */
         enum syscall_support support;
         const char *note;
+        unsigned flags; /* SC_F_* */
 };
 
 /* --- filter --- */
@@ -137,6 +149,11 @@ struct notify_verdict {
 /* Copies len bytes at addr in the calling thread's memory (process_vm_readv,
  * falling back to /proc/TID/mem). 0 or -EFAULT/-ESRCH. */
 int notify_read_mem(const struct notify_call *call, uint64_t addr, void *buf, size_t len);
+/* Copies len bytes from buf to addr in the calling thread's memory, as the
+ * kernel's copy to user memory would (process_vm_writev, falling back to
+ * /proc/TID/mem; a read-only or unmapped range is -EFAULT in both). Checks
+ * the notification is still valid just before writing. 0 or -EFAULT/-ESRCH. */
+int notify_write_mem(const struct notify_call *call, uint64_t addr, const void *buf, size_t len);
 /* Copies a NUL-terminated string of at most size-1 bytes. Returns its length,
  * -ENAMETOOLONG if no NUL within size bytes, -EFAULT for a bad pointer. */
 ssize_t notify_read_string(const struct notify_call *call, uint64_t addr, char *buf, size_t size);

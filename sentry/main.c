@@ -30,7 +30,7 @@ static void usage(FILE *f)
               "  -C, --cwd DIR            working directory in the sandbox (default /root)\n"
               "  -t, --tty                give the command a terminal even if ours is not one\n"
               "  -T, --no-tty             never give the command a terminal\n"
-              "      --trap-all           emulate every path call (the default while no fast path exists)\n"
+              "      --trap-all           emulate every path call, also those the mount view decides alone\n"
               "\n"
               "Limits (the policy's \"limits\" too; where both are given the stricter wins):\n"
               "      --memory SIZE        memory of the whole sandbox, e.g. 512M (OOM-killed inside it)\n"

@@ -184,10 +184,17 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                 p.view.template_path = o->policy->source_path;
         }
 
-        size_t n_table;
-        const struct syscall_entry *table = sentry_syscall_table(&n_table);
+        /* The path rows the mount view decides alone stay out of the filter
+         * unless --trap-all asks for full emulation or a hidden rule needs
+         * every path call checked (DESIGN.md, "Trap only what the policy
+         * needs"). */
+        size_t n_all;
+        (void)sentry_syscall_table(&n_all);
+        p.trap_paths = o->trap_all || fs_rules_have_hidden(p.rules, o->policy->n_rules);
+        p.table = xcalloc(n_all, sizeof(struct syscall_entry));
+        p.n_table = sentry_syscall_select(p.trap_paths, p.table, n_all);
         const char *bad = NULL;
-        r = notify_filter_build(table, n_table, &p.filter, &bad);
+        r = notify_filter_build(p.table, p.n_table, &p.filter, &bad);
         if (r < 0) {
                 fprintf(stderr, "cordon: cannot build the seccomp filter (row %s): %s\n", bad ? bad : "?",
                         strerror(-r));
@@ -224,6 +231,7 @@ void sandbox_plan_done(struct sandbox_plan *p)
         free(p->cwd);
         free(p->binds);
         free(p->rules);
+        free(p->table);
         free(p->filter.filter);
         /* the fds are ours only once template_path is set (a zeroed plan has fd 0 there) */
         if (p->view.template_path && p->view.template_fd >= 0)

@@ -36,6 +36,10 @@ struct sandbox_plan {
         struct fs_bind *binds;
         struct fs_rule *rules;
         struct sock_fprog filter;
+        /* the syscall table rows in force for this run (see SC_F_PATH_POLICY) */
+        struct syscall_entry *table;
+        size_t n_table;
+        bool trap_paths; /* --trap-all or a hidden rule: every path call is emulated */
         bool use_tty;
         int64_t max_open_files; /* RLIMIT_NOFILE for the command; -1: inherited */
 };

@@ -312,10 +312,7 @@ _noreturn_ static void exec_command(const struct sandbox_plan *plan, int tty_sla
                 if (tty_slave > 2)
                         close(tty_slave);
         }
-        if (chdir(plan->cwd) < 0) {
-                dprintf(STDERR_FILENO, "cordon: cannot change to %s in the sandbox: %s\n", plan->cwd, strerror(errno));
-                _exit(EXIT_SANDBOX);
-        }
+        /* the working directory is init's, set before the filter (below) */
         execvpe(plan->argv[0], plan->argv, plan->envp);
         int e = errno;
         if (e == ENOENT && plan->view.template_path)
@@ -441,6 +438,15 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         int out[4] = {rootfd, usernsfd, netnsfd, master};
         if (send_msg(sock, MSG_FDS, 0, NULL, out, master >= 0 ? 4 : 3) < 0)
                 _exit(EXIT_SANDBOX);
+
+        /* The command's working directory, entered with the command's own
+         * standing (no capabilities left) and inherited through the fork:
+         * done here, before the filter, it is no trapped chdir — which the
+         * sentry could not serve through the /proc/TID/mem fallback anyway,
+         * since a process that is not dumpable (init's fork before its exec)
+         * has /proc files only the host's root may open. */
+        if (chdir(plan->cwd) < 0)
+                child_fail(sock, "cannot change to %s in the sandbox: %s", plan->cwd, strerror(errno));
 
         bool killable = false;
         int listener = notify_filter_install(&plan->filter, &killable);
@@ -881,8 +887,8 @@ static int start_gate(struct sandbox_state *st, int netnsfd)
 /* The engine's per-syscall counts, kept for --stats before it is freed. */
 static void capture_trapped_counts(struct sandbox_state *st)
 {
-        size_t n;
-        const struct syscall_entry *t = sentry_syscall_table(&n);
+        size_t n = st->plan->n_table;
+        const struct syscall_entry *t = st->plan->table;
         st->n_trapped = 0;
         for (size_t i = 0; i < n && st->n_trapped < ELEMENTSOF(st->trapped); i++) {
                 if (t[i].action != SC_EMULATE)
@@ -975,6 +981,8 @@ static int sentry_main_loop(struct sandbox_state *st)
         st->fsctx.fsuid = st->uid;
         st->fsctx.fsgid = st->gid;
         st->fsctx.keep_groups = !st->privileged;
+        st->fsctx.rules = st->plan->rules;
+        st->fsctx.n_rules = st->plan->view.n_rules;
         struct stat pst;
         if (fstatat(st->fsctx.root_fd, "proc", &pst, 0) < 0) {
                 fprintf(stderr, "cordon: the view has no /proc: %m\n");
@@ -1001,8 +1009,8 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
 
-        size_t n_table;
-        const struct syscall_entry *table = sentry_syscall_table(&n_table);
+        size_t n_table = st->plan->n_table;
+        const struct syscall_entry *table = st->plan->table;
         struct notify_engine_config cfg = {
                 .table = table,
                 .n_table = n_table,
@@ -1043,11 +1051,12 @@ static int sentry_main_loop(struct sandbox_state *st)
                         "cordon:   view: %s, private /tmp /var/tmp /run /root, own /proc and /dev\n"
                         "cordon:   network: own namespace, loopback only; DNS stub at " NET_STUB_ADDR
                         "; egress gate for %zu listed name(s)\n"
-                        "cordon:   seccomp: filter from %zu table rows; path and socket calls emulated by the sentry; "
+                        "cordon:   seccomp: filter from %zu table rows; %s and socket calls emulated by the sentry; "
                         "killable wait %s; SYNC_WAKE_UP %s\n"
                         "cordon:   limits: memory %s, cpu %s, tasks %s, disk %s; cgroup %s\n"
                         "cordon:   not yet: Landlock, BPF floor, approvals\n",
                         st->id, st->init_pid, st->uid, st->gid, view, st->policy->n_net_rules, n_table,
+                        st->plan->trap_paths ? "every path call" : "opens (other path calls native: the view decides)",
                         m.value ? "on" : "UNAVAILABLE", notify_engine_sync_wakeup(st->engine) ? "on" : "unavailable",
                         mem, cpu, tasks, disk, st->cg ? cgroup_backend(st->cg) : "none");
         }

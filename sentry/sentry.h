@@ -43,6 +43,11 @@ int sentry_run(const struct run_options *o);
 
 /* The syscall table (sentry/syscalls.c). */
 const struct syscall_entry *sentry_syscall_table(size_t *ret_n);
+/* The rows in force for one run, copied into ret (room for size rows; the
+ * whole table fits in sentry_syscall_table's count): every row when
+ * trap_paths (--trap-all, or a policy with a hidden rule), else all but the
+ * SC_F_PATH_POLICY rows, whose calls then run natively. Returns the count. */
+size_t sentry_syscall_select(bool trap_paths, struct syscall_entry *ret, size_t size);
 
 /* `cordon check`: prints what this host supports; returns 0 when every
  * layer `cordon run` requires is there, 1 otherwise. */

@@ -28,6 +28,12 @@
 #define REFUSE_IF(n, e, why, ...) \
         {.name = n, .action = SC_ERRNO, .err = e, .support = SUPPORT_FULL, .note = why, \
          .n_cond = ELEMENTSOF(((struct syscall_arg_cond[]){__VA_ARGS__})), .cond = {__VA_ARGS__}}
+/* A path call the mount view already decides on its own when the policy has
+ * no hidden rule: trapped only with --trap-all or such a rule (plan.c). */
+#define PATHCALL(n, h, why) \
+        {.name = n, .action = SC_EMULATE, .handler = h, .support = SUPPORT_FULL, .ctx = CTX_FS, \
+         .flags = SC_F_PATH_POLICY, .note = why FAST}
+#define FAST "; native unless --trap-all or a hidden rule (the mount view decides the same)"
 /* an int argument: the kernel reads the low 32 bits only */
 #define LOW32 UINT64_C(0xffffffff)
 /* clang-format on */
@@ -38,6 +44,63 @@ static const struct syscall_entry table[] = {
         EMULATE("openat", fs_handle_open, SUPPORT_FULL, "opened by the sentry as the child, fd injected"),
         EMULATE("openat2", fs_handle_open, SUPPORT_FULL, "open_how copied once; RESOLVE_* honoured by the kernel"),
         EMULATE("creat", fs_handle_open, SUPPORT_FULL, "as open(O_CREAT|O_WRONLY|O_TRUNC)"),
+        PATHCALL("stat", fs_handle_stat, "stat by the worker as the child, ids translated"),
+        PATHCALL("lstat", fs_handle_stat, "as stat, the last symlink not followed"),
+        PATHCALL("newfstatat", fs_handle_stat, "as stat; \"\" with AT_EMPTY_PATH stats the fd (glibc's fstat)"),
+        PATHCALL("statx", fs_handle_statx, "as stat, struct statx"),
+        PATHCALL("access", fs_handle_access, "checked by the worker with the child's ids"),
+        PATHCALL("faccessat", fs_handle_access, "as access"),
+        PATHCALL("faccessat2", fs_handle_access, "as access; AT_EACCESS, AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH"),
+        PATHCALL("readlink", fs_handle_readlink, "/proc/self and /proc/thread-self read as the caller's pids"),
+        PATHCALL("readlinkat", fs_handle_readlink, "as readlink"),
+        PATHCALL("mkdir", fs_handle_mkdir, "made by the worker as the child, the caller's umask"),
+        PATHCALL("mkdirat", fs_handle_mkdir, "as mkdir"),
+        PATHCALL("mknod", fs_handle_mknod, "FIFOs, sockets, regular files; devices EPERM"),
+        PATHCALL("mknodat", fs_handle_mknod, "as mknod"),
+        PATHCALL("unlink", fs_handle_unlink, "the name unlinked in its pinned directory"),
+        PATHCALL("unlinkat", fs_handle_unlink, "as unlink; AT_REMOVEDIR"),
+        PATHCALL("rmdir", fs_handle_unlink, "as unlinkat(AT_REMOVEDIR)"),
+        PATHCALL("rename", fs_handle_rename, "both names pinned in their directories"),
+        PATHCALL("renameat", fs_handle_rename, "as rename"),
+        PATHCALL("renameat2", fs_handle_rename, "as rename; NOREPLACE, EXCHANGE, WHITEOUT"),
+        PATHCALL("link", fs_handle_link, "a file outside the view fails (EXDEV)"),
+        PATHCALL("linkat", fs_handle_link, "as link; AT_SYMLINK_FOLLOW, AT_EMPTY_PATH"),
+        PATHCALL("symlink", fs_handle_symlink, "target stored as given, resolved in the view when followed"),
+        PATHCALL("symlinkat", fs_handle_symlink, "as symlink"),
+        PATHCALL("chmod", fs_handle_chmod, "by the worker as the child"),
+        PATHCALL("fchmodat", fs_handle_chmod, "as chmod"),
+        {.name = "fchmodat2",
+         .nr = 452,
+         .action = SC_EMULATE,
+         .handler = fs_handle_chmod,
+         .ctx = CTX_FS,
+         .support = SUPPORT_FULL,
+         .flags = SC_F_PATH_POLICY,
+         .note = "as chmod; AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH" FAST},
+        PATHCALL("chown", fs_handle_chown, "ids translated from the child's namespace (unmapped: EINVAL)"),
+        PATHCALL("lchown", fs_handle_chown, "as chown, the last symlink not followed"),
+        PATHCALL("fchownat", fs_handle_chown, "as chown; AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH"),
+        PATHCALL("utimes", fs_handle_utimes, "times copied once"),
+        PATHCALL("utimensat", fs_handle_utimes, "as utimes; a NULL path is futimens on the fd"),
+        PATHCALL("futimesat", fs_handle_utimes, "as utimes"),
+        PATHCALL("truncate", fs_handle_truncate, "on the pinned file"),
+        PATHCALL("statfs", fs_handle_statfs, "of the pinned file's filesystem"),
+        PATHCALL("getxattr", fs_handle_xattr, "sizes bounded as the kernel's; ACL ids not translated"),
+        PATHCALL("lgetxattr", fs_handle_xattr, "as getxattr, the last symlink not followed"),
+        PATHCALL("setxattr", fs_handle_xattr, "value copied once, at most XATTR_SIZE_MAX"),
+        PATHCALL("lsetxattr", fs_handle_xattr, "as setxattr, the last symlink not followed"),
+        PATHCALL("listxattr", fs_handle_xattr, "at most XATTR_LIST_MAX"),
+        PATHCALL("llistxattr", fs_handle_xattr, "as listxattr, the last symlink not followed"),
+        PATHCALL("removexattr", fs_handle_xattr, "by the worker as the child"),
+        PATHCALL("lremovexattr", fs_handle_xattr, "as removexattr, the last symlink not followed"),
+        PATHCALL("inotify_add_watch", fs_handle_inotify_add_watch, "added on a duplicate of the child's inotify fd"),
+        {.name = "chdir",
+         .action = SC_EMULATE,
+         .handler = fs_handle_chdir,
+         .ctx = CTX_FS,
+         .support = SUPPORT_PARTIAL,
+         .flags = SC_F_PATH_POLICY,
+         .note = "resolved and checked by the worker, then CONTINUE: only the kernel sets a cwd" FAST},
 
         /* --- the egress gate: calls that name a destination --- */
         {.name = "connect",
@@ -191,6 +254,16 @@ const struct syscall_entry *sentry_syscall_table(size_t *ret_n)
 {
         *ret_n = ELEMENTSOF(table);
         return table;
+}
+
+size_t sentry_syscall_select(bool trap_paths, struct syscall_entry *ret, size_t size)
+{
+        size_t n_all, n = 0;
+        const struct syscall_entry *all = sentry_syscall_table(&n_all);
+        for (size_t i = 0; i < n_all && n < size; i++)
+                if (!(all[i].flags & SC_F_PATH_POLICY) || trap_paths)
+                        ret[n++] = all[i];
+        return n;
 }
 
 static const char *action_name(const struct syscall_entry *e, char *buf, size_t size)

@@ -612,6 +612,42 @@ fi
 probe toctou-open "$S"
 probe symlink-race "$S"
 
+# the emulated path calls (stat, readlink, xattrs, rename, link, ...), under
+# a policy that hides a directory the runner binds in: a hidden rule makes
+# every path call trapped, and each must answer ENOENT for the hidden file
+# however it is spelled or raced; afterwards the host's copy must be as it was
+HID_DIR=$SECRET_DIR/hid
+mkdir -p "$HID_DIR/secret" && printf '%s\n' "$SECRET" >"$HID_DIR/secret/file" &&
+        chmod 755 "$HID_DIR" && chmod 777 "$HID_DIR/secret" && chmod 644 "$HID_DIR/secret/file"
+printf '{"filesystem": {"rules": [{"path": "/hid/secret", "access": "hidden"}]}}\n' >"$WORK/hid.policy.json"
+HID_BEFORE=$(stat -c '%a %s %h' "$HID_DIR/secret/file" 2>/dev/null; ls -A "$HID_DIR/secret" "$HID_DIR")
+
+# probe_hidden NAME ARGS...: one attempt under the hidden-directory policy
+probe_hidden() {
+        local name=$1 rc
+        shift
+        N=$((N + 1))
+        local out=$WORK/out.$N
+        timeout -k 5 30 "$CORDON" run --policy "$WORK/hid.policy.json" --bind "$HID_DIR:/hid" \
+                --bind "$BIND:/helpers:ro" -- /helpers/escape-probe "$name" "$@" </dev/null >"$out" 2>&1
+        rc=$?
+        record "hidden /hid/secret" "$name" "$rc" "$out"
+}
+probe_hidden hidden-paths /hid/secret
+probe_hidden rename-race /hid/secret
+probe_hidden hidden-link /hid/secret "$S"
+probe_hidden chdir-race /hid/secret
+N=$((N + 1))
+HID_AFTER=$(stat -c '%a %s %h' "$HID_DIR/secret/file" 2>/dev/null; ls -A "$HID_DIR/secret" "$HID_DIR")
+if [ "$HID_BEFORE" = "$HID_AFTER" ] && grep -qxF "$SECRET" "$HID_DIR/secret/file"; then
+        echo "escape hidden-host-copy: blocked (the hidden file on the host kept its mode, size, links and content; nothing was added beside it)"
+        PASSED=$((PASSED + 1))
+else
+        echo "escape hidden-host-copy: GOT THROUGH (the hidden directory on the host changed: $(printf '%s' "$HID_BEFORE" | tr '\n' ' ')-> $(printf '%s' "$HID_AFTER" | tr '\n' ' '))"
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES+=(hidden-host-copy)
+fi
+
 # --- the same with the sandbox's own tools ---------------------------------
 
 shell sh-cat-secret "

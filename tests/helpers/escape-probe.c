@@ -2446,6 +2446,390 @@ static int a_symlink_race(int argc, char **argv)
 }
 
 /* ------------------------------------------------------------------ */
+/* the emulated path calls: these run under a policy that hides a directory
+ * the runner binds in (HIDDEN_DIR, holding "file"), so every path call is
+ * trapped and must answer ENOENT for anything under it, however spelled. */
+
+/* One path call that must fail with ENOENT: a success, or any other error
+ * that shows the object is there, counts as through. */
+static bool must_be_absent(struct notes *n, const char *what, long r, int *tries)
+{
+        (*tries)++;
+        if (r < 0 && errno == ENOENT)
+                return true;
+        /* init's /proc entries are not the command's to walk: refused
+         * before the hidden path is reached */
+        if (r < 0 && errno == EACCES && strncmp(what + strcspn(what, " ") + 1, "/proc/1/", 8) == 0)
+                return true;
+        note(n, "%s: %s", what, r < 0 ? en(errno) : "succeeded");
+        return false;
+}
+
+static int a_hidden_paths(int argc, char **argv)
+{
+        const char *dir = need_arg(argc, argv, 2);
+        if (!dir)
+                return probe_error("usage: hidden-paths HIDDEN_DIR");
+        struct notes n = {0};
+        bool ok = true;
+        int tries = 0;
+        char parent[PATH_MAX], base[NAME_MAX + 1];
+        snprintf(parent, sizeof(parent), "%s", dir);
+        char *slash = strrchr(parent, '/');
+        if (!slash || slash == parent)
+                return probe_error("HIDDEN_DIR must be /a/b");
+        *slash = '\0';
+        snprintf(base, sizeof(base), "%s", slash + 1);
+        char paths[12][2 * PATH_MAX + 32];
+        int np = 0;
+        snprintf(paths[np++], sizeof(paths[0]), "%s/file", dir);
+        snprintf(paths[np++], sizeof(paths[0]), "%s/../%s/file", dir, base);
+        snprintf(paths[np++], sizeof(paths[0]), "%s/./%s//file", parent, base);
+        snprintf(paths[np++], sizeof(paths[0]), "/proc/self/root%s/file", dir);
+        snprintf(paths[np++], sizeof(paths[0]), "/proc/1/root/../..%s/file", dir);
+        snprintf(paths[np++], sizeof(paths[0]), "/proc/thread-self/root%s/file", dir);
+        snprintf(paths[np++], sizeof(paths[0]), "/tmp/hp-link");
+        snprintf(paths[np++], sizeof(paths[0]), "/tmp/hp-dirlink/file");
+        snprintf(paths[np++], sizeof(paths[0]), "/tmp/hp-rel/file");
+        snprintf(paths[np++], sizeof(paths[0]), "%s", dir);
+        snprintf(paths[np++], sizeof(paths[0]), "%s/", dir);
+        snprintf(paths[np++], sizeof(paths[0]), "%s/../%s", dir, base);
+        char target[PATH_MAX];
+        snprintf(target, sizeof(target), "%s/file", dir);
+        unlink("/tmp/hp-link");
+        unlink("/tmp/hp-dirlink");
+        unlink("/tmp/hp-rel");
+        if (symlink(target, "/tmp/hp-link") < 0 || symlink(dir, "/tmp/hp-dirlink") < 0)
+                return probe_error("symlink in /tmp: %s", en(errno));
+        char rel[PATH_MAX];
+        snprintf(rel, sizeof(rel), "../..%s", dir); /* /tmp/../.. then the path */
+        if (symlink(rel, "/tmp/hp-rel") < 0)
+                return probe_error("symlink in /tmp: %s", en(errno));
+        for (int i = 0; i < np; i++) {
+                const char *p = paths[i];
+                char what[sizeof(paths[0]) + 32], buf[256];
+                struct stat st;
+                struct statx stx;
+#define TRY(name, expr)                                               \
+        do {                                                          \
+                snprintf(what, sizeof(what), "%s %.4096s", name, p);  \
+                errno = 0;                                            \
+                ok &= must_be_absent(&n, what, (long)(expr), &tries); \
+        } while (0)
+                TRY("stat", syscall(SYS_stat, p, &st));
+                TRY("newfstatat", syscall(SYS_newfstatat, AT_FDCWD, p, &st, 0));
+                TRY("statx", syscall(SYS_statx, AT_FDCWD, p, 0, STATX_BASIC_STATS, &stx));
+                TRY("access", syscall(SYS_access, p, F_OK));
+                TRY("getxattr", syscall(SYS_getxattr, p, "user.x", buf, sizeof(buf)));
+                TRY("listxattr", syscall(SYS_listxattr, p, buf, sizeof(buf)));
+                TRY("open", syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+                TRY("chmod", syscall(SYS_chmod, p, 0777));
+                TRY("truncate", syscall(SYS_truncate, p, 0L));
+                TRY("statfs", syscall(SYS_statfs, p, buf));
+                if (i != 6) /* /tmp/hp-link itself is ours: readlink and lstat see it */
+                        TRY("readlink", syscall(SYS_readlink, p, buf, sizeof(buf)));
+                if (i < 6 || i >= 9)
+                        TRY("lstat", syscall(SYS_lstat, p, &st));
+#undef TRY
+        }
+        /* relative to a directory fd on the parent, and from inside it */
+        int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (pfd >= 0) {
+                char rp[NAME_MAX + 8];
+                snprintf(rp, sizeof(rp), "%s/file", base);
+                struct stat st;
+                errno = 0;
+                ok &= must_be_absent(&n, "fstatat(parentfd, name/file)", syscall(SYS_newfstatat, pfd, rp, &st, 0),
+                                     &tries);
+                errno = 0;
+                ok &= must_be_absent(&n, "fstatat(parentfd, name)", syscall(SYS_newfstatat, pfd, base, &st, 0), &tries);
+                if (fchdir(pfd) == 0) {
+                        errno = 0;
+                        ok &= must_be_absent(&n, "stat(name/file) from the parent", syscall(SYS_stat, rp, &st), &tries);
+                        errno = 0;
+                        ok &= must_be_absent(&n, "chdir(name)", syscall(SYS_chdir, base), &tries);
+                }
+                close(pfd);
+        }
+        note(&n, "%d calls over %d spellings", tries, np);
+        if (ok)
+                return blocked("%d path calls on the hidden path (.., //, /proc/self/root, /proc/1/root, "
+                               "symlinks absolute, relative and to the directory, a parent dirfd): all ENOENT",
+                               tries);
+        return finish(&n, false);
+}
+
+/* A directory swapped under a path between check and use: /tmp/rr/a is, in
+ * turn, a real directory (holding an own file) and a symlink to the hidden
+ * directory, renamed into place by a racing thread, while the main thread
+ * stats, chmods, sets an xattr on and unlinks /tmp/rr/a/file. Any call
+ * that acts on the hidden file got through (the runner also checks the
+ * host's file afterwards). */
+static char rr_hidden[PATH_MAX];
+
+static void *flip_dir(void *arg)
+{
+        (void)arg;
+        /* /tmp/rr/a and /tmp/rr/lnk trade places atomically: "a" is always
+         * there, the real directory or the symlink to the hidden one */
+        while (!atomic_load(&race_stop))
+                syscall(SYS_renameat2, AT_FDCWD, "/tmp/rr/a", AT_FDCWD, "/tmp/rr/lnk", 2 /* RENAME_EXCHANGE */);
+        return NULL;
+}
+
+static int a_rename_race(int argc, char **argv)
+{
+        const char *dir = need_arg(argc, argv, 2);
+        if (!dir)
+                return probe_error("usage: rename-race HIDDEN_DIR");
+        snprintf(rr_hidden, sizeof(rr_hidden), "%s", dir);
+        mkdir("/tmp/rr", 0755);
+        mkdir("/tmp/rr/a", 0755);
+        unlink("/tmp/rr/lnk");
+        if (symlink(rr_hidden, "/tmp/rr/lnk") < 0)
+                return probe_error("symlink: %s", en(errno));
+        int fd = open("/tmp/rr/a/file", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0 || write(fd, "own", 3) != 3)
+                return probe_error("create /tmp/rr/a/file: %s", en(errno));
+        close(fd);
+        atomic_store(&race_stop, false);
+        pthread_t t;
+        if (pthread_create(&t, NULL, flip_dir, NULL) != 0)
+                return probe_error("pthread_create");
+        long calls = 0, own = 0, absent = 0, other = 0, reached = 0;
+        int first_other = 0;
+        char reached_what[128] = "";
+        struct timespec t0, now;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int i = 0; i < 40000; i++) {
+                struct stat st;
+                long r;
+                const char *what;
+                switch (i % 5) {
+                case 0:
+                        what = "stat";
+                        r = syscall(SYS_stat, "/tmp/rr/a/file", &st);
+                        break;
+                case 1:
+                        what = "chmod";
+                        r = syscall(SYS_chmod, "/tmp/rr/a/file", 0600);
+                        st.st_size = 3;
+                        break;
+                case 2:
+                        what = "setxattr";
+                        r = syscall(SYS_setxattr, "/tmp/rr/a/file", "user.esc", "x", 1, 0);
+                        st.st_size = 3;
+                        if (r < 0 && errno == EOPNOTSUPP)
+                                r = 0; /* the private /tmp may not take user xattrs */
+                        break;
+                case 3:
+                        what = "lstat";
+                        r = syscall(SYS_lstat, "/tmp/rr/a/file", &st);
+                        break;
+                default:
+                        what = "unlink";
+                        r = syscall(SYS_unlink, "/tmp/rr/a/file");
+                        st.st_size = 3;
+                        if (r == 0) {
+                                /* ours was removed: put it back (the racing
+                                 * thread may have moved the directory) */
+                                int k = -1;
+                                for (int j = 0; k < 0 && j < 1000; j++)
+                                        k = open(j % 2 ? "/tmp/rr/lnk/file" : "/tmp/rr/a/file",
+                                                 O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                                if (k >= 0) {
+                                        (void)!write(k, "own", 3);
+                                        close(k);
+                                }
+                        }
+                        break;
+                }
+                calls++;
+                if (r == 0 && st.st_size == 3)
+                        own++;
+                else if (r == 0) {
+                        reached++;
+                        if (!reached_what[0])
+                                snprintf(reached_what, sizeof(reached_what), "%s returned a file of %lld bytes", what,
+                                         (long long)st.st_size);
+                } else if (errno == ENOENT)
+                        absent++;
+                else {
+                        other++;
+                        if (!first_other)
+                                first_other = errno;
+                }
+                if ((i & 255) == 0) {
+                        clock_gettime(CLOCK_MONOTONIC, &now);
+                        if (now.tv_sec - t0.tv_sec >= RACE_SECONDS)
+                                break;
+                }
+        }
+        atomic_store(&race_stop, true);
+        pthread_join(t, NULL);
+        if (reached > 0)
+                return through("%ld of %ld calls through the swapped directory reached another file (%s)", reached,
+                               calls, reached_what);
+        /* the hidden directory must look absent: any other answer (EROFS
+         * from its read-only mask, say) means the call got there */
+        if (other > 0)
+                return through("%ld of %ld calls through the swapped directory answered %s, not ENOENT: they "
+                               "reached the hidden directory",
+                               other, calls, en(first_other));
+        if (own == 0)
+                return probe_error("no call reached the own file in %ld tries", calls);
+        return blocked("%ld stat/chmod/setxattr/lstat/unlink calls while the directory was swapped for a symlink "
+                       "to the hidden one: %ld on the own file, %ld ENOENT, %ld other (%s), none reached the hidden "
+                       "file",
+                       calls, own, absent, other, first_other ? en(first_other) : "none");
+}
+
+/* chdir is checked by the sentry and then done by the kernel, which reads
+ * the path again (CONTINUE): a second thread flips the path buffer between
+ * an own directory and the hidden one. Landing in the hidden directory is
+ * possible by design; what must hold is that nothing can be done from there:
+ * every call relative to that cwd fails with ENOENT. */
+static char cd_buf[PATH_MAX];
+static char cd_a[PATH_MAX], cd_b[PATH_MAX];
+
+static void *flip_cd(void *arg)
+{
+        (void)arg;
+        size_t la = strlen(cd_a) + 1, lb = strlen(cd_b) + 1;
+        while (!atomic_load(&race_stop)) {
+                memcpy(cd_buf, cd_b, lb);
+                memcpy(cd_buf, cd_a, la);
+        }
+        return NULL;
+}
+
+static int a_chdir_race(int argc, char **argv)
+{
+        const char *dir = need_arg(argc, argv, 2);
+        if (!dir)
+                return probe_error("usage: chdir-race HIDDEN_DIR");
+        mkdir("/tmp/cdr", 0755);
+        snprintf(cd_a, sizeof(cd_a), "/tmp/cdr");
+        snprintf(cd_b, sizeof(cd_b), "%s", dir);
+        memcpy(cd_buf, cd_a, strlen(cd_a) + 1);
+        atomic_store(&race_stop, false);
+        pthread_t t;
+        if (pthread_create(&t, NULL, flip_cd, NULL) != 0)
+                return probe_error("pthread_create");
+        long tries = 0, own = 0, refused = 0, landed = 0, acted = 0;
+        char what[128] = "";
+        struct timespec t0, now;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int i = 0; i < 20000; i++) {
+                tries++;
+                if (syscall(SYS_chdir, cd_buf) < 0) {
+                        refused++;
+                        continue;
+                }
+                char cwd[PATH_MAX];
+                if (!getcwd(cwd, sizeof(cwd)) || strcmp(cwd, dir) != 0) {
+                        own++;
+                        continue;
+                }
+                landed++;
+                struct stat st;
+                char buf[64];
+                int fd;
+                if (syscall(SYS_stat, ".", &st) == 0 || syscall(SYS_stat, "file", &st) == 0)
+                        snprintf(what, sizeof(what), "stat relative to the hidden cwd");
+                else if ((fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+                        close(fd);
+                        snprintf(what, sizeof(what), "open(\".\") of the hidden cwd");
+                } else if ((fd = open("file", O_RDONLY | O_CLOEXEC)) >= 0) {
+                        close(fd);
+                        snprintf(what, sizeof(what), "open of a file in the hidden cwd");
+                } else if (syscall(SYS_newfstatat, AT_FDCWD, "", &st, AT_EMPTY_PATH) == 0)
+                        snprintf(what, sizeof(what), "fstatat(AT_FDCWD, \"\", AT_EMPTY_PATH)");
+                else if (syscall(SYS_listxattr, ".", buf, sizeof(buf)) >= 0)
+                        snprintf(what, sizeof(what), "listxattr(\".\")");
+                if (what[0]) {
+                        acted++;
+                        break;
+                }
+                if (chdir("/") < 0)
+                        break;
+                if ((i & 255) == 0) {
+                        clock_gettime(CLOCK_MONOTONIC, &now);
+                        if (now.tv_sec - t0.tv_sec >= RACE_SECONDS)
+                                break;
+                }
+        }
+        atomic_store(&race_stop, true);
+        pthread_join(t, NULL);
+        if (acted)
+                return through("after %ld chdirs, %ld landed in the hidden directory and %s succeeded", tries, landed,
+                               what);
+        if (own == 0)
+                return probe_error("no chdir reached the own directory in %ld tries", tries);
+        return blocked("%ld chdirs with the path flipped: %ld into the own directory, %ld refused, %ld landed in the "
+                       "hidden directory (the kernel re-read the path) and nothing could be done from there",
+                       tries, own, refused, landed);
+}
+
+/* Hard links to files the sandbox must not reach: the host's secret (not
+ * in the view), the hidden file by every spelling, and the host's own
+ * files in the view's read-only layers (a link would pin them in the
+ * writable layer). */
+static int a_hidden_link(int argc, char **argv)
+{
+        const char *dir = need_arg(argc, argv, 2), *secret = need_arg(argc, argv, 3);
+        if (!dir || !secret)
+                return probe_error("usage: hidden-link HIDDEN_DIR HOST_SECRET");
+        struct notes n = {0};
+        bool ok = true;
+        char p[PATH_MAX];
+        const char *srcs[6];
+        char b0[PATH_MAX], b1[PATH_MAX], b2[PATH_MAX], b3[PATH_MAX];
+        snprintf(b0, sizeof(b0), "%s/file", dir);
+        snprintf(b1, sizeof(b1), "/proc/self/root%s/file", dir);
+        snprintf(b2, sizeof(b2), "/proc/1/root/../../..%s", secret);
+        snprintf(b3, sizeof(b3), "%s", secret);
+        srcs[0] = b0, srcs[1] = b1, srcs[2] = b2, srcs[3] = b3, srcs[4] = "/etc/passwd", srcs[5] = "/tmp/hl-sym";
+        unlink("/tmp/hl-sym");
+        if (symlink(b0, "/tmp/hl-sym") < 0)
+                return probe_error("symlink: %s", en(errno));
+        int tries = 0;
+        for (int i = 0; i < 6; i++) {
+                for (int follow = 0; follow < 2; follow++) {
+                        snprintf(p, sizeof(p), "/tmp/hl-%d-%d", i, follow);
+                        unlink(p);
+                        errno = 0;
+                        long r = syscall(SYS_linkat, AT_FDCWD, srcs[i], AT_FDCWD, p, follow ? AT_SYMLINK_FOLLOW : 0);
+                        tries++;
+                        if (i == 5 && !follow) {
+                                /* a link to our own symlink is fine; what it points to is checked on use */
+                                struct stat st;
+                                if (r == 0 && stat(p, &st) == 0) {
+                                        note(&n, "link to the symlink then stat: reached it");
+                                        ok = false;
+                                }
+                                continue;
+                        }
+                        if (r == 0) {
+                                note(&n, "linkat %s (%s): linked", srcs[i], follow ? "follow" : "nofollow");
+                                ok = false;
+                        }
+                }
+        }
+        errno = 0;
+        if (syscall(SYS_rename, b0, "/tmp/hl-moved") == 0) {
+                note(&n, "rename of the hidden file out: done");
+                ok = false;
+        }
+        if (ok)
+                return blocked("%d hard links (hidden file direct, via /proc/self/root, via a symlink with "
+                               "AT_SYMLINK_FOLLOW; the host secret direct and via /proc/1/root; /etc/passwd of a "
+                               "read-only layer) and a rename out: all refused",
+                               tries);
+        return finish(&n, false);
+}
+
+/* ------------------------------------------------------------------ */
 /* egress: these run under a policy that allows upstream.cordon.test:443
  * (the runner's upstream, in a network namespace of its own, at the address
  * the runner passes as UPSTREAM, "a.b.c.d:443"); the gate is in force. The
@@ -3146,6 +3530,10 @@ static const struct {
         {"egress-pool-oob", a_egress_pool_oob},
         {"toctou-open", a_toctou_open},
         {"symlink-race", a_symlink_race},
+        {"hidden-paths", a_hidden_paths},
+        {"rename-race", a_rename_race},
+        {"hidden-link", a_hidden_link},
+        {"chdir-race", a_chdir_race},
 };
 
 int main(int argc, char **argv)

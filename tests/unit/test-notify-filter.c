@@ -324,6 +324,41 @@ START_TEST(test_row)
 }
 END_TEST
 
+/* The path rows are in the filter only when the run needs them: without
+ * --trap-all or a hidden rule, stat and friends run natively and the open
+ * family is still trapped; with it, every path call is. */
+START_TEST(test_path_rows_selected)
+{
+        size_t n_all;
+        (void)sentry_syscall_table(&n_all);
+        static const char *const paths[] = {
+                "stat",     "newfstatat", "statx",     "faccessat2",        "readlinkat", "mkdirat",
+                "unlinkat", "renameat2",  "linkat",    "symlinkat",         "fchownat",   "utimensat",
+                "truncate", "getxattr",   "lsetxattr", "inotify_add_watch", "chdir"};
+        for (int trap = 0; trap < 2; trap++) {
+                struct syscall_entry *t = calloc(n_all, sizeof(*t));
+                size_t n = sentry_syscall_select(trap, t, n_all);
+                ck_assert_uint_le(n, n_all);
+                if (trap)
+                        ck_assert_uint_eq(n, n_all);
+                struct sock_fprog prog = {0};
+                const char *bad = NULL;
+                ck_assert_int_eq(notify_filter_build(t, n, &prog, &bad), 0);
+                const uint64_t args[6] = {0};
+                for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                        int64_t got = eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of(paths[i]), args);
+                        ck_assert_msg(got == (trap ? NOTIF : ALLOW), "%s with trap_paths=%d: 0x%llx", paths[i], trap,
+                                      (unsigned long long)got);
+                }
+                /* the open family is always emulated; refusals always hold */
+                ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("openat"), args), NOTIF);
+                ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("mount"), args), SECCOMP_RET_ERRNO | EPERM);
+                free(prog.filter);
+                free(t);
+        }
+}
+END_TEST
+
 /* The x32 and foreign-arch rows above must at the very least deny; this
  * states the weaker property separately, so that a libseccomp which refuses
  * x32 in another way than KILL_PROCESS is told apart from one that allows. */
@@ -888,6 +923,7 @@ static Suite *filter_suite(void)
         tc = tcase_create("rows");
         tcase_add_loop_test(tc, test_row, 0, (int)ELEMENTSOF(rows));
         tcase_add_test(tc, test_other_abis_denied);
+        tcase_add_test(tc, test_path_rows_selected);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("table");

@@ -55,6 +55,7 @@ enum op {
         OP_CONTINUE,   /* VERDICT_CONTINUE: the kernel runs openat(a0, a1, p1) */
         OP_IDVALID,    /* 1: the live id is valid, +2: a made-up id is not */
         OP_SETFD,      /* notify_install_fd(/dev/null, target p1, flags p2), then VALUE of its result */
+        OP_WRITE,      /* notify_write_mem(a1, p1 bytes of the value p2) -> 0 */
 };
 
 #define MAX_READ  16384
@@ -153,6 +154,20 @@ static int do_op(struct notify_call *call, struct notify_verdict *v)
                         set_error(v, r);
                 else
                         set_value(v, hash_value(buf, (size_t)a[2]));
+                return 0;
+        }
+        case OP_WRITE: {
+                static _Thread_local char buf[MAX_READ];
+                if (a[2] > sizeof(buf)) {
+                        set_error(v, -E2BIG);
+                        return 0;
+                }
+                memset(buf, (int)a[3], (size_t)a[2]);
+                int r = notify_write_mem(call, a[1], buf, (size_t)a[2]);
+                if (r < 0)
+                        set_error(v, r);
+                else
+                        set_value(v, 0);
                 return 0;
         }
         case OP_DIRFD: {
@@ -1041,6 +1056,69 @@ static int64_t run_umask_comm(const struct mcase *c)
         return r == 022 && r2 == 022 ? 022 : r * 1000 + r2;
 }
 
+/* notify_write_mem: the bytes land where the thread asked, and a pointer
+ * the kernel's copy to user memory would refuse (unmapped, read-only,
+ * running into PROT_NONE) is EFAULT with nothing written, in the fallback
+ * through /proc/TID/mem (which writes with FOLL_FORCE) as well. */
+static int64_t run_write_ok(const struct mcase *c)
+{
+        (void)c;
+        static char buf[64];
+        memset(buf, 0, sizeof(buf));
+        int64_t r = trap(OP_WRITE, 0, (uint64_t)(uintptr_t)(buf + 8), 16, 0x41, 0);
+        if (r != 0)
+                return r;
+        for (int i = 0; i < 64; i++)
+                if (buf[i] != (i >= 8 && i < 24 ? 0x41 : 0))
+                        return -1000 - i;
+        return 1;
+}
+
+static int64_t run_write_ro(const struct mcase *c)
+{
+        (void)c;
+        char *p = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+                return -2000;
+        int64_t r = trap(OP_WRITE, 0, (uint64_t)(uintptr_t)p, 16, 0x41, 0);
+        bool untouched = p[0] == 0;
+        munmap(p, PAGE);
+        return untouched ? r : -3000;
+}
+
+static int64_t run_write_guard(const struct mcase *c)
+{
+        (void)c;
+        char *p = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED || mprotect(p + PAGE, PAGE, PROT_NONE) < 0)
+                return -2000;
+        int64_t r = trap(OP_WRITE, 0, (uint64_t)(uintptr_t)(p + PAGE + 8), 16, 0x41, 0);
+        munmap(p, 2 * PAGE);
+        return r;
+}
+
+static const struct mcase write_cases[] = {
+        {.what = "16 bytes into a buffer", .run = run_write_ok, .want = 1},
+        {.what = "a read-only mapping", .run = run_write_ro, .want = -EFAULT},
+        {.what = "a PROT_NONE page", .run = run_write_guard, .want = -EFAULT},
+        {.what = "address 8", .op = OP_WRITE, .a1 = 8, .p1 = 16, .p2 = 0x41, .want = -EFAULT},
+        {.what = "the top of the address space", .op = OP_WRITE, .a1 = UINT64_MAX - 4, .p1 = 16, .want = -EFAULT},
+        {.what = "nothing", .op = OP_WRITE, .a1 = 8, .p1 = 0, .want = 0},
+};
+
+START_TEST(test_write_mem)
+{
+        run_cases(write_cases, ELEMENTSOF(write_cases), "notify_write_mem");
+}
+END_TEST
+
+START_TEST(test_write_mem_fallback)
+{
+        ck_assert_int_eq(notify_force_fallback("process_vm_readv"), 0);
+        run_cases(write_cases, ELEMENTSOF(write_cases), "notify_write_mem, /proc/TID/mem fallback");
+}
+END_TEST
+
 START_TEST(test_umask)
 {
         const struct mcase cases[] = {
@@ -1504,6 +1582,8 @@ static Suite *mem_suite(void)
         tc = tcase_create("fallback");
         tcase_set_timeout(tc, 30);
         tcase_add_test(tc, test_force_fallback_unknown);
+        tcase_add_test(tc, test_write_mem);
+        tcase_add_test(tc, test_write_mem_fallback);
         tcase_add_test(tc, test_strings_fallback_direct);
         tcase_add_test(tc, test_strings_fallback_engine);
         tcase_add_test(tc, test_fallback_guard_pages);

@@ -1,0 +1,439 @@
+/* Resolution shared by the emulated path calls: a path argument is read
+ * once, resolved by the kernel in the worker (chrooted in the view, as the
+ * child), pinned, and checked against the policy's hidden rules on where it
+ * resolved to. The call then acts on the pinned directory and name (or the
+ * pinned object), never on the child's memory again. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "common/util.h"
+#include "fs/fs-internal.h"
+#include "fs/fs.h"
+
+#define OVERFLOW_ID 65534u
+
+uint32_t fs_id_to_child(uint32_t host_id, uint32_t child_root)
+{
+        return host_id == child_root ? 0 : OVERFLOW_ID;
+}
+
+int fs_id_from_child(uint32_t child_id, uint32_t child_root, uint32_t *ret)
+{
+        if (child_id == (uint32_t)-1) {
+                *ret = (uint32_t)-1;
+                return 0;
+        }
+        if (child_id != 0)
+                return -EINVAL;
+        *ret = child_root;
+        return 0;
+}
+
+/* A rule's path without trailing slashes ("/" stays "/"). */
+static size_t rule_len(const char *p)
+{
+        size_t n = strlen(p);
+        while (n > 1 && p[n - 1] == '/')
+                n--;
+        return n;
+}
+
+bool fs_rules_hide(const struct fs_rule *rules, size_t n, const char *path)
+{
+        const struct fs_rule *best = NULL;
+        size_t best_len = 0;
+        for (size_t i = 0; i < n; i++) {
+                const char *rp = rules[i].path;
+                if (!rp || rp[0] != '/')
+                        continue;
+                size_t rl = rule_len(rp);
+                bool match = rl == 1 || (strncmp(path, rp, rl) == 0 && (path[rl] == '\0' || path[rl] == '/'));
+                if (match && (!best || rl >= best_len)) {
+                        best = &rules[i];
+                        best_len = rl;
+                }
+        }
+        return best && best->access == FS_HIDDEN;
+}
+
+bool fs_rules_have_hidden(const struct fs_rule *rules, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (rules[i].access == FS_HIDDEN)
+                        return true;
+        return false;
+}
+
+/* /proc/self and friends name the *caller*; resolved by the sentry they would
+ * name the sentry (which is not even in the sandbox's pid namespace). Rewrite
+ * the well-known spellings to the caller's own pid in its namespace. The bare
+ * name is rewritten only when the call follows it (exact): lstat and
+ * readlink of "/proc/self" act on the link itself. procfs's own links into
+ * self/ (/proc/mounts, /proc/net) and /etc/mtab when it links to them are
+ * rewritten too. A relative path or another symlink that reaches /proc/self
+ * is not rewritten and fails with ENOENT (a limitation). */
+/* Whether the view's /etc/mtab is the usual link to the mount table of
+ * whoever reads it (it is the host's, read-only; a regular file there is
+ * left alone). */
+static bool mtab_is_proc_link(void)
+{
+        char target[64];
+        ssize_t n = readlink("/etc/mtab", target, sizeof(target) - 1);
+        if (n <= 0)
+                return false;
+        target[n] = '\0';
+        return streq(target, "/proc/mounts") || streq(target, "/proc/self/mounts") ||
+               streq(target, "../proc/self/mounts") || streq(target, "../proc/mounts");
+}
+
+int fs_rewrite_self(struct notify_call *call, const char *path, bool exact, char *out, size_t size, bool *ret_changed)
+{
+        static const struct {
+                const char *prefix;
+                const char *tail; /* after /proc/<tgid> */
+                bool thread;      /* /task/<tid> goes before tail */
+        } rules[] = {
+                {"/proc/self", "", false},
+                {"/proc/thread-self", "", true},
+                {"/dev/fd", "/fd", false},
+                {"/dev/stdin", "/fd/0", false},
+                {"/dev/stdout", "/fd/1", false},
+                {"/dev/stderr", "/fd/2", false},
+                /* procfs's own links to self/ */
+                {"/proc/mounts", "/mounts", false},
+                {"/proc/net", "/net", false},
+                /* the distributions' link to them (only when it is one, below) */
+                {"/etc/mtab", "/mounts", false},
+        };
+        *ret_changed = false;
+        for (size_t i = 0; i < ELEMENTSOF(rules); i++) {
+                size_t n = strlen(rules[i].prefix);
+                if (strncmp(path, rules[i].prefix, n) != 0 || (path[n] != '\0' && path[n] != '/'))
+                        continue;
+                if (!exact && path[n] == '\0')
+                        return 0; /* the link itself */
+                if (streq(rules[i].prefix, "/etc/mtab") && !mtab_is_proc_link())
+                        return 0;
+                pid_t nspid, nstgid;
+                int r = notify_ns_ids(call, &nspid, &nstgid);
+                if (r < 0)
+                        return r;
+                char head[64];
+                if (rules[i].thread)
+                        snprintf(head, sizeof(head), "/proc/%d/task/%d", (int)nstgid, (int)nspid);
+                else
+                        snprintf(head, sizeof(head), "/proc/%d%s", (int)nstgid, rules[i].tail);
+                if ((size_t)snprintf(out, size, "%s%s", head, path + n) >= size)
+                        return -ENAMETOOLONG;
+                *ret_changed = true;
+                return 0;
+        }
+        return 0;
+}
+
+/* Whether fd is on one of the view's mounts. A directory fd from outside
+ * the view (handed in by the host, reached through a magic link) would start
+ * a walk that the view's root never bounds: ".." only stops at the root if
+ * the walk passes through it. */
+bool fs_in_view(const struct fs_context *ctx, int fd)
+{
+        struct statx stx;
+        if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
+                return false;
+        uint64_t id = stx.stx_mnt_id;
+        return bsearch(&id, ctx->mount_ids, ctx->n_mount_ids, sizeof(uint64_t), fs_cmp_u64) != NULL;
+}
+
+int fs_view_path(int hostproc_fd, int fd, char *buf, size_t size)
+{
+        char link[64];
+        snprintf(link, sizeof(link), "thread-self/fd/%d", fd);
+        ssize_t n = readlinkat(hostproc_fd, link, buf, size - 1);
+        if (n < 0)
+                return negative_errno();
+        if ((size_t)n >= size - 1)
+                return -ENAMETOOLONG;
+        buf[n] = '\0';
+        if (buf[0] != '/')
+                return -ENOENT; /* not a path at all (an anonymous inode) */
+        return 0;
+}
+
+void fs_target_done(struct fs_target *t)
+{
+        if (t->dirfd >= 0)
+                close(t->dirfd);
+        if (t->fd >= 0)
+                close(t->fd);
+        t->dirfd = t->fd = -1;
+}
+
+void fs_target_at(const struct fs_target *t, int hostproc_fd, struct fs_at *ret)
+{
+        if (t->fd >= 0) {
+                snprintf(ret->buf, sizeof(ret->buf), "thread-self/fd/%d", t->fd);
+                ret->dirfd = hostproc_fd;
+                ret->name = ret->buf;
+                ret->nofollow = 0;
+        } else {
+                ret->dirfd = t->dirfd;
+                ret->name = t->name;
+                ret->nofollow = AT_SYMLINK_NOFOLLOW;
+        }
+}
+
+int fs_at_enter(const struct fs_at *at)
+{
+        return fchdir(at->dirfd) < 0 ? negative_errno() : 0;
+}
+
+void fs_at_leave(void)
+{
+        /* the thread's root is the view's: "/" is always there */
+        (void)!chdir("/");
+}
+
+/* Whether the hidden rules hide dir + "/" + name (name without its
+ * trailing slashes; NULL: dir itself). */
+static bool hidden_at(const struct fs_context *ctx, const char *dir, const char *name)
+{
+        if (!ctx->n_rules)
+                return false;
+        if (fs_rules_hide(ctx->rules, ctx->n_rules, dir))
+                return true;
+        if (!name)
+                return false;
+        char full[PATH_MAX + NAME_MAX + 2];
+        size_t nl = strlen(name);
+        while (nl > 0 && name[nl - 1] == '/')
+                nl--;
+        snprintf(full, sizeof(full), "%s%s%.*s", dir, streq(dir, "/") ? "" : "/", (int)nl, name);
+        return fs_rules_hide(ctx->rules, ctx->n_rules, full);
+}
+
+/* 0 if fd is not in a hidden place, -ENOENT if it is; anything without a
+ * path (a pipe, a socket) is not. A location that cannot be learned (a
+ * path longer than PATH_MAX) fails closed with that error. */
+static int check_fd(struct notify_call *call, int fd)
+{
+        const struct fs_context *ctx = call->userdata;
+        if (!ctx->n_rules)
+                return 0;
+        char vp[PATH_MAX];
+        int r = fs_view_path(call->hostproc_fd, fd, vp, sizeof(vp));
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        return hidden_at(ctx, vp, NULL) ? -ENOENT : 0;
+}
+
+/* Pins the object t names (following a final symlink when follow) and
+ * checks where it is. As the child. */
+static int pin_object(struct notify_call *call, struct fs_target *t, bool follow)
+{
+        const struct fs_context *ctx = call->userdata;
+        int fd = openat(t->dirfd, t->name, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+        if (fd < 0)
+                return negative_errno();
+        t->fd = fd;
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (S_ISDIR(st.st_mode) && !fs_in_view(ctx, fd))
+                return -EACCES; /* a directory outside the view, through a magic link */
+        return check_fd(call, fd);
+}
+
+/* A walk that passes through a hidden directory and comes back out with
+ * ".." ("hidden/../x") must fail as it would if the directory were absent:
+ * each prefix that a ".." follows is pinned and checked. As the child. */
+static int check_dotdot(struct notify_call *call, int base, const char *dir)
+{
+        char prefix[PATH_MAX];
+        for (const char *c = dir; (c = strstr(c, "..")) != NULL; c += 2) {
+                bool starts = c == dir || c[-1] == '/';
+                bool ends = c[2] == '\0' || c[2] == '/';
+                if (!starts || !ends || c == dir)
+                        continue;
+                snprintf(prefix, sizeof(prefix), "%.*s", (int)(c - dir), dir);
+                _cleanup_close_ int fd = openat(base >= 0 ? base : AT_FDCWD, prefix, O_PATH | O_CLOEXEC);
+                if (fd < 0)
+                        return negative_errno();
+                int r = check_fd(call, fd);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static bool dot_name(const char *name)
+{
+        size_t n = strcspn(name, "/");
+        return (n == 1 && name[0] == '.') || (n == 2 && name[0] == '.' && name[1] == '.') || name[0] == '/';
+}
+
+int fs_resolve(struct notify_call *call, int child_dirfd, uint64_t addr, unsigned flags, struct fs_target *ret)
+{
+        const struct fs_context *ctx = call->userdata;
+        char raw[PATH_MAX];
+        ssize_t len;
+        if (addr == 0 && (flags & FS_NULL_OK))
+                len = 0;
+        else {
+                len = notify_read_string(call, addr, raw, sizeof(raw));
+                if (len < 0)
+                        return (int)len;
+        }
+        if (len == 0) {
+                if (!(flags & (FS_EMPTY_OK | FS_NULL_OK)) || (addr != 0 && !(flags & FS_EMPTY_OK)))
+                        return -ENOENT;
+                /* the dirfd itself: the child holds it already, nothing is
+                 * walked, so there is nothing to check but that it exists */
+                int fd = notify_open_dirfd(call, child_dirfd);
+                if (fd < 0)
+                        return fd;
+                ret->fd = fd;
+                ret->empty = true;
+                int r = check_fd(call, fd);
+                if (r < 0)
+                        return r;
+                return notify_id_valid(call);
+        }
+
+        bool changed;
+        int r = fs_rewrite_self(call, raw, flags & FS_FOLLOW, ret->path, sizeof(ret->path), &changed);
+        if (r < 0)
+                return r;
+        if (!changed)
+                memcpy(ret->path, raw, (size_t)len + 1);
+
+        _cleanup_close_ int base = -1;
+        if (ret->path[0] != '/') {
+                base = notify_open_dirfd(call, child_dirfd);
+                if (base < 0)
+                        return base;
+                struct stat st;
+                if (fstat(base, &st) == 0 && S_ISDIR(st.st_mode) && !fs_in_view(ctx, base))
+                        return -EACCES;
+        }
+        /* everything decided from here on is our own copy */
+        if (notify_id_valid(call) < 0)
+                return -ENOENT;
+        return fs_resolve_at(call, base, flags, ret);
+}
+
+int fs_resolve_at(struct notify_call *call, int base, unsigned flags, struct fs_target *ret)
+{
+        const struct fs_context *ctx = call->userdata;
+        const char *p = ret->path;
+        int r;
+
+        /* split into the directory part and the last component (with its
+         * trailing slashes, which the kernel interprets on the call) */
+        size_t n = strlen(p), end = n;
+        while (end > 0 && p[end - 1] == '/')
+                end--;
+        char dir[PATH_MAX];
+        if (end == 0) {
+                snprintf(dir, sizeof(dir), "/");
+                snprintf(ret->name, sizeof(ret->name), "/");
+        } else {
+                size_t start = end;
+                while (start > 0 && p[start - 1] != '/')
+                        start--;
+                if (start == 0)
+                        snprintf(dir, sizeof(dir), ".");
+                else
+                        snprintf(dir, sizeof(dir), "%.*s", (int)start, p);
+                snprintf(ret->name, sizeof(ret->name), "%s", p + start);
+        }
+
+        /* a relative walk starts where the child stands: that must not be
+         * in a hidden directory either (a cwd the kernel entered after our
+         * chdir check, see paths.c) */
+        if (base >= 0 && (r = check_fd(call, base)) < 0)
+                return r;
+        r = fs_as_child_begin();
+        if (r < 0)
+                return r;
+        int pfd = openat(base >= 0 ? base : AT_FDCWD, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (pfd < 0) {
+                r = negative_errno();
+                goto out;
+        }
+        ret->dirfd = pfd;
+        if (!fs_in_view(ctx, pfd)) {
+                r = -EACCES;
+                goto out;
+        }
+        bool dots = dot_name(ret->name);
+        if (ctx->n_rules && (r = check_dotdot(call, base, dir)) < 0)
+                goto out;
+        if (ctx->n_rules) {
+                char vp[PATH_MAX];
+                r = fs_view_path(call->hostproc_fd, pfd, vp, sizeof(vp));
+                if (r < 0)
+                        goto out;
+                if (hidden_at(ctx, vp, dots ? NULL : ret->name)) {
+                        r = -ENOENT;
+                        goto out;
+                }
+        }
+        bool slash = ret->name[strcspn(ret->name, "/")] == '/' && ret->name[0] != '/';
+        if ((flags & FS_NEED) && ((flags & FS_FOLLOW) || dots || slash))
+                r = pin_object(call, ret, (flags & FS_FOLLOW) || slash);
+        else if (slash && ctx->n_rules) {
+                /* "name/" makes the kernel follow name: check where it leads */
+                int fd = openat(pfd, ret->name, O_PATH | O_CLOEXEC);
+                if (fd >= 0) {
+                        r = check_fd(call, fd);
+                        close(fd);
+                }
+        }
+out:
+        fs_as_child_end();
+        return r;
+}
+
+int fs_check_symlink_chain(struct notify_call *call, const struct fs_target *t)
+{
+        int dirfd = fcntl(t->dirfd, F_DUPFD_CLOEXEC, 3);
+        if (dirfd < 0)
+                return negative_errno();
+        char name[PATH_MAX];
+        snprintf(name, sizeof(name), "%s", t->name);
+        int r = 0;
+        for (int hops = 0; hops < 40; hops++) {
+                char target[PATH_MAX];
+                r = fs_as_child_begin();
+                if (r < 0)
+                        break;
+                struct stat st;
+                ssize_t n = -1;
+                if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+                        n = readlinkat(dirfd, name, target, sizeof(target) - 1);
+                fs_as_child_end();
+                if (n <= 0)
+                        break; /* not a symlink (or gone): the last hop was checked */
+                target[n] = '\0';
+                struct fs_target next = FS_TARGET_INIT;
+                memcpy(next.path, target, (size_t)n + 1);
+                r = fs_resolve_at(call, target[0] == '/' ? -1 : dirfd, 0, &next);
+                if (r < 0) {
+                        fs_target_done(&next);
+                        break;
+                }
+                close(dirfd);
+                dirfd = next.dirfd;
+                next.dirfd = -1;
+                snprintf(name, sizeof(name), "%s", next.name);
+                fs_target_done(&next);
+        }
+        close(dirfd);
+        return r;
+}

@@ -1,0 +1,190 @@
+/* The extended-attribute calls, emulated against the view. Sizes are
+ * bounded as the kernel bounds them (XATTR_SIZE_MAX for a value,
+ * XATTR_LIST_MAX for a list, XATTR_NAME_MAX for a name), so the child can
+ * make the sentry allocate no more than the kernel would.
+ *
+ * POSIX ACLs (system.posix_acl_access, system.posix_acl_default) embed ids:
+ * they are translated as the kernel translates them for the child's own
+ * call (see acl_ids). Limitation: a v3 security.capability's root id is
+ * passed as the sentry's namespace renders it. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <linux/xattr.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+
+#include "common/util.h"
+#include "fs/fs-internal.h"
+#include "fs/fs.h"
+
+#ifndef XATTR_SIZE_MAX
+#define XATTR_SIZE_MAX 65536
+#endif
+#ifndef XATTR_LIST_MAX
+#define XATTR_LIST_MAX 65536
+#endif
+#ifndef XATTR_NAME_MAX
+#define XATTR_NAME_MAX 255
+#endif
+
+static int deny(struct notify_verdict *ret, int r)
+{
+        ret->kind = VERDICT_ERROR;
+        ret->error = r == -ESRCH ? ENOENT : -r;
+        return 0;
+}
+
+enum xop { X_GET, X_SET, X_LIST, X_REMOVE };
+
+#define ACL_VERSION 2
+#define ACL_USER    0x02
+#define ACL_GROUP   0x08
+
+static bool is_acl(const char *name)
+{
+        return streq(name, "system.posix_acl_access") || streq(name, "system.posix_acl_default");
+}
+
+/* The ids in a POSIX ACL value (a little-endian header {u32 version} and
+ * entries {u16 tag, u16 perm, u32 id}; only ACL_USER and ACL_GROUP entries
+ * carry an id). To the child: its own id reads 0, any other -1, as the
+ * kernel renders an id unmapped in the reader's namespace. From the child:
+ * 0 is its own id, -1 stays, anything else is EINVAL, as the kernel answers
+ * for an unmapped id; without this the sentry would grant host users
+ * access. A malformed value is left for the kernel to refuse. */
+static int acl_ids(const struct fs_context *ctx, unsigned char *v, size_t len, bool to_child)
+{
+        if (len < 4 || (len - 4) % 8 != 0 || v[0] != ACL_VERSION || v[1] || v[2] || v[3])
+                return 0;
+        for (size_t off = 4; off < len; off += 8) {
+                uint16_t tag = (uint16_t)(v[off] | v[off + 1] << 8);
+                if (tag != ACL_USER && tag != ACL_GROUP)
+                        continue;
+                uint32_t id = (uint32_t)v[off + 4] | (uint32_t)v[off + 5] << 8 | (uint32_t)v[off + 6] << 16 |
+                              (uint32_t)v[off + 7] << 24;
+                uint32_t root = tag == ACL_USER ? ctx->fsuid : ctx->fsgid;
+                if (to_child)
+                        id = id == root ? 0 : (uint32_t)-1;
+                else if (fs_id_from_child(id, root, &id) < 0)
+                        return -EINVAL;
+                for (int b = 0; b < 4; b++)
+                        v[off + 4 + b] = (unsigned char)(id >> (8 * b));
+        }
+        return 0;
+}
+
+/* Emulates getxattr(2), setxattr(2), listxattr(2), removexattr(2) and
+ * their l* variants against the view. */
+int fs_handle_xattr(struct notify_call *call, struct notify_verdict *ret)
+{
+        const struct seccomp_data *d = &call->req->data;
+        enum xop op;
+        bool follow =
+                d->nr == SYS_getxattr || d->nr == SYS_setxattr || d->nr == SYS_listxattr || d->nr == SYS_removexattr;
+        if (d->nr == SYS_getxattr || d->nr == SYS_lgetxattr)
+                op = X_GET;
+        else if (d->nr == SYS_setxattr || d->nr == SYS_lsetxattr)
+                op = X_SET;
+        else if (d->nr == SYS_listxattr || d->nr == SYS_llistxattr)
+                op = X_LIST;
+        else
+                op = X_REMOVE;
+        char name[XATTR_NAME_MAX + 1];
+        uint64_t valaddr = 0;
+        size_t size = 0;
+        int flags = 0;
+        if (op != X_LIST) {
+                ssize_t n = notify_read_string(call, d->args[1], name, sizeof(name));
+                if (n == -ENAMETOOLONG || n == 0)
+                        return deny(ret, -ERANGE);
+                if (n < 0)
+                        return deny(ret, (int)n);
+                valaddr = d->args[2];
+                size = (size_t)d->args[3];
+        } else {
+                valaddr = d->args[1];
+                size = (size_t)d->args[2];
+        }
+        _cleanup_free_ char *value = NULL;
+        switch (op) {
+        case X_SET:
+                flags = (int)d->args[4];
+                if (flags & ~(XATTR_CREATE | XATTR_REPLACE))
+                        return deny(ret, -EINVAL);
+                if (size > XATTR_SIZE_MAX)
+                        return deny(ret, -E2BIG);
+                if (size) {
+                        value = xmalloc(size);
+                        int r = notify_read_mem(call, valaddr, value, size);
+                        if (r < 0)
+                                return deny(ret, r);
+                        if (is_acl(name) && (r = acl_ids(call->userdata, (unsigned char *)value, size, false)) < 0)
+                                return deny(ret, r);
+                }
+                break;
+        case X_GET:
+                if (size > XATTR_SIZE_MAX)
+                        size = XATTR_SIZE_MAX;
+                if (size)
+                        value = xmalloc(size);
+                break;
+        case X_LIST:
+                if (size > XATTR_LIST_MAX)
+                        size = XATTR_LIST_MAX;
+                if (size)
+                        value = xmalloc(size);
+                break;
+        case X_REMOVE:
+                break;
+        }
+
+        _cleanup_(fs_target_done) struct fs_target t = FS_TARGET_INIT;
+        int r = fs_resolve(call, AT_FDCWD, d->args[0], FS_NEED | (follow ? FS_FOLLOW : 0), &t);
+        if (r < 0)
+                return deny(ret, r);
+        struct fs_at at;
+        fs_target_at(&t, call->hostproc_fd, &at);
+        /* through the magic link to a pinned object, the following variant;
+         * on (dir, name), the l* one: name is not followed */
+        bool nofollow = at.nofollow != 0;
+        if ((r = fs_as_child_begin()) < 0)
+                return r;
+        ssize_t k;
+        r = fs_at_enter(&at);
+        if (r < 0)
+                k = r;
+        else {
+                switch (op) {
+                case X_GET:
+                        k = nofollow ? lgetxattr(at.name, name, value, size) : getxattr(at.name, name, value, size);
+                        break;
+                case X_SET:
+                        k = nofollow ? lsetxattr(at.name, name, value, size, flags)
+                                     : setxattr(at.name, name, value, size, flags);
+                        break;
+                case X_LIST:
+                        k = nofollow ? llistxattr(at.name, value, size) : listxattr(at.name, value, size);
+                        break;
+                case X_REMOVE:
+                        k = nofollow ? lremovexattr(at.name, name) : removexattr(at.name, name);
+                        break;
+                }
+                if (k < 0)
+                        k = -errno;
+                fs_at_leave();
+        }
+        fs_as_child_end();
+        if (k < 0)
+                return deny(ret, (int)k);
+        if (op == X_GET && size && k > 0 && is_acl(name))
+                (void)acl_ids(call->userdata, (unsigned char *)value, (size_t)k, true);
+        if ((op == X_GET || op == X_LIST) && size && k > 0) {
+                r = notify_write_mem(call, valaddr, value, (size_t)k);
+                if (r < 0)
+                        return deny(ret, r);
+        }
+        ret->kind = VERDICT_VALUE;
+        ret->value = k;
+        return 0;
+}
