@@ -306,6 +306,14 @@ _noreturn_ static void exec_command(const struct sandbox_plan *plan, int tty_sla
                 dprintf(STDERR_FILENO, "cordon: cannot change to %s in the sandbox: %s\n", plan->cwd, strerror(errno));
                 _exit(EXIT_SANDBOX);
         }
+        /* init made itself non-dumpable, and this fork inherited that with
+         * init's mm, which belongs to the host's user namespace: an
+         * unprivileged sentry could not read this process's memory to check
+         * its execve. Dumpable again for the moment until exec replaces the
+         * image (which resets it anyway): no other process of the sandbox
+         * exists yet to look, and this copy of init holds nothing the command
+         * may not see (the channel to the sentry is closed). */
+        (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
         execvpe(plan->argv[0], plan->argv, plan->envp);
         int e = errno;
         dprintf(STDERR_FILENO, "cordon: %s: %s\n", plan->argv[0], strerror(e));
