@@ -603,6 +603,11 @@ fi
 probe toctou-open "$S"
 probe symlink-race "$S"
 
+# exec: the executed file is the one checked (fs/exec.c, sentry/exectrace.c)
+probe exec-i386
+probe exec-flip
+probe exec-fd-swap
+
 # --- the same with the sandbox's own tools ---------------------------------
 
 shell sh-cat-secret "
