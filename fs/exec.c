@@ -45,7 +45,6 @@
  * handlers. Bounded: when every slot is taken (slots are left behind by
  * execs the kernel then failed), the oldest is reused; an exec whose
  * approval was evicted that way is killed by the tracer (fails closed). */
-#define EXEC_SLOTS 1024
 
 struct exec_slot {
         pid_t tid; /* 0: free */
@@ -56,7 +55,7 @@ struct exec_slot {
 struct fs_exec_table {
         pthread_mutex_t lock;
         uint64_t seq;
-        struct exec_slot slot[EXEC_SLOTS];
+        struct exec_slot slot[FS_EXEC_SLOTS];
 };
 
 int fs_exec_table_new(struct fs_exec_table **ret)
@@ -92,11 +91,11 @@ static void table_lock(struct fs_exec_table *t)
                 pthread_mutex_consistent(&t->lock);
 }
 
-static void table_record(struct fs_exec_table *t, pid_t tid, const struct fs_exec_approval *a)
+void fs_exec_record(struct fs_exec_table *t, pid_t tid, const struct fs_exec_approval *a)
 {
         table_lock(t);
         struct exec_slot *use = NULL, *oldest = &t->slot[0];
-        for (size_t i = 0; i < EXEC_SLOTS; i++) {
+        for (size_t i = 0; i < FS_EXEC_SLOTS; i++) {
                 struct exec_slot *s = &t->slot[i];
                 if (s->tid == tid) {
                         use = s;
@@ -119,7 +118,7 @@ int fs_exec_take(struct fs_exec_table *t, pid_t tid, struct fs_exec_approval *re
 {
         int r = -ENOENT;
         table_lock(t);
-        for (size_t i = 0; i < EXEC_SLOTS; i++) {
+        for (size_t i = 0; i < FS_EXEC_SLOTS; i++) {
                 struct exec_slot *s = &t->slot[i];
                 if (s->tid != tid || tid == 0)
                         continue;
@@ -432,7 +431,7 @@ int fs_handle_exec(struct notify_call *call, struct notify_verdict *ret)
         }
         const struct fs_context *ctx = call->userdata;
         if (ctx->exec)
-                table_record(ctx->exec, (pid_t)call->req->pid, &a);
+                fs_exec_record(ctx->exec, (pid_t)call->req->pid, &a);
         /* CONTINUE, although the decision read child memory (the path): the
          * kernel cannot be handed a file to execute, so it walks the path
          * again and may find another file there (the buffer rewritten by a

@@ -103,6 +103,11 @@ struct fs_exec_approval {
 struct fs_exec_table;
 int fs_exec_table_new(struct fs_exec_table **ret);
 void fs_exec_table_free(struct fs_exec_table *t);
+/* At most this many approvals are held; beyond, the oldest is reused (an
+ * exec whose approval was reused that way is killed: fails closed). */
+#define FS_EXEC_SLOTS 1024
+/* Records a's approval for thread tid, replacing the one it had. */
+void fs_exec_record(struct fs_exec_table *t, pid_t tid, const struct fs_exec_approval *a);
 /* Takes (and removes) the approval recorded for thread tid (host tid, the
  * one PTRACE_GETEVENTMSG gives at PTRACE_EVENT_EXEC). 0 or -ENOENT. */
 int fs_exec_take(struct fs_exec_table *t, pid_t tid, struct fs_exec_approval *ret);
