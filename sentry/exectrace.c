@@ -23,7 +23,6 @@
 #include "config.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
