@@ -88,6 +88,9 @@ struct fs_context {
         pid_t agent_pid;
         int agent_sock;
         pthread_mutex_t agent_lock;
+        /* approved executions, shared with the exec tracer (exec.c); NULL
+         * when exec is not verified after the fact */
+        struct fs_exec_table *exec;
 };
 
 /* qsort/bsearch comparator for mount ids */
@@ -143,3 +146,46 @@ int fs_handle_statfs(struct notify_call *call, struct notify_verdict *ret);
 int fs_handle_xattr(struct notify_call *call, struct notify_verdict *ret);
 int fs_handle_inotify_add_watch(struct notify_call *call, struct notify_verdict *ret);
 int fs_handle_chdir(struct notify_call *call, struct notify_verdict *ret);
+/* --- exec (exec.c) --- */
+
+/* A file as the tracer can compare it with /proc/PID/exe. */
+struct fs_exec_id {
+        uint64_t dev;
+        uint64_t ino;
+};
+
+/* What the exec handler approved for one thread's execve/execveat. */
+struct fs_exec_approval {
+        struct fs_exec_id file; /* the file named by the call */
+        struct fs_exec_id run;  /* the image that runs: file, or the end of its #! chain */
+        unsigned depth;         /* #! interpreters followed */
+        bool unread;            /* run is executable but unreadable by the child: its machine is unchecked */
+};
+
+/* The approvals, in memory shared with a forked tracer (MAP_SHARED, a robust
+ * process-shared lock). Create before forking the tracer. */
+struct fs_exec_table;
+int fs_exec_table_new(struct fs_exec_table **ret);
+void fs_exec_table_free(struct fs_exec_table *t);
+/* At most this many approvals are held; beyond, the oldest is reused (an
+ * exec whose approval was reused that way is killed: fails closed). */
+#define FS_EXEC_SLOTS 1024
+/* Records a's approval for thread tid, replacing the one it had. */
+void fs_exec_record(struct fs_exec_table *t, pid_t tid, const struct fs_exec_approval *a);
+/* Takes (and removes) the approval recorded for thread tid (host tid, the
+ * one PTRACE_GETEVENTMSG gives at PTRACE_EVENT_EXEC). 0 or -ENOENT. */
+int fs_exec_take(struct fs_exec_table *t, pid_t tid, struct fs_exec_approval *ret);
+
+enum fs_exec_kind {
+        FS_EXEC_NATIVE_ELF,  /* ELFCLASS64, little-endian, EM_X86_64, executable or shared object */
+        FS_EXEC_FOREIGN_ELF, /* i386, x32, aarch64, ...: refused */
+        FS_EXEC_BAD_ELF,     /* ELF magic, unparsable header */
+        FS_EXEC_SCRIPT,      /* #! */
+        FS_EXEC_OTHER,
+};
+/* Classifies a file by its first bytes (libelf for ELF headers). */
+enum fs_exec_kind fs_exec_classify(const void *buf, size_t len);
+
+/* Emulates execve(2) and execveat(2): the file (and its #! interpreters) is
+ * checked as the child and recorded in ctx->exec; the kernel then execs. */
+int fs_handle_exec(struct notify_call *call, struct notify_verdict *ret);

@@ -157,6 +157,8 @@ int sentry_check(bool json)
                 {"mount_setattr", syscall_exists(442, -1, 0, 0, 0), true, "recursive read-only binds (Linux 5.12)"},
                 {"pidfd_open", syscall_exists(SYS_pidfd_open, 0, 0, 0, 0), true, "watching the sandbox's init"},
                 {"SO_NETNS_COOKIE", has_netns_cookie(), true, "the egress gate tells its sockets apart (Linux 5.14)"},
+                {"ptrace exec events", exectrace_probe() == 0, true,
+                 "exec verified after the fact (else only with --allow-unverified-exec)"},
                 {"process_vm_readv", syscall_exists(SYS_process_vm_readv, 0, 0, 0, 0), false, "else /proc/PID/mem"},
                 {"landlock", landlock_abi > 0, false, "kernel-enforced floor (later issue)"},
                 {"overlayfs", has_filesystem("overlay"), false, "template roots"},

@@ -31,6 +31,9 @@ static void usage(FILE *f)
               "  -t, --tty                give the command a terminal even if ours is not one\n"
               "  -T, --no-tty             never give the command a terminal\n"
               "      --trap-all           emulate every path call, also those the mount view decides alone\n"
+              "      --allow-unverified-exec\n"
+              "                           where this host refuses ptrace, run without checking after each\n"
+              "                           exec that the checked file is the one that runs (a weaker tier)\n"
               "\n"
               "Limits (the policy's \"limits\" too; where both are given the stricter wins):\n"
               "      --memory SIZE        memory of the whole sandbox, e.g. 512M (OOM-killed inside it)\n"
@@ -121,16 +124,27 @@ static int cmd_digest(int argc, char **argv)
 static int cmd_run(int argc, char **argv)
 {
         static const struct option opts[] = {
-                {"policy", required_argument, NULL, 'p'},  {"bind", required_argument, NULL, 'b'},
-                {"env", required_argument, NULL, 'e'},     {"cwd", required_argument, NULL, 'C'},
-                {"tty", no_argument, NULL, 't'},           {"no-tty", no_argument, NULL, 'T'},
-                {"trap-all", no_argument, NULL, 'A'},      {"verbose", no_argument, NULL, 'v'},
-                {"help", no_argument, NULL, 'h'},          {"memory", required_argument, NULL, 'M'},
-                {"cpus", required_argument, NULL, 'c'},    {"pids", required_argument, NULL, 'P'},
-                {"disk", required_argument, NULL, 'D'},    {"nofile", required_argument, NULL, 'N'},
-                {"timeout", required_argument, NULL, 'o'}, {"admission", required_argument, NULL, 'a'},
-                {"stats", required_argument, NULL, 's'},   {"cgroup", required_argument, NULL, 'g'},
-                {"audit", required_argument, NULL, 'U'},   {0},
+                {"policy", required_argument, NULL, 'p'},
+                {"bind", required_argument, NULL, 'b'},
+                {"env", required_argument, NULL, 'e'},
+                {"cwd", required_argument, NULL, 'C'},
+                {"tty", no_argument, NULL, 't'},
+                {"no-tty", no_argument, NULL, 'T'},
+                {"trap-all", no_argument, NULL, 'A'},
+                {"verbose", no_argument, NULL, 'v'},
+                {"help", no_argument, NULL, 'h'},
+                {"memory", required_argument, NULL, 'M'},
+                {"cpus", required_argument, NULL, 'c'},
+                {"pids", required_argument, NULL, 'P'},
+                {"disk", required_argument, NULL, 'D'},
+                {"nofile", required_argument, NULL, 'N'},
+                {"timeout", required_argument, NULL, 'o'},
+                {"admission", required_argument, NULL, 'a'},
+                {"stats", required_argument, NULL, 's'},
+                {"cgroup", required_argument, NULL, 'g'},
+                {"audit", required_argument, NULL, 'U'},
+                {"allow-unverified-exec", no_argument, NULL, 'X'},
+                {0},
         };
         struct run_options o = {.tty = TTY_AUTO, .cgroup_mode = CG_AUTO};
         run_limits_unset(&o.limits);
@@ -183,6 +197,9 @@ static int cmd_run(int argc, char **argv)
                         break;
                 case 'A':
                         o.trap_all = true;
+                        break;
+                case 'X':
+                        o.allow_unverified_exec = true;
                         break;
                 case 'v':
                         o.verbose = true;

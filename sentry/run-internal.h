@@ -65,7 +65,9 @@ struct sandbox_state {
         struct fs_context fsctx;
         struct notify_engine *engine;
         struct net_gate *gate;
-        int audit_fd; /* --audit FILE, or -1 */
+        int audit_fd;               /* --audit FILE, or -1 */
+        bool allow_unverified_exec; /* --allow-unverified-exec: run on without the exec tracer */
+        pid_t exec_tracer;          /* 0: none */
 
         int pty_master;
         bool tty_raw;
@@ -86,6 +88,22 @@ struct sandbox_state {
         } trapped[64]; /* notifications served, per emulated syscall */
         size_t n_trapped;
 };
+
+/* The exec tracer (exectrace.c): verifies after each exec in the sandbox
+ * that the process runs the image fs_handle_exec approved. */
+struct exectrace_config {
+        pid_t init_pid;
+        struct fs_exec_table *table; /* MAP_SHARED with the handlers */
+        int audit_fd;                /* -1: none */
+        bool verbose;
+        const char *sandbox_id;
+};
+/* Forks the tracer (call while single-threaded) and waits until it has
+ * seized init (before init forks the command). 0 with *ret_pid, or -errno
+ * from PTRACE_SEIZE. */
+int exectrace_start(const struct exectrace_config *c, pid_t *ret_pid);
+/* Ends and reaps the tracer; call after init has been waited for. */
+void exectrace_stop(pid_t pid);
 
 /* Writes the --stats JSON; 0 or -errno. */
 int write_stats(struct sandbox_state *st, const char *path, int exit_code);

@@ -313,6 +313,14 @@ _noreturn_ static void exec_command(const struct sandbox_plan *plan, int tty_sla
                         close(tty_slave);
         }
         /* the working directory is init's, set before the filter (below) */
+        /* init made itself non-dumpable, and this fork inherited that with
+         * init's mm, which belongs to the host's user namespace: an
+         * unprivileged sentry could not read this process's memory to check
+         * its execve. Dumpable again for the moment until exec replaces the
+         * image (which resets it anyway): no other process of the sandbox
+         * exists yet to look, and this copy of init holds nothing the command
+         * may not see (the channel to the sentry is closed). */
+        (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
         execvpe(plan->argv[0], plan->argv, plan->envp);
         int e = errno;
         if (e == ENOENT && plan->view.template_path)
@@ -724,6 +732,7 @@ int sentry_run(const struct run_options *o)
                 .policy = o->policy,
                 .audit_fd = audit_fd,
                 .verbose = o->verbose,
+                .allow_unverified_exec = o->allow_unverified_exec,
                 .cg = cg,
                 .limits = limits,
                 .id = id,
@@ -913,6 +922,46 @@ static void kill_and_reap(struct sandbox_state *st)
         sandbox_kill_all(st);
         while (waitpid(st->init_pid, NULL, 0) < 0 && errno == EINTR)
                 ;
+        exectrace_stop(st->exec_tracer);
+        st->exec_tracer = 0;
+        fs_exec_table_free(TAKE_PTR(st->fsctx.exec));
+}
+
+/* The exec tracer, started while the sentry is single-threaded and before
+ * init forks the command, so that every process of the sandbox is traced
+ * from its birth. Where the host refuses ptrace the sandbox does not start,
+ * unless --allow-unverified-exec accepts the weaker tier (said plainly). */
+static int start_exec_tracer(struct sandbox_state *st)
+{
+        int r = fs_exec_table_new(&st->fsctx.exec);
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot map the exec approval table: %s\n", strerror(-r));
+                return r;
+        }
+        struct exectrace_config c = {
+                .init_pid = st->init_pid,
+                .table = st->fsctx.exec,
+                .audit_fd = st->audit_fd,
+                .verbose = st->verbose,
+                .sandbox_id = st->id,
+        };
+        r = exectrace_start(&c, &st->exec_tracer);
+        if (r == 0)
+                return 0;
+        fs_exec_table_free(TAKE_PTR(st->fsctx.exec));
+        if (!st->allow_unverified_exec) {
+                fprintf(stderr,
+                        "cordon: cannot trace the sandbox's exec events (PTRACE_SEIZE: %s): without them the "
+                        "sentry cannot verify that an executed file is the one it checked. Refusing to start; "
+                        "--allow-unverified-exec accepts the weaker tier (see `cordon check`).\n",
+                        strerror(-r));
+                return r;
+        }
+        fprintf(stderr,
+                "cordon: warning: exec is NOT verified after the fact on this host (PTRACE_SEIZE: %s); "
+                "running the weaker tier as --allow-unverified-exec asked\n",
+                strerror(-r));
+        return 0;
 }
 
 static int sentry_main_loop(struct sandbox_state *st)
@@ -995,6 +1044,13 @@ static int sentry_main_loop(struct sandbox_state *st)
          * readable after the mount namespace is gone) */
         st->writable_fd = openat(st->fsctx.root_fd, "tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
+        r = start_exec_tracer(st);
+        if (r < 0) {
+                close(listener);
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+
         r = fs_agent_start(&st->fsctx, usernsfd);
         if (r < 0) {
                 fprintf(stderr, "cordon: cannot start the proc agent in the sandbox's user namespace: %s\n",
@@ -1053,11 +1109,14 @@ static int sentry_main_loop(struct sandbox_state *st)
                         "; egress gate for %zu listed name(s)\n"
                         "cordon:   seccomp: filter from %zu table rows; %s and socket calls emulated by the sentry; "
                         "killable wait %s; SYNC_WAKE_UP %s\n"
+                        "cordon:   exec: checked by the sentry; %s\n"
                         "cordon:   limits: memory %s, cpu %s, tasks %s, disk %s; cgroup %s\n"
                         "cordon:   not yet: Landlock, BPF floor, approvals\n",
                         st->id, st->init_pid, st->uid, st->gid, view, st->policy->n_net_rules, n_table,
                         st->plan->trap_paths ? "every path call" : "opens (other path calls native: the view decides)",
                         m.value ? "on" : "UNAVAILABLE", notify_engine_sync_wakeup(st->engine) ? "on" : "unavailable",
+                        st->exec_tracer ? "the running image verified at each exec event (ptrace, no syscall stops)"
+                                        : "NOT verified after exec (--allow-unverified-exec)",
                         mem, cpu, tasks, disk, st->cg ? cgroup_backend(st->cg) : "none");
         }
 
@@ -1087,6 +1146,8 @@ static int sentry_main_loop(struct sandbox_state *st)
 
         int code = supervise(st);
         tty_end(st);
+        exectrace_stop(st->exec_tracer);
+        st->exec_tracer = 0;
         /* init has exited; the pid namespace is gone with it. The workers may
          * still sit in a receive: stopping the engine wakes them. */
         capture_trapped_counts(st);
@@ -1095,6 +1156,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         st->gate = NULL;
         fs_agent_stop(&st->fsctx);
         free(st->fsctx.mount_ids);
+        fs_exec_table_free(TAKE_PTR(st->fsctx.exec));
         close(st->fsctx.root_fd);
         close(st->sock);
         close(st->pidfd);

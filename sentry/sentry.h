@@ -34,6 +34,7 @@ struct run_options {
         const char *stats_path;     /* --stats FILE */
         const char *audit_path;     /* --audit FILE: the egress audit log (JSON lines) */
         enum cg_mode cgroup_mode;
+        bool allow_unverified_exec; /* run without the exec tracer where ptrace is refused (weaker tier) */
 };
 
 /* Runs argv in a new sandbox in the foreground. Returns the exit status
@@ -52,6 +53,10 @@ size_t sentry_syscall_select(bool trap_paths, struct syscall_entry *ret, size_t 
 /* `cordon check`: prints what this host supports; returns 0 when every
  * layer `cordon run` requires is there, 1 otherwise. */
 int sentry_check(bool json);
+
+/* Whether this host lets the sentry trace the sandbox's exec events
+ * (sentry/exectrace.c): 0 or -errno from PTRACE_SEIZE. */
+int exectrace_probe(void);
 
 /* `cordon syscalls`: prints the table. */
 void sentry_print_syscalls(void);

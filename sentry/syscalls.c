@@ -102,6 +102,15 @@ static const struct syscall_entry table[] = {
          .flags = SC_F_PATH_POLICY,
          .note = "resolved and checked by the worker, then CONTINUE: only the kernel sets a cwd" FAST},
 
+        /* --- exec: checked by the sentry, performed by the kernel, verified
+         * after the fact (the kernel cannot be handed a file to execute: the
+         * handler answers CONTINUE and the exec tracer compares
+         * /proc/PID/exe with what it approved at the exec event) --- */
+        EMULATE("execve", fs_handle_exec, SUPPORT_FULL,
+                "x bit, noexec, x86_64 ELF or #! chain checked as the child; image verified at the exec event"),
+        EMULATE("execveat", fs_handle_exec, SUPPORT_FULL,
+                "as execve; dirfd, AT_EMPTY_PATH (fexecve) and AT_SYMLINK_NOFOLLOW honoured"),
+
         /* --- the egress gate: calls that name a destination --- */
         {.name = "connect",
          .action = SC_EMULATE,

@@ -647,6 +647,10 @@ else
         FAILED=$((FAILED + 1))
         FAILED_NAMES+=(hidden-host-copy)
 fi
+# exec: the executed file is the one checked (fs/exec.c, sentry/exectrace.c)
+probe exec-i386
+probe exec-flip
+probe exec-fd-swap
 
 # --- the same with the sandbox's own tools ---------------------------------
 

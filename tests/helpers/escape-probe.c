@@ -3435,6 +3435,268 @@ static int a_egress_pool_oob(int argc, char **argv)
 }
 
 /* ------------------------------------------------------------------ */
+/* exec: the executed file is the one checked */
+
+#define I386_FILE  "/tmp/esc-i386"
+#define TRUE_COPY  "/tmp/esc-true"
+#define EXEC_RACES 5000
+
+/* A minimal i386 ELF that exits 42 through int $0x80 (no libc, no
+ * interpreter): the kernel runs it where it has IA32 emulation; cordon must
+ * refuse it before the kernel loads it. Its first syscall would also meet
+ * the seccomp filter's architecture check (SIGSYS): either way, an exit of
+ * 42 or a death by SIGSYS means it was executed. */
+static int write_i386(const char *path)
+{
+        static const unsigned char code[] = {0xb8, 0x01, 0x00, 0x00, 0x00, 0xbb, 0x2a, 0x00, 0x00, 0x00, 0xcd, 0x80};
+        unsigned char f[52 + 32 + sizeof(code)] = {0x7f, 'E', 'L', 'F', 1 /* ELFCLASS32 */, 1, 1};
+        uint32_t base = 0x08048000, entry = base + 52 + 32, size = sizeof(f);
+        uint16_t h16[] = {2 /* ET_EXEC */, 3 /* EM_386 */};
+        memcpy(f + 16, h16, sizeof(h16));
+        uint32_t h32[] = {1 /* version */, entry, 52 /* phoff */, 0 /* shoff */, 0 /* flags */};
+        memcpy(f + 20, h32, sizeof(h32));
+        uint16_t h16b[] = {52 /* ehsize */, 32 /* phentsize */, 1 /* phnum */, 0, 0, 0};
+        memcpy(f + 40, h16b, sizeof(h16b));
+        uint32_t ph[] = {1 /* PT_LOAD */, 0, base, base, size, size, 5 /* R|X */, 0x1000};
+        memcpy(f + 52, ph, sizeof(ph));
+        memcpy(f + 84, code, sizeof(code));
+        unlink(path);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+        if (fd < 0)
+                return -errno;
+        ssize_t k = write(fd, f, sizeof(f));
+        close(fd);
+        return k == (ssize_t)sizeof(f) ? 0 : -EIO;
+}
+
+/* A private copy of /bin/true (a file the race below can rename). */
+static int copy_true(const char *path)
+{
+        char buf[65536];
+        int in = open("/bin/true", O_RDONLY | O_CLOEXEC);
+        if (in < 0)
+                return -errno;
+        unlink(path);
+        int out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+        if (out < 0) {
+                close(in);
+                return -errno;
+        }
+        ssize_t k;
+        int r = 0;
+        while ((k = read(in, buf, sizeof(buf))) > 0)
+                if (write(out, buf, (size_t)k) != k) {
+                        r = -EIO;
+                        break;
+                }
+        close(in);
+        close(out);
+        return k < 0 ? -errno : r;
+}
+
+/* How one exec attempt ended, seen from its parent. */
+enum exec_end { EXEC_OK, EXEC_REFUSED, EXEC_OTHER_ERR, EXEC_KILLED, EXEC_RAN_FORBIDDEN, EXEC_WEIRD };
+
+/* The child's _exit code when execve returned: 100 + errno. */
+static enum exec_end exec_end_of(int status, int *ret_err)
+{
+        if (WIFEXITED(status)) {
+                int c = WEXITSTATUS(status);
+                if (c == 0)
+                        return EXEC_OK;
+                if (c == 42)
+                        return EXEC_RAN_FORBIDDEN;
+                if (c >= 100) {
+                        *ret_err = c - 100;
+                        return c - 100 == ENOEXEC ? EXEC_REFUSED : EXEC_OTHER_ERR;
+                }
+                return EXEC_WEIRD;
+        }
+        if (WIFSIGNALED(status)) {
+                if (WTERMSIG(status) == SIGKILL)
+                        return EXEC_KILLED;
+                if (WTERMSIG(status) == SIGSYS)
+                        return EXEC_RAN_FORBIDDEN;
+        }
+        return EXEC_WEIRD;
+}
+
+/* vfork+execve(path) (or execveat(fd, "", AT_EMPTY_PATH) when fd >= 0):
+ * the child shares our memory, so a flipping thread of ours rewrites the
+ * very buffer its execve reads. */
+static int spawn_exec(const char *path, int fd)
+{
+        char *const argv[] = {"esc-exec", NULL};
+        char *const envp[] = {NULL};
+        pid_t p = vfork();
+        if (p == 0) {
+                if (fd >= 0)
+                        syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+                else
+                        syscall(SYS_execve, path, argv, envp);
+                _exit(100 + (errno < 100 ? errno : 99));
+        }
+        if (p < 0)
+                return -errno;
+        int status;
+        while (waitpid(p, &status, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        return status;
+}
+
+static int a_exec_i386(int argc, char **argv)
+{
+        int r = write_i386(I386_FILE);
+        if (r < 0)
+                return probe_error("write %s: %s", I386_FILE, en(-r));
+        int status = spawn_exec(I386_FILE, -1);
+        if (status < 0)
+                return probe_error("vfork: %s", en(-status));
+        int err = 0;
+        switch (exec_end_of(status, &err)) {
+        case EXEC_REFUSED:
+                return blocked("execve of an i386 ELF: ENOEXEC before the kernel loaded it");
+        case EXEC_KILLED:
+                return blocked("execve of an i386 ELF: killed by the exec tracer before it ran");
+        case EXEC_RAN_FORBIDDEN:
+                return through("execve of an i386 ELF: it ran (%s)",
+                               WIFSIGNALED(status) ? "killed by SIGSYS at its first syscall" : "exit 42");
+        case EXEC_OK:
+        case EXEC_OTHER_ERR:
+        case EXEC_WEIRD:
+                break;
+        }
+        return probe_error("execve of an i386 ELF: unexpected end (status 0x%x, %s)", status, err ? en(err) : "-");
+}
+
+static char exec_buf[PATH_MAX];
+static char exec_a[PATH_MAX], exec_b[PATH_MAX];
+static atomic_bool exec_stop;
+
+static void *flip_exec_buffer(void *arg)
+{
+        size_t la = strlen(exec_a) + 1, lb = strlen(exec_b) + 1;
+        while (!atomic_load(&exec_stop)) {
+                memcpy(exec_buf, exec_a, la);
+                for (volatile int i = 0; i < 200; i++)
+                        ;
+                memcpy(exec_buf, exec_b, lb);
+                for (volatile int i = 0; i < 200; i++)
+                        ;
+        }
+        return NULL;
+}
+
+/* A thread flips the path buffer of execve between an allowed binary and an
+ * i386 ELF (refused by the exec check; the kernel itself would run it). A
+ * check that read the allowed name lets the kernel re-read the buffer: the
+ * tracer must then kill the process at its exec event. */
+static int a_exec_flip(int argc, char **argv)
+{
+        int r = write_i386(I386_FILE);
+        if (r < 0)
+                return probe_error("write %s: %s", I386_FILE, en(-r));
+        r = copy_true(TRUE_COPY);
+        if (r < 0)
+                return probe_error("copy /bin/true: %s", en(-r));
+        snprintf(exec_a, sizeof(exec_a), "%s", TRUE_COPY);
+        snprintf(exec_b, sizeof(exec_b), "%s", I386_FILE);
+        snprintf(exec_buf, sizeof(exec_buf), "%s", TRUE_COPY);
+        pthread_t t;
+        atomic_store(&exec_stop, false);
+        if (pthread_create(&t, NULL, flip_exec_buffer, NULL) != 0)
+                return probe_error("pthread_create");
+        long n[EXEC_WEIRD + 1] = {0}, tries = 0;
+        int first_other = 0;
+        struct timespec t0, now;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int i = 0; i < EXEC_RACES; i++) {
+                int status = spawn_exec(exec_buf, -1);
+                if (status < 0)
+                        break;
+                tries++;
+                int err = 0;
+                enum exec_end e = exec_end_of(status, &err);
+                n[e]++;
+                if (e == EXEC_OTHER_ERR && !first_other)
+                        first_other = err;
+                if ((i & 63) == 0) {
+                        clock_gettime(CLOCK_MONOTONIC, &now);
+                        if (now.tv_sec - t0.tv_sec >= RACE_SECONDS)
+                                break;
+                }
+        }
+        atomic_store(&exec_stop, true);
+        pthread_join(t, NULL);
+        if (n[EXEC_RAN_FORBIDDEN] > 0)
+                return through(
+                        "execve path flipped: the i386 ELF ran %ld times in %ld execs (%ld killed by the tracer)",
+                        n[EXEC_RAN_FORBIDDEN], tries, n[EXEC_KILLED]);
+        if (n[EXEC_OK] == 0)
+                return probe_error("execve path flipped: the allowed binary never ran in %ld tries", tries);
+        return blocked("execve path flipped: %ld execs: %ld ran the allowed binary, %ld refused (ENOEXEC), %ld killed "
+                       "by the tracer at the exec event, %ld other errors (%s), %ld odd ends, i386 ran 0 times",
+                       tries, n[EXEC_OK], n[EXEC_REFUSED], n[EXEC_KILLED], n[EXEC_OTHER_ERR],
+                       first_other ? en(first_other) : "none", n[EXEC_WEIRD]);
+}
+
+/* The i386 ELF opened, then an allowed binary renamed over its name: the
+ * fd's link (/proc/self/fd/N) still names the path, which now holds the
+ * allowed file. A check that followed the name instead of the fd would
+ * approve what the kernel does not run. Both fexecve spellings. */
+static int a_exec_fd_swap(int argc, char **argv)
+{
+        int r = write_i386(I386_FILE);
+        if (r < 0)
+                return probe_error("write %s: %s", I386_FILE, en(-r));
+        r = copy_true(TRUE_COPY);
+        if (r < 0)
+                return probe_error("copy /bin/true: %s", en(-r));
+        int fd = open(I386_FILE, O_RDONLY); /* no O_CLOEXEC: /proc/self/fd must survive the exec */
+        if (fd < 0)
+                return probe_error("open %s: %s", I386_FILE, en(errno));
+        if (rename(TRUE_COPY, I386_FILE) < 0)
+                return probe_error("rename: %s", en(errno));
+        struct notes nt = {0};
+        bool ok = true;
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        for (int how = 0; how < 2; how++) {
+                const char *what = how ? "execveat(fd, \"\", AT_EMPTY_PATH)" : "execve(/proc/self/fd/N)";
+                int status = spawn_exec(path, how ? fd : -1);
+                int err = 0;
+                if (status < 0)
+                        return probe_error("vfork: %s", en(-status));
+                switch (exec_end_of(status, &err)) {
+                case EXEC_REFUSED:
+                        note(&nt, "%s: ENOEXEC", what);
+                        break;
+                case EXEC_KILLED:
+                        note(&nt, "%s: killed by the exec tracer", what);
+                        break;
+                case EXEC_RAN_FORBIDDEN:
+                        note(&nt, "%s: the i386 ELF RAN", what);
+                        ok = false;
+                        break;
+                case EXEC_OK:
+                        /* the allowed name ran instead of the fd's file:
+                         * wrong, though not an escape */
+                        note(&nt, "%s: ran the file now at the name, not the fd's", what);
+                        ok = false;
+                        break;
+                case EXEC_OTHER_ERR:
+                        note(&nt, "%s: %s", what, en(err));
+                        break;
+                case EXEC_WEIRD:
+                        return probe_error("%s: status 0x%x", what, status);
+                }
+        }
+        close(fd);
+        return finish(&nt, ok);
+}
+
+/* ------------------------------------------------------------------ */
 
 static int a_selftest(int argc, char **argv)
 {
@@ -3534,6 +3796,9 @@ static const struct {
         {"rename-race", a_rename_race},
         {"hidden-link", a_hidden_link},
         {"chdir-race", a_chdir_race},
+        {"exec-i386", a_exec_i386},
+        {"exec-flip", a_exec_flip},
+        {"exec-fd-swap", a_exec_fd_swap},
 };
 
 int main(int argc, char **argv)

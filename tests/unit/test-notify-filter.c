@@ -170,6 +170,10 @@ static const struct row rows[] = {
         R("open", NOTIF, 0x1000, O_RDONLY),
         R("openat2", NOTIF, FDCWD, 0x1000, 0x2000, 24),
         R("creat", NOTIF, 0x1000, 0644),
+        /* exec: checked by the sentry, verified at the exec event */
+        R("execve", NOTIF, 0x1000, 0x2000, 0x3000),
+        R("execveat", NOTIF, FDCWD, 0x1000, 0x2000, 0x3000, 0),
+        R("execveat", NOTIF, 3, 0x1000, 0x2000, 0x3000, 0x1000 /* AT_EMPTY_PATH */),
 
         /* everything not listed runs natively */
         R("read", ALLOW, 0, 0x1000, 10),
@@ -177,7 +181,6 @@ static const struct row rows[] = {
         R("mmap", ALLOW, 0, 4096, 3, 0x22, U64(-1), 0),
         R("getpid", ALLOW),
         R("close", ALLOW, 3),
-        R("execve", ALLOW, 0x1000, 0x2000, 0x3000),
 
         /* refused outright, with the table's errno */
         R("mount", ERRNO(EPERM), 0x1000, 0x2000, 0x3000, 0, 0),

@@ -1,0 +1,273 @@
+/* The exec tracer: verifies after every exec in the sandbox that the process
+ * runs the image the exec handler approved (fs/exec.c), and kills it
+ * otherwise.
+ *
+ * It is a process of its own, forked by the sentry while the sentry is still
+ * single-threaded, that PTRACE_SEIZEs the sandbox's init before init forks the
+ * command. Only event stops are asked for (fork, vfork, clone, exec): no
+ * per-syscall stops, so a process that does not fork or exec never meets the
+ * tracer. Forks, vforks and clones attach the new task from its birth, so
+ * every process and thread of the sandbox is traced before it can exec (a
+ * non-leader thread that execs reports the event itself).
+ *
+ * Why a process and not a thread of the sentry: ptrace belongs to the tracing
+ * thread, and waiting for tracees is waitpid(-1, __WALL) — in the sentry that
+ * would also reap init, whose exit status the main loop (supervise.c) waits
+ * for. The tracer has no children of its own, so everything it waits for is a
+ * tracee; when a traced init exits, the tracer's wait passes it on to its real
+ * parent, the sentry, as the kernel does for any ptraced child.
+ *
+ * Lifetime: PTRACE_O_EXITKILL kills every tracee if the tracer dies, so no
+ * process of the sandbox runs on unverified; the tracer dies with the sentry
+ * (PR_SET_PDEATHSIG), and exits by itself once it has no tracee left. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "common/util.h"
+#include "fs/fs.h"
+#include "sentry/run-internal.h"
+
+#ifndef PTRACE_EVENT_STOP
+#define PTRACE_EVENT_STOP 128
+#endif
+
+#define TRACE_OPTIONS \
+        (PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL)
+
+/* One audit line: to stderr with -v, to the audit log when one is open. */
+static void audit_kill(const struct exectrace_config *c, pid_t pid, pid_t former, const char *why,
+                       const struct stat *st, const struct fs_exec_approval *a)
+{
+        char ts[40];
+        struct timespec now;
+        struct tm tm;
+        clock_gettime(CLOCK_REALTIME, &now);
+        gmtime_r(&now.tv_sec, &tm);
+        size_t tl = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(ts + tl, sizeof(ts) - tl, ".%03ldZ", now.tv_nsec / 1000000);
+        char exe[64] = "unknown", want[64] = "none";
+        if (st)
+                snprintf(exe, sizeof(exe), "%llu:%llu", (unsigned long long)st->st_dev, (unsigned long long)st->st_ino);
+        if (a)
+                snprintf(want, sizeof(want), "%llu:%llu", (unsigned long long)a->run.dev,
+                         (unsigned long long)a->run.ino);
+        if (c->verbose)
+                dprintf(STDERR_FILENO,
+                        "cordon: exec check: killed host pid %d (exec by thread %d): %s (runs %s, approved %s)\n",
+                        (int)pid, (int)former, why, exe, want);
+        if (c->audit_fd >= 0) {
+                /* the reason is one of our own fixed strings: no escaping needed */
+                char line[512];
+                int n = snprintf(line, sizeof(line),
+                                 "{\"time\":\"%s\",\"sandbox\":\"%s\",\"syscall\":\"execve\",\"pid\":%d,"
+                                 "\"decision\":\"killed\",\"reason\":\"exec_mismatch\",\"detail\":\"%s\","
+                                 "\"exe\":\"%s\",\"approved\":\"%s\"}\n",
+                                 ts, c->sandbox_id, (int)pid, why, exe, want);
+                if (n > 0 && (size_t)n < sizeof(line))
+                        (void)write_all(c->audit_fd, line, (size_t)n);
+        }
+}
+
+/* At PTRACE_EVENT_EXEC: pid has passed the point of no return and runs no
+ * instruction of its new image until we let it. Returns true if it may go. */
+static bool verify_exec(const struct exectrace_config *c, pid_t pid)
+{
+        unsigned long former = 0;
+        /* the thread that called execve (it has taken the leader's pid by now) */
+        if (ptrace(PTRACE_GETEVENTMSG, pid, NULL, &former) < 0)
+                former = (unsigned long)pid;
+        struct fs_exec_approval a;
+        bool approved = fs_exec_take(c->table, (pid_t)former, &a) == 0;
+
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+        struct stat st;
+        bool have_st = false;
+        enum fs_exec_kind kind = FS_EXEC_OTHER;
+        bool kind_known = false;
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                fd = open(path, O_PATH | O_CLOEXEC); /* unreadable to us: identity only */
+        if (fd >= 0 && fstat(fd, &st) == 0) {
+                have_st = true;
+                unsigned char hdr[256];
+                ssize_t n = pread(fd, hdr, sizeof(hdr), 0);
+                if (n > 0) {
+                        kind = fs_exec_classify(hdr, (size_t)n);
+                        kind_known = true;
+                }
+        }
+
+        const char *why = NULL;
+        if (!approved)
+                why = "no approved exec for this thread";
+        else if (!have_st)
+                why = "cannot read /proc/PID/exe";
+        else if ((uint64_t)st.st_dev != a.run.dev || (uint64_t)st.st_ino != a.run.ino)
+                why = "the image is not the approved file (path or file changed after the check)";
+        else if (kind_known && kind != FS_EXEC_NATIVE_ELF)
+                why = "the image is not an x86_64 ELF (file changed after the check)";
+        else if (!kind_known && a.unread)
+                /* neither the child nor we could read it: fail closed */
+                why = "the image's machine cannot be checked";
+        if (!why)
+                return true;
+        kill(pid, SIGKILL);
+        audit_kill(c, pid, (pid_t)former, why, have_st ? &st : NULL, approved ? &a : NULL);
+        return false;
+}
+
+static bool is_stop_signal(int sig)
+{
+        return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+_noreturn_ static void tracer_main(const struct exectrace_config *c, pid_t sentry, int ready_fd)
+{
+        /* dies with the sentry; checked after, for a sentry already gone */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != sentry)
+                _exit(1);
+        (void)prctl(PR_SET_NAME, "cordon-exectrace", 0, 0, 0);
+        /* the terminal's job-control and interrupt signals are the
+         * sandbox's business, not ours (SIGKILL and SIGSTOP stay) */
+        sigset_t all;
+        sigfillset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        /* nothing of the sentry's but the audit log and stderr: not the
+         * listener, not the view's root, not init's channel */
+        int lo = ready_fd, hi = c->audit_fd;
+        if (hi >= 0 && hi < lo) {
+                lo = c->audit_fd;
+                hi = ready_fd;
+        }
+        unsigned from = 3;
+        int keep[] = {lo, hi};
+        for (size_t i = 0; i < ELEMENTSOF(keep); i++) {
+                if (keep[i] < (int)from)
+                        continue;
+                if ((unsigned)keep[i] > from)
+                        (void)syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0);
+                from = (unsigned)keep[i] + 1;
+        }
+        (void)syscall(SYS_close_range, from, ~0U, 0);
+
+        int r = 0;
+        if (ptrace(PTRACE_SEIZE, c->init_pid, NULL, (void *)(unsigned long)TRACE_OPTIONS) < 0)
+                r = -errno;
+        (void)!write(ready_fd, &r, sizeof(r));
+        close(ready_fd);
+        if (r < 0)
+                _exit(1);
+
+        for (;;) {
+                int status;
+                pid_t pid = waitpid(-1, &status, __WALL);
+                if (pid < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        /* ECHILD: no tracee left (init and all are gone) */
+                        _exit(errno == ECHILD ? 0 : 1);
+                }
+                if (!WIFSTOPPED(status))
+                        continue; /* a tracee exited: reaped (init goes on to the sentry) */
+                int sig = WSTOPSIG(status), event = status >> 16;
+                switch (event) {
+                case 0:
+                        /* signal-delivery-stop: deliver it as it came */
+                        ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
+                        break;
+                case PTRACE_EVENT_STOP:
+                        /* group-stop (kill -STOP, job control): stay stopped
+                         * but let the stop and a later SIGCONT work as without
+                         * a tracer; any other event-stop (a new task's first
+                         * stop, the end of a listen) just goes on */
+                        if (is_stop_signal(sig))
+                                ptrace(PTRACE_LISTEN, pid, NULL, NULL);
+                        else
+                                ptrace(PTRACE_CONT, pid, NULL, NULL);
+                        break;
+                case PTRACE_EVENT_EXEC:
+                        if (verify_exec(c, pid))
+                                ptrace(PTRACE_CONT, pid, NULL, NULL);
+                        break;
+                default: /* fork, vfork, clone: the new task is traced already */
+                        ptrace(PTRACE_CONT, pid, NULL, NULL);
+                        break;
+                }
+        }
+}
+
+int exectrace_start(const struct exectrace_config *c, pid_t *ret_pid)
+{
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return negative_errno();
+        pid_t sentry = getpid();
+        pid_t pid = fork();
+        if (pid < 0) {
+                int r = negative_errno();
+                close(p[0]);
+                close(p[1]);
+                return r;
+        }
+        if (pid == 0) {
+                close(p[0]);
+                tracer_main(c, sentry, p[1]);
+        }
+        close(p[1]);
+        int r = 0;
+        ssize_t n;
+        do
+                n = read(p[0], &r, sizeof(r));
+        while (n < 0 && errno == EINTR);
+        close(p[0]);
+        if (n != (ssize_t)sizeof(r))
+                r = -ECHILD;
+        if (r < 0) {
+                kill(pid, SIGKILL);
+                while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+                return r;
+        }
+        *ret_pid = pid;
+        return 0;
+}
+
+void exectrace_stop(pid_t pid)
+{
+        if (pid <= 0)
+                return;
+        /* by now init is gone and the tracer has left by itself, or is about
+         * to; SIGKILL covers a tracer that is stuck */
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+}
+
+int exectrace_probe(void)
+{
+        /* a child to seize, as the tracer seizes init: Yama's ptrace_scope 3
+         * or a seccomp filter around us refuse it */
+        pid_t child = fork();
+        if (child < 0)
+                return negative_errno();
+        if (child == 0) {
+                pause();
+                _exit(0);
+        }
+        int r = 0;
+        if (ptrace(PTRACE_SEIZE, child, NULL, (void *)(unsigned long)TRACE_OPTIONS) < 0)
+                r = negative_errno();
+        kill(child, SIGKILL);
+        while (waitpid(child, NULL, __WALL) < 0 && errno == EINTR)
+                ;
+        return r;
+}
