@@ -145,7 +145,14 @@ static int bind_path(const char *src, const char *dst, uint64_t attrs)
 static int open_in_root(int rootfd, const char *path, bool create, bool is_file)
 {
         struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-        int fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+        /* A ".." walked under RESOLVE_IN_ROOT fails with EAGAIN when any
+         * rename or mount on the host raced with it (the kernel cannot then
+         * vouch for the walk) and asks to be retried; on a busy host, with
+         * other sandboxes mounting, that happens. */
+        int fd, tries = 0;
+        do
+                fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+        while (fd < 0 && errno == EAGAIN && ++tries < 100);
         if (fd >= 0 || errno != ENOENT || !create)
                 return fd >= 0 ? fd : negative_errno();
 
