@@ -15,9 +15,11 @@
  * context struct bpf_sock_addr, whose fields the kernel itself rewrites into
  * accesses of its own structures when it verifies the program, so there is
  * no kernel-internal layout to relocate and no vmlinux.h to generate. */
+/* <linux/bpf.h> first: libbpf's headers use its types */
+#include <linux/bpf.h>
+
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
-#include <linux/bpf.h>
 
 char LICENSE[] SEC("license") = "GPL";
 

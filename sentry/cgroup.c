@@ -1170,6 +1170,21 @@ int cgroup_open_v2(const struct cgroup *cg, const char **ret_why)
         return fd;
 }
 
+int cgroup_v2_probe(const char **ret_why)
+{
+        _cleanup_free_ char *dir = NULL;
+        if (locate(NULL, &dir) < 0) {
+                *ret_why = "no cgroup2 hierarchy is mounted that shows this process's group";
+                return -ENOENT;
+        }
+        if (access(dir, W_OK) < 0) {
+                int r = negative_errno();
+                *ret_why = "this user cannot create groups in its cgroup v2 group";
+                return r;
+        }
+        return 0;
+}
+
 const char *cgroup_v2_path(const struct cgroup *cg)
 {
         return cg && cg->v2_at >= 0 ? cg->dirs[cg->v2_at].path : NULL;

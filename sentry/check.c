@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 
 #include "common/util.h"
+#include "fs/fs.h"
+#include "net/net.h"
 #include "sentry/sentry.h"
 
 /* Tries flags in a child (after a user namespace when asked); true if the
@@ -86,13 +88,63 @@ struct row {
         const char *note;
 };
 
+/* The kernel egress floor: a cgroup v2 group the sandbox can have, and BPF
+ * programs this process may load (loaded for real, then dropped). */
+static bool probe_floor(char *note, size_t size)
+{
+        const char *why = NULL;
+        if (cgroup_v2_probe(&why) < 0) {
+                snprintf(note, size, "BPF cgroup egress floor: ABSENT: %s", why);
+                return false;
+        }
+        char err[256];
+        if (net_floor_probe(err, sizeof(err)) < 0) {
+                snprintf(note, size, "BPF cgroup egress floor: ABSENT: %s", err);
+                return false;
+        }
+        snprintf(note, size, "BPF cgroup connect4/6, sendmsg4/6: own loopback only, beneath the gate");
+        return true;
+}
+
+static bool probe_landlock(char *note, size_t size)
+{
+        int abi = fs_landlock_abi();
+        if (abi == -ENOSYS)
+                snprintf(note, size, "ABSENT: the kernel was built without Landlock");
+        else if (abi == -EOPNOTSUPP)
+                snprintf(note, size, "ABSENT: Landlock is disabled at boot (add it to lsm=)");
+        else if (abi < 0)
+                snprintf(note, size, "ABSENT: probing failed: %s", strerror(-abi));
+        else if (abi < 2)
+                snprintf(note, size, "ABSENT: ABI %d is too old (renames across directories need ABI 2)", abi);
+        else
+                snprintf(note, size, "ABI %d: the child's native file access bounded by the view", abi);
+        return abi >= 2;
+}
+
+static void json_string_out(const char *s)
+{
+        putchar('"');
+        for (; *s; s++) {
+                if (*s == '"' || *s == '\\')
+                        printf("\\%c", *s);
+                else if ((unsigned char)*s < 0x20)
+                        printf("\\u%04x", *s);
+                else
+                        putchar(*s);
+        }
+        putchar('"');
+}
+
 int sentry_check(bool json)
 {
         bool root = geteuid() == 0;
         bool userns = try_unshare(CLONE_NEWUSER, false);
         struct notify_features nf = {0};
         (void)notify_probe_features(&nf);
-        long landlock_abi = syscall(444 /* landlock_create_ruleset */, NULL, 0, 1UL /* VERSION */);
+        char floor_note[400], landlock_note[200];
+        bool floor = probe_floor(floor_note, sizeof(floor_note));
+        bool landlock = probe_landlock(landlock_note, sizeof(landlock_note));
         bool cg2 = is_cgroup2("/sys/fs/cgroup") || is_cgroup2("/sys/fs/cgroup/unified");
 
         struct row rows[] = {
@@ -114,7 +166,8 @@ int sentry_check(bool json)
                 {"pidfd_open", syscall_exists(SYS_pidfd_open, 0, 0, 0, 0), true, "watching the sandbox's init"},
                 {"SO_NETNS_COOKIE", has_netns_cookie(), true, "the egress gate tells its sockets apart (Linux 5.14)"},
                 {"process_vm_readv", syscall_exists(SYS_process_vm_readv, 0, 0, 0, 0), false, "else /proc/PID/mem"},
-                {"landlock", landlock_abi > 0, false, "kernel-enforced floor (later issue)"},
+                {"landlock", landlock, false, landlock_note},
+                {"egress floor", floor, false, floor_note},
                 {"overlayfs", has_filesystem("overlay"), false, "template layers (later issue)"},
                 {"cgroup v2", cg2, false, "limits, where its controllers are delegated"},
                 {"cgroup v1 memory", cgroup_v1_controller("memory"), false, "limits (v1 backend)"},
@@ -129,9 +182,12 @@ int sentry_check(bool json)
 
         if (json) {
                 printf("{\"root\":%s,\"ready\":%s,\"layers\":{", root ? "true" : "false", all ? "true" : "false");
-                for (size_t i = 0; i < ELEMENTSOF(rows); i++)
-                        printf("%s\"%s\":{\"available\":%s,\"required\":%s}", i ? "," : "", rows[i].layer,
+                for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                        printf("%s\"%s\":{\"available\":%s,\"required\":%s,\"note\":", i ? "," : "", rows[i].layer,
                                rows[i].ok ? "true" : "false", rows[i].required ? "true" : "false");
+                        json_string_out(rows[i].note);
+                        printf("}");
+                }
                 printf("}}\n");
         } else {
                 printf("cordon check (running as %s)\n", root ? "root" : "an unprivileged user");

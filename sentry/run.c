@@ -313,13 +313,21 @@ _noreturn_ static void exec_command(const struct sandbox_plan *plan, int tty_sla
         _exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
 }
 
-/* Test only (--debug-unsafe, "ro-binds"): mounts the read-only binds
- * writable again, so a test can show Landlock alone refuses the write.
- * Runs in init while it still holds CAP_SYS_ADMIN over its own mount
- * namespace, where the view's flags were set and are not locked. */
-static void debug_binds_writable(const struct sandbox_plan *plan, int sock)
+/* Test only (--debug-unsafe, "ro-binds", "noexec-rules"): mounts the
+ * read-only binds writable again, or the exec:false rules' paths executable,
+ * so a test can show Landlock alone refuses the write or the exec. Runs in
+ * init while it still holds CAP_SYS_ADMIN over its own mount namespace,
+ * where the view's flags were set and are not locked. */
+static void debug_mount_flags(const struct sandbox_plan *plan, int sock)
 {
-        for (size_t i = 0; i < plan->view.n_binds; i++) {
+        for (size_t i = 0; (plan->debug_disable & DEBUG_OFF_NOEXEC_RULES) && i < plan->view.n_rules; i++) {
+                const struct fs_rule *rule = &plan->view.rules[i];
+                unsigned long ro = rule->access == FS_READ ? MS_RDONLY : 0;
+                if (rule->exec == 0 && rule->access != FS_HIDDEN &&
+                    mount(NULL, rule->path, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | ro, NULL) < 0)
+                        child_fail(sock, "debug: remount %s executable: %s", rule->path, strerror(errno));
+        }
+        for (size_t i = 0; (plan->debug_disable & DEBUG_OFF_RO_BINDS) && i < plan->view.n_binds; i++) {
                 const struct fs_bind *b = &plan->view.binds[i];
                 if (b->read_only && mount(NULL, b->target, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV, NULL) < 0)
                         child_fail(sock, "debug: remount %s writable: %s", b->target, strerror(errno));
@@ -372,8 +380,8 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         r = net_loopback_up();
         if (r < 0)
                 child_fail(sock, "bring up loopback in the sandbox: %s", strerror(-r));
-        if (plan->debug_disable & DEBUG_OFF_RO_BINDS)
-                debug_binds_writable(plan, sock);
+        if (plan->debug_disable & (DEBUG_OFF_RO_BINDS | DEBUG_OFF_NOEXEC_RULES))
+                debug_mount_flags(plan, sock);
 
         /* the terminal, from the sandbox's own devpts instance */
         int master = -1, slave = -1;
@@ -615,7 +623,7 @@ int sentry_debug_parse(const char *list, unsigned *ret, const char **ret_bad)
         } names[] = {
                 {"net-emulation", DEBUG_OFF_NET_EMULATION}, {"fs-emulation", DEBUG_OFF_FS_EMULATION},
                 {"ro-binds", DEBUG_OFF_RO_BINDS},           {"egress-floor", DEBUG_OFF_EGRESS_FLOOR},
-                {"landlock", DEBUG_OFF_LANDLOCK},
+                {"landlock", DEBUG_OFF_LANDLOCK},           {"noexec-rules", DEBUG_OFF_NOEXEC_RULES},
         };
         unsigned bits = 0;
         for (const char *p = list; p && *p;) {

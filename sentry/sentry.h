@@ -45,6 +45,7 @@ enum {
         DEBUG_OFF_RO_BINDS = 1 << 2,      /* "ro-binds": read-only binds mounted writable */
         DEBUG_OFF_EGRESS_FLOOR = 1 << 3,  /* "egress-floor": no BPF programs on the cgroup */
         DEBUG_OFF_LANDLOCK = 1 << 4,      /* "landlock": no Landlock ruleset */
+        DEBUG_OFF_NOEXEC_RULES = 1 << 5,  /* "noexec-rules": exec:false rules' mounts left executable */
 };
 /* Parses a CORDON_DEBUG_DISABLE list into DEBUG_OFF_* bits; -EINVAL with
  * *ret_bad (pointing into list) for an unknown name. */
