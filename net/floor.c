@@ -28,10 +28,9 @@ static const struct {
         const char *name;
         enum bpf_attach_type type;
 } hooks[] = {
-        {"connect4", BPF_CGROUP_INET4_CONNECT},
-        {"connect6", BPF_CGROUP_INET6_CONNECT},
-        {"sendmsg4", BPF_CGROUP_UDP4_SENDMSG},
-        {"sendmsg6", BPF_CGROUP_UDP6_SENDMSG},
+        {"connect4", BPF_CGROUP_INET4_CONNECT}, {"connect6", BPF_CGROUP_INET6_CONNECT},
+        {"sendmsg4", BPF_CGROUP_UDP4_SENDMSG},  {"sendmsg6", BPF_CGROUP_UDP6_SENDMSG},
+        {"egress", BPF_CGROUP_INET_EGRESS},
 };
 
 /* libbpf would print to stderr; only sentry/ talks to people, so its
@@ -54,7 +53,7 @@ _printf_(3, 4) static void set_why(char *why, size_t size, const char *fmt, ...)
 static struct bpf_program *hook_prog(struct floor_bpf *skel, size_t i)
 {
         struct bpf_program *p[] = {skel->progs.floor_connect4, skel->progs.floor_connect6, skel->progs.floor_sendmsg4,
-                                   skel->progs.floor_sendmsg6};
+                                   skel->progs.floor_sendmsg6, skel->progs.floor_egress};
         return p[i];
 }
 

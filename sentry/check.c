@@ -102,7 +102,7 @@ static bool probe_floor(char *note, size_t size)
                 snprintf(note, size, "BPF cgroup egress floor: ABSENT: %s", err);
                 return false;
         }
-        snprintf(note, size, "BPF cgroup connect4/6, sendmsg4/6: own loopback only, beneath the gate");
+        snprintf(note, size, "BPF cgroup connect4/6, sendmsg4/6, skb egress: own loopback only, beneath the gate");
         return true;
 }
 

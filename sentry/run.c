@@ -1132,7 +1132,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                         mem, cpu, tasks, disk, st->cg ? cgroup_backend(st->cg) : "none");
                 if (st->floor_on)
                         fprintf(stderr,
-                                "cordon:   egress floor: BPF cgroup connect4/6 and sendmsg4/6 on %s: own loopback only\n",
+                                "cordon:   egress floor: BPF cgroup connect4/6, sendmsg4/6 and skb egress on %s: own loopback only\n",
                                 cgroup_v2_path(st->cg));
                 else
                         fprintf(stderr, "cordon:   egress floor: ABSENT (%s)\n", st->floor_why);

@@ -81,7 +81,7 @@ verbose_reports_floor_and_landlock() {
         crun -v -- true
         expect_rc 0 "cordon run -v"
         if "$CORDON" check | grep -qE '^  egress floor +yes'; then
-                expect_match "$ERR" "egress floor: BPF cgroup connect4/6 and sendmsg4/6 on /.*/cordon-[0-9a-f]+: own loopback only" \
+                expect_match "$ERR" "egress floor: BPF cgroup connect4/6, sendmsg4/6 and skb egress on /.*/cordon-[0-9a-f]+: own loopback only" \
                         "-v names the floor and its group"
         else
                 expect_match "$ERR" "egress floor: ABSENT \(.+\)" "-v says the floor is absent, and why"
@@ -188,13 +188,24 @@ while True:
         wait_until 5 test -s "$IT_TMP/lport" || fail "loopback server did not start"
         local lport
         lport=$(cat "$IT_TMP/lport")
+        # TCP to the server and to the loopback server; a raw ICMP echo (root: a kind of socket
+        # no sock_addr hook sees, left to the floor's skb egress program) waiting for the reply
         local fetch='
-import socket, sys
+import os, socket, struct, sys
 for a, p in ((sys.argv[1], 8080), ("127.0.0.1", int(sys.argv[2]))):
     try:
         s = socket.create_connection((a, p), timeout=5); print(a, "got", s.recv(64).decode())
     except OSError as e:
         print(a, "errno", e.errno)
+def csum(b):
+    t = sum(struct.unpack("!%dH" % (len(b) // 2), b)); t = (t >> 16) + (t & 0xffff); return ~(t + (t >> 16)) & 0xffff
+pkt = struct.pack("!BBHHH", 8, 0, 0, os.getpid() & 0xffff, 1) + b"floor"
+pkt = pkt[:2] + struct.pack("!H", csum(pkt + b"\0")) + pkt[4:]
+try:
+    r = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP); r.settimeout(3)
+    r.sendto(pkt, (sys.argv[1], 0)); r.recv(256); print("icmp reply")
+except OSError as e:
+    print("icmp errno", e.errno)
 '
         wait_until 5 "$py" -c "import socket; socket.create_connection(('10.213.$n.2', 8080), timeout=1)" ||
                 fail "the namespace's server did not start"
@@ -202,17 +213,19 @@ for a, p in ((sys.argv[1], 8080), ("127.0.0.1", int(sys.argv[2]))):
         OUT=$("$py" -c "$fetch" "10.213.$n.2" "$lport" 2>&1)
         printf '%s\n' "$OUT" | sed 's/^/  outside| /' >&2
         expect_contains "$OUT" "10.213.$n.2 got $token" "outside the group: the server answers"
+        expect_contains "$OUT" "icmp reply" "outside the group: the namespace answers a ping"
         # in a group with the floor
         cg="$(cgroup2_root)/floortest-$$"
         mkdir "$cg" || fail "mkdir $cg"
         at_exit "rmdir $cg"
         OUT=$("$HELPERS/floor-attach" "$cg" 2>&1)
-        expect_eq 4 "$OUT" "hooks with the floor attached"
+        expect_eq 5 "$OUT" "hooks with the floor attached"
         # shellcheck disable=SC2016
         OUT=$(sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$py" -c "$fetch" "10.213.$n.2" "$lport" 2>&1)
         printf '%s\n' "$OUT" | sed 's/^/  inside| /' >&2
         expect_contains "$OUT" "10.213.$n.2 errno 1" "inside the group: EPERM before any packet"
         expect_contains "$OUT" "127.0.0.1 got loop" "inside the group: loopback still works"
+        expect_contains "$OUT" "icmp errno 1" "inside the group: a raw ICMP packet is dropped (EPERM)"
 }
 
 it_test floor_group_removed_with_sandbox
@@ -221,13 +234,13 @@ floor_group_removed_with_sandbox() {
         crun -v -- true
         expect_rc 0 "cordon run -v"
         local dir
-        dir=$(sed -nE 's/.*egress floor: BPF cgroup connect4\/6 and sendmsg4\/6 on (\/[^:]+): .*/\1/p' <<<"$ERR")
+        dir=$(sed -nE 's/.*egress floor: BPF cgroup connect4\/6, sendmsg4\/6 and skb egress on (\/[^:]+): .*/\1/p' <<<"$ERR")
         [ -n "$dir" ] || fail "no group path in -v output"
         expect_true "the sandbox's v2 group is gone after the run ($dir)" test ! -e "$dir"
         # a sentry killed while it runs leaves the group; cordon gc removes it
         bg_cordon "$IT_TMP/bg.out" -v -- sleep 20
         wait_until 10 grep -q "egress floor:" "$IT_TMP/bg.out" || fail "the background sandbox did not start"
-        dir=$(sed -nE 's/.*egress floor: BPF cgroup connect4\/6 and sendmsg4\/6 on (\/[^:]+): .*/\1/p' "$IT_TMP/bg.out")
+        dir=$(sed -nE 's/.*egress floor: BPF cgroup connect4\/6, sendmsg4\/6 and skb egress on (\/[^:]+): .*/\1/p' "$IT_TMP/bg.out")
         [ -n "$dir" ] && [ -d "$dir" ] || fail "the background sandbox's v2 group ($dir) is not there"
         kill -KILL "$BG_CORDON"
         wait "$BG_PID" 2>/dev/null

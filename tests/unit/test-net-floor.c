@@ -1,7 +1,7 @@
 #include "config.h"
 
 /* Unit tests for the kernel egress floor (net/floor.c, net/floor.bpf.c):
- * the programs load, attach to a cgroup v2 group (all four hooks), and then
+ * the programs load, attach to a cgroup v2 group (all five hooks), and then
  * decide for a process in that group: its own loopback (127/8, ::1,
  * ::ffff:127/104) passes, every other destination of connect() and of an
  * addressed sendto() is refused with EPERM; the same process outside the
@@ -158,7 +158,7 @@ START_TEST(floor_attaches_all_hooks)
 {
         int fd = open(cg_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(net_floor_attached(fd), 4);
+        ck_assert_int_eq(net_floor_attached(fd), 5);
         close(fd);
 }
 END_TEST
