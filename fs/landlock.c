@@ -95,15 +95,14 @@ struct ll_path_beneath_attr {
         int32_t parent_fd;
 } __attribute__((packed));
 
-/* bounds what a hostile spec (or view) can make init do */
-#define MAX_DENIED 64
-#define MAX_DEPTH  32
+/* bounds the walk towards an exec:false path */
+#define MAX_DEPTH 32
 
 struct ll_builder {
         int ruleset_fd;
         uint64_t handled;
         /* writable places, absolute paths in the view */
-        const char *writable[64 + 64 + 8];
+        const char **writable;
         size_t n_writable;
         char *err;
 };
@@ -249,25 +248,25 @@ int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize
                 return fail(negative_errno(), err, "Landlock: create the ruleset (ABI %d)", abi);
         _cleanup_close_ int ruleset_fd = rfd;
 
-        struct ll_builder b = {.ruleset_fd = ruleset_fd, .handled = handled, .err = err};
         const char *home = spec->home ? spec->home : "/root";
         const char *layer[] = {"/tmp", "/var/tmp", "/run", home, "/dev/shm"};
+        _cleanup_free_ const char **writable =
+                xcalloc(ELEMENTSOF(layer) + spec->n_binds + spec->n_rules, sizeof(char *));
+        struct ll_builder b = {.ruleset_fd = ruleset_fd, .handled = handled, .err = err, .writable = writable};
         for (size_t i = 0; i < ELEMENTSOF(layer); i++)
                 b.writable[b.n_writable++] = layer[i];
-        for (size_t i = 0; i < spec->n_binds && i < 64; i++)
+        for (size_t i = 0; i < spec->n_binds; i++)
                 if (!spec->binds[i].read_only)
                         b.writable[b.n_writable++] = spec->binds[i].target;
-        for (size_t i = 0; i < spec->n_rules && i < 64; i++)
+        for (size_t i = 0; i < spec->n_rules; i++)
                 if (spec->rules[i].access == FS_READ_WRITE)
                         b.writable[b.n_writable++] = spec->rules[i].path;
 
-        const char *noexec[MAX_DENIED];
+        _cleanup_free_ const char **noexec = xcalloc(spec->n_rules + 1, sizeof(char *));
         size_t n_noexec = 0;
-        for (size_t i = 0; i < spec->n_rules && n_noexec < MAX_DENIED; i++)
+        for (size_t i = 0; i < spec->n_rules; i++)
                 if (spec->rules[i].exec == 0 && spec->rules[i].access != FS_HIDDEN)
                         noexec[n_noexec++] = spec->rules[i].path;
-        if (spec->n_rules > MAX_DENIED && n_noexec == MAX_DENIED)
-                return fail(-E2BIG, err, "Landlock: more than %d exec:false rules", MAX_DENIED);
 
         int r = grant(&b, "/", LL_READ);
         if (r >= 0)
