@@ -68,6 +68,20 @@ int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize);
  * and contents. Writes "sha256:<hex>" into ret_digest. On failure returns
  * -errno and writes which path and what failed into err. */
 int fs_digest_tree(int dirfd, char *err, size_t errsize, char ret_digest[FS_DIGEST_SIZE]);
+/* --- Landlock (landlock.c): a kernel floor beneath the view --- */
+
+/* The running kernel's Landlock ABI version (1..), or -ENOSYS (not built
+ * in), -EOPNOTSUPP (disabled at boot) or another -errno. */
+int fs_landlock_abi(void);
+/* Restricts the calling process and its future children with a Landlock
+ * ruleset matching the view: read and execute across it (no execute beneath
+ * exec:false rules, where Landlock can say so), write only in its writable
+ * places. Runs in the child inside the view, after no_new_privs. Returns the
+ * ABI enforced (> 0); 0 when the kernel cannot enforce it usefully (no
+ * Landlock, disabled, ABI 1), with the reason in err; -errno with err filled
+ * when Landlock is there but the ruleset could not be applied, which the
+ * caller must treat as fatal (fail closed). err: at least 1024 bytes. */
+int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize);
 
 /* What the fs handlers need from the sentry. */
 struct fs_context {

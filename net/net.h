@@ -16,6 +16,20 @@
  * CAP_NET_ADMIN there: brings lo up. 0 or -errno. */
 int net_loopback_up(void);
 
+/* --- the kernel egress floor (floor.c, floor.bpf.c) --- */
+
+/* Loads the floor's BPF programs (cgroup connect4, connect6, sendmsg4,
+ * sendmsg6: every destination but the sandbox's own loopback refused with
+ * EPERM; cgroup_skb egress: every other IP packet dropped) and attaches them with BPF_F_ALLOW_MULTI to the cgroup v2
+ * directory cgroup_fd (O_RDONLY), all or none. They stay attached until the group is removed. 0, or -errno with why
+ * (what failed and why) filled: -EPERM or -EACCES when this process may not load or attach BPF programs. */
+int net_floor_attach(int cgroup_fd, char *why, size_t size);
+/* Loads the programs without attaching them (cordon check). 0 or -errno, why filled. */
+int net_floor_probe(char *why, size_t size);
+/* How many of the floor's hooks have a program attached directly to the
+ * cgroup cgroup_fd (5 when the floor is in place), or -errno. */
+int net_floor_attached(int cgroup_fd);
+
 /* --- address classification (classify.c) --- */
 
 enum addr_class {

@@ -44,7 +44,7 @@
 
 #define GROUP_PREFIX      "cordon-"
 #define ID_MAX            64
-#define MAX_DIRS          5    /* v1: memory, pids, cpu, cpuacct, freezer */
+#define MAX_DIRS          6    /* v1: memory, pids, cpu, cpuacct, freezer; + the v2 group for BPF */
 #define KILL_TIMEOUT_MS   5000 /* until a killed group is empty */
 #define FREEZE_TIMEOUT_MS 5000 /* until cgroup_freeze() sees the group frozen */
 #define KILL_FREEZE_MS    1000 /* the freeze before a kill: best effort, then kill anyway */
@@ -95,6 +95,8 @@ struct cgroup {
         struct cg_dir dirs[MAX_DIRS];
         const char *paths[MAX_DIRS + 1]; /* cgroup_dirs(): NULL-terminated view of dirs[].path */
         int at[_V1_MAX];                 /* index into dirs[] per controller, -1 when absent (v2: all 0) */
+        int v2_at;                       /* index of the group in the cgroup v2 hierarchy, -1 when none */
+        char *v2_why;                    /* why there is none (malloc'd), for cordon run -v */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -784,6 +786,7 @@ static int v2_create(struct cgroup *cg, const char *name, const struct cg_limits
                 return r;
         for (size_t c = 0; c < _V1_MAX; c++)
                 cg->at[c] = 0;
+        cg->v2_at = 0;
 
         const struct cg_dir *d = &cg->dirs[0];
         char val[64];
@@ -852,6 +855,28 @@ static const struct cg_backend backend_v2 = {
 /* ------------------------------------------------------------------------ */
 /* cgroup v1 */
 
+/* On a hybrid host the limits live in the v1 hierarchies, but BPF cgroup
+ * programs (the kernel egress floor, net/floor.c) attach only to cgroup v2
+ * groups. A process is in exactly one group per hierarchy, so the sandbox
+ * also gets a group of its own in the v2 hierarchy (where one is mounted and
+ * writable): it carries no limits, is attached, killed and removed with the
+ * others. Where there is none, the floor is reported absent, not fatal: no
+ * limit depends on it. */
+static void v1_add_v2_group(struct cgroup *cg, const char *name)
+{
+        _cleanup_free_ char *parent = NULL;
+        if (locate(NULL, &parent) < 0) {
+                cg->v2_why = xstrdup("no cgroup2 hierarchy is mounted that shows this process's group");
+                return;
+        }
+        _cleanup_free_ char *err = NULL;
+        if (make_group(cg, parent, name, &err) < 0) {
+                cg->v2_why = TAKE_PTR(err);
+                return;
+        }
+        cg->v2_at = (int)cg->n_dirs - 1;
+}
+
 static int v1_create(struct cgroup *cg, const char *name, const struct cg_limits *lim, char **ret_error)
 {
         char *where[_V1_MAX] = {NULL};
@@ -910,6 +935,7 @@ static int v1_create(struct cgroup *cg, const char *name, const struct cg_limits
                         goto out;
                 cg->at[c] = (int)cg->n_dirs - 1;
         }
+        v1_add_v2_group(cg, name);
 
         char val[64];
         if (cg->at[V1_MEMORY] >= 0) {
@@ -1042,6 +1068,7 @@ static void cgroup_free(struct cgroup *cg)
                 if (cg->dirs[i].fd >= 0)
                         close(cg->dirs[i].fd);
         }
+        free(cg->v2_why);
         free(cg);
 }
 
@@ -1069,6 +1096,7 @@ int cgroup_create(enum cg_mode mode, const char *id, const struct cg_limits *lim
         cg->backend = choose_backend(mode);
         for (size_t c = 0; c < _V1_MAX; c++)
                 cg->at[c] = -1;
+        cg->v2_at = -1;
         _cleanup_free_ char *name = xasprintf(GROUP_PREFIX "%s", id);
         r = cg->backend->create(cg, name, lim, ret_error);
         if (r < 0) {
@@ -1123,6 +1151,45 @@ const char *cgroup_backend(const struct cgroup *cg)
 const char *const *cgroup_dirs(const struct cgroup *cg)
 {
         return cg ? cg->paths : NULL;
+}
+
+int cgroup_open_v2(const struct cgroup *cg, const char **ret_why)
+{
+        if (!cg)
+                return -EINVAL;
+        if (cg->v2_at < 0) {
+                if (ret_why)
+                        *ret_why = cg->v2_why ?: "the sandbox has no cgroup v2 group";
+                return -EOPNOTSUPP;
+        }
+        /* the kept fd is O_PATH, which bpf(BPF_PROG_ATTACH) does not take */
+        int fd = openat(cg->dirs[cg->v2_at].fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) {
+                if (ret_why)
+                        *ret_why = "cannot open the sandbox's cgroup v2 group";
+                return negative_errno();
+        }
+        return fd;
+}
+
+int cgroup_v2_probe(const char **ret_why)
+{
+        _cleanup_free_ char *dir = NULL;
+        if (locate(NULL, &dir) < 0) {
+                *ret_why = "no cgroup2 hierarchy is mounted that shows this process's group";
+                return -ENOENT;
+        }
+        if (access(dir, W_OK) < 0) {
+                int r = negative_errno();
+                *ret_why = "this user cannot create groups in its cgroup v2 group";
+                return r;
+        }
+        return 0;
+}
+
+const char *cgroup_v2_path(const struct cgroup *cg)
+{
+        return cg && cg->v2_at >= 0 ? cg->dirs[cg->v2_at].path : NULL;
 }
 
 int cgroup_destroy(struct cgroup *cg)

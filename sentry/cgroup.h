@@ -51,6 +51,18 @@ int cgroup_stats(struct cgroup *cg, struct cg_stats *ret);
 const char *cgroup_backend(const struct cgroup *cg);
 /* The directories of the group, NULL-terminated (for the state file and gc). */
 const char *const *cgroup_dirs(const struct cgroup *cg);
+/* An O_RDONLY fd on the group's directory in the cgroup v2 hierarchy, where
+ * BPF cgroup programs attach (the v2 backend's own group; with the v1
+ * backend, a group without limits made in the v2 hierarchy beside the v1
+ * ones). -EOPNOTSUPP with *ret_why (static or owned by cg) when the sandbox
+ * has none: no cgroup2 mount, or no permission to create a group there. */
+int cgroup_open_v2(const struct cgroup *cg, const char **ret_why);
+/* For `cordon check`: whether a sandbox could get a group in the cgroup v2
+ * hierarchy (one is mounted that shows this process's group, and that group
+ * is writable). 0, or -errno with *ret_why (static) saying why not. */
+int cgroup_v2_probe(const char **ret_why);
+/* The path of that directory, or NULL. */
+const char *cgroup_v2_path(const struct cgroup *cg);
 /* Kills what is left, removes the directories, frees. Accepts NULL. */
 int cgroup_destroy(struct cgroup *cg);
 

@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 
 #include "common/util.h"
+#include "fs/fs.h"
+#include "net/net.h"
 #include "sentry/sentry.h"
 
 /* Tries flags in a child (after a user namespace when asked); true if the
@@ -130,13 +132,63 @@ struct row {
         const char *note;
 };
 
+/* The kernel egress floor: a cgroup v2 group the sandbox can have, and BPF
+ * programs this process may load (loaded for real, then dropped). */
+static bool probe_floor(char *note, size_t size)
+{
+        const char *why = NULL;
+        if (cgroup_v2_probe(&why) < 0) {
+                snprintf(note, size, "BPF cgroup egress floor: ABSENT: %s", why);
+                return false;
+        }
+        char err[256];
+        if (net_floor_probe(err, sizeof(err)) < 0) {
+                snprintf(note, size, "BPF cgroup egress floor: ABSENT: %s", err);
+                return false;
+        }
+        snprintf(note, size, "BPF cgroup connect4/6, sendmsg4/6, skb egress: own loopback only, beneath the gate");
+        return true;
+}
+
+static bool probe_landlock(char *note, size_t size)
+{
+        int abi = fs_landlock_abi();
+        if (abi == -ENOSYS)
+                snprintf(note, size, "ABSENT: the kernel was built without Landlock");
+        else if (abi == -EOPNOTSUPP)
+                snprintf(note, size, "ABSENT: Landlock is disabled at boot (add it to lsm=)");
+        else if (abi < 0)
+                snprintf(note, size, "ABSENT: probing failed: %s", strerror(-abi));
+        else if (abi < 2)
+                snprintf(note, size, "ABSENT: ABI %d is too old (renames across directories need ABI 2)", abi);
+        else
+                snprintf(note, size, "ABI %d: the child's native file access bounded by the view", abi);
+        return abi >= 2;
+}
+
+static void json_string_out(const char *s)
+{
+        putchar('"');
+        for (; *s; s++) {
+                if (*s == '"' || *s == '\\')
+                        printf("\\%c", *s);
+                else if ((unsigned char)*s < 0x20)
+                        printf("\\u%04x", *s);
+                else
+                        putchar(*s);
+        }
+        putchar('"');
+}
+
 int sentry_check(bool json)
 {
         bool root = geteuid() == 0;
         bool userns = try_unshare(CLONE_NEWUSER, false);
         struct notify_features nf = {0};
         (void)notify_probe_features(&nf);
-        long landlock_abi = syscall(444 /* landlock_create_ruleset */, NULL, 0, 1UL /* VERSION */);
+        char floor_note[400], landlock_note[200];
+        bool floor = probe_floor(floor_note, sizeof(floor_note));
+        bool landlock = probe_landlock(landlock_note, sizeof(landlock_note));
         bool cg2 = is_cgroup2("/sys/fs/cgroup") || is_cgroup2("/sys/fs/cgroup/unified");
 
         struct row rows[] = {
@@ -160,7 +212,8 @@ int sentry_check(bool json)
                 {"ptrace exec events", exectrace_probe() == 0, true,
                  "exec verified after the fact (else only with --allow-unverified-exec)"},
                 {"process_vm_readv", syscall_exists(SYS_process_vm_readv, 0, 0, 0, 0), false, "else /proc/PID/mem"},
-                {"landlock", landlock_abi > 0, false, "kernel-enforced floor (later issue)"},
+                {"landlock", landlock, false, landlock_note},
+                {"egress floor", floor, false, floor_note},
                 {"overlayfs", has_filesystem("overlay"), false, "template roots"},
                 {"overlayfs in a user namespace", try_overlay_in_userns(), false,
                  "template roots (Linux 5.11); without it a template source is refused"},
@@ -177,9 +230,12 @@ int sentry_check(bool json)
 
         if (json) {
                 printf("{\"root\":%s,\"ready\":%s,\"layers\":{", root ? "true" : "false", all ? "true" : "false");
-                for (size_t i = 0; i < ELEMENTSOF(rows); i++)
-                        printf("%s\"%s\":{\"available\":%s,\"required\":%s}", i ? "," : "", rows[i].layer,
+                for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                        printf("%s\"%s\":{\"available\":%s,\"required\":%s,\"note\":", i ? "," : "", rows[i].layer,
                                rows[i].ok ? "true" : "false", rows[i].required ? "true" : "false");
+                        json_string_out(rows[i].note);
+                        printf("}");
+                }
                 printf("}}\n");
         } else {
                 printf("cordon check (running as %s)\n", root ? "root" : "an unprivileged user");

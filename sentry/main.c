@@ -52,6 +52,13 @@ static void usage(FILE *f)
               "      --audit FILE         append every egress decision as a JSON line\n"
               "  -v, --verbose            say what the sentry does and which layers are on\n"
               "\n"
+              "Tests only (never in production):\n"
+              "      --debug-unsafe       honour CORDON_DEBUG_DISABLE=LAYER[,LAYER...], which switches\n"
+              "                           layers off so a test can show the next one holds alone:\n"
+              "                           net-emulation, fs-emulation, ro-binds, noexec-rules,\n"
+              "                           egress-floor, landlock.\n"
+              "                           Without this flag a set CORDON_DEBUG_DISABLE refuses to run.\n"
+              "\n"
               "Exit status: the command's; 128+N if it died of signal N; 2 for a bad command\n"
               "line or policy; 3 for a request over the host's admission limits; 124 when the\n"
               "timeout or expiry killed it; 125 if the sandbox could not be set up; 126/127 if\n"
@@ -124,27 +131,17 @@ static int cmd_digest(int argc, char **argv)
 static int cmd_run(int argc, char **argv)
 {
         static const struct option opts[] = {
-                {"policy", required_argument, NULL, 'p'},
-                {"bind", required_argument, NULL, 'b'},
-                {"env", required_argument, NULL, 'e'},
-                {"cwd", required_argument, NULL, 'C'},
-                {"tty", no_argument, NULL, 't'},
-                {"no-tty", no_argument, NULL, 'T'},
-                {"trap-all", no_argument, NULL, 'A'},
-                {"verbose", no_argument, NULL, 'v'},
-                {"help", no_argument, NULL, 'h'},
-                {"memory", required_argument, NULL, 'M'},
-                {"cpus", required_argument, NULL, 'c'},
-                {"pids", required_argument, NULL, 'P'},
-                {"disk", required_argument, NULL, 'D'},
-                {"nofile", required_argument, NULL, 'N'},
-                {"timeout", required_argument, NULL, 'o'},
-                {"admission", required_argument, NULL, 'a'},
-                {"stats", required_argument, NULL, 's'},
-                {"cgroup", required_argument, NULL, 'g'},
-                {"audit", required_argument, NULL, 'U'},
-                {"allow-unverified-exec", no_argument, NULL, 'X'},
-                {0},
+                {"policy", required_argument, NULL, 'p'},  {"bind", required_argument, NULL, 'b'},
+                {"env", required_argument, NULL, 'e'},     {"cwd", required_argument, NULL, 'C'},
+                {"tty", no_argument, NULL, 't'},           {"no-tty", no_argument, NULL, 'T'},
+                {"trap-all", no_argument, NULL, 'A'},      {"verbose", no_argument, NULL, 'v'},
+                {"help", no_argument, NULL, 'h'},          {"memory", required_argument, NULL, 'M'},
+                {"cpus", required_argument, NULL, 'c'},    {"pids", required_argument, NULL, 'P'},
+                {"disk", required_argument, NULL, 'D'},    {"nofile", required_argument, NULL, 'N'},
+                {"timeout", required_argument, NULL, 'o'}, {"admission", required_argument, NULL, 'a'},
+                {"stats", required_argument, NULL, 's'},   {"cgroup", required_argument, NULL, 'g'},
+                {"audit", required_argument, NULL, 'U'},   {"allow-unverified-exec", no_argument, NULL, 'E'},
+                {"debug-unsafe", no_argument, NULL, 'X'},  {0},
         };
         struct run_options o = {.tty = TTY_AUTO, .cgroup_mode = CG_AUTO};
         run_limits_unset(&o.limits);
@@ -152,6 +149,7 @@ static int cmd_run(int argc, char **argv)
         _cleanup_(policy_freep) struct policy *policy = NULL;
         const char *policy_path = NULL;
         int c, r, code = EXIT_USAGE;
+        bool debug_unsafe = false;
 
         o.binds = NULL;
         o.extra_env = xcalloc(argc + 1, sizeof(char *));
@@ -198,7 +196,7 @@ static int cmd_run(int argc, char **argv)
                 case 'A':
                         o.trap_all = true;
                         break;
-                case 'X':
+                case 'E':
                         o.allow_unverified_exec = true;
                         break;
                 case 'v':
@@ -258,6 +256,9 @@ static int cmd_run(int argc, char **argv)
                 case 'U':
                         o.audit_path = optarg;
                         break;
+                case 'X':
+                        debug_unsafe = true;
+                        break;
                 case 'g':
                         if (streq(optarg, "auto"))
                                 o.cgroup_mode = CG_AUTO;
@@ -284,6 +285,26 @@ static int cmd_run(int argc, char **argv)
                 goto out;
         }
         o.argv = argv + optind;
+
+        /* Switching layers off is for the tests that show each layer holds on
+         * its own. Asked for without the explicit flag it is an error, never
+         * ignored: a stray variable in a production environment must not
+         * weaken a sandbox, and must not go unnoticed either. */
+        const char *dd = getenv("CORDON_DEBUG_DISABLE");
+        if (dd && *dd) {
+                if (!debug_unsafe) {
+                        fprintf(stderr, "cordon: CORDON_DEBUG_DISABLE is set but --debug-unsafe was not given; "
+                                        "refusing to run (it switches isolation layers off, for tests only)\n");
+                        goto out;
+                }
+                const char *bad = NULL;
+                if (sentry_debug_parse(dd, &o.debug_disable, &bad) < 0) {
+                        fprintf(stderr, "cordon: CORDON_DEBUG_DISABLE: unknown layer '%.*s'\n", (int)strcspn(bad, ","),
+                                bad);
+                        goto out;
+                }
+                fprintf(stderr, "cordon: warning: --debug-unsafe: layers switched off: %s (test use only)\n", dd);
+        }
 
         if (policy_path) {
                 _cleanup_free_ char *err = NULL;

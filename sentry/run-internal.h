@@ -42,6 +42,7 @@ struct sandbox_plan {
         bool trap_paths; /* --trap-all or a hidden rule: every path call is emulated */
         bool use_tty;
         int64_t max_open_files; /* RLIMIT_NOFILE for the command; -1: inherited */
+        unsigned debug_disable; /* DEBUG_OFF_* (tests only; see sentry.h) */
 };
 
 /* Prints why it fails. PLAN_POLICY_ERROR: what the policy asks for cannot be
@@ -80,8 +81,12 @@ struct sandbox_state {
         const char *exit_reason; /* exited, signaled, oom, timeout, expired, sentry-error */
         int cmd_status;          /* the command's wait status, when have_status */
         bool have_status;
-        int64_t tasks_started; /* -1 unknown */
-        int writable_fd;       /* the writable layer (O_PATH), for its usage at the end */
+        int64_t tasks_started;  /* -1 unknown */
+        int writable_fd;        /* the writable layer (O_PATH), for its usage at the end */
+        bool floor_on;          /* the BPF egress floor is attached to the sandbox's cgroup */
+        char floor_why[320];    /* else why not */
+        int landlock_abi;       /* the Landlock ABI init enforced; 0: none */
+        char landlock_why[320]; /* else why not */
         struct trapped_count {
                 const char *name;
                 uint64_t count;

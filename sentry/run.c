@@ -24,6 +24,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -333,6 +334,27 @@ _noreturn_ static void exec_command(const struct sandbox_plan *plan, int tty_sla
         _exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
 }
 
+/* Test only (--debug-unsafe, "ro-binds", "noexec-rules"): mounts the
+ * read-only binds writable again, or the exec:false rules' paths executable,
+ * so a test can show Landlock alone refuses the write or the exec. Runs in
+ * init while it still holds CAP_SYS_ADMIN over its own mount namespace,
+ * where the view's flags were set and are not locked. */
+static void debug_mount_flags(const struct sandbox_plan *plan, int sock)
+{
+        for (size_t i = 0; (plan->debug_disable & DEBUG_OFF_NOEXEC_RULES) && i < plan->view.n_rules; i++) {
+                const struct fs_rule *rule = &plan->view.rules[i];
+                unsigned long ro = rule->access == FS_READ ? MS_RDONLY : 0;
+                if (rule->exec == 0 && rule->access != FS_HIDDEN &&
+                    mount(NULL, rule->path, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | ro, NULL) < 0)
+                        child_fail(sock, "debug: remount %s executable: %s", rule->path, strerror(errno));
+        }
+        for (size_t i = 0; (plan->debug_disable & DEBUG_OFF_RO_BINDS) && i < plan->view.n_binds; i++) {
+                const struct fs_bind *b = &plan->view.binds[i];
+                if (b->read_only && mount(NULL, b->target, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV, NULL) < 0)
+                        child_fail(sock, "debug: remount %s writable: %s", b->target, strerror(errno));
+        }
+}
+
 /* pid 1 of the sandbox. */
 _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
 {
@@ -385,6 +407,8 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         r = net_loopback_up();
         if (r < 0)
                 child_fail(sock, "bring up loopback in the sandbox: %s", strerror(-r));
+        if (plan->debug_disable & (DEBUG_OFF_RO_BINDS | DEBUG_OFF_NOEXEC_RULES))
+                debug_mount_flags(plan, sock);
 
         /* the terminal, from the sandbox's own devpts instance */
         int master = -1, slave = -1;
@@ -438,13 +462,26 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         if (r < 0)
                 child_fail(sock, "drop privileges: %s", strerror(-r));
 
+        /* Landlock, before anything runs that the sandbox controls: init
+         * restricts itself, so the command and all it forks inherit the
+         * domain. Present but failing is fatal (fail closed); absent is
+         * reported to the sentry, which says so with -v. */
+        char ll_why[1024] = "switched off (--debug-unsafe)";
+        int ll_abi = 0;
+        if (!(plan->debug_disable & DEBUG_OFF_LANDLOCK)) {
+                ll_why[0] = '\0';
+                ll_abi = fs_landlock_apply(&plan->view, ll_why, sizeof(ll_why));
+                if (ll_abi < 0)
+                        child_fail(sock, "cannot apply the Landlock ruleset: %s", ll_why);
+        }
+
         /* Everything for the sentry goes before the filter: once it is
          * installed, sendmsg and opens are trapped, and nobody serves them
          * until the sentry has the listener. */
         if (send_mounts(sock, mount_ids, (size_t)n_mounts) < 0)
                 _exit(EXIT_SANDBOX);
         int out[4] = {rootfd, usernsfd, netnsfd, master};
-        if (send_msg(sock, MSG_FDS, 0, NULL, out, master >= 0 ? 4 : 3) < 0)
+        if (send_msg(sock, MSG_FDS, ll_abi, ll_why, out, master >= 0 ? 4 : 3) < 0)
                 _exit(EXIT_SANDBOX);
 
         /* The command's working directory, entered with the command's own
@@ -631,6 +668,102 @@ static char *state_json(const char *id, const struct cgroup *cg, const struct ru
         return text;
 }
 
+int sentry_debug_parse(const char *list, unsigned *ret, const char **ret_bad)
+{
+        static const struct {
+                const char *name;
+                unsigned bit;
+        } names[] = {
+                {"net-emulation", DEBUG_OFF_NET_EMULATION}, {"fs-emulation", DEBUG_OFF_FS_EMULATION},
+                {"ro-binds", DEBUG_OFF_RO_BINDS},           {"egress-floor", DEBUG_OFF_EGRESS_FLOOR},
+                {"landlock", DEBUG_OFF_LANDLOCK},           {"noexec-rules", DEBUG_OFF_NOEXEC_RULES},
+        };
+        unsigned bits = 0;
+        for (const char *p = list; p && *p;) {
+                size_t len = strcspn(p, ",");
+                bool found = false;
+                for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                        if (len == strlen(names[i].name) && strncmp(p, names[i].name, len) == 0) {
+                                bits |= names[i].bit;
+                                found = true;
+                        }
+                if (!found && len > 0) {
+                        if (ret_bad)
+                                *ret_bad = p;
+                        return -EINVAL;
+                }
+                p = p[len] ? p + len + 1 : NULL;
+        }
+        *ret = bits;
+        return 0;
+}
+
+/* Test only: the filter rebuilt with the rows of the switched-off
+ * emulation allowed natively. The run's own table is changed, so the
+ * dispatch (which the engine builds from it) agrees with the filter. Network
+ * emulation: the calls that name a destination. Fs emulation: every path
+ * call the sentry performs (not exec, whose check is a layer of its own). */
+static int debug_rebuild_filter(struct sandbox_plan *plan, unsigned off)
+{
+        static const char *const net_rows[] = {"connect", "sendto", "sendmsg", "sendmmsg"};
+        struct syscall_entry *table = plan->table;
+        size_t n = plan->n_table;
+        for (size_t i = 0; i < n; i++) {
+                if (table[i].action != SC_EMULATE)
+                        continue;
+                for (size_t k = 0; (off & DEBUG_OFF_NET_EMULATION) && k < ELEMENTSOF(net_rows); k++)
+                        if (streq(table[i].name, net_rows[k]))
+                                table[i].action = SC_ALLOW;
+                if ((off & DEBUG_OFF_FS_EMULATION) && table[i].ctx == CTX_FS && !streq(table[i].name, "execve") &&
+                    !streq(table[i].name, "execveat"))
+                        table[i].action = SC_ALLOW;
+        }
+        struct sock_fprog prog;
+        const char *bad = NULL;
+        int r = notify_filter_build(table, n, &prog, &bad);
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot build the debug seccomp filter (row %s): %s\n", bad ? bad : "?",
+                        strerror(-r));
+                return r;
+        }
+        free(plan->filter.filter);
+        plan->filter = prog;
+        return 0;
+}
+
+/* The kernel egress floor on the sandbox's cgroup v2 group, attached before
+ * any process is in the group. Where the host cannot have it (no cgroup v2
+ * group for the sandbox, no privilege to load or attach BPF programs, a
+ * kernel without the hooks) it is absent and st says why, for -v. Any other
+ * failure on a host that offers it refuses the start: returns -errno. */
+static int attach_floor(struct sandbox_state *st, unsigned debug_off)
+{
+        if (debug_off & DEBUG_OFF_EGRESS_FLOOR) {
+                snprintf(st->floor_why, sizeof(st->floor_why), "switched off (--debug-unsafe)");
+                return 0;
+        }
+        if (!st->cg) {
+                snprintf(st->floor_why, sizeof(st->floor_why), "the sandbox has no cgroup to attach it to");
+                return 0;
+        }
+        const char *why = NULL;
+        _cleanup_close_ int fd = cgroup_open_v2(st->cg, &why);
+        if (fd < 0) {
+                snprintf(st->floor_why, sizeof(st->floor_why), "%s", why);
+                return 0;
+        }
+        int r = net_floor_attach(fd, st->floor_why, sizeof(st->floor_why));
+        if (r >= 0) {
+                st->floor_on = true;
+                st->floor_why[0] = '\0';
+                return 0;
+        }
+        if (r == -EPERM || r == -EACCES || r == -EOPNOTSUPP || r == -ENOSYS || r == -EINVAL)
+                return 0;
+        fprintf(stderr, "cordon: kernel egress floor: %s\n", st->floor_why);
+        return r;
+}
+
 static bool any_cgroup_limit(const struct run_limits *l)
 {
         return l->memory_bytes != POLICY_UNSET || l->cpu_millis != POLICY_UNSET || l->max_processes != POLICY_UNSET;
@@ -664,6 +797,10 @@ int sentry_run(const struct run_options *o)
         }
         plan.view.writable_bytes = limits.disk_bytes;
         plan.max_open_files = limits.max_open_files;
+        plan.debug_disable = o->debug_disable;
+        if ((o->debug_disable & (DEBUG_OFF_NET_EMULATION | DEBUG_OFF_FS_EMULATION)) &&
+            debug_rebuild_filter(&plan, o->debug_disable) < 0)
+                return EXIT_SANDBOX;
 
         char why[512];
         if (check_stdio(why, sizeof(why)) < 0) {
@@ -744,6 +881,11 @@ int sentry_run(const struct run_options *o)
                 .pty_master = -1,
         };
         clock_gettime(CLOCK_MONOTONIC, &st.started);
+        if (attach_floor(&st, o->debug_disable) < 0) {
+                cgroup_destroy(cg);
+                state_remove(id);
+                return EXIT_SANDBOX;
+        }
         int code = run_sandbox(&st);
 
         test_stall("teardown");
@@ -999,6 +1141,8 @@ static int sentry_main_loop(struct sandbox_state *st)
         }
         r = recv_msg(st->sock, &m, fds, 4);
         if (r > 0 && m.type == MSG_FDS) {
+                st->landlock_abi = m.value;
+                snprintf(st->landlock_why, sizeof(st->landlock_why), "%.300s", m.text);
                 st->fsctx.root_fd = fds[0];
                 r = recv_msg(st->sock, &m, NULL, 0);
         }
@@ -1111,13 +1255,26 @@ static int sentry_main_loop(struct sandbox_state *st)
                         "killable wait %s; SYNC_WAKE_UP %s\n"
                         "cordon:   exec: checked by the sentry; %s\n"
                         "cordon:   limits: memory %s, cpu %s, tasks %s, disk %s; cgroup %s\n"
-                        "cordon:   not yet: Landlock, BPF floor, approvals\n",
+                        "cordon:   not yet: approvals\n",
                         st->id, st->init_pid, st->uid, st->gid, view, st->policy->n_net_rules, n_table,
                         st->plan->trap_paths ? "every path call" : "opens (other path calls native: the view decides)",
                         m.value ? "on" : "UNAVAILABLE", notify_engine_sync_wakeup(st->engine) ? "on" : "unavailable",
                         st->exec_tracer ? "the running image verified at each exec event (ptrace, no syscall stops)"
                                         : "NOT verified after exec (--allow-unverified-exec)",
                         mem, cpu, tasks, disk, st->cg ? cgroup_backend(st->cg) : "none");
+                if (st->floor_on)
+                        fprintf(stderr,
+                                "cordon:   egress floor: BPF cgroup connect4/6, sendmsg4/6 and skb egress on %s: own loopback only\n",
+                                cgroup_v2_path(st->cg));
+                else
+                        fprintf(stderr, "cordon:   egress floor: ABSENT (%s)\n", st->floor_why);
+                if (st->landlock_abi > 0)
+                        fprintf(stderr,
+                                "cordon:   landlock: ABI %d: read and execute across the view, write only in its "
+                                "writable places\n",
+                                st->landlock_abi);
+                else
+                        fprintf(stderr, "cordon:   landlock: ABSENT (%s)\n", st->landlock_why);
         }
 
         /* Set-up is over: from here on the sentry serves, relays and cleans

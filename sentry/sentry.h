@@ -35,7 +35,22 @@ struct run_options {
         const char *audit_path;     /* --audit FILE: the egress audit log (JSON lines) */
         enum cg_mode cgroup_mode;
         bool allow_unverified_exec; /* run without the exec tracer where ptrace is refused (weaker tier) */
+        unsigned debug_disable; /* DEBUG_OFF_*: layers switched off (tests only, --debug-unsafe) */
 };
+
+/* Layers the tests may switch off to show that the next one holds alone:
+ * CORDON_DEBUG_DISABLE=name,... honoured only with --debug-unsafe. */
+enum {
+        DEBUG_OFF_NET_EMULATION = 1 << 0, /* "net-emulation": connect/sendto/sendmsg/sendmmsg run natively */
+        DEBUG_OFF_FS_EMULATION = 1 << 1,  /* "fs-emulation": open/openat/openat2/creat run natively */
+        DEBUG_OFF_RO_BINDS = 1 << 2,      /* "ro-binds": read-only binds mounted writable */
+        DEBUG_OFF_EGRESS_FLOOR = 1 << 3,  /* "egress-floor": no BPF programs on the cgroup */
+        DEBUG_OFF_LANDLOCK = 1 << 4,      /* "landlock": no Landlock ruleset */
+        DEBUG_OFF_NOEXEC_RULES = 1 << 5,  /* "noexec-rules": exec:false rules' mounts left executable */
+};
+/* Parses a CORDON_DEBUG_DISABLE list into DEBUG_OFF_* bits; -EINVAL with
+ * *ret_bad (pointing into list) for an unknown name. */
+int sentry_debug_parse(const char *list, unsigned *ret, const char **ret_bad);
 
 /* Runs argv in a new sandbox in the foreground. Returns the exit status
  * cordon should exit with (the command's, 128+N for a signal, or

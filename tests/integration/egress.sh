@@ -721,6 +721,29 @@ tls_request_allowed() {
         expect_match "$(field body)" "^$EG_HOST_SIDE:[0-9]+$" "the upstream sees the host side of the veth"
 }
 
+# the kernel egress floor (BPF on the sandbox's cgroup) refuses every non-loopback destination of
+# the sandbox's own sockets; the gate's connection is the sentry's socket and is unaffected
+it_test gate_works_with_floor
+gate_works_with_floor() {
+        egress_setup
+        crun -v "${RUNARGS[@]}" -- python3 /eg/client.py get "https://$UPSTREAM/token"
+        expect_rc 0 "python3 urllib GET with -v"
+        expect_contains "$ERR" "egress floor: BPF cgroup" "the floor is attached"
+        expect_eq "$EG_TOKEN" "$(field body)" "the body fetched through the gate with the floor on"
+        # and the floor holds under it: a raw address, with the seccomp network rows off, is refused
+        # by the kernel (EPERM) rather than by the gate (EACCES, audited)
+        CORDON_DEBUG_DISABLE=net-emulation crun --debug-unsafe "${RUNARGS[@]}" -- python3 -c '
+import socket, sys
+s = socket.socket()
+try:
+    s.connect((sys.argv[1], 443))
+    print("connected")
+except OSError as e:
+    print("errno", e.errno)
+' "$EG_UP"
+        expect_eq "errno 1" "$OUT" "a direct connect to the upstream's address with emulation off"
+}
+
 it_test tls_openssl_s_client
 tls_openssl_s_client() {
         egress_setup
@@ -972,7 +995,8 @@ udp_goes_nowhere() {
                 sendmsg_synthetic53; do
                 expect_eq EACCES "$(field $k)" "UDP $k"
         done
-        expect_match "$(field connected_send)" '^(EACCES|ENETUNREACH|EDESTADDRREQ|EHOSTUNREACH)$' \
+        # EPERM: the kernel egress floor refuses the datagram socket's connect to a non-loopback address
+        expect_match "$(field connected_send)" '^(EACCES|ENETUNREACH|EDESTADDRREQ|EHOSTUNREACH|EPERM)$' \
                 "send() on a datagram socket connected to the synthetic address"
         expect_audit "$AUDIT" "UDP to the literal" reason=ip_literal_blocked syscall=sendto "destination=$EG_UP:53"
         expect_audit "$AUDIT" "UDP to the synthetic address" reason=egress_blocked syscall=sendto \
