@@ -35,7 +35,7 @@ struct run_options {
         const char *audit_path;     /* --audit FILE: the egress audit log (JSON lines) */
         enum cg_mode cgroup_mode;
         bool allow_unverified_exec; /* run without the exec tracer where ptrace is refused (weaker tier) */
-        unsigned debug_disable; /* DEBUG_OFF_*: layers switched off (tests only, --debug-unsafe) */
+        unsigned debug_disable;     /* DEBUG_OFF_*: layers switched off (tests only, --debug-unsafe) */
 };
 
 /* Layers the tests may switch off to show that the next one holds alone:
