@@ -16,7 +16,23 @@
 enum { CTX_FS = 0, CTX_NET = 1 };
 
 /* The set-up channel between the sentry and the sandbox's init. */
-enum msg_type { MSG_GO = 1, MSG_ERROR, MSG_FDS, MSG_READY, MSG_START, MSG_STATUS };
+enum msg_type {
+        MSG_GO = 1,
+        MSG_ERROR,
+        MSG_FDS,
+        MSG_READY,
+        MSG_START,
+        MSG_STATUS,
+        /* after MSG_START, to an init that serves runs (`cordon sandbox`):
+         * MSG_EXEC (sentry → init, struct exec_msg with the run's stdin,
+         * stdout and stderr attached), MSG_KILL (value: signal, aux: run);
+         * init answers MSG_RUN_PID (value: pid, aux: run) and later
+         * MSG_RUN_EXIT (value: wait status, aux: run) */
+        MSG_EXEC,
+        MSG_KILL,
+        MSG_RUN_PID,
+        MSG_RUN_EXIT,
+};
 
 struct msg {
         uint32_t type;
@@ -37,6 +53,7 @@ struct sandbox_plan {
         struct sock_fprog filter;
         bool use_tty;
         int64_t max_open_files; /* RLIMIT_NOFILE for the command; -1: inherited */
+        bool serve_runs;        /* no command: init waits for MSG_EXEC (sentry/initd.c) */
 };
 
 int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret);
@@ -76,7 +93,12 @@ struct sandbox_state {
                 uint64_t count;
         } trapped[64]; /* notifications served, per emulated syscall */
         size_t n_trapped;
+        struct serve *serve; /* `cordon sandbox create`: the detached sentry's state, else NULL */
 };
+
+/* Refuses a directory, O_PATH or aimable host socket among fds (stdin,
+ * stdout, stderr of a command): 0, or -EBADF with why filled in. */
+int check_passed_fds(const int fds[3], char *why, size_t size);
 
 /* Writes the --stats JSON; 0 or -errno. */
 int write_stats(struct sandbox_state *st, const char *path, int exit_code);

@@ -18,6 +18,8 @@
 
 enum tty_mode { TTY_AUTO, TTY_ALWAYS, TTY_NEVER };
 
+struct serve_config;
+
 struct run_options {
         struct policy *policy; /* owned by the caller */
         char **argv;           /* the command, NULL-terminated */
@@ -34,7 +36,13 @@ struct run_options {
         const char *stats_path;     /* --stats FILE */
         const char *audit_path;     /* --audit FILE: the egress audit log (JSON lines) */
         enum cg_mode cgroup_mode;
+        /* `cordon sandbox create`: no command; a detached sentry serves runs
+         * (sentry/sandbox.h). NULL for `cordon run`. */
+        const struct serve_config *serve;
 };
+
+/* `cordon sandbox VERB ...` (sentry/sandbox.c): returns the exit status. */
+int sentry_sandbox(int argc, char **argv);
 
 /* Runs argv in a new sandbox in the foreground. Returns the exit status
  * cordon should exit with (the command's, 128+N for a signal, or
