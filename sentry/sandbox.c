@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -326,6 +327,13 @@ static int cmd_create(int argc, char **argv)
                         _exit(EXIT_SANDBOX);
                 if (nul > 2)
                         close(nul);
+                /* nothing else of the client's goes with it: an inherited
+                 * pipe (a test runner's, a shell's) would stay open for the
+                 * sandbox's whole life */
+                if (dup2(ready[1], 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0 ||
+                    syscall(SYS_close_range, 4, ~0U, 0) < 0)
+                        _exit(EXIT_SANDBOX);
+                cfg.ready_fd = 3;
                 signal(SIGPIPE, SIG_IGN);
                 _exit(sentry_run(&o));
         }
