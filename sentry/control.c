@@ -30,12 +30,14 @@
 #include "common/fdpass.h"
 #include "sentry/sandbox.h"
 
-#define MAX_RUNS        1024         /* run records kept per sandbox */
-#define MAX_ACTIVE_RUNS 64           /* runs alive at once */
-#define MAX_CONNS       32           /* clients that have not yet sent their request */
-#define RUN_LOG_MAX     (16LL << 20) /* a detached run's log; beyond, a marker and nothing more */
-#define EVENT_MAX       (64 * 1024)  /* one event line */
-#define EVENTS_MAX      (64LL << 20) /* the events file; beyond, events are counted, not written */
+#define MAX_RUNS          1024         /* run records kept per sandbox */
+#define MAX_ACTIVE_RUNS   64           /* runs alive at once */
+#define MAX_CONNS         32           /* clients that have not yet sent their request */
+#define RUN_LOG_MAX       (16LL << 20) /* a detached run's log; beyond, a marker and nothing more */
+#define EVENT_MAX         (64 * 1024)  /* one event line */
+#define EVENT_LINE_MAX    4096         /* output longer than this without a newline is split */
+#define RUN_OUTPUT_EVENTS 20000        /* output events per run; then one marker */
+#define EVENTS_MAX        (64LL << 20) /* the events file; beyond, events are counted, not written */
 
 struct run_rec {
         int num; /* the run's id is "r<num>" */
@@ -46,9 +48,20 @@ struct run_rec {
         int log_in, log_fd;
         int64_t log_bytes;
         bool log_truncated;
+        char line[EVENT_LINE_MAX]; /* a detached run's output line being assembled */
+        size_t line_len;
+        int output_events;
         int timer;
         int status;
         time_t started, ended;
+};
+
+/* JSON lines from a pipe, each handed to fn; a line longer than the
+ * buffer is dropped. */
+struct line_reader {
+        int fd;
+        char buf[8192];
+        size_t len;
 };
 
 struct serve {
@@ -58,9 +71,11 @@ struct serve {
         int events_fd;
         int64_t seq;
         int64_t events_bytes, events_dropped;
-        int audit_rd, audit_wr;
-        char audit_buf[8192];
-        size_t audit_len;
+        struct line_reader audit; /* the egress gate's audit lines */
+        int audit_wr;
+        struct line_reader done; /* transfer threads' results */
+        int done_wr;
+        json_t *snapshots;
         int ready_fd;
         char *policy_text;
         const char *snapshot, *snapshot_digest;
@@ -95,10 +110,12 @@ bool sandbox_id_valid(const char *id)
 
 int control_send(int fd, json_t *msg, const int *fds, size_t n_fds)
 {
+        if (!msg)
+                return -EINVAL;
         char *text = json_dumps(msg, JSON_COMPACT);
         json_decref(msg);
         if (!text)
-                oom();
+                return -EINVAL;
         size_t len = strlen(text);
         int r = len > CONTROL_MAX_MSG ? -E2BIG : send_fds(fd, text, len, fds, n_fds);
         free(text);
@@ -142,32 +159,124 @@ static void iso_time(time_t t, char buf[32])
         strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+#define EVENT_MAX_DEPTH  16
+#define EVENT_MAX_STRING 4096
+#define EVENT_MAX_ITEMS  1024
+
+/* A field named like a credential: its value is never written. */
+static bool secret_key(const char *k)
+{
+        static const char *const words[] = {"token",  "secret",     "password", "passwd",  "authorization",
+                                            "cookie", "credential", "apikey",   "api_key", "private_key"};
+        char low[128];
+        size_t n = strlen(k);
+        if (n >= sizeof(low))
+                n = sizeof(low) - 1;
+        for (size_t i = 0; i < n; i++)
+                low[i] = (char)(k[i] >= 'A' && k[i] <= 'Z' ? k[i] + 32 : k[i]);
+        low[n] = '\0';
+        for (size_t i = 0; i < ELEMENTSOF(words); i++)
+                if (strstr(low, words[i]))
+                        return true;
+        return false;
+}
+
+/* A copy of v that is bounded (depth, string length, items; what is cut
+ * says so) and has credential-like fields masked, recursively. */
+static json_t *sanitize(json_t *v, int depth)
+{
+        if (depth > EVENT_MAX_DEPTH)
+                return json_string("[cordon: truncated, nested too deep]");
+        if (json_is_string(v) && json_string_length(v) > EVENT_MAX_STRING) {
+                size_t len = json_string_length(v);
+                char *t = xasprintf("%.*s[cordon: truncated, %zu more bytes]", EVENT_MAX_STRING, json_string_value(v),
+                                    len - EVENT_MAX_STRING);
+                json_t *r = json_string(t);
+                free(t);
+                return r ? r : json_string("[cordon: truncated]");
+        }
+        if (json_is_object(v)) {
+                json_t *o = json_object();
+                const char *k;
+                json_t *e;
+                size_t n = 0;
+                json_object_foreach(v, k, e)
+                {
+                        if (n++ == EVENT_MAX_ITEMS) {
+                                json_object_set_new(o, "cordonTruncated", json_true());
+                                break;
+                        }
+                        json_object_set_new(o, k, secret_key(k) ? json_string("***") : sanitize(e, depth + 1));
+                }
+                return o;
+        }
+        if (json_is_array(v)) {
+                json_t *a = json_array();
+                size_t i;
+                json_t *e;
+                json_array_foreach(v, i, e)
+                {
+                        if (i == EVENT_MAX_ITEMS) {
+                                json_array_append_new(a, json_string("[cordon: truncated]"));
+                                break;
+                        }
+                        json_array_append_new(a, sanitize(e, depth + 1));
+                }
+                return a;
+        }
+        return json_incref(v);
+}
+
 /* Appends an event (steals ev) with the next sequence number, synced. */
 static void event(struct serve *srv, const char *type, json_t *ev)
 {
-        if (!ev)
-                ev = json_object();
+        json_t *clean = ev ? sanitize(ev, 0) : json_object();
+        json_decref(ev);
+        ev = clean;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         char t[32], when[48];
         iso_time(ts.tv_sec, t);
         snprintf(when, sizeof(when), "%.19s.%03ldZ", t, ts.tv_nsec / 1000000);
-        json_object_set_new(ev, "seq", json_integer(++srv->seq));
+        if (srv->events_bytes >= EVENTS_MAX) {
+                /* the file is full: counted, and said once (below) */
+                srv->events_dropped++;
+                json_decref(ev);
+                return;
+        }
+        json_object_set_new(ev, "seq", json_integer(srv->seq + 1));
         json_object_set_new(ev, "time", json_string(when));
         json_object_set_new(ev, "type", json_string(type));
         char *line = json_dumps(ev, JSON_COMPACT | JSON_SORT_KEYS);
+        if (line && strlen(line) > EVENT_MAX) {
+                /* too big even after the bounds: its kind survives, marked */
+                free(line);
+                json_t *small = json_pack("{s:I, s:s, s:s, s:b}", "seq", (json_int_t)srv->seq + 1, "time", when, "type",
+                                          type, "truncated", 1);
+                line = json_dumps(small, JSON_COMPACT | JSON_SORT_KEYS);
+                json_decref(small);
+        }
         json_decref(ev);
         if (!line)
-                oom();
+                return; /* out of memory: no sequence number was used */
         size_t len = strlen(line);
-        if (len > EVENT_MAX || srv->events_bytes + (int64_t)len > EVENTS_MAX) {
-                srv->events_dropped++;
+        if (srv->events_bytes + (int64_t)len + 1 > EVENTS_MAX) {
                 free(line);
-                return;
+                json_t *full = json_pack("{s:I, s:s, s:s}", "seq", (json_int_t)srv->seq + 1, "time", when, "type",
+                                         "events_limit");
+                line = json_dumps(full, JSON_COMPACT | JSON_SORT_KEYS);
+                json_decref(full);
+                if (!line)
+                        return;
+                len = strlen(line);
+                srv->events_dropped++;
+                srv->events_bytes = EVENTS_MAX; /* nothing more after this one */
         }
         line[len] = '\n';
         if (write_all(srv->events_fd, line, len + 1) == 0) {
-                srv->events_bytes += (int64_t)len + 1;
+                srv->seq++;
+                if (srv->events_bytes < EVENTS_MAX)
+                        srv->events_bytes += (int64_t)len + 1;
                 (void)fdatasync(srv->events_fd);
         }
         free(line);
@@ -237,6 +346,7 @@ static json_t *meta_json(const struct sandbox_state *st, bool live)
         for (int i = 0; i < srv->n_runs; i++)
                 json_array_append_new(runs, run_json(&srv->runs[i]));
         json_object_set_new(j, "runs", runs);
+        json_object_set(j, "snapshots", srv->snapshots);
         if (live) {
                 json_t *use = json_object();
                 struct cg_stats cs;
@@ -263,7 +373,7 @@ static void write_meta(struct sandbox_state *st)
         char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
         json_decref(j);
         if (!text)
-                oom();
+                return;
         /* write-then-rename: a reader (list, inspect) never sees half of it */
         _cleanup_close_ int fd =
                 openat(srv->dirfd, "meta.json.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -276,7 +386,8 @@ int serve_prepare(const struct serve_config *cfg, const char *id, const struct r
 {
         struct serve *srv = xcalloc(1, sizeof(*srv));
         snprintf(srv->id, sizeof(srv->id), "%s", id);
-        srv->listen_fd = srv->events_fd = srv->audit_rd = srv->audit_wr = srv->dirfd = -1;
+        srv->listen_fd = srv->events_fd = srv->audit.fd = srv->audit_wr = srv->done.fd = srv->done_wr = srv->dirfd = -1;
+        srv->snapshots = json_array();
         srv->ready_fd = cfg->ready_fd;
         srv->policy_text = xstrdup(cfg->policy_text ? cfg->policy_text : "{}");
         srv->snapshot = cfg->snapshot;
@@ -314,9 +425,14 @@ int serve_prepare(const struct serve_config *cfg, const char *id, const struct r
         int ap[2];
         if (pipe2(ap, O_CLOEXEC) < 0)
                 goto fail_errno;
-        srv->audit_rd = ap[0];
+        srv->audit.fd = ap[0];
         srv->audit_wr = ap[1];
-        fcntl(srv->audit_rd, F_SETFL, O_NONBLOCK);
+        fcntl(srv->audit.fd, F_SETFL, O_NONBLOCK);
+        if (pipe2(ap, O_CLOEXEC) < 0)
+                goto fail_errno;
+        srv->done.fd = ap[0];
+        srv->done_wr = ap[1];
+        fcntl(srv->done.fd, F_SETFL, O_NONBLOCK);
 
         /* The control socket: mode 0600 in a 0700 directory of the creating
          * user; and each connection's SO_PEERCRED is checked too. */
@@ -366,7 +482,9 @@ void serve_free(struct serve *srv)
         for (size_t i = 0; i < MAX_CONNS; i++)
                 if (srv->conns[i] >= 0)
                         close(srv->conns[i]);
-        int fds[] = {srv->dirfd, srv->listen_fd, srv->events_fd, srv->audit_rd, srv->audit_wr, srv->ready_fd};
+        int fds[] = {srv->dirfd,    srv->listen_fd, srv->events_fd, srv->audit.fd,
+                     srv->audit_wr, srv->done.fd,   srv->done_wr,   srv->ready_fd};
+        json_decref(srv->snapshots);
         for (size_t i = 0; i < ELEMENTSOF(fds); i++)
                 if (fds[i] >= 0)
                         close(fds[i]);
@@ -610,7 +728,51 @@ static void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
 }
 
 /* A detached run's output, into its log, bounded. */
-static void drain_log(struct run_rec *r)
+/* One line of a detached run's output as an event: a line that is a JSON
+ * object is recorded as structured data (so its credential-like fields are
+ * masked), any other as text. */
+static void output_event(struct serve *srv, struct run_rec *r, const char *text, size_t len, bool split)
+{
+        char id[16];
+        snprintf(id, sizeof(id), "r%d", r->num);
+        if (r->output_events == RUN_OUTPUT_EVENTS) {
+                event(srv, "output_truncated", json_pack("{s:s, s:i}", "run", id, "limit", RUN_OUTPUT_EVENTS));
+                r->output_events++;
+        }
+        if (r->output_events > RUN_OUTPUT_EVENTS)
+                return;
+        r->output_events++;
+        json_error_t jerr;
+        json_t *data = split ? NULL : json_loadb(text, len, JSON_DECODE_ANY, &jerr);
+        json_t *ev = json_pack("{s:s}", "run", id);
+        if (json_is_object(data))
+                json_object_set_new(ev, "data", data);
+        else {
+                json_decref(data);
+                json_object_set_new(ev, "text", json_text(text, len));
+                if (split)
+                        json_object_set_new(ev, "continued", json_true());
+        }
+        event(srv, "output", ev);
+}
+
+static void output_lines(struct serve *srv, struct run_rec *r, const char *buf, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                if (buf[i] == '\n') {
+                        output_event(srv, r, r->line, r->line_len, false);
+                        r->line_len = 0;
+                        continue;
+                }
+                if (r->line_len == sizeof(r->line)) {
+                        output_event(srv, r, r->line, r->line_len, true);
+                        r->line_len = 0;
+                }
+                r->line[r->line_len++] = buf[i];
+        }
+}
+
+static void drain_log(struct serve *srv, struct run_rec *r)
 {
         char buf[16384];
         for (;;) {
@@ -619,6 +781,9 @@ static void drain_log(struct run_rec *r)
                         continue;
                 if (n <= 0) {
                         if (n == 0 || errno != EAGAIN) {
+                                if (r->line_len > 0)
+                                        output_event(srv, r, r->line, r->line_len, false);
+                                r->line_len = 0;
                                 close(r->log_in);
                                 r->log_in = -1;
                                 close(r->log_fd);
@@ -626,6 +791,7 @@ static void drain_log(struct run_rec *r)
                         }
                         return;
                 }
+                output_lines(srv, r, buf, (size_t)n);
                 if (r->log_bytes + n <= RUN_LOG_MAX) {
                         (void)write_all(r->log_fd, buf, (size_t)n);
                         r->log_bytes += n;
@@ -637,29 +803,48 @@ static void drain_log(struct run_rec *r)
         }
 }
 
-/* The gate's audit lines become events. */
-static void drain_audit(struct serve *srv)
+static void drain_lines(struct sandbox_state *st, struct line_reader *lr,
+                        void (*fn)(struct sandbox_state *st, json_t *rec))
 {
         for (;;) {
-                ssize_t n = read(srv->audit_rd, srv->audit_buf + srv->audit_len,
-                                 sizeof(srv->audit_buf) - 1 - srv->audit_len);
+                ssize_t n = read(lr->fd, lr->buf + lr->len, sizeof(lr->buf) - 1 - lr->len);
                 if (n <= 0)
                         return;
-                srv->audit_len += (size_t)n;
-                char *start = srv->audit_buf, *nl;
-                while ((nl = memchr(start, '\n', srv->audit_len - (size_t)(start - srv->audit_buf)))) {
+                lr->len += (size_t)n;
+                char *start = lr->buf, *nl;
+                while ((nl = memchr(start, '\n', lr->len - (size_t)(start - lr->buf)))) {
                         json_error_t jerr;
                         json_t *rec = json_loadb(start, (size_t)(nl - start), 0, &jerr);
                         if (rec)
-                                event(srv, "audit", json_pack("{s:o}", "record", rec));
+                                fn(st, rec);
                         start = nl + 1;
                 }
-                size_t left = srv->audit_len - (size_t)(start - srv->audit_buf);
-                if (left == sizeof(srv->audit_buf) - 1)
-                        left = 0; /* a line longer than the buffer: dropped */
-                memmove(srv->audit_buf, start, left);
-                srv->audit_len = left;
+                size_t left = lr->len - (size_t)(start - lr->buf);
+                if (left == sizeof(lr->buf) - 1)
+                        left = 0;
+                memmove(lr->buf, start, left);
+                lr->len = left;
         }
+}
+
+/* The gate's audit lines become events. */
+static void on_audit(struct sandbox_state *st, json_t *rec)
+{
+        event(st->serve, "audit", json_pack("{s:o}", "record", rec));
+}
+
+/* A transfer ended: its event; a snapshot's digest is kept in the metadata. */
+static void on_transfer_done(struct sandbox_state *st, json_t *rec)
+{
+        struct serve *srv = st->serve;
+        const char *op = json_string_value(json_object_get(rec, "op"));
+        if (op && streq(op, "snapshot") && json_object_get(rec, "digest")) {
+                if (json_array_size(srv->snapshots) >= 64)
+                        json_array_remove(srv->snapshots, 0);
+                json_array_append(srv->snapshots, rec);
+                write_meta(st);
+        }
+        event(srv, "transfer", rec);
 }
 
 static void begin_end(struct sandbox_state *st, const char *reason)
@@ -719,11 +904,21 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
                                     srv->id);
                         return;
                 }
-                if (r->running) {
-                        r->cancelled = true;
-                        kill_run(st, r, SIGKILL);
+                if (!r->running) {
+                        reply_error(conn, "run %s has already ended (%s)",
+                                    json_string_value(json_object_get(req, "run")),
+                                    r->cancelled   ? "cancelled"
+                                    : r->timed_out ? "timeout"
+                                                   : "exited");
+                        return;
                 }
-                (void)control_send(conn, json_pack("{s:b, s:b}", "ok", 1, "cancelled", r->cancelled), NULL, 0);
+                /* marked before the kill: an exit that arrives afterwards,
+                 * even a success, never turns it back */
+                r->cancelled = true;
+                kill_run(st, r, SIGKILL);
+                event(srv, "run_cancelled", json_pack("{s:s}", "run", json_string_value(json_object_get(req, "run"))));
+                write_meta(st);
+                (void)control_send(conn, json_pack("{s:b, s:b}", "ok", 1, "cancelled", 1), NULL, 0);
         } else if (streq(op, "put") || streq(op, "get") || streq(op, "ls") || streq(op, "snapshot")) {
                 const char *path = json_string_value(json_object_get(req, "path"));
                 if (!streq(op, "snapshot") && (!path || path[0] != '/' || strlen(path) >= 4096)) {
@@ -747,10 +942,7 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
                         x->extra_json = json_dumps(extra, JSON_INDENT(2) | JSON_SORT_KEYS);
                         json_decref(extra);
                 }
-                json_t *ev = json_pack("{s:s}", "op", op);
-                if (path)
-                        json_object_set_new(ev, "path", json_string(path));
-                event(srv, "transfer", ev);
+                x->done_fd = fcntl(srv->done_wr, F_DUPFD_CLOEXEC, 3);
                 int r = xfer_start(x);
                 if (r < 0)
                         reply_error(conn, "%s: cannot start the transfer: %s", op, strerror(-r));
@@ -901,7 +1093,7 @@ int serve_loop(struct sandbox_state *st)
                 announce_ready(srv);
         }
 
-        enum { P_PIDFD, P_INIT, P_SIG, P_LISTEN, P_LIFE, P_EXPIRY, P_AUDIT, P_FIXED };
+        enum { P_PIDFD, P_INIT, P_SIG, P_LISTEN, P_LIFE, P_EXPIRY, P_AUDIT, P_DONE, P_FIXED };
         struct pollfd p[P_FIXED + MAX_CONNS + 3 * MAX_ACTIVE_RUNS];
         struct {
                 int kind; /* 0 conn, 1 run conn, 2 run log, 3 run timer */
@@ -915,7 +1107,8 @@ int serve_loop(struct sandbox_state *st)
                 p[P_LISTEN] = (struct pollfd){srv->terminate ? -1 : srv->listen_fd, POLLIN, 0};
                 p[P_LIFE] = (struct pollfd){life_fd, POLLIN, 0};
                 p[P_EXPIRY] = (struct pollfd){expiry_fd, POLLIN, 0};
-                p[P_AUDIT] = (struct pollfd){srv->audit_rd, POLLIN, 0};
+                p[P_AUDIT] = (struct pollfd){srv->audit.fd, POLLIN, 0};
+                p[P_DONE] = (struct pollfd){srv->done.fd, POLLIN, 0};
                 for (size_t i = 0; i < MAX_CONNS; i++)
                         if (srv->conns[i] >= 0) {
                                 who[n].kind = 0;
@@ -950,7 +1143,9 @@ int serve_loop(struct sandbox_state *st)
                 if (p[P_INIT].revents)
                         read_init(st);
                 if (p[P_AUDIT].revents)
-                        drain_audit(srv);
+                        drain_lines(st, &srv->audit, on_audit);
+                if (p[P_DONE].revents)
+                        drain_lines(st, &srv->done, on_transfer_done);
                 if ((p[P_LIFE].revents & POLLIN) || (p[P_EXPIRY].revents & POLLIN)) {
                         if (!srv->terminate)
                                 event(srv, "expired", NULL);
@@ -976,7 +1171,7 @@ int serve_loop(struct sandbox_state *st)
                                 break;
                         case 2:
                                 if (r->log_in >= 0)
-                                        drain_log(r);
+                                        drain_log(srv, r);
                                 break;
                         case 3:
                                 if (r->timer >= 0) {
@@ -1006,13 +1201,14 @@ int serve_loop(struct sandbox_state *st)
         for (int i = 0; i < srv->n_runs; i++) {
                 struct run_rec *r = &srv->runs[i];
                 if (r->log_in >= 0)
-                        drain_log(r);
+                        drain_log(srv, r);
                 run_ended(st, r, SIGKILL);
         }
-        drain_audit(srv);
+        drain_lines(st, &srv->audit, on_audit);
         /* transfers still running hold the view's root; let them finish (bounded) */
         for (int i = 0; i < 100 && xfer_active() > 0; i++)
                 usleep(50 * 1000);
+        drain_lines(st, &srv->done, on_transfer_done);
         event(srv, "ended", json_pack("{s:s}", "reason", srv->end_reason ? srv->end_reason : "killed"));
         st->exit_reason = srv->end_reason ? srv->end_reason : "killed";
         return srv->ready_fd >= 0 ? EXIT_SANDBOX : 0;

@@ -66,6 +66,7 @@ struct xfer {
         char *path;       /* in the view */
         int mode;         /* put: file mode */
         char *extra_json; /* snapshot: policy and metadata to store */
+        int done_fd;      /* the result goes here too, as one JSON line (an event) */
 };
 int xfer_start(struct xfer *x); /* takes x */
 int xfer_active(void);
@@ -73,6 +74,8 @@ int xfer_active(void);
 int xfer_confine(const struct fs_context *ctx);
 /* open(2) inside the confined thread's view, never through a magic link. */
 int xfer_open(const char *path, int flags, mode_t mode);
+/* A JSON string of n bytes that may not be UTF-8 (never NULL). */
+json_t *json_text(const char *s, size_t n);
 /* {"error": "..."} */
 json_t *error_reply(const char *fmt, ...) _printf_(1, 2);
 /* snapshot.c: writes the archive to x->fd; the reply (digest or error). */

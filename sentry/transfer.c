@@ -42,6 +42,22 @@ json_t *error_reply(const char *fmt, ...)
         return json_pack("{s:s}", "error", text);
 }
 
+json_t *json_text(const char *s, size_t n)
+{
+        json_t *j = json_stringn(s, n);
+        if (j)
+                return j;
+        /* not UTF-8 (a sandbox picks its file names and output freely):
+         * every byte outside ASCII becomes '?' rather than the message
+         * failing */
+        char *t = xmalloc(n + 1);
+        for (size_t i = 0; i < n; i++)
+                t[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
+        j = json_stringn(t, n);
+        free(t);
+        return j ? j : json_string("?");
+}
+
 int xfer_active(void)
 {
         return atomic_load(&active);
@@ -53,6 +69,8 @@ static void xfer_free(struct xfer *x)
                 close(x->conn);
         if (x->fd >= 0)
                 close(x->fd);
+        if (x->done_fd >= 0)
+                close(x->done_fd);
         free(x->op);
         free(x->path);
         free(x->extra_json);
@@ -160,8 +178,8 @@ static json_t *do_get(struct xfer *x)
 
 static json_t *entry_json(const char *name, const struct stat *st)
 {
-        return json_pack("{s:s, s:s, s:I, s:i}", "name", name, "type", type_name(st->st_mode), "size",
-                         (json_int_t)st->st_size, "mode", (int)(st->st_mode & 07777));
+        return json_pack("{s:o, s:s, s:I, s:i}", "name", json_text(name, strlen(name)), "type", type_name(st->st_mode),
+                         "size", (json_int_t)st->st_size, "mode", (int)(st->st_mode & 07777));
 }
 
 static json_t *do_ls(struct xfer *x)
@@ -230,6 +248,25 @@ static void *xfer_thread(void *arg)
                 res = do_ls(x);
         else
                 res = snapshot_write(x);
+        /* the result as an event, through the serve loop (which owns the
+         * events file): one write below PIPE_BUF, so lines never mix */
+        json_t *ev = json_pack("{s:s, s:s}", "op", x->op, "path", x->path);
+        const char *k;
+        json_t *v;
+        json_object_foreach(res, k, v)
+        {
+                if (streq(k, "error") && json_string_length(v) > 1024)
+                        continue;
+                json_object_set(ev, k, v);
+        }
+        char *line = json_dumps(ev, JSON_COMPACT);
+        json_decref(ev);
+        if (line && strlen(line) < 4000) {
+                size_t n = strlen(line);
+                line[n] = '\n';
+                (void)!write(x->done_fd, line, n + 1);
+        }
+        free(line);
         (void)control_send(x->conn, res, NULL, 0);
         xfer_free(x);
         atomic_fetch_sub(&active, 1);

@@ -342,4 +342,110 @@ snapshot_and_restore() {
         return 0
 }
 
+it_test events_replay_follow_and_masking
+events_replay_follow_and_masking() {
+        need_root
+        new_sandbox
+        local d
+        d=$(scratch_dir events)
+        # --follow streams until the sandbox is gone
+        timeout 60 "$CORDON" sandbox events "$ID" --follow --json >"$d/follow" 2>&1 &
+        local follower=$!
+        at_exit "kill $follower"
+        sb exec "$ID" --detach -- sh -c 'seq 1 10000; echo "{\"token\": \"abc\", \"inner\": {\"Password\": \"p\", \"keep\": 1}}"'
+        local run=$OUT
+        # read in pieces with --after while it runs, always from the last sequence seen
+        local last=0 i piece
+        : >"$d/pieces"
+        for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+                piece=$(timeout 20 "$CORDON" sandbox events "$ID" --json --after "$last")
+                if [ -n "$piece" ]; then
+                        printf '%s\n' "$piece" >>"$d/pieces"
+                        last=$(printf '%s\n' "$piece" | tail -n 1 | sed -n 's/.*"seq":\([0-9]*\).*/\1/p')
+                fi
+                grep -q '"type":"run_exited"' "$d/pieces" && break
+                sleep 0.$((RANDOM % 5))
+        done
+        wait_until 20 sh -c "grep -q '\"type\":\"run_exited\"' '$d/pieces' || { '$CORDON' sandbox events $ID --json --after $last >>'$d/pieces'; false; }"
+        timeout 20 "$CORDON" sandbox events "$ID" --json --after "$last" >>"$d/pieces"
+        timeout 20 "$CORDON" sandbox events "$ID" --json >"$d/all"
+        expect_true "pieces read with --after equal one full read" cmp -s "$d/pieces" "$d/all"
+        # the run's output, from its events, is the whole output in order
+        python3 - "$d/all" "$run" >"$d/text" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e["type"] == "output" and e["run"] == sys.argv[2] and "text" in e:
+        print(e["text"])
+PY
+        expect_true "10,000 output lines, no gap or duplicate" cmp -s "$d/text" <(seq 1 10000)
+        local seqs n
+        n=$(wc -l <"$d/all")
+        seqs=$(sed -n 's/.*"seq":\([0-9]*\).*/\1/p' "$d/all" | tr '\n' ' ')
+        expect_eq "$(seq -s ' ' 1 "$n") " "$seqs" "sequence numbers only grow, without gaps"
+        # structured output: credential-like fields are masked, recursively
+        expect_contains "$(cat "$d/all")" '"token":"***"' "token masked"
+        expect_contains "$(cat "$d/all")" '"Password":"***"' "nested Password masked"
+        expect_contains "$(cat "$d/all")" '"keep":1' "other fields kept"
+        expect_not_contains "$(cat "$d/all")" '"abc"' "the secret value is nowhere"
+        # an egress denial shows up as an audit event
+        sb exec "$ID" -- bash -c 'exec 3<>/dev/tcp/169.254.169.254/80'
+        sb events "$ID" --json --after "$n"
+        expect_contains "$OUT" '"ip_literal_blocked"' "egress denials are events"
+        sb terminate "$ID"
+        wait_until 10 sh -c "! kill -0 $follower 2>/dev/null" || _it_soft_fail "--follow ends with the sandbox"
+        expect_contains "$(cat "$d/follow")" '"type":"ended"' "--follow saw the end"
+        expect_contains "$(cat "$d/follow")" '"type":"terminated"' "--follow saw the terminate"
+}
+
+it_test cancel_is_final
+cancel_is_final() {
+        need_root
+        new_sandbox
+        local i run st n_ok=0
+        for i in $(seq 1 60); do
+                sb exec "$ID" --detach -- sh -c 'sleep 0.0$((RANDOM % 3)); exit 0'
+                run=$OUT
+                sleep 0.0$((RANDOM % 4))
+                sb cancel "$ID" "$run"
+                [ "$RC" = 0 ] || continue # it had already ended: cancel says so and fails
+                n_ok=$((n_ok + 1))
+                sleep 0.05
+                sb inspect "$ID" --json
+                st=$(printf '%s\n' "$OUT" | python3 -c 'import json,sys; r=[x for x in json.load(sys.stdin)["runs"] if x["id"]==sys.argv[1]][0]; print(r["status"])' "$run")
+                [ "$st" = cancelled ] || fail "run $run: status $st after a successful cancel"
+        done
+        it_log "$n_ok of 60 cancels arrived before the run ended"
+        # a long run: cancel stops the actual processes
+        sb exec "$ID" --detach -- sleep 1000
+        run=$OUT
+        sb cancel "$ID" "$run"
+        expect_rc 0 "cancel"
+        wait_until 5 sh -c "'$CORDON' sandbox inspect $ID --json | grep -q '\"status\": \"cancelled\"'" ||
+                _it_soft_fail "the run is cancelled"
+        local g procs=
+        for g in $(cgroups_of "$ID"); do
+                if [ -f "$g/cgroup.procs" ]; then
+                        procs=$(wc -l <"$g/cgroup.procs")
+                        break
+                fi
+        done
+        [ -n "$procs" ] && expect_eq 1 "$procs" "only init is left in the sandbox's cgroup"
+        sb cancel "$ID" "$run"
+        expect_true "cancelling an ended run fails" test "$RC" != 0
+}
+
+it_test control_socket_owner_only
+control_socket_owner_only() {
+        need_root
+        command -v setpriv >/dev/null || skip "setpriv is not installed"
+        new_sandbox
+        sb exec "$ID" -- true
+        expect_rc 0 "root drives it"
+        OUT=$(timeout 20 setpriv --reuid 65534 --regid 65534 --clear-groups "$CORDON" sandbox exec "$ID" -- echo hi 2>&1)
+        RC=$?
+        expect_true "another user cannot drive it" test "$RC" != 0
+        expect_not_contains "$OUT" "hi"$'\n' "nothing ran"
+}
+
 it_main "$@"
