@@ -159,78 +159,10 @@ static void iso_time(time_t t, char buf[32])
         strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-#define EVENT_MAX_DEPTH  16
-#define EVENT_MAX_STRING 4096
-#define EVENT_MAX_ITEMS  1024
-
-/* A field named like a credential: its value is never written. */
-static bool secret_key(const char *k)
-{
-        static const char *const words[] = {"token",  "secret",     "password", "passwd",  "authorization",
-                                            "cookie", "credential", "apikey",   "api_key", "private_key"};
-        char low[128];
-        size_t n = strlen(k);
-        if (n >= sizeof(low))
-                n = sizeof(low) - 1;
-        for (size_t i = 0; i < n; i++)
-                low[i] = (char)(k[i] >= 'A' && k[i] <= 'Z' ? k[i] + 32 : k[i]);
-        low[n] = '\0';
-        for (size_t i = 0; i < ELEMENTSOF(words); i++)
-                if (strstr(low, words[i]))
-                        return true;
-        return false;
-}
-
-/* A copy of v that is bounded (depth, string length, items; what is cut
- * says so) and has credential-like fields masked, recursively. */
-static json_t *sanitize(json_t *v, int depth)
-{
-        if (depth > EVENT_MAX_DEPTH)
-                return json_string("[cordon: truncated, nested too deep]");
-        if (json_is_string(v) && json_string_length(v) > EVENT_MAX_STRING) {
-                size_t len = json_string_length(v);
-                char *t = xasprintf("%.*s[cordon: truncated, %zu more bytes]", EVENT_MAX_STRING, json_string_value(v),
-                                    len - EVENT_MAX_STRING);
-                json_t *r = json_string(t);
-                free(t);
-                return r ? r : json_string("[cordon: truncated]");
-        }
-        if (json_is_object(v)) {
-                json_t *o = json_object();
-                const char *k;
-                json_t *e;
-                size_t n = 0;
-                json_object_foreach(v, k, e)
-                {
-                        if (n++ == EVENT_MAX_ITEMS) {
-                                json_object_set_new(o, "cordonTruncated", json_true());
-                                break;
-                        }
-                        json_object_set_new(o, k, secret_key(k) ? json_string("***") : sanitize(e, depth + 1));
-                }
-                return o;
-        }
-        if (json_is_array(v)) {
-                json_t *a = json_array();
-                size_t i;
-                json_t *e;
-                json_array_foreach(v, i, e)
-                {
-                        if (i == EVENT_MAX_ITEMS) {
-                                json_array_append_new(a, json_string("[cordon: truncated]"));
-                                break;
-                        }
-                        json_array_append_new(a, sanitize(e, depth + 1));
-                }
-                return a;
-        }
-        return json_incref(v);
-}
-
 /* Appends an event (steals ev) with the next sequence number, synced. */
 static void event(struct serve *srv, const char *type, json_t *ev)
 {
-        json_t *clean = ev ? sanitize(ev, 0) : json_object();
+        json_t *clean = ev ? event_sanitize(ev) : json_object();
         json_decref(ev);
         ev = clean;
         struct timespec ts;

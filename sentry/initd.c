@@ -112,7 +112,8 @@ _noreturn_ void init_serve_runs(int sock)
 
         /* signals that would end init end the sandbox; a run's are its own */
         for (int s = 1; s < NSIG; s++)
-                if (s != SIGCHLD && s != SIGKILL && s != SIGSTOP)
+                if (s != SIGCHLD && s != SIGKILL && s != SIGSTOP && s != SIGSEGV && s != SIGBUS && s != SIGILL &&
+                    s != SIGFPE && s != SIGABRT && s != SIGTRAP && s != SIGSYS)
                         signal(s, SIG_IGN);
         struct sigaction sa = {.sa_handler = on_sigchld, .sa_flags = SA_NOCLDSTOP};
         sigemptyset(&sa.sa_mask);

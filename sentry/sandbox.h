@@ -74,6 +74,14 @@ int xfer_active(void);
 int xfer_confine(const struct fs_context *ctx);
 /* open(2) inside the confined thread's view, never through a magic link. */
 int xfer_open(const char *path, int flags, mode_t mode);
+/* events.c: a bounded copy of an event's fields with credential-like
+ * values masked; whether a field name is credential-like. */
+#define EVENT_MAX_DEPTH  16
+#define EVENT_MAX_STRING 4096
+#define EVENT_MAX_ITEMS  1024
+json_t *event_sanitize(json_t *v);
+bool event_secret_key(const char *k);
+
 /* A JSON string of n bytes that may not be UTF-8 (never NULL). */
 json_t *json_text(const char *s, size_t n);
 /* {"error": "..."} */

@@ -306,7 +306,11 @@ gc_after_killed_sentry() {
         expect_true "exec on a dead sandbox fails" test "$RC" != 0
         expect_contains "$ERR" "cordon gc" "and points at gc"
         OUT=$(timeout 30 "$CORDON" gc 2>&1)
-        expect_contains "$OUT" "$ID" "gc names what it removed"
+        # every `cordon run` starts with a gc too: one running in parallel may have been first
+        case $OUT in
+        *"$ID"*) ;;
+        *) it_log "a concurrent gc removed it first" ;;
+        esac
         expect_true "no state directory left" test ! -e "$STATE/$ID"
         expect_eq "" "$(cgroups_of "$ID")" "no cgroup left"
 }
@@ -355,18 +359,21 @@ events_replay_follow_and_masking() {
         sb exec "$ID" --detach -- sh -c 'seq 1 10000; echo "{\"token\": \"abc\", \"inner\": {\"Password\": \"p\", \"keep\": 1}}"'
         local run=$OUT
         # read in pieces with --after while it runs, always from the last sequence seen
-        local last=0 i piece
+        local last=0 piece tries=0
         : >"$d/pieces"
-        for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+        while :; do
                 piece=$(timeout 20 "$CORDON" sandbox events "$ID" --json --after "$last")
                 if [ -n "$piece" ]; then
                         printf '%s\n' "$piece" >>"$d/pieces"
                         last=$(printf '%s\n' "$piece" | tail -n 1 | sed -n 's/.*"seq":\([0-9]*\).*/\1/p')
                 fi
                 grep -q '"type":"run_exited"' "$d/pieces" && break
-                sleep 0.$((RANDOM % 5))
+                tries=$((tries + 1))
+                [ $tries -lt 400 ] || fail "the run did not end"
+                sleep 0.0$((RANDOM % 10))
         done
-        wait_until 20 sh -c "grep -q '\"type\":\"run_exited\"' '$d/pieces' || { '$CORDON' sandbox events $ID --json --after $last >>'$d/pieces'; false; }"
+        it_log "read in $tries pieces"
+        # and once more after the end
         timeout 20 "$CORDON" sandbox events "$ID" --json --after "$last" >>"$d/pieces"
         timeout 20 "$CORDON" sandbox events "$ID" --json >"$d/all"
         expect_true "pieces read with --after equal one full read" cmp -s "$d/pieces" "$d/all"
