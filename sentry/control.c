@@ -1126,7 +1126,10 @@ int serve_loop(struct sandbox_state *st)
                 ;
         if (!srv->terminate) {
                 srv->end_reason = "killed";
-                event(srv, "killed", json_pack("{s:s}", "reason", "the sandbox's init died"));
+                event(srv, "killed",
+                      json_pack("{s:s, s:i, s:i}", "reason", "the sandbox's init died", "exitStatus",
+                                WIFEXITED(init_status) ? WEXITSTATUS(init_status) : -1, "signal",
+                                WIFSIGNALED(init_status) ? WTERMSIG(init_status) : 0));
         }
         if (srv->ready_fd >= 0)
                 fprintf(stderr, "cordon: the sandbox ended during set-up\n");

@@ -47,10 +47,15 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[3])
         /* its own session and process group: a signal or a timeout for the
          * run reaches all of it, and nothing else */
         setsid();
+        /* init's 0-2 are closed, so the received fds may sit there: move
+         * them above first, then into place (dup2 clears close-on-exec) */
+        int high[3];
         for (int i = 0; i < 3; i++)
-                if (fds[i] >= 0 && dup2(fds[i], i) < 0)
+                if ((high[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD_CLOEXEC, 3) : -1) < 0 && fds[i] >= 0)
                         _exit(EXIT_SANDBOX);
-        /* the received fds are close-on-exec (MSG_CMSG_CLOEXEC) */
+        for (int i = 0; i < 3; i++)
+                if (high[i] >= 0 && dup2(high[i], i) < 0)
+                        _exit(EXIT_SANDBOX);
 
         const char *cwd = e->strings;
         const char *p = cwd + strlen(cwd) + 1;
@@ -101,14 +106,12 @@ static void reap(int sock)
 _noreturn_ void init_serve_runs(int sock)
 {
         /* init's own stdio was the sentry's at the clone (the creating
-         * client's): nothing of it stays in the sandbox */
-        int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (nul < 0)
-                _exit(EXIT_SANDBOX);
+         * client's /dev/null and error file): none of it stays in the
+         * sandbox. Closed, not replaced: init makes no trapped call (an open)
+         * once it is not dumpable, which an unprivileged sentry could not
+         * serve. */
         for (int fd = 0; fd <= 2; fd++)
-                if (dup2(nul, fd) < 0)
-                        _exit(EXIT_SANDBOX);
-        close(nul);
+                close(fd);
 
         /* signals that would end init end the sandbox; a run's are its own */
         for (int s = 1; s < NSIG; s++)
