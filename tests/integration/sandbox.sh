@@ -455,4 +455,30 @@ control_socket_owner_only() {
         expect_not_contains "$OUT" "hi"$'\n' "nothing ran"
 }
 
+it_test unprivileged_user
+unprivileged_user() {
+        need_root
+        command -v setpriv >/dev/null || skip "setpriv is not installed"
+        local as="setpriv --reuid 65534 --regid 65534 --clear-groups env -i PATH=/usr/bin:/bin HOME=/tmp"
+        $as "$CORDON" --version >/dev/null 2>&1 || skip "the cordon binary is not reachable by uid 65534"
+        $as "$CORDON" run -- true >/dev/null 2>&1 || skip "user namespaces are not usable by uid 65534"
+        local id out
+        id=$(timeout 30 $as "$CORDON" sandbox create 2>"$IT_TMP/err")
+        [[ $id =~ ^[0-9a-f]{16}$ ]] || fail "create as uid 65534: $(cat "$IT_TMP/err")"
+        at_exit "timeout 30 $as '$CORDON' sandbox terminate $id"
+        out=$(timeout 30 $as "$CORDON" sandbox exec "$id" -- sh -c 'echo one > /tmp/f; cat /tmp/f' 2>&1)
+        expect_eq one "$out" "a run of an unprivileged user's sandbox"
+        out=$(timeout 30 $as "$CORDON" sandbox exec "$id" -- cat /tmp/f 2>&1)
+        expect_eq one "$out" "a second run sees the first one's file"
+        out=$(timeout 30 $as "$CORDON" sandbox get "$id" /tmp/f - 2>&1)
+        expect_eq one "$out" "get"
+        # root's sandboxes are not this user's, and this user's state is its own
+        expect_true "not under root's state directory" test ! -e "$STATE/$id"
+        timeout 30 $as "$CORDON" sandbox terminate "$id"
+        RC=$?
+        expect_rc 0 "terminate"
+        out=$(timeout 30 $as "$CORDON" sandbox list 2>&1)
+        expect_not_contains "$out" "$id" "gone from the list"
+}
+
 it_main "$@"
