@@ -16,12 +16,15 @@
 
 #include <fcntl.h>
 #include <jansson.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -544,6 +547,34 @@ static int active_runs(const struct serve *srv)
         return n;
 }
 
+/* Opens a pty pair in the view's devpts (dev/pts/ptmx, resolved inside
+ * the view's root), the slave through the master (TIOCGPTPEER) so that no
+ * path of the sandbox's names it. */
+static int open_sandbox_pty(struct sandbox_state *st, int *ret_master, int *ret_slave)
+{
+        struct open_how how = {.flags = O_RDWR | O_NOCTTY | O_CLOEXEC,
+                               .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS};
+        int m = (int)syscall(SYS_openat2, st->fsctx.root_fd, "dev/pts/ptmx", &how, sizeof(how));
+        if (m < 0)
+                return negative_errno();
+        struct stat sb;
+        int unlock = 0;
+        if (fstat(m, &sb) < 0 || !S_ISCHR(sb.st_mode) || ioctl(m, TIOCSPTLCK, &unlock) < 0) {
+                int r = negative_errno();
+                close(m);
+                return r;
+        }
+        int sl = ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (sl < 0) {
+                int r = negative_errno();
+                close(m);
+                return r;
+        }
+        *ret_master = m;
+        *ret_slave = sl;
+        return 0;
+}
+
 /* exec: a run inside the sandbox with the client's stdio (or, detached, a
  * log file the sentry writes, bounded). */
 static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
@@ -560,6 +591,11 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
                 return;
         }
         bool detach = json_is_true(json_object_get(req, "detach"));
+        bool tty = json_is_true(json_object_get(req, "tty"));
+        if (tty && detach) {
+                reply_error(conn, "exec: a terminal and --detach do not go together");
+                return;
+        }
         json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeoutMs"));
         int num = srv->n_runs + 1;
         static struct exec_msg e;
@@ -569,8 +605,22 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
         }
         int log_in = -1, log_fd = -1;
         int pass[3] = {fds[0], fds[1], fds[2]};
-        _cleanup_close_ int nul = -1, pw = -1;
-        if (detach) {
+        _cleanup_close_ int nul = -1, pw = -1, master = -1, slave = -1;
+        if (tty) {
+                /* a terminal from the sandbox's own devpts instance: the run
+                 * gets its slave, the client its master and relays it */
+                int r = open_sandbox_pty(st, &master, &slave);
+                if (r < 0) {
+                        reply_error(conn, "exec: cannot open a terminal in the sandbox: %s", strerror(-r));
+                        return;
+                }
+                struct winsize ws = {.ws_row = (unsigned short)json_integer_value(json_object_get(req, "rows")),
+                                     .ws_col = (unsigned short)json_integer_value(json_object_get(req, "cols"))};
+                if (ws.ws_row && ws.ws_col)
+                        (void)ioctl(master, TIOCSWINSZ, &ws);
+                pass[0] = pass[1] = pass[2] = slave;
+                e.flags |= EXEC_TTY;
+        } else if (detach) {
                 int p[2];
                 char name[64];
                 snprintf(name, sizeof(name), "runs/r%d.log", num);
@@ -623,7 +673,8 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
         char id[16];
         snprintf(id, sizeof(id), "r%d", num);
         event(srv, "run_started", json_pack("{s:s, s:O, s:b}", "run", id, "argv", r->argv, "detached", detach));
-        (void)control_send(conn, json_pack("{s:b, s:s}", "ok", 1, "run", id), NULL, 0);
+        (void)control_send(conn, json_pack("{s:b, s:s}", "ok", 1, "run", id), master >= 0 ? &master : NULL,
+                           master >= 0 ? 1 : 0);
         write_meta(st);
         if (!detach)
                 r->conn = fcntl(conn, F_DUPFD_CLOEXEC, 3);

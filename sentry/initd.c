@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -56,6 +57,8 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[3])
         for (int i = 0; i < 3; i++)
                 if (high[i] >= 0 && dup2(high[i], i) < 0)
                         _exit(EXIT_SANDBOX);
+        if ((e->flags & EXEC_TTY) && ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0)
+                _exit(EXIT_SANDBOX);
 
         const char *cwd = e->strings;
         const char *p = cwd + strlen(cwd) + 1;

@@ -15,12 +15,14 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 
 #include "common/fdpass.h"
@@ -30,7 +32,7 @@ static void sandbox_usage(FILE *f)
 {
         fputs("Usage: cordon sandbox create [--policy FILE] [--ttl DURATION] [--from-snapshot SNAP [--digest sha256:HEX]]\n"
               "                             [--memory SIZE] [--cpus N] [--pids N] [--disk SIZE] [--json]\n"
-              "       cordon sandbox exec ID [--detach] [--timeout DURATION] [--cwd DIR] [--env K=V]... -- CMD [ARGS...]\n"
+              "       cordon sandbox exec ID [--detach] [--timeout DURATION] [--cwd DIR] [--env K=V]... [-t|-T] -- CMD ...\n"
               "       cordon sandbox put ID LOCAL SANDBOX-PATH      (LOCAL - reads stdin)\n"
               "       cordon sandbox get ID SANDBOX-PATH LOCAL      (LOCAL - writes stdout)\n"
               "       cordon sandbox ls ID PATH [--json]\n"
@@ -378,6 +380,19 @@ static int cmd_create(int argc, char **argv)
 
 static volatile sig_atomic_t pending_signal;
 
+/* Copies what is available from in to out; -1 on EOF or error of in. */
+static int copy_some(int in, int out)
+{
+        char buf[16384];
+        ssize_t n = read(in, buf, sizeof(buf));
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                return 0;
+        if (n <= 0)
+                return -1;
+        (void)write_all(out, buf, (size_t)n);
+        return 0;
+}
+
 static void on_signal(int sig)
 {
         pending_signal = sig;
@@ -388,6 +403,7 @@ static int cmd_exec(int argc, char **argv)
         static const struct option opts[] = {
                 {"detach", no_argument, NULL, 'd'},    {"timeout", required_argument, NULL, 'o'},
                 {"cwd", required_argument, NULL, 'C'}, {"env", required_argument, NULL, 'e'},
+                {"tty", no_argument, NULL, 't'},       {"no-tty", no_argument, NULL, 'T'},
                 {"help", no_argument, NULL, 'h'},      {0},
         };
         if (argc < 2) {
@@ -396,13 +412,20 @@ static int cmd_exec(int argc, char **argv)
         }
         const char *id = argv[1];
         bool detach = false;
+        int tty = -1; /* -1: when stdin and stdout are terminals */
         int64_t timeout_ms = 0;
         const char *cwd = NULL;
         json_t *env = json_array();
         int c;
         optind = 2;
-        while ((c = getopt_long(argc, argv, "+de:C:h", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "+de:C:tTh", opts, NULL)) != -1) {
                 switch (c) {
+                case 't':
+                        tty = 1;
+                        break;
+                case 'T':
+                        tty = 0;
+                        break;
                 case 'd':
                         detach = true;
                         break;
@@ -450,6 +473,15 @@ static int cmd_exec(int argc, char **argv)
                                 "timeoutMs", (json_int_t)timeout_ms);
         if (cwd)
                 json_object_set_new(req, "cwd", json_string(cwd));
+        if (tty < 0)
+                tty = !detach && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+        if (tty) {
+                struct winsize ws = {0};
+                (void)ioctl(STDIN_FILENO, TIOCGWINSZ, &ws);
+                json_object_set_new(req, "tty", json_true());
+                json_object_set_new(req, "rows", json_integer(ws.ws_row));
+                json_object_set_new(req, "cols", json_integer(ws.ws_col));
+        }
 
         /* stdin, stdout and stderr go across as they are (a closed one as /dev/null) */
         int fds[3];
@@ -462,10 +494,11 @@ static int cmd_exec(int argc, char **argv)
                 json_decref(req);
                 return EXIT_SANDBOX;
         }
-        int r = control_send(fd, req, detach ? NULL : fds, detach ? 0 : 3);
+        int r = control_send(fd, req, detach || tty ? NULL : fds, detach || tty ? 0 : 3);
         json_t *rep = NULL;
+        _cleanup_close_ int master = -1;
         if (r >= 0)
-                r = control_recv(fd, &rep, NULL, 0);
+                r = control_recv(fd, &rep, &master, 1);
         if (r <= 0) {
                 fprintf(stderr, "cordon: sandbox %s: no answer from its sentry\n", id);
                 return EXIT_SANDBOX;
@@ -483,27 +516,61 @@ static int cmd_exec(int argc, char **argv)
         }
         json_decref(rep);
 
-        /* the run's own output goes straight to our stdout and stderr; we
-         * wait for its status and forward the signals a user sends us */
-        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+        if (tty && master < 0) {
+                fprintf(stderr, "cordon: sandbox %s: no terminal came back for the run\n", id);
+                return EXIT_SANDBOX;
+        }
+
+        /* the run's own output goes straight to our stdout and stderr (or,
+         * with a terminal, through the pty master we relay); we wait for its
+         * status and forward the signals a user sends us */
+        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH};
         struct sigaction sa = {.sa_handler = on_signal};
         sigemptyset(&sa.sa_mask);
         for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
-                sigaction(sigs[i], &sa, NULL);
+                if (sigs[i] != SIGWINCH || tty)
+                        sigaction(sigs[i], &sa, NULL);
+        struct termios saved;
+        bool raw = false;
+        if (tty && tcgetattr(STDIN_FILENO, &saved) == 0 && tcgetpgrp(STDIN_FILENO) == getpgrp()) {
+                struct termios t = saved;
+                cfmakeraw(&t);
+                raw = tcsetattr(STDIN_FILENO, TCSADRAIN, &t) == 0;
+        }
+        bool in_open = tty, out_open = tty;
         for (;;) {
                 if (pending_signal) {
                         int sig = pending_signal;
                         pending_signal = 0;
-                        (void)control_send(fd, json_pack("{s:s, s:i}", "op", "signal", "signal", sig), NULL, 0);
+                        struct winsize ws;
+                        if (sig == SIGWINCH) {
+                                if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+                                        (void)ioctl(master, TIOCSWINSZ, &ws);
+                        } else
+                                (void)control_send(fd, json_pack("{s:s, s:i}", "op", "signal", "signal", sig), NULL, 0);
                 }
-                struct pollfd p = {fd, POLLIN, 0};
-                if (poll(&p, 1, -1) < 0) {
+                struct pollfd p[3] = {
+                        {fd, POLLIN, 0}, {in_open ? STDIN_FILENO : -1, POLLIN, 0}, {out_open ? master : -1, POLLIN, 0}};
+                if (poll(p, 3, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
-                        return EXIT_SANDBOX;
+                        break;
                 }
+                if (p[1].revents && copy_some(STDIN_FILENO, master) < 0) {
+                        in_open = false;
+                        /* our input ended: the terminal's EOF character says so */
+                        struct termios t;
+                        if (tcgetattr(master, &t) == 0 && t.c_cc[VEOF])
+                                (void)write_all(master, &t.c_cc[VEOF], 1);
+                }
+                if (p[2].revents && copy_some(master, STDOUT_FILENO) < 0)
+                        out_open = false;
+                if (!p[0].revents)
+                        continue;
                 r = control_recv(fd, &rep, NULL, 0);
                 if (r <= 0) {
+                        if (raw)
+                                tcsetattr(STDIN_FILENO, TCSADRAIN, &saved);
                         fprintf(stderr, "cordon: sandbox %s: its sentry went away before the run ended\n", id);
                         return EXIT_SANDBOX;
                 }
@@ -511,6 +578,15 @@ static int cmd_exec(int argc, char **argv)
                         break;
                 json_decref(rep);
         }
+        if (out_open) {
+                /* the last of the run's output */
+                fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
+                struct pollfd q = {master, POLLIN, 0};
+                while (poll(&q, 1, 50) > 0 && copy_some(master, STDOUT_FILENO) == 0)
+                        ;
+        }
+        if (raw)
+                tcsetattr(STDIN_FILENO, TCSADRAIN, &saved);
         int code = (int)json_integer_value(json_object_get(rep, "exitCode"));
         if (json_is_true(json_object_get(rep, "timedOut"))) {
                 fprintf(stderr, "cordon: the run reached its timeout (%lld ms) and was killed\n",

@@ -14,9 +14,11 @@
 /* MSG_EXEC's body: cwd, then argc arguments, then envc "K=V" entries, each
  * NUL-terminated, in strings[0..len). */
 #define EXEC_MAX_STRINGS 61440
+#define EXEC_TTY         1 /* 0-2 are a terminal: the run takes it as its controlling one */
 struct exec_msg {
         uint32_t type; /* MSG_EXEC */
         int32_t run;
+        uint32_t flags;
         uint32_t argc;
         uint32_t envc;
         uint32_t len;

@@ -481,4 +481,20 @@ unprivileged_user() {
         expect_not_contains "$out" "$id" "gone from the list"
 }
 
+it_test exec_with_a_terminal
+exec_with_a_terminal() {
+        need_root
+        command -v script >/dev/null || skip "script(1) is not installed"
+        new_sandbox
+        OUT=$(timeout 30 script -qec "'$CORDON' sandbox exec $ID -t -- sh -c 'test -t 0 && test -t 1 && echo tty-yes; tty; exit 3'" /dev/null </dev/null 2>&1)
+        RC=$?
+        expect_rc 3 "the run's status through a terminal"
+        expect_contains "$OUT" "tty-yes" "stdin and stdout are a terminal"
+        expect_match "$OUT" '/dev/pts/[0-9]+' "from the sandbox's own devpts"
+        sb exec "$ID" -- sh -c 'test -t 0 || echo no-tty'
+        expect_eq no-tty "$OUT" "no terminal unless ours is one (or -t)"
+        sb exec "$ID" -t --detach -- true
+        expect_true "-t with --detach is refused" test "$RC" != 0
+}
+
 it_main "$@"
