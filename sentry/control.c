@@ -74,6 +74,7 @@ struct serve {
         int events_fd;
         int64_t seq;
         int64_t events_bytes, events_dropped;
+        bool events_dirty;        /* written, not yet synced (sync_events) */
         struct line_reader audit; /* the egress gate's audit lines */
         int audit_wr;
         struct line_reader done; /* transfer threads' results */
@@ -212,9 +213,21 @@ static void event(struct serve *srv, const char *type, json_t *ev)
                 srv->seq++;
                 if (srv->events_bytes < EVENTS_MAX)
                         srv->events_bytes += (int64_t)len + 1;
-                (void)fdatasync(srv->events_fd);
+                srv->events_dirty = true;
         }
         free(line);
+}
+
+/* Each event is written (so a crash of the sentry loses at most the one
+ * being written) as it happens; the disk sync is once per turn of the
+ * serve loop, not once per line, or a chatty run would make the sentry
+ * wait on the disk for every line it prints. */
+static void sync_events(struct serve *srv)
+{
+        if (srv->events_dirty) {
+                (void)fdatasync(srv->events_fd);
+                srv->events_dirty = false;
+        }
 }
 
 static json_t *run_json(const struct run_rec *r)
@@ -680,11 +693,21 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
                 r->conn = fcntl(conn, F_DUPFD_CLOEXEC, 3);
 }
 
+static void drain_log(struct serve *srv, struct run_rec *r);
+
 static void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
 {
         struct serve *srv = st->serve;
         if (!r->running)
                 return;
+        /* what the run wrote before it exited is in the pipe already: its
+         * events come before the exit's */
+        for (int i = 0; i < 64 && r->log_in >= 0; i++) {
+                int avail = 0;
+                if (ioctl(r->log_in, FIONREAD, &avail) < 0 || avail == 0)
+                        break;
+                drain_log(srv, r);
+        }
         r->running = false;
         r->status = status;
         r->ended = time(NULL);
@@ -758,8 +781,13 @@ static void output_lines(struct serve *srv, struct run_rec *r, const char *buf, 
 static void drain_log(struct serve *srv, struct run_rec *r)
 {
         char buf[16384];
-        for (;;) {
-                ssize_t n = read(r->log_in, buf, sizeof(buf));
+        /* bounded per call: a run that writes without pause must not keep
+         * the serve loop from everything else (while its lines still become
+         * events, a few thousand of them at most per call) */
+        int rounds = r->output_events <= RUN_OUTPUT_EVENTS ? 1 : 16;
+        size_t chunk = r->output_events <= RUN_OUTPUT_EVENTS ? 4096 : sizeof(buf);
+        for (int round = 0; round < rounds; round++) {
+                ssize_t n = read(r->log_in, buf, chunk);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n <= 0) {
@@ -1167,6 +1195,7 @@ int serve_loop(struct sandbox_state *st)
                                 break;
                         }
                 }
+                sync_events(srv);
                 if (p[P_PIDFD].revents & POLLIN)
                         break;
         }
@@ -1196,6 +1225,7 @@ int serve_loop(struct sandbox_state *st)
                 usleep(50 * 1000);
         drain_lines(st, &srv->done, on_transfer_done);
         event(srv, "ended", json_pack("{s:s}", "reason", srv->end_reason ? srv->end_reason : "killed"));
+        sync_events(srv);
         st->exit_reason = srv->end_reason ? srv->end_reason : "killed";
         return srv->ready_fd >= 0 ? EXIT_SANDBOX : 0;
 }
