@@ -499,6 +499,10 @@ static int cmd_exec(int argc, char **argv)
         _cleanup_close_ int master = -1;
         if (r >= 0)
                 r = control_recv(fd, &rep, &master, 1);
+        if (r == -E2BIG) {
+                fprintf(stderr, "cordon: sandbox exec: the command line and environment are too long\n");
+                return EXIT_USAGE;
+        }
         if (r <= 0) {
                 fprintf(stderr, "cordon: sandbox %s: no answer from its sentry\n", id);
                 return EXIT_SANDBOX;

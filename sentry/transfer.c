@@ -206,6 +206,7 @@ static json_t *do_ls(struct xfer *x)
         }
         json_t *batch = json_array();
         int count = 0;
+        size_t bytes = 0;
         bool truncated = false;
         struct dirent *de;
         while ((de = readdir(d))) {
@@ -220,9 +221,16 @@ static json_t *do_ls(struct xfer *x)
                         continue;
                 json_array_append_new(batch, entry_json(de->d_name, &est));
                 count++;
-                if (json_array_size(batch) == LS_BATCH) {
-                        (void)control_send(x->conn, json_pack("{s:o}", "entries", batch), NULL, 0);
+                /* a message stays well below CONTROL_MAX_MSG: a name can
+                 * grow six-fold when escaped */
+                bytes += 6 * strlen(de->d_name) + 100;
+                if (json_array_size(batch) == LS_BATCH || bytes > CONTROL_MAX_MSG / 2) {
+                        if (control_send(x->conn, json_pack("{s:o}", "entries", batch), NULL, 0) < 0) {
+                                closedir(d);
+                                return error_reply("%s: cannot send the listing", x->path);
+                        }
                         batch = json_array();
+                        bytes = 0;
                 }
         }
         closedir(d);
