@@ -33,15 +33,41 @@ struct fs_view_spec {
         int64_t writable_bytes;  /* size of the writable layer; <= 0: tmpfs default (half of RAM) */
         const char *resolv_conf; /* contents of the view's /etc/resolv.conf (NULL: the host's) */
         const char *hosts;       /* contents of the view's /etc/hosts (NULL: the host's) */
+        /* A template root (policy source kind "template"): the view's root is
+         * an overlay with the template as its read-only lower layer and its
+         * upper layer in the writable layer. NULL: the built-in default. */
+        const char *template_path;
+        int template_fd;      /* the template directory as the sentry opened (and hashed) it; -1 none */
+        int template_tree_fd; /* fs_template_idmapped's detached mount of it, or -1 (see there) */
 };
 
+/* Sentry side, when it runs as host root: a detached, read-only, idmapped
+ * copy of the template directory template_fd in which the template's owners
+ * appear through the sandbox's user namespace (userns_fd): host root's files
+ * as the sandbox's root. Without it, overlayfs in the sandbox's namespace
+ * cannot copy a root-owned file up (the owner has no id there). Hand the fd
+ * to the child as fs_view_spec.template_tree_fd. -errno on failure (for
+ * instance a filesystem that does not support idmapped mounts). */
+int fs_template_idmapped(int template_fd, int userns_fd, int *ret_fd);
+
 /* Runs in the child, inside its new user, mount and pid namespaces and while
- * it still holds its capabilities there: assembles the default view (host
- * system directories read-only, /etc minus secrets, private /tmp and home,
- * minimal /dev, its own /proc with host-revealing entries masked, the binds
- * and rules), then pivots into it and detaches the host's tree. On failure
+ * it still holds its capabilities there: assembles the view (the template's
+ * overlay, or the default: host system directories read-only, /etc minus
+ * secrets), then on either root private /tmp and home, a minimal /dev, its
+ * own /proc with host-revealing entries masked, the binds and the rules;
+ * then pivots into it and detaches the host's tree. On failure
  * returns -errno and writes which step and path failed into err. */
 int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize);
+
+/* "sha256:" and 64 hex digits and a NUL */
+#define FS_DIGEST_SIZE 72
+
+/* Computes the digest of the tree under dirfd (fs/digest.c defines the exact
+ * format): a stable walk, never following symlinks nor crossing mounts,
+ * sorted by path, over every entry's path, type, mode, size, symlink target
+ * and contents. Writes "sha256:<hex>" into ret_digest. On failure returns
+ * -errno and writes which path and what failed into err. */
+int fs_digest_tree(int dirfd, char *err, size_t errsize, char ret_digest[FS_DIGEST_SIZE]);
 
 /* What the fs handlers need from the sentry. */
 struct fs_context {

@@ -1,7 +1,8 @@
-/* Assembles the built-in default view inside the child's mount namespace
- * and pivots into it. Runs in the child before it drops its capabilities;
- * everything it mounts is then locked in place by the lack of CAP_SYS_ADMIN
- * and by the seccomp filter (mount/umount/pivot_root refused). */
+/* Assembles the view inside the child's mount namespace (the built-in
+ * default, or a template's overlay) and pivots into it. Runs in the child
+ * before it drops its capabilities; everything it mounts is then locked in
+ * place by the lack of CAP_SYS_ADMIN and by the seccomp filter
+ * (mount/umount/pivot_root refused). */
 #include "config.h"
 
 #include <fcntl.h>
@@ -29,6 +30,15 @@
 #ifndef __NR_mount_setattr
 #define __NR_mount_setattr 442
 #endif
+#ifndef MOUNT_ATTR_IDMAP
+#define MOUNT_ATTR_IDMAP 0x00100000
+#endif
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
 struct cordon_mount_attr {
         uint64_t attr_set, attr_clr, propagation, userns_fd;
 };
@@ -40,6 +50,11 @@ struct cordon_mount_attr {
 #define EMPTY_FILE BASE "/empty"
 #define EMPTY_DIR  BASE "/emptydir"
 #define WRITABLE   BASE "/rw"
+/* a template root: its lower layer, and the overlay's upper and work
+ * directories inside the writable layer (so the disk limit covers them) */
+#define LOWER    BASE "/lower"
+#define UPPER    WRITABLE "/upper"
+#define OVL_WORK WRITABLE "/work"
 
 /* host system directories the default view shows read-only */
 static const char *const system_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"};
@@ -215,12 +230,27 @@ static int mask_path(int rootfd, const char *path)
                                MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0);
 }
 
+/* A directory at the top of the new root to mount on: created, or a
+ * template's own (a directory, never a symlink: the mount would land where
+ * the link points). */
+static int make_mountpoint(const char *path, mode_t mode)
+{
+        if (mkdir(path, mode) == 0)
+                return 0;
+        if (errno != EEXIST)
+                return negative_errno();
+        struct stat st;
+        if (lstat(path, &st) < 0)
+                return negative_errno();
+        return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
 static int setup_dev(int rootfd, char *err)
 {
         const char *dev = NEWROOT "/dev";
         int r;
-        if (mkdir(dev, 0755) < 0)
-                return fail(negative_errno(), err, "mkdir %s", "/dev");
+        if ((r = make_mountpoint(dev, 0755)) < 0)
+                return fail(r, err, "mkdir %s", "/dev");
         if (mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") < 0)
                 return fail(negative_errno(), err, "mount tmpfs on %s", "/dev");
         char path[128], src[64];
@@ -264,8 +294,8 @@ static int setup_proc(int rootfd, char *err)
 {
         const char *proc = NEWROOT "/proc";
         int r;
-        if (mkdir(proc, 0555) < 0)
-                return fail(negative_errno(), err, "mkdir /proc");
+        if ((r = make_mountpoint(proc, 0555)) < 0)
+                return fail(r, err, "mkdir /proc");
         /* the child is pid 1 of its own pid namespace: this proc shows only the sandbox */
         if (mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
                 return fail(negative_errno(), err, "mount proc on /proc");
@@ -290,8 +320,9 @@ static int setup_proc(int rootfd, char *err)
 /* Replaces a file of the view (e.g. /etc/resolv.conf) with our content:
  * bound read-only over it when it is a file; when it is a symlink into the
  * writable layer (/run/systemd/resolve/stub-resolv.conf), written there;
- * when absent, nothing to replace is an error the caller reports. */
-static int overlay_file(int rootfd, const char *path, const char *staging, const char *content, char *err)
+ * when absent, left absent on the host's tree, and created (in the private
+ * upper layer) in a template root when create is set. */
+static int overlay_file(int rootfd, const char *path, const char *staging, const char *content, bool create, char *err)
 {
         int r;
         int fd = open(staging, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
@@ -323,6 +354,24 @@ static int overlay_file(int rootfd, const char *path, const char *staging, const
         char link[PATH_MAX], dst[PATH_MAX + 64];
         snprintf(dst, sizeof(dst), "%s%s", NEWROOT, path);
         ssize_t n = readlink(dst, link, sizeof(link) - 1);
+        if (n < 0 && create) {
+                /* a template without one: ours goes in its (private) upper layer */
+                _cleanup_close_ int made = open_in_root(rootfd, path, true, true);
+                if (made == -EACCES || made == -EPERM || made == -EOVERFLOW)
+                        return 0; /* a template /etc the sandbox may not write (owned by an id
+                                     it does not map): left without one, as a host without one */
+                if (made < 0)
+                        return fail(made, err, "create %s in the view", path);
+                char p[64];
+                fd_path(made, p, sizeof(p));
+                if (mount(staging, p, NULL, MS_BIND, NULL) < 0)
+                        return fail(negative_errno(), err, "bind our %s", path);
+                if ((r = setattr_in_root(rootfd, path, false,
+                                         MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                                         0)) < 0)
+                        return fail(r, err, "make our %s read-only", path);
+                return 0;
+        }
         if (n < 0)
                 return 0; /* the host has no such file: leave the view without one */
         link[n] = '\0';
@@ -398,7 +447,90 @@ static int setup_rule(int rootfd, const struct fs_rule *rule, char *err)
         return 0;
 }
 
-static int build_view(const struct fs_view_spec *spec, const int *srcfds, char *err);
+static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lowerfd, char *err);
+
+/* Opens the template's directory in the child's own mount namespace (an fd
+ * from the sentry's namespace cannot be a layer here: overlayfs clones the
+ * layer's mount, which must be in the mounter's namespace) and checks that
+ * it is the directory the sentry opened and hashed, not one put in its
+ * place since. */
+static int open_template(const struct fs_view_spec *spec, char *err)
+{
+        int fd = open(spec->template_path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return fail(negative_errno(), err, "template %s", spec->template_path);
+        struct stat a, b;
+        if (fstat(fd, &a) < 0 || fstat(spec->template_fd, &b) < 0) {
+                int r = negative_errno();
+                close(fd);
+                return fail(r, err, "template %s", spec->template_path);
+        }
+        if (a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+                close(fd);
+                return fail(-ESTALE, err, "template %s was replaced after cordon checked it", spec->template_path);
+        }
+        return fd;
+}
+
+/* Mounts the template's overlay on NEWROOT: the template read-only below,
+ * the upper and work directories in the size-capped writable layer above,
+ * so the sandbox's changes land there and nowhere else. */
+static int mount_template_root(const struct fs_view_spec *spec, int lowerfd, char *err)
+{
+        int r;
+        if (mkdir(LOWER, 0755) < 0)
+                return fail(negative_errno(), err, "staging directory %s", LOWER);
+        if (spec->template_tree_fd >= 0) {
+                /* the sentry's idmapped copy, from the very fd it hashed */
+                if (syscall(SYS_move_mount, spec->template_tree_fd, "", AT_FDCWD, LOWER, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                        return fail(negative_errno(), err, "attach the template %s (idmapped)", spec->template_path);
+        } else {
+                char p[64];
+                fd_path(lowerfd, p, sizeof(p));
+                if (mount(p, LOWER, NULL, MS_BIND, NULL) < 0)
+                        return fail(negative_errno(), err, "bind the template %s", spec->template_path);
+                if ((r = mount_setattr_path(LOWER, false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) <
+                    0)
+                        return fail(r, err, "make the template %s read-only", spec->template_path);
+        }
+        /* the root directory's mode is the upper's: keep the template's */
+        struct stat st;
+        if (stat(LOWER, &st) < 0)
+                return fail(negative_errno(), err, "template %s", spec->template_path);
+        if (mkdir(UPPER, 0755) < 0 || chmod(UPPER, st.st_mode & 07777) < 0 || mkdir(OVL_WORK, 0700) < 0)
+                return fail(negative_errno(), err, "overlay directories in the writable layer");
+        /* userxattr: the overlay's own bookkeeping (opaque directories) in
+         * user.overlay.* xattrs, the only kind the sandbox's namespace may set */
+        static const char opts[] = "lowerdir=" LOWER ",upperdir=" UPPER ",workdir=" OVL_WORK ",userxattr";
+        if (mount("overlay", NEWROOT, "overlay", MS_NOSUID | MS_NODEV, opts) < 0) {
+                r = negative_errno();
+                return fail(r, err, "mount overlayfs for the template root %s (%s)%s", spec->template_path, opts,
+                            r == -EPERM || r == -ENODEV || r == -EINVAL
+                                    ? "; this kernel may not allow overlayfs in a user namespace (Linux 5.11 and "
+                                      "later do), and cordon has no copy-up fallback"
+                                    : "");
+        }
+        return 0;
+}
+
+int fs_template_idmapped(int template_fd, int userns_fd, int *ret_fd)
+{
+        /* not recursive: overlayfs would not show the template's submounts
+         * either, and the digest refuses a tree that has any */
+        int fd = (int)syscall(SYS_open_tree, template_fd, "", OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH);
+        if (fd < 0)
+                return negative_errno();
+        struct cordon_mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                                  MOUNT_ATTR_NODEV,
+                                      .userns_fd = (uint64_t)userns_fd};
+        if (syscall(__NR_mount_setattr, fd, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0) {
+                int r = negative_errno();
+                close(fd);
+                return r;
+        }
+        *ret_fd = fd;
+        return 0;
+}
 
 int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize)
 {
@@ -409,6 +541,9 @@ int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize)
          * over the host's tree (the staging tmpfs covers the host's /tmp). */
         if (spec->n_binds > 64)
                 return fail(-E2BIG, err, "%zu binds (at most 64)", spec->n_binds);
+        _cleanup_close_ int lowerfd = -1;
+        if (spec->template_path && spec->template_tree_fd < 0 && (lowerfd = open_template(spec, err)) < 0)
+                return lowerfd;
         int srcfds[64];
         for (size_t i = 0; i < spec->n_binds; i++) {
                 srcfds[i] = open(spec->binds[i].source, O_PATH | O_CLOEXEC);
@@ -419,15 +554,16 @@ int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize)
                         return r;
                 }
         }
-        r = build_view(spec, srcfds, err);
+        r = build_view(spec, srcfds, lowerfd, err);
         for (size_t i = 0; i < spec->n_binds; i++)
                 close(srcfds[i]);
         return r;
 }
 
-static int build_view(const struct fs_view_spec *spec, const int *srcfds, char *err)
+static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lowerfd, char *err)
 {
         int r;
+        bool template = spec->template_path != NULL;
 
         /* nothing we mount may propagate back to the host */
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -438,7 +574,23 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, char *
                 return fail(negative_errno(), err, "staging directories");
         if ((r = touch(EMPTY_FILE, 0444)) < 0)
                 return fail(r, err, "staging empty file");
-        if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
+
+        /* The writable layer: one tmpfs, capped at writable_bytes, whose
+         * subdirectories are the private /tmp, /var/tmp, /run, home and
+         * /dev/shm (and a template root's upper layer), so that one limit
+         * covers every place the sandbox can write. */
+        char opts[64];
+        if (spec->writable_bytes > 0)
+                snprintf(opts, sizeof(opts), "mode=0755,size=%lld", (long long)spec->writable_bytes);
+        else
+                snprintf(opts, sizeof(opts), "mode=0755");
+        if (mkdir(WRITABLE, 0755) < 0 || mount("tmpfs", WRITABLE, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+                return fail(negative_errno(), err, "mount the writable layer (tmpfs %s)", opts);
+
+        if (template) {
+                if ((r = mount_template_root(spec, lowerfd, err)) < 0)
+                        return r;
+        } else if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
                 return fail(negative_errno(), err, "mount root tmpfs");
 
         _cleanup_close_ int rootfd = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -446,7 +598,9 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, char *
                 return fail(negative_errno(), err, "open new root");
 
         char dst[256];
-        for (size_t i = 0; i < ELEMENTSOF(system_dirs); i++) {
+        /* the default view: the host's system directories; a template is
+         * its own system */
+        for (size_t i = 0; !template && i < ELEMENTSOF(system_dirs); i++) {
                 const char *d = system_dirs[i];
                 struct stat st;
                 if (lstat(d, &st) < 0)
@@ -471,21 +625,10 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, char *
                 if (r < 0)
                         return fail(r, err, "bind %s read-only", d);
         }
-        for (size_t i = 0; i < ELEMENTSOF(etc_secrets); i++)
+        for (size_t i = 0; !template && i < ELEMENTSOF(etc_secrets); i++)
                 if ((r = mask_path(rootfd, etc_secrets[i])) < 0)
                         return fail(r, err, "mask %s", etc_secrets[i]);
 
-        /* The writable layer: one tmpfs, capped at writable_bytes, whose
-         * subdirectories are the private /tmp, /var/tmp, /run, home and
-         * /dev/shm, so that one limit covers every place the sandbox can
-         * write. */
-        char opts[64];
-        if (spec->writable_bytes > 0)
-                snprintf(opts, sizeof(opts), "mode=0755,size=%lld", (long long)spec->writable_bytes);
-        else
-                snprintf(opts, sizeof(opts), "mode=0755");
-        if (mkdir(WRITABLE, 0755) < 0 || mount("tmpfs", WRITABLE, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
-                return fail(negative_errno(), err, "mount the writable layer (tmpfs %s)", opts);
         const char *home = spec->home ? spec->home : "/root";
         const struct {
                 const char *target, *sub;
@@ -501,10 +644,20 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, char *
                         return fail(negative_errno(), err, "writable layer directory %s", writable[i].sub);
                 if (!writable[i].target)
                         continue; /* /dev/shm: bound by setup_dev */
-                snprintf(dst, sizeof(dst), "%s%s", NEWROOT, writable[i].target);
-                if ((r = mkdir_p(dst, 0755)) < 0)
-                        return fail(r, err, "mkdir %s", writable[i].target);
-                if (mount(sub, dst, NULL, MS_BIND, NULL) < 0)
+                /* resolved inside the root: a template's own /var may be a
+                 * symlink, which must not take the mount outside it */
+                _cleanup_close_ int fd = open_in_root(rootfd, writable[i].target, true, false);
+                struct stat st;
+                if (fd < 0)
+                        return fail(fd, err, "mkdir %s%s", writable[i].target,
+                                    fd == -ELOOP ? " (a symlink in the root there leads to no directory in it)" : "");
+                if (fstat(fd, &st) < 0)
+                        return fail(negative_errno(), err, "%s in the view", writable[i].target);
+                if (!S_ISDIR(st.st_mode))
+                        return fail(-ENOTDIR, err, "%s in the view", writable[i].target);
+                char p[64];
+                fd_path(fd, p, sizeof(p));
+                if (mount(sub, p, NULL, MS_BIND, NULL) < 0)
                         return fail(negative_errno(), err, "bind the writable layer on %s", writable[i].target);
                 /* a bind does not inherit the source mount's flags */
                 if ((r = setattr_in_root(rootfd, writable[i].target, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)) <
@@ -516,9 +669,9 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, char *
                 return r;
         /* the resolver the sandbox sees: the sentry's DNS stub */
         if (spec->resolv_conf &&
-            (r = overlay_file(rootfd, "/etc/resolv.conf", BASE "/resolv.conf", spec->resolv_conf, err)) < 0)
+            (r = overlay_file(rootfd, "/etc/resolv.conf", BASE "/resolv.conf", spec->resolv_conf, template, err)) < 0)
                 return r;
-        if (spec->hosts && (r = overlay_file(rootfd, "/etc/hosts", BASE "/hosts", spec->hosts, err)) < 0)
+        if (spec->hosts && (r = overlay_file(rootfd, "/etc/hosts", BASE "/hosts", spec->hosts, template, err)) < 0)
                 return r;
         if ((r = setup_proc(rootfd, err)) < 0)
                 return r;
@@ -529,8 +682,10 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, char *
                 if ((r = setup_rule(rootfd, &spec->rules[i], err)) < 0)
                         return r;
 
-        /* the root itself holds only mount points: read-only */
-        if ((r = mount_setattr_path(NEWROOT, false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0)
+        /* the default root holds only mount points: read-only; a template's
+         * root is its writable overlay */
+        if (!template &&
+            (r = mount_setattr_path(NEWROOT, false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0)
                 return fail(r, err, "make the view's root read-only");
 
         if (chdir(NEWROOT) < 0)

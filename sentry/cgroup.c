@@ -335,12 +335,14 @@ static int kill_listed(int dfd)
                 _cleanup_free_ pid_t *again = NULL;
                 size_t n_again = 0;
                 r = procs_read(dfd, &again, &n_again);
-                if (r >= 0)
+                /* an empty list may come back as NULL, which qsort and
+                 * bsearch must not be given (UBSan: nonnull) */
+                if (r >= 0 && n_again > 0)
                         qsort(again, n_again, sizeof(*again), cmp_pid);
                 for (size_t i = 0; i < m; i++) {
                         if (pidfd[i] < 0)
                                 continue;
-                        if (r >= 0 && bsearch(&listed[off + i], again, n_again, sizeof(*again), cmp_pid))
+                        if (r >= 0 && n_again > 0 && bsearch(&listed[off + i], again, n_again, sizeof(*again), cmp_pid))
                                 (void)syscall(SYS_pidfd_send_signal, pidfd[i], SIGKILL, NULL, 0);
                         close(pidfd[i]);
                 }

@@ -2,6 +2,7 @@
  * directory, view, filter. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "common/util.h"
@@ -59,8 +60,8 @@ static char **build_env(const struct run_options *o)
 static int refuse_unsupported(const struct policy *p)
 {
         const char *what = NULL;
-        if (p->has_source)
-                what = "source (template and snapshot layers)";
+        if (p->has_source && streq(p->source_kind, "snapshot"))
+                what = "source kind \"snapshot\" (snapshots come with the sandbox lifecycle, issue #6)";
         for (size_t i = 0; !what && i < p->n_rules; i++)
                 if (p->rules[i].action == ACTION_ASK)
                         what = "filesystem.rules[].action \"ask\" (approvals)";
@@ -74,6 +75,52 @@ static int refuse_unsupported(const struct policy *p)
                         what);
                 return -EOPNOTSUPP;
         }
+        return 0;
+}
+
+/* A template source: the directory opened once, without following a
+ * symlink (a template is a real directory; a link could be re-aimed after
+ * the check), and its digest recomputed from that fd when the policy pins
+ * one. The child mounts the same directory (idmapped from this very fd when
+ * cordon runs as root; otherwise it reopens the path and checks it is the
+ * same inode). What stays open: a host process that writes into the
+ * template after the hash (SECURITY.md); the tree is pinned, its files are
+ * not. PLAN_POLICY_ERROR: the policy cannot be run (exit 2), printed here. */
+static int open_template(const struct policy *p, int *ret_fd)
+{
+        const char *path = p->source_path;
+        _cleanup_close_ int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+                int e = errno;
+                fprintf(stderr, "cordon: source.path %s: %s%s\n", path, strerror(e),
+                        e == ELOOP || e == ENOTDIR ? " (a template must be a directory, not a symlink or a file)" : "");
+                return PLAN_POLICY_ERROR;
+        }
+        /* the host's whole tree as a template would hand the sandbox every
+         * root-owned file (the lower layer is idmapped for root) */
+        struct stat st, host_root;
+        if (fstat(fd, &st) == 0 && stat("/", &host_root) == 0 && st.st_dev == host_root.st_dev &&
+            st.st_ino == host_root.st_ino) {
+                fprintf(stderr, "cordon: source.path %s is the host's root directory, which is no template\n", path);
+                return PLAN_POLICY_ERROR;
+        }
+        if (p->source_digest) {
+                char err[4352] = "", found[FS_DIGEST_SIZE];
+                int r = fs_digest_tree(fd, err, sizeof(err), found);
+                if (r < 0) {
+                        fprintf(stderr, "cordon: source.digest: cannot compute the digest of the template %s: %s\n",
+                                path, err[0] ? err : strerror(-r));
+                        return PLAN_POLICY_ERROR;
+                }
+                if (!streq(found, p->source_digest)) {
+                        fprintf(stderr,
+                                "cordon: source.digest mismatch for the template %s: the policy expects %s, found %s; "
+                                "refusing to start\n",
+                                path, p->source_digest, found);
+                        return PLAN_POLICY_ERROR;
+                }
+        }
+        *ret_fd = TAKE_FD(fd);
         return 0;
 }
 
@@ -123,7 +170,19 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                                        .n_rules = o->policy->n_rules,
                                        .home = HOME,
                                        .resolv_conf = net_resolv_conf,
-                                       .hosts = net_hosts};
+                                       .hosts = net_hosts,
+                                       .template_fd = -1,
+                                       .template_tree_fd = -1};
+        if (o->policy->has_source) {
+                int fd;
+                r = open_template(o->policy, &fd);
+                if (r < 0) {
+                        sandbox_plan_done(&p);
+                        return r;
+                }
+                p.view.template_fd = fd;
+                p.view.template_path = o->policy->source_path;
+        }
 
         size_t n_table;
         const struct syscall_entry *table = sentry_syscall_table(&n_table);
@@ -167,5 +226,10 @@ void sandbox_plan_done(struct sandbox_plan *p)
         free(p->binds);
         free(p->rules);
         free(p->filter.filter);
+        /* the fds are ours only once template_path is set (a zeroed plan has fd 0 there) */
+        if (p->view.template_path && p->view.template_fd >= 0)
+                close(p->view.template_fd);
+        if (p->view.template_path && p->view.template_tree_fd >= 0)
+                close(p->view.template_tree_fd);
         memset(p, 0, sizeof(*p));
 }

@@ -1,6 +1,7 @@
 /* sentry/ private: what run.c, plan.c and supervise.c share. */
 #pragma once
 
+#include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <termios.h>
@@ -56,6 +57,10 @@ struct sandbox_plan {
         bool serve_runs;        /* no command: init waits for MSG_EXEC (sentry/initd.c) */
 };
 
+/* Prints why it fails. PLAN_POLICY_ERROR: what the policy asks for cannot be
+ * run as written (a template that is missing or fails its digest): cordon
+ * exits 2, as for a bad policy. Other -errno: the sandbox cannot be set up. */
+#define PLAN_POLICY_ERROR (-EBADMSG)
 int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret);
 void sandbox_plan_done(struct sandbox_plan *p);
 
@@ -110,3 +115,10 @@ void sandbox_kill_all(struct sandbox_state *st);
 int supervise(struct sandbox_state *st);
 void tty_begin(struct sandbox_state *st);
 void tty_end(struct sandbox_state *st);
+
+/* Installs the sentry's own seccomp allow-list on every thread (confine.c).
+ * Call once set-up is done: afterwards no exec, no new process, no mount,
+ * no namespace. 0, or -errno with *ret_bad naming the row that failed. */
+int sentry_confine(const char **ret_bad);
+/* How many rows the allow-list has (for -v and `cordon check`). */
+size_t sentry_confine_rows(void);

@@ -92,14 +92,24 @@ static int send_mounts(int sock, const uint64_t *ids, size_t n)
         return send(sock, buf, (size_t)len, MSG_NOSIGNAL) == len ? 0 : -EIO;
 }
 
-/* Returns a malloc'd sorted array of ids, or NULL. */
-static uint64_t *recv_mounts(int sock, size_t *ret_n)
+/* Returns a malloc'd sorted array of ids, or NULL. When init failed before
+ * sending them, what arrived is its MSG_ERROR: copied to ret_err. */
+static uint64_t *recv_mounts(int sock, size_t *ret_n, struct msg *ret_err)
 {
         uint64_t buf[1 + MAX_VIEW_MOUNTS];
         ssize_t len;
         do
                 len = recv(sock, buf, sizeof(buf), 0);
         while (len < 0 && errno == EINTR);
+        if (len == (ssize_t)sizeof(struct msg)) {
+                struct msg m;
+                memcpy(&m, buf, sizeof(m));
+                if (m.type == MSG_ERROR) {
+                        m.text[sizeof(m.text) - 1] = '\0';
+                        *ret_err = m;
+                        return NULL;
+                }
+        }
         if (len < (ssize_t)sizeof(uint64_t) || buf[0] == 0 || buf[0] > MAX_VIEW_MOUNTS ||
             (size_t)len != (1 + buf[0]) * sizeof(uint64_t))
                 return NULL;
@@ -318,7 +328,13 @@ _noreturn_ static void exec_command(const struct sandbox_plan *plan, int tty_sla
         }
         execvpe(plan->argv[0], plan->argv, plan->envp);
         int e = errno;
-        dprintf(STDERR_FILENO, "cordon: %s: %s\n", plan->argv[0], strerror(e));
+        if (e == ENOENT && plan->view.template_path)
+                dprintf(STDERR_FILENO,
+                        "cordon: %s: not found in the sandbox's root, the template %s (it must hold the program "
+                        "and, for a dynamically linked one, its ELF interpreter and libraries)\n",
+                        plan->argv[0], plan->view.template_path);
+        else
+                dprintf(STDERR_FILENO, "cordon: %s: %s\n", plan->argv[0], strerror(e));
         _exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
 }
 
@@ -330,8 +346,10 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         int r;
 
         /* Whatever the sentry held (the sandbox's state lock, the engine's
-         * fds) is not init's: a copy here would outlive a killed sentry. */
-        int only_sock[] = {sock};
+         * fds) is not init's: a copy here would outlive a killed sentry.
+         * The template's directory stays until the view is built (the view
+         * checks that the template it mounts is the one the sentry hashed). */
+        int only_sock[] = {sock, plan->view.template_fd};
         if (close_all_but(only_sock, ELEMENTSOF(only_sock)) < 0)
                 _exit(EXIT_SANDBOX);
 
@@ -339,9 +357,13 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
          * sentry only, which forwards it once (init would otherwise get it
          * too and the command would see it twice). */
         setsid();
-        r = recv_msg(sock, &m, fds, 0);
+        /* with the go: the template's idmapped lower layer, when the sentry made one */
+        fds[0] = -1;
+        r = recv_msg(sock, &m, fds, 1);
         if (r <= 0 || m.type != MSG_GO)
                 _exit(EXIT_SANDBOX);
+        struct fs_view_spec view = plan->view;
+        view.template_tree_fd = fds[0];
         /* the sentry has moved us into the sandbox's cgroup: make it our root */
         if (unshare(CLONE_NEWCGROUP) < 0)
                 child_fail(sock, "unshare the cgroup namespace: %s", strerror(errno));
@@ -360,7 +382,7 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
                 child_fail(sock, "PR_SET_PDEATHSIG: %s", strerror(errno));
 
         char err[1024] = "";
-        r = fs_view_enter(&plan->view, err, sizeof(err));
+        r = fs_view_enter(&view, err, sizeof(err));
         if (r < 0)
                 child_fail(sock, "cannot build the sandbox's view: %s", err);
         if (sethostname("cordon", 6) < 0)
@@ -559,15 +581,32 @@ static int enter_own_userns(uid_t uid, gid_t gid)
 static int sentry_main_loop(struct sandbox_state *st);
 static int run_sandbox(struct sandbox_state *st);
 
+/* As host root: the template's lower layer, idmapped through the sandbox's
+ * user namespace (its maps are written by now) so that host root's files
+ * are the sandbox root's and overlayfs can copy them up. Made from the fd
+ * the digest was computed on. */
+static int template_lower(struct sandbox_plan *plan, pid_t pid)
+{
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+        _cleanup_close_ int userns = open(path, O_RDONLY | O_CLOEXEC);
+        if (userns < 0)
+                return negative_errno();
+        return fs_template_idmapped(plan->view.template_fd, userns, &plan->view.template_tree_fd);
+}
+
 /* Test hook: CORDON_TEST_STALL=start|teardown makes the sentry pause at that
- * point so the fault-injection tests can SIGKILL it there. It only delays;
- * it changes no decision. */
+ * point (CORDON_TEST_STALL_SECONDS, default 30) so the fault-injection tests
+ * can SIGKILL it there, and the layer tests can swap a template between its
+ * check and its mount. It only delays; it changes no decision. */
 static void test_stall(const char *point)
 {
         const char *s = getenv("CORDON_TEST_STALL");
         if (s && streq(s, point)) {
+                const char *secs = getenv("CORDON_TEST_STALL_SECONDS");
+                unsigned n = secs ? (unsigned)strtoul(secs, NULL, 10) : 30;
                 fprintf(stderr, "cordon: stalled at %s (CORDON_TEST_STALL)\n", point);
-                sleep(30);
+                sleep(n > 0 && n <= 30 ? n : 30);
         }
 }
 
@@ -601,7 +640,7 @@ int sentry_run(const struct run_options *o)
         _cleanup_(sandbox_plan_done) struct sandbox_plan plan = {0};
         int r = sandbox_plan_build(o, &plan);
         if (r < 0)
-                return EXIT_SANDBOX; /* plan_build printed why */
+                return r == PLAN_POLICY_ERROR ? EXIT_USAGE : EXIT_SANDBOX; /* plan_build printed why */
 
         /* limits: command line and policy (the stricter wins), then the host's admission policy */
         struct run_limits limits = o->limits;
@@ -804,6 +843,12 @@ static int run_sandbox(struct sandbox_state *st)
                 fprintf(stderr, "cordon: cannot write the sandbox's uid/gid maps: %s\n", strerror(-r));
         else if (st->cg && (r = cgroup_attach(st->cg, pid)) < 0)
                 fprintf(stderr, "cordon: cannot move the sandbox into its cgroup: %s\n", strerror(-r));
+        else if (plan->view.template_path && privileged && (r = template_lower(plan, pid)) < 0)
+                fprintf(stderr,
+                        "cordon: cannot make an idmapped mount of the template %s: %s (its filesystem may not "
+                        "support idmapped mounts); without one the sandbox could not write over the template's "
+                        "root-owned files, so cordon refuses to start\n",
+                        plan->view.template_path, strerror(-r));
         if (r < 0) {
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
@@ -896,15 +941,28 @@ static int sentry_main_loop(struct sandbox_state *st)
         int fds[4];
         int r;
 
-        if (send_msg(st->sock, MSG_GO, 0, NULL, NULL, 0) < 0) {
+        int tree = st->plan->view.template_tree_fd;
+        r = send_msg(st->sock, MSG_GO, 0, NULL, tree >= 0 ? &tree : NULL, tree >= 0 ? 1 : 0);
+        if (tree >= 0) {
+                close(tree);
+                st->plan->view.template_tree_fd = -1;
+        }
+        /* init has its own copy since the clone; ours would only be
+         * inherited by what the sentry forks next (the proc agent) */
+        if (st->plan->view.template_fd >= 0) {
+                close(st->plan->view.template_fd);
+                st->plan->view.template_fd = -1;
+        }
+        if (r < 0) {
                 kill_and_reap(st);
                 fprintf(stderr, "cordon: the sandbox's init went away during set-up\n");
                 return EXIT_SANDBOX;
         }
-        st->fsctx.mount_ids = recv_mounts(st->sock, &st->fsctx.n_mount_ids);
+        m.type = 0;
+        st->fsctx.mount_ids = recv_mounts(st->sock, &st->fsctx.n_mount_ids, &m);
         if (!st->fsctx.mount_ids) {
-                /* init failed before sending them: its error message is next */
-                r = recv_msg(st->sock, &m, fds, 0);
+                /* init failed before sending them: that was its error message */
+                r = m.type == MSG_ERROR ? 1 : 0;
                 kill_and_reap(st);
                 fprintf(stderr, "cordon: %s\n",
                         r > 0 && m.type == MSG_ERROR ? m.text : "the sandbox's init died during set-up");
@@ -998,21 +1056,41 @@ static int sentry_main_loop(struct sandbox_state *st)
                         snprintf(tasks, sizeof(tasks), "%lld", (long long)l->max_processes);
                 if (l->disk_bytes > 0)
                         snprintf(disk, sizeof(disk), "%lld bytes", (long long)l->disk_bytes);
+                _cleanup_free_ char *view =
+                        st->plan->view.template_path
+                                ? xasprintf("template %s (read-only lower layer%s%s) under a private overlay",
+                                            st->plan->view.template_path, st->privileged ? ", idmapped" : "",
+                                            st->policy->source_digest ? ", digest verified" : ", no digest pinned")
+                                : xstrdup("host system dirs read-only");
                 fprintf(stderr,
                         "cordon: sandbox %s, init is host pid %d; layers in force:\n"
                         "cordon:   namespaces: user, mount, pid, net, ipc, uts, cgroup\n"
                         "cordon:   identity: uid/gid 0 in the sandbox = host %u/%u; no capabilities; no_new_privs\n"
-                        "cordon:   view: host system dirs read-only, private /tmp /var/tmp /run /root, own /proc and /dev\n"
+                        "cordon:   view: %s, private /tmp /var/tmp /run /root, own /proc and /dev\n"
                         "cordon:   network: own namespace, loopback only; DNS stub at " NET_STUB_ADDR
                         "; egress gate for %zu listed name(s)\n"
                         "cordon:   seccomp: filter from %zu table rows; path and socket calls emulated by the sentry; "
                         "killable wait %s; SYNC_WAKE_UP %s\n"
                         "cordon:   limits: memory %s, cpu %s, tasks %s, disk %s; cgroup %s\n"
-                        "cordon:   not yet: template layers, Landlock, BPF floor, approvals\n",
-                        st->id, st->init_pid, st->uid, st->gid, st->policy->n_net_rules, n_table,
+                        "cordon:   not yet: Landlock, BPF floor, approvals\n",
+                        st->id, st->init_pid, st->uid, st->gid, view, st->policy->n_net_rules, n_table,
                         m.value ? "on" : "UNAVAILABLE", notify_engine_sync_wakeup(st->engine) ? "on" : "unavailable",
                         mem, cpu, tasks, disk, st->cg ? cgroup_backend(st->cg) : "none");
         }
+
+        /* Set-up is over: from here on the sentry serves, relays and cleans
+         * up, and confines itself to that before the command runs. */
+        const char *bad;
+        r = sentry_confine(&bad);
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot confine the sentry with its own seccomp filter (%s): %s\n",
+                        bad ? bad : "?", strerror(-r));
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+        if (st->verbose)
+                fprintf(stderr, "cordon:   sentry: confined by its own seccomp allow-list (%zu rows; exec kills it)\n",
+                        sentry_confine_rows());
 
         if (st->pty_master >= 0)
                 tty_begin(st);

@@ -34,6 +34,15 @@ fi
 set -u
 
 START=$(date +%s)
+
+# Host files no attempt may change (checked again after the last attempt).
+host_canary() {
+        local f
+        for f in /etc/passwd /etc/group /etc/shadow /etc/hosts /etc/hostname; do
+                [ -e "$f" ] && printf '%s %s\n' "$f" "$(sha256sum <"$f" 2>/dev/null | cut -c1-16)"
+        done
+}
+HOST_BEFORE=$(host_canary)
 PASSED=0
 FAILED=0
 FAILED_NAMES=()
@@ -676,6 +685,19 @@ if grep -rqaF -e "$SECRET" -e "$ENV_SECRET" "$WORK"/out.* 2>/dev/null; then
         FAILED_NAMES+=(secret-in-output)
 else
         echo "escape secret-in-output: blocked (neither the file secret nor the env secret appears in any of $((N - 1)) sandbox outputs)"
+        PASSED=$((PASSED + 1))
+fi
+
+# --- no host file changed while the attempts ran -------------------------
+
+N=$((N + 1))
+HOST_AFTER=$(host_canary)
+if [ "$HOST_AFTER" != "$HOST_BEFORE" ]; then
+        echo "escape host-files: GOT THROUGH (changed during the attempts: $(diff <(printf '%s\n' "$HOST_BEFORE") <(printf '%s\n' "$HOST_AFTER") | grep '^>' | cut -c3- | cut -d' ' -f1 | tr '\n' ' '))"
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES+=(host-files)
+else
+        echo "escape host-files: blocked ($(printf '%s\n' "$HOST_BEFORE" | wc -l) host files unchanged: $(printf '%s\n' "$HOST_BEFORE" | cut -d' ' -f1 | tr '\n' ' '))"
         PASSED=$((PASSED + 1))
 fi
 

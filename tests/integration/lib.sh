@@ -272,6 +272,16 @@ _it_child() {
         exit "$IT_FAILED"
 }
 
+# Host files no sandbox may ever change, with their hashes: compared around
+# every test, so a test that lets a sandbox write the host fails by name even
+# when its own checks pass.
+_it_host_canary() {
+        local f
+        for f in /etc/passwd /etc/group /etc/shadow /etc/hosts /etc/hostname; do
+                [ -e "$f" ] && printf '%s %s\n' "$f" "$(sha256sum <"$f" 2>/dev/null | cut -c1-16)"
+        done
+}
+
 it_main() {
         if [ -n "${IT_RUN_ONE:-}" ]; then
                 _it_child
@@ -309,7 +319,7 @@ it_main() {
         trap 'exit 130' INT
         trap 'exit 143' TERM
 
-        local passed=0 failed=0 skipped=0 name rc reason start pat sel
+        local passed=0 failed=0 skipped=0 name rc reason start pat sel before after
         start=$(date +%s)
         for name in "${IT_NAMES[@]}"; do
                 if [ $# -gt 0 ]; then
@@ -325,9 +335,18 @@ it_main() {
                 mkdir -p "$tdir" && chmod 0755 "$tdir"
                 : >"$tdir.reason"
                 : >"$tdir.log"
+                before=$(_it_host_canary)
                 IT_RUN_ONE=$name IT_TMP=$tdir IT_REASON_FILE="$tdir.reason" \
                         timeout -k 5 "$IT_TEST_TIMEOUT" bash "$IT_SCRIPT" </dev/null >"$tdir.log" 2>&1
                 rc=$?
+                after=$(_it_host_canary)
+                if [ "$before" != "$after" ]; then
+                        # whatever the test says: a host file changed while it ran
+                        printf 'host files changed while this test ran (a sandbox reached the host?): %s\n' \
+                                "$(diff <(printf '%s\n' "$before") <(printf '%s\n' "$after") | grep '^>' | cut -c3- | tr '\n' ' ')" \
+                                >>"$tdir.reason"
+                        [ "$rc" = 0 ] || [ "$rc" = 77 ] && rc=1
+                fi
                 reason=$(cat "$tdir.reason")
                 reason=${reason//$'\n'/; }
                 case $rc in
