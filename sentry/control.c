@@ -1139,6 +1139,13 @@ int serve_loop(struct sandbox_state *st)
                 if (poll(p, n, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
+                        /* the loop cannot go on: the sandbox must not run
+                         * unsupervised, nor the wait below block on a live
+                         * init */
+                        fprintf(stderr, "cordon: sandbox %s: poll: %m; ending the sandbox\n", srv->id);
+                        if (!srv->terminate)
+                                event(srv, "killed", json_pack("{s:s}", "reason", "the sentry's loop failed"));
+                        begin_end(st, "sentry-error");
                         break;
                 }
                 if (p[P_SIG].revents & POLLIN) {
