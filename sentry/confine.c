@@ -40,6 +40,7 @@ static const struct allow allowed[] = {
         {"rt_sigprocmask", "threads block signals"}, {"rt_sigaction", "glibc"}, {"rt_sigreturn", "signals"},
         {"sigaltstack", "thread exit"}, {"tgkill", "pthread_kill, abort"}, {"tkill", "abort"},
         {"clock_gettime", "timeouts"}, {"clock_nanosleep", "waiting for a child to die"},
+        {"restart_syscall", "a sleep or timed poll resumed after the sentry was stopped and continued"},
         {"nanosleep", "waiting"}, {"gettimeofday", "timestamps"}, {"time", "timestamps"},
         {"getrandom", "DNS ids, random ids"}, {"uname", "glibc"}, {"prctl", "thread names, dumpable"},
         {"arch_prctl", "glibc"}, {"getrlimit", "glibc"}, {"prlimit64", "glibc"}, {"getrusage", "stats"},
@@ -90,6 +91,13 @@ static const struct allow allowed[] = {
         {"setfsuid", "a new worker takes the child's identity"}, {"setfsgid", "a new worker takes the child's identity"},
         {"setgroups", "a new worker drops groups"}, {"capget", "a worker drops capabilities"},
         {"capset", "a worker drops capabilities"},
+
+        /* a long-lived sandbox's sentry (`cordon sandbox`: control.c,
+         * snapshot.c): its state files are synced, and a snapshot is
+         * restored by a thread confined to the view as the sandbox's user
+         * (libarchive makes symlinks with the older call) */
+        {"fdatasync", "events and metadata of a long-lived sandbox"},
+        {"symlink", "a snapshot's symlinks, restored in the view"},
 
         /* the egress gate and the DNS stub (net/) */
         {"socket", "the gate's upstream sockets, the resolver (families: see the rule)"},

@@ -15,6 +15,7 @@ static void usage(FILE *f)
               "       cordon check [--json]\n"
               "       cordon syscalls\n"
               "       cordon gc                  remove what crashed sandboxes left (safe any time)\n"
+              "       cordon sandbox VERB ...    long-lived sandboxes (cordon sandbox --help)\n"
               "       cordon digest DIR          print the sha256 digest of a template tree (source.digest)\n"
               "       cordon --help | --version\n"
               "\n"
@@ -359,6 +360,8 @@ int main(int argc, char **argv)
         }
         if (streq(verb, "run"))
                 return cmd_run(argc - 1, argv + 1);
+        if (streq(verb, "sandbox"))
+                return sentry_sandbox(argc - 1, argv + 1);
         if (streq(verb, "check")) {
                 bool json = argc > 2 && streq(argv[2], "--json");
                 if (argc > 2 && !json) {

@@ -132,7 +132,7 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                 return r;
 
         size_t argc = 0;
-        while (o->argv[argc])
+        while (o->argv && o->argv[argc])
                 argc++;
         p.argv = xcalloc(argc + 1, sizeof(char *));
         for (size_t i = 0; i < argc; i++)
@@ -214,6 +214,7 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                 break;
         }
         p.max_open_files = POLICY_UNSET;
+        p.serve_runs = o->serve != NULL;
         *ret = p;
         return 0;
 }

@@ -17,7 +17,23 @@
 enum { CTX_FS = 0, CTX_NET = 1 };
 
 /* The set-up channel between the sentry and the sandbox's init. */
-enum msg_type { MSG_GO = 1, MSG_ERROR, MSG_FDS, MSG_READY, MSG_START, MSG_STATUS };
+enum msg_type {
+        MSG_GO = 1,
+        MSG_ERROR,
+        MSG_FDS,
+        MSG_READY,
+        MSG_START,
+        MSG_STATUS,
+        /* after MSG_START, to an init that serves runs (`cordon sandbox`):
+         * MSG_EXEC (sentry → init, struct exec_msg with the run's stdin,
+         * stdout and stderr attached), MSG_KILL (value: signal, aux: run);
+         * init answers MSG_RUN_PID (value: pid, aux: run) and later
+         * MSG_RUN_EXIT (value: wait status, aux: run) */
+        MSG_EXEC,
+        MSG_KILL,
+        MSG_RUN_PID,
+        MSG_RUN_EXIT,
+};
 
 struct msg {
         uint32_t type;
@@ -43,6 +59,7 @@ struct sandbox_plan {
         bool use_tty;
         int64_t max_open_files; /* RLIMIT_NOFILE for the command; -1: inherited */
         unsigned debug_disable; /* DEBUG_OFF_* (tests only; see sentry.h) */
+        bool serve_runs;        /* no command: init waits for MSG_EXEC (sentry/initd.c) */
 };
 
 /* Prints why it fails. PLAN_POLICY_ERROR: what the policy asks for cannot be
@@ -92,6 +109,7 @@ struct sandbox_state {
                 uint64_t count;
         } trapped[64]; /* notifications served, per emulated syscall */
         size_t n_trapped;
+        struct serve *serve; /* `cordon sandbox create`: the detached sentry's state, else NULL */
 };
 
 /* The exec tracer (exectrace.c): verifies after each exec in the sandbox
@@ -109,6 +127,9 @@ struct exectrace_config {
 int exectrace_start(const struct exectrace_config *c, pid_t *ret_pid);
 /* Ends and reaps the tracer; call after init has been waited for. */
 void exectrace_stop(pid_t pid);
+/* Refuses a directory, O_PATH or aimable host socket among fds (stdin,
+ * stdout, stderr of a command): 0, or -EBADF with why filled in. */
+int check_passed_fds(const int fds[3], char *why, size_t size);
 
 /* Writes the --stats JSON; 0 or -errno. */
 int write_stats(struct sandbox_state *st, const char *path, int exit_code);

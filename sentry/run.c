@@ -41,6 +41,7 @@
 #include "sentry/cgroup.h"
 #include "sentry/limits.h"
 #include "sentry/run-internal.h"
+#include "sentry/sandbox.h"
 #include "sentry/sentry.h"
 
 #ifndef CLONE_PIDFD
@@ -199,10 +200,13 @@ static int close_all_but(const int *keep, size_t n)
  * way out of the view: openat(0, "../..") or fchdir(0) starts a walk the
  * view's root never bounds (runc's CVE-2024-21626 is this class). Such a
  * request is refused rather than silently changed. */
-static int check_stdio(char *why, size_t size)
+int check_passed_fds(const int fds[3], char *why, size_t size)
 {
-        for (int fd = 0; fd <= 2; fd++) {
+        for (int i = 0; i <= 2; i++) {
+                int fd = fds[i];
                 struct stat st;
+                if (fd < 0)
+                        continue;
                 int fl = fcntl(fd, F_GETFL);
                 if (fl < 0)
                         continue; /* closed: fine */
@@ -223,9 +227,9 @@ static int check_stdio(char *why, size_t size)
                                 snprintf(why, size,
                                          "%s is a host socket of family %d type %d; only unix stream and TCP sockets "
                                          "may be passed in",
-                                         fd == 0   ? "stdin"
-                                         : fd == 1 ? "stdout"
-                                                   : "stderr",
+                                         i == 0   ? "stdin"
+                                         : i == 1 ? "stdout"
+                                                  : "stderr",
                                          domain, type);
                                 return -EBADF;
                         }
@@ -234,13 +238,19 @@ static int check_stdio(char *why, size_t size)
                         snprintf(why, size,
                                  "%s is a directory or O_PATH descriptor; it would let the command walk "
                                  "out of its view, so cordon refuses to pass it in",
-                                 fd == 0   ? "stdin"
-                                 : fd == 1 ? "stdout"
-                                           : "stderr");
+                                 i == 0   ? "stdin"
+                                 : i == 1 ? "stdout"
+                                          : "stderr");
                         return -EBADF;
                 }
         }
         return 0;
+}
+
+static int check_stdio(char *why, size_t size)
+{
+        static const int stdio[3] = {0, 1, 2};
+        return check_passed_fds(stdio, why, size);
 }
 
 /* Reads the mount ids of the view (init's own mount namespace, after the
@@ -532,6 +542,9 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
                 if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
                         child_fail(sock, "RLIMIT_NOFILE %lld: %s", (long long)plan->max_open_files, strerror(errno));
         }
+
+        if (plan->serve_runs)
+                init_serve_runs(sock);
 
         pid_t cmd = fork();
         if (cmd < 0)
@@ -853,8 +866,19 @@ int sentry_run(const struct run_options *o)
         (void)state_write(id, sj);
         test_stall("start");
 
+        /* `sandbox create`: the state directory's files, the control socket */
+        struct serve *srv = NULL;
+        if (o->serve && (r = serve_prepare(o->serve, id, &limits, &srv)) < 0) {
+                fprintf(stderr, "cordon: cannot prepare the sandbox's state directory: %s\n", strerror(-r));
+                cgroup_destroy(cg);
+                state_remove(id);
+                return EXIT_SANDBOX;
+        }
+
         _cleanup_close_ int audit_fd = -1;
-        if (o->audit_path) {
+        if (srv)
+                audit_fd = fcntl(serve_audit_fd(srv), F_DUPFD_CLOEXEC, 3);
+        else if (o->audit_path) {
                 audit_fd = open(o->audit_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
                 if (audit_fd < 0) {
                         fprintf(stderr, "cordon: --audit %s: %m\n", o->audit_path);
@@ -879,6 +903,7 @@ int sentry_run(const struct run_options *o)
                 .sock = -1,
                 .pidfd = -1,
                 .pty_master = -1,
+                .serve = srv,
         };
         clock_gettime(CLOCK_MONOTONIC, &st.started);
         if (attach_floor(&st, o->debug_disable) < 0) {
@@ -887,6 +912,7 @@ int sentry_run(const struct run_options *o)
                 return EXIT_SANDBOX;
         }
         int code = run_sandbox(&st);
+        serve_free(srv);
 
         test_stall("teardown");
         if (o->stats_path)
@@ -1301,7 +1327,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
 
-        int code = supervise(st);
+        int code = st->serve ? serve_loop(st) : supervise(st);
         tty_end(st);
         exectrace_stop(st->exec_tracer);
         st->exec_tracer = 0;

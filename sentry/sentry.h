@@ -18,6 +18,8 @@
 
 enum tty_mode { TTY_AUTO, TTY_ALWAYS, TTY_NEVER };
 
+struct serve_config;
+
 struct run_options {
         struct policy *policy; /* owned by the caller */
         char **argv;           /* the command, NULL-terminated */
@@ -36,13 +38,19 @@ struct run_options {
         enum cg_mode cgroup_mode;
         bool allow_unverified_exec; /* run without the exec tracer where ptrace is refused (weaker tier) */
         unsigned debug_disable;     /* DEBUG_OFF_*: layers switched off (tests only, --debug-unsafe) */
+        /* `cordon sandbox create`: no command; a detached sentry serves runs
+         * (sentry/sandbox.h). NULL for `cordon run`. */
+        const struct serve_config *serve;
 };
+
+/* `cordon sandbox VERB ...` (sentry/sandbox.c): returns the exit status. */
+int sentry_sandbox(int argc, char **argv);
 
 /* Layers the tests may switch off to show that the next one holds alone:
  * CORDON_DEBUG_DISABLE=name,... honoured only with --debug-unsafe. */
 enum {
         DEBUG_OFF_NET_EMULATION = 1 << 0, /* "net-emulation": connect/sendto/sendmsg/sendmmsg run natively */
-        DEBUG_OFF_FS_EMULATION = 1 << 1,  /* "fs-emulation": open/openat/openat2/creat run natively */
+        DEBUG_OFF_FS_EMULATION = 1 << 1,  /* "fs-emulation": every path call the sentry serves runs natively */
         DEBUG_OFF_RO_BINDS = 1 << 2,      /* "ro-binds": read-only binds mounted writable */
         DEBUG_OFF_EGRESS_FLOOR = 1 << 3,  /* "egress-floor": no BPF programs on the cgroup */
         DEBUG_OFF_LANDLOCK = 1 << 4,      /* "landlock": no Landlock ruleset */

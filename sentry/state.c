@@ -167,9 +167,30 @@ static int remove_state_dir(int parent, const char *id)
         _cleanup_close_ int fd = openat(parent, id, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return negative_errno();
-        static const char *const files[] = {"state.json", "state.json.tmp", "lock"};
-        for (size_t i = 0; i < ELEMENTSOF(files); i++)
-                (void)unlinkat(fd, files[i], 0);
+        /* A long-lived sandbox (`cordon sandbox`) keeps more here: its
+         * policy, metadata, events, control socket and run logs (runs/).
+         * Everything goes, one directory level deep, the lock last. */
+        _cleanup_close_ int rfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = rfd >= 0 ? fdopendir(TAKE_FD(rfd)) : NULL;
+        struct dirent *de;
+        while (d && (de = readdir(d))) {
+                if (streq(de->d_name, ".") || streq(de->d_name, "..") || streq(de->d_name, "lock"))
+                        continue;
+                if (unlinkat(dirfd(d), de->d_name, 0) == 0 || errno != EISDIR)
+                        continue;
+                _cleanup_close_ int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                DIR *sd = sub >= 0 ? fdopendir(TAKE_FD(sub)) : NULL;
+                struct dirent *se;
+                while (sd && (se = readdir(sd)))
+                        if (!streq(se->d_name, ".") && !streq(se->d_name, ".."))
+                                (void)unlinkat(dirfd(sd), se->d_name, 0);
+                if (sd)
+                        closedir(sd);
+                (void)unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+        }
+        if (d)
+                closedir(d);
+        (void)unlinkat(fd, "lock", 0);
         if (unlinkat(parent, id, AT_REMOVEDIR) < 0)
                 return negative_errno();
         return 0;

@@ -1,0 +1,1238 @@
+/* The detached sentry of a long-lived sandbox (`cordon sandbox create`):
+ * after the usual set-up (run.c) it serves a control socket in the
+ * sandbox's state directory until terminate or expiry.
+ *
+ *   client ── control.sock (SEQPACKET, JSON + SCM_RIGHTS) ──▶ sentry
+ *   sentry ── MSG_EXEC (+ the client's stdin/stdout/stderr) ─▶ init ── fork ▶ run
+ *   sentry ◀─ MSG_RUN_PID / MSG_RUN_EXIT ───────────────────── init
+ *
+ * The sentry never forks here (it may be confined against it by then):
+ * runs are init's children; file transfers are threads of the sentry
+ * confined to the view (transfer.c). The state directory holds policy.json,
+ * meta.json (replaced atomically), events.jsonl (one JSON object a line,
+ * each synced as it is written, with a sequence number that only grows),
+ * the control socket and runs/RUN.log for detached runs. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <jansson.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "common/fdpass.h"
+#include "sentry/sandbox.h"
+
+#define MAX_RUNS          1024         /* run records kept per sandbox */
+#define MAX_ACTIVE_RUNS   64           /* runs alive at once */
+#define MAX_CONNS         32           /* clients that have not yet sent their request */
+#define RUN_LOG_MAX       (16LL << 20) /* a detached run's log; beyond, a marker and nothing more */
+#define EVENT_MAX         (64 * 1024)  /* one event line */
+#define EVENT_LINE_MAX    4096         /* output longer than this without a newline is split */
+#define RUN_OUTPUT_EVENTS 20000        /* output events per run; then one marker */
+#define EVENTS_MAX        (64LL << 20) /* the events file; beyond, events are counted, not written */
+
+struct run_rec {
+        int num; /* the run's id is "r<num>" */
+        json_t *argv;
+        bool detached, running, timed_out, cancelled;
+        pid_t pid; /* in the sandbox's pid namespace; 0 until init says */
+        int conn;  /* the waiting client, or -1 */
+        int log_in, log_fd;
+        int64_t log_bytes;
+        bool log_truncated;
+        char line[EVENT_LINE_MAX]; /* a detached run's output line being assembled */
+        size_t line_len;
+        int output_events;
+        int timer;
+        int status;
+        time_t started, ended;
+};
+
+/* JSON lines from a pipe, each handed to fn; a line longer than the
+ * buffer is dropped. */
+struct line_reader {
+        int fd;
+        char buf[8192];
+        size_t len;
+};
+
+struct serve {
+        char id[17];
+        int dirfd;
+        int listen_fd;
+        int events_fd;
+        int64_t seq;
+        int64_t events_bytes, events_dropped;
+        bool events_dirty;        /* written, not yet synced (sync_events) */
+        struct line_reader audit; /* the egress gate's audit lines */
+        int audit_wr;
+        struct line_reader done; /* transfer threads' results */
+        int done_wr;
+        json_t *snapshots;
+        int ready_fd;
+        char *policy_text;
+        const char *snapshot, *snapshot_digest;
+        time_t created, expires;
+        const char *status; /* running, paused, terminating */
+        bool terminate;
+        const char *end_reason; /* terminated, expired, killed */
+        struct run_rec runs[MAX_RUNS];
+        int n_runs;
+        int conns[MAX_CONNS];
+        uid_t owner;
+};
+
+int sandbox_dir(const char *id, char *buf, size_t size)
+{
+        if (!sandbox_id_valid(id))
+                return -EINVAL;
+        snprintf(buf, size, "%s/sandboxes/%s", state_root(), id);
+        return 0;
+}
+
+bool sandbox_id_valid(const char *id)
+{
+        size_t n = strlen(id);
+        if (n == 0 || n > 64)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
+                        return false;
+        return true;
+}
+
+int control_send(int fd, json_t *msg, const int *fds, size_t n_fds)
+{
+        if (!msg)
+                return -EINVAL;
+        char *text = json_dumps(msg, JSON_COMPACT);
+        json_decref(msg);
+        if (!text)
+                return -EINVAL;
+        size_t len = strlen(text);
+        int r = len > CONTROL_MAX_MSG ? -E2BIG : send_fds(fd, text, len, fds, n_fds);
+        free(text);
+        return r;
+}
+
+int control_recv(int fd, json_t **ret, int *fds, size_t max_fds)
+{
+        _cleanup_free_ char *buf = xmalloc(CONTROL_MAX_MSG + 1);
+        ssize_t n = recv_fds(fd, buf, CONTROL_MAX_MSG, fds, max_fds);
+        if (n <= 0)
+                return (int)n;
+        json_error_t jerr;
+        json_t *j = json_loadb(buf, (size_t)n, 0, &jerr);
+        if (!j || !json_is_object(j)) {
+                json_decref(j);
+                for (size_t i = 0; i < max_fds; i++)
+                        if (fds[i] >= 0)
+                                close(fds[i]);
+                return -EBADMSG;
+        }
+        *ret = j;
+        return 1;
+}
+
+static void reply_error(int conn, const char *fmt, ...) _printf_(2, 3);
+static void reply_error(int conn, const char *fmt, ...)
+{
+        char text[1024];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof(text), fmt, ap);
+        va_end(ap);
+        (void)control_send(conn, json_pack("{s:s}", "error", text), NULL, 0);
+}
+
+static void iso_time(time_t t, char buf[32])
+{
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Appends an event (steals ev) with the next sequence number, synced. */
+static void event(struct serve *srv, const char *type, json_t *ev)
+{
+        json_t *clean = ev ? event_sanitize(ev) : json_object();
+        json_decref(ev);
+        ev = clean;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        char t[32], when[48];
+        iso_time(ts.tv_sec, t);
+        snprintf(when, sizeof(when), "%.19s.%03ldZ", t, ts.tv_nsec / 1000000);
+        if (srv->events_bytes >= EVENTS_MAX) {
+                /* the file is full: counted, and said once (below) */
+                srv->events_dropped++;
+                json_decref(ev);
+                return;
+        }
+        json_object_set_new(ev, "seq", json_integer(srv->seq + 1));
+        json_object_set_new(ev, "time", json_string(when));
+        json_object_set_new(ev, "type", json_string(type));
+        char *line = json_dumps(ev, JSON_COMPACT | JSON_SORT_KEYS);
+        if (line && strlen(line) > EVENT_MAX) {
+                /* too big even after the bounds: its kind survives, marked */
+                free(line);
+                json_t *small = json_pack("{s:I, s:s, s:s, s:b}", "seq", (json_int_t)srv->seq + 1, "time", when, "type",
+                                          type, "truncated", 1);
+                line = json_dumps(small, JSON_COMPACT | JSON_SORT_KEYS);
+                json_decref(small);
+        }
+        json_decref(ev);
+        if (!line)
+                return; /* out of memory: no sequence number was used */
+        size_t len = strlen(line);
+        if (srv->events_bytes + (int64_t)len + 1 > EVENTS_MAX) {
+                free(line);
+                json_t *full = json_pack("{s:I, s:s, s:s}", "seq", (json_int_t)srv->seq + 1, "time", when, "type",
+                                         "events_limit");
+                line = json_dumps(full, JSON_COMPACT | JSON_SORT_KEYS);
+                json_decref(full);
+                if (!line)
+                        return;
+                len = strlen(line);
+                srv->events_dropped++;
+                srv->events_bytes = EVENTS_MAX; /* nothing more after this one */
+        }
+        line[len] = '\n';
+        if (write_all(srv->events_fd, line, len + 1) == 0) {
+                srv->seq++;
+                if (srv->events_bytes < EVENTS_MAX)
+                        srv->events_bytes += (int64_t)len + 1;
+                srv->events_dirty = true;
+        }
+        free(line);
+}
+
+/* Each event is written (so a crash of the sentry loses at most the one
+ * being written) as it happens; the disk sync is once per turn of the
+ * serve loop, not once per line, or a chatty run would make the sentry
+ * wait on the disk for every line it prints. */
+static void sync_events(struct serve *srv)
+{
+        if (srv->events_dirty) {
+                (void)fdatasync(srv->events_fd);
+                srv->events_dirty = false;
+        }
+}
+
+static json_t *run_json(const struct run_rec *r)
+{
+        char start[32], end[32];
+        iso_time(r->started, start);
+        json_t *j = json_pack("{s:O, s:b, s:s, s:s}", "argv", r->argv, "detached", r->detached, "startedAt", start,
+                              "status",
+                              r->running     ? "running"
+                              : r->cancelled ? "cancelled"
+                              : r->timed_out ? "timeout"
+                                             : "exited");
+        char id[16];
+        snprintf(id, sizeof(id), "r%d", r->num);
+        json_object_set_new(j, "id", json_string(id));
+        if (!r->running) {
+                iso_time(r->ended, end);
+                json_object_set_new(j, "endedAt", json_string(end));
+                json_object_set_new(j, "exitCode",
+                                    json_integer(WIFEXITED(r->status)     ? WEXITSTATUS(r->status)
+                                                 : WIFSIGNALED(r->status) ? 128 + WTERMSIG(r->status)
+                                                                          : EXIT_SANDBOX));
+                if (WIFSIGNALED(r->status))
+                        json_object_set_new(j, "signal", json_integer(WTERMSIG(r->status)));
+        }
+        if (r->detached)
+                json_object_set_new(j, "log", json_sprintf("runs/r%d.log", r->num));
+        return j;
+}
+
+static json_t *isolation_json(const struct sandbox_state *st)
+{
+        return json_pack("{s:[sssssss], s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s}", "namespaces", "user", "mount", "pid",
+                         "net", "ipc", "uts", "cgroup", "identity",
+                         "uid/gid 0 in the sandbox; no capabilities; no_new_privs", "hostUid", (json_int_t)st->uid,
+                         "hostGid", (json_int_t)st->gid, "view",
+                         "host system dirs read-only, private writable layer, own /proc and /dev", "network",
+                         "own namespace, loopback only; DNS stub and egress gate", "seccomp",
+                         "filter from the syscall table; path and socket calls emulated by the sentry", "cgroup",
+                         st->cg ? cgroup_backend(st->cg) : "none", "privileged",
+                         st->privileged ? "sentry runs as root" : "sentry runs in its own user namespace");
+}
+
+static json_t *meta_json(const struct sandbox_state *st, bool live)
+{
+        const struct serve *srv = st->serve;
+        char created[32], expires[32];
+        iso_time(srv->created, created);
+        const struct run_limits *l = &st->limits;
+        json_error_t jerr;
+        json_t *policy = json_loads(srv->policy_text, 0, &jerr);
+        json_t *j = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o, s:{s:I, s:I, s:I, s:I, s:I}, s:o}", "id", srv->id,
+                              "status", srv->status, "createdAt", created, "sentryPid", (json_int_t)getpid(), "initPid",
+                              (json_int_t)st->init_pid, "policy", policy ? policy : json_null(), "limits",
+                              "memoryBytes", (json_int_t)l->memory_bytes, "cpuMillis", (json_int_t)l->cpu_millis,
+                              "diskBytes", (json_int_t)l->disk_bytes, "maxProcesses", (json_int_t)l->max_processes,
+                              "maxOpenFiles", (json_int_t)l->max_open_files, "isolation", isolation_json(st));
+        if (srv->expires != (time_t)-1) {
+                iso_time(srv->expires, expires);
+                json_object_set_new(j, "expiresAt", json_string(expires));
+        } else
+                json_object_set_new(j, "expiresAt", json_null());
+        json_t *runs = json_array();
+        for (int i = 0; i < srv->n_runs; i++)
+                json_array_append_new(runs, run_json(&srv->runs[i]));
+        json_object_set_new(j, "runs", runs);
+        json_object_set(j, "snapshots", srv->snapshots);
+        if (live) {
+                json_t *use = json_object();
+                struct cg_stats cs;
+                if (st->cg && cgroup_stats(st->cg, &cs) == 0) {
+                        json_object_set_new(use, "memoryPeakBytes", json_integer(cs.memory_peak_bytes));
+                        json_object_set_new(use, "cpuUsageUsec", json_integer(cs.cpu_usage_usec));
+                        json_object_set_new(use, "tasks", json_integer(cs.pids_current));
+                        json_object_set_new(use, "oomKills", json_integer(cs.oom_kills));
+                }
+                struct statfs sf;
+                if (st->writable_fd >= 0 && fstatfs(st->writable_fd, &sf) == 0)
+                        json_object_set_new(use, "diskBytes",
+                                            json_integer((json_int_t)((sf.f_blocks - sf.f_bfree) * sf.f_bsize)));
+                json_object_set_new(j, "use", use);
+                json_object_set_new(j, "events", json_integer(srv->seq));
+        }
+        return j;
+}
+
+static void write_meta(struct sandbox_state *st)
+{
+        struct serve *srv = st->serve;
+        json_t *j = meta_json(st, false);
+        char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+        json_decref(j);
+        if (!text)
+                return;
+        /* write-then-rename: a reader (list, inspect) never sees half of it */
+        _cleanup_close_ int fd =
+                openat(srv->dirfd, "meta.json.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd >= 0 && write_all(fd, text, strlen(text)) == 0 && fdatasync(fd) == 0)
+                (void)renameat(srv->dirfd, "meta.json.tmp", srv->dirfd, "meta.json");
+        free(text);
+}
+
+int serve_prepare(const struct serve_config *cfg, const char *id, const struct run_limits *l, struct serve **ret)
+{
+        struct serve *srv = xcalloc(1, sizeof(*srv));
+        snprintf(srv->id, sizeof(srv->id), "%s", id);
+        srv->listen_fd = srv->events_fd = srv->audit.fd = srv->audit_wr = srv->done.fd = srv->done_wr = srv->dirfd = -1;
+        srv->snapshots = json_array();
+        srv->ready_fd = cfg->ready_fd;
+        srv->policy_text = xstrdup(cfg->policy_text ? cfg->policy_text : "{}");
+        srv->snapshot = cfg->snapshot;
+        srv->snapshot_digest = cfg->snapshot_digest;
+        srv->status = "starting";
+        srv->owner = geteuid();
+        for (size_t i = 0; i < MAX_CONNS; i++)
+                srv->conns[i] = -1;
+        srv->created = time(NULL);
+        srv->expires = l->expires_at;
+        if (l->timeout_ms > 0) {
+                time_t t = srv->created + (time_t)((l->timeout_ms + 999) / 1000);
+                if (srv->expires == (time_t)-1 || t < srv->expires)
+                        srv->expires = t;
+        }
+        int r;
+        char dir[600];
+        if ((r = sandbox_dir(id, dir, sizeof(dir))) < 0)
+                goto fail;
+        srv->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (srv->dirfd < 0)
+                goto fail_errno;
+        if (mkdirat(srv->dirfd, "runs", 0700) < 0)
+                goto fail_errno;
+        {
+                _cleanup_close_ int pfd =
+                        openat(srv->dirfd, "policy.json", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+                if (pfd < 0 || (r = write_all(pfd, srv->policy_text, strlen(srv->policy_text))) < 0)
+                        goto fail_errno;
+        }
+        srv->events_fd = openat(srv->dirfd, "events.jsonl",
+                                O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (srv->events_fd < 0)
+                goto fail_errno;
+        int ap[2];
+        if (pipe2(ap, O_CLOEXEC) < 0)
+                goto fail_errno;
+        srv->audit.fd = ap[0];
+        srv->audit_wr = ap[1];
+        fcntl(srv->audit.fd, F_SETFL, O_NONBLOCK);
+        if (pipe2(ap, O_CLOEXEC) < 0)
+                goto fail_errno;
+        srv->done.fd = ap[0];
+        srv->done_wr = ap[1];
+        fcntl(srv->done.fd, F_SETFL, O_NONBLOCK);
+
+        /* The control socket: mode 0600 in a 0700 directory of the creating
+         * user; and each connection's SO_PEERCRED is checked too. */
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/control.sock", dir) >= sizeof(sa.sun_path)) {
+                r = -ENAMETOOLONG;
+                goto fail;
+        }
+        srv->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (srv->listen_fd < 0)
+                goto fail_errno;
+        mode_t old = umask(0177);
+        r = bind(srv->listen_fd, (struct sockaddr *)&sa, sizeof(sa));
+        umask(old);
+        if (r < 0 || fchmodat(srv->dirfd, "control.sock", 0600, 0) < 0 || listen(srv->listen_fd, 16) < 0)
+                goto fail_errno;
+        *ret = srv;
+        return 0;
+fail_errno:
+        r = negative_errno();
+fail:
+        serve_free(srv);
+        return r;
+}
+
+int serve_audit_fd(struct serve *srv)
+{
+        return srv->audit_wr;
+}
+
+void serve_free(struct serve *srv)
+{
+        if (!srv)
+                return;
+        for (int i = 0; i < srv->n_runs; i++) {
+                struct run_rec *r = &srv->runs[i];
+                json_decref(r->argv);
+                if (r->conn >= 0)
+                        close(r->conn);
+                if (r->log_in >= 0)
+                        close(r->log_in);
+                if (r->log_fd >= 0)
+                        close(r->log_fd);
+                if (r->timer >= 0)
+                        close(r->timer);
+        }
+        for (size_t i = 0; i < MAX_CONNS; i++)
+                if (srv->conns[i] >= 0)
+                        close(srv->conns[i]);
+        int fds[] = {srv->dirfd,    srv->listen_fd, srv->events_fd, srv->audit.fd,
+                     srv->audit_wr, srv->done.fd,   srv->done_wr,   srv->ready_fd};
+        json_decref(srv->snapshots);
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+                if (fds[i] >= 0)
+                        close(fds[i]);
+        free(srv->policy_text);
+        free(srv);
+}
+
+static struct run_rec *find_run(struct serve *srv, int num)
+{
+        for (int i = 0; i < srv->n_runs; i++)
+                if (srv->runs[i].num == num)
+                        return &srv->runs[i];
+        return NULL;
+}
+
+static struct run_rec *find_run_id(struct serve *srv, const char *id)
+{
+        if (!id || id[0] != 'r')
+                return NULL;
+        char *end;
+        long n = strtol(id + 1, &end, 10);
+        if (*end || n <= 0 || n > INT32_MAX)
+                return NULL;
+        return find_run(srv, (int)n);
+}
+
+static void kill_run(struct sandbox_state *st, struct run_rec *r, int sig)
+{
+        struct msg m = {.type = MSG_KILL, .value = sig, .aux = r->num};
+        (void)send(st->sock, &m, sizeof(m), MSG_NOSIGNAL);
+}
+
+static int arm_ms(int clock, bool absolute, int64_t ms)
+{
+        int fd = timerfd_create(clock, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (fd < 0)
+                return negative_errno();
+        struct itimerspec its = {.it_value = {ms / 1000, (ms % 1000) * 1000000}};
+        if (timerfd_settime(fd, absolute ? TFD_TIMER_ABSTIME : 0, &its, NULL) < 0) {
+                int r = negative_errno();
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+/* Builds MSG_EXEC from the request: cwd, argv, the sandbox's environment
+ * with the request's K=V on top. */
+static int build_exec(const struct sandbox_state *st, json_t *req, int num, struct exec_msg *e, char *why, size_t size)
+{
+        json_t *argv = json_object_get(req, "argv"), *env = json_object_get(req, "env"), *v;
+        const char *cwd = json_string_value(json_object_get(req, "cwd"));
+        if (!cwd)
+                cwd = "/root";
+        if (!json_is_array(argv) || json_array_size(argv) == 0 || json_array_size(argv) > 4096) {
+                snprintf(why, size, "exec: argv must be a non-empty array of strings");
+                return -EINVAL;
+        }
+        if (cwd[0] != '/') {
+                snprintf(why, size, "exec: cwd must be an absolute path in the sandbox");
+                return -EINVAL;
+        }
+        memset(e, 0, offsetof(struct exec_msg, strings));
+        e->type = MSG_EXEC;
+        e->run = num;
+        size_t len = 0;
+#define PUT(s)                                                                                        \
+        do {                                                                                          \
+                size_t l_ = strlen(s) + 1;                                                            \
+                if (len + l_ > EXEC_MAX_STRINGS) {                                                    \
+                        snprintf(why, size, "exec: the command line and environment exceed %d bytes", \
+                                 EXEC_MAX_STRINGS);                                                   \
+                        return -E2BIG;                                                                \
+                }                                                                                     \
+                memcpy(e->strings + len, s, l_);                                                      \
+                len += l_;                                                                            \
+        } while (0)
+        PUT(cwd);
+        size_t i;
+        json_array_foreach(argv, i, v)
+        {
+                if (!json_is_string(v)) {
+                        snprintf(why, size, "exec: argv[%zu] is not a string", i);
+                        return -EINVAL;
+                }
+                PUT(json_string_value(v));
+                e->argc++;
+        }
+        /* the request's variables override the sandbox's */
+        for (char **p = st->plan->envp; p && *p; p++) {
+                const char *eq = strchr(*p, '=');
+                bool overridden = false;
+                json_array_foreach(env, i, v)
+                {
+                        const char *kv = json_string_value(v);
+                        if (kv && eq && strncmp(kv, *p, (size_t)(eq - *p + 1)) == 0)
+                                overridden = true;
+                }
+                if (!overridden) {
+                        PUT(*p);
+                        e->envc++;
+                }
+        }
+        json_array_foreach(env, i, v)
+        {
+                const char *kv = json_string_value(v);
+                const char *eq = kv ? strchr(kv, '=') : NULL;
+                if (!eq || eq == kv || e->envc >= 4096) {
+                        snprintf(why, size, "exec: env[%zu] must be KEY=VALUE", i);
+                        return -EINVAL;
+                }
+                PUT(kv);
+                e->envc++;
+        }
+#undef PUT
+        e->len = (uint32_t)len;
+        return 0;
+}
+
+static int active_runs(const struct serve *srv)
+{
+        int n = 0;
+        for (int i = 0; i < srv->n_runs; i++)
+                n += srv->runs[i].running;
+        return n;
+}
+
+/* Opens a pty pair in the view's devpts (dev/pts/ptmx, resolved inside
+ * the view's root), the slave through the master (TIOCGPTPEER) so that no
+ * path of the sandbox's names it. */
+static int open_sandbox_pty(struct sandbox_state *st, int *ret_master, int *ret_slave)
+{
+        struct open_how how = {.flags = O_RDWR | O_NOCTTY | O_CLOEXEC,
+                               .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS};
+        int m = (int)syscall(SYS_openat2, st->fsctx.root_fd, "dev/pts/ptmx", &how, sizeof(how));
+        if (m < 0)
+                return negative_errno();
+        struct stat sb;
+        int unlock = 0;
+        if (fstat(m, &sb) < 0 || !S_ISCHR(sb.st_mode) || ioctl(m, TIOCSPTLCK, &unlock) < 0) {
+                int r = negative_errno();
+                close(m);
+                return r;
+        }
+        int sl = ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (sl < 0) {
+                int r = negative_errno();
+                close(m);
+                return r;
+        }
+        *ret_master = m;
+        *ret_slave = sl;
+        return 0;
+}
+
+/* exec: a run inside the sandbox with the client's stdio (or, detached, a
+ * log file the sentry writes, bounded). */
+static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
+{
+        struct serve *srv = st->serve;
+        char why[512];
+        if (streq(srv->status, "paused")) {
+                reply_error(conn, "sandbox %s is paused; `cordon sandbox resume %s` before exec", srv->id, srv->id);
+                return;
+        }
+        if (active_runs(srv) >= MAX_ACTIVE_RUNS || srv->n_runs >= MAX_RUNS) {
+                reply_error(conn, "too many runs in sandbox %s (at most %d at once, %d in all)", srv->id,
+                            MAX_ACTIVE_RUNS, MAX_RUNS);
+                return;
+        }
+        bool detach = json_is_true(json_object_get(req, "detach"));
+        bool tty = json_is_true(json_object_get(req, "tty"));
+        if (tty && detach) {
+                reply_error(conn, "exec: a terminal and --detach do not go together");
+                return;
+        }
+        json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeoutMs"));
+        int num = srv->n_runs + 1;
+        static struct exec_msg e;
+        if (build_exec(st, req, num, &e, why, sizeof(why)) < 0) {
+                reply_error(conn, "%s", why);
+                return;
+        }
+        int log_in = -1, log_fd = -1;
+        int pass[3] = {fds[0], fds[1], fds[2]};
+        _cleanup_close_ int nul = -1, pw = -1, master = -1, slave = -1;
+        if (tty) {
+                /* a terminal from the sandbox's own devpts instance: the run
+                 * gets its slave, the client its master and relays it */
+                int r = open_sandbox_pty(st, &master, &slave);
+                if (r < 0) {
+                        reply_error(conn, "exec: cannot open a terminal in the sandbox: %s", strerror(-r));
+                        return;
+                }
+                struct winsize ws = {.ws_row = (unsigned short)json_integer_value(json_object_get(req, "rows")),
+                                     .ws_col = (unsigned short)json_integer_value(json_object_get(req, "cols"))};
+                if (ws.ws_row && ws.ws_col)
+                        (void)ioctl(master, TIOCSWINSZ, &ws);
+                pass[0] = pass[1] = pass[2] = slave;
+                e.flags |= EXEC_TTY;
+        } else if (detach) {
+                int p[2];
+                char name[64];
+                snprintf(name, sizeof(name), "runs/r%d.log", num);
+                nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+                log_fd = openat(srv->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+                if (nul < 0 || log_fd < 0 || pipe2(p, O_CLOEXEC) < 0) {
+                        reply_error(conn, "cannot open the run's log: %s", strerror(errno));
+                        if (log_fd >= 0)
+                                close(log_fd);
+                        return;
+                }
+                log_in = p[0];
+                pw = p[1];
+                fcntl(log_in, F_SETFL, O_NONBLOCK);
+                pass[0] = nul;
+                pass[1] = pass[2] = pw;
+        } else {
+                /* the client's descriptors go into the sandbox: the same
+                 * checks as `cordon run` applies to its own stdio */
+                for (int i = 0; i < 3; i++)
+                        if (fds[i] < 0) {
+                                reply_error(conn, "exec: stdin, stdout and stderr must be passed");
+                                return;
+                        }
+                if (check_passed_fds(fds, why, sizeof(why)) < 0) {
+                        reply_error(conn, "%s", why);
+                        return;
+                }
+        }
+        if (send_fds(st->sock, &e, offsetof(struct exec_msg, strings) + e.len, pass, 3) < 0) {
+                reply_error(conn, "the sandbox's init is gone");
+                if (log_in >= 0)
+                        close(log_in);
+                if (log_fd >= 0)
+                        close(log_fd);
+                return;
+        }
+        struct run_rec *r = &srv->runs[srv->n_runs++];
+        *r = (struct run_rec){.num = num,
+                              .argv = json_incref(json_object_get(req, "argv")),
+                              .detached = detach,
+                              .running = true,
+                              .conn = -1,
+                              .log_in = log_in,
+                              .log_fd = log_fd,
+                              .timer = -1,
+                              .started = time(NULL)};
+        if (timeout_ms > 0)
+                r->timer = arm_ms(CLOCK_MONOTONIC, false, timeout_ms);
+        char id[16];
+        snprintf(id, sizeof(id), "r%d", num);
+        event(srv, "run_started", json_pack("{s:s, s:O, s:b}", "run", id, "argv", r->argv, "detached", detach));
+        (void)control_send(conn, json_pack("{s:b, s:s}", "ok", 1, "run", id), master >= 0 ? &master : NULL,
+                           master >= 0 ? 1 : 0);
+        write_meta(st);
+        if (!detach)
+                r->conn = fcntl(conn, F_DUPFD_CLOEXEC, 3);
+}
+
+static void drain_log(struct serve *srv, struct run_rec *r);
+
+static void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
+{
+        struct serve *srv = st->serve;
+        if (!r->running)
+                return;
+        /* what the run wrote before it exited is in the pipe already: its
+         * events come before the exit's */
+        for (int i = 0; i < 64 && r->log_in >= 0; i++) {
+                int avail = 0;
+                if (ioctl(r->log_in, FIONREAD, &avail) < 0 || avail == 0)
+                        break;
+                drain_log(srv, r);
+        }
+        r->running = false;
+        r->status = status;
+        r->ended = time(NULL);
+        if (r->timer >= 0) {
+                close(r->timer);
+                r->timer = -1;
+        }
+        json_t *j = run_json(r);
+        json_t *ev = json_pack("{s:O, s:O, s:O}", "run", json_object_get(j, "id"), "status",
+                               json_object_get(j, "status"), "exitCode", json_object_get(j, "exitCode"));
+        if (json_object_get(j, "signal"))
+                json_object_set(ev, "signal", json_object_get(j, "signal"));
+        event(srv, "run_exited", ev);
+        if (r->conn >= 0) {
+                (void)control_send(r->conn,
+                                   json_pack("{s:i, s:O, s:b}", "status", status, "exitCode",
+                                             json_object_get(j, "exitCode"), "timedOut", r->timed_out),
+                                   NULL, 0);
+                close(r->conn);
+                r->conn = -1;
+        }
+        json_decref(j);
+        write_meta(st);
+}
+
+/* A detached run's output, into its log, bounded. */
+/* One line of a detached run's output as an event: a line that is a JSON
+ * object is recorded as structured data (so its credential-like fields are
+ * masked), any other as text. */
+static void output_event(struct serve *srv, struct run_rec *r, const char *text, size_t len, bool split)
+{
+        char id[16];
+        snprintf(id, sizeof(id), "r%d", r->num);
+        if (r->output_events == RUN_OUTPUT_EVENTS) {
+                event(srv, "output_truncated", json_pack("{s:s, s:i}", "run", id, "limit", RUN_OUTPUT_EVENTS));
+                r->output_events++;
+        }
+        if (r->output_events > RUN_OUTPUT_EVENTS)
+                return;
+        r->output_events++;
+        json_error_t jerr;
+        json_t *data = split ? NULL : json_loadb(text, len, JSON_DECODE_ANY, &jerr);
+        json_t *ev = json_pack("{s:s}", "run", id);
+        if (json_is_object(data))
+                json_object_set_new(ev, "data", data);
+        else {
+                json_decref(data);
+                json_object_set_new(ev, "text", json_text(text, len));
+                if (split)
+                        json_object_set_new(ev, "continued", json_true());
+        }
+        event(srv, "output", ev);
+}
+
+static void output_lines(struct serve *srv, struct run_rec *r, const char *buf, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                if (buf[i] == '\n') {
+                        output_event(srv, r, r->line, r->line_len, false);
+                        r->line_len = 0;
+                        continue;
+                }
+                if (r->line_len == sizeof(r->line)) {
+                        output_event(srv, r, r->line, r->line_len, true);
+                        r->line_len = 0;
+                }
+                r->line[r->line_len++] = buf[i];
+        }
+}
+
+static void drain_log(struct serve *srv, struct run_rec *r)
+{
+        char buf[16384];
+        /* bounded per call: a run that writes without pause must not keep
+         * the serve loop from everything else (while its lines still become
+         * events, a few thousand of them at most per call) */
+        int rounds = r->output_events <= RUN_OUTPUT_EVENTS ? 1 : 16;
+        size_t chunk = r->output_events <= RUN_OUTPUT_EVENTS ? 4096 : sizeof(buf);
+        for (int round = 0; round < rounds; round++) {
+                ssize_t n = read(r->log_in, buf, chunk);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        if (n == 0 || errno != EAGAIN) {
+                                if (r->line_len > 0)
+                                        output_event(srv, r, r->line, r->line_len, false);
+                                r->line_len = 0;
+                                close(r->log_in);
+                                r->log_in = -1;
+                                close(r->log_fd);
+                                r->log_fd = -1;
+                        }
+                        return;
+                }
+                output_lines(srv, r, buf, (size_t)n);
+                if (r->log_bytes + n <= RUN_LOG_MAX) {
+                        (void)write_all(r->log_fd, buf, (size_t)n);
+                        r->log_bytes += n;
+                } else if (!r->log_truncated) {
+                        static const char marker[] = "\n[cordon: output truncated at the log's limit]\n";
+                        (void)write_all(r->log_fd, marker, sizeof(marker) - 1);
+                        r->log_truncated = true;
+                }
+        }
+}
+
+static void drain_lines(struct sandbox_state *st, struct line_reader *lr,
+                        void (*fn)(struct sandbox_state *st, json_t *rec))
+{
+        for (;;) {
+                ssize_t n = read(lr->fd, lr->buf + lr->len, sizeof(lr->buf) - 1 - lr->len);
+                if (n <= 0)
+                        return;
+                lr->len += (size_t)n;
+                char *start = lr->buf, *nl;
+                while ((nl = memchr(start, '\n', lr->len - (size_t)(start - lr->buf)))) {
+                        json_error_t jerr;
+                        json_t *rec = json_loadb(start, (size_t)(nl - start), 0, &jerr);
+                        if (rec)
+                                fn(st, rec);
+                        start = nl + 1;
+                }
+                size_t left = lr->len - (size_t)(start - lr->buf);
+                if (left == sizeof(lr->buf) - 1)
+                        left = 0;
+                memmove(lr->buf, start, left);
+                lr->len = left;
+        }
+}
+
+/* The gate's audit lines become events. */
+static void on_audit(struct sandbox_state *st, json_t *rec)
+{
+        event(st->serve, "audit", json_pack("{s:o}", "record", rec));
+}
+
+/* A transfer ended: its event; a snapshot's digest is kept in the metadata. */
+static void on_transfer_done(struct sandbox_state *st, json_t *rec)
+{
+        struct serve *srv = st->serve;
+        const char *op = json_string_value(json_object_get(rec, "op"));
+        if (op && streq(op, "snapshot") && json_object_get(rec, "digest")) {
+                if (json_array_size(srv->snapshots) >= 64)
+                        json_array_remove(srv->snapshots, 0);
+                json_array_append(srv->snapshots, rec);
+                write_meta(st);
+        }
+        event(srv, "transfer", rec);
+}
+
+static void begin_end(struct sandbox_state *st, const char *reason)
+{
+        struct serve *srv = st->serve;
+        if (srv->terminate)
+                return;
+        srv->terminate = true;
+        srv->end_reason = reason;
+        srv->status = "terminating";
+        write_meta(st);
+        sandbox_kill_all(st);
+}
+
+static void handle_request(struct sandbox_state *st, int conn, json_t *req, int fds[3])
+{
+        struct serve *srv = st->serve;
+        const char *op = json_string_value(json_object_get(req, "op"));
+        if (!op)
+                op = "";
+        if (srv->terminate) {
+                reply_error(conn, "sandbox %s is being terminated", srv->id);
+                return;
+        }
+        if (streq(op, "exec")) {
+                do_exec(st, conn, req, fds);
+        } else if (streq(op, "terminate")) {
+                event(srv, "terminated", NULL);
+                begin_end(st, "terminated");
+                (void)control_send(conn, json_pack("{s:b}", "ok", 1), NULL, 0);
+        } else if (streq(op, "pause") || streq(op, "resume")) {
+                bool pause = streq(op, "pause");
+                if (!st->cg) {
+                        reply_error(conn, "sandbox %s has no cgroup on this host, so it cannot be %s", srv->id,
+                                    pause ? "paused" : "resumed");
+                        return;
+                }
+                if (streq(srv->status, pause ? "paused" : "running")) {
+                        (void)control_send(conn, json_pack("{s:b, s:s}", "ok", 1, "status", srv->status), NULL, 0);
+                        return;
+                }
+                int r = cgroup_freeze(st->cg, pause);
+                if (r < 0) {
+                        reply_error(conn, "cannot %s sandbox %s: %s", op, srv->id, strerror(-r));
+                        return;
+                }
+                srv->status = pause ? "paused" : "running";
+                event(srv, pause ? "paused" : "resumed", NULL);
+                write_meta(st);
+                (void)control_send(conn, json_pack("{s:b, s:s}", "ok", 1, "status", srv->status), NULL, 0);
+        } else if (streq(op, "inspect")) {
+                (void)control_send(conn, meta_json(st, true), NULL, 0);
+        } else if (streq(op, "cancel")) {
+                struct run_rec *r = find_run_id(srv, json_string_value(json_object_get(req, "run")));
+                if (!r) {
+                        reply_error(conn, "no run %s in sandbox %s", json_string_value(json_object_get(req, "run")),
+                                    srv->id);
+                        return;
+                }
+                if (!r->running) {
+                        reply_error(conn, "run %s has already ended (%s)",
+                                    json_string_value(json_object_get(req, "run")),
+                                    r->cancelled   ? "cancelled"
+                                    : r->timed_out ? "timeout"
+                                                   : "exited");
+                        return;
+                }
+                /* marked before the kill: an exit that arrives afterwards,
+                 * even a success, never turns it back */
+                r->cancelled = true;
+                kill_run(st, r, SIGKILL);
+                event(srv, "run_cancelled", json_pack("{s:s}", "run", json_string_value(json_object_get(req, "run"))));
+                write_meta(st);
+                (void)control_send(conn, json_pack("{s:b, s:b}", "ok", 1, "cancelled", 1), NULL, 0);
+        } else if (streq(op, "put") || streq(op, "get") || streq(op, "ls") || streq(op, "snapshot")) {
+                const char *path = json_string_value(json_object_get(req, "path"));
+                if (!streq(op, "snapshot") && (!path || path[0] != '/' || strlen(path) >= 4096)) {
+                        reply_error(conn, "%s: the path in the sandbox must be absolute", op);
+                        return;
+                }
+                if (!streq(op, "ls") && fds[0] < 0) {
+                        reply_error(conn, "%s: no local file was passed", op);
+                        return;
+                }
+                struct xfer *x = xcalloc(1, sizeof(*x));
+                x->st = st;
+                x->conn = fcntl(conn, F_DUPFD_CLOEXEC, 3);
+                x->fd = TAKE_FD(fds[0]);
+                x->op = xstrdup(op);
+                x->path = xstrdup(path ? path : "/");
+                x->mode = (int)json_integer_value(json_object_get(req, "mode"));
+                if (streq(op, "snapshot")) {
+                        json_t *extra =
+                                json_pack("{s:o, s:s}", "meta", meta_json(st, false), "policy", srv->policy_text);
+                        x->extra_json = json_dumps(extra, JSON_INDENT(2) | JSON_SORT_KEYS);
+                        json_decref(extra);
+                }
+                x->done_fd = fcntl(srv->done_wr, F_DUPFD_CLOEXEC, 3);
+                int r = xfer_start(x);
+                if (r < 0)
+                        reply_error(conn, "%s: cannot start the transfer: %s", op, strerror(-r));
+        } else
+                reply_error(conn, "unknown request '%s'", op);
+}
+
+static void accept_conn(struct serve *srv)
+{
+        int c = accept4(srv->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (c < 0)
+                return;
+        /* only root and the user who created the sandbox may drive it */
+        struct ucred cred;
+        socklen_t l = sizeof(cred);
+        if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &l) < 0 || (cred.uid != 0 && cred.uid != srv->owner)) {
+                reply_error(c, "permission denied: sandbox %s belongs to uid %u", srv->id, (unsigned)srv->owner);
+                close(c);
+                return;
+        }
+        for (size_t i = 0; i < MAX_CONNS; i++)
+                if (srv->conns[i] < 0) {
+                        srv->conns[i] = c;
+                        return;
+                }
+        reply_error(c, "sandbox %s is busy (%d requests pending)", srv->id, MAX_CONNS);
+        close(c);
+}
+
+static void read_conn(struct sandbox_state *st, size_t i)
+{
+        struct serve *srv = st->serve;
+        int c = srv->conns[i];
+        srv->conns[i] = -1;
+        /* blocking from here: the request is already queued */
+        fcntl(c, F_SETFL, 0);
+        json_t *req = NULL;
+        int fds[3];
+        int r = control_recv(c, &req, fds, 3);
+        /* a peer that sent nothing but closed, or garbage */
+        if (r <= 0) {
+                if (r == -EBADMSG)
+                        reply_error(c, "a request is one JSON object");
+                close(c);
+                return;
+        }
+        /* replies must not block the loop on a client that stops reading */
+        struct timeval tv = {5, 0};
+        setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+        handle_request(st, c, req, fds);
+        json_decref(req);
+        for (int k = 0; k < 3; k++)
+                if (fds[k] >= 0)
+                        close(fds[k]);
+        close(c);
+}
+
+/* A message on a waiting exec client's connection: a signal to forward,
+ * or the client gone (its run goes on: closing a client only stops it
+ * waiting). */
+static void read_run_conn(struct sandbox_state *st, struct run_rec *r)
+{
+        json_t *req = NULL;
+        int fds[1];
+        int n = control_recv(r->conn, &req, fds, 0);
+        if (n <= 0) {
+                close(r->conn);
+                r->conn = -1;
+                return;
+        }
+        json_int_t sig = json_integer_value(json_object_get(req, "signal"));
+        if (sig > 0 && sig < 65 && r->running)
+                kill_run(st, r, (int)sig);
+        json_decref(req);
+}
+
+static void read_init(struct sandbox_state *st)
+{
+        struct serve *srv = st->serve;
+        struct msg m;
+        ssize_t n = recv(st->sock, &m, sizeof(m), MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                close(st->sock);
+                st->sock = -1;
+                return;
+        }
+        if (n != (ssize_t)sizeof(m))
+                return;
+        struct run_rec *r = find_run(srv, (int)m.aux);
+        if (!r)
+                return;
+        if (m.type == MSG_RUN_PID)
+                r->pid = m.value;
+        else if (m.type == MSG_RUN_EXIT)
+                run_ended(st, r, m.value);
+}
+
+static void announce_ready(struct serve *srv)
+{
+        char line[64];
+        int n = snprintf(line, sizeof(line), "READY %s\n", srv->id);
+        (void)write_all(srv->ready_fd, line, (size_t)n);
+        close(srv->ready_fd);
+        srv->ready_fd = -1;
+        /* from now on the creating client is gone: messages go to the log */
+        int log = openat(srv->dirfd, "sentry.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (log >= 0) {
+                dup2(log, STDERR_FILENO);
+                close(log);
+        }
+}
+
+int serve_loop(struct sandbox_state *st)
+{
+        struct serve *srv = st->serve;
+        _cleanup_close_ int sfd = signalfd(-1, &st->sigmask, SFD_CLOEXEC | SFD_NONBLOCK);
+        _cleanup_close_ int life_fd = -1, expiry_fd = -1;
+        if (st->limits.timeout_ms > 0)
+                life_fd = arm_ms(CLOCK_MONOTONIC, false, st->limits.timeout_ms);
+        if (st->limits.expires_at != (time_t)-1)
+                expiry_fd = arm_ms(CLOCK_REALTIME, true, (int64_t)st->limits.expires_at * 1000);
+        if ((st->limits.timeout_ms > 0 && life_fd < 0) || (st->limits.expires_at != (time_t)-1 && expiry_fd < 0)) {
+                fprintf(stderr, "cordon: cannot arm the sandbox's expiry: %m\n");
+                sandbox_kill_all(st);
+                srv->terminate = true;
+                srv->end_reason = "sentry-error";
+        }
+
+        if (!srv->terminate && srv->snapshot) {
+                char err[512] = "";
+                _cleanup_close_ int afd = open(srv->snapshot, O_RDONLY | O_CLOEXEC);
+                int r = afd < 0 ? negative_errno() : snapshot_restore(st, afd, srv->snapshot_digest, err, sizeof(err));
+                if (r < 0) {
+                        fprintf(stderr, "cordon: cannot restore the snapshot %s: %s\n", srv->snapshot,
+                                err[0] ? err : strerror(-r));
+                        sandbox_kill_all(st);
+                        srv->terminate = true;
+                        srv->end_reason = "sentry-error";
+                }
+        }
+        if (!srv->terminate) {
+                srv->status = "running";
+                json_t *ev = json_pack("{s:s}", "sandbox", srv->id);
+                if (srv->snapshot)
+                        json_object_set_new(ev, "fromSnapshot", json_string(srv->snapshot));
+                event(srv, "created", ev);
+                write_meta(st);
+                announce_ready(srv);
+        }
+
+        enum { P_PIDFD, P_INIT, P_SIG, P_LISTEN, P_LIFE, P_EXPIRY, P_AUDIT, P_DONE, P_FIXED };
+        struct pollfd p[P_FIXED + MAX_CONNS + 3 * MAX_ACTIVE_RUNS];
+        struct {
+                int kind; /* 0 conn, 1 run conn, 2 run log, 3 run timer */
+                int index;
+        } who[ELEMENTSOF(p)];
+        for (;;) {
+                size_t n = P_FIXED;
+                p[P_PIDFD] = (struct pollfd){st->pidfd, POLLIN, 0};
+                p[P_INIT] = (struct pollfd){st->sock, POLLIN, 0};
+                p[P_SIG] = (struct pollfd){sfd, POLLIN, 0};
+                p[P_LISTEN] = (struct pollfd){srv->terminate ? -1 : srv->listen_fd, POLLIN, 0};
+                p[P_LIFE] = (struct pollfd){life_fd, POLLIN, 0};
+                p[P_EXPIRY] = (struct pollfd){expiry_fd, POLLIN, 0};
+                p[P_AUDIT] = (struct pollfd){srv->audit.fd, POLLIN, 0};
+                p[P_DONE] = (struct pollfd){srv->done.fd, POLLIN, 0};
+                for (size_t i = 0; i < MAX_CONNS; i++)
+                        if (srv->conns[i] >= 0) {
+                                who[n].kind = 0;
+                                who[n].index = (int)i;
+                                p[n++] = (struct pollfd){srv->conns[i], POLLIN, 0};
+                        }
+                for (int i = 0; i < srv->n_runs && n + 3 <= ELEMENTSOF(p); i++) {
+                        struct run_rec *r = &srv->runs[i];
+                        int fds3[3] = {r->conn, r->log_in, r->timer};
+                        for (int k = 0; k < 3; k++)
+                                if (fds3[k] >= 0) {
+                                        who[n].kind = k + 1;
+                                        who[n].index = i;
+                                        p[n++] = (struct pollfd){fds3[k], POLLIN, 0};
+                                }
+                }
+                if (poll(p, n, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        /* the loop cannot go on: the sandbox must not run
+                         * unsupervised, nor the wait below block on a live
+                         * init */
+                        fprintf(stderr, "cordon: sandbox %s: poll: %m; ending the sandbox\n", srv->id);
+                        if (!srv->terminate)
+                                event(srv, "killed", json_pack("{s:s}", "reason", "the sentry's loop failed"));
+                        begin_end(st, "sentry-error");
+                        break;
+                }
+                if (p[P_SIG].revents & POLLIN) {
+                        struct signalfd_siginfo si;
+                        while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+                                int sig = (int)si.ssi_signo;
+                                if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT) {
+                                        event(srv, "terminated", json_pack("{s:i}", "signal", sig));
+                                        begin_end(st, "terminated");
+                                }
+                        }
+                }
+                if (p[P_INIT].revents)
+                        read_init(st);
+                if (p[P_AUDIT].revents)
+                        drain_lines(st, &srv->audit, on_audit);
+                if (p[P_DONE].revents)
+                        drain_lines(st, &srv->done, on_transfer_done);
+                if ((p[P_LIFE].revents & POLLIN) || (p[P_EXPIRY].revents & POLLIN)) {
+                        if (!srv->terminate)
+                                event(srv, "expired", NULL);
+                        begin_end(st, "expired");
+                        if (life_fd >= 0)
+                                close(TAKE_FD(life_fd));
+                        if (expiry_fd >= 0)
+                                close(TAKE_FD(expiry_fd));
+                }
+                if (p[P_LISTEN].revents & POLLIN)
+                        accept_conn(srv);
+                for (size_t i = P_FIXED; i < n; i++) {
+                        if (!p[i].revents)
+                                continue;
+                        struct run_rec *r = &srv->runs[who[i].index];
+                        switch (who[i].kind) {
+                        case 0:
+                                read_conn(st, (size_t)who[i].index);
+                                break;
+                        case 1:
+                                if (r->conn >= 0)
+                                        read_run_conn(st, r);
+                                break;
+                        case 2:
+                                if (r->log_in >= 0)
+                                        drain_log(srv, r);
+                                break;
+                        case 3:
+                                if (r->timer >= 0) {
+                                        close(TAKE_FD(r->timer));
+                                        r->timed_out = true;
+                                        kill_run(st, r, SIGKILL);
+                                }
+                                break;
+                        default:
+                                break;
+                        }
+                }
+                sync_events(srv);
+                if (p[P_PIDFD].revents & POLLIN)
+                        break;
+        }
+
+        /* init is gone, and with it every process of the sandbox */
+        int init_status = 0;
+        while (waitpid(st->init_pid, &init_status, 0) < 0 && errno == EINTR)
+                ;
+        if (!srv->terminate) {
+                srv->end_reason = "killed";
+                event(srv, "killed",
+                      json_pack("{s:s, s:i, s:i}", "reason", "the sandbox's init died", "exitStatus",
+                                WIFEXITED(init_status) ? WEXITSTATUS(init_status) : -1, "signal",
+                                WIFSIGNALED(init_status) ? WTERMSIG(init_status) : 0));
+        }
+        if (srv->ready_fd >= 0)
+                fprintf(stderr, "cordon: the sandbox ended during set-up\n");
+        for (int i = 0; i < srv->n_runs; i++) {
+                struct run_rec *r = &srv->runs[i];
+                if (r->log_in >= 0)
+                        drain_log(srv, r);
+                run_ended(st, r, SIGKILL);
+        }
+        drain_lines(st, &srv->audit, on_audit);
+        /* transfers still running hold the view's root; let them finish (bounded) */
+        for (int i = 0; i < 100 && xfer_active() > 0; i++)
+                usleep(50 * 1000);
+        drain_lines(st, &srv->done, on_transfer_done);
+        event(srv, "ended", json_pack("{s:s}", "reason", srv->end_reason ? srv->end_reason : "killed"));
+        sync_events(srv);
+        st->exit_reason = srv->end_reason ? srv->end_reason : "killed";
+        return srv->ready_fd >= 0 ? EXIT_SANDBOX : 0;
+}

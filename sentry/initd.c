@@ -1,0 +1,188 @@
+/* init's side of a long-lived sandbox: after set-up it waits on the channel
+ * to the sentry for runs to start (MSG_EXEC), forks each one with the stdin,
+ * stdout and stderr the sentry passed (already checked there), reaps
+ * everything, and reports each run's exit. The sentry itself never forks
+ * once the sandbox is up: a run is always a child of this init, inside the
+ * sandbox's namespaces, cgroup, view and seccomp filter. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "common/fdpass.h"
+#include "sentry/sandbox.h"
+
+#define MAX_INIT_RUNS 256
+
+struct init_run {
+        int32_t run;
+        pid_t pid;
+};
+
+static struct init_run runs[MAX_INIT_RUNS];
+
+static void on_sigchld(int sig)
+{
+        (void)sig;
+}
+
+static void report(int sock, uint32_t type, int32_t value, int64_t run)
+{
+        /* send(), not sendmsg(): sendto without an address runs natively
+         * under the filter, so no trapped call is needed to report */
+        struct msg m = {.type = type, .value = value, .aux = run};
+        (void)send(sock, &m, sizeof(m), MSG_NOSIGNAL);
+}
+
+_noreturn_ static void exec_run(const struct exec_msg *e, const int fds[3])
+{
+        sigset_t none;
+        sigemptyset(&none);
+        for (int s = 1; s < NSIG; s++)
+                signal(s, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        /* its own session and process group: a signal or a timeout for the
+         * run reaches all of it, and nothing else */
+        setsid();
+        /* init's 0-2 are closed, so the received fds may sit there: move
+         * them above first, then into place (dup2 clears close-on-exec) */
+        int high[3];
+        for (int i = 0; i < 3; i++)
+                if ((high[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD_CLOEXEC, 3) : -1) < 0 && fds[i] >= 0)
+                        _exit(EXIT_SANDBOX);
+        for (int i = 0; i < 3; i++)
+                if (high[i] >= 0 && dup2(high[i], i) < 0)
+                        _exit(EXIT_SANDBOX);
+        if ((e->flags & EXEC_TTY) && ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0)
+                _exit(EXIT_SANDBOX);
+
+        const char *cwd = e->strings;
+        const char *p = cwd + strlen(cwd) + 1;
+        char **argv = calloc(e->argc + 1, sizeof(char *));
+        char **envp = calloc(e->envc + 1, sizeof(char *));
+        if (!argv || !envp)
+                _exit(EXIT_SANDBOX);
+        for (uint32_t i = 0; i < e->argc; i++, p += strlen(p) + 1)
+                argv[i] = (char *)p;
+        for (uint32_t i = 0; i < e->envc; i++, p += strlen(p) + 1)
+                envp[i] = (char *)p;
+        if (chdir(cwd) < 0) {
+                dprintf(STDERR_FILENO, "cordon: cannot change to %s in the sandbox: %s\n", cwd, strerror(errno));
+                _exit(EXIT_SANDBOX);
+        }
+        /* As exec_command does for `cordon run` (see there): this fork of
+         * init inherited its non-dumpable mm, which belongs to the host's
+         * user namespace, and an unprivileged sentry could not read the
+         * execve it must check. Dumpable until the exec replaces the image.
+         * Unlike there, other processes of the sandbox may exist; what they
+         * could read meanwhile is init's memory, whose host command line and
+         * environment init scrubbed at start (scrub_host_memory), and they
+         * can neither ptrace (refused by the filter) nor see more through
+         * /proc/PID/mem than the sandbox's own policy and plan. */
+        (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+        execvpe(argv[0], argv, envp);
+        int err = errno;
+        dprintf(STDERR_FILENO, "cordon: %s: %s\n", argv[0], strerror(err));
+        _exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
+}
+
+/* The strings must be exactly argc + envc + 1 NUL-terminated entries. */
+static bool exec_msg_valid(const struct exec_msg *e, size_t n)
+{
+        if (n < offsetof(struct exec_msg, strings) || e->len > EXEC_MAX_STRINGS ||
+            n != offsetof(struct exec_msg, strings) + e->len || e->argc == 0 || e->argc > 4096 || e->envc > 4096)
+                return false;
+        uint32_t want = 1 + e->argc + e->envc, seen = 0;
+        for (uint32_t i = 0; i < e->len; i++)
+                if (e->strings[i] == '\0')
+                        seen++;
+        return seen == want && e->len > 0 && e->strings[e->len - 1] == '\0';
+}
+
+static void reap(int sock)
+{
+        int status;
+        pid_t p;
+        while ((p = waitpid(-1, &status, WNOHANG)) > 0)
+                for (size_t i = 0; i < MAX_INIT_RUNS; i++)
+                        if (runs[i].pid == p) {
+                                report(sock, MSG_RUN_EXIT, status, runs[i].run);
+                                runs[i].pid = 0;
+                                break;
+                        }
+}
+
+_noreturn_ void init_serve_runs(int sock)
+{
+        /* init's own stdio was the sentry's at the clone (the creating
+         * client's /dev/null and error file): none of it stays in the
+         * sandbox. Closed, not replaced: init makes no trapped call (an open)
+         * once it is not dumpable, which an unprivileged sentry could not
+         * serve. */
+        for (int fd = 0; fd <= 2; fd++)
+                close(fd);
+
+        /* signals that would end init end the sandbox; a run's are its own */
+        for (int s = 1; s < NSIG; s++)
+                if (s != SIGCHLD && s != SIGKILL && s != SIGSTOP && s != SIGSEGV && s != SIGBUS && s != SIGILL &&
+                    s != SIGFPE && s != SIGABRT && s != SIGTRAP && s != SIGSYS)
+                        signal(s, SIG_IGN);
+        struct sigaction sa = {.sa_handler = on_sigchld, .sa_flags = SA_NOCLDSTOP};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGCHLD, &sa, NULL);
+        sigset_t block, wait_mask;
+        sigemptyset(&block);
+        sigaddset(&block, SIGCHLD);
+        sigprocmask(SIG_BLOCK, &block, &wait_mask);
+        sigdelset(&wait_mask, SIGCHLD);
+
+        static struct exec_msg e;
+        for (;;) {
+                reap(sock);
+                struct pollfd p = {sock, POLLIN, 0};
+                int r = ppoll(&p, 1, NULL, &wait_mask);
+                if (r < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        _exit(EXIT_SANDBOX);
+                }
+                if (!(p.revents & (POLLIN | POLLHUP | POLLERR)))
+                        continue;
+                int fds[3];
+                ssize_t n = recv_fds(sock, &e, sizeof(e), fds, 3);
+                if (n <= 0)
+                        _exit(0); /* the sentry is gone: so is the sandbox */
+                if ((size_t)n >= sizeof(struct msg) && e.type == MSG_KILL) {
+                        const struct msg *m = (const struct msg *)&e;
+                        for (size_t i = 0; i < MAX_INIT_RUNS; i++)
+                                if (runs[i].pid > 0 && runs[i].run == m->aux) {
+                                        kill(-runs[i].pid, m->value);
+                                        kill(runs[i].pid, m->value);
+                                }
+                } else if (e.type == MSG_EXEC && exec_msg_valid(&e, (size_t)n)) {
+                        size_t slot = MAX_INIT_RUNS;
+                        for (size_t i = 0; i < MAX_INIT_RUNS && slot == MAX_INIT_RUNS; i++)
+                                if (runs[i].pid == 0)
+                                        slot = i;
+                        pid_t pid = slot < MAX_INIT_RUNS ? fork() : -1;
+                        if (pid == 0) {
+                                close(sock);
+                                exec_run(&e, fds);
+                        }
+                        if (pid < 0)
+                                report(sock, MSG_RUN_EXIT, EXIT_SANDBOX << 8, e.run);
+                        else {
+                                runs[slot] = (struct init_run){e.run, pid};
+                                report(sock, MSG_RUN_PID, pid, e.run);
+                        }
+                }
+                for (int i = 0; i < 3; i++)
+                        if (fds[i] >= 0)
+                                close(fds[i]);
+        }
+}

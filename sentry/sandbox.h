@@ -1,0 +1,95 @@
+/* sentry/ private: long-lived sandboxes (`cordon sandbox ...`): the
+ * detached sentry's serve loop (control.c), the init side of runs
+ * (initd.c), file transfer and snapshots (transfer.c, snapshot.c), and the
+ * client verbs (sandbox.c). */
+#pragma once
+
+#include <jansson.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/util.h"
+#include "sentry/run-internal.h"
+
+/* MSG_EXEC's body: cwd, then argc arguments, then envc "K=V" entries, each
+ * NUL-terminated, in strings[0..len). */
+#define EXEC_MAX_STRINGS 61440
+#define EXEC_TTY         1 /* 0-2 are a terminal: the run takes it as its controlling one */
+struct exec_msg {
+        uint32_t type; /* MSG_EXEC */
+        int32_t run;
+        uint32_t flags;
+        uint32_t argc;
+        uint32_t envc;
+        uint32_t len;
+        char strings[EXEC_MAX_STRINGS];
+};
+
+/* What `sandbox create` hands the detached sentry. */
+struct serve_config {
+        int ready_fd;                /* "READY <id>\n" is written here once the sandbox serves */
+        const char *policy_text;     /* the policy as given, kept in the state directory */
+        const char *snapshot;        /* --from-snapshot: an archive whose layer/ becomes the writable layer's content */
+        const char *snapshot_digest; /* "sha256:<hex>" it must match */
+};
+
+struct serve;
+
+/* Before the clone: the state directory's files (policy.json, meta.json,
+ * events.jsonl, the control socket) and the audit pipe. */
+int serve_prepare(const struct serve_config *cfg, const char *id, const struct run_limits *l, struct serve **ret);
+/* The write end of the pipe the egress gate audits into (owned by srv). */
+int serve_audit_fd(struct serve *srv);
+/* After MSG_START: serves the control socket until terminate or expiry;
+ * returns once init is gone. */
+int serve_loop(struct sandbox_state *st);
+void serve_free(struct serve *srv);
+
+/* init's side: waits for MSG_EXEC and forks each run; never returns. */
+_noreturn_ void init_serve_runs(int sock);
+
+/* The state directory of sandbox id (valid hex id or -EINVAL). */
+int sandbox_dir(const char *id, char *buf, size_t size);
+bool sandbox_id_valid(const char *id);
+
+/* Control protocol: one JSON object per SOCK_SEQPACKET message. */
+#define CONTROL_MAX_MSG 65536
+int control_send(int fd, json_t *msg, const int *fds, size_t n_fds); /* steals msg */
+/* 1 with *ret set, 0 on EOF, -errno. */
+int control_recv(int fd, json_t **ret, int *fds, size_t max_fds);
+
+/* Transfers (transfer.c): run in a thread confined to the view as the
+ * sandbox's user; each answers on conn and closes it and the fd. */
+struct xfer {
+        struct sandbox_state *st;
+        int conn;
+        int fd;           /* the client's local file, or -1 */
+        char *op;         /* put, get, ls, snapshot */
+        char *path;       /* in the view */
+        int mode;         /* put: file mode */
+        char *extra_json; /* snapshot: policy and metadata to store */
+        int done_fd;      /* the result goes here too, as one JSON line (an event) */
+};
+int xfer_start(struct xfer *x); /* takes x */
+int xfer_active(void);
+/* The calling thread enters the view as the sandbox's user, no capability. */
+int xfer_confine(const struct fs_context *ctx);
+/* open(2) inside the confined thread's view, never through a magic link. */
+int xfer_open(const char *path, int flags, mode_t mode);
+/* events.c: a bounded copy of an event's fields with credential-like
+ * values masked; whether a field name is credential-like. */
+#define EVENT_MAX_DEPTH  16
+#define EVENT_MAX_STRING 4096
+#define EVENT_MAX_ITEMS  1024
+json_t *event_sanitize(json_t *v);
+bool event_secret_key(const char *k);
+
+/* A JSON string of n bytes that may not be UTF-8 (never NULL). */
+json_t *json_text(const char *s, size_t n);
+/* {"error": "..."} */
+json_t *error_reply(const char *fmt, ...) _printf_(1, 2);
+/* snapshot.c: writes the archive to x->fd; the reply (digest or error). */
+json_t *snapshot_write(struct xfer *x);
+/* Restores a snapshot's layer into the view (create --from-snapshot), as
+ * the sandbox's user; synchronous. */
+int snapshot_restore(struct sandbox_state *st, int archive_fd, const char *want_digest, char *err, size_t errsize);

@@ -1,0 +1,299 @@
+/* File transfer for long-lived sandboxes: `put`, `get`, `ls` and
+ * `snapshot`, each in a thread of the sentry that is confined exactly as
+ * the notification workers are (fs_worker_init: its own fs context
+ * chrooted into the view's root, the sandbox's fsuid/fsgid) and then drops
+ * even CAP_SYS_PTRACE, so every path is resolved by the kernel inside the
+ * view and every permission is checked as the sandbox's own user's:
+ * read-only and hidden paths, the disk quota and the sandbox's symlinks all
+ * hold, and a symlink to /etc/shadow reads the view's (masked) file.
+ *
+ * The host side of a transfer is always an fd the client opened itself and
+ * passed over the control socket: the sentry never opens a host path on a
+ * sandbox's behalf. */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#ifdef HAVE_LINUX_OPENAT2_H
+#include <linux/openat2.h>
+#endif
+
+#include "fs/fs.h"
+#include "sentry/sandbox.h"
+
+#define LS_MAX_ENTRIES 100000
+#define LS_BATCH       256
+
+static atomic_int active;
+
+json_t *error_reply(const char *fmt, ...)
+{
+        char text[1024];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof(text), fmt, ap);
+        va_end(ap);
+        return json_pack("{s:s}", "error", text);
+}
+
+json_t *json_text(const char *s, size_t n)
+{
+        json_t *j = json_stringn(s, n);
+        if (j)
+                return j;
+        /* not UTF-8 (a sandbox picks its file names and output freely):
+         * every byte outside ASCII becomes '?' rather than the message
+         * failing */
+        char *t = xmalloc(n + 1);
+        for (size_t i = 0; i < n; i++)
+                t[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
+        j = json_stringn(t, n);
+        free(t);
+        return j ? j : json_string("?");
+}
+
+int xfer_active(void)
+{
+        return atomic_load(&active);
+}
+
+static void xfer_free(struct xfer *x)
+{
+        if (x->conn >= 0)
+                close(x->conn);
+        if (x->fd >= 0)
+                close(x->fd);
+        if (x->done_fd >= 0)
+                close(x->done_fd);
+        free(x->op);
+        free(x->path);
+        free(x->extra_json);
+        free(x);
+}
+
+int xfer_confine(const struct fs_context *ctx)
+{
+        int r = fs_worker_init((void *)ctx);
+        if (r < 0)
+                return r;
+        /* not even CAP_SYS_PTRACE: /proc/PID/root and /proc/PID/fd magic
+         * links of the sandbox's processes are then out of reach */
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+        struct __user_cap_data_struct d[2];
+        if (syscall(SYS_capget, &h, d) < 0)
+                return negative_errno();
+        d[0].effective = d[1].effective = 0;
+        if (syscall(SYS_capset, &h, d) < 0)
+                return negative_errno();
+        umask(022);
+        return 0;
+}
+
+/* Opens path in the (chrooted) view: symlinks are followed inside it, magic
+ * links never. */
+int xfer_open(const char *path, int flags, mode_t mode)
+{
+#if defined(HAVE_LINUX_OPENAT2_H) && defined(SYS_openat2)
+        struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
+                               .mode = (flags & O_CREAT) ? mode : 0,
+                               .resolve = RESOLVE_NO_MAGICLINKS};
+        long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+        if (fd >= 0)
+                return (int)fd;
+        if (errno != ENOSYS)
+                return negative_errno();
+#endif
+        int fd2 = open(path, flags | O_CLOEXEC, mode);
+        return fd2 < 0 ? negative_errno() : fd2;
+}
+
+static int64_t copy_fd(int in, int out, int *ret_err)
+{
+        char buf[65536];
+        int64_t total = 0;
+        for (;;) {
+                ssize_t n = read(in, buf, sizeof(buf));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        *ret_err = errno;
+                        return -1;
+                }
+                if (n == 0)
+                        return total;
+                int r = write_all(out, buf, (size_t)n);
+                if (r < 0) {
+                        *ret_err = -r;
+                        return -1;
+                }
+                total += n;
+        }
+}
+
+static const char *type_name(mode_t m)
+{
+        return S_ISREG(m) ? "file" : S_ISDIR(m) ? "dir" : S_ISLNK(m) ? "symlink" : "other";
+}
+
+static json_t *do_put(struct xfer *x)
+{
+        mode_t mode = x->mode > 0 ? (mode_t)x->mode & 0777 : 0644;
+        int fd = xfer_open(x->path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_NOCTTY, mode);
+        if (fd < 0)
+                return error_reply("%s: %s", x->path, strerror(-fd));
+        _cleanup_close_ int out = fd;
+        struct stat st;
+        if (fstat(out, &st) < 0 || !S_ISREG(st.st_mode))
+                return error_reply("%s: not a regular file in the sandbox", x->path);
+        fcntl(out, F_SETFL, 0);
+        int err = 0;
+        int64_t n = copy_fd(x->fd, out, &err);
+        if (n < 0)
+                return error_reply("%s: %s", x->path, strerror(err));
+        return json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)n);
+}
+
+static json_t *do_get(struct xfer *x)
+{
+        int fd = xfer_open(x->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+        if (fd < 0)
+                return error_reply("%s: %s", x->path, strerror(-fd));
+        _cleanup_close_ int in = fd;
+        struct stat st;
+        if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
+                return error_reply("%s: not a regular file in the sandbox", x->path);
+        fcntl(in, F_SETFL, 0);
+        int err = 0;
+        int64_t n = copy_fd(in, x->fd, &err);
+        if (n < 0)
+                return error_reply("%s: %s", x->path, strerror(err));
+        return json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)n);
+}
+
+static json_t *entry_json(const char *name, const struct stat *st)
+{
+        return json_pack("{s:o, s:s, s:I, s:i}", "name", json_text(name, strlen(name)), "type", type_name(st->st_mode),
+                         "size", (json_int_t)st->st_size, "mode", (int)(st->st_mode & 07777));
+}
+
+static json_t *do_ls(struct xfer *x)
+{
+        int fd = xfer_open(x->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+        if (fd < 0)
+                return error_reply("%s: %s", x->path, strerror(-fd));
+        struct stat st;
+        if (fstat(fd, &st) < 0) {
+                close(fd);
+                return error_reply("%s: %s", x->path, strerror(errno));
+        }
+        if (!S_ISDIR(st.st_mode)) {
+                close(fd);
+                const char *base = strrchr(x->path, '/');
+                json_t *batch = json_pack("{s:[o]}", "entries", entry_json(base ? base + 1 : x->path, &st));
+                (void)control_send(x->conn, batch, NULL, 0);
+                return json_pack("{s:b, s:i}", "ok", 1, "count", 1);
+        }
+        DIR *d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return error_reply("%s: %s", x->path, strerror(errno));
+        }
+        json_t *batch = json_array();
+        int count = 0;
+        size_t bytes = 0;
+        bool truncated = false;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (count >= LS_MAX_ENTRIES) {
+                        truncated = true;
+                        break;
+                }
+                struct stat est;
+                if (fstatat(dirfd(d), de->d_name, &est, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                json_array_append_new(batch, entry_json(de->d_name, &est));
+                count++;
+                /* a message stays well below CONTROL_MAX_MSG: a name can
+                 * grow six-fold when escaped */
+                bytes += 6 * strlen(de->d_name) + 100;
+                if (json_array_size(batch) == LS_BATCH || bytes > CONTROL_MAX_MSG / 2) {
+                        if (control_send(x->conn, json_pack("{s:o}", "entries", batch), NULL, 0) < 0) {
+                                closedir(d);
+                                return error_reply("%s: cannot send the listing", x->path);
+                        }
+                        batch = json_array();
+                        bytes = 0;
+                }
+        }
+        closedir(d);
+        if (json_array_size(batch) > 0)
+                (void)control_send(x->conn, json_pack("{s:o}", "entries", batch), NULL, 0);
+        else
+                json_decref(batch);
+        return json_pack("{s:b, s:i, s:b}", "ok", 1, "count", count, "truncated", truncated);
+}
+
+static void *xfer_thread(void *arg)
+{
+        struct xfer *x = arg;
+        json_t *res;
+        int r = xfer_confine(&x->st->fsctx);
+        if (r < 0)
+                res = error_reply("cannot enter the sandbox's view: %s", strerror(-r));
+        else if (streq(x->op, "put"))
+                res = do_put(x);
+        else if (streq(x->op, "get"))
+                res = do_get(x);
+        else if (streq(x->op, "ls"))
+                res = do_ls(x);
+        else
+                res = snapshot_write(x);
+        /* the result as an event, through the serve loop (which owns the
+         * events file): one write below PIPE_BUF, so lines never mix */
+        json_t *ev = json_pack("{s:s, s:s}", "op", x->op, "path", x->path);
+        const char *k;
+        json_t *v;
+        json_object_foreach(res, k, v)
+        {
+                if (streq(k, "error") && json_string_length(v) > 1024)
+                        continue;
+                json_object_set(ev, k, v);
+        }
+        char *line = json_dumps(ev, JSON_COMPACT);
+        json_decref(ev);
+        if (line && strlen(line) < 4000) {
+                size_t n = strlen(line);
+                line[n] = '\n';
+                (void)!write(x->done_fd, line, n + 1);
+        }
+        free(line);
+        (void)control_send(x->conn, res, NULL, 0);
+        xfer_free(x);
+        atomic_fetch_sub(&active, 1);
+        return NULL;
+}
+
+int xfer_start(struct xfer *x)
+{
+        pthread_attr_t a;
+        pthread_t t;
+        pthread_attr_init(&a);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        atomic_fetch_add(&active, 1);
+        int r = pthread_create(&t, &a, xfer_thread, x);
+        pthread_attr_destroy(&a);
+        if (r != 0) {
+                atomic_fetch_sub(&active, 1);
+                xfer_free(x);
+                return -r;
+        }
+        return 0;
+}

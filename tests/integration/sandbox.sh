@@ -1,0 +1,504 @@
+#!/bin/bash
+# cordon integration tests for long-lived sandboxes (issue 6): create, exec, file transfer,
+# pause/resume, terminate, TTL, events, snapshots, and `cordon gc` after a killed detached
+# sentry. Run like run.sh:
+#
+#   CORDON=/path/to/cordon TESTS_SRCDIR=/path/to/tests bash tests/integration/sandbox.sh [REGEX...]
+if [ -z "${BASH_VERSION:-}" ]; then
+        exec bash "$0" "$@"
+fi
+set -u
+
+IT_SCRIPT=$(readlink -f "${BASH_SOURCE[0]}")
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$IT_SCRIPT")/lib.sh"
+
+need_root() { [ "$(id -u)" = 0 ] || skip "these tests read the sandbox's cgroups and state as root"; }
+
+STATE=/run/cordon/sandboxes
+
+# `cordon sandbox ARGS...` under timeout; sets OUT, ERR and RC like crun
+sb() {
+        local errf
+        errf=$(mktemp -p "$IT_TMP" stderr.XXXXXX) || fail "mktemp failed"
+        printf '+ cordon sandbox' >&2
+        printf ' %q' "$@" >&2
+        printf '\n' >&2
+        OUT=$(timeout -k 5 "$IT_CMD_TIMEOUT" "$CORDON" sandbox "$@" 2>"$errf")
+        RC=$?
+        ERR=$(cat "$errf")
+        rm -f "$errf"
+        printf '  [exit %s]\n' "$RC" >&2
+        [ -n "$OUT" ] && printf '%s\n' "$OUT" | sed 's/^/  stdout| /' | head -n 40 >&2
+        [ -n "$ERR" ] && printf '%s\n' "$ERR" | sed 's/^/  stderr| /' | head -n 40 >&2
+        return 0
+}
+
+# creates a sandbox (extra ARGS for create) and makes sure the test's end terminates it
+new_sandbox() {
+        sb create "$@"
+        [ "$RC" = 0 ] || fail "create failed with $RC: $ERR"
+        ID=$OUT
+        [[ $ID =~ ^[0-9a-f]{16}$ ]] || fail "create printed '$ID', not an id"
+        at_exit "timeout 30 '$CORDON' sandbox terminate $ID"
+}
+
+meta() { # ID KEY
+        python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$STATE/$1/meta.json" "$2"
+}
+
+# true if PID is gone (absent, or a zombie nobody reaped: it runs nothing)
+pid_gone() {
+        [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+
+# the cgroup directories of a sandbox, from every hierarchy
+cgroups_of() { find /sys/fs/cgroup -maxdepth 6 -type d -name "cordon-$1" 2>/dev/null; }
+
+# host pids that still have the mount namespace NSLINK (e.g. mnt:[4026532]) open
+procs_in_ns() {
+        local f
+        for f in /proc/[0-9]*/ns/mnt; do
+                [ "$(readlink "$f" 2>/dev/null)" = "$1" ] && echo "${f%/ns/mnt}"
+        done
+        return 0
+}
+
+it_test create_exec_status
+create_exec_status() {
+        need_root
+        new_sandbox
+        expect_true "state directory exists" test -d "$STATE/$ID"
+        expect_eq 600 "$(stat -c %a "$STATE/$ID/control.sock")" "control socket mode"
+        sb exec "$ID" -- sh -c 'echo out; echo err >&2; exit 7'
+        expect_rc 7 "the command's exit status"
+        expect_eq out "$OUT" "stdout streams to the client"
+        expect_eq err "$ERR" "stderr streams to the client"
+        sb exec "$ID" -- sh -c 'kill -TERM $$'
+        expect_rc 143 "128+N for a signal"
+        sb exec "$ID" -- /no/such/program
+        expect_rc 127 "a missing program"
+        # two runs share the sandbox: the second sees the first one's file
+        sb exec "$ID" -- sh -c 'echo shared-$$ > /tmp/note; cat /tmp/note'
+        expect_rc 0 "first run"
+        local first=$OUT
+        sb exec "$ID" --env FOO=bar --cwd /tmp -- sh -c 'cat note; echo "$FOO $(pwd)"'
+        expect_rc 0 "second run"
+        expect_eq "$first"$'\n'"bar /tmp" "$OUT" "the second run sees the first one's /tmp, env and cwd"
+        # runs share the pid namespace with init, not with the host
+        sb exec "$ID" -- sh -c 'cat /proc/1/cmdline | tr "\0" " "'
+        expect_contains "$OUT" "cordon-init" "pid 1 is the sandbox's init"
+        sb list
+        expect_contains "$OUT" "$ID" "list shows it"
+        sb inspect "$ID" --json
+        expect_contains "$OUT" '"status": "running"' "inspect status"
+        expect_contains "$OUT" '"namespaces"' "inspect shows the isolation layers"
+        expect_match "$OUT" '"id": "r5"' "inspect lists the runs"
+}
+
+it_test exec_timeout_and_detach
+exec_timeout_and_detach() {
+        need_root
+        new_sandbox
+        local t0 t1
+        t0=$(date +%s)
+        sb exec "$ID" --timeout 1s -- sleep 20
+        t1=$(date +%s)
+        expect_rc 124 "a run past its --timeout"
+        expect_true "killed within seconds ($((t1 - t0)) s)" test $((t1 - t0)) -lt 10
+        sb exec "$ID" --detach -- sh -c 'echo detached-out; echo detached-err >&2'
+        expect_rc 0 "--detach returns at once"
+        local run=$OUT
+        expect_match "$run" '^r[0-9]+$' "a run id"
+        wait_until 5 grep -q detached-err "$STATE/$ID/runs/$run.log" || fail "no log for the detached run"
+        expect_contains "$(cat "$STATE/$ID/runs/$run.log")" "detached-out" "the log has stdout too"
+        # a directory passed as stdin would be a way out of the view: refused
+        OUT=$(timeout 20 "$CORDON" sandbox exec "$ID" -- true 2>&1 </)
+        RC=$?
+        expect_rc 125 "a directory as stdin"
+        expect_contains "$OUT" "directory" "says why"
+        # events: the runs, with growing sequence numbers
+        sb events "$ID" --json
+        expect_contains "$OUT" '"type":"created"' "created event"
+        expect_contains "$OUT" "\"run\":\"$run\"" "the detached run's events"
+        expect_match "$OUT" '"exitCode":124|"status":"timeout"' "the timed-out run's status"
+        local seqs
+        seqs=$(printf '%s\n' "$OUT" | sed -n 's/.*"seq":\([0-9]*\).*/\1/p' | tr '\n' ' ')
+        expect_eq "$(seq -s ' ' 1 "$(printf '%s\n' "$OUT" | wc -l)") " "$seqs" "sequence numbers without gaps"
+        sb events "$ID" --json --after 2
+        expect_not_contains "$OUT" '"seq":2,' "--after skips what was seen"
+        expect_contains "$OUT" '"seq":3,' "--after starts right after"
+}
+
+it_test put_get_through_the_view
+put_get_through_the_view() {
+        need_root
+        new_sandbox
+        local d
+        d=$(scratch_dir xfer)
+        head -c 200000 /dev/urandom >"$d/blob"
+        sb put "$ID" "$d/blob" /tmp/blob
+        expect_rc 0 "put"
+        sb exec "$ID" -- sha256sum /tmp/blob
+        expect_eq "$(sha256sum <"$d/blob" | cut -d' ' -f1)" "${OUT%% *}" "the sandbox sees what was put"
+        sb get "$ID" /tmp/blob "$d/back"
+        expect_rc 0 "get"
+        expect_true "round trip is byte-identical" cmp -s "$d/blob" "$d/back"
+        sb ls "$ID" /tmp
+        expect_contains "$OUT" "blob" "ls lists it"
+
+        # a host file the sandbox must never reach, and symlinks inside the sandbox aimed at it
+        echo "host-secret-$$" >"$d/secret"
+        chmod 0644 "$d/secret"
+        sb exec "$ID" -- sh -c "ln -s '$d/secret' /tmp/to-host; ln -s /etc/shadow /tmp/to-shadow; ln -s ../../../../../..$d/secret /tmp/dotdot; ln -s /proc/1/root$d/secret /tmp/magic"
+        expect_rc 0 "symlinks made inside the sandbox"
+        local l
+        for l in to-host dotdot magic; do
+                sb get "$ID" "/tmp/$l" "$d/got-$l"
+                expect_true "get /tmp/$l fails" test "$RC" != 0
+                expect_not_contains "$(cat "$d/got-$l" 2>/dev/null)" "host-secret" "get /tmp/$l must not return host content"
+        done
+        sb get "$ID" /tmp/to-shadow "$d/got-shadow"
+        expect_rc 0 "get through a symlink to /etc/shadow reads the view's"
+        expect_eq 0 "$(wc -c <"$d/got-shadow")" "the view's /etc/shadow is the masked (empty) one"
+        expect_true "the host's /etc/shadow is not empty (so the check means something)" test -s /etc/shadow
+
+        # the view's rules hold for put: read-only system dirs, no way out with ..
+        sb put "$ID" "$d/blob" /etc/passwd
+        expect_true "put onto a read-only path fails" test "$RC" != 0
+        expect_contains "$ERR" "Read-only" "says why"
+        sb put "$ID" "$d/blob" "/tmp/../../../..$d/planted"
+        expect_true "put cannot leave the view" test ! -e "$d/planted"
+        sb put "$ID" "$d/blob" /tmp/to-host
+        expect_true "put through a symlink aimed at the host fails" test "$RC" != 0
+        expect_contains "$(cat "$d/secret")" "host-secret" "the host file is untouched"
+        # the client's own LOCAL is never followed through a symlink
+        ln -s "$d/secret" "$d/local-link"
+        sb get "$ID" /tmp/blob "$d/local-link"
+        expect_true "get refuses a symlink as LOCAL" test "$RC" != 0
+        expect_contains "$(cat "$d/secret")" "host-secret" "the symlink's target is untouched"
+}
+
+it_test put_respects_disk_quota
+put_respects_disk_quota() {
+        need_root
+        new_sandbox --disk 2M
+        local d
+        d=$(scratch_dir quota)
+        head -c $((4 << 20)) /dev/zero >"$d/big"
+        sb put "$ID" "$d/big" /tmp/big
+        expect_true "a put beyond the disk limit fails" test "$RC" != 0
+        expect_contains "$ERR" "No space left" "ENOSPC"
+}
+
+# the freezer state of a sandbox's group: FROZEN/THAWED (v1) or 1/0 (v2)
+# (on a hybrid host the sandbox also has a limit-free v2 group for the BPF
+# floor; the v1 freezer is the one cordon uses there, so it is asked first)
+freezer_state() {
+        local g
+        for g in $(cgroups_of "$1"); do
+                if [ -f "$g/freezer.state" ]; then
+                        cat "$g/freezer.state"
+                        return
+                fi
+        done
+        for g in $(cgroups_of "$1"); do
+                if [ -f "$g/cgroup.events" ]; then
+                        sed -n 's/^frozen //p' "$g/cgroup.events"
+                        return
+                fi
+        done
+}
+
+it_test pause_resume
+pause_resume() {
+        need_root
+        new_sandbox
+        [ -n "$(cgroups_of "$ID")" ] || skip "no cgroup for the sandbox on this host"
+        sb exec "$ID" --detach -- sh -c 'i=0; while :; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done'
+        expect_rc 0 "a ticking run"
+        local d c1 c2
+        d=$(scratch_dir pause)
+        wait_until 5 sh -c "'$CORDON' sandbox get $ID /tmp/count - 2>/dev/null | grep -q '[0-9]'" || fail "the run does not tick"
+        sb pause "$ID"
+        expect_rc 0 "pause"
+        expect_match "$(freezer_state "$ID")" '^(FROZEN|1)$' "the cgroup is frozen"
+        sb exec "$ID" -- true
+        expect_true "exec on a paused sandbox fails" test "$RC" != 0
+        expect_contains "$ERR" "paused" "and says so"
+        sb get "$ID" /tmp/count -
+        c1=$OUT
+        sleep 1
+        sb get "$ID" /tmp/count -
+        c2=$OUT
+        expect_eq "$c1" "$c2" "nothing runs while paused"
+        local init
+        init=$(meta "$ID" initPid)
+        expect_true "init is still there (frozen, not killed)" test -d "/proc/$init"
+        sb inspect "$ID" --json
+        expect_contains "$OUT" '"status": "paused"' "inspect says paused"
+        sb resume "$ID"
+        expect_rc 0 "resume"
+        expect_match "$(freezer_state "$ID")" '^(THAWED|0)$' "the cgroup is thawed"
+        wait_until 5 sh -c "[ \"\$('$CORDON' sandbox get $ID /tmp/count - 2>/dev/null)\" != '$c2' ]" ||
+                _it_soft_fail "the run goes on after resume"
+        sb exec "$ID" -- echo back
+        expect_eq back "$OUT" "exec works again"
+        sb events "$ID" --json
+        expect_contains "$OUT" '"type":"paused"' "paused event"
+        expect_contains "$OUT" '"type":"resumed"' "resumed event"
+}
+
+it_test terminate_leaves_nothing
+terminate_leaves_nothing() {
+        need_root
+        new_sandbox
+        sb exec "$ID" --detach -- sleep 1000
+        local init sentry ns
+        init=$(meta "$ID" initPid)
+        sentry=$(meta "$ID" sentryPid)
+        ns=$(readlink "/proc/$init/ns/mnt")
+        [ -n "$ns" ] || fail "cannot read init's mount namespace"
+        expect_true "the sandbox's mount namespace is in use" test -n "$(procs_in_ns "$ns")"
+        # pause first: terminate must also end a frozen sandbox
+        sb pause "$ID"
+        sb terminate "$ID"
+        expect_rc 0 "terminate"
+        expect_true "no state directory left" test ! -e "$STATE/$ID"
+        expect_eq "" "$(cgroups_of "$ID")" "no cgroup left"
+        expect_true "init is gone" pid_gone "$init"
+        wait_until 5 pid_gone "$sentry" || _it_soft_fail "the sentry is gone"
+        expect_eq "" "$(procs_in_ns "$ns")" "no process holds the sandbox's mounts"
+        sb terminate "$ID"
+        expect_rc 0 "terminate is idempotent"
+        sb exec "$ID" -- true
+        expect_true "exec after terminate fails" test "$RC" != 0
+}
+
+it_test ttl_expires_without_client
+ttl_expires_without_client() {
+        need_root
+        new_sandbox --ttl 2s
+        local init sentry
+        init=$(meta "$ID" initPid)
+        sentry=$(meta "$ID" sentryPid)
+        sb exec "$ID" --detach -- sleep 1000
+        expect_true "alive before its TTL" test -d "$STATE/$ID"
+        # no client of ours is running now; the sentry alone must end it
+        wait_until 10 test ! -e "$STATE/$ID" || fail "the sandbox outlived its TTL"
+        expect_true "init is gone" pid_gone "$init"
+        wait_until 5 pid_gone "$sentry" || _it_soft_fail "the sentry is gone"
+        expect_eq "" "$(cgroups_of "$ID")" "no cgroup left"
+        # the policy's expiresAt is enforced the same way
+        local pol="$IT_TMP/policy.json"
+        printf '{"expiresAt": "%s"}\n' "$(date -u -d '+2 seconds' +%Y-%m-%dT%H:%M:%SZ)" >"$pol"
+        new_sandbox --policy "$pol"
+        wait_until 10 test ! -e "$STATE/$ID" || fail "the sandbox outlived its expiresAt"
+}
+
+it_test gc_after_killed_sentry
+gc_after_killed_sentry() {
+        need_root
+        new_sandbox
+        local init sentry
+        init=$(meta "$ID" initPid)
+        sentry=$(meta "$ID" sentryPid)
+        kill -KILL "$sentry"
+        wait_until 5 pid_gone "$init" || _it_soft_fail "init dies with its sentry"
+        expect_true "the state is still there before gc" test -e "$STATE/$ID"
+        sb exec "$ID" -- true
+        expect_true "exec on a dead sandbox fails" test "$RC" != 0
+        expect_contains "$ERR" "cordon gc" "and points at gc"
+        OUT=$(timeout 30 "$CORDON" gc 2>&1)
+        # every `cordon run` starts with a gc too: one running in parallel may have been first
+        case $OUT in
+        *"$ID"*) ;;
+        *) it_log "a concurrent gc removed it first" ;;
+        esac
+        expect_true "no state directory left" test ! -e "$STATE/$ID"
+        expect_eq "" "$(cgroups_of "$ID")" "no cgroup left"
+}
+
+it_test snapshot_and_restore
+snapshot_and_restore() {
+        need_root
+        new_sandbox
+        local first=$ID d
+        d=$(scratch_dir snap)
+        sb exec "$ID" -- sh -c 'echo kept > /tmp/kept; mkdir -p /root/work; echo home > /root/work/f; ln -s kept /tmp/link'
+        expect_rc 0 "write some state"
+        sb snapshot "$ID" "$d/s.tar.zst"
+        expect_rc 0 "snapshot"
+        expect_match "$OUT" '^sha256:[0-9a-f]{64}$' "the digest is printed"
+        expect_eq "${OUT#sha256:}" "$(sha256sum <"$d/s.tar.zst" | cut -d' ' -f1)" "it is the archive's sha256"
+        expect_true "the digest is stored" grep -q "$OUT" "$d/s.tar.zst.sha256"
+        if command -v zstd >/dev/null; then
+                expect_true "a valid zstd stream" zstd -q -t "$d/s.tar.zst"
+                expect_contains "$(zstd -dc "$d/s.tar.zst" | tar -tf -)" "layer/tmp/kept" "the layer is in the tar"
+        fi
+        sb terminate "$first"
+        new_sandbox --from-snapshot "$d/s.tar.zst"
+        sb exec "$ID" -- sh -c 'cat /tmp/kept /root/work/f; readlink /tmp/link'
+        expect_eq $'kept\nhome\nkept' "$OUT" "restored as the writable layer's content"
+        sb terminate "$ID"
+        # one byte changed: refused
+        python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(100); b = f.read(1); f.seek(100); f.write(bytes([b[0] ^ 0xff]))' "$d/s.tar.zst"
+        sb create --from-snapshot "$d/s.tar.zst"
+        expect_true "a digest mismatch refuses" test "$RC" != 0
+        expect_contains "$ERR" "digest mismatch" "and says so"
+        [ "$RC" = 0 ] && at_exit "timeout 30 '$CORDON' sandbox terminate $OUT"
+        return 0
+}
+
+it_test events_replay_follow_and_masking
+events_replay_follow_and_masking() {
+        need_root
+        new_sandbox
+        local d
+        d=$(scratch_dir events)
+        # --follow streams until the sandbox is gone
+        timeout 60 "$CORDON" sandbox events "$ID" --follow --json >"$d/follow" 2>&1 &
+        local follower=$!
+        at_exit "kill $follower"
+        sb exec "$ID" --detach -- sh -c 'seq 1 10000; echo "{\"token\": \"abc\", \"inner\": {\"Password\": \"p\", \"keep\": 1}}"'
+        local run=$OUT
+        # read in pieces with --after while it runs, always from the last sequence seen
+        local last=0 piece tries=0
+        : >"$d/pieces"
+        while :; do
+                piece=$(timeout 20 "$CORDON" sandbox events "$ID" --json --after "$last")
+                if [ -n "$piece" ]; then
+                        printf '%s\n' "$piece" >>"$d/pieces"
+                        last=$(printf '%s\n' "$piece" | tail -n 1 | sed -n 's/.*"seq":\([0-9]*\).*/\1/p')
+                fi
+                grep -q '"type":"run_exited"' "$d/pieces" && break
+                tries=$((tries + 1))
+                [ $tries -lt 400 ] || fail "the run did not end"
+                sleep 0.0$((RANDOM % 10))
+        done
+        it_log "read in $tries pieces"
+        # and once more after the end
+        timeout 20 "$CORDON" sandbox events "$ID" --json --after "$last" >>"$d/pieces"
+        timeout 20 "$CORDON" sandbox events "$ID" --json >"$d/all"
+        expect_true "pieces read with --after equal one full read" cmp -s "$d/pieces" "$d/all"
+        # the run's output, from its events, is the whole output in order
+        python3 - "$d/all" "$run" >"$d/text" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e["type"] == "output" and e["run"] == sys.argv[2] and "text" in e:
+        print(e["text"])
+PY
+        expect_true "10,000 output lines, no gap or duplicate" cmp -s "$d/text" <(seq 1 10000)
+        local seqs n
+        n=$(wc -l <"$d/all")
+        seqs=$(sed -n 's/.*"seq":\([0-9]*\).*/\1/p' "$d/all" | tr '\n' ' ')
+        expect_eq "$(seq -s ' ' 1 "$n") " "$seqs" "sequence numbers only grow, without gaps"
+        # structured output: credential-like fields are masked, recursively
+        expect_contains "$(cat "$d/all")" '"token":"***"' "token masked"
+        expect_contains "$(cat "$d/all")" '"Password":"***"' "nested Password masked"
+        expect_contains "$(cat "$d/all")" '"keep":1' "other fields kept"
+        expect_not_contains "$(cat "$d/all")" '"abc"' "the secret value is nowhere"
+        # an egress denial shows up as an audit event
+        sb exec "$ID" -- bash -c 'exec 3<>/dev/tcp/169.254.169.254/80'
+        sb events "$ID" --json --after "$n"
+        expect_contains "$OUT" '"ip_literal_blocked"' "egress denials are events"
+        sb terminate "$ID"
+        wait_until 10 sh -c "! kill -0 $follower 2>/dev/null" || _it_soft_fail "--follow ends with the sandbox"
+        expect_contains "$(cat "$d/follow")" '"type":"ended"' "--follow saw the end"
+        expect_contains "$(cat "$d/follow")" '"type":"terminated"' "--follow saw the terminate"
+}
+
+it_test cancel_is_final
+cancel_is_final() {
+        need_root
+        new_sandbox
+        local i run st n_ok=0
+        for i in $(seq 1 60); do
+                sb exec "$ID" --detach -- sh -c 'sleep 0.0$((RANDOM % 3)); exit 0'
+                run=$OUT
+                sleep 0.0$((RANDOM % 4))
+                sb cancel "$ID" "$run"
+                [ "$RC" = 0 ] || continue # it had already ended: cancel says so and fails
+                n_ok=$((n_ok + 1))
+                sleep 0.05
+                sb inspect "$ID" --json
+                st=$(printf '%s\n' "$OUT" | python3 -c 'import json,sys; r=[x for x in json.load(sys.stdin)["runs"] if x["id"]==sys.argv[1]][0]; print(r["status"])' "$run")
+                [ "$st" = cancelled ] || fail "run $run: status $st after a successful cancel"
+        done
+        it_log "$n_ok of 60 cancels arrived before the run ended"
+        # a long run: cancel stops the actual processes
+        sb exec "$ID" --detach -- sleep 1000
+        run=$OUT
+        sb cancel "$ID" "$run"
+        expect_rc 0 "cancel"
+        wait_until 5 sh -c "'$CORDON' sandbox inspect $ID --json | grep -q '\"status\": \"cancelled\"'" ||
+                _it_soft_fail "the run is cancelled"
+        local g procs=
+        for g in $(cgroups_of "$ID"); do
+                if [ -f "$g/cgroup.procs" ]; then
+                        procs=$(wc -l <"$g/cgroup.procs")
+                        break
+                fi
+        done
+        [ -n "$procs" ] && expect_eq 1 "$procs" "only init is left in the sandbox's cgroup"
+        sb cancel "$ID" "$run"
+        expect_true "cancelling an ended run fails" test "$RC" != 0
+}
+
+it_test control_socket_owner_only
+control_socket_owner_only() {
+        need_root
+        command -v setpriv >/dev/null || skip "setpriv is not installed"
+        new_sandbox
+        sb exec "$ID" -- true
+        expect_rc 0 "root drives it"
+        OUT=$(timeout 20 setpriv --reuid 65534 --regid 65534 --clear-groups "$CORDON" sandbox exec "$ID" -- echo hi 2>&1)
+        RC=$?
+        expect_true "another user cannot drive it" test "$RC" != 0
+        expect_not_contains "$OUT" "hi"$'\n' "nothing ran"
+}
+
+it_test unprivileged_user
+unprivileged_user() {
+        need_root
+        command -v setpriv >/dev/null || skip "setpriv is not installed"
+        local as="setpriv --reuid 65534 --regid 65534 --clear-groups env -i PATH=/usr/bin:/bin HOME=/tmp"
+        $as "$CORDON" --version >/dev/null 2>&1 || skip "the cordon binary is not reachable by uid 65534"
+        $as "$CORDON" run -- true >/dev/null 2>&1 || skip "user namespaces are not usable by uid 65534"
+        local id out
+        id=$(timeout 30 $as "$CORDON" sandbox create 2>"$IT_TMP/err")
+        [[ $id =~ ^[0-9a-f]{16}$ ]] || fail "create as uid 65534: $(cat "$IT_TMP/err")"
+        at_exit "timeout 30 $as '$CORDON' sandbox terminate $id"
+        out=$(timeout 30 $as "$CORDON" sandbox exec "$id" -- sh -c 'echo one > /tmp/f; cat /tmp/f' 2>&1)
+        expect_eq one "$out" "a run of an unprivileged user's sandbox"
+        out=$(timeout 30 $as "$CORDON" sandbox exec "$id" -- cat /tmp/f 2>&1)
+        expect_eq one "$out" "a second run sees the first one's file"
+        out=$(timeout 30 $as "$CORDON" sandbox get "$id" /tmp/f - 2>&1)
+        expect_eq one "$out" "get"
+        # root's sandboxes are not this user's, and this user's state is its own
+        expect_true "not under root's state directory" test ! -e "$STATE/$id"
+        timeout 30 $as "$CORDON" sandbox terminate "$id"
+        RC=$?
+        expect_rc 0 "terminate"
+        out=$(timeout 30 $as "$CORDON" sandbox list 2>&1)
+        expect_not_contains "$out" "$id" "gone from the list"
+}
+
+it_test exec_with_a_terminal
+exec_with_a_terminal() {
+        need_root
+        command -v script >/dev/null || skip "script(1) is not installed"
+        new_sandbox
+        OUT=$(timeout 30 script -qec "'$CORDON' sandbox exec $ID -t -- sh -c 'test -t 0 && test -t 1 && echo tty-yes; tty; exit 3'" /dev/null </dev/null 2>&1)
+        RC=$?
+        expect_rc 3 "the run's status through a terminal"
+        expect_contains "$OUT" "tty-yes" "stdin and stdout are a terminal"
+        expect_match "$OUT" '/dev/pts/[0-9]+' "from the sandbox's own devpts"
+        sb exec "$ID" -- sh -c 'test -t 0 || echo no-tty'
+        expect_eq no-tty "$OUT" "no terminal unless ours is one (or -t)"
+        sb exec "$ID" -t --detach -- true
+        expect_true "-t with --detach is refused" test "$RC" != 0
+}
+
+it_main "$@"

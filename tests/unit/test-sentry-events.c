@@ -1,0 +1,126 @@
+#include "config.h"
+
+/* Unit tests for the events of long-lived sandboxes (sentry/events.c):
+ * credential-like fields are masked at any depth, and every event is
+ * bounded (depth, string length, items) with a marker where it was cut. */
+
+#include <check.h>
+#include <jansson.h>
+
+#include "common/util.h"
+#include "sentry/sandbox.h"
+
+static char *dump(json_t *j)
+{
+        char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+        ck_assert_ptr_nonnull(s);
+        return s;
+}
+
+START_TEST(masks_credentials_recursively)
+{
+        json_error_t e;
+        json_t *in = json_loads("{\"token\": \"abc\", \"inner\": {\"Password\": \"p\", \"keep\": 1,"
+                                " \"list\": [{\"X-Api_Key\": \"k\"}, {\"authorization\": {\"deep\": \"s\"}}]},"
+                                " \"argv\": [\"echo\", \"hi\"], \"session_secret\": 5}",
+                                0, &e);
+        ck_assert_ptr_nonnull(in);
+        json_t *out = event_sanitize(in);
+        _cleanup_free_ char *s = dump(out);
+        ck_assert_str_eq(
+                s, "{\"argv\":[\"echo\",\"hi\"],\"inner\":{\"Password\":\"***\",\"keep\":1,\"list\":[{\"X-Api_Key\":"
+                   "\"***\"},{\"authorization\":\"***\"}]},\"session_secret\":\"***\",\"token\":\"***\"}");
+        /* the input is left as it was */
+        ck_assert_str_eq(json_string_value(json_object_get(in, "token")), "abc");
+        json_decref(in);
+        json_decref(out);
+}
+END_TEST
+
+START_TEST(names_that_are_not_credentials)
+{
+        static const char *const plain[] = {"run", "argv", "status", "exitCode", "path", "keep", "tok", "pass"};
+        for (size_t i = 0; i < ELEMENTSOF(plain); i++)
+                ck_assert_msg(!event_secret_key(plain[i]), "%s is not a credential", plain[i]);
+        static const char *const secret[] = {"token",  "AccessToken",   "PASSWORD",    "passwd", "Authorization",
+                                             "cookie", "client_secret", "credentials", "apiKey"};
+        for (size_t i = 0; i < ELEMENTSOF(secret); i++)
+                ck_assert_msg(event_secret_key(secret[i]), "%s is a credential", secret[i]);
+}
+END_TEST
+
+START_TEST(long_strings_are_cut_with_a_marker)
+{
+        size_t n = EVENT_MAX_STRING * 3;
+        char *big = xmalloc(n + 1);
+        memset(big, 'a', n);
+        big[n] = '\0';
+        /* a multibyte character right at the cut */
+        memcpy(big + EVENT_MAX_STRING - 1, "\xc3\xa9", 2);
+        json_t *in = json_pack("{s:s}", "text", big);
+        ck_assert_ptr_nonnull(in);
+        json_t *out = event_sanitize(in);
+        const char *t = json_string_value(json_object_get(out, "text"));
+        ck_assert_ptr_nonnull(t);
+        ck_assert_uint_lt(strlen(t), EVENT_MAX_STRING + 100);
+        ck_assert_ptr_nonnull(strstr(t, "[cordon: truncated, "));
+        free(big);
+        json_decref(in);
+        json_decref(out);
+}
+END_TEST
+
+START_TEST(deep_nesting_and_many_items_are_bounded)
+{
+        json_t *root = json_object(), *cur = root;
+        for (int i = 0; i < EVENT_MAX_DEPTH * 4; i++) {
+                json_t *next = json_object();
+                json_object_set_new(cur, "n", next);
+                cur = next;
+        }
+        json_t *out = event_sanitize(root);
+        _cleanup_free_ char *s = dump(out);
+        ck_assert_ptr_nonnull(strstr(s, "nested too deep"));
+        json_decref(root);
+        json_decref(out);
+
+        json_t *arr = json_array();
+        for (int i = 0; i < EVENT_MAX_ITEMS * 2; i++)
+                json_array_append_new(arr, json_integer(i));
+        out = event_sanitize(arr);
+        ck_assert_uint_eq(json_array_size(out), EVENT_MAX_ITEMS + 1);
+        ck_assert_str_eq(json_string_value(json_array_get(out, EVENT_MAX_ITEMS)), "[cordon: truncated]");
+        json_decref(arr);
+        json_decref(out);
+}
+END_TEST
+
+START_TEST(text_that_is_not_utf8)
+{
+        json_t *j = json_text("ab\xff\xfe"
+                              "c",
+                              5);
+        ck_assert_str_eq(json_string_value(j), "ab??c");
+        json_decref(j);
+        j = json_text("plain", 5);
+        ck_assert_str_eq(json_string_value(j), "plain");
+        json_decref(j);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("sentry-events");
+        TCase *tc = tcase_create("events");
+        tcase_add_test(tc, masks_credentials_recursively);
+        tcase_add_test(tc, names_that_are_not_credentials);
+        tcase_add_test(tc, long_strings_are_cut_with_a_marker);
+        tcase_add_test(tc, deep_nesting_and_many_items_are_bounded);
+        tcase_add_test(tc, text_that_is_not_utf8);
+        suite_add_tcase(s, tc);
+        SRunner *sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}
