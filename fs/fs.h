@@ -160,6 +160,8 @@ int fs_handle_statfs(struct notify_call *call, struct notify_verdict *ret);
 int fs_handle_xattr(struct notify_call *call, struct notify_verdict *ret);
 int fs_handle_inotify_add_watch(struct notify_call *call, struct notify_verdict *ret);
 int fs_handle_chdir(struct notify_call *call, struct notify_verdict *ret);
+/* getdents64(2)/getdents(2) with hidden entries dropped (dirents.c). */
+int fs_handle_getdents(struct notify_call *call, struct notify_verdict *ret);
 /* --- exec (exec.c) --- */
 
 /* A file as the tracer can compare it with /proc/PID/exe. */

@@ -106,6 +106,8 @@ static const struct syscall_entry table[] = {
         PATHCALL("llistxattr", fs_handle_xattr, "as listxattr, the last symlink not followed"),
         PATHCALL("removexattr", fs_handle_xattr, "by the worker as the child"),
         PATHCALL("lremovexattr", fs_handle_xattr, "as removexattr, the last symlink not followed"),
+        PATHCALL("getdents64", fs_handle_getdents, "a hidden path's name is dropped from its parent's listing"),
+        PATHCALL("getdents", fs_handle_getdents, "as getdents64, in the old record format"),
         PATHCALL("inotify_add_watch", fs_handle_inotify_add_watch, "added on a duplicate of the child's inotify fd"),
         {.name = "chdir",
          .action = SC_EMULATE,

@@ -184,6 +184,47 @@ print(" ".join(res))
         expect_true "nothing was moved out of the hidden directory" test ! -e "$d/stolen" -a ! -e "$d/hl"
 }
 
+# A hidden name is absent from its parent's listing too: getdents64 (what libc uses) and the
+# old getdents, by a raw syscall, read in small buffers so the hidden entry falls in every
+# position of a batch.
+it_test hidden_name_not_listed
+hidden_name_not_listed() {
+        local d i
+        d=$(scratch_dir tree)
+        for i in $(seq 1 40); do : >"$d/f$i"; done
+        mkdir -p "$d/secret" && chmod -R a+rwX "$d" || fail "fixture"
+        printf '{"filesystem": {"rules": [{"path": "/t/secret", "access": "hidden"}]}}\n' >"$IT_TMP/p.json"
+        crun --policy "$IT_TMP/p.json" --bind "$d:/t" -- /usr/bin/python3 -c '
+import ctypes, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+def names(nr, size, old):
+    fd = os.open("/t", os.O_RDONLY | os.O_DIRECTORY)
+    buf = ctypes.create_string_buffer(size)
+    out = []
+    while True:
+        n = libc.syscall(nr, fd, buf, size)
+        if n < 0:
+            raise OSError(ctypes.get_errno(), "getdents")
+        if n == 0:
+            break
+        raw, i = buf.raw[:n], 0
+        while i < n:
+            reclen = struct.unpack_from("H", raw, i + 16)[0]
+            name = raw[i + 18:i + reclen] if old else raw[i + 19:i + reclen]
+            out.append(name.split(b"\0")[0].decode())
+            i += reclen
+    os.close(fd)
+    return sorted(x for x in out if x not in (".", ".."))
+a = names(217, 32768, False)
+b = names(217, 64, False)
+c = names(78, 96, True)
+print(len(a), "secret" in a, a == b == c)
+print(sorted(os.listdir("/t")) == a)
+'
+        expect_rc 0 "the probe ran"
+        expect_eq $'40 False True\nTrue' "$OUT" "40 names listed, the hidden one in none of the three ways"
+}
+
 # procfs's links into self/ (and /etc/mtab, which links to one) name the caller, in both modes
 it_test proc_self_links
 proc_self_links() {
