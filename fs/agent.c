@@ -14,6 +14,7 @@
 #include <linux/openat2.h>
 #include <pthread.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -21,6 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "common/allowlist.h"
 #include "common/fdpass.h"
 #include "common/util.h"
 #include "fs/fs-internal.h"
@@ -46,6 +48,40 @@ struct agent_resp {
         uint32_t uid, gid; /* AGENT_IDS */
 };
 
+/* The agent serves paths that came from the sandbox: after set-up it keeps
+ * only what serving needs (receive a request with an fd, open, fstat,
+ * answer with an fd, close), so a bug in it would find no more. Anything
+ * else fails with EPERM; exec kills it. */
+static int confine_agent(void)
+{
+        static const int allowed[] = {
+                /* serving */
+                SCMP_SYS(recvmsg),
+                SCMP_SYS(sendmsg),
+                SCMP_SYS(openat),
+                SCMP_SYS(openat2),
+                SCMP_SYS(close),
+                SCMP_SYS(fstat),
+                SCMP_SYS(newfstatat),
+                SCMP_SYS(umask),
+                /* living: memory, signals, ending, and a sanitizer runtime's report */
+                SCMP_SYS(exit),
+                SCMP_SYS(exit_group),
+                SCMP_SYS(rt_sigreturn),
+                SCMP_SYS(restart_syscall),
+                SCMP_SYS(brk),
+                SCMP_SYS(mmap),
+                SCMP_SYS(munmap),
+                SCMP_SYS(madvise),
+                SCMP_SYS(mprotect),
+                SCMP_SYS(futex),
+                SCMP_SYS(write),
+                SCMP_SYS(getpid),
+                SCMP_SYS(gettid),
+        };
+        return allowlist_install(allowed, ELEMENTSOF(allowed));
+}
+
 _noreturn_ static void agent_main(int sock, int userns_fd, int root_fd, bool may_setgroups)
 {
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
@@ -68,6 +104,8 @@ _noreturn_ static void agent_main(int sock, int userns_fd, int root_fd, bool may
         struct __user_cap_data_struct d[2] = {0};
         if (syscall(SYS_capset, &h, d) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 _exit(15);
+        if (confine_agent() < 0)
+                _exit(16);
 
         struct agent_req req;
         for (;;) {

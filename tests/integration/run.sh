@@ -712,6 +712,25 @@ sentry_death_kills_sandbox() {
         fi
 }
 
+# The host-side processes of a sandbox (the sentry, its proc agent, its exec tracer) and init
+# each run under a seccomp filter of their own once the sandbox is set up: a bug reached
+# through hostile input finds no exec, no fork, no mount (sentry/confine.c, fs/agent.c,
+# sentry/exectrace.c).
+it_test host_side_processes_confined
+host_side_processes_confined() {
+        local d p n=0 plain=
+        d=$(scratch_dir out) || exit $?
+        bg_cordon "$IT_TMP/log" --bind "$d:/out" -- sh -c 'echo up > /out/up; sleep 5'
+        wait_until 10 test -s "$d/up" || fail "the sandbox did not start ($(cat "$IT_TMP/log"))"
+        for p in "$BG_CORDON" $(it_children "$BG_CORDON"); do
+                n=$((n + 1))
+                grep -q '^Seccomp:[[:space:]]*2' "/proc/$p/status" 2>/dev/null ||
+                        plain+=" $p ($(cat "/proc/$p/comm" 2>/dev/null))"
+        done
+        expect_true "the sentry and its children were found ($n processes)" test "$n" -ge 4
+        expect_eq "" "$plain" "processes of the sandbox's host side without a seccomp filter"
+}
+
 # =============================================================================================
 # terminals
 
