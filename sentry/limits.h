@@ -46,8 +46,12 @@ int admission_apply(const struct admission *a, struct run_limits *l, char **ret_
 
 /* --- state --- */
 
-/* /run/cordon for root; $XDG_RUNTIME_DIR/cordon or /tmp/cordon-UID otherwise. */
+/* /run/cordon for root; $XDG_RUNTIME_DIR/cordon or /tmp/cordon-UID otherwise;
+ * or what --root set. */
 const char *state_root(void);
+/* --root DIR: where sandboxes' state lives from now on (absolute; short
+ * enough for the control sockets under it). 0, or -errno with a message. */
+int state_set_root(const char *dir, char **ret_error);
 /* Under the admission lock: counts live sandboxes, refuses (-EDQUOT with
  * *ret_error) beyond max_sandboxes (<0: no maximum), else creates the
  * sandbox's state directory and takes its lock. Returns the lock fd (held

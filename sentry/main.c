@@ -371,6 +371,16 @@ int main(int argc, char **argv)
                 return sentry_check(json);
         }
         if (streq(verb, "gc")) {
+                if (argc == 4 && streq(argv[2], "--root")) {
+                        _cleanup_free_ char *err = NULL;
+                        if (state_set_root(argv[3], &err) < 0) {
+                                fprintf(stderr, "cordon: gc %s\n", err);
+                                return EXIT_USAGE;
+                        }
+                } else if (argc != 2) {
+                        fprintf(stderr, "cordon: gc [--root DIR]\n");
+                        return EXIT_USAGE;
+                }
                 int n = state_gc(false);
                 if (n < 0) {
                         fprintf(stderr, "cordon: gc: %s\n", strerror(-n));

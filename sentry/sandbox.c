@@ -30,7 +30,8 @@
 
 static void sandbox_usage(FILE *f)
 {
-        fputs("Usage: cordon sandbox create [--policy FILE] [--ttl DURATION] [--from-snapshot SNAP [--digest sha256:HEX]]\n"
+        fputs("Usage: cordon sandbox [--root DIR] VERB ...   (state under DIR; default /run/cordon for root)\n"
+              "       cordon sandbox create [--policy FILE] [--ttl DURATION] [--from-snapshot SNAP [--digest sha256:HEX]]\n"
               "                             [--memory SIZE] [--cpus N] [--pids N] [--disk SIZE] [--json]\n"
               "       cordon sandbox exec ID [--detach] [--timeout DURATION] [--cwd DIR] [--env K=V]... [-t|-T] -- CMD ...\n"
               "       cordon sandbox put ID LOCAL SANDBOX-PATH      (LOCAL - reads stdin)\n"
@@ -1025,6 +1026,24 @@ static int cmd_events(int argc, char **argv)
 
 int sentry_sandbox(int argc, char **argv)
 {
+        /* --root DIR (or --root=DIR) before the verb: where the sandboxes'
+         * state lives, as runc's --root */
+        if (argc >= 2 && (streq(argv[1], "--root") || startswith(argv[1], "--root="))) {
+                const char *dir = argv[1][6] == '=' ? argv[1] + 7 : argc >= 3 ? argv[2] : NULL;
+                int used = argv[1][6] == '=' ? 1 : 2;
+                _cleanup_free_ char *err = NULL;
+                if (!dir) {
+                        fprintf(stderr, "cordon: sandbox --root: needs a directory\n");
+                        return EXIT_USAGE;
+                }
+                if (state_set_root(dir, &err) < 0) {
+                        fprintf(stderr, "cordon: sandbox %s\n", err);
+                        return EXIT_USAGE;
+                }
+                argv[used] = argv[0];
+                argc -= used;
+                argv += used;
+        }
         if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h") || streq(argv[1], "help")) {
                 sandbox_usage(argc < 2 ? stderr : stdout);
                 return argc < 2 ? EXIT_USAGE : 0;

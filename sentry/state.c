@@ -10,26 +10,51 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
 #include "common/util.h"
 #include "sentry/cgroup.h"
 #include "sentry/limits.h"
 
+static char root_dir[512];
+
+int state_set_root(const char *dir, char **ret_error)
+{
+        /* the control socket, DIR/sandboxes/ID/control.sock, must fit a
+         * unix socket address (108 bytes with its NUL) */
+        static const size_t tail = sizeof("/sandboxes/0123456789abcdef/control.sock");
+        size_t n = strlen(dir);
+        if (dir[0] != '/') {
+                *ret_error = xasprintf("--root %s: must be an absolute path", dir);
+                return -EINVAL;
+        }
+        while (n > 1 && dir[n - 1] == '/')
+                n--;
+        if (n + tail > sizeof(((struct sockaddr_un *)0)->sun_path)) {
+                *ret_error = xasprintf("--root %s: longer than %zu characters (the sandboxes' control sockets "
+                                       "must fit a unix socket address)",
+                                       dir, sizeof(((struct sockaddr_un *)0)->sun_path) - tail);
+                return -ENAMETOOLONG;
+        }
+        memcpy(root_dir, dir, n);
+        root_dir[n] = '\0';
+        return 0;
+}
+
 const char *state_root(void)
 {
-        static char root[512];
-        if (root[0])
-                return root;
+        if (root_dir[0])
+                return root_dir;
         if (geteuid() == 0)
-                snprintf(root, sizeof(root), "/run/cordon");
+                snprintf(root_dir, sizeof(root_dir), "/run/cordon");
         else {
                 const char *xdg = getenv("XDG_RUNTIME_DIR");
                 if (xdg && xdg[0] == '/' && strlen(xdg) < 400)
-                        snprintf(root, sizeof(root), "%s/cordon", xdg);
+                        snprintf(root_dir, sizeof(root_dir), "%s/cordon", xdg);
                 else
-                        snprintf(root, sizeof(root), "/tmp/cordon-%u", (unsigned)geteuid());
+                        snprintf(root_dir, sizeof(root_dir), "/tmp/cordon-%u", (unsigned)geteuid());
         }
-        return root;
+        return root_dir;
 }
 
 void sandbox_new_id(char ret[17])

@@ -485,6 +485,32 @@ unprivileged_user() {
         expect_not_contains "$out" "$id" "gone from the list"
 }
 
+# --root DIR keeps a set of sandboxes apart (as runc's --root): state, control socket and
+# listing live under DIR; the default root does not see them; gc --root cleans there.
+it_test state_root_option
+state_root_option() {
+        local root="$IT_TMP/root" id
+        sb --root "$root" create
+        [ "$RC" = 0 ] || fail "create --root failed with $RC: $ERR"
+        id=$OUT
+        at_exit "timeout 30 '$CORDON' sandbox --root '$root' terminate $id"
+        expect_true "the state is under --root" test -S "$root/sandboxes/$id/control.sock"
+        sb --root "$root" exec "$id" -- sh -c 'echo in-root'
+        expect_eq "in-root" "$OUT" "exec through the socket under --root"
+        sb --root="$root" list
+        expect_contains "$OUT" "$id" "list under --root=DIR"
+        sb list
+        expect_not_contains "$OUT" "$id" "the default root does not list it"
+        sb exec "$id" -- true
+        expect_true "the default root cannot reach it" test "$RC" != 0
+        sb --root "$root" terminate "$id"
+        expect_rc 0 "terminate under --root"
+        expect_true "its state is gone" test ! -e "$root/sandboxes/$id"
+        sb --root relative/dir list
+        expect_rc 2 "a relative --root"
+        expect_contains "$ERR" "absolute" "says why"
+}
+
 it_test exec_with_a_terminal
 exec_with_a_terminal() {
         need_root
