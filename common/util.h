@@ -137,6 +137,19 @@ static inline int write_all(int fd, const void *buf, size_t len)
         }
         return 0;
 }
+/* Copies what one read(2) of in gives to out (a terminal relay's step):
+ * 0, or -1 at end of file or an error of in (EINTR/EAGAIN are 0). */
+static inline int relay_some(int in, int out)
+{
+        char buf[16384];
+        ssize_t n = read(in, buf, sizeof(buf));
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                return 0;
+        if (n <= 0)
+                return -1;
+        (void)write_all(out, buf, (size_t)n);
+        return 0;
+}
 static inline ssize_t read_full(int fd, void *buf, size_t len)
 {
         char *p = buf;

@@ -255,3 +255,45 @@ int admission_apply(const struct admission *a, struct run_limits *l, char **ret_
         }
         return 0;
 }
+
+int limits_option(char opt, const char *arg, struct run_limits *l)
+{
+        switch (opt) {
+        case 'M':
+                if (parse_size(arg, &l->memory_bytes) < 0 || l->memory_bytes < 4 << 20) {
+                        fprintf(stderr, "cordon: --memory %s: expected a size of at least 4M, e.g. 512M or 2G\n", arg);
+                        return -EINVAL;
+                }
+                return 0;
+        case 'c':
+                if (parse_cpus(arg, &l->cpu_millis) < 0) {
+                        fprintf(stderr, "cordon: --cpus %s: expected a number of CPUs from 0.01, e.g. 1.5\n", arg);
+                        return -EINVAL;
+                }
+                return 0;
+        case 'P':
+        case 'N': {
+                char *end;
+                errno = 0;
+                long long n = strtoll(arg, &end, 10);
+                if (errno || *end || end == arg || n <= 0 || n > 4194304) {
+                        fprintf(stderr, "cordon: --%s %s: expected a positive integer\n",
+                                opt == 'P' ? "pids" : "nofile", arg);
+                        return -EINVAL;
+                }
+                if (opt == 'P')
+                        l->max_processes = n;
+                else
+                        l->max_open_files = n;
+                return 0;
+        }
+        case 'D':
+                if (parse_size(arg, &l->disk_bytes) < 0 || l->disk_bytes < 1 << 20) {
+                        fprintf(stderr, "cordon: --disk %s: expected a size of at least 1M, e.g. 1G\n", arg);
+                        return -EINVAL;
+                }
+                return 0;
+        default:
+                return -EINVAL;
+        }
+}

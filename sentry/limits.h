@@ -29,6 +29,10 @@ int parse_size(const char *s, int64_t *ret);
 int parse_duration_ms(const char *s, int64_t *ret);
 /* "1.5" CPUs -> 1500 millis. 0 or -EINVAL. */
 int parse_cpus(const char *s, int64_t *ret);
+/* One limit option of `run` and `sandbox create` into l: opt is 'M'
+ * (--memory), 'c' (--cpus), 'P' (--pids), 'N' (--nofile) or 'D' (--disk).
+ * On a bad value prints which and what was expected; -EINVAL. */
+int limits_option(char opt, const char *arg, struct run_limits *l);
 
 struct admission {
         const char *origin; /* the file, for messages */

@@ -146,7 +146,6 @@ static int cmd_run(int argc, char **argv)
         };
         struct run_options o = {.tty = TTY_AUTO, .cgroup_mode = CG_AUTO};
         run_limits_unset(&o.limits);
-        int64_t n;
         _cleanup_(policy_freep) struct policy *policy = NULL;
         const char *policy_path = NULL;
         int c, r, code = EXIT_USAGE;
@@ -204,41 +203,12 @@ static int cmd_run(int argc, char **argv)
                         o.verbose = true;
                         break;
                 case 'M':
-                        if (parse_size(optarg, &o.limits.memory_bytes) < 0 || o.limits.memory_bytes < 4 << 20) {
-                                fprintf(stderr,
-                                        "cordon: --memory %s: expected a size of at least 4M, e.g. 512M or 2G\n",
-                                        optarg);
-                                goto out;
-                        }
-                        break;
                 case 'c':
-                        if (parse_cpus(optarg, &o.limits.cpu_millis) < 0) {
-                                fprintf(stderr, "cordon: --cpus %s: expected a number of CPUs from 0.01, e.g. 1.5\n",
-                                        optarg);
-                                goto out;
-                        }
-                        break;
                 case 'P':
-                case 'N': {
-                        char *end;
-                        errno = 0;
-                        n = strtoll(optarg, &end, 10);
-                        if (errno || *end || end == optarg || n <= 0 || n > 4194304) {
-                                fprintf(stderr, "cordon: --%s %s: expected a positive integer\n",
-                                        c == 'P' ? "pids" : "nofile", optarg);
-                                goto out;
-                        }
-                        if (c == 'P')
-                                o.limits.max_processes = n;
-                        else
-                                o.limits.max_open_files = n;
-                        break;
-                }
+                case 'N':
                 case 'D':
-                        if (parse_size(optarg, &o.limits.disk_bytes) < 0 || o.limits.disk_bytes < 1 << 20) {
-                                fprintf(stderr, "cordon: --disk %s: expected a size of at least 1M, e.g. 1G\n", optarg);
+                        if (limits_option((char)c, optarg, &o.limits) < 0)
                                 goto out;
-                        }
                         break;
                 case 'o':
                         if (parse_duration_ms(optarg, &o.limits.timeout_ms) < 0) {

@@ -216,32 +216,11 @@ static int cmd_create(int argc, char **argv)
                         o.verbose = true;
                         break;
                 case 'M':
-                        if (parse_size(optarg, &o.limits.memory_bytes) < 0 || o.limits.memory_bytes < 4 << 20) {
-                                fprintf(stderr, "cordon: --memory %s: expected a size of at least 4M\n", optarg);
-                                return EXIT_USAGE;
-                        }
-                        break;
                 case 'c':
-                        if (parse_cpus(optarg, &o.limits.cpu_millis) < 0) {
-                                fprintf(stderr, "cordon: --cpus %s: expected a number of CPUs\n", optarg);
-                                return EXIT_USAGE;
-                        }
-                        break;
-                case 'P': {
-                        char *end;
-                        long long n = strtoll(optarg, &end, 10);
-                        if (*end || n <= 0 || n > 4194304) {
-                                fprintf(stderr, "cordon: --pids %s: expected a positive integer\n", optarg);
-                                return EXIT_USAGE;
-                        }
-                        o.limits.max_processes = n;
-                        break;
-                }
+                case 'P':
                 case 'D':
-                        if (parse_size(optarg, &o.limits.disk_bytes) < 0 || o.limits.disk_bytes < 1 << 20) {
-                                fprintf(stderr, "cordon: --disk %s: expected a size of at least 1M\n", optarg);
+                        if (limits_option((char)c, optarg, &o.limits) < 0)
                                 return EXIT_USAGE;
-                        }
                         break;
                 case 'a':
                         o.admission_path = optarg;
@@ -380,19 +359,6 @@ static int cmd_create(int argc, char **argv)
 /* --- exec --- */
 
 static volatile sig_atomic_t pending_signal;
-
-/* Copies what is available from in to out; -1 on EOF or error of in. */
-static int copy_some(int in, int out)
-{
-        char buf[16384];
-        ssize_t n = read(in, buf, sizeof(buf));
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
-                return 0;
-        if (n <= 0)
-                return -1;
-        (void)write_all(out, buf, (size_t)n);
-        return 0;
-}
 
 static void on_signal(int sig)
 {
@@ -561,14 +527,14 @@ static int cmd_exec(int argc, char **argv)
                                 continue;
                         break;
                 }
-                if (p[1].revents && copy_some(STDIN_FILENO, master) < 0) {
+                if (p[1].revents && relay_some(STDIN_FILENO, master) < 0) {
                         in_open = false;
                         /* our input ended: the terminal's EOF character says so */
                         struct termios t;
                         if (tcgetattr(master, &t) == 0 && t.c_cc[VEOF])
                                 (void)write_all(master, &t.c_cc[VEOF], 1);
                 }
-                if (p[2].revents && copy_some(master, STDOUT_FILENO) < 0)
+                if (p[2].revents && relay_some(master, STDOUT_FILENO) < 0)
                         out_open = false;
                 if (!p[0].revents)
                         continue;
@@ -587,7 +553,7 @@ static int cmd_exec(int argc, char **argv)
                 /* the last of the run's output */
                 fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
                 struct pollfd q = {master, POLLIN, 0};
-                while (poll(&q, 1, 50) > 0 && copy_some(master, STDOUT_FILENO) == 0)
+                while (poll(&q, 1, 50) > 0 && relay_some(master, STDOUT_FILENO) == 0)
                         ;
         }
         if (raw)

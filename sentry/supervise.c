@@ -48,19 +48,6 @@ void tty_end(struct sandbox_state *st)
         }
 }
 
-/* Copies what is available from in to out; -1 on EOF or error of in. */
-static int relay(int in, int out)
-{
-        char buf[16384];
-        ssize_t n = read(in, buf, sizeof(buf));
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
-                return 0;
-        if (n <= 0)
-                return -1;
-        (void)write_all(out, buf, (size_t)n);
-        return 0;
-}
-
 static int exit_code_of(int status)
 {
         if (WIFEXITED(status))
@@ -151,7 +138,7 @@ int supervise(struct sandbox_state *st)
                                 kill(st->init_pid, sig);
                         }
                 }
-                if (p[3].revents && relay(STDIN_FILENO, st->pty_master) < 0) {
+                if (p[3].revents && relay_some(STDIN_FILENO, st->pty_master) < 0) {
                         stdin_open = false;
                         /* end of our input: the terminal's EOF character tells
                          * the command, as typing Ctrl-D would */
@@ -159,7 +146,7 @@ int supervise(struct sandbox_state *st)
                         if (tcgetattr(st->pty_master, &t) == 0 && t.c_cc[VEOF])
                                 (void)write_all(st->pty_master, &t.c_cc[VEOF], 1);
                 }
-                if (p[4].revents && relay(st->pty_master, STDOUT_FILENO) < 0)
+                if (p[4].revents && relay_some(st->pty_master, STDOUT_FILENO) < 0)
                         master_open = false;
                 if ((p[5].revents & POLLIN) && !killed_for) {
                         killed_for = "timeout";
@@ -177,7 +164,7 @@ int supervise(struct sandbox_state *st)
         if (master_open) {
                 int fl = fcntl(st->pty_master, F_GETFL);
                 fcntl(st->pty_master, F_SETFL, fl | O_NONBLOCK);
-                while (relay(st->pty_master, STDOUT_FILENO) == 0) {
+                while (relay_some(st->pty_master, STDOUT_FILENO) == 0) {
                         struct pollfd q = {st->pty_master, POLLIN, 0};
                         if (poll(&q, 1, 50) <= 0)
                                 break;
