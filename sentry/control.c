@@ -42,8 +42,23 @@
 #define RUN_OUTPUT_EVENTS 20000        /* output events per run; then one marker */
 #define EVENTS_MAX        (64LL << 20) /* the events file; beyond, events are counted, not written */
 
+/* An attached run's stdout or stderr: the run writes into a pipe the
+ * sentry reads (its lines become events, as a detached run's do), and the
+ * sentry passes the bytes on into a pipe whose other end the client holds
+ * and copies to its own stream. The sentry's ends are non-blocking: a slow
+ * client holds back only its own run (the pipe fills and the run waits),
+ * never the serve loop. */
+struct stream {
+        int in, to;
+        char buf[16384];
+        size_t off, len;
+        char line[EVENT_LINE_MAX];
+        size_t line_len;
+};
+
 struct run_rec {
-        int num; /* the run's id is "r<num>" */
+        int num;                /* the run's id is "r<num>" */
+        struct stream *streams; /* [2]: stdout, stderr of an attached run; NULL otherwise */
         json_t *argv;
         bool detached, running, timed_out, cancelled;
         pid_t pid; /* in the sandbox's pid namespace; 0 until init says */
@@ -426,6 +441,13 @@ void serve_free(struct serve *srv)
                         close(r->log_fd);
                 if (r->timer >= 0)
                         close(r->timer);
+                for (int k = 0; r->streams && k < 2; k++) {
+                        if (r->streams[k].in >= 0)
+                                close(r->streams[k].in);
+                        if (r->streams[k].to >= 0)
+                                close(r->streams[k].to);
+                }
+                free(r->streams);
         }
         for (size_t i = 0; i < MAX_CONNS; i++)
                 if (srv->conns[i] >= 0)
@@ -588,6 +610,14 @@ static int open_sandbox_pty(struct sandbox_state *st, int *ret_master, int *ret_
         return 0;
 }
 
+static void close_pipes(int (*p)[2][2])
+{
+        for (int k = 0; k < 2; k++)
+                for (int e = 0; e < 2; e++)
+                        if ((*p)[k][e] >= 0)
+                                close((*p)[k][e]);
+}
+
 /* exec: a run inside the sandbox with the client's stdio (or, detached, a
  * log file the sentry writes, bounded). */
 static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
@@ -618,6 +648,8 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
         }
         int log_in = -1, log_fd = -1;
         int pass[3] = {fds[0], fds[1], fds[2]};
+        _cleanup_(close_pipes) int run_pipe[2][2] = {{-1, -1}, {-1, -1}};
+        _cleanup_(close_pipes) int client_pipe[2][2] = {{-1, -1}, {-1, -1}};
         _cleanup_close_ int nul = -1, pw = -1, master = -1, slave = -1;
         if (tty) {
                 /* a terminal from the sandbox's own devpts instance: the run
@@ -662,6 +694,19 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
                         reply_error(conn, "%s", why);
                         return;
                 }
+                /* stdin goes in as it is; stdout and stderr come back
+                 * through the sentry, which records them as events and
+                 * passes them on to the client (struct stream) */
+                for (int k = 0; k < 2; k++) {
+                        if (pipe2(run_pipe[k], O_CLOEXEC) < 0 || pipe2(client_pipe[k], O_CLOEXEC) < 0) {
+                                reply_error(conn, "exec: cannot make the run's output pipes: %s", strerror(errno));
+                                return;
+                        }
+                        fcntl(run_pipe[k][0], F_SETFL, O_NONBLOCK);
+                        fcntl(client_pipe[k][1], F_SETFL, O_NONBLOCK);
+                }
+                pass[1] = run_pipe[0][1];
+                pass[2] = run_pipe[1][1];
         }
         if (send_fds(st->sock, &e, offsetof(struct exec_msg, strings) + e.len, pass, 3) < 0) {
                 reply_error(conn, "the sandbox's init is gone");
@@ -683,17 +728,29 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
                               .started = time(NULL)};
         if (timeout_ms > 0)
                 r->timer = arm_ms(CLOCK_MONOTONIC, false, timeout_ms);
+        int back[2] = {master, -1};
+        size_t n_back = master >= 0 ? 1 : 0;
+        if (run_pipe[0][0] >= 0) {
+                r->streams = xcalloc(2, sizeof(struct stream));
+                for (int k = 0; k < 2; k++) {
+                        r->streams[k].in = TAKE_FD(run_pipe[k][0]);
+                        r->streams[k].to = TAKE_FD(client_pipe[k][1]);
+                        back[k] = client_pipe[k][0];
+                }
+                n_back = 2;
+        }
         char id[16];
         snprintf(id, sizeof(id), "r%d", num);
         event(srv, "run_started", json_pack("{s:s, s:O, s:b}", "run", id, "argv", r->argv, "detached", detach));
-        (void)control_send(conn, json_pack("{s:b, s:s}", "ok", 1, "run", id), master >= 0 ? &master : NULL,
-                           master >= 0 ? 1 : 0);
+        (void)control_send(conn, json_pack("{s:b, s:s}", "ok", 1, "run", id), n_back ? back : NULL, n_back);
         write_meta(st);
         if (!detach)
                 r->conn = fcntl(conn, F_DUPFD_CLOEXEC, 3);
 }
 
 static void drain_log(struct serve *srv, struct run_rec *r);
+static void streams_flush(struct serve *srv, struct run_rec *r);
+static bool stream_pump(struct serve *srv, struct run_rec *r, int k);
 
 static void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
 {
@@ -708,6 +765,7 @@ static void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
                         break;
                 drain_log(srv, r);
         }
+        streams_flush(srv, r);
         r->running = false;
         r->status = status;
         r->ended = time(NULL);
@@ -737,7 +795,8 @@ static void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
 /* One line of a detached run's output as an event: a line that is a JSON
  * object is recorded as structured data (so its credential-like fields are
  * masked), any other as text. */
-static void output_event(struct serve *srv, struct run_rec *r, const char *text, size_t len, bool split)
+static void output_event(struct serve *srv, struct run_rec *r, const char *text, size_t len, bool split,
+                         const char *stream)
 {
         char id[16];
         snprintf(id, sizeof(id), "r%d", r->num);
@@ -751,6 +810,8 @@ static void output_event(struct serve *srv, struct run_rec *r, const char *text,
         json_error_t jerr;
         json_t *data = split ? NULL : json_loadb(text, len, JSON_DECODE_ANY, &jerr);
         json_t *ev = json_pack("{s:s}", "run", id);
+        if (stream)
+                json_object_set_new(ev, "stream", json_string(stream));
         if (json_is_object(data))
                 json_object_set_new(ev, "data", data);
         else {
@@ -766,12 +827,12 @@ static void output_lines(struct serve *srv, struct run_rec *r, const char *buf, 
 {
         for (size_t i = 0; i < n; i++) {
                 if (buf[i] == '\n') {
-                        output_event(srv, r, r->line, r->line_len, false);
+                        output_event(srv, r, r->line, r->line_len, false, NULL);
                         r->line_len = 0;
                         continue;
                 }
                 if (r->line_len == sizeof(r->line)) {
-                        output_event(srv, r, r->line, r->line_len, true);
+                        output_event(srv, r, r->line, r->line_len, true, NULL);
                         r->line_len = 0;
                 }
                 r->line[r->line_len++] = buf[i];
@@ -793,7 +854,7 @@ static void drain_log(struct serve *srv, struct run_rec *r)
                 if (n <= 0) {
                         if (n == 0 || errno != EAGAIN) {
                                 if (r->line_len > 0)
-                                        output_event(srv, r, r->line, r->line_len, false);
+                                        output_event(srv, r, r->line, r->line_len, false, NULL);
                                 r->line_len = 0;
                                 close(r->log_in);
                                 r->log_in = -1;
@@ -811,6 +872,101 @@ static void drain_log(struct serve *srv, struct run_rec *r)
                         (void)write_all(r->log_fd, marker, sizeof(marker) - 1);
                         r->log_truncated = true;
                 }
+        }
+}
+
+static const char *const stream_names[2] = {"stdout", "stderr"};
+
+static void stream_lines(struct serve *srv, struct run_rec *r, int k, const char *buf, size_t n)
+{
+        struct stream *sm = &r->streams[k];
+        for (size_t i = 0; i < n; i++) {
+                if (buf[i] == '\n') {
+                        output_event(srv, r, sm->line, sm->line_len, false, stream_names[k]);
+                        sm->line_len = 0;
+                        continue;
+                }
+                if (sm->line_len == sizeof(sm->line)) {
+                        output_event(srv, r, sm->line, sm->line_len, true, stream_names[k]);
+                        sm->line_len = 0;
+                }
+                sm->line[sm->line_len++] = buf[i];
+        }
+}
+
+static void stream_close(struct serve *srv, struct run_rec *r, int k)
+{
+        struct stream *sm = &r->streams[k];
+        if (sm->line_len > 0)
+                output_event(srv, r, sm->line, sm->line_len, false, stream_names[k]);
+        sm->line_len = 0;
+        if (sm->in >= 0)
+                close(TAKE_FD(sm->in));
+        if (sm->to >= 0)
+                close(TAKE_FD(sm->to));
+        sm->off = sm->len = 0;
+}
+
+/* Moves what it can of stream k from the run to the client without
+ * blocking; returns true while the stream has something left to do. */
+static bool stream_pump(struct serve *srv, struct run_rec *r, int k)
+{
+        struct stream *sm = &r->streams[k];
+        for (int round = 0; round < 16; round++) {
+                if (sm->off < sm->len) {
+                        ssize_t w = write(sm->to, sm->buf + sm->off, sm->len - sm->off);
+                        if (w < 0 && (errno == EAGAIN || errno == EINTR))
+                                return true; /* the client is behind: wait for it */
+                        if (w < 0) {
+                                /* the client's end is gone: the run's own
+                                 * writes now fail, as on a closed stream */
+                                stream_close(srv, r, k);
+                                return false;
+                        }
+                        sm->off += (size_t)w;
+                        if (sm->off < sm->len)
+                                return true;
+                        sm->off = sm->len = 0;
+                }
+                if (sm->in < 0) {
+                        stream_close(srv, r, k);
+                        return false;
+                }
+                ssize_t n = read(sm->in, sm->buf, sizeof(sm->buf));
+                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                        return true;
+                if (n <= 0) {
+                        stream_close(srv, r, k);
+                        return false;
+                }
+                stream_lines(srv, r, k, sm->buf, (size_t)n);
+                sm->len = (size_t)n;
+                sm->off = 0;
+        }
+        return true;
+}
+
+/* At the run's exit, what it wrote is passed on before its status (bounded:
+ * a process it left behind may hold the pipe open; its output follows
+ * later through the serve loop). */
+static void streams_flush(struct serve *srv, struct run_rec *r)
+{
+        if (!r->streams)
+                return;
+        for (int round = 0; round < 40; round++) {
+                struct pollfd q[2];
+                int busy = 0;
+                for (int k = 0; k < 2; k++) {
+                        q[k] = (struct pollfd){-1, 0, 0};
+                        if (!stream_pump(srv, r, k))
+                                continue;
+                        struct stream *sm = &r->streams[k];
+                        q[k] = sm->off < sm->len ? (struct pollfd){sm->to, POLLOUT, 0}
+                                                 : (struct pollfd){sm->in, POLLIN, 0};
+                        busy++;
+                }
+                if (!busy || poll(q, 2, 50) <= 0)
+                        return;
         }
 }
 
@@ -1105,9 +1261,9 @@ int serve_loop(struct sandbox_state *st)
         }
 
         enum { P_PIDFD, P_INIT, P_SIG, P_LISTEN, P_LIFE, P_EXPIRY, P_AUDIT, P_DONE, P_FIXED };
-        struct pollfd p[P_FIXED + MAX_CONNS + 3 * MAX_ACTIVE_RUNS];
+        struct pollfd p[P_FIXED + MAX_CONNS + 5 * MAX_ACTIVE_RUNS];
         struct {
-                int kind; /* 0 conn, 1 run conn, 2 run log, 3 run timer */
+                int kind; /* 0 conn, 1 run conn, 2 run log, 3 run timer, 4/5 run stdout/stderr relay */
                 int index;
         } who[ELEMENTSOF(p)];
         for (;;) {
@@ -1126,7 +1282,7 @@ int serve_loop(struct sandbox_state *st)
                                 who[n].index = (int)i;
                                 p[n++] = (struct pollfd){srv->conns[i], POLLIN, 0};
                         }
-                for (int i = 0; i < srv->n_runs && n + 3 <= ELEMENTSOF(p); i++) {
+                for (int i = 0; i < srv->n_runs && n + 5 <= ELEMENTSOF(p); i++) {
                         struct run_rec *r = &srv->runs[i];
                         int fds3[3] = {r->conn, r->log_in, r->timer};
                         for (int k = 0; k < 3; k++)
@@ -1135,6 +1291,17 @@ int serve_loop(struct sandbox_state *st)
                                         who[n].index = i;
                                         p[n++] = (struct pollfd){fds3[k], POLLIN, 0};
                                 }
+                        for (int k = 0; r->streams && k < 2; k++) {
+                                struct stream *sm = &r->streams[k];
+                                /* the client's end while it is behind, else the run's */
+                                bool behind = sm->off < sm->len && sm->to >= 0;
+                                if (!behind && sm->in < 0)
+                                        continue;
+                                who[n].kind = 4 + k;
+                                who[n].index = i;
+                                p[n++] = behind ? (struct pollfd){sm->to, POLLOUT, 0}
+                                                : (struct pollfd){sm->in, POLLIN, 0};
+                        }
                 }
                 if (poll(p, n, -1) < 0) {
                         if (errno == EINTR)
@@ -1190,6 +1357,11 @@ int serve_loop(struct sandbox_state *st)
                         case 2:
                                 if (r->log_in >= 0)
                                         drain_log(srv, r);
+                                break;
+                        case 4:
+                        case 5:
+                                if (r->streams)
+                                        (void)stream_pump(srv, r, who[i].kind - 4);
                                 break;
                         case 3:
                                 if (r->timer >= 0) {

@@ -463,9 +463,13 @@ static int cmd_exec(int argc, char **argv)
         }
         int r = control_send(fd, req, detach || tty ? NULL : fds, detach || tty ? 0 : 3);
         json_t *rep = NULL;
-        _cleanup_close_ int master = -1;
+        /* back come: a terminal's master, or the pipes of the run's stdout
+         * and stderr (the sentry records them as events on the way) */
+        int back[2] = {-1, -1};
         if (r >= 0)
-                r = control_recv(fd, &rep, &master, 1);
+                r = control_recv(fd, &rep, back, 2);
+        _cleanup_close_ int master = tty ? back[0] : -1;
+        _cleanup_close_ int out_pipe = tty ? -1 : back[0], err_pipe = back[1];
         if (r == -E2BIG) {
                 fprintf(stderr, "cordon: sandbox exec: the command line and environment are too long\n");
                 return EXIT_USAGE;
@@ -509,6 +513,7 @@ static int cmd_exec(int argc, char **argv)
                 raw = tcsetattr(STDIN_FILENO, TCSADRAIN, &t) == 0;
         }
         bool in_open = tty, out_open = tty;
+        bool run_out_open = out_pipe >= 0, run_err_open = err_pipe >= 0;
         for (;;) {
                 if (pending_signal) {
                         int sig = pending_signal;
@@ -520,9 +525,12 @@ static int cmd_exec(int argc, char **argv)
                         } else
                                 (void)control_send(fd, json_pack("{s:s, s:i}", "op", "signal", "signal", sig), NULL, 0);
                 }
-                struct pollfd p[3] = {
-                        {fd, POLLIN, 0}, {in_open ? STDIN_FILENO : -1, POLLIN, 0}, {out_open ? master : -1, POLLIN, 0}};
-                if (poll(p, 3, -1) < 0) {
+                struct pollfd p[5] = {{fd, POLLIN, 0},
+                                      {in_open ? STDIN_FILENO : -1, POLLIN, 0},
+                                      {out_open ? master : -1, POLLIN, 0},
+                                      {run_out_open ? out_pipe : -1, POLLIN, 0},
+                                      {run_err_open ? err_pipe : -1, POLLIN, 0}};
+                if (poll(p, 5, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         break;
@@ -536,6 +544,10 @@ static int cmd_exec(int argc, char **argv)
                 }
                 if (p[2].revents && relay_some(master, STDOUT_FILENO) < 0)
                         out_open = false;
+                if (p[3].revents && relay_some(out_pipe, STDOUT_FILENO) < 0)
+                        run_out_open = false;
+                if (p[4].revents && relay_some(err_pipe, STDERR_FILENO) < 0)
+                        run_err_open = false;
                 if (!p[0].revents)
                         continue;
                 r = control_recv(fd, &rep, NULL, 0);
@@ -555,6 +567,19 @@ static int cmd_exec(int argc, char **argv)
                 struct pollfd q = {master, POLLIN, 0};
                 while (poll(&q, 1, 50) > 0 && relay_some(master, STDOUT_FILENO) == 0)
                         ;
+        }
+        /* the sentry passed on all the run wrote before its status; take
+         * it until the pipes end (or stay quiet: a process the run left
+         * behind may hold them open) */
+        while (run_out_open || run_err_open) {
+                struct pollfd q[2] = {{run_out_open ? out_pipe : -1, POLLIN, 0},
+                                      {run_err_open ? err_pipe : -1, POLLIN, 0}};
+                if (poll(q, 2, 100) <= 0)
+                        break;
+                if (q[0].revents && relay_some(out_pipe, STDOUT_FILENO) < 0)
+                        run_out_open = false;
+                if (q[1].revents && relay_some(err_pipe, STDERR_FILENO) < 0)
+                        run_err_open = false;
         }
         if (raw)
                 tcsetattr(STDIN_FILENO, TCSADRAIN, &saved);

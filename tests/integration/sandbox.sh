@@ -487,6 +487,29 @@ unprivileged_user() {
 
 # --root DIR keeps a set of sandboxes apart (as runc's --root): state, control socket and
 # listing live under DIR; the default root does not see them; gc --root cleans there.
+# An attached run's output reaches the client's own stdout and stderr, kept apart, and is
+# recorded as events too (issue #6: every run records its output), stdin still flows in, and a
+# large output arrives whole and in order.
+it_test attached_run_output_is_recorded
+attached_run_output_is_recorded() {
+        local out err
+        new_sandbox
+        out=$(printf 'from-stdin\n' | timeout 30 "$CORDON" sandbox exec "$ID" -- sh -c \
+                'cat; echo to-out; echo to-err >&2; printf "{\"password\": \"%s%s\"}\\n" p4 ss; exit 5' 2>"$IT_TMP/err")
+        RC=$?
+        err=$(cat "$IT_TMP/err")
+        expect_rc 5 "the run's exit status"
+        expect_eq $'from-stdin\nto-out\n{"password": "p4ss"}' "$out" "stdout at the client"
+        expect_eq "to-err" "$err" "stderr at the client, apart from stdout"
+        sb events "$ID" --json
+        expect_match "$OUT" '"stream":"stdout".*"text":"from-stdin"|"text":"from-stdin".*"stream":"stdout"' "stdin's echo recorded"
+        expect_match "$OUT" '"stream":"stderr".*"text":"to-err"|"text":"to-err".*"stream":"stderr"' "stderr recorded as such"
+        expect_contains "$OUT" '"password":"***"' "a credential in the output is masked in the events"
+        expect_not_contains "$OUT" "p4ss" "the password itself is in no event"
+        out=$(timeout 60 "$CORDON" sandbox exec "$ID" -- seq 1 200000 | sha256sum)
+        expect_eq "$(seq 1 200000 | sha256sum)" "$out" "200,000 lines arrive whole and in order"
+}
+
 it_test state_root_option
 state_root_option() {
         local root="$IT_TMP/root" id
