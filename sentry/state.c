@@ -41,20 +41,29 @@ int state_set_root(const char *dir, char **ret_error)
         return 0;
 }
 
-const char *state_root(void)
+/* The default root: /run/cordon for root; $XDG_RUNTIME_DIR/cordon or
+ * /tmp/cordon-UID otherwise. What is host-wide for this user (admission,
+ * the claims below) lives there whatever --root says. */
+static const char *default_root(void)
 {
-        if (root_dir[0])
-                return root_dir;
+        static char dflt[512];
+        if (dflt[0])
+                return dflt;
         if (geteuid() == 0)
-                snprintf(root_dir, sizeof(root_dir), "/run/cordon");
+                snprintf(dflt, sizeof(dflt), "/run/cordon");
         else {
                 const char *xdg = getenv("XDG_RUNTIME_DIR");
                 if (xdg && xdg[0] == '/' && strlen(xdg) < 400)
-                        snprintf(root_dir, sizeof(root_dir), "%s/cordon", xdg);
+                        snprintf(dflt, sizeof(dflt), "%s/cordon", xdg);
                 else
-                        snprintf(root_dir, sizeof(root_dir), "/tmp/cordon-%u", (unsigned)geteuid());
+                        snprintf(dflt, sizeof(dflt), "/tmp/cordon-%u", (unsigned)geteuid());
         }
-        return root_dir;
+        return dflt;
+}
+
+const char *state_root(void)
+{
+        return root_dir[0] ? root_dir : default_root();
 }
 
 void sandbox_new_id(char ret[17])
@@ -111,8 +120,42 @@ static bool is_live(int dirfd)
         return false;
 }
 
-static int count_live(const char *dir)
+/* Every sandbox's sentry holds a claim, DEFAULT_ROOT/claims/ID locked for
+ * its whole life, whichever --root its state is under: admission counts
+ * claims (so another --root is no way around maxConcurrentSandboxes), and
+ * gc never takes a group whose claim is held for garbage (a gc under one
+ * root cannot see another root's state). */
+static int claim_fd = -1;
+
+static int claims_dir(char *buf, size_t size)
 {
+        int r = mkdir_private(default_root());
+        if (r < 0)
+                return r;
+        snprintf(buf, size, "%s/claims", default_root());
+        return mkdir_private(buf);
+}
+
+static bool claim_held(const char *id)
+{
+        char path[700];
+        snprintf(path, sizeof(path), "%s/claims/%s", default_root(), id);
+        _cleanup_close_ int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return false;
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+                return errno == EWOULDBLOCK;
+        flock(fd, LOCK_UN);
+        return false;
+}
+
+/* Held claims; stale ones (their sentry is gone) are removed on the way. */
+static int count_claims(void)
+{
+        char dir[600];
+        int r = claims_dir(dir, sizeof(dir));
+        if (r < 0)
+                return r;
         DIR *d = opendir(dir);
         if (!d)
                 return negative_errno();
@@ -121,12 +164,32 @@ static int count_live(const char *dir)
         while ((de = readdir(d))) {
                 if (!valid_id(de->d_name))
                         continue;
-                _cleanup_close_ int fd = openat(dirfd(d), de->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-                if (fd >= 0 && is_live(fd))
+                if (claim_held(de->d_name))
                         n++;
+                else
+                        (void)unlinkat(dirfd(d), de->d_name, 0);
         }
         closedir(d);
         return n;
+}
+
+static int take_claim(const char *id, char **ret_error)
+{
+        char dir[600], path[700];
+        int r = claims_dir(dir, sizeof(dir));
+        if (r >= 0) {
+                snprintf(path, sizeof(path), "%s/%s", dir, id);
+                int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+                if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+                        claim_fd = fd;
+                        return 0;
+                }
+                r = negative_errno();
+                if (fd >= 0)
+                        close(fd);
+        }
+        *ret_error = xasprintf("claim %s/claims/%s: %s", default_root(), id, strerror(-r));
+        return r;
 }
 
 int state_admit(const char *id, int64_t max_sandboxes, char **ret_error)
@@ -137,7 +200,12 @@ int state_admit(const char *id, int64_t max_sandboxes, char **ret_error)
                 *ret_error = xasprintf("state directory %s: %s", state_root(), strerror(-r));
                 return r;
         }
-        snprintf(path, sizeof(path), "%s/admission.lock", state_root());
+        /* admission is host-wide for this user, whatever --root is */
+        if ((r = mkdir_private(default_root())) < 0) {
+                *ret_error = xasprintf("state directory %s: %s", default_root(), strerror(-r));
+                return r;
+        }
+        snprintf(path, sizeof(path), "%s/admission.lock", default_root());
         _cleanup_close_ int adm = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (adm < 0 || flock(adm, LOCK_EX) < 0) {
                 r = negative_errno();
@@ -145,7 +213,7 @@ int state_admit(const char *id, int64_t max_sandboxes, char **ret_error)
                 return r;
         }
         if (max_sandboxes >= 0) {
-                int live = count_live(dir);
+                int live = count_claims();
                 if (live >= 0 && live >= max_sandboxes) {
                         *ret_error =
                                 xasprintf("quota: maxConcurrentSandboxes %" PRId64 " reached (%d sandboxes running)",
@@ -166,6 +234,10 @@ int state_admit(const char *id, int64_t max_sandboxes, char **ret_error)
                 *ret_error = xasprintf("%s: %s", path, strerror(-r));
                 if (lock >= 0)
                         close(lock);
+                return r;
+        }
+        if ((r = take_claim(id, ret_error)) < 0) {
+                close(lock);
                 return r;
         }
         return lock; /* the admission lock is released on return */
@@ -223,6 +295,9 @@ static int remove_state_dir(int parent, const char *id)
 
 int state_remove(const char *id)
 {
+        char claim[700];
+        snprintf(claim, sizeof(claim), "%s/claims/%s", default_root(), id);
+        (void)unlink(claim);
         char dir[600];
         snprintf(dir, sizeof(dir), "%s/sandboxes", state_root());
         _cleanup_close_ int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -270,8 +345,8 @@ static int gc_leftover_cgroup(const char *dir, const char *id, void *userdata)
                 return 0;
         _cleanup_close_ int fd =
                 c->sandboxes_fd >= 0 ? openat(c->sandboxes_fd, id, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) : -1;
-        if (fd >= 0 && is_live(fd))
-                return 0; /* a running sandbox's group */
+        if ((fd >= 0 && is_live(fd)) || claim_held(id))
+                return 0; /* a running sandbox's group (under this root or another) */
         /* Only a group this user made can be this user's garbage: another
          * user's cordon (root's, whose sandboxes run as host uid 65534) keeps
          * its state elsewhere, and an unprivileged gc that killed what runs in
@@ -293,7 +368,7 @@ int state_gc(bool quiet)
         int removed = 0;
         /* under the admission lock: a sandbox being admitted has its
          * directory before it has its lock, and must not be taken for dead */
-        snprintf(path, sizeof(path), "%s/admission.lock", state_root());
+        snprintf(path, sizeof(path), "%s/admission.lock", default_root());
         _cleanup_close_ int adm = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
         if (adm >= 0)
                 flock(adm, LOCK_EX);
@@ -320,5 +395,6 @@ int state_gc(bool quiet)
         }
         struct leftover_ctx c = {.sandboxes_fd = sfd, .quiet = quiet};
         (void)cgroup_foreach_leftover(gc_leftover_cgroup, &c);
+        (void)count_claims(); /* and drops the claims of dead sentries */
         return removed + c.removed;
 }

@@ -526,6 +526,12 @@ state_root_option() {
         expect_not_contains "$OUT" "$id" "the default root does not list it"
         sb exec "$id" -- true
         expect_true "the default root cannot reach it" test "$RC" != 0
+        # a gc under the default root (every cordon start runs one) sees this sandbox's cgroups
+        # but not its state: its claim keeps them from being taken for garbage
+        OUT=$("$CORDON" gc 2>&1)
+        expect_not_contains "$OUT" "$id" "gc under the default root leaves it alone"
+        sb --root "$root" exec "$id" -- sh -c 'echo still-alive'
+        expect_eq "still-alive" "$OUT" "the sandbox still runs after the other root's gc"
         sb --root "$root" terminate "$id"
         expect_rc 0 "terminate under --root"
         expect_true "its state is gone" test ! -e "$root/sandboxes/$id"
