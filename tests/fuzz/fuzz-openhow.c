@@ -195,7 +195,7 @@ static void check_rules(char **lines, size_t n_lines, size_t n_rules)
 {
         static struct nrule norm[MAX_RULES + 1];
         struct fs_rule raw[MAX_RULES], normal[MAX_RULES], slashed[MAX_RULES];
-        _cleanup_free_ char *slashed_paths[MAX_RULES] = {0};
+        char *slashed_paths[MAX_RULES] = {0};
         const char *path = n_lines > n_rules ? lines[n_rules] : "/";
         if (n_rules > n_lines)
                 n_rules = n_lines;
@@ -227,6 +227,8 @@ static void check_rules(char **lines, size_t n_lines, size_t n_rules)
         CHECK(fs_rules_have_hidden(normal, n_rules) == any_hidden);
         if (got)
                 CHECK(any_hidden);
+        for (size_t i = 0; i < n_rules; i++)
+                free(slashed_paths[i]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
