@@ -14,8 +14,6 @@
 #include "config.h"
 
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -31,9 +29,8 @@
 #define SYS_faccessat2 439
 #endif
 
-/* the kernel's limits: BINPRM_BUF_SIZE bytes of header are looked at, and a
- * #! chain deeper than 4 interpreters fails with ELOOP */
-#define EXEC_HEADER    256
+/* the kernel's limit: a #! chain deeper than 4 interpreters fails with
+ * ELOOP (EXEC_HEADER, the header size looked at, is in fs-internal.h) */
 #define EXEC_MAX_DEPTH 4
 
 /* --- the approvals shared with the tracer ---
@@ -129,47 +126,6 @@ int fs_exec_take(struct fs_exec_table *t, pid_t tid, struct fs_exec_approval *re
         }
         pthread_mutex_unlock(&t->lock);
         return r;
-}
-
-/* --- what a file is --- */
-
-static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
-static void elf_init(void)
-{
-        (void)elf_version(EV_CURRENT);
-}
-
-enum fs_exec_kind fs_exec_classify(const void *buf, size_t len)
-{
-        if (len >= 2 && memcmp(buf, "#!", 2) == 0)
-                return FS_EXEC_SCRIPT;
-        if (len < SELFMAG || memcmp(buf, ELFMAG, SELFMAG) != 0)
-                return FS_EXEC_OTHER;
-        pthread_once(&elf_once, elf_init);
-        /* libelf parses a private copy: elf_memory may keep pointers into it */
-        char copy[EXEC_HEADER];
-        size_t n = len < sizeof(copy) ? len : sizeof(copy);
-        memcpy(copy, buf, n);
-        Elf *e = elf_memory(copy, n);
-        if (!e)
-                return FS_EXEC_BAD_ELF;
-        GElf_Ehdr eh;
-        enum fs_exec_kind k = FS_EXEC_BAD_ELF;
-        if (elf_kind(e) == ELF_K_ELF && gelf_getehdr(e, &eh)) {
-                /* x86_64 only: i386 (ELFCLASS32, EM_386), x32 (ELFCLASS32 with
-                 * EM_X86_64) and every other machine are foreign. The seccomp
-                 * filter would kill an i386 or x32 image at its first syscall;
-                 * refusing it here means the kernel never loads it, and an
-                 * image for a machine the host handles through binfmt_misc
-                 * (qemu-user) never reaches a host interpreter. */
-                if (gelf_getclass(e) == ELFCLASS64 && eh.e_ident[EI_DATA] == ELFDATA2LSB && eh.e_machine == EM_X86_64 &&
-                    (eh.e_type == ET_EXEC || eh.e_type == ET_DYN))
-                        k = FS_EXEC_NATIVE_ELF;
-                else
-                        k = FS_EXEC_FOREIGN_ELF;
-        }
-        elf_end(e);
-        return k;
 }
 
 /* --- the handler --- */
@@ -301,33 +257,6 @@ static int check_file(struct notify_call *call, int fd, struct stat *ret_st, uns
         return 0;
 }
 
-/* The interpreter of a #! script, parsed as fs/binfmt_script.c does:
- * blanks after "#!", then the name up to a blank or the end of the line.
- * -ENOEXEC when there is none or it does not end within the header. */
-static int script_interpreter(const unsigned char *hdr, size_t len, char *out, size_t size)
-{
-        size_t i = 2, end;
-        size_t line_end = len;
-        for (size_t k = 0; k < len; k++)
-                if (hdr[k] == '\n') {
-                        line_end = k;
-                        break;
-                }
-        while (i < line_end && (hdr[i] == ' ' || hdr[i] == '\t'))
-                i++;
-        if (i == line_end)
-                return -ENOEXEC;
-        for (end = i; end < line_end && hdr[end] != ' ' && hdr[end] != '\t' && hdr[end] != '\0'; end++)
-                ;
-        if (end == len && len == EXEC_HEADER)
-                return -ENOEXEC; /* the name runs past what the kernel reads */
-        if (end - i >= size)
-                return -ENAMETOOLONG;
-        memcpy(out, hdr + i, end - i);
-        out[end - i] = '\0';
-        return 0;
-}
-
 /* Follows the file and its #! chain as the kernel will; fills *ret with the
  * identity of the file and of the image that will run. 0 or -errno for the
  * child. Takes ownership of fd. */
@@ -361,7 +290,7 @@ static int check_chain(struct notify_call *call, int fd, struct fs_exec_approval
                 if (k != FS_EXEC_SCRIPT)
                         return -ENOEXEC; /* foreign or malformed ELF, binfmt_misc formats, empty or text files */
                 char interp[PATH_MAX];
-                r = script_interpreter(hdr, len, interp, sizeof(interp));
+                r = fs_exec_script_interpreter(hdr, len, interp, sizeof(interp));
                 if (r < 0)
                         return r;
                 /* the kernel opens the interpreter relative to the caller's

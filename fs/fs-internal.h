@@ -99,3 +99,38 @@ void fs_at_leave(void);
 /* The path of fd in the view (the worker is chrooted there, so the kernel's
  * d_path is relative to the view's root). */
 int fs_view_path(int hostproc_fd, int fd, char *buf, size_t size);
+
+/* --- exec-classify.c: what a file is, from its first bytes --- */
+
+/* The kernel's BINPRM_BUF_SIZE: how much of a file's start exec looks at. */
+#define EXEC_HEADER 256
+
+/* The interpreter of a #! script (hdr: the file's first len bytes), parsed
+ * as fs/binfmt_script.c does, into out. -ENOEXEC when there is none or it
+ * does not end within the header; -ENAMETOOLONG when it does not fit. */
+int fs_exec_script_interpreter(const unsigned char *hdr, size_t len, char *out, size_t size);
+
+/* --- child-input.c: what the child hands in, read without the child --- */
+
+/* The kernel's bounds on openat2's size argument. */
+#ifndef OPEN_HOW_SIZE_VER0
+#define OPEN_HOW_SIZE_VER0 24
+#endif
+#define OPEN_HOW_SIZE_MAX 4096
+
+/* openat2's struct open_how from the size bytes at buf, the way the kernel
+ * reads it (copy_struct_from_user): -EINVAL when smaller than the first
+ * version, -E2BIG when larger than a page or than ours with a non-zero
+ * tail. */
+struct open_how;
+int fs_open_how_from_bytes(const void *buf, size_t size, struct open_how *ret);
+
+/* Supplies the caller's tid and tgid in its pid namespace (notify_ns_ids for
+ * a real call). 0 or -errno. */
+typedef int (*fs_ns_ids_fn)(void *userdata, pid_t *ret_nspid, pid_t *ret_nstgid);
+
+/* fs_rewrite_self() with its two lookups made parameters: ns_ids is called
+ * only when a rule applies, mtab_link (whether the view's /etc/mtab links
+ * to the mount table) only for /etc/mtab. */
+int fs_rewrite_self_with(const char *path, bool exact, fs_ns_ids_fn ns_ids, void *userdata, bool (*mtab_link)(void),
+                         char *out, size_t size, bool *ret_changed);

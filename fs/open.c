@@ -27,27 +27,15 @@ struct open_args {
  * only if the extra bytes are zero, else E2BIG. */
 static int read_open_how(struct notify_call *call, uint64_t addr, uint64_t size, struct open_how *ret)
 {
-        if (size < 24) /* OPEN_HOW_SIZE_VER0 */
+        if (size < OPEN_HOW_SIZE_VER0)
                 return -EINVAL;
-        if (size > 4096)
+        if (size > OPEN_HOW_SIZE_MAX)
                 return -E2BIG;
-        struct open_how how = {0};
-        size_t ours = size < sizeof(how) ? (size_t)size : sizeof(how);
-        int r = notify_read_mem(call, addr, &how, ours);
+        char buf[OPEN_HOW_SIZE_MAX];
+        int r = notify_read_mem(call, addr, buf, (size_t)size);
         if (r < 0)
                 return r;
-        if (size > sizeof(how)) {
-                char rest[4096];
-                size_t extra = (size_t)size - sizeof(how);
-                r = notify_read_mem(call, addr + sizeof(how), rest, extra);
-                if (r < 0)
-                        return r;
-                for (size_t i = 0; i < extra; i++)
-                        if (rest[i])
-                                return -E2BIG;
-        }
-        *ret = how;
-        return 0;
+        return fs_open_how_from_bytes(buf, (size_t)size, ret);
 }
 
 static int decode(struct notify_call *call, struct open_args *a)

@@ -33,49 +33,6 @@ int fs_id_from_child(uint32_t child_id, uint32_t child_root, uint32_t *ret)
         return 0;
 }
 
-/* A rule's path without trailing slashes ("/" stays "/"). */
-static size_t rule_len(const char *p)
-{
-        size_t n = strlen(p);
-        while (n > 1 && p[n - 1] == '/')
-                n--;
-        return n;
-}
-
-bool fs_rules_hide(const struct fs_rule *rules, size_t n, const char *path)
-{
-        const struct fs_rule *best = NULL;
-        size_t best_len = 0;
-        for (size_t i = 0; i < n; i++) {
-                const char *rp = rules[i].path;
-                if (!rp || rp[0] != '/')
-                        continue;
-                size_t rl = rule_len(rp);
-                bool match = rl == 1 || (strncmp(path, rp, rl) == 0 && (path[rl] == '\0' || path[rl] == '/'));
-                if (match && (!best || rl >= best_len)) {
-                        best = &rules[i];
-                        best_len = rl;
-                }
-        }
-        return best && best->access == FS_HIDDEN;
-}
-
-bool fs_rules_have_hidden(const struct fs_rule *rules, size_t n)
-{
-        for (size_t i = 0; i < n; i++)
-                if (rules[i].access == FS_HIDDEN)
-                        return true;
-        return false;
-}
-
-/* /proc/self and friends name the *caller*; resolved by the sentry they would
- * name the sentry (which is not even in the sandbox's pid namespace). Rewrite
- * the well-known spellings to the caller's own pid in its namespace. The bare
- * name is rewritten only when the call follows it (exact): lstat and
- * readlink of "/proc/self" act on the link itself. procfs's own links into
- * self/ (/proc/mounts, /proc/net) and /etc/mtab when it links to them are
- * rewritten too. A relative path or another symlink that reaches /proc/self
- * is not rewritten and fails with ENOENT (a limitation). */
 /* Whether the view's /etc/mtab is the usual link to the mount table of
  * whoever reads it (it is the host's, read-only; a regular file there is
  * left alone). */
@@ -90,49 +47,14 @@ static bool mtab_is_proc_link(void)
                streq(target, "../proc/self/mounts") || streq(target, "../proc/mounts");
 }
 
+static int call_ns_ids(void *userdata, pid_t *ret_nspid, pid_t *ret_nstgid)
+{
+        return notify_ns_ids(userdata, ret_nspid, ret_nstgid);
+}
+
 int fs_rewrite_self(struct notify_call *call, const char *path, bool exact, char *out, size_t size, bool *ret_changed)
 {
-        static const struct {
-                const char *prefix;
-                const char *tail; /* after /proc/<tgid> */
-                bool thread;      /* /task/<tid> goes before tail */
-        } rules[] = {
-                {"/proc/self", "", false},
-                {"/proc/thread-self", "", true},
-                {"/dev/fd", "/fd", false},
-                {"/dev/stdin", "/fd/0", false},
-                {"/dev/stdout", "/fd/1", false},
-                {"/dev/stderr", "/fd/2", false},
-                /* procfs's own links to self/ */
-                {"/proc/mounts", "/mounts", false},
-                {"/proc/net", "/net", false},
-                /* the distributions' link to them (only when it is one, below) */
-                {"/etc/mtab", "/mounts", false},
-        };
-        *ret_changed = false;
-        for (size_t i = 0; i < ELEMENTSOF(rules); i++) {
-                size_t n = strlen(rules[i].prefix);
-                if (strncmp(path, rules[i].prefix, n) != 0 || (path[n] != '\0' && path[n] != '/'))
-                        continue;
-                if (!exact && path[n] == '\0')
-                        return 0; /* the link itself */
-                if (streq(rules[i].prefix, "/etc/mtab") && !mtab_is_proc_link())
-                        return 0;
-                pid_t nspid, nstgid;
-                int r = notify_ns_ids(call, &nspid, &nstgid);
-                if (r < 0)
-                        return r;
-                char head[64];
-                if (rules[i].thread)
-                        snprintf(head, sizeof(head), "/proc/%d/task/%d", (int)nstgid, (int)nspid);
-                else
-                        snprintf(head, sizeof(head), "/proc/%d%s", (int)nstgid, rules[i].tail);
-                if ((size_t)snprintf(out, size, "%s%s", head, path + n) >= size)
-                        return -ENAMETOOLONG;
-                *ret_changed = true;
-                return 0;
-        }
-        return 0;
+        return fs_rewrite_self_with(path, exact, call_ns_ids, call, mtab_is_proc_link, out, size, ret_changed);
 }
 
 /* Whether fd is on one of the view's mounts. A directory fd from outside

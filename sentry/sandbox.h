@@ -88,6 +88,24 @@ bool event_secret_key(const char *k);
 json_t *json_text(const char *s, size_t n);
 /* {"error": "..."} */
 json_t *error_reply(const char *fmt, ...) _printf_(1, 2);
+/* snapshot-entry.c: the writable layer's directories as the view shows them
+ * and their names in a snapshot archive. */
+struct snapshot_layer_dir {
+        const char *view, *name;
+};
+#define SNAPSHOT_LAYER_DIRS 5
+extern const struct snapshot_layer_dir snapshot_layer_dirs[SNAPSHOT_LAYER_DIRS];
+/* "layer/tmp/a/b" -> "tmp/a/b" (relative to the view's root); NULL: not
+ * part of the layer, or the layer directory itself. */
+char *snapshot_view_name(const char *arc);
+/* What a restore does with archive entry e: 1, writes it as *ret_name (and,
+ * for a hard link, links it to *ret_hardlink, else NULL), both relative to
+ * the view's root and inside the layer; 0, leaves it out (outside the layer,
+ * or of a type a snapshot does not hold); -EINVAL, refuses the archive (a
+ * ".." in a name). */
+struct archive_entry;
+int snapshot_entry_plan(struct archive_entry *e, char **ret_name, char **ret_hardlink);
+
 /* snapshot.c: writes the archive to x->fd; the reply (digest or error). */
 json_t *snapshot_write(struct xfer *x);
 /* Restores a snapshot's layer into the view (create --from-snapshot), as

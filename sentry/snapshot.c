@@ -20,14 +20,6 @@
 
 #define WALK_MAX_DEPTH 128
 
-/* The writable layer as the view shows it, and its name in the archive. */
-static const struct {
-        const char *view, *name;
-} layer_dirs[] = {
-        {"tmp", "layer/tmp"},   {"var/tmp", "layer/var-tmp"}, {"run", "layer/run"},
-        {"root", "layer/home"}, {"dev/shm", "layer/shm"},
-};
-
 struct sink {
         int fd;
         EVP_MD_CTX *md;
@@ -169,21 +161,21 @@ json_t *snapshot_write(struct xfer *x)
                 goto out;
         }
         int r = add_blob(a, "cordon/sandbox.json", x->extra_json ? x->extra_json : "{}");
-        for (size_t i = 0; r == 0 && i < ELEMENTSOF(layer_dirs); i++) {
-                int fd = xfer_open(layer_dirs[i].view, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
+        for (size_t i = 0; r == 0 && i < SNAPSHOT_LAYER_DIRS; i++) {
+                int fd = xfer_open(snapshot_layer_dirs[i].view, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
                 struct stat st;
                 if (fd < 0)
                         continue;
                 if (fstat(fd, &st) == 0) {
                         struct archive_entry *e = archive_entry_new();
-                        archive_entry_set_pathname(e, layer_dirs[i].name);
+                        archive_entry_set_pathname(e, snapshot_layer_dirs[i].name);
                         archive_entry_copy_stat(e, &st);
                         archive_entry_set_uid(e, 0);
                         archive_entry_set_gid(e, 0);
                         r = archive_write_header(a, e) == ARCHIVE_OK ? 0 : -EIO;
                         archive_entry_free(e);
                         if (r == 0)
-                                r = walk(a, fd, layer_dirs[i].name, st.st_dev, 0);
+                                r = walk(a, fd, snapshot_layer_dirs[i].name, st.st_dev, 0);
                 }
                 close(fd);
         }
@@ -237,18 +229,6 @@ struct restore {
         int result;
 };
 
-/* "layer/tmp/a/b" -> "tmp/a/b" (relative to the view's root); NULL: not
- * part of the layer, or the layer directory itself. */
-static char *view_name(const char *arc)
-{
-        for (size_t i = 0; i < ELEMENTSOF(layer_dirs); i++) {
-                size_t n = strlen(layer_dirs[i].name);
-                if (strncmp(arc, layer_dirs[i].name, n) == 0 && arc[n] == '/' && arc[n + 1])
-                        return xasprintf("%s/%s", layer_dirs[i].view, arc + n + 1);
-        }
-        return NULL;
-}
-
 static void *restore_thread(void *arg)
 {
         struct restore *rs = arg;
@@ -277,21 +257,18 @@ static void *restore_thread(void *arg)
         struct archive_entry *e;
         int ar;
         while (r == 0 && (ar = archive_read_next_header(in, &e)) == ARCHIVE_OK) {
-                _cleanup_free_ char *name = view_name(archive_entry_pathname(e));
-                if (!name)
-                        continue;
-                mode_t type = archive_entry_filetype(e);
-                if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)
+                _cleanup_free_ char *name = NULL, *hname = NULL;
+                int p = snapshot_entry_plan(e, &name, &hname);
+                if (p < 0) {
+                        snprintf(rs->err, rs->errsize, "%s: a name with \"..\"", archive_entry_pathname(e));
+                        r = p;
+                        break;
+                }
+                if (p == 0)
                         continue;
                 archive_entry_set_pathname(e, name);
-                /* a hard link names another layer path: map it the same way */
-                const char *hl = archive_entry_hardlink(e);
-                if (hl) {
-                        _cleanup_free_ char *hname = view_name(hl);
-                        if (!hname)
-                                continue;
+                if (hname)
                         archive_entry_set_hardlink(e, hname);
-                }
                 int w = archive_write_header(out, e);
                 if (w == ARCHIVE_OK && archive_entry_size(e) > 0) {
                         const void *buf;
