@@ -74,6 +74,11 @@ int notify_probe_features(struct notify_features *ret)
                 ;
         if (n != (ssize_t)sizeof(f))
                 return -EIO;
+        /* a feature a test forced absent is reported as the kernel lacking it */
+        if (notify_feature_absent("addfd"))
+                f.addfd = f.addfd_send = false;
+        if (notify_feature_absent("sync_wakeup"))
+                f.sync_wakeup = false;
         *ret = f;
         return 0;
 }
