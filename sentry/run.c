@@ -790,7 +790,8 @@ static const struct {
         {"process_vm_readv", "child memory is read through /proc/TID/mem"},
         {"openat2", "cordon's own walks go one component at a time and refuse symlinks; the child's openat2 gets "
                     "ENOSYS"},
-        {"sync_wakeup", "SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP not used: emulated calls are slower, isolation is the same"},
+        {"sync_wakeup",
+         "SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP not used: emulated calls are slower, isolation is the same"},
         {"pidfd_getfd", "required"},
         {"addfd", "required"},
 };
