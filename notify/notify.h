@@ -204,3 +204,6 @@ struct notify_features {
         bool sync_wakeup;
 };
 int notify_probe_features(struct notify_features *ret);
+/* Whether the kernel knows SECCOMP_IOCTL_NOTIF_ADDFD, asked on a listener
+ * with no notification pending (nothing is injected). */
+bool notify_listener_has_addfd(int listener_fd);

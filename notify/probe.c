@@ -82,3 +82,14 @@ int notify_probe_features(struct notify_features *ret)
         *ret = f;
         return 0;
 }
+
+bool notify_listener_has_addfd(int listener_fd)
+{
+        /* No notification is pending yet, so any id is unknown: a kernel with
+         * the ioctl answers ENOENT; one without it EINVAL (or ENOTTY). The
+         * source fd must be valid, or EBADF would come first. */
+        struct seccomp_notif_addfd a = {.id = 1, .srcfd = (__u32)listener_fd};
+        if (ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &a) >= 0)
+                return true;
+        return errno != EINVAL && errno != ENOTTY;
+}

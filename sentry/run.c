@@ -835,24 +835,10 @@ static int apply_forced_fallbacks(bool verbose)
         return 0;
 }
 
-/* A kernel without ADDFD cannot run a sandbox at all (see above): say so
- * before anything is set up, rather than failing at the first open. */
-static int require_addfd(void)
-{
-        struct notify_features nf;
-        if (notify_probe_features(&nf) < 0 || !nf.user_notif || nf.addfd)
-                return 0; /* unknown, or no user-notification at all: the filter install says why */
-        fprintf(stderr, "cordon: the kernel lacks SECCOMP_IOCTL_NOTIF_ADDFD (Linux 5.9), which cordon requires to "
-                        "inject the files and sockets it opens for the sandbox; refusing to start\n");
-        return EXIT_SANDBOX;
-}
-
 int sentry_run(const struct run_options *o)
 {
         int r = apply_forced_fallbacks(o->verbose);
         if (r != 0)
-                return r;
-        if ((r = require_addfd()) != 0)
                 return r;
         _cleanup_(sandbox_plan_done) struct sandbox_plan plan = {0};
         r = sandbox_plan_build(o, &plan);
@@ -1247,6 +1233,17 @@ static int sentry_main_loop(struct sandbox_state *st)
         if (listener < 0 || st->fsctx.root_fd < 0 || usernsfd < 0 || netnsfd < 0) {
                 kill_and_reap(st);
                 fprintf(stderr, "cordon: no seccomp listener or root from the sandbox\n");
+                return EXIT_SANDBOX;
+        }
+        /* A kernel without ADDFD (before 5.9) cannot run a sandbox at all
+         * (see apply_forced_fallbacks): say so now, before the command runs,
+         * rather than failing at its first open. */
+        if (!notify_listener_has_addfd(listener)) {
+                close(listener);
+                kill_and_reap(st);
+                fprintf(stderr, "cordon: the kernel lacks SECCOMP_IOCTL_NOTIF_ADDFD (Linux 5.9), which cordon "
+                                "requires to inject the files and sockets it opens for the sandbox; refusing to "
+                                "start\n");
                 return EXIT_SANDBOX;
         }
         if (!m.value && st->verbose)
