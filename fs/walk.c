@@ -102,6 +102,7 @@ int fs_open_in_root(int rootfd, const char *path, int flags)
         _cleanup_close_ int cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
         if (cur < 0)
                 return negative_errno();
+        bool walked = false;
         char *save = NULL;
         char *comp = strtok_r(buf, "/", &save);
         while (comp) {
@@ -113,13 +114,17 @@ int fs_open_in_root(int rootfd, const char *path, int flags)
                         continue;
                 }
                 int nfd = step(cur, comp, next ? O_PATH | O_DIRECTORY : flags);
+                struct stat st;
+                if (nfd == -ENOTDIR && next && fstatat(cur, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+                        return -ELOOP; /* a symlink where a directory was needed */
                 if (nfd < 0)
-                        return nfd == -ENOTDIR && next ? -ELOOP : nfd;
+                        return nfd;
                 close(cur);
                 cur = nfd;
+                walked = true;
                 comp = next;
         }
-        if (flags & O_PATH)
+        if (walked || (flags & O_PATH))
                 return TAKE_FD(cur);
         /* the path named the root itself: reopen it with the caller's flags */
         int fd = openat(cur, ".", flags | O_CLOEXEC);
