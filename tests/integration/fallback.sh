@@ -122,6 +122,32 @@ openat2_absent_template_digest() {
         expect_contains "$ERR" "found $d; refusing to start" "the fallback walk's digest is cordon digest's"
 }
 
+# A long-lived sandbox created without openat2: its sentry opens the sandbox's devpts ptmx for
+# `exec -t` by the component walk, and the exec'd command's own openat2 gets ENOSYS.
+it_test openat2_absent_sandbox_exec_terminal
+openat2_absent_sandbox_exec_terminal() {
+        [ "$(id -u)" = 0 ] || skip "long-lived sandboxes keep their state under /run/cordon (root)"
+        command -v script >/dev/null || skip "script(1) is not installed"
+        command -v python3 >/dev/null || skip "no python3 on the host"
+        local id
+        id=$(CORDON_TEST_FORCE_FALLBACK=openat2 timeout 30 "$CORDON" sandbox create 2>"$IT_TMP/create.err")
+        [[ $id =~ ^[0-9a-f]{16}$ ]] || fail "create printed '$id': $(cat "$IT_TMP/create.err")"
+        at_exit "timeout 30 '$CORDON' sandbox terminate $id"
+        OUT=$(timeout 30 script -qec "'$CORDON' sandbox exec $id -t -- sh -c 'test -t 0 && test -t 1 && echo tty-yes; tty; exit 3'" /dev/null </dev/null 2>&1)
+        RC=$?
+        expect_rc 3 "exec -t's status through a terminal"
+        expect_contains "$OUT" "tty-yes" "stdin and stdout are a terminal"
+        expect_match "$OUT" '/dev/pts/[0-9]+' "from the sandbox's own devpts"
+        # shellcheck disable=SC2016
+        OUT=$(timeout 30 "$CORDON" sandbox exec "$id" -- python3 -c '
+import ctypes, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+how = struct.pack("QQQ", os.O_RDONLY, 0, 0)
+r = libc.syscall(437, -100, b"/etc/passwd", how, len(how))
+print("openat2:", "ok" if r >= 0 else os.strerror(ctypes.get_errno()))' 2>&1)
+        expect_contains "$OUT" "openat2: Function not implemented" "an exec'd command's openat2"
+}
+
 # Without SYNC_WAKE_UP: the same workloads, slower; -v names it, and the layer report says the
 # flag is not in use (where this kernel has it, a normal run says "on", so the switch is real).
 it_test sync_wakeup_absent_runs_workloads
