@@ -146,6 +146,12 @@ how = struct.pack("QQQ", os.O_RDONLY, 0, 0)
 r = libc.syscall(437, -100, b"/etc/passwd", how, len(how))
 print("openat2:", "ok" if r >= 0 else os.strerror(ctypes.get_errno()))' 2>&1)
         expect_contains "$OUT" "openat2: Function not implemented" "an exec'd command's openat2"
+        # put and get open in the view without openat2 too (the chrooted worker's own open)
+        printf 'blob\n' >"$IT_TMP/blob"
+        chmod 0644 "$IT_TMP/blob"
+        OUT=$(timeout 30 "$CORDON" sandbox put "$id" "$IT_TMP/blob" /tmp/blob 2>&1) || fail "put: $OUT"
+        OUT=$(timeout 30 "$CORDON" sandbox get "$id" /tmp/blob "$IT_TMP/back" 2>&1) || fail "get: $OUT"
+        expect_eq "blob" "$(cat "$IT_TMP/back")" "the file back from the sandbox"
 }
 
 # Without SYNC_WAKE_UP: the same workloads, slower; -v names it, and the layer report says the
