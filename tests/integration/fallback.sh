@@ -3,7 +3,10 @@
 # cannot, forced absent with CORDON_TEST_FORCE_FALLBACK. A feature with a documented fallback
 # (openat2, SYNC_WAKE_UP) must still run real workloads, with -v naming the fallback and
 # evidence that it ran; a required one (ADDFD, pidfd_getfd) must refuse to start with exit 125
-# and a message naming the feature, without running the command. Run by `make check`; by hand:
+# and a message naming the feature, without running the command. Any other suite can be re-run
+# whole with the fallbacks forced, e.g. CORDON_TEST_FORCE_FALLBACK=openat2,sync_wakeup bash
+# tests/integration/run.sh (lib.sh passes the variable on to every cordon it starts); the path
+# table (fs-semantics.sh) runs each fallback itself. Run by `make check`; by hand:
 #
 #   CORDON=/path/to/cordon TESTS_SRCDIR=/path/to/tests bash tests/integration/fallback.sh [REGEX...]
 
