@@ -120,12 +120,7 @@ static int add_record(struct walk *w, const char *path, char type, mode_t mode, 
 /* one step down: name in dirfd, never through a symlink or into another mount */
 static int open_beneath(int dirfd, const char *name, int flags)
 {
-        struct open_how how = {
-                .flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY),
-                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS,
-        };
-        int fd = (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
-        return fd < 0 ? negative_errno() : fd;
+        return fs_open_beneath_one(dirfd, name, flags | O_NOFOLLOW | O_NOCTTY, true);
 }
 
 static bool same_file(const struct stat *a, const struct stat *b)

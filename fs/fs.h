@@ -68,6 +68,18 @@ int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize);
  * and contents. Writes "sha256:<hex>" into ret_digest. On failure returns
  * -errno and writes which path and what failed into err. */
 int fs_digest_tree(int dirfd, char *err, size_t errsize, char ret_digest[FS_DIGEST_SIZE]);
+/* --- Walks cordon makes for itself (walk.c) --- */
+
+/* Opens the one component name below dirfd (flags as for openat, O_CLOEXEC
+ * added) without following a symlink or leaving dirfd; with same_mount, not
+ * into another mount either. openat2 RESOLVE_BENEATH|NO_SYMLINKS, or where
+ * the kernel lacks openat2 an O_NOFOLLOW open with the same refusals. */
+int fs_open_beneath_one(int dirfd, const char *name, int flags, bool same_mount);
+/* Opens path inside rootfd as its root (openat2 RESOLVE_IN_ROOT|NO_MAGICLINKS).
+ * Without openat2: a component walk that follows no symlink (ELOOP) and
+ * refuses ".." (EXDEV), so never leaves the root but reaches less. */
+int fs_open_in_root(int rootfd, const char *path, int flags);
+
 /* --- Landlock (landlock.c): a kernel floor beneath the view --- */
 
 /* The running kernel's Landlock ABI version (1..), or -ENOSYS (not built

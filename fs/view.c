@@ -144,17 +144,9 @@ static int bind_path(const char *src, const char *dst, uint64_t attrs)
  * is_file) so it can be mounted over. Returns an O_PATH fd. */
 static int open_in_root(int rootfd, const char *path, bool create, bool is_file)
 {
-        struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-        /* A ".." walked under RESOLVE_IN_ROOT fails with EAGAIN when any
-         * rename or mount on the host raced with it (the kernel cannot then
-         * vouch for the walk) and asks to be retried; on a busy host, with
-         * other sandboxes mounting, that happens. */
-        int fd, tries = 0;
-        do
-                fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
-        while (fd < 0 && errno == EAGAIN && ++tries < 100);
-        if (fd >= 0 || errno != ENOENT || !create)
-                return fd >= 0 ? fd : negative_errno();
+        int fd = fs_open_in_root(rootfd, path, O_PATH);
+        if (fd >= 0 || fd != -ENOENT || !create)
+                return fd;
 
         /* walk from the root, creating what is missing */
         char buf[4096];
@@ -169,13 +161,10 @@ static int open_in_root(int rootfd, const char *path, bool create, bool is_file)
         while (comp) {
                 char *next = strtok_r(NULL, "/", &save);
                 bool last = next == NULL;
-                how = (struct open_how){.flags = O_PATH | O_CLOEXEC,
-                                        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-                /* RESOLVE_IN_ROOT relative to cur would treat cur as root; use
-                 * BENEATH here: each step is one plain component. */
-                how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
-                int nfd = (int)syscall(SYS_openat2, cur, comp, &how, sizeof(how));
-                if (nfd < 0 && errno == ENOENT) {
+                /* each step is one plain component, beneath cur (RESOLVE_IN_ROOT
+                 * relative to cur would treat cur as the root) */
+                int nfd = fs_open_beneath_one(cur, comp, O_PATH, false);
+                if (nfd == -ENOENT) {
                         if (last && is_file) {
                                 int f = openat(cur, comp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
                                 if (f < 0)
@@ -183,10 +172,10 @@ static int open_in_root(int rootfd, const char *path, bool create, bool is_file)
                                 close(f);
                         } else if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
                                 return negative_errno();
-                        nfd = (int)syscall(SYS_openat2, cur, comp, &how, sizeof(how));
+                        nfd = fs_open_beneath_one(cur, comp, O_PATH, false);
                 }
                 if (nfd < 0)
-                        return negative_errno();
+                        return nfd;
                 close(cur);
                 cur = nfd;
                 comp = next;

@@ -258,7 +258,7 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
          * which cuts the round trip several-fold. Optional: older kernels
          * answer ENOTTY/EINVAL and we run without it. */
         __u64 flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
-        e->sync_wakeup = ioctl(lfd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags) == 0;
+        e->sync_wakeup = !notify_feature_absent("sync_wakeup") && ioctl(lfd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags) == 0;
 
         struct sigaction sa = {.sa_handler = wake_handler};
         sigemptyset(&sa.sa_mask);

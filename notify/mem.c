@@ -79,13 +79,31 @@ static int read_proc_mem(const struct notify_call *call, uint64_t addr, void *bu
         return n == (ssize_t)len ? 0 : -EFAULT;
 }
 
+/* Kernel features a test has declared absent (CORDON_TEST_FORCE_FALLBACK).
+ * Each is looked at where the feature is used, so the code that would run on
+ * a kernel without it is the code that runs. */
+static const char *const forcible[] = {"process_vm_readv", "openat2", "addfd", "pidfd_getfd", "sync_wakeup"};
+static atomic_uint forced_absent; /* bit i: forcible[i] */
+
 int notify_force_fallback(const char *feature)
 {
-        if (streq(feature, "process_vm_readv")) {
-                atomic_store(&vm_readv_broken, true);
-                return 0;
-        }
+        for (size_t i = 0; i < ELEMENTSOF(forcible); i++)
+                if (streq(feature, forcible[i])) {
+                        atomic_fetch_or(&forced_absent, 1u << i);
+                        if (i == 0)
+                                atomic_store(&vm_readv_broken, true);
+                        return 0;
+                }
         return -EINVAL;
+}
+
+bool notify_feature_absent(const char *feature)
+{
+        unsigned mask = atomic_load_explicit(&forced_absent, memory_order_relaxed);
+        for (size_t i = 0; i < ELEMENTSOF(forcible); i++)
+                if (streq(feature, forcible[i]))
+                        return mask & (1u << i);
+        return false;
 }
 
 int notify_read_mem(const struct notify_call *call, uint64_t addr, void *buf, size_t len)
@@ -221,6 +239,11 @@ int notify_dup_child_fd(const struct notify_call *call, int fd)
 {
         if (fd < 0)
                 return -EBADF;
+        /* No fallback: reopening /proc/TID/fd/N is not the same open file (a
+         * socket cannot be reopened at all, a file would get new flags and
+         * offset), so whatever needs the child's own fd fails closed. */
+        if (notify_feature_absent("pidfd_getfd"))
+                return -ENOSYS;
         /* a pidfd for the calling thread itself (PIDFD_THREAD, Linux 6.9),
          * else for its thread group leader: the fd table is shared either way */
         int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)call->req->pid, 0x80 /* PIDFD_THREAD = O_EXCL */);

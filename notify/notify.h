@@ -186,10 +186,14 @@ int notify_ns_ids(const struct notify_call *call, pid_t *ret_nspid, pid_t *ret_n
 /* The calling thread's umask, or -errno. */
 int notify_umask(const struct notify_call *call);
 
-/* Makes the engine use its fallback for a kernel feature as if the kernel
- * lacked it, so tests exercise the fallback paths ("process_vm_readv":
- * read child memory through /proc/TID/mem). -EINVAL for an unknown name. */
+/* Makes cordon behave as if the kernel lacked a feature, so tests exercise
+ * the fallback or the refusal: "process_vm_readv" (child memory through
+ * /proc/TID/mem), "openat2" (component walks without symlinks; the child's
+ * openat2 gets ENOSYS), "sync_wakeup" (served without it), "pidfd_getfd" and
+ * "addfd" (required: the run refuses to start). -EINVAL for an unknown name. */
 int notify_force_fallback(const char *feature);
+/* Whether feature (a name notify_force_fallback knows) was forced absent. */
+bool notify_feature_absent(const char *feature);
 
 /* For `cordon check`: what the running kernel offers. */
 struct notify_features {
@@ -200,3 +204,6 @@ struct notify_features {
         bool sync_wakeup;
 };
 int notify_probe_features(struct notify_features *ret);
+/* Whether the kernel knows SECCOMP_IOCTL_NOTIF_ADDFD, asked on a listener
+ * with no notification pending (nothing is injected). */
+bool notify_listener_has_addfd(int listener_fd);

@@ -74,6 +74,22 @@ int notify_probe_features(struct notify_features *ret)
                 ;
         if (n != (ssize_t)sizeof(f))
                 return -EIO;
+        /* a feature a test forced absent is reported as the kernel lacking it */
+        if (notify_feature_absent("addfd"))
+                f.addfd = f.addfd_send = false;
+        if (notify_feature_absent("sync_wakeup"))
+                f.sync_wakeup = false;
         *ret = f;
         return 0;
+}
+
+bool notify_listener_has_addfd(int listener_fd)
+{
+        /* No notification is pending yet, so any id is unknown: a kernel with
+         * the ioctl answers ENOENT; one without it EINVAL (or ENOTTY). The
+         * source fd must be valid, or EBADF would come first. */
+        struct seccomp_notif_addfd a = {.id = 1, .srcfd = (__u32)listener_fd};
+        if (ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &a) >= 0)
+                return true;
+        return errno != EINVAL && errno != ENOTTY;
 }

@@ -589,9 +589,15 @@ static int open_sandbox_pty(struct sandbox_state *st, int *ret_master, int *ret_
 {
         struct open_how how = {.flags = O_RDWR | O_NOCTTY | O_CLOEXEC,
                                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS};
-        int m = (int)syscall(SYS_openat2, st->fsctx.root_fd, "dev/pts/ptmx", &how, sizeof(how));
+        int m = notify_feature_absent("openat2")
+                        ? -1
+                        : (int)syscall(SYS_openat2, st->fsctx.root_fd, "dev/pts/ptmx", &how, sizeof(how));
+        if (m < 0 && (errno == ENOSYS || notify_feature_absent("openat2")))
+                m = fs_open_in_root(st->fsctx.root_fd, "dev/pts/ptmx", O_RDWR | O_NOCTTY); /* follows no symlink */
+        else if (m < 0)
+                m = negative_errno();
         if (m < 0)
-                return negative_errno();
+                return m;
         struct stat sb;
         int unlock = 0;
         if (fstat(m, &sb) < 0 || !S_ISCHR(sb.st_mode) || ioctl(m, TIOCSPTLCK, &unlock) < 0) {

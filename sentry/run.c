@@ -782,10 +782,66 @@ static bool any_cgroup_limit(const struct run_limits *l)
         return l->memory_bytes != POLICY_UNSET || l->cpu_millis != POLICY_UNSET || l->max_processes != POLICY_UNSET;
 }
 
+/* What a run does without each kernel feature a test can force absent (the
+ * same as on a kernel that lacks it), said once under -v. */
+static const struct {
+        const char *name, *consequence;
+} fallbacks[] = {
+        {"process_vm_readv", "child memory is read through /proc/TID/mem"},
+        {"openat2", "cordon's own walks go one component at a time and refuse symlinks; the child's openat2 gets "
+                    "ENOSYS"},
+        {"sync_wakeup",
+         "SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP not used: emulated calls are slower, isolation is the same"},
+        {"pidfd_getfd", "required"},
+        {"addfd", "required"},
+};
+
+/* Tests re-run the suite with a kernel feature forced absent so the fallback
+ * paths run, not just exist. Falling back never weakens isolation, only
+ * speed or reach; a feature without a safe fallback refuses the run. Before
+ * the plan, since the plan already walks trees (the source's digest). */
+static int apply_forced_fallbacks(bool verbose)
+{
+        const char *force = getenv("CORDON_TEST_FORCE_FALLBACK");
+        if (!force || !*force)
+                return 0;
+        _cleanup_free_ char *list = xstrdup(force);
+        char *save = NULL;
+        for (char *f = strtok_r(list, ",", &save); f; f = strtok_r(NULL, ",", &save))
+                if (notify_force_fallback(f) < 0) {
+                        fprintf(stderr, "cordon: CORDON_TEST_FORCE_FALLBACK: unknown feature '%s'\n", f);
+                        return EXIT_USAGE;
+                }
+        for (size_t i = 0; i < ELEMENTSOF(fallbacks); i++)
+                if (verbose && notify_feature_absent(fallbacks[i].name))
+                        fprintf(stderr, "cordon: kernel feature %s forced absent: %s\n", fallbacks[i].name,
+                                fallbacks[i].consequence);
+        /* No safe fallback for these two: without ADDFD the sentry cannot
+         * give the child the file or socket it opened on its behalf (letting
+         * the kernel redo the call would re-read child memory after the
+         * decision); without pidfd_getfd it cannot take the sandbox's seccomp
+         * listener from init, nor inspect the child's sockets and dirfds. */
+        if (notify_feature_absent("addfd")) {
+                fprintf(stderr, "cordon: the kernel lacks SECCOMP_IOCTL_NOTIF_ADDFD (Linux 5.9), which cordon "
+                                "requires to inject the files and sockets it opens for the sandbox; refusing to "
+                                "start\n");
+                return EXIT_SANDBOX;
+        }
+        if (notify_feature_absent("pidfd_getfd")) {
+                fprintf(stderr, "cordon: the kernel lacks pidfd_getfd (Linux 5.6), which cordon requires to take "
+                                "the sandbox's seccomp listener and inspect the sandbox's fds; refusing to start\n");
+                return EXIT_SANDBOX;
+        }
+        return 0;
+}
+
 int sentry_run(const struct run_options *o)
 {
+        int r = apply_forced_fallbacks(o->verbose);
+        if (r != 0)
+                return r;
         _cleanup_(sandbox_plan_done) struct sandbox_plan plan = {0};
-        int r = sandbox_plan_build(o, &plan);
+        r = sandbox_plan_build(o, &plan);
         if (r < 0)
                 return r == PLAN_POLICY_ERROR ? EXIT_USAGE : EXIT_SANDBOX; /* plan_build printed why */
 
@@ -819,20 +875,6 @@ int sentry_run(const struct run_options *o)
         if (check_stdio(why, sizeof(why)) < 0) {
                 fprintf(stderr, "cordon: %s\n", why);
                 return EXIT_SANDBOX;
-        }
-
-        /* Tests re-run the suite with a kernel feature forced absent so the
-         * fallback paths run, not just exist. Falling back never weakens
-         * isolation, only speed, so the variable is honoured as is. */
-        const char *force = getenv("CORDON_TEST_FORCE_FALLBACK");
-        if (force && *force) {
-                _cleanup_free_ char *list = xstrdup(force);
-                char *save = NULL;
-                for (char *f = strtok_r(list, ",", &save); f; f = strtok_r(NULL, ",", &save))
-                        if (notify_force_fallback(f) < 0) {
-                                fprintf(stderr, "cordon: CORDON_TEST_FORCE_FALLBACK: unknown feature '%s'\n", f);
-                                return EXIT_USAGE;
-                        }
         }
 
         /* what crashed sentries left behind goes first (never a live sandbox) */
@@ -1191,6 +1233,17 @@ static int sentry_main_loop(struct sandbox_state *st)
         if (listener < 0 || st->fsctx.root_fd < 0 || usernsfd < 0 || netnsfd < 0) {
                 kill_and_reap(st);
                 fprintf(stderr, "cordon: no seccomp listener or root from the sandbox\n");
+                return EXIT_SANDBOX;
+        }
+        /* A kernel without ADDFD (before 5.9) cannot run a sandbox at all
+         * (see apply_forced_fallbacks): say so now, before the command runs,
+         * rather than failing at its first open. */
+        if (!notify_listener_has_addfd(listener)) {
+                close(listener);
+                kill_and_reap(st);
+                fprintf(stderr, "cordon: the kernel lacks SECCOMP_IOCTL_NOTIF_ADDFD (Linux 5.9), which cordon "
+                                "requires to inject the files and sockets it opens for the sandbox; refusing to "
+                                "start\n");
                 return EXIT_SANDBOX;
         }
         if (!m.value && st->verbose)

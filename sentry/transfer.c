@@ -103,7 +103,8 @@ int xfer_open(const char *path, int flags, mode_t mode)
         struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
                                .mode = (flags & O_CREAT) ? mode : 0,
                                .resolve = RESOLVE_NO_MAGICLINKS};
-        long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+        long fd = notify_feature_absent("openat2") ? (errno = ENOSYS, -1)
+                                                   : syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
         if (fd >= 0)
                 return (int)fd;
         if (errno != ENOSYS)

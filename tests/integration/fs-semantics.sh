@@ -98,6 +98,23 @@ semantics_trap_all_proc_mem_fallback() {
         unset CORDON_TEST_FORCE_FALLBACK
 }
 
+it_test semantics_trap_all_openat2_fallback
+semantics_trap_all_openat2_fallback() {
+        # no openat2 for cordon's own walks (the view and its binds set up by
+        # O_NOFOLLOW component walks); the table makes no openat2 call itself
+        export CORDON_TEST_FORCE_FALLBACK=openat2
+        compare "--trap-all (no openat2)" --trap-all
+        unset CORDON_TEST_FORCE_FALLBACK
+}
+
+it_test semantics_trap_all_sync_wakeup_fallback
+semantics_trap_all_sync_wakeup_fallback() {
+        # every path call emulated without SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+        export CORDON_TEST_FORCE_FALLBACK=sync_wakeup
+        compare "--trap-all (no SYNC_WAKE_UP)" --trap-all
+        unset CORDON_TEST_FORCE_FALLBACK
+}
+
 it_test semantics_unprivileged_trap_all
 semantics_unprivileged_trap_all() {
         # cordon itself run by uid 65534: the sentry then sits in a user

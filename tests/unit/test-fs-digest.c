@@ -17,6 +17,7 @@
 
 #include "common/util.h"
 #include "fs/fs.h"
+#include "notify/notify.h"
 
 static char root[64];
 
@@ -326,6 +327,59 @@ START_TEST(test_no_follow)
 }
 END_TEST
 
+/* Without openat2 (forced absent, as on an old kernel) the walk goes one
+ * O_NOFOLLOW component at a time and must hash the same tree to the same
+ * digest, symlinks recorded and never walked. */
+START_TEST(test_openat2_fallback_same)
+{
+        build_tree();
+        char outside[64];
+        snprintf(outside, sizeof(outside), "/tmp/cordon-digest-out.XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(outside));
+        link_to("out", outside);
+        char a[FS_DIGEST_SIZE], b[FS_DIGEST_SIZE];
+        digest(a);
+        ck_assert(!notify_feature_absent("openat2"));
+        ck_assert_int_eq(notify_force_fallback("openat2"), 0);
+        ck_assert(notify_feature_absent("openat2"));
+        digest(b);
+        rmdir(outside);
+        ck_assert_str_eq(a, b);
+}
+END_TEST
+
+/* The fallback walks follow no symlink and no "..": stricter than
+ * RESOLVE_IN_ROOT, never looser. */
+START_TEST(test_openat2_fallback_walks)
+{
+        build_tree();
+        link_to("up", "..");
+        ck_assert_int_eq(notify_force_fallback("openat2"), 0);
+        int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(rootfd, 0);
+        int fd = fs_open_in_root(rootfd, "/etc//./passwd", O_RDONLY);
+        ck_assert_int_ge(fd, 0);
+        char buf[8] = "";
+        ck_assert_int_eq(read(fd, buf, 4), 4);
+        ck_assert(memcmp(buf, "root", 4) == 0);
+        close(fd);
+        ck_assert_int_eq(fs_open_in_root(rootfd, "sh", O_PATH), -ELOOP);
+        ck_assert_int_eq(fs_open_in_root(rootfd, "sh", O_RDONLY), -ELOOP);
+        ck_assert_int_eq(fs_open_in_root(rootfd, "up/etc", O_PATH), -ELOOP);
+        ck_assert_int_eq(fs_open_in_root(rootfd, "bin/../etc", O_PATH), -EXDEV);
+        ck_assert_int_eq(fs_open_in_root(rootfd, "etc/passwd/x", O_PATH), -ENOTDIR);
+        ck_assert_int_eq(fs_open_beneath_one(rootfd, "..", O_PATH, true), -EXDEV);
+        ck_assert_int_eq(fs_open_beneath_one(rootfd, "etc/passwd", O_RDONLY, true), -EXDEV);
+        fd = fs_open_beneath_one(rootfd, "sh", O_PATH | O_NOFOLLOW, true); /* the link itself, as asked */
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        fd = fs_open_beneath_one(rootfd, "etc", O_RDONLY | O_DIRECTORY, true);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        close(rootfd);
+}
+END_TEST
+
 /* Two trees with the same contents made apart give the same digest. */
 START_TEST(test_copy_same)
 {
@@ -353,6 +407,8 @@ static Suite *digest_suite(void)
         tcase_add_test(tc, test_changes);
         tcase_add_test(tc, test_no_follow);
         tcase_add_test(tc, test_copy_same);
+        tcase_add_test(tc, test_openat2_fallback_same);
+        tcase_add_test(tc, test_openat2_fallback_walks);
         tcase_add_test(tc, test_special_files);
         tcase_add_test(tc, test_errors);
         suite_add_tcase(s, tc);
