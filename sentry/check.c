@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -15,6 +16,7 @@
 #include "common/util.h"
 #include "fs/fs.h"
 #include "net/net.h"
+#include "sentry/run-internal.h"
 #include "sentry/sentry.h"
 
 /* Tries flags in a child (after a user namespace when asked); true if the
@@ -180,6 +182,14 @@ static void json_string_out(const char *s)
         putchar('"');
 }
 
+/* Can this process load seccomp filters at all? (The sentry, its agent and
+ * its tracer confine themselves with one whenever they can.) */
+static bool has_seccomp_filter(void)
+{
+        unsigned action = SECCOMP_RET_KILL_PROCESS;
+        return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
+}
+
 int sentry_check(bool json)
 {
         bool root = geteuid() == 0;
@@ -190,6 +200,13 @@ int sentry_check(bool json)
         bool floor = probe_floor(floor_note, sizeof(floor_note));
         bool landlock = probe_landlock(landlock_note, sizeof(landlock_note));
         bool cg2 = is_cgroup2("/sys/fs/cgroup") || is_cgroup2("/sys/fs/cgroup/unified");
+        bool filters = has_seccomp_filter();
+        char confined_note[120];
+        if (filters)
+                snprintf(confined_note, sizeof(confined_note), "own seccomp allow-list, %zu rows",
+                         sentry_confine_rows());
+        else
+                snprintf(confined_note, sizeof(confined_note), "NOT confined: seccomp filters cannot be loaded");
 
         struct row rows[] = {
                 {"user namespace", userns, true, "the sandbox's uid 0 is an unprivileged host uid"},
@@ -209,6 +226,7 @@ int sentry_check(bool json)
                 {"mount_setattr", syscall_exists(442, -1, 0, 0, 0), true, "recursive read-only binds (Linux 5.12)"},
                 {"pidfd_open", syscall_exists(SYS_pidfd_open, 0, 0, 0, 0), true, "watching the sandbox's init"},
                 {"SO_NETNS_COOKIE", has_netns_cookie(), true, "the egress gate tells its sockets apart (Linux 5.14)"},
+                {"sentry confined", filters, true, confined_note},
                 {"ptrace exec events", exectrace_probe() == 0, true,
                  "exec verified after the fact (else only with --allow-unverified-exec)"},
                 {"process_vm_readv", syscall_exists(SYS_process_vm_readv, 0, 0, 0, 0), false, "else /proc/PID/mem"},

@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "common/fdpass.h"
+#include "sentry/run-internal.h"
 #include "sentry/sandbox.h"
 
 #define MAX_RUNS          1024         /* run records kept per sandbox */
@@ -275,15 +276,23 @@ static json_t *run_json(const struct run_rec *r)
 
 static json_t *isolation_json(const struct sandbox_state *st)
 {
-        return json_pack("{s:[sssssss], s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s}", "namespaces", "user", "mount", "pid",
-                         "net", "ipc", "uts", "cgroup", "identity",
+        /* the sentry confines itself before the command runs (run.c refuses
+         * to start otherwise); the agent and the tracer do the same */
+        char confined[160];
+        snprintf(confined, sizeof(confined),
+                 "sentry, proc agent and exec tracer each confined by their own seccomp allow-list "
+                 "(sentry: %zu rows)",
+                 sentry_confine_rows());
+        return json_pack("{s:[sssssss], s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:s}", "namespaces", "user", "mount",
+                         "pid", "net", "ipc", "uts", "cgroup", "identity",
                          "uid/gid 0 in the sandbox; no capabilities; no_new_privs", "hostUid", (json_int_t)st->uid,
                          "hostGid", (json_int_t)st->gid, "view",
                          "host system dirs read-only, private writable layer, own /proc and /dev", "network",
                          "own namespace, loopback only; DNS stub and egress gate", "seccomp",
                          "filter from the syscall table; path and socket calls emulated by the sentry", "cgroup",
                          st->cg ? cgroup_backend(st->cg) : "none", "privileged",
-                         st->privileged ? "sentry runs as root" : "sentry runs in its own user namespace");
+                         st->privileged ? "sentry runs as root" : "sentry runs in its own user namespace",
+                         "confinement", confined);
 }
 
 static json_t *meta_json(const struct sandbox_state *st, bool live)

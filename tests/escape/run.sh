@@ -652,6 +652,62 @@ probe exec-i386
 probe exec-flip
 probe exec-fd-swap
 
+# written into other processes, and the process model (issue #9)
+probe process-vm-writev
+probe proc-mem-write
+probe ptrace-sibling
+probe personality
+# a fork bomb under --pids 64 (the limit itself: fork_bomb_bounded in
+# tests/integration/limits.sh); the host must still fork afterwards
+N=$((N + 1))
+timeout -k 5 30 "$CORDON" run --pids 64 --bind "$BIND:/helpers:ro" -- /helpers/escape-probe fork-bomb \
+        </dev/null >"$WORK/out.$N" 2>&1
+rc=$?
+if ! /bin/sh -c true; then
+        echo "escape fork-bomb: GOT THROUGH (the host cannot fork after the attempt)" >>"$WORK/out.$N"
+        rc=1
+fi
+record "--pids 64" fork-bomb "$rc" "$WORK/out.$N"
+
+# another sandbox, running: sandbox 1 holds a secret in its /tmp and
+# /dev/shm, an abstract socket and a SysV segment; sandbox 2 looks for them
+chmod 755 "$WORK"
+OS_DIR=$WORK/other && mkdir -p "$OS_DIR" && chmod 777 "$OS_DIR"
+OS_TOKEN="cordon-other-$(rand)"
+OS_SECRET="cordon-other-secret-$(rand)"
+OS_KEY=$((0x5a000000 + RANDOM))
+timeout -k 5 120 "$CORDON" run --bind "$BIND:/helpers:ro" --bind "$OS_DIR:/scratch" -- \
+        /helpers/escape-probe hold-secrets "$OS_TOKEN" "$OS_SECRET" "$OS_TOKEN" "$OS_KEY" /scratch/ready \
+        </dev/null >"$WORK/other.out" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do
+        [ -s "$OS_DIR/ready" ] && break
+        sleep 0.1
+done
+OS_HOSTPID=
+for p in /proc/[0-9]*; do
+        if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "^/helpers/escape-probe hold-secrets $OS_TOKEN "; then
+                OS_HOSTPID=${p#/proc/}
+                PIDS+=("$OS_HOSTPID")
+                break
+        fi
+done
+if [ -n "$OS_HOSTPID" ]; then
+        probe other-sandbox "$OS_HOSTPID" "$OS_TOKEN" "$OS_TOKEN" "$OS_KEY"
+        kill -0 "$OS_HOSTPID" 2>/dev/null || echo "    (note: sandbox 1 was gone after the attempt)"
+        kill "$OS_HOSTPID" 2>/dev/null
+else
+        N=$((N + 1))
+        echo "escape other-sandbox: FAILED (sandbox 1 did not start: $(head -c 200 "$WORK/other.out"))"
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES+=(other-sandbox)
+fi
+if grep -rqaF "$OS_SECRET" "$WORK"/out.* 2>/dev/null; then
+        echo "escape other-sandbox-output: GOT THROUGH (sandbox 1's secret appears in sandbox 2's output)"
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES+=(other-sandbox-output)
+fi
+
 # --- the same with the sandbox's own tools ---------------------------------
 
 shell sh-cat-secret "

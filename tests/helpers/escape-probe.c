@@ -50,8 +50,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/ipc.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/msg.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/shm.h>
@@ -3698,6 +3700,387 @@ static int a_exec_fd_swap(int argc, char **argv)
 
 /* ------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------ */
+/* other processes, written to (issue #9) */
+
+/* process_vm_writev into a forked sibling and into init. EFAULT means the
+ * kernel granted access and only the address was wrong: that counts as
+ * through, as an attacker would have used a right address. */
+static int a_process_vm_writev(int argc, char **argv)
+{
+        static char marker[] = "cordon-marker";
+        struct notes n = {0};
+        bool ok = true;
+        pid_t c = spawn_sleeper();
+        if (c < 0)
+                return probe_error("fork: %s", en(errno));
+        char buf[sizeof(marker)] = "overwritten!";
+        struct iovec l = {buf, sizeof(buf)}, r = {marker, sizeof(marker)};
+        const pid_t targets[] = {c, 1};
+        const char *const names[] = {"sibling", "pid 1"};
+        for (size_t i = 0; i < 2; i++) {
+                ssize_t k = process_vm_writev(targets[i], &l, 1, &r, 1, 0);
+                if (k >= 0 || errno == EFAULT) {
+                        note(&n, "process_vm_writev(%s) %s", names[i],
+                             k >= 0 ? "wrote" : "passed the access check (EFAULT)");
+                        ok = false;
+                } else {
+                        note(&n, "process_vm_writev(%s): %s", names[i], en(errno));
+                }
+        }
+        reap(c);
+        return finish(&n, ok);
+}
+
+/* Opens /proc/PID/mem read-write and writes one byte at ADDR; false if it
+ * worked (or the open did). */
+static bool mem_write_fails(struct notes *n, pid_t p, void *addr, const char *who)
+{
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/mem", (int)p);
+        int fd = open(path, O_RDWR | O_CLOEXEC);
+        if (fd < 0) {
+                note(n, "%s %s O_RDWR: %s", who, path, en(errno));
+                return true;
+        }
+        char b = 'X';
+        ssize_t k = pwrite(fd, &b, 1, (off_t)(uintptr_t)addr);
+        note(n, "%s %s opened O_RDWR, pwrite %s", who, path, k == 1 ? "wrote" : en(errno));
+        close(fd);
+        return false;
+}
+
+/* Writes through /proc/PID/mem to init, to a sibling and to every pid the
+ * sandbox's /proc shows (the sentry's is not among them). */
+static int a_proc_mem_write(int argc, char **argv)
+{
+        static char marker[] = "cordon-marker";
+        struct notes n = {0};
+        bool ok = true;
+        pid_t c = spawn_sleeper();
+        if (c < 0)
+                return probe_error("fork: %s", en(errno));
+        ok &= mem_write_fails(&n, 1, marker, "init");
+        ok &= mem_write_fails(&n, c, marker, "sibling");
+        DIR *d = opendir("/proc");
+        struct dirent *de;
+        int others = 0;
+        while (d && (de = readdir(d))) {
+                pid_t p = (pid_t)atoi(de->d_name);
+                if (p <= 1 || p == c || p == getpid())
+                        continue;
+                others++;
+                ok &= mem_write_fails(&n, p, marker, "visible");
+        }
+        if (d)
+                closedir(d);
+        note(&n, "%d other pids visible", others);
+        reap(c);
+        return finish(&n, ok);
+}
+
+/* ptrace of a forked child, of a true sibling (a second child attaching the
+ * first), and of the parent, each with PTRACE_ATTACH and PTRACE_SEIZE. */
+static long ptrace_both(pid_t p, char *what, size_t size)
+{
+        /* SEIZE first: it stops nothing, so a native run (where it works)
+         * leaves the target running; ATTACH (which queues a SIGSTOP) only
+         * when SEIZE was refused, then a SIGCONT in case it was not */
+        long s = ptrace(PTRACE_SEIZE, p, NULL, NULL);
+        int es = errno;
+        if (s == 0) {
+                snprintf(what, size, "SEIZE succeeded");
+                return 1;
+        }
+        long a = ptrace(PTRACE_ATTACH, p, NULL, NULL);
+        int ea = errno;
+        if (a == 0)
+                kill(p, SIGCONT);
+        snprintf(what, size, "SEIZE %s, ATTACH %s", en(es), a == 0 ? "succeeded" : en(ea));
+        return a == 0;
+}
+
+static int a_ptrace_sibling(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        char what[160];
+        pid_t c = spawn_sleeper();
+        if (c < 0)
+                return probe_error("fork: %s", en(errno));
+        if (ptrace_both(c, what, sizeof(what)))
+                ok = false;
+        note(&n, "child: %s", what);
+        reap(c);
+
+        c = spawn_sleeper();
+        int pfd[2];
+        if (c < 0 || pipe(pfd) < 0)
+                return probe_error("fork/pipe: %s", en(errno));
+        pid_t a = fork();
+        if (a == 0) {
+                char w[160];
+                long r = ptrace_both(c, w, sizeof(w));
+                (void)!write(pfd[1], &r, sizeof(r));
+                (void)!write(pfd[1], w, sizeof(w));
+                _exit(0);
+        }
+        close(pfd[1]);
+        long r = 0;
+        memset(what, 0, sizeof(what));
+        if (read(pfd[0], &r, sizeof(r)) != sizeof(r) || read(pfd[0], what, sizeof(what)) <= 0)
+                snprintf(what, sizeof(what), "the attacker reported nothing");
+        close(pfd[0]);
+        while (waitpid(a, NULL, 0) < 0 && errno == EINTR)
+                ;
+        reap(c);
+        what[sizeof(what) - 1] = '\0';
+        if (r)
+                ok = false;
+        note(&n, "sibling: %s", what);
+
+        pid_t pp = getppid();
+        if (ptrace_both(pp, what, sizeof(what)))
+                ok = false;
+        note(&n, "parent (pid %d): %s", (int)pp, what);
+        return finish(&n, ok);
+}
+
+/* Is the page at p mapped executable? */
+static int mapped_exec(void *p)
+{
+        FILE *f = fopen("/proc/self/maps", "re");
+        if (!f)
+                return -errno;
+        char line[512];
+        int r = -ENOENT;
+        while (fgets(line, sizeof(line), f)) {
+                unsigned long lo, hi;
+                char perms[8];
+                if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && (uintptr_t)p >= lo && (uintptr_t)p < hi) {
+                        r = perms[2] == 'x';
+                        break;
+                }
+        }
+        fclose(f);
+        return r;
+}
+
+static long per_linux32_i386(void)
+{
+        if (personality(PER_LINUX32 | ADDR_LIMIT_32BIT) < 0)
+                return -errno;
+        return i386_getpid();
+}
+
+/* personality(2): READ_IMPLIES_EXEC must not make a PROT_READ mapping
+ * executable, and PER_LINUX32 must not open the i386 ABI. */
+static int a_personality(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        int cur = personality(0xffffffff);
+        note(&n, "personality now 0x%x", cur);
+        int r = personality(READ_IMPLIES_EXEC);
+        note(&n, "personality(READ_IMPLIES_EXEC): %s", r < 0 ? en(errno) : "accepted");
+        void *m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+                return probe_error("mmap: %s", en(errno));
+        int x = mapped_exec(m);
+        if (x == 1) {
+                note(&n, "a PROT_READ mapping is executable");
+                ok = false;
+        } else {
+                note(&n, "PROT_READ mapping %s", x == 0 ? "not executable" : en(-x));
+        }
+        munmap(m, 4096);
+        r = personality(PER_LINUX32);
+        note(&n, "personality(PER_LINUX32): %s", r < 0 ? en(errno) : "accepted");
+        r = personality(PER_LINUX32 | ADDR_LIMIT_32BIT);
+        note(&n, "personality(PER_LINUX32|ADDR_LIMIT_32BIT): %s", r < 0 ? en(errno) : "accepted");
+        if (cur >= 0)
+                personality((unsigned long)cur);
+        /* the i386 ABI, after PER_LINUX32, in a child (it is killed if refused) */
+        int pfd[2];
+        if (pipe(pfd) < 0)
+                return probe_error("pipe: %s", en(errno));
+        pid_t c = fork();
+        if (c == 0) {
+                long v = per_linux32_i386();
+                (void)!write(pfd[1], &v, sizeof(v));
+                _exit(0);
+        }
+        close(pfd[1]);
+        long v = 0;
+        ssize_t k = read(pfd[0], &v, sizeof(v));
+        close(pfd[0]);
+        int status = 0;
+        while (waitpid(c, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (WIFSIGNALED(status))
+                note(&n, "int $0x80 after PER_LINUX32: killed by %s", sigabbrev_np(WTERMSIG(status)) ?: "a signal");
+        else if (k == sizeof(v) && v > 0) {
+                note(&n, "int $0x80 after PER_LINUX32 returned pid %ld", v);
+                ok = false;
+        } else
+                note(&n, "int $0x80 after PER_LINUX32: %ld", v);
+        return finish(&n, ok);
+}
+
+/* ------------------------------------------------------------------ */
+/* another sandbox (issue #9): the runner starts sandbox 1 with
+ * `escape-probe hold-secrets`, then this attempt runs in sandbox 2 */
+
+/* Sandbox 1's side: a secret in /tmp and /dev/shm, an abstract socket, a
+ * SysV segment; then waits to be killed. Not an attempt (not listed). */
+static int hold_secrets(int argc, char **argv)
+{
+        if (argc < 6)
+                return 2;
+        const char *file = argv[2], *secret = argv[3], *abstract = argv[4];
+        key_t key = (key_t)strtol(argv[5], NULL, 0);
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "/tmp/%s", file);
+        FILE *f = fopen(path, "we");
+        if (!f || fputs(secret, f) < 0 || fclose(f) != 0)
+                return 2;
+        snprintf(path, sizeof(path), "/dev/shm/%s", file);
+        f = fopen(path, "we");
+        if (f) {
+                fputs(secret, f);
+                fclose(f);
+        }
+        int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        size_t len = strlen(abstract);
+        if (len > sizeof(sa.sun_path) - 1)
+                len = sizeof(sa.sun_path) - 1;
+        memcpy(sa.sun_path + 1, abstract, len);
+        if (s >= 0)
+                (void)!(bind(s, (struct sockaddr *)&sa,
+                             (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) == 0 &&
+                        listen(s, 4) == 0);
+        (void)shmget(key, 4096, IPC_CREAT | 0666);
+        /* the runner waits for this line in the scratch directory */
+        if (argc > 6) {
+                f = fopen(argv[6], "we");
+                if (f) {
+                        fprintf(f, "%d\n", (int)getpid());
+                        fclose(f);
+                }
+        }
+        alarm(120);
+        for (;;)
+                pause();
+}
+
+/* Sandbox 2's side: args HOSTPID FILE ABSTRACT SHMKEY. */
+static int a_other_sandbox(int argc, char **argv)
+{
+        struct notes n = {0};
+        bool ok = true;
+        if (argc < 6)
+                return probe_error("usage: other-sandbox HOSTPID FILE ABSTRACT SHMKEY");
+        pid_t host = (pid_t)atoi(argv[2]);
+        const char *file = argv[3], *abstract = argv[4];
+        key_t key = (key_t)strtol(argv[5], NULL, 0);
+        char path[PATH_MAX], buf[256];
+        /* /proc/PID/root of every visible pid, and of the host pid */
+        int tried = 0;
+        DIR *d = opendir("/proc");
+        struct dirent *de;
+        while (d && (de = readdir(d))) {
+                if (de->d_name[0] < '0' || de->d_name[0] > '9')
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%s/root/tmp/%s", de->d_name, file);
+                tried++;
+                if (read_file(path, buf, sizeof(buf)) >= 0) {
+                        note(&n, "read %s", path);
+                        ok = false;
+                }
+        }
+        if (d)
+                closedir(d);
+        note(&n, "/proc/*/root/tmp of %d visible pids: none had it", tried);
+        static const char *const under[] = {"tmp", "dev/shm"};
+        for (size_t i = 0; i < 2; i++) {
+                snprintf(path, sizeof(path), "/proc/%d/root/%s/%s", (int)host, under[i], file);
+                ssize_t k = read_file(path, buf, sizeof(buf));
+                if (k >= 0) {
+                        note(&n, "read %s", path);
+                        ok = false;
+                } else {
+                        note(&n, "/proc/HOSTPID/root/...: %s", en((int)-k));
+                }
+        }
+        static const char *const dirs[] = {"/tmp", "/dev/shm", "/var/tmp"};
+        for (size_t i = 0; i < 3; i++) {
+                snprintf(path, sizeof(path), "%s/%s", dirs[i], file);
+                ssize_t k = read_file(path, buf, sizeof(buf));
+                if (k >= 0) {
+                        note(&n, "read %s", path);
+                        ok = false;
+                } else {
+                        note(&n, "%s: %s", path, en((int)-k));
+                }
+        }
+        int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (s >= 0) {
+                struct sockaddr_un sa = {.sun_family = AF_UNIX};
+                size_t len = strlen(abstract);
+                if (len > sizeof(sa.sun_path) - 1)
+                        len = sizeof(sa.sun_path) - 1;
+                memcpy(sa.sun_path + 1, abstract, len);
+                if (connect(s, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) ==
+                    0) {
+                        note(&n, "connected to sandbox 1's abstract socket");
+                        ok = false;
+                } else {
+                        note(&n, "abstract socket: %s", en(errno));
+                }
+                close(s);
+        }
+        int id = shmget(key, 0, 0);
+        if (id >= 0) {
+                note(&n, "shmget(sandbox 1's key 0x%x) found it", (unsigned)key);
+                ok = false;
+        } else {
+                note(&n, "shmget: %s", en(errno));
+        }
+        if (kill(host, 0) == 0) {
+                note(&n, "kill(host pid %d, 0) found a process", (int)host);
+                ok = false;
+        } else {
+                note(&n, "kill(host pid %d, 0): %s", (int)host, en(errno));
+        }
+        return finish(&n, ok);
+}
+
+/* ------------------------------------------------------------------ */
+/* a fork bomb, run under --pids 64 (tests/integration/limits.sh has the
+ * fork_bomb_bounded test of the limit itself) */
+
+static int a_fork_bomb(int argc, char **argv)
+{
+        enum { CAP = 400 };
+        static pid_t kids[CAP];
+        int got = 0, e = 0;
+        while (got < CAP) {
+                pid_t p = spawn_sleeper();
+                if (p < 0) {
+                        e = errno;
+                        break;
+                }
+                kids[got++] = p;
+        }
+        for (int i = 0; i < got; i++)
+                reap(kids[i]);
+        /* itself and its parent count too */
+        if (got + 1 <= 64)
+                return blocked("%d processes (with itself), then fork: %s", got + 1, e ? en(e) : "none");
+        return through("%d processes (with itself)%s", got + 1, got == CAP ? ", stopped at the probe's own cap" : "");
+}
+
 static int a_selftest(int argc, char **argv)
 {
         return blocked("probe runs, uid %d, pid %d", (int)getuid(), (int)getpid());
@@ -3799,6 +4182,12 @@ static const struct {
         {"exec-i386", a_exec_i386},
         {"exec-flip", a_exec_flip},
         {"exec-fd-swap", a_exec_fd_swap},
+        {"process-vm-writev", a_process_vm_writev},
+        {"proc-mem-write", a_proc_mem_write},
+        {"ptrace-sibling", a_ptrace_sibling},
+        {"personality", a_personality},
+        {"other-sandbox", a_other_sandbox},
+        {"fork-bomb", a_fork_bomb},
 };
 
 int main(int argc, char **argv)
@@ -3813,6 +4202,8 @@ int main(int argc, char **argv)
                 return 0;
         }
         setvbuf(stdout, NULL, _IOLBF, 0);
+        if (strcmp(argv[1], "hold-secrets") == 0)
+                return hold_secrets(argc, argv);
         /* a hung attempt must not hang the suite */
         alarm(25);
         for (size_t i = 0; i < sizeof(attempts) / sizeof(attempts[0]); i++)

@@ -969,10 +969,11 @@ check_reports_ready() {
         expect_contains "$OUT" "ready: every layer" "verdict"
         expect_match "$OUT" 'user namespace +yes +required' "user namespace row"
         expect_match "$OUT" 'seccomp user notification +yes +required' "user notification row"
+        expect_match "$OUT" 'sentry confined +yes +required +own seccomp allow-list, [0-9]+ rows' "sentry confinement row"
         OUT=$("$CORDON" check --json 2>&1)
         RC=$?
         expect_rc 0 "cordon check --json"
-        printf '%s' "$OUT" | "$(host_python)" -c 'import json,sys; d=json.load(sys.stdin); assert d["ready"] is True and d["layers"]["pid namespace"]["available"] is True' ||
+        printf '%s' "$OUT" | "$(host_python)" -c 'import json,sys; d=json.load(sys.stdin); assert d["ready"] is True and d["layers"]["pid namespace"]["available"] is True; c=d["layers"]["sentry confined"]; assert c["available"] is True and c["note"].startswith("own seccomp allow-list, ")' ||
                 fail "check --json is not the expected JSON: $OUT"
 }
 

@@ -93,6 +93,8 @@ create_exec_status() {
         sb inspect "$ID" --json
         expect_contains "$OUT" '"status": "running"' "inspect status"
         expect_contains "$OUT" '"namespaces"' "inspect shows the isolation layers"
+        expect_contains "$OUT" 'sentry, proc agent and exec tracer each confined by their own seccomp allow-list' \
+                "inspect says the sentry, agent and tracer are confined"
         expect_match "$OUT" '"id": "r5"' "inspect lists the runs"
 }
 
