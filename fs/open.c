@@ -138,6 +138,28 @@ static int open_in_agent(struct notify_call *call, int at, const char *path, con
                              a->is_openat2 ? a->how.resolve : 0, (mode_t)um);
 }
 
+/* Whether fd, a procfs file opened for writing, may be: any but a "mem"
+ * file of another process (/proc/PID/mem or /proc/PID/task/TID/mem). Its
+ * own memory a process may write through procfs (JITs and debuggers of
+ * themselves do). An unknown location fails closed. */
+static bool proc_mem_writable(struct notify_call *call, int fd)
+{
+        char vp[PATH_MAX];
+        if (fs_view_path(call->hostproc_fd, fd, vp, sizeof(vp)) < 0)
+                return false;
+        unsigned long pid, tid;
+        int end = 0;
+        if (sscanf(vp, "/proc/%lu/mem%n", &pid, &end) != 1 || vp[end] != '\0') {
+                end = 0;
+                if (sscanf(vp, "/proc/%lu/task/%lu/mem%n", &pid, &tid, &end) != 2 || vp[end] != '\0')
+                        return true; /* not a mem file */
+        }
+        pid_t nspid, nstgid;
+        if (notify_ns_ids(call, &nspid, &nstgid) < 0)
+                return false;
+        return pid == (unsigned long)nstgid;
+}
+
 /* Emulates open(2), creat(2), openat(2) and openat2(2) against the view. */
 int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
 {
@@ -300,6 +322,15 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                         ret->error = ENOENT;
                         return 0;
                 }
+        }
+        if ((a.how.flags & O_ACCMODE) != O_RDONLY && st.st_dev == ctx->proc_dev && !proc_mem_writable(call, fd)) {
+                /* another process's memory, written through procfs: the
+                 * filter refuses ptrace and process_vm_writev, and this is
+                 * the same power (the kernel allows it for a parent, and
+                 * for anyone of the same uid without Yama) */
+                close(fd);
+                ret->error = EACCES;
+                return 0;
         }
         if (S_ISDIR(st.st_mode) && !fs_in_view(call->userdata, fd)) {
                 /* a directory outside the view, reached through a magic link */

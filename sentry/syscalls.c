@@ -38,6 +38,24 @@
 #define LOW32 UINT64_C(0xffffffff)
 /* clang-format on */
 
+/* personality(2): READ_IMPLIES_EXEC would make every readable mapping the
+ * process makes executable (its W^X gone); the other persona bits are
+ * harmless here (PER_LINUX32 changes no syscall ABI: i386 and x32 calls are
+ * still killed). Decided on the register alone, so CONTINUE is safe: the
+ * kernel acts on the same value. The 0xffffffff query is answered natively. */
+#define PER_READ_IMPLIES_EXEC 0x0400000u
+static int handle_personality(struct notify_call *call, struct notify_verdict *ret)
+{
+        uint32_t persona = (uint32_t)call->req->data.args[0];
+        if (persona != 0xffffffffu && (persona & PER_READ_IMPLIES_EXEC)) {
+                ret->kind = VERDICT_ERROR;
+                ret->error = EPERM;
+                return 0;
+        }
+        ret->kind = VERDICT_CONTINUE;
+        return 0;
+}
+
 static const struct syscall_entry table[] = {
         /* --- the view: path syscalls the sentry performs itself --- */
         EMULATE("open", fs_handle_open, SUPPORT_FULL, "opened by the sentry as the child, fd injected"),
@@ -162,6 +180,15 @@ static const struct syscall_entry table[] = {
          .note = "socket ioctls (0x89xx): refused on a gate socket (the host's interfaces)",
          .n_cond = 1,
          .cond = {{.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xffffff00, .datum = 0x8900}}},
+
+        /* --- process personality --- */
+        {.name = "personality",
+         .action = SC_EMULATE,
+         .handler = handle_personality,
+         .support = SUPPORT_FULL,
+         .note = "READ_IMPLIES_EXEC refused (EPERM): it would make readable mappings executable",
+         .n_cond = 1,
+         .cond = {{.arg = 0, .op = ARG_MASKED_EQ, .mask = PER_READ_IMPLIES_EXEC, .datum = PER_READ_IMPLIES_EXEC}}},
 
         /* --- mounts and roots: the view is fixed once the child runs --- */
         REFUSE("mount", EPERM, "the view is assembled by cordon before the child runs"),
