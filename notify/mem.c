@@ -106,32 +106,40 @@ bool notify_feature_absent(const char *feature)
         return false;
 }
 
+/* One copy between the sentry and the caller's memory with
+ * process_vm_readv/writev: 0, -errno, or 1 when /proc/TID/mem must do it
+ * (the kernel has no such call: from now on; EPERM, which may be about this
+ * target only: just this once). */
+static int vm_copy(const struct notify_call *call, uint64_t addr, void *buf, size_t len, bool write)
+{
+        if (atomic_load_explicit(&vm_readv_broken, memory_order_relaxed))
+                return 1;
+        struct iovec local = {buf, len};
+        struct iovec remote = {(void *)(uintptr_t)addr, len};
+        pid_t pid = (pid_t)call->req->pid;
+        ssize_t n = write ? process_vm_writev(pid, &local, 1, &remote, 1, 0)
+                          : process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        if (n == (ssize_t)len)
+                return 0;
+        if (n >= 0 || errno == EFAULT)
+                return -EFAULT;
+        if (errno == ESRCH)
+                return -ESRCH;
+        if (errno != ENOSYS && errno != EPERM)
+                return negative_errno();
+        if (errno == ENOSYS)
+                atomic_store(&vm_readv_broken, true);
+        return 1;
+}
+
 int notify_read_mem(const struct notify_call *call, uint64_t addr, void *buf, size_t len)
 {
         if (len == 0)
                 return 0;
         if (addr + len < addr)
                 return -EFAULT;
-        if (!atomic_load_explicit(&vm_readv_broken, memory_order_relaxed)) {
-                struct iovec local = {buf, len};
-                struct iovec remote = {(void *)(uintptr_t)addr, len};
-                ssize_t n = process_vm_readv((pid_t)call->req->pid, &local, 1, &remote, 1, 0);
-                if (n == (ssize_t)len)
-                        return 0;
-                if (n >= 0)
-                        return -EFAULT;
-                if (errno == EFAULT)
-                        return -EFAULT;
-                if (errno == ESRCH)
-                        return -ESRCH;
-                if (errno != ENOSYS && errno != EPERM)
-                        return negative_errno();
-                /* ENOSYS: the kernel has none, use /proc from now on; EPERM
-                 * may be about this one target only, so just this read */
-                if (errno == ENOSYS)
-                        atomic_store(&vm_readv_broken, true);
-        }
-        return read_proc_mem(call, addr, buf, len);
+        int r = vm_copy(call, addr, buf, len, false);
+        return r <= 0 ? r : read_proc_mem(call, addr, buf, len);
 }
 
 static int write_proc_mem(const struct notify_call *call, uint64_t addr, const void *buf, size_t len)
@@ -162,30 +170,15 @@ int notify_write_mem(const struct notify_call *call, uint64_t addr, const void *
                 return 0;
         if (addr + len < addr)
                 return -EFAULT;
-        if (!atomic_load_explicit(&vm_readv_broken, memory_order_relaxed)) {
-                /* The id is checked right before the write: a thread waiting
-                 * for us (killable wait) leaves only by dying, and its pid
-                 * would have to be freed and handed out again within the
-                 * next few instructions for the write to go astray. */
-                if (notify_id_valid(call) < 0)
-                        return -ESRCH;
-                struct iovec local = {(void *)buf, len};
-                struct iovec remote = {(void *)(uintptr_t)addr, len};
-                ssize_t n = process_vm_writev((pid_t)call->req->pid, &local, 1, &remote, 1, 0);
-                if (n == (ssize_t)len)
-                        return 0;
-                if (n >= 0)
-                        return -EFAULT;
-                if (errno == EFAULT)
-                        return -EFAULT;
-                if (errno == ESRCH)
-                        return -ESRCH;
-                if (errno != ENOSYS && errno != EPERM)
-                        return negative_errno();
-                if (errno == ENOSYS)
-                        atomic_store(&vm_readv_broken, true);
-        }
-        return write_proc_mem(call, addr, buf, len);
+        /* The id is checked right before the write: a thread waiting for us
+         * (killable wait) leaves only by dying, and its pid would have to be
+         * freed and handed out again within the next few instructions for
+         * the write to go astray. (The /proc/TID/mem path checks it again
+         * once its fd is bound to the address space.) */
+        if (notify_id_valid(call) < 0)
+                return -ESRCH;
+        int r = vm_copy(call, addr, (void *)buf, len, true);
+        return r <= 0 ? r : write_proc_mem(call, addr, buf, len);
 }
 
 ssize_t notify_read_string(const struct notify_call *call, uint64_t addr, char *buf, size_t size)
