@@ -100,6 +100,8 @@ int notify_force_fallback(const char *feature)
 bool notify_feature_absent(const char *feature)
 {
         unsigned mask = atomic_load_explicit(&forced_absent, memory_order_relaxed);
+        if (!mask)
+                return false; /* the normal run: one load on the calls that ask (pidfd_getfd) */
         for (size_t i = 0; i < ELEMENTSOF(forcible); i++)
                 if (streq(feature, forcible[i]))
                         return mask & (1u << i);
