@@ -1,0 +1,178 @@
+/* sentry/ private: the OCI front end (`cordon oci ...`, also run as
+ * `cordon-oci`). Two halves meet at this header:
+ *  - oci-config.c parses and validates a bundle's config.json (and an exec
+ *    --process file) into plain C, and translates what maps onto a cordon
+ *    policy. It touches nothing on the host but the files it reads; every
+ *    error names the JSON path ("process.user.uid: expected an unsigned
+ *    integer"), and everything cordon cannot honour is refused by name,
+ *    never dropped silently.
+ *  - oci-runtime.c (and friends) implement runc's command line on top of it.
+ * The OCI runtime spec's config.json is the reference for every field. */
+#pragma once
+
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sentry/policy.h"
+
+/* The annotation naming cordon's policy for a container: a path to a JSON
+ * policy file, or the policy inline (a value starting with '{'). Without
+ * it the container gets the built-in default: no egress at all. */
+#define OCI_POLICY_ANNOTATION "dev.cordon.policy"
+
+struct oci_mount {
+        char *destination; /* absolute, normalised, inside the container */
+        char *type;        /* "bind" (also when options say bind/rbind), "tmpfs", "proc", "sysfs", "devpts", "mqueue", "cgroup", "cgroup2" */
+        char *source;      /* bind: an absolute host path (a relative one is taken from the bundle); others: as given, may be NULL */
+        unsigned long flags;       /* MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_*ATIME, ... from options */
+        unsigned long propagation; /* MS_PRIVATE, MS_SLAVE, MS_SHARED, MS_UNBINDABLE (| MS_REC), or 0 */
+        char *data;                /* the remaining options joined by ',' (e.g. "size=65536k,mode=755"), or NULL */
+};
+
+struct oci_rlimit {
+        int resource; /* RLIMIT_* */
+        uint64_t soft, hard;
+};
+
+struct oci_user {
+        uint32_t uid, gid;
+        uint32_t *additional_gids;
+        size_t n_additional_gids;
+        bool has_umask;
+        uint32_t umask;
+};
+
+/* Capability sets as masks of (1ULL << CAP_*); unknown names refused. */
+struct oci_caps {
+        uint64_t bounding, effective, inheritable, permitted, ambient;
+};
+
+struct oci_process {
+        bool terminal;
+        char **args; /* NULL-terminated, at least one */
+        char **env;  /* NULL-terminated "K=V" (may be empty) */
+        char *cwd;   /* absolute */
+        struct oci_user user;
+        struct oci_rlimit *rlimits;
+        size_t n_rlimits;
+        bool no_new_privileges;
+        struct oci_caps caps;
+        bool has_oom_score_adj;
+        int oom_score_adj;
+        unsigned console_height, console_width; /* 0: not given */
+};
+
+struct oci_namespace {
+        int type;   /* CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWUSER, CLONE_NEWCGROUP, CLONE_NEWTIME */
+        char *path; /* join this one instead of creating: NULL for a new one */
+};
+
+struct oci_id_mapping {
+        uint32_t container_id, host_id, size;
+};
+
+/* linux.seccomp, compiled with libseccomp (oci_seccomp_compile). Actions are
+ * SCMP_ACT_* values (SCMP_ACT_ERRNO(n) already carries errnoRet). */
+struct oci_seccomp_arg {
+        unsigned index;
+        uint64_t value, value_two;
+        int op; /* enum scmp_compare */
+};
+struct oci_seccomp_rule {
+        char **names; /* NULL-terminated */
+        uint32_t action;
+        struct oci_seccomp_arg *args;
+        size_t n_args;
+};
+struct oci_seccomp {
+        uint32_t default_action;
+        uint32_t *arches; /* SCMP_ARCH_* */
+        size_t n_arches;
+        struct oci_seccomp_rule *rules;
+        size_t n_rules;
+        unsigned flags; /* SECCOMP_FILTER_FLAG_* from "flags" */
+};
+
+struct oci_hook {
+        char *path;
+        char **args; /* NULL-terminated; may be NULL */
+        char **env;  /* NULL-terminated; may be NULL */
+        int timeout; /* seconds; 0: none */
+};
+enum oci_hook_kind {
+        OCI_HOOK_PRESTART,
+        OCI_HOOK_CREATE_RUNTIME,
+        OCI_HOOK_CREATE_CONTAINER,
+        OCI_HOOK_START_CONTAINER,
+        OCI_HOOK_POSTSTART,
+        OCI_HOOK_POSTSTOP,
+        OCI_HOOK_KINDS
+};
+
+struct oci_resources {
+        int64_t memory_limit; /* bytes; -1: not given (also for 0 or -1 in the file: unlimited) */
+        int64_t memory_swap;  /* -1: not given */
+        int64_t pids_limit;   /* -1: not given */
+        int64_t cpu_quota;    /* µs per period; -1: not given */
+        uint64_t cpu_period;  /* µs; 0: not given */
+        uint64_t cpu_shares;  /* 0: not given */
+};
+
+struct oci_annotation {
+        char *key, *value;
+};
+
+struct oci_spec {
+        char *oci_version;
+        char *bundle;    /* absolute */
+        char *root_path; /* absolute (root.path relative to the bundle made absolute) */
+        bool root_readonly;
+        char *hostname; /* NULL: not given */
+        char *domainname;
+        bool has_process;
+        struct oci_process process;
+        struct oci_mount *mounts;
+        size_t n_mounts;
+        struct oci_namespace *namespaces;
+        size_t n_namespaces;
+        struct oci_id_mapping *uid_mappings, *gid_mappings;
+        size_t n_uid_mappings, n_gid_mappings;
+        struct oci_resources resources;
+        char *cgroups_path; /* NULL: not given */
+        char **masked_paths;   /* NULL-terminated (may be empty) */
+        char **readonly_paths; /* NULL-terminated (may be empty) */
+        struct oci_seccomp *seccomp; /* NULL: none */
+        struct oci_hook *hooks[OCI_HOOK_KINDS];
+        size_t n_hooks[OCI_HOOK_KINDS];
+        struct oci_annotation *annotations;
+        size_t n_annotations;
+};
+
+/* Reads BUNDLE/config.json. 0, or -errno (-EINVAL: a bad document) with
+ * *ret_error a malloc'd message naming the file and the JSON path. */
+int oci_spec_load(const char *bundle, struct oci_spec **ret, char **ret_error);
+/* The same from memory; bundle is used to make relative paths absolute. */
+int oci_spec_parse(const char *buf, size_t len, const char *bundle, struct oci_spec **ret, char **ret_error);
+void oci_spec_free(struct oci_spec *s);
+/* `exec --process FILE`: a process object alone. */
+int oci_process_parse(const char *buf, size_t len, struct oci_process *ret, char **ret_error);
+void oci_process_done(struct oci_process *p);
+/* The value of annotation key, or NULL. */
+const char *oci_annotation(const struct oci_spec *s, const char *key);
+
+/* The cordon policy a container runs under: the OCI_POLICY_ANNOTATION
+ * policy (or the default), with the root as its template source (no
+ * digest), binds from "bind" mounts, linux.maskedPaths as hidden rules,
+ * linux.readonlyPaths as read-only rules, and linux.resources as limits
+ * (where the policy also sets one, the stricter wins). 0, or -errno with
+ * *ret_error. */
+int oci_spec_policy(const struct oci_spec *s, struct policy **ret, char **ret_error);
+
+/* linux.seccomp as a classic BPF program for the native architecture
+ * (ret->filter malloc'd), applied in addition to cordon's own filter.
+ * Refuses SCMP_ACT_NOTIFY (cordon's filter owns the listener). Syscall
+ * names libseccomp does not know are skipped, as runc does. */
+int oci_seccomp_compile(const struct oci_seccomp *s, struct sock_fprog *ret, char **ret_error);
