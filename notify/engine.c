@@ -1,11 +1,25 @@
-/* The notification loop: worker threads each receive from the listener,
- * dispatch by syscall number through the table, and answer. A worker that
- * finds itself the last idle one starts another (up to max_workers), so a
- * handler that blocks (a FIFO open, a slow approval) never stalls the rest. */
+/* The notification loop: one worker at a time receives from the listener,
+ * dispatches by syscall number through the table, and answers.
+ *
+ * One receiver, not a pool waiting in RECV together: the kernel wakes every
+ * thread waiting in SECCOMP_IOCTL_NOTIF_RECV for each notification (the
+ * waits are not exclusive), so N idle receivers cost N wakeups per trapped
+ * call, and the one that wins changes from call to call, bouncing the work
+ * between CPUs. A single receiver with SYNC_WAKE_UP keeps the caller and the
+ * sentry ping-ponging on one CPU (bench/: a trapped call 2-3x faster).
+ *
+ * A handler may block (a FIFO open waiting for its writer, a slow connect,
+ * an approval). A watchdog thread notices a receiver that has been serving
+ * the same call for a tick (WATCHDOG_TICK_NS) and hands the receiving role
+ * to a parked worker (or starts one, up to max_workers); the slow one parks
+ * when it is done. So a blocked handler stalls the others for at most two
+ * ticks, and costs nothing while calls are fast. While the sandbox makes
+ * no trapped calls the watchdog sleeps without a timeout. */
 #include "config.h"
 
 #include <fcntl.h>
 #include <linux/audit.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -20,6 +34,11 @@
 /* a real-time signal nobody else uses; workers unblock only this one */
 #define WAKE_SIGNAL (SIGRTMIN + 3)
 
+/* How long a receiver may serve one call before another takes over
+ * receiving: the longest a blocked handler delays the sandbox's other calls
+ * (up to two ticks), and the watchdog's wakeup rate while calls arrive. */
+#define WATCHDOG_TICK_NS 1000000L
+
 struct notify_engine {
         int listener_fd;
         int hostproc_fd;
@@ -32,11 +51,23 @@ struct notify_engine {
         bool two_step_addfd;
 
         pthread_mutex_t lock;
+        pthread_cond_t unpark;
         pthread_t *threads;
-        unsigned n_threads, n_idle, max_workers;
+        unsigned n_threads, n_parked, max_workers;
+        unsigned handoffs; /* receiving roles offered to parked workers */
         atomic_bool stopping;
 
+        /* The receiver's state, odd while it serves a call. Written by the
+         * receiver (and, to take the role away, by the watchdog with a
+         * compare-and-swap); the watchdog's futex word. */
+        _Atomic uint32_t serve_seq;
+        atomic_bool watchdog_asleep; /* waiting without a timeout: wake it */
+        pthread_t watchdog;
+        bool have_watchdog;
+
         _Atomic uint64_t counts[NOTIFY_NR_MAX];
+        _Atomic uint64_t nsecs[NOTIFY_NR_MAX]; /* time served, RECV to reply */
+        _Atomic uint64_t max_nsecs[NOTIFY_NR_MAX];
         _Atomic uint64_t failures;
 };
 
@@ -55,8 +86,48 @@ static int reply(struct notify_engine *e, struct seccomp_notif_resp *resp)
         return 0;
 }
 
+static uint64_t now_ns(void)
+{
+        struct timespec ts;
+        /* the vDSO: no system call, no allocation */
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One call as a worker serves it. */
+struct serving {
+        uint64_t t0;   /* when RECV returned it */
+        uint32_t seq;  /* e->serve_seq while serving it (odd) */
+        bool receiver; /* still the receiver once it is answered */
+        bool done;     /* served() has run */
+};
+
+/* The worker is done with its call: counts the time it took and gives up
+ * the serving mark. Called once per call, just before the ioctl that wakes
+ * the caller, whose next call may come at once (on this CPU, with
+ * SYNC_WAKE_UP). */
+static void served(struct notify_engine *e, const struct seccomp_notif *req, struct serving *sv)
+{
+        if (sv->done)
+                return;
+        sv->done = true;
+        int nr = req->data.nr;
+        if (nr >= 0 && nr < NOTIFY_NR_MAX) {
+                uint64_t dt = now_ns() - sv->t0;
+                atomic_fetch_add_explicit(&e->nsecs[nr], dt, memory_order_relaxed);
+                uint64_t m = atomic_load_explicit(&e->max_nsecs[nr], memory_order_relaxed);
+                while (dt > m && !atomic_compare_exchange_weak_explicit(&e->max_nsecs[nr], &m, dt, memory_order_relaxed,
+                                                                        memory_order_relaxed))
+                        ;
+        }
+        /* Fails when the watchdog took the receiving role away (this call
+         * was slow): another worker receives now, and this one parks. */
+        uint32_t want = sv->seq;
+        sv->receiver = atomic_compare_exchange_strong(&e->serve_seq, &want, sv->seq + 1);
+}
+
 static void answer(struct notify_engine *e, const struct seccomp_notif *req, struct seccomp_notif_resp *resp,
-                   struct notify_verdict *v)
+                   struct notify_verdict *v, struct serving *sv)
 {
         memset(resp, 0, e->sizes.seccomp_notif_resp);
         resp->id = req->id;
@@ -64,16 +135,13 @@ static void answer(struct notify_engine *e, const struct seccomp_notif *req, str
         switch (v->kind) {
         case VERDICT_ERROR:
                 resp->error = -(v->error > 0 ? v->error : EACCES);
-                (void)reply(e, resp);
-                return;
+                break;
         case VERDICT_VALUE:
                 resp->val = v->value;
-                (void)reply(e, resp);
-                return;
+                break;
         case VERDICT_CONTINUE:
                 resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-                (void)reply(e, resp);
-                return;
+                break;
         case VERDICT_FD: {
                 struct seccomp_notif_addfd addfd = {
                         .id = req->id,
@@ -93,33 +161,41 @@ static void answer(struct notify_engine *e, const struct seccomp_notif *req, str
                  *   is several times faster: the SEND ioctl wakes the thread
                  *   synchronously (SYNC_WAKE_UP) where ADDFD|SEND does not
                  *   (measured: 11.7 us against 98 us per open, bench/). */
+                bool one_step = addfd.flags != 0;
+                if (one_step)
+                        served(e, req, sv);
                 int r = ioctl(e->listener_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
-                if (r < 0 && errno == EINVAL && addfd.flags) {
+                if (r < 0 && errno == EINVAL && one_step) {
                         /* before 5.14: no SEND flag; two steps it is */
                         addfd.flags = 0;
                         r = ioctl(e->listener_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
                 }
+                int err = errno;
+                close(v->fd);
+                v->fd = -1;
                 if (addfd.flags == 0) {
+                        served(e, req, sv);
                         if (r >= 0) {
                                 resp->val = r;
                                 (void)reply(e, resp);
-                        } else if (errno != ENOENT) {
-                                resp->error = -errno;
+                        } else if (err != ENOENT) {
+                                resp->error = -err;
                                 (void)reply(e, resp);
                         }
-                } else if (r < 0 && errno != ENOENT && errno != EINPROGRESS) {
+                } else if (r < 0 && err != ENOENT && err != EINPROGRESS) {
                         /* e.g. EMFILE: the child's fd table is full */
-                        resp->error = -errno;
+                        resp->error = -err;
                         (void)reply(e, resp);
                 }
-                close(v->fd);
-                v->fd = -1;
                 return;
         }
         }
+        served(e, req, sv);
+        (void)reply(e, resp);
 }
 
-static void serve_one(struct notify_engine *e, struct seccomp_notif *req, struct seccomp_notif_resp *resp)
+static void serve_one(struct notify_engine *e, struct seccomp_notif *req, struct seccomp_notif_resp *resp,
+                      struct serving *sv)
 {
         struct notify_verdict v = {.kind = VERDICT_ERROR, .error = EACCES, .fd = -1};
         const struct syscall_entry *entry = NULL;
@@ -146,7 +222,8 @@ static void serve_one(struct notify_engine *e, struct seccomp_notif *req, struct
                         v = (struct notify_verdict){.kind = VERDICT_ERROR, .error = -r, .fd = -1};
                 }
         }
-        answer(e, req, resp, &v);
+        answer(e, req, resp, &v, sv);
+        served(e, req, sv); /* once on every path; a no-op if answer() did */
 }
 
 static void *worker_main(void *arg);
@@ -167,20 +244,47 @@ static int spawn_worker_locked(struct notify_engine *e)
         if (r != 0)
                 return -r;
         e->threads[e->n_threads++] = t;
-        e->n_idle++;
         return 0;
+}
+
+static void futex_wake_all(_Atomic uint32_t *word)
+{
+        syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* Waits for the receiving role (a handoff); false when the engine stops. */
+static bool take_role(struct notify_engine *e)
+{
+        bool ok = false;
+        pthread_mutex_lock(&e->lock);
+        while (!atomic_load(&e->stopping) && e->handoffs == 0) {
+                e->n_parked++;
+                pthread_cond_wait(&e->unpark, &e->lock);
+                e->n_parked--;
+        }
+        if (!atomic_load(&e->stopping)) {
+                e->handoffs--;
+                ok = true;
+        }
+        pthread_mutex_unlock(&e->lock);
+        return ok;
+}
+
+/* Blocks the process-directed signals (they belong to the sentry's main
+ * thread) but WAKE_SIGNAL, which breaks a receive or a sleep at stop. */
+static void only_wake_signal(void)
+{
+        sigset_t mask;
+        sigfillset(&mask);
+        sigdelset(&mask, WAKE_SIGNAL);
+        pthread_sigmask(SIG_SETMASK, &mask, NULL);
 }
 
 static void *worker_main(void *arg)
 {
         struct notify_engine *e = arg;
 
-        /* Process-directed signals belong to the sentry's main thread. */
-        sigset_t mask;
-        sigfillset(&mask);
-        sigdelset(&mask, WAKE_SIGNAL);
-        pthread_sigmask(SIG_SETMASK, &mask, NULL);
-
+        only_wake_signal();
         if (e->thread_init && e->thread_init(e->userdata) < 0) {
                 /* A worker that cannot confine itself must not serve: fail closed. */
                 static const char msg[] = "cordon: a sentry worker could not enter the sandbox view; stopping\n";
@@ -188,28 +292,70 @@ static void *worker_main(void *arg)
                 abort();
         }
 
+        /* allocated once per worker: nothing is allocated per call */
         _cleanup_free_ struct seccomp_notif *req = xcalloc(1, e->sizes.seccomp_notif);
         _cleanup_free_ struct seccomp_notif_resp *resp = xcalloc(1, e->sizes.seccomp_notif_resp);
 
-        while (!atomic_load(&e->stopping)) {
-                memset(req, 0, e->sizes.seccomp_notif);
-                if (ioctl(e->listener_fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
-                        if (errno == EINTR || errno == ENOENT)
-                                continue; /* woken to stop, or the caller went away first */
-                        break;            /* EBADF etc.: the listener is gone */
+        while (take_role(e)) {
+                /* the receiver: until stopped, or a slow call costs it the role */
+                while (!atomic_load(&e->stopping)) {
+                        memset(req, 0, e->sizes.seccomp_notif);
+                        if (ioctl(e->listener_fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
+                                if (errno == EINTR || errno == ENOENT)
+                                        continue; /* woken to stop, or the caller went away first */
+                                return NULL;      /* EBADF etc.: the listener is gone */
+                        }
+                        struct serving sv = {.t0 = now_ns()};
+                        /* only the receiver moves serve_seq from even to odd */
+                        sv.seq = atomic_load(&e->serve_seq) + 1;
+                        atomic_store(&e->serve_seq, sv.seq);
+                        if (atomic_load(&e->watchdog_asleep)) {
+                                /* the first call after a quiet spell */
+                                atomic_store(&e->watchdog_asleep, false);
+                                futex_wake_all(&e->serve_seq);
+                        }
+                        serve_one(e, req, resp, &sv);
+                        if (!sv.receiver)
+                                break; /* another worker receives now: park */
                 }
+        }
+        return NULL;
+}
 
-                pthread_mutex_lock(&e->lock);
-                e->n_idle--;
-                if (e->n_idle == 0)
-                        (void)spawn_worker_locked(e); /* at the cap, calls queue in the kernel */
-                pthread_mutex_unlock(&e->lock);
-
-                serve_one(e, req, resp);
-
-                pthread_mutex_lock(&e->lock);
-                e->n_idle++;
-                pthread_mutex_unlock(&e->lock);
+/* Takes the receiving role from a receiver that has served one call for a
+ * whole tick (a handler that blocks) and offers it to a parked or new
+ * worker. Sleeps without a timeout while no call is being served. */
+static void *watchdog_main(void *arg)
+{
+        struct notify_engine *e = arg;
+        only_wake_signal();
+        uint32_t last = atomic_load(&e->serve_seq);
+        while (!atomic_load(&e->stopping)) {
+                (void)clock_nanosleep(CLOCK_MONOTONIC, 0, &(struct timespec){0, WATCHDOG_TICK_NS}, NULL);
+                uint32_t v = atomic_load(&e->serve_seq);
+                if (v == last && (v & 1)) {
+                        /* the same call for a tick: hand the role on */
+                        pthread_mutex_lock(&e->lock);
+                        if (atomic_compare_exchange_strong(&e->serve_seq, &v, v + 1)) {
+                                e->handoffs++;
+                                if (e->n_parked > 0)
+                                        pthread_cond_signal(&e->unpark);
+                                else
+                                        /* at the cap (or out of threads) calls
+                                         * queue in the kernel until a worker
+                                         * parks and takes the handoff */
+                                        (void)spawn_worker_locked(e);
+                        }
+                        pthread_mutex_unlock(&e->lock);
+                } else if (v == last) {
+                        /* no call for a whole tick: sleep until one comes
+                         * (the receiver wakes us), or until stop */
+                        atomic_store(&e->watchdog_asleep, true);
+                        if (!atomic_load(&e->stopping))
+                                syscall(SYS_futex, &e->serve_seq, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+                        atomic_store(&e->watchdog_asleep, false);
+                }
+                last = atomic_load(&e->serve_seq);
         }
         return NULL;
 }
@@ -271,12 +417,15 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
         e->max_workers = cfg->max_workers ? cfg->max_workers : 64;
         e->threads = xcalloc(e->max_workers, sizeof(pthread_t));
         pthread_mutex_init(&e->lock, NULL);
+        pthread_cond_init(&e->unpark, NULL);
         e->listener_fd = TAKE_FD(lfd);
 
+        /* one receiver; the rest park, ready for a handoff */
         unsigned start = cfg->min_workers ? cfg->min_workers : 2;
         if (start > e->max_workers)
                 start = e->max_workers;
         pthread_mutex_lock(&e->lock);
+        e->handoffs = 1;
         for (unsigned i = 0; i < start; i++) {
                 int r = spawn_worker_locked(e);
                 if (r < 0 && i == 0) {
@@ -286,6 +435,12 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
                 }
         }
         pthread_mutex_unlock(&e->lock);
+        int r = -pthread_create(&e->watchdog, NULL, watchdog_main, e);
+        if (r < 0) {
+                notify_engine_stop(e);
+                return r;
+        }
+        e->have_watchdog = true;
         *ret = e;
         return 0;
 }
@@ -302,6 +457,17 @@ uint64_t notify_engine_count(const struct notify_engine *e, int nr)
         return atomic_load(&((struct notify_engine *)e)->counts[nr]);
 }
 
+void notify_engine_call_stats(const struct notify_engine *e, int nr, struct notify_call_stats *ret)
+{
+        struct notify_engine *m = (struct notify_engine *)e;
+        *ret = (struct notify_call_stats){0};
+        if (nr < 0 || nr >= NOTIFY_NR_MAX)
+                return;
+        ret->count = atomic_load(&m->counts[nr]);
+        ret->total_ns = atomic_load(&m->nsecs[nr]);
+        ret->max_ns = atomic_load(&m->max_nsecs[nr]);
+}
+
 void notify_engine_stop(struct notify_engine *e)
 {
         if (!e)
@@ -311,7 +477,15 @@ void notify_engine_stop(struct notify_engine *e)
         pthread_mutex_lock(&e->lock);
         atomic_store(&e->stopping, true);
         unsigned n = e->n_threads;
+        pthread_cond_broadcast(&e->unpark);
         pthread_mutex_unlock(&e->lock);
+        if (e->have_watchdog) {
+                /* a sleep without a timeout ends when the word changes */
+                atomic_fetch_add(&e->serve_seq, 2);
+                futex_wake_all(&e->serve_seq);
+                pthread_kill(e->watchdog, WAKE_SIGNAL);
+                pthread_join(e->watchdog, NULL);
+        }
         for (unsigned i = 0; i < n; i++) {
                 /* A worker may be about to enter the receive when the signal
                  * lands; keep knocking until it has gone. */
@@ -330,6 +504,7 @@ joined:;
         if (e->hostproc_fd >= 0)
                 close(e->hostproc_fd);
         pthread_mutex_destroy(&e->lock);
+        pthread_cond_destroy(&e->unpark);
         free(e->threads);
         free(e);
 }

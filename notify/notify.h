@@ -118,6 +118,15 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
 bool notify_engine_sync_wakeup(const struct notify_engine *e);
 /* Count of notifications served per syscall number (for --stats). */
 uint64_t notify_engine_count(const struct notify_engine *e, int nr);
+/* What serving one syscall number has cost: calls, and the sentry's time
+ * on them from the receive to the reply that wakes the caller (the
+ * kernel's own round trip, bench/micro/floor.c, comes on top). */
+struct notify_call_stats {
+        uint64_t count;
+        uint64_t total_ns;
+        uint64_t max_ns;
+};
+void notify_engine_call_stats(const struct notify_engine *e, int nr, struct notify_call_stats *ret);
 /* Stops serving and frees the engine; workers blocked in a receive are
  * woken. Safe to call once the child is gone. */
 void notify_engine_stop(struct notify_engine *e);

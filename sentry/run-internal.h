@@ -107,7 +107,8 @@ struct sandbox_state {
         struct trapped_count {
                 const char *name;
                 uint64_t count;
-        } trapped[64]; /* notifications served, per emulated syscall */
+                uint64_t total_ns, max_ns; /* the sentry's time on them (notify_engine_call_stats) */
+        } trapped[64];                     /* notifications served, per emulated syscall */
         size_t n_trapped;
         struct serve *serve; /* `cordon sandbox create`: the detached sentry's state, else NULL */
 };

@@ -1115,8 +1115,10 @@ static void capture_trapped_counts(struct sandbox_state *st)
                 int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, t[i].name);
                 if (nr == __NR_SCMP_ERROR)
                         nr = t[i].nr;
-                st->trapped[st->n_trapped++] =
-                        (struct trapped_count){.name = t[i].name, .count = notify_engine_count(st->engine, nr)};
+                struct notify_call_stats cs;
+                notify_engine_call_stats(st->engine, nr, &cs);
+                st->trapped[st->n_trapped++] = (struct trapped_count){
+                        .name = t[i].name, .count = cs.count, .total_ns = cs.total_ns, .max_ns = cs.max_ns};
         }
 }
 
