@@ -345,6 +345,37 @@ process_heavy() {
         expect_eq "done" "$OUT" "output after 200 fork+exec"
 }
 
+# A handler that blocks must not stall the sandbox's other trapped calls: the reader's open
+# of a FIFO waits in the sentry until a writer opens it, and the writer's open is trapped too
+# (one receiver at a time; the watchdog hands receiving on, notify/engine.c).
+it_test blocking_open_does_not_stall
+blocking_open_does_not_stall() {
+        crun -- sh -c 'mkfifo /tmp/f1 /tmp/f2
+for i in 1 2 3; do cat /tmp/f1 > /tmp/out$i & sleep 0.05; echo "msg $i" > /tmp/f1; wait; done
+cat /tmp/f2 & (sleep 0.2; echo late > /tmp/f2); wait; cat /tmp/out1 /tmp/out2 /tmp/out3'
+        expect_rc 0 "exit status"
+        expect_eq $'late\nmsg 1\nmsg 2\nmsg 3' "$OUT" "FIFO readers and writers met"
+}
+
+# --stats: which syscalls were trapped and the sentry's time on each
+it_test stats_trapped_time
+stats_trapped_time() {
+        local stats
+        stats=$(scratch_dir stats)/s.json
+        crun --stats "$stats" -- sh -c 'for i in 1 2 3 4 5; do cat /etc/hostname > /tmp/f$i; done'
+        expect_rc 0 "exit status"
+        local py
+        py=$(command -v /usr/bin/python3 || command -v python3)
+        expect_eq "ok" "$("$py" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = d["trappedSyscalls"]["openat"]
+t = d["trappedSyscallTime"]["openat"]
+ok = n >= 5 and t["calls"] == n and t["totalUs"] > 0 and 0 < t["meanNs"] <= t["maxUs"] * 1000 + 999
+ok = ok and "execve" in d["trappedSyscallTime"] and "connect" not in d["trappedSyscallTime"]
+print("ok" if ok else d)' "$stats")" "openat counted and timed, untrapped syscalls absent"
+}
+
 # =============================================================================================
 # the view: what the sandbox can and cannot see or change
 
