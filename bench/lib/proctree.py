@@ -2,7 +2,10 @@
 
   proctree.py mem ROOT...            "PROCESSES RSS PSS" (KiB) summed over the
                                      ROOTs' trees, the "sleep" payload left out
-  proctree.py pids ROOT...           every pid in the trees (for clean-up)"""
+  proctree.py pids ROOT...           every pid in the trees (for clean-up)
+  proctree.py split ROOT...          "SENTRIES RSS PSS USS TREE-PROCESSES RSS PSS USS"
+                                     (KiB): the ROOTs alone, then their whole trees
+                                     (USS: private pages, what one more costs)"""
 import os
 import sys
 
@@ -45,9 +48,41 @@ def field(path, key):
     return 0
 
 
+def rollup(p):
+    out = {}
+    try:
+        with open("/proc/%d/smaps_rollup" % p) as f:
+            for line in f:
+                k, _, rest = line.partition(":")
+                if rest.strip().endswith("kB"):
+                    out[k] = int(rest.split()[0])
+    except OSError:
+        pass
+    return out
+
+
+def split(roots, kids):
+    def add(acc, p):
+        r = rollup(p)
+        acc[0] += 1
+        acc[1] += r.get("Rss", 0)
+        acc[2] += r.get("Pss", 0)
+        acc[3] += r.get("Private_Clean", 0) + r.get("Private_Dirty", 0)
+
+    alone, whole = [0, 0, 0, 0], [0, 0, 0, 0]
+    for r in roots:
+        add(alone, r)
+        for p in tree(r, kids):
+            add(whole, p)
+    print(" ".join(str(v) for v in alone + whole))
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     kids, comm = table()
+    if cmd == "split":
+        split([int(a) for a in args], kids)
+        return
     if cmd == "pids":
         print(" ".join(str(p) for r in args for p in tree(int(r), kids)))
         return

@@ -194,6 +194,130 @@ if stats:
         p("| %s | %s | %d | %s | %s | %s |" % (label, desc, tot, diff, per, "%.1f MiB" % (mem / 1048576) if mem else ""))
     p("")
 
+HANDLERS = [("sys-open", "openat (existing, read-only) + close", ["openat"]),
+            ("sys-missing", "openat (missing)", ["openat"]),
+            ("h-creat", None, ["openat"]),
+            ("h-stat", None, ["newfstatat", "stat"]),
+            ("h-mkdir", None, ["mkdir", "rmdir"]),
+            ("h-connect", None, ["connect"])]
+labels = {r[0]: r[1] for r in rows}
+hrows = [h for h in HANDLERS if h[0] in labels and h[0] not in skipped]
+if hrows:
+    p("## Per-handler costs (the child loop, natively and under cordon)")
+    p("")
+    p("ns per loop iteration as the child sees it (the trapped call's whole round trip plus the native "
+      "part of the loop), and the sentry's own time per trapped call from `--stats` (trappedSyscallTime: "
+      "from the receive to the reply that wakes the caller), last repetition.")
+    p("")
+    p("| loop | native | cordon | cordon − native | sentry's time per trapped call |")
+    p("|---|---|---|---|---|")
+    for wl, label, names in hrows:
+        n, c = med(wl, "native"), med(wl, "cordon")
+        st = {}
+        f = os.path.join(D, "stats", wl + ".json")
+        try:
+            with open(f) as fh:
+                st = json.load(fh).get("trappedSyscallTime") or {}
+        except (OSError, ValueError):
+            pass
+        own = ", ".join("%s %.1f µs (%d calls)" % (k, st[k]["meanNs"] / 1000, st[k]["calls"])
+                        for k in names if k in st) or "–"
+        p("| %s | %s | %s | %s | %s |" % (label or labels[wl], fmt(n, "ns") if n is not None else "fail",
+                                          cell(wl, "cordon", "ns"),
+                                          "%.1f µs" % ((c - n) / 1000) if c is not None and n is not None else "",
+                                          own))
+    p("")
+
+created = tsv("create.tsv")
+if created:
+    p("## `cordon sandbox create` × N: long-lived idle sandboxes")
+    p("")
+    p("N sandboxes created one after another (`cordon sandbox create --ttl 10m`, each a detached sentry "
+      "with init, the proc agent and the exec tracer), then, 1 s later, memory from smaps_rollup. "
+      "USS = private pages: what one more sandbox costs the host.")
+    p("")
+    p("| sandboxes | created | time to create all | per sandbox | sentry RSS each | sentry PSS each | sentry USS each | all processes RSS each | all processes PSS each | all processes USS each |")
+    p("|---|---|---|---|---|---|---|---|---|---|")
+    for r in created:
+        n, got, secs = int(r[0]), int(r[1]), float(r[2])
+        v = [int(x) for x in r[3].split()] if len(r) > 3 and r[3].strip() else []
+        if len(v) < 8 or got == 0:
+            p("| %d | %d | %.2f s | | | | | | | |" % (n, got, secs))
+            continue
+        k = float(got)
+        mib = lambda x: "%.2f MiB" % (x / 1024.0 / k)
+        p("| %d | %d | %.2f s | %.1f ms | %s | %s | %s | %s | %s | %s |" % (
+            n, got, secs, secs * 1000 / k, mib(v[1]), mib(v[2]), mib(v[3]), mib(v[5]), mib(v[6]), mib(v[7])))
+    p("")
+
+# --- the issue's targets, checked against this run ---
+targets = []
+
+
+def target(what, ok, detail):
+    targets.append((what, "n/a" if ok is None else ("met" if ok else "**not met**"), detail))
+
+
+def geomean(xs):
+    import math
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+c, fl = med("sys-missing", "cordon"), med("floor:notify openat (missing), SYNC_WAKE_UP", "native")
+if c and fl:
+    target("trapped round trip ≤ 1.3× the bare floor (openat, missing)", c / fl <= 1.3,
+           "%.0f ns vs %.0f ns: ×%.2f" % (c, fl, c / fl))
+c = med("sys-open", "cordon")
+fl = min([x for x in (med("floor:emulated openat (existing) + close, ADDFD then SEND, SYNC_WAKE_UP", "native"),
+                      med("floor:emulated openat (existing) + close, SYNC_WAKE_UP", "native")) if x] or [0]) or None
+if c and fl:
+    target("trapped round trip ≤ 1.3× the bare floor (emulated openat + fd injection)", c / fl <= 1.3,
+           "%.0f ns vs %.0f ns: ×%.2f" % (c, fl, c / fl))
+real = [w for w in ("python", "gcc", "git") if med(w, "cordon") and med(w, "native")]
+if real:
+    g = geomean([med(w, "cordon") / med(w, "native") for w in real])
+    target("real programs (%s): geometric mean ≤ 1.3× native" % ", ".join(real), g <= 1.3, "×%.2f" % g)
+    for peer, factor, word in (("proot", 1.0, "faster than proot"), ("runsc", 3.0, "≥ 3× faster than runsc (ptrace)")):
+        if not any(med(w, peer) for w in real):
+            target("real programs: every one %s" % word, None, "%s not measured" % peer)
+            continue
+        ok = all(med(w, peer) is not None and med(w, peer) >= factor * med(w, "cordon") for w in real)
+        target("real programs: every one %s" % word, ok,
+               ", ".join("%s ×%.1f" % (w, med(w, peer) / med(w, "cordon")) for w in real if med(w, peer)))
+cs = med("coldstart", "cordon")
+if cs:
+    b = med("coldstart", "bwrap")
+    target("cold start ≤ 1.5× bubblewrap", None if not b else cs <= 1.5 * b,
+           "%.1f ms vs %.1f ms: ×%.2f" % (cs, b, cs / b) if b else "bwrap not measured")
+    r = med("coldstart", "runsc")
+    target("cold start ≥ 10× faster than runsc", None if not r else r >= 10 * cs,
+           "%.1f ms vs %.1f ms: ×%.1f" % (cs, r, r / cs) if r else "runsc not measured")
+for w, what in (("compute", "pure compute ≤ 1.05× native"), ("fio-open", "file I/O on an open file ≤ 1.05× native")):
+    c, n = med(w, "cordon"), med(w, "native")
+    if c and n:
+        target(what, c / n <= 1.05, "×%.3f" % (c / n))
+for w in ("tcp-download", "tcp-upload"):
+    c, n = med(w, "cordon"), med(w, "native")
+    if c and n:
+        target("TCP %s through the gate ≥ 0.95× direct" % w[4:], c / n >= 0.95, "%.0f vs %.0f MB/s: ×%.2f" % (c, n, c / n))
+c, n = med("tcp-connect", "cordon"), med("tcp-connect", "native")
+if c and n:
+    target("connect latency added by the gate < 200 µs", c - n < 200, "%.0f − %.0f = %.0f µs per connection" % (c, n, c - n))
+for r in created:
+    v = [int(x) for x in r[3].split()] if len(r) > 3 and r[3].strip() else []
+    if len(v) >= 8 and int(r[1]) > 0:
+        k = float(r[1])
+        target("sentry resident memory < 4 MiB per idle sandbox (%s sandboxes)" % r[1], v[1] / 1024 / k < 4,
+               "RSS %.2f MiB (PSS %.2f, private %.2f) each" % (v[1] / 1024 / k, v[2] / 1024 / k, v[3] / 1024 / k))
+if targets:
+    p("## The targets (issue #8), in this run")
+    p("")
+    p("| target | | measured |")
+    p("|---|---|---|")
+    for t in targets:
+        p("| %s | %s | %s |" % t)
+    p("")
+
 idle = tsv("idle.tsv")
 if idle:
     p("## Idle sandboxes: supervisor memory and start-up")

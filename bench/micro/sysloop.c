@@ -4,7 +4,10 @@
  *   sysloop MODE N [PATH]
  *
  * MODE getppid: N getppid() calls; open: N openat(PATH)+close() of an
- * existing file; missing: N openat() of a path that does not exist.
+ * existing file; missing: N openat() of a path that does not exist; creat:
+ * openat(PATH, O_WRONLY|O_CREAT|O_TRUNC)+close(); stat: stat(PATH); mkdir:
+ * mkdir(PATH)+rmdir(PATH); connect: a TCP socket connected to 127.0.0.1:9
+ * (refused: nothing listens there) and closed.
  * Prints "@metric ns_per_call VALUE" (after 1000 untimed warm-up calls). The
  * timed loop stops early after 1 s (slow sandboxes), counting what it did. */
 #define _GNU_SOURCE
@@ -14,6 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,24 +45,51 @@ static int one(int mode, const char *path)
                 close(fd);
                 return 0;
         }
-        default:
+        case 2:
                 if (syscall(SYS_openat, AT_FDCWD, "/nonexistent/cordon-bench", O_RDONLY | O_CLOEXEC) >= 0 ||
                     errno != ENOENT)
                         return -1;
                 return 0;
+        case 3: {
+                int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                if (fd < 0)
+                        return -1;
+                close(fd);
+                return 0;
+        }
+        case 4: {
+                struct stat st;
+                return stat(path, &st);
+        }
+        case 5:
+                if (mkdir(path, 0700) < 0)
+                        return -1;
+                return rmdir(path);
+        default: {
+                int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (fd < 0)
+                        return -1;
+                struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(9)};
+                sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                int r = connect(fd, (struct sockaddr *)&sin, sizeof(sin));
+                int err = errno;
+                close(fd);
+                return r < 0 && err == ECONNREFUSED ? 0 : -1;
+        }
         }
 }
 
 int main(int argc, char **argv)
 {
         if (argc < 3) {
-                fprintf(stderr, "usage: sysloop getppid|open|missing N [PATH]\n");
+                fprintf(stderr, "usage: sysloop getppid|open|missing|creat|stat|mkdir|connect N [PATH]\n");
                 return 2;
         }
-        int mode = !strcmp(argv[1], "getppid")   ? 0
-                   : !strcmp(argv[1], "open")    ? 1
-                   : !strcmp(argv[1], "missing") ? 2
-                                                 : -1;
+        static const char *const modes[] = {"getppid", "open", "missing", "creat", "stat", "mkdir", "connect"};
+        int mode = -1;
+        for (int i = 0; i < (int)(sizeof(modes) / sizeof(modes[0])); i++)
+                if (!strcmp(argv[1], modes[i]))
+                        mode = i;
         long n = atol(argv[2]);
         const char *path = argc > 3 ? argv[3] : "/etc/passwd";
         if (mode < 0 || n <= 0) {
