@@ -11,14 +11,14 @@
  * Prints "@metric ns_per_call VALUE" (after 1000 untimed warm-up calls). The
  * timed loop stops early after 1 s (slow sandboxes), counting what it did. */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
