@@ -130,6 +130,11 @@ static bool same_file(const struct stat *a, const struct stat *b)
 
 static int hash_file(struct walk *w, int fd, const char *path, const struct stat *st)
 {
+        /* on the heap, not in thread-local storage: a 64 KiB _Thread_local
+         * is set up (and its pages touched) in every thread of every
+         * process, sentry workers included, whether they hash or not */
+        enum { BUF = 1 << 16 };
+        _cleanup_free_ unsigned char *buf = NULL;
         EVP_MD_CTX *ctx = EVP_MD_CTX_new();
         if (!ctx)
                 oom();
@@ -141,9 +146,9 @@ static int hash_file(struct walk *w, int fd, const char *path, const struct stat
                 r = walk_fail(w, -EIO, "%s: sha256 init", path);
                 goto out;
         }
+        buf = xmalloc(BUF);
         for (;;) {
-                static _Thread_local unsigned char buf[1 << 16];
-                ssize_t n = read(fd, buf, sizeof(buf));
+                ssize_t n = read(fd, buf, BUF);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0) {

@@ -435,7 +435,13 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
                 }
         }
         pthread_mutex_unlock(&e->lock);
-        int r = -pthread_create(&e->watchdog, NULL, watchdog_main, e);
+        /* the watchdog only sleeps and compares: the workers' small stack (the
+         * libraries' static TLS lives there too, so not smaller) */
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 256 * 1024);
+        int r = -pthread_create(&e->watchdog, &attr, watchdog_main, e);
+        pthread_attr_destroy(&attr);
         if (r < 0) {
                 notify_engine_stop(e);
                 return r;

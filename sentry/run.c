@@ -17,6 +17,7 @@
 #include <jansson.h>
 #include <linux/capability.h>
 #include <linux/sched.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pwd.h>
 #include <sched.h>
@@ -1298,7 +1299,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                 .userdata = &st->fsctx,
                 .contexts = {[CTX_FS] = &st->fsctx, [CTX_NET] = st->gate},
                 .thread_init = fs_worker_init,
-                .min_workers = 2,
+                .min_workers = 1, /* more start when a call blocks (notify/engine.c) */
                 .max_workers = 64,
                 .wait_killable = m.value != 0,
         };
@@ -1382,6 +1383,10 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
 
+        /* a long-lived sandbox idles for hours: give back what set-up
+         * allocated and freed (its RSS is the cost of each one more) */
+        if (st->serve)
+                malloc_trim(0);
         int code = st->serve ? serve_loop(st) : supervise(st);
         tty_end(st);
         exectrace_stop(st->exec_tracer);
