@@ -93,6 +93,13 @@ int fs_rewrite_self_with(const char *path, bool exact, fs_ns_ids_fn ns_ids, void
                 {"/etc/mtab", "/mounts", false},
         };
         *ret_changed = false;
+        /* Every prefix starts "/proc/", "/dev/fd", "/dev/std" or is
+         * "/etc/mtab": most paths are none of these, and this runs on every
+         * emulated path call (matching all the rules was 40% of the sentry's
+         * instructions per open, bench/callgrind.sh). */
+        if (path[0] != '/' || (strncmp(path, "/proc/", 6) != 0 && strncmp(path, "/dev/fd", 7) != 0 &&
+                               strncmp(path, "/dev/std", 8) != 0 && strncmp(path, "/etc/mtab", 9) != 0))
+                return 0;
         for (size_t i = 0; i < ELEMENTSOF(rules); i++) {
                 size_t n = strlen(rules[i].prefix);
                 if (strncmp(path, rules[i].prefix, n) != 0 || (path[n] != '\0' && path[n] != '/'))
