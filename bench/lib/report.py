@@ -186,9 +186,9 @@ if stats:
         desc = ", ".join("%s %d" % (k, v) for k, v in sorted(ts.items(), key=lambda kv: -kv[1])) or "none"
         c, n = med(wl, "cordon"), med(wl, "native")
         diff = per = ""
-        if unit == "s" and c is not None and n is not None and wl != "compute":
+        if unit == "s" and c is not None and n is not None and wl not in ("compute", "fio-open"):
             diff = "%+.0f ms" % ((c - n) * 1000)
-            if tot:
+            if tot >= 100 and c - n - (su or 0) > 0:
                 per = "%.1f µs" % ((c - n - (su or 0)) * 1e6 / tot)
         mem = st.get("memoryPeakBytes")
         p("| %s | %s | %d | %s | %s | %s |" % (label, desc, tot, diff, per, "%.1f MiB" % (mem / 1048576) if mem else ""))
