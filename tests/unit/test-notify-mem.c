@@ -1491,6 +1491,56 @@ START_TEST(test_concurrency_wide)
 }
 END_TEST
 
+/* A handler that blocks must not hold up the other threads' calls: the
+ * engine has one receiver, and its watchdog hands receiving on (to a parked
+ * or new worker) once a call has been served for a tick. */
+
+static void *slow_call(void *arg)
+{
+        (void)arg;
+        char buf[] = "the slow one";
+        trap(OP_HASH, 0, U64(buf), PATH_MAX, 400, 0); /* 400 ms in the handler */
+        return NULL;
+}
+
+static int64_t run_blocked(const struct mcase *c)
+{
+        pthread_t th;
+        if (pthread_create(&th, NULL, slow_call, NULL) != 0)
+                return -1000;
+        nanosleep(&(struct timespec){0, 20000000}, NULL); /* the slow call is being served */
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        int wrong = 0;
+        for (int i = 0; i < 100; i++) {
+                char buf[64];
+                int len = snprintf(buf, sizeof(buf), "quick call %d", i);
+                if (trap(OP_HASH, 0, U64(buf), PATH_MAX, 0, 0) != hash_value(buf, (size_t)len))
+                        wrong++;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        pthread_join(th, NULL);
+        int64_t ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+        /* 1: all answered right, and long before the slow call ended */
+        return wrong ? -wrong : ms < 200 ? 1 : 1000 + ms;
+}
+
+START_TEST(test_blocked_handler)
+{
+        static const struct mcase cases[] = {
+                {.what = "100 quick calls while another thread's call blocks 400 ms (1: done in < 200 ms; "
+                         "1000+ms: they waited)",
+                 .run = run_blocked,
+                 .want = 1},
+        };
+        struct scenario sc = {.cases = cases, .n = 1, .min_workers = 1, .max_workers = 4};
+        struct outcome out;
+        run_scenario(&sc, &out);
+        report_results(cases, 1, out.got, "blocked handler");
+        ck_assert_int_eq(atomic_load(&R.handled), 101);
+}
+END_TEST
+
 /* Stopping while calls keep coming: when notify_engine_stop() returns, no
  * worker of the engine may run any more (it has freed the engine). */
 
@@ -1605,6 +1655,7 @@ static Suite *mem_suite(void)
         tcase_add_test(tc, test_verdicts);
         tcase_add_test(tc, test_concurrency_grow);
         tcase_add_test(tc, test_concurrency_wide);
+        tcase_add_test(tc, test_blocked_handler);
         tcase_add_test(tc, test_stop_under_load);
         suite_add_tcase(s, tc);
         return s;
