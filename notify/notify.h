@@ -59,6 +59,11 @@ enum {
          * decision. The sentry filters rows before building the filter and
          * the engine (sentry/plan.c). */
         SC_F_PATH_POLICY = 1u << 0,
+        /* The row is the conditional form of an SC_F_PATH_POLICY row of the
+         * same call, in force exactly when that one is left out: the forms
+         * the mount view cannot decide alone (an open that writes, creates
+         * or truncates) are still trapped, the rest runs natively. */
+        SC_F_PATH_FAST = 1u << 1,
 };
 
 struct syscall_entry {

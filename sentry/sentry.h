@@ -69,8 +69,10 @@ int sentry_run(const struct run_options *o);
 const struct syscall_entry *sentry_syscall_table(size_t *ret_n);
 /* The rows in force for one run, copied into ret (room for size rows; the
  * whole table fits in sentry_syscall_table's count): every row when
- * trap_paths (--trap-all, or a policy with a hidden rule), else all but the
- * SC_F_PATH_POLICY rows, whose calls then run natively. Returns the count. */
+ * trap_paths (--trap-all, or a policy with a hidden rule) but the
+ * SC_F_PATH_FAST ones, else all but the SC_F_PATH_POLICY rows, whose calls
+ * then run natively (or, for the open family, only their read-only forms).
+ * Returns the count. */
 size_t sentry_syscall_select(bool trap_paths, struct syscall_entry *ret, size_t size);
 
 /* `cordon check`: prints what this host supports; returns 0 when every

@@ -5,6 +5,7 @@
  * Syscalls not listed run natively. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <linux/sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -36,6 +37,10 @@
 #define FAST "; native unless --trap-all or a hidden rule (the mount view decides the same)"
 /* an int argument: the kernel reads the low 32 bits only */
 #define LOW32 UINT64_C(0xffffffff)
+/* the open flags that make an open more than a read: any one set traps it
+ * (020000000 is the kernel's __O_TMPFILE bit; glibc's __O_TMPFILE also has
+ * O_DIRECTORY in it, which must not trap a directory open) */
+#define OPEN_WRITES (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | 020000000)
 /* clang-format on */
 
 /* personality(2): READ_IMPLIES_EXEC would make every readable mapping the
@@ -58,8 +63,48 @@ static int handle_personality(struct notify_call *call, struct notify_verdict *r
 
 static const struct syscall_entry table[] = {
         /* --- the view: path syscalls the sentry performs itself --- */
-        EMULATE("open", fs_handle_open, SUPPORT_FULL, "opened by the sentry as the child, fd injected"),
-        EMULATE("openat", fs_handle_open, SUPPORT_FULL, "opened by the sentry as the child, fd injected"),
+        /* open and openat: every one emulated with --trap-all or a hidden
+         * rule; otherwise only those that write, create or truncate (the
+         * flags are a register). A read-only open is the child's own, in its
+         * mount namespace, with its credentials, Landlock's read floor (the
+         * whole view, nothing else) and the view's masks: what the handler
+         * would decide without a hidden rule. The kernel also gives what the
+         * handler reproduces by hand: /proc files rendered for their opener,
+         * /proc/self and /dev/tty as the caller's. Write opens stay trapped:
+         * another process's /proc/PID/mem (fs/open.c) and the view's
+         * read-only parts are the sentry's to refuse. */
+        {.name = "open",
+         .action = SC_EMULATE,
+         .handler = fs_handle_open,
+         .support = SUPPORT_FULL,
+         .ctx = CTX_FS,
+         .flags = SC_F_PATH_POLICY,
+         .note = "opened by the sentry as the child, fd injected (all opens: --trap-all or a hidden rule)"},
+        {.name = "openat",
+         .action = SC_EMULATE,
+         .handler = fs_handle_open,
+         .support = SUPPORT_FULL,
+         .ctx = CTX_FS,
+         .flags = SC_F_PATH_POLICY,
+         .note = "as open"},
+        {.name = "open",
+         .action = SC_EMULATE,
+         .handler = fs_handle_open,
+         .support = SUPPORT_FULL,
+         .ctx = CTX_FS,
+         .flags = SC_F_PATH_FAST,
+         .note = "writing, creating or truncating opens emulated; read-only ones native (the view decides)",
+         .n_cond = 1,
+         .cond = {{.arg = 1, .op = ARG_MASKED_ANY, .mask = OPEN_WRITES}}},
+        {.name = "openat",
+         .action = SC_EMULATE,
+         .handler = fs_handle_open,
+         .support = SUPPORT_FULL,
+         .ctx = CTX_FS,
+         .flags = SC_F_PATH_FAST,
+         .note = "as open",
+         .n_cond = 1,
+         .cond = {{.arg = 2, .op = ARG_MASKED_ANY, .mask = OPEN_WRITES}}},
         EMULATE("openat2", fs_handle_open, SUPPORT_FULL, "open_how copied once; RESOLVE_* honoured by the kernel"),
         EMULATE("creat", fs_handle_open, SUPPORT_FULL, "as open(O_CREAT|O_WRONLY|O_TRUNC)"),
         PATHCALL("stat", fs_handle_stat, "stat by the worker as the child, ids translated"),
@@ -311,9 +356,13 @@ size_t sentry_syscall_select(bool trap_paths, struct syscall_entry *ret, size_t 
 {
         size_t n_all, n = 0;
         const struct syscall_entry *all = sentry_syscall_table(&n_all);
-        for (size_t i = 0; i < n_all && n < size; i++)
-                if (!(all[i].flags & SC_F_PATH_POLICY) || trap_paths)
-                        ret[n++] = all[i];
+        for (size_t i = 0; i < n_all && n < size; i++) {
+                if ((all[i].flags & SC_F_PATH_POLICY) && !trap_paths)
+                        continue;
+                if ((all[i].flags & SC_F_PATH_FAST) && trap_paths)
+                        continue;
+                ret[n++] = all[i];
+        }
         return n;
 }
 
