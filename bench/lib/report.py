@@ -109,26 +109,14 @@ for table, title in (("main", "## Workloads"), ("micro", "## Micro-benchmarks (t
     p(title)
     p("")
     hdr = ["workload"] + active
-    if table == "micro":
-        hdr += ["cordon ÷ best floor with SYNC_WAKE_UP", "cordon ÷ floor without"]
+
     p("| " + " | ".join(hdr) + " |")
     p("|" + "---|" * len(hdr))
     for wl, label, unit, _ in tr:
         if wl in skipped:
-            p("| %s | %s |" % (label, " | ".join(["skipped: " + skipped[wl]] * len(active)) + (" | |" if table == "micro" else "")))
+            p("| %s | %s |" % (label, " | ".join(["skipped: " + skipped[wl]] * len(active))))
             continue
         cells = [label] + [cell(wl, sb, unit) for sb in active]
-        if table == "micro":
-            c = med(wl, "cordon")
-            ref = MICRO_FLOOR.get(wl)
-            if ref:
-                fs, fn = med("floor:" + ref + ", SYNC_WAKE_UP", "native"), med("floor:" + ref + ", no SYNC_WAKE_UP", "native")
-                alt = med("floor:" + ref + ", ADDFD then SEND, SYNC_WAKE_UP", "native")
-                if alt is not None and (fs is None or alt < fs):
-                    fs = alt
-                cells += [ratio(c, fs) or "–", ratio(c, fn) or "–"]
-            else:
-                cells += ["–", "–"]
         p("| " + " | ".join(cells) + " |")
     p("")
 
@@ -194,8 +182,20 @@ if stats:
         p("| %s | %s | %d | %s | %s | %s |" % (label, desc, tot, diff, per, "%.1f MiB" % (mem / 1048576) if mem else ""))
     p("")
 
-HANDLERS = [("sys-open", "openat (existing, read-only) + close", ["openat"]),
-            ("sys-missing", "openat (missing)", ["openat"]),
+FLOOR_OPEN = ("emulated openat (existing) + close, ADDFD then SEND, SYNC_WAKE_UP",
+              "emulated openat (existing) + close, SYNC_WAKE_UP")
+FLOOR_MISSING = ("notify openat (missing), SYNC_WAKE_UP",)
+
+
+def floor_of(names):
+    v = [med("floor:" + n, "native") for n in names]
+    v = [x for x in v if x]
+    return min(v) if v else None
+
+
+HANDLERS = [("sys-open", "openat (existing, read-only) + close (default: native)", ["openat"]),
+            ("h-open-trap", None, ["openat"]),
+            ("h-missing-trap", None, ["openat"]),
             ("h-creat", None, ["openat"]),
             ("h-stat", None, ["newfstatat", "stat"]),
             ("h-mkdir", None, ["mkdir", "rmdir"]),
@@ -209,8 +209,8 @@ if hrows:
       "part of the loop), and the sentry's own time per trapped call from `--stats` (trappedSyscallTime: "
       "from the receive to the reply that wakes the caller), last repetition.")
     p("")
-    p("| loop | native | cordon | cordon − native | sentry's time per trapped call |")
-    p("|---|---|---|---|---|")
+    p("| loop | native | cordon | cordon − native | sentry's time per trapped call | cordon ÷ the bare floor |")
+    p("|---|---|---|---|---|---|")
     for wl, label, names in hrows:
         n, c = med(wl, "native"), med(wl, "cordon")
         st = {}
@@ -221,11 +221,12 @@ if hrows:
         except (OSError, ValueError):
             pass
         own = ", ".join("%s %.1f µs (%d calls)" % (k, st[k]["meanNs"] / 1000, st[k]["calls"])
-                        for k in names if k in st) or "–"
-        p("| %s | %s | %s | %s | %s |" % (label or labels[wl], fmt(n, "ns") if n is not None else "fail",
-                                          cell(wl, "cordon", "ns"),
-                                          "%.1f µs" % ((c - n) / 1000) if c is not None and n is not None else "",
-                                          own))
+                        for k in names if k in st and st[k]["calls"] >= 100) or "– (not trapped)"
+        fl = floor_of(FLOOR_OPEN if wl == "h-open-trap" else FLOOR_MISSING if wl == "h-missing-trap" else ())
+        p("| %s | %s | %s | %s | %s | %s |" % (label or labels[wl], fmt(n, "ns") if n is not None else "fail",
+                                               cell(wl, "cordon", "ns"),
+                                               "%.1f µs" % ((c - n) / 1000) if c is not None and n is not None else "",
+                                               own, ratio(c, fl) if fl else ""))
     p("")
 
 created = tsv("create.tsv")
@@ -263,13 +264,11 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
-c, fl = med("sys-missing", "cordon"), med("floor:notify openat (missing), SYNC_WAKE_UP", "native")
+c, fl = med("h-missing-trap", "cordon"), floor_of(FLOOR_MISSING)
 if c and fl:
     target("trapped round trip ≤ 1.3× the bare floor (openat, missing)", c / fl <= 1.3,
            "%.0f ns vs %.0f ns: ×%.2f" % (c, fl, c / fl))
-c = med("sys-open", "cordon")
-fl = min([x for x in (med("floor:emulated openat (existing) + close, ADDFD then SEND, SYNC_WAKE_UP", "native"),
-                      med("floor:emulated openat (existing) + close, SYNC_WAKE_UP", "native")) if x] or [0]) or None
+c, fl = med("h-open-trap", "cordon"), floor_of(FLOOR_OPEN)
 if c and fl:
     target("trapped round trip ≤ 1.3× the bare floor (emulated openat + fd injection)", c / fl <= 1.3,
            "%.0f ns vs %.0f ns: ×%.2f" % (c, fl, c / fl))
