@@ -30,6 +30,7 @@ struct oci_mount {
         unsigned long flags;       /* MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_*ATIME, ... from options */
         unsigned long propagation; /* MS_PRIVATE, MS_SLAVE, MS_SHARED, MS_UNBINDABLE (| MS_REC), or 0 */
         char *data;                /* the remaining options joined by ',' (e.g. "size=65536k,mode=755"), or NULL */
+        bool tmpcopyup;            /* tmpfs: fill it with what the image has at destination (runc/crun "tmpcopyup") */
 };
 
 struct oci_rlimit {
@@ -63,6 +64,11 @@ struct oci_process {
         bool has_oom_score_adj;
         int oom_score_adj;
         unsigned console_height, console_width; /* 0: not given */
+        /* LSM labels, as given (NULL: none). cordon loads no LSM policy of its
+         * own: the runtime applies them where the host's LSM is enabled, or
+         * refuses the container. */
+        char *apparmor_profile;
+        char *selinux_label;
 };
 
 struct oci_namespace {
@@ -125,6 +131,13 @@ struct oci_annotation {
         char *key, *value;
 };
 
+/* linux.sysctl: only keys that belong to a namespace the container has
+ * (net.*, kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*, and
+ * kernel.hostname/domainname with a new UTS namespace) pass the parser. */
+struct oci_sysctl {
+        char *key, *value;
+};
+
 struct oci_spec {
         char *oci_version;
         char *bundle;    /* absolute */
@@ -144,6 +157,9 @@ struct oci_spec {
         char *cgroups_path; /* NULL: not given */
         char **masked_paths;   /* NULL-terminated (may be empty) */
         char **readonly_paths; /* NULL-terminated (may be empty) */
+        struct oci_sysctl *sysctls;
+        size_t n_sysctls;
+        char *mount_label; /* linux.mountLabel (SELinux), NULL: none */
         struct oci_seccomp *seccomp; /* NULL: none */
         struct oci_hook *hooks[OCI_HOOK_KINDS];
         size_t n_hooks[OCI_HOOK_KINDS];
