@@ -73,6 +73,7 @@ struct run_rec {
         int timer;
         int status;
         time_t started, ended;
+        int hold_wr; /* OCI create: writing a byte releases the held run's exec (op "start"); -1 none */
 };
 
 /* JSON lines from a pipe, each handed to fn; a line longer than the
@@ -105,6 +106,10 @@ struct serve {
         const char *end_reason; /* terminated, expired, killed */
         struct run_rec runs[MAX_RUNS];
         int n_runs;
+        bool oci;        /* `cordon oci`: see serve_config */
+        int main_run;    /* the container's process (its num), 0: none yet */
+        int main_status; /* its wait status, once it ended */
+        bool main_ended;
         int conns[MAX_CONNS];
         uid_t owner;
 };
@@ -364,6 +369,7 @@ int serve_prepare(const struct serve_config *cfg, const char *id, const struct r
         srv->policy_text = xstrdup(cfg->policy_text ? cfg->policy_text : "{}");
         srv->snapshot = cfg->snapshot;
         srv->snapshot_digest = cfg->snapshot_digest;
+        srv->oci = cfg->oci;
         srv->status = "starting";
         srv->owner = geteuid();
         for (size_t i = 0; i < MAX_CONNS; i++)
@@ -450,6 +456,8 @@ void serve_free(struct serve *srv)
                         close(r->log_fd);
                 if (r->timer >= 0)
                         close(r->timer);
+                if (r->hold_wr >= 0)
+                        close(r->hold_wr);
                 for (int k = 0; r->streams && k < 2; k++) {
                         if (r->streams[k].in >= 0)
                                 close(r->streams[k].in);
@@ -552,8 +560,10 @@ static int build_exec(const struct sandbox_state *st, json_t *req, int num, stru
                 PUT(json_string_value(v));
                 e->argc++;
         }
-        /* the request's variables override the sandbox's */
-        for (char **p = st->plan->envp; p && *p; p++) {
+        /* the request's variables override the sandbox's; an OCI process
+         * (cleanEnv) has exactly the environment its config gives */
+        bool clean = json_is_true(json_object_get(req, "cleanEnv"));
+        for (char **p = clean ? NULL : st->plan->envp; p && *p; p++) {
                 const char *eq = strchr(*p, '=');
                 bool overridden = false;
                 json_array_foreach(env, i, v)
@@ -635,7 +645,7 @@ static void close_pipes(int (*p)[2][2])
 
 /* exec: a run inside the sandbox with the client's stdio (or, detached, a
  * log file the sentry writes, bounded). */
-static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
+static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_FDS])
 {
         struct serve *srv = st->serve;
         char why[512];
@@ -655,11 +665,56 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
                 return;
         }
         json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeoutMs"));
+        /* OCI: "direct" hands the client's stdio to the run as they are (no
+         * relay through the sentry: the client, a runtime command, exits
+         * at once; conmon and the shim read the pipes themselves); "hold"
+         * keeps the run before its exec until op "start"; "main" makes it
+         * the container's process; preserveFds more fds become its 3, 4, ... */
+        bool direct = json_is_true(json_object_get(req, "direct"));
+        bool hold = json_is_true(json_object_get(req, "hold"));
+        bool is_main = json_is_true(json_object_get(req, "main"));
+        json_int_t n_preserve = json_integer_value(json_object_get(req, "preserveFds"));
+        if ((hold || is_main || n_preserve) && !srv->oci) {
+                reply_error(conn, "exec: hold, main and preserveFds are for OCI containers only");
+                return;
+        }
+        if (is_main && srv->main_run) {
+                reply_error(conn, "exec: the container already has its process");
+                return;
+        }
+        if (n_preserve < 0 || n_preserve > EXEC_MAX_FDS - 4) {
+                reply_error(conn, "exec: at most %d preserved fds", EXEC_MAX_FDS - 4);
+                return;
+        }
+        for (json_int_t i = 0; i < n_preserve; i++) {
+                /* preserved fds pass the same checks as stdio */
+                int chk[3] = {fds[3 + i], -1, -1};
+                if (chk[0] < 0) {
+                        reply_error(conn, "exec: preserved fd %lld was not passed", (long long)(3 + i));
+                        return;
+                }
+                if (check_passed_fds(chk, why, sizeof(why)) < 0) {
+                        reply_error(conn, "preserved fd %lld: %s", (long long)(3 + i), why);
+                        return;
+                }
+        }
         int num = srv->n_runs + 1;
         static struct exec_msg e;
         if (build_exec(st, req, num, &e, why, sizeof(why)) < 0) {
                 reply_error(conn, "%s", why);
                 return;
+        }
+        e.n_preserve = (uint32_t)n_preserve;
+        _cleanup_close_ int hold_rd = -1, hold_wr = -1;
+        if (hold) {
+                int hp[2];
+                if (pipe2(hp, O_CLOEXEC) < 0) {
+                        reply_error(conn, "exec: cannot make the start pipe: %s", strerror(errno));
+                        return;
+                }
+                hold_rd = hp[0];
+                hold_wr = hp[1];
+                e.flags |= EXEC_HOLD;
         }
         int log_in = -1, log_fd = -1;
         int pass[3] = {fds[0], fds[1], fds[2]};
@@ -680,6 +735,16 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
                         (void)ioctl(master, TIOCSWINSZ, &ws);
                 pass[0] = pass[1] = pass[2] = slave;
                 e.flags |= EXEC_TTY;
+        } else if (direct) {
+                for (int i = 0; i < 3; i++)
+                        if (fds[i] < 0) {
+                                reply_error(conn, "exec: stdin, stdout and stderr must be passed");
+                                return;
+                        }
+                if (check_passed_fds(fds, why, sizeof(why)) < 0) {
+                        reply_error(conn, "%s", why);
+                        return;
+                }
         } else if (detach) {
                 int p[2];
                 char name[64];
@@ -723,7 +788,13 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
                 pass[1] = run_pipe[0][1];
                 pass[2] = run_pipe[1][1];
         }
-        if (send_fds(st->sock, &e, offsetof(struct exec_msg, strings) + e.len, pass, 3) < 0) {
+        int all[EXEC_MAX_FDS] = {pass[0], pass[1], pass[2]};
+        size_t n_all = 3;
+        if (hold)
+                all[n_all++] = hold_rd;
+        for (json_int_t i = 0; i < n_preserve; i++)
+                all[n_all++] = fds[3 + i];
+        if (send_fds(st->sock, &e, offsetof(struct exec_msg, strings) + e.len, all, n_all) < 0) {
                 reply_error(conn, "the sandbox's init is gone");
                 if (log_in >= 0)
                         close(log_in);
@@ -740,7 +811,10 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
                               .log_in = log_in,
                               .log_fd = log_fd,
                               .timer = -1,
+                              .hold_wr = TAKE_FD(hold_wr),
                               .started = time(NULL)};
+        if (is_main)
+                srv->main_run = num;
         if (timeout_ms > 0)
                 r->timer = arm_ms(CLOCK_MONOTONIC, false, timeout_ms);
         int back[2] = {master, -1};
@@ -783,6 +857,8 @@ static void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
         streams_flush(srv, r);
         r->running = false;
         r->status = status;
+        if (r->hold_wr >= 0)
+                close(TAKE_FD(r->hold_wr));
         r->ended = time(NULL);
         if (r->timer >= 0) {
                 close(r->timer);
@@ -804,6 +880,20 @@ static void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
         }
         json_decref(j);
         write_meta(st);
+        /* the container's process ended: so does the container (what it
+         * left running goes with the sandbox), and the sentry's exit
+         * status becomes this one */
+        if (srv->oci && r->num == srv->main_run && !srv->main_ended) {
+                srv->main_ended = true;
+                srv->main_status = status;
+                if (!srv->terminate) {
+                        srv->terminate = true;
+                        srv->end_reason = "exited";
+                        srv->status = "stopped";
+                        write_meta(st);
+                        sandbox_kill_all(st);
+                }
+        }
 }
 
 /* A detached run's output, into its log, bounded. */
@@ -1041,7 +1131,7 @@ static void begin_end(struct sandbox_state *st, const char *reason)
         sandbox_kill_all(st);
 }
 
-static void handle_request(struct sandbox_state *st, int conn, json_t *req, int fds[3])
+static void handle_request(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_FDS])
 {
         struct serve *srv = st->serve;
         const char *op = json_string_value(json_object_get(req, "op"));
@@ -1053,6 +1143,48 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
         }
         if (streq(op, "exec")) {
                 do_exec(st, conn, req, fds);
+        } else if (streq(op, "start") && srv->oci) {
+                struct run_rec *r = srv->main_run ? find_run(srv, srv->main_run) : NULL;
+                if (!r || !r->running) {
+                        reply_error(conn, "container %s has no process to start%s", srv->id,
+                                    r ? " (it has already exited)" : "");
+                        return;
+                }
+                if (r->hold_wr < 0) {
+                        reply_error(conn, "container %s has already been started", srv->id);
+                        return;
+                }
+                char go = 1;
+                ssize_t w = write(r->hold_wr, &go, 1);
+                close(TAKE_FD(r->hold_wr));
+                if (w != 1) {
+                        reply_error(conn, "cannot start container %s: %s", srv->id,
+                                    w < 0 ? strerror(errno) : "its process is gone");
+                        return;
+                }
+                event(srv, "started", json_pack("{s:i}", "run", r->num));
+                (void)control_send(conn, json_pack("{s:b}", "ok", 1), NULL, 0);
+        } else if (streq(op, "kill") && srv->oci) {
+                /* OCI kill: the container's process (all: every process of
+                 * the sandbox but its init); works before start too */
+                json_int_t sig = json_integer_value(json_object_get(req, "signal"));
+                bool all = json_is_true(json_object_get(req, "all"));
+                struct run_rec *r = srv->main_run ? find_run(srv, srv->main_run) : NULL;
+                if (sig <= 0 || sig >= 65) {
+                        reply_error(conn, "kill: signal %lld is out of range", (long long)sig);
+                        return;
+                }
+                if (!all && (!r || !r->running)) {
+                        reply_error(conn, "container not running");
+                        return;
+                }
+                if (all) {
+                        struct msg m = {.type = MSG_KILL, .value = (int32_t)sig, .aux = -1};
+                        (void)send(st->sock, &m, sizeof(m), MSG_NOSIGNAL);
+                }
+                if (r && r->running)
+                        kill_run(st, r, (int)sig);
+                (void)control_send(conn, json_pack("{s:b}", "ok", 1), NULL, 0);
         } else if (streq(op, "terminate")) {
                 event(srv, "terminated", NULL);
                 begin_end(st, "terminated");
@@ -1162,8 +1294,8 @@ static void read_conn(struct sandbox_state *st, size_t i)
         /* blocking from here: the request is already queued */
         fcntl(c, F_SETFL, 0);
         json_t *req = NULL;
-        int fds[3];
-        int r = control_recv(c, &req, fds, 3);
+        int fds[EXEC_MAX_FDS];
+        int r = control_recv(c, &req, fds, EXEC_MAX_FDS);
         /* a peer that sent nothing but closed, or garbage */
         if (r <= 0) {
                 if (r == -EBADMSG)
@@ -1176,7 +1308,7 @@ static void read_conn(struct sandbox_state *st, size_t i)
         setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
         handle_request(st, c, req, fds);
         json_decref(req);
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < EXEC_MAX_FDS; k++)
                 if (fds[k] >= 0)
                         close(fds[k]);
         close(c);
@@ -1421,5 +1553,11 @@ int serve_loop(struct sandbox_state *st)
         event(srv, "ended", json_pack("{s:s}", "reason", srv->end_reason ? srv->end_reason : "killed"));
         sync_events(srv);
         st->exit_reason = srv->end_reason ? srv->end_reason : "killed";
-        return srv->ready_fd >= 0 ? EXIT_SANDBOX : 0;
+        if (srv->ready_fd >= 0)
+                return EXIT_SANDBOX;
+        if (srv->oci && srv->main_ended)
+                return WIFEXITED(srv->main_status)     ? WEXITSTATUS(srv->main_status)
+                       : WIFSIGNALED(srv->main_status) ? 128 + WTERMSIG(srv->main_status)
+                                                       : EXIT_SANDBOX;
+        return srv->oci ? 128 + SIGKILL : 0;
 }

@@ -16,6 +16,7 @@ static void usage(FILE *f)
               "       cordon syscalls\n"
               "       cordon gc                  remove what crashed sandboxes left (safe any time)\n"
               "       cordon sandbox VERB ...    long-lived sandboxes (cordon sandbox --help)\n"
+              "       cordon oci VERB ...        OCI runtime, runc's command line (also as cordon-oci)\n"
               "       cordon digest DIR          print the sha256 digest of a template tree (source.digest)\n"
               "       cordon --help | --version\n"
               "\n"
@@ -314,6 +315,10 @@ _public_ const char *__asan_default_options(void)
 
 int main(int argc, char **argv)
 {
+        /* installed as cordon-oci (a link to cordon): runc's command line */
+        const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+        if (streq(prog, "cordon-oci"))
+                return sentry_oci(argc, argv);
         if (argc < 2) {
                 usage(stderr);
                 return EXIT_USAGE;
@@ -332,6 +337,8 @@ int main(int argc, char **argv)
                 return cmd_run(argc - 1, argv + 1);
         if (streq(verb, "sandbox"))
                 return sentry_sandbox(argc - 1, argv + 1);
+        if (streq(verb, "oci"))
+                return sentry_oci(argc - 1, argv + 1);
         if (streq(verb, "check")) {
                 bool json = argc > 2 && streq(argv[2], "--json");
                 if (argc > 2 && !json) {

@@ -215,6 +215,7 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
         }
         p.max_open_files = POLICY_UNSET;
         p.serve_runs = o->serve != NULL;
+        p.oci = o->oci;
         *ret = p;
         return 0;
 }

@@ -60,6 +60,7 @@ struct sandbox_plan {
         int64_t max_open_files; /* RLIMIT_NOFILE for the command; -1: inherited */
         unsigned debug_disable; /* DEBUG_OFF_* (tests only; see sentry.h) */
         bool serve_runs;        /* no command: init waits for MSG_EXEC (sentry/initd.c) */
+        const struct oci_sandbox *oci; /* `cordon oci`: applied by init (sentry/oci-sandbox.h), or NULL */
 };
 
 /* Prints why it fails. PLAN_POLICY_ERROR: what the policy asks for cannot be

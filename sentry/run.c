@@ -40,6 +40,7 @@
 #include "net/net.h"
 #include "sentry/cgroup.h"
 #include "sentry/limits.h"
+#include "sentry/oci-sandbox.h"
 #include "sentry/run-internal.h"
 #include "sentry/sandbox.h"
 #include "sentry/sentry.h"
@@ -134,8 +135,12 @@ _noreturn_ _printf_(2, 3) static void child_fail(int sock, const char *fmt, ...)
 }
 
 /* Drops every capability for good: bounding and ambient sets emptied,
- * securebits locked so uid 0 in the sandbox never regains any on exec. */
-static int drop_privileges(void)
+ * securebits locked so uid 0 in the sandbox never regains any on exec.
+ * With an OCI identity (oci->set_user) the process also becomes that
+ * uid/gid with those groups: the bounding set and securebits go first
+ * (they need CAP_SETPCAP), NO_SETUID_FIXUP keeps CAP_SETUID/SETGID across
+ * the switch, and the capset below empties them all the same. */
+static int drop_privileges(const struct oci_sandbox *oci)
 {
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
                 return negative_errno();
@@ -147,6 +152,15 @@ static int drop_privileges(void)
                           SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
                   0, 0, 0) < 0)
                 return negative_errno();
+        if (oci && oci->set_user) {
+                gid_t groups[OCI_MAX_IDS];
+                for (size_t i = 0; i < oci->n_groups; i++)
+                        groups[i] = oci->groups[i];
+                if (setgroups(oci->n_groups, groups) < 0 && !(errno == EPERM && oci->n_groups == 0))
+                        return negative_errno();
+                if (setresgid(oci->gid, oci->gid, oci->gid) < 0 || setresuid(oci->uid, oci->uid, oci->uid) < 0)
+                        return negative_errno();
+        }
         struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
         struct __user_cap_data_struct d[2] = {0};
         if (syscall(SYS_capset, &h, d) < 0)
@@ -365,6 +379,28 @@ static void debug_mount_flags(const struct sandbox_plan *plan, int sock)
         }
 }
 
+/* An OCI mount the view does not provide (a tmpfs, mqueue), inside the
+ * sandbox's own mount namespace after the pivot; its mount point made if
+ * the image lacks it. Always nosuid and nodev. */
+static void oci_mount(int sock, const struct oci_extra_mount *m)
+{
+        char path[4096];
+        snprintf(path, sizeof(path), "%s", m->destination);
+        for (char *p = path + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = '\0';
+                if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                        child_fail(sock, "mounts: %s: mkdir %s: %s", m->destination, path, strerror(errno));
+                *p = '/';
+        }
+        if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                child_fail(sock, "mounts: %s: mkdir: %s", m->destination, strerror(errno));
+        if (mount(m->fstype, path, m->fstype, m->flags | MS_NOSUID | MS_NODEV, m->data) < 0)
+                child_fail(sock, "mounts: %s %s (%s): %s", m->fstype, m->destination, m->data ? m->data : "",
+                           strerror(errno));
+}
+
 /* pid 1 of the sandbox. */
 _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
 {
@@ -412,11 +448,14 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         r = fs_view_enter(&view, err, sizeof(err));
         if (r < 0)
                 child_fail(sock, "cannot build the sandbox's view: %s", err);
-        if (sethostname("cordon", 6) < 0)
+        const char *hostname = plan->oci && plan->oci->hostname ? plan->oci->hostname : "cordon";
+        if (sethostname(hostname, strlen(hostname)) < 0)
                 child_fail(sock, "sethostname: %s", strerror(errno));
         r = net_loopback_up();
         if (r < 0)
                 child_fail(sock, "bring up loopback in the sandbox: %s", strerror(-r));
+        for (size_t i = 0; plan->oci && i < plan->oci->n_mounts; i++)
+                oci_mount(sock, &plan->oci->mounts[i]);
         if (plan->debug_disable & (DEBUG_OFF_RO_BINDS | DEBUG_OFF_NOEXEC_RULES))
                 debug_mount_flags(plan, sock);
 
@@ -468,9 +507,19 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         if ((r = close_all_but(keep, ELEMENTSOF(keep))) < 0)
                 child_fail(sock, "close_range: %s", strerror(-r));
 
-        r = drop_privileges();
+        /* the container's rlimits, while init may still raise them within
+         * what the host allows (it cannot exceed the hard limits it got) */
+        for (size_t i = 0; plan->oci && i < plan->oci->n_rlimits; i++) {
+                const struct oci_limit *l = &plan->oci->rlimits[i];
+                struct rlimit rl = {(rlim_t)l->soft, (rlim_t)l->hard};
+                if (setrlimit(l->resource, &rl) < 0)
+                        child_fail(sock, "process.rlimits: resource %d soft %llu hard %llu: %s", l->resource,
+                                   (unsigned long long)l->soft, (unsigned long long)l->hard, strerror(errno));
+        }
+        r = drop_privileges(plan->oci);
         if (r < 0)
-                child_fail(sock, "drop privileges: %s", strerror(-r));
+                child_fail(sock, "drop privileges%s: %s",
+                           plan->oci && plan->oci->set_user ? " and become process.user" : "", strerror(-r));
 
         /* Landlock, before anything runs that the sandbox controls: init
          * restricts itself, so the command and all it forks inherit the
@@ -544,7 +593,7 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         }
 
         if (plan->serve_runs)
-                init_serve_runs(sock);
+                init_serve_runs(sock, plan->oci);
 
         pid_t cmd = fork();
         if (cmd < 0)
@@ -592,21 +641,41 @@ static int write_file(const char *path, const char *text)
         return write_all(fd, text, strlen(text));
 }
 
-static int write_id_maps(pid_t pid, uid_t uid, gid_t gid, bool deny_setgroups)
+/* "0 HOST 1" and, for an OCI identity, one line per other container id
+ * (oci_host_id: never host root). */
+static void id_map_text(char *buf, size_t size, uint32_t root_host, uint32_t id, const uint32_t *more, size_t n_more)
 {
-        char path[64], map[64];
+        size_t len = (size_t)snprintf(buf, size, "0 %u 1\n", root_host);
+        uint32_t done[1 + OCI_MAX_IDS];
+        size_t n_done = 0;
+        for (size_t i = 0; i <= n_more && len < size; i++) {
+                uint32_t c = i == 0 ? id : more[i - 1];
+                bool dup = c == 0;
+                for (size_t k = 0; k < n_done; k++)
+                        dup = dup || done[k] == c;
+                if (dup)
+                        continue;
+                done[n_done++] = c;
+                len += (size_t)snprintf(buf + len, size - len, "%u %u 1\n", c, oci_host_id(c, root_host));
+        }
+}
+
+static int write_id_maps(pid_t pid, uid_t uid, gid_t gid, bool deny_setgroups, const struct oci_sandbox *oci)
+{
+        char path[64], map[4096];
         int r;
         if (deny_setgroups) {
                 snprintf(path, sizeof(path), "/proc/%d/setgroups", pid);
                 if ((r = write_file(path, "deny")) < 0)
                         return r;
         }
+        bool ids = oci && oci->set_user;
         snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
-        snprintf(map, sizeof(map), "0 %u 1\n", uid);
+        id_map_text(map, sizeof(map), uid, ids ? oci->uid : 0, NULL, 0);
         if ((r = write_file(path, map)) < 0)
                 return r;
         snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
-        snprintf(map, sizeof(map), "0 %u 1\n", gid);
+        id_map_text(map, sizeof(map), gid, ids ? oci->gid : 0, ids ? oci->groups : NULL, ids ? oci->n_groups : 0);
         return write_file(path, map);
 }
 
@@ -1037,7 +1106,7 @@ static int run_sandbox(struct sandbox_state *st)
         st->gid = child_gid;
         st->privileged = privileged;
 
-        r = write_id_maps(pid, child_uid, child_gid, !privileged);
+        r = write_id_maps(pid, child_uid, child_gid, !privileged, plan->oci);
         if (r < 0)
                 fprintf(stderr, "cordon: cannot write the sandbox's uid/gid maps: %s\n", strerror(-r));
         else if (st->cg && (r = cgroup_attach(st->cg, pid)) < 0)

@@ -15,12 +15,15 @@
  * NUL-terminated, in strings[0..len). */
 #define EXEC_MAX_STRINGS 61440
 #define EXEC_TTY         1 /* 0-2 are a terminal: the run takes it as its controlling one */
+#define EXEC_HOLD        2 /* fd 3 is a pipe: the run waits for a byte on it before its exec (OCI create/start) */
+#define EXEC_MAX_FDS     8 /* stdin, stdout, stderr, the hold pipe, then n_preserve fds */
 struct exec_msg {
         uint32_t type; /* MSG_EXEC */
         int32_t run;
         uint32_t flags;
         uint32_t argc;
         uint32_t envc;
+        uint32_t n_preserve; /* fds after stdio (and the hold pipe) that become the run's 3, 4, ... */
         uint32_t len;
         char strings[EXEC_MAX_STRINGS];
 };
@@ -31,6 +34,11 @@ struct serve_config {
         const char *policy_text;     /* the policy as given, kept in the state directory */
         const char *snapshot;        /* --from-snapshot: an archive whose layer/ becomes the writable layer's content */
         const char *snapshot_digest; /* "sha256:<hex>" it must match */
+        /* `cordon oci`: the run marked "main" is the container's process:
+         * when it ends the sandbox ends, and the sentry exits with its status
+         * (code, or 128+signal), which is what conmon and containerd's shim
+         * wait for on the pid-file's pid */
+        bool oci;
 };
 
 struct serve;
@@ -45,8 +53,10 @@ int serve_audit_fd(struct serve *srv);
 int serve_loop(struct sandbox_state *st);
 void serve_free(struct serve *srv);
 
-/* init's side: waits for MSG_EXEC and forks each run; never returns. */
-_noreturn_ void init_serve_runs(int sock);
+/* init's side: waits for MSG_EXEC and forks each run; never returns. With
+ * oci, each run gets its seccomp profile just before its exec. */
+struct oci_sandbox;
+_noreturn_ void init_serve_runs(int sock, const struct oci_sandbox *oci);
 
 /* The state directory of sandbox id (valid hex id or -EINVAL). */
 int sandbox_dir(const char *id, char *buf, size_t size);

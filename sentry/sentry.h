@@ -19,6 +19,7 @@
 enum tty_mode { TTY_AUTO, TTY_ALWAYS, TTY_NEVER };
 
 struct serve_config;
+struct oci_sandbox;
 
 struct run_options {
         struct policy *policy; /* owned by the caller */
@@ -41,7 +42,14 @@ struct run_options {
         /* `cordon sandbox create`: no command; a detached sentry serves runs
          * (sentry/sandbox.h). NULL for `cordon run`. */
         const struct serve_config *serve;
+        /* `cordon oci`: the container's identity, hostname, rlimits and
+         * seccomp profile (sentry/oci-sandbox.h); NULL otherwise. */
+        const struct oci_sandbox *oci;
 };
+
+/* `cordon oci VERB ...`, or the program run as `cordon-oci`: runc's command
+ * line (sentry/oci-runtime.c); argv[0] is the program or "oci". */
+int sentry_oci(int argc, char **argv);
 
 /* `cordon sandbox VERB ...` (sentry/sandbox.c): returns the exit status. */
 int sentry_sandbox(int argc, char **argv);
