@@ -11,6 +11,14 @@
 #include "common/util.h"
 #include "sentry/oci.h"
 
+/* Bounds on what a document can make cordon hold (the document comes from
+ * whoever can run podman or talk to containerd; podman's whole default
+ * seccomp profile is about 30 KiB). */
+#define OCI_MAX_BYTES   (8 * 1024 * 1024)
+#define OCI_MAX_ENTRIES 65536
+#define OCI_STRING_MAX  (1024 * 1024)
+#define OCI_PATH_MAX    4096
+
 /* Room for a quoted excerpt of untrusted text in a message. */
 #define OCI_QUOTE_MAX 80
 
@@ -45,6 +53,35 @@ int oci_get_u32(struct oci_parser *p, json_t *v, uint32_t *ret);
 int oci_get_strv(struct oci_parser *p, json_t *v, int (*check)(struct oci_parser *p, const char *s), char ***ret);
 void oci_strv_free(char **v);
 int oci_cap_from_name(const char *name);
+
+_printf_(3, 4) int oci_fail_at(struct oci_parser *p, const char *key, const char *fmt, ...);
+/* Go's "not set" for every kind of value: absent, null, false, 0, "", [] or {}. */
+bool oci_is_unset(json_t *v);
+/* Refuses obj[key] unless unset, naming it and why cordon cannot honour it. */
+int oci_refuse_set(struct oci_parser *p, json_t *obj, const char *key, const char *why);
+int oci_get_abs_path(struct oci_parser *p, json_t *v, char **ret);
+int oci_dup_string(struct oci_parser *p, json_t *v, char **ret);
+
+/* Evaluates expr, which reads the member as `it`, when obj[key] is present
+ * (not null), with the path at the key. */
+#define AT(p, obj, key, expr)                                          \
+        ({                                                             \
+                json_t *_v = oci_member((obj), (key));                 \
+                int _r = 0;                                            \
+                if (_v) {                                              \
+                        size_t _saved = oci_path_push_key((p), (key)); \
+                        json_t *it = _v;                               \
+                        _r = (expr);                                   \
+                        oci_path_pop((p), _saved);                     \
+                }                                                      \
+                _r;                                                    \
+        })
+
+/* linux (oci-linux.c) */
+/* linux.namespaces lists type (oci_has_ns), and not joined by path (oci_has_new_ns). */
+bool oci_has_ns(const struct oci_spec *s, int type);
+bool oci_has_new_ns(const struct oci_spec *s, int type);
+int oci_parse_linux(struct oci_parser *p, json_t *v, struct oci_spec *s);
 
 /* linux.seccomp (oci-seccomp.c) */
 int oci_parse_seccomp(struct oci_parser *p, json_t *v, struct oci_seccomp **ret);
