@@ -24,13 +24,23 @@
 #define OCI_POLICY_ANNOTATION "dev.cordon.policy"
 
 struct oci_mount {
-        char *destination; /* absolute, normalised, inside the container */
-        char *type;        /* "bind" (also when options say bind/rbind), "tmpfs", "proc", "sysfs", "devpts", "mqueue", "cgroup", "cgroup2" */
-        char *source;      /* bind: an absolute host path (a relative one is taken from the bundle); others: as given, may be NULL */
-        unsigned long flags;       /* MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_*ATIME, ... from options */
-        unsigned long propagation; /* MS_PRIVATE, MS_SLAVE, MS_SHARED, MS_UNBINDABLE (| MS_REC), or 0 */
-        char *data;                /* the remaining options joined by ',' (e.g. "size=65536k,mode=755"), or NULL */
-        bool tmpcopyup;            /* tmpfs: fill it with what the image has at destination (runc/crun "tmpcopyup") */
+        /* absolute, normalised, inside the container */
+        char *destination;
+        /* "bind" (also when options say bind/rbind), "tmpfs", "proc", "sysfs",
+         * "devpts", "mqueue", "cgroup", "cgroup2" */
+        char *type;
+        /* bind: an absolute host path (a relative one is taken from the
+         * bundle); others: as given, may be NULL */
+        char *source;
+        /* MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC,
+         * MS_*ATIME, ... from options */
+        unsigned long flags;
+        /* MS_PRIVATE, MS_SLAVE, MS_SHARED, MS_UNBINDABLE (| MS_REC), or 0 */
+        unsigned long propagation;
+        /* the remaining options joined by ',' ("size=65536k,mode=755"), or NULL */
+        char *data;
+        /* tmpfs: fill it with what the image has at destination (runc/crun "tmpcopyup") */
+        bool tmpcopyup;
 };
 
 struct oci_rlimit {
@@ -72,7 +82,8 @@ struct oci_process {
 };
 
 struct oci_namespace {
-        int type;   /* CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWUSER, CLONE_NEWCGROUP, CLONE_NEWTIME */
+        int type;   /* CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWUSER,
+                       CLONE_NEWCGROUP, CLONE_NEWTIME */
         char *path; /* join this one instead of creating: NULL for a new one */
 };
 
@@ -133,7 +144,10 @@ struct oci_annotation {
 
 /* linux.sysctl: only keys that belong to a namespace the container has
  * (net.*, kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*, and
- * kernel.hostname/domainname with a new UTS namespace) pass the parser. */
+ * kernel.hostname/domainname) pass the parser, and only when linux.namespaces
+ * lists that namespace. When it is joined by path the runtime must refuse
+ * a path that is the host's own namespace (runc compares it with
+ * /proc/self/ns/...), as the parser opens nothing. */
 struct oci_sysctl {
         char *key, *value;
 };
@@ -154,12 +168,12 @@ struct oci_spec {
         struct oci_id_mapping *uid_mappings, *gid_mappings;
         size_t n_uid_mappings, n_gid_mappings;
         struct oci_resources resources;
-        char *cgroups_path; /* NULL: not given */
+        char *cgroups_path;    /* NULL: not given */
         char **masked_paths;   /* NULL-terminated (may be empty) */
         char **readonly_paths; /* NULL-terminated (may be empty) */
         struct oci_sysctl *sysctls;
         size_t n_sysctls;
-        char *mount_label; /* linux.mountLabel (SELinux), NULL: none */
+        char *mount_label;           /* linux.mountLabel (SELinux), NULL: none */
         struct oci_seccomp *seccomp; /* NULL: none */
         struct oci_hook *hooks[OCI_HOOK_KINDS];
         size_t n_hooks[OCI_HOOK_KINDS];
