@@ -231,7 +231,7 @@ static unsigned long long pid_start_time(pid_t pid)
         if (p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'))
                 return 0;
         int field = 2;
-        for (p++; *p && field < 21; p++)
+        for (p++; *p && field < 22; p++)
                 if (*p == ' ')
                         field++;
         return strtoull(p, NULL, 10);
