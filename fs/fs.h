@@ -36,6 +36,11 @@ struct fs_view_spec {
         /* A template root (policy source kind "template"): the view's root is
          * an overlay with the template as its read-only lower layer and its
          * upper layer in the writable layer. NULL: the built-in default. */
+        /* NULL: init opens each bind's source itself, as the sandbox's
+         * identity. Else one fd per bind (O_PATH), opened by the sentry for
+         * binds the caller is entitled to (an OCI engine's, running as root,
+         * from directories only root may enter, as runc would). */
+        const int *bind_fds;
         const char *template_path;
         int template_fd;      /* the template directory as the sentry opened (and hashed) it; -1 none */
         int template_tree_fd; /* fs_template_idmapped's detached mount of it, or -1 (see there) */

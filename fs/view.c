@@ -387,7 +387,7 @@ static int overlay_file(int rootfd, const char *path, const char *staging, const
         return r < 0 ? fail(r, err, "write %s", link) : 0;
 }
 
-static int setup_bind(int rootfd, const struct fs_bind *b, int srcfd, char *err)
+static int setup_bind(int rootfd, const struct fs_bind *b, int srcfd, bool detached, char *err)
 {
         struct stat st;
         if (fstat(srcfd, &st) < 0)
@@ -402,7 +402,10 @@ static int setup_bind(int rootfd, const struct fs_bind *b, int srcfd, char *err)
         uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (b->read_only ? MOUNT_ATTR_RDONLY : 0);
         char src[64];
         fd_path(srcfd, src, sizeof(src));
-        if (mount(src, p, NULL, MS_BIND | MS_REC, NULL) < 0)
+        /* a detached tree the sentry cloned (spec->bind_fds) is attached,
+         * not copied: it belongs to no mount namespace of ours to bind from */
+        if (detached ? syscall(SYS_move_mount, srcfd, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0
+                     : mount(src, p, NULL, MS_BIND | MS_REC, NULL) < 0)
                 return fail(negative_errno(), err, "bind %s to %s", b->source, b->target);
         int r = setattr_in_root(rootfd, b->target, true, attrs, 0);
         if (r < 0)
@@ -605,7 +608,10 @@ static int overlay_template_idmapped(int template_fd, int userns_fd, int *ret_fd
         for (size_t i = 0; i < n && r == 0; i++) {
                 if ((r = unescape_mountinfo(layers[i])) < 0)
                         break;
-                _cleanup_close_ int dfd = open(layers[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                /* followed: containers/storage names lower layers through
+                 * symlinks (overlay/l/ID); the paths are the mount's own, as
+                 * root wrote them when it mounted the template */
+                _cleanup_close_ int dfd = open(layers[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (dfd < 0) {
                         r = negative_errno();
                         break;
@@ -662,7 +668,8 @@ int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize)
                 return lowerfd;
         int srcfds[64];
         for (size_t i = 0; i < spec->n_binds; i++) {
-                srcfds[i] = open(spec->binds[i].source, O_PATH | O_CLOEXEC);
+                srcfds[i] = spec->bind_fds ? fcntl(spec->bind_fds[i], F_DUPFD_CLOEXEC, 3)
+                                           : open(spec->binds[i].source, O_PATH | O_CLOEXEC);
                 if (srcfds[i] < 0) {
                         r = fail(negative_errno(), err, "bind source %s", spec->binds[i].source);
                         while (i-- > 0)
@@ -792,7 +799,7 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
         if ((r = setup_proc(rootfd, err)) < 0)
                 return r;
         for (size_t i = 0; i < spec->n_binds; i++)
-                if ((r = setup_bind(rootfd, &spec->binds[i], srcfds[i], err)) < 0)
+                if ((r = setup_bind(rootfd, &spec->binds[i], srcfds[i], spec->bind_fds != NULL, err)) < 0)
                         return r;
         for (size_t i = 0; i < spec->n_rules; i++)
                 if ((r = setup_rule(rootfd, &spec->rules[i], err)) < 0)

@@ -3,7 +3,9 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <linux/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "common/util.h"
 #include "sentry/run-internal.h"
@@ -156,6 +158,30 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                         return -ENOENT;
                 }
         }
+        /* An OCI engine (root) names binds from its own private directories
+         * (podman's userdata: hostname, .containerenv), which the sandbox's
+         * identity may not enter: the sentry opens them, with the engine's
+         * standing, as runc would. Any other caller's binds are opened by
+         * init as the sandbox, so `cordon run --bind` never reaches further
+         * than the sandbox's own identity could. */
+        if (o->oci && nb > 0) {
+                p.bind_fds = xcalloc(nb, sizeof(int));
+                for (size_t i = 0; i < nb; i++)
+                        p.bind_fds[i] = -1;
+                for (size_t i = 0; i < nb; i++) {
+                        /* a detached copy: init lives in another mount
+                         * namespace, where only such a tree can be bound */
+                        p.bind_fds[i] = (int)syscall(SYS_open_tree, AT_FDCWD, p.binds[i].source,
+                                                     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+                        if (p.bind_fds[i] < 0) {
+                                fprintf(stderr, "cordon: bind source %s: %m\n", p.binds[i].source);
+                                p.n_bind_fds = i;
+                                sandbox_plan_done(&p);
+                                return -ENOENT;
+                        }
+                }
+                p.n_bind_fds = nb;
+        }
         p.rules = xcalloc(o->policy->n_rules, sizeof(struct fs_rule));
         for (size_t i = 0; i < o->policy->n_rules; i++) {
                 const struct policy_path_rule *pr = &o->policy->rules[i];
@@ -165,6 +191,7 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                 p.rules[i] = (struct fs_rule){pr->path, acc, pr->exec};
         }
         p.view = (struct fs_view_spec){.binds = p.binds,
+                                       .bind_fds = p.bind_fds,
                                        .n_binds = nb,
                                        .rules = p.rules,
                                        .n_rules = o->policy->n_rules,
@@ -232,6 +259,10 @@ void sandbox_plan_done(struct sandbox_plan *p)
         free(p->envp);
         free(p->cwd);
         free(p->binds);
+        for (size_t i = 0; i < p->n_bind_fds; i++)
+                if (p->bind_fds[i] >= 0)
+                        close(p->bind_fds[i]);
+        free(p->bind_fds);
         free(p->rules);
         free(p->table);
         free(p->filter.filter);

@@ -50,6 +50,8 @@ struct sandbox_plan {
         char *cwd;
         struct fs_view_spec view;
         struct fs_bind *binds;
+        int *bind_fds; /* OCI: the binds' sources opened by the sentry (view.bind_fds), else NULL */
+        size_t n_bind_fds;
         struct fs_rule *rules;
         struct sock_fprog filter;
         /* the syscall table rows in force for this run (see SC_F_PATH_POLICY) */

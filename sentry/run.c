@@ -191,7 +191,7 @@ static int cmp_int(const void *a, const void *b)
  * close_range over the gaps: one call per gap instead of one per number. */
 static int close_all_but(const int *keep, size_t n)
 {
-        int k[16];
+        int k[80];
         size_t m = 0;
         for (size_t i = 0; i < n && m < ELEMENTSOF(k); i++)
                 if (keep[i] >= 3)
@@ -412,8 +412,11 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
          * fds) is not init's: a copy here would outlive a killed sentry.
          * The template's directory stays until the view is built (the view
          * checks that the template it mounts is the one the sentry hashed). */
-        int only_sock[] = {sock, plan->view.template_fd};
-        if (close_all_but(only_sock, ELEMENTSOF(only_sock)) < 0)
+        int only_sock[2 + 64] = {sock, plan->view.template_fd};
+        size_t n_keep = 2;
+        for (size_t i = 0; i < plan->n_bind_fds && n_keep < ELEMENTSOF(only_sock); i++)
+                only_sock[n_keep++] = plan->bind_fds[i];
+        if (close_all_but(only_sock, n_keep) < 0)
                 _exit(EXIT_SANDBOX);
 
         /* Out of the host terminal's session: a Ctrl-C there reaches the
