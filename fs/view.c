@@ -428,8 +428,11 @@ static int setup_rule(int rootfd, const struct fs_rule *rule, char *err)
                 return fail(fd, err, "rule path %s", rule->path);
         char p[64];
         fd_path(fd, p, sizeof(p));
-        /* A bind of the path onto itself makes it a mount we can set flags on. */
-        if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) < 0)
+        /* A bind of the path onto itself makes it a mount we can set flags
+         * on. Not for the root, which is a mount already: a bind over it
+         * would cover the tree rootfd walks, and the rules after this one
+         * (a read-write /tmp under a read-only root) would land beneath. */
+        if (!streq(rule->path, "/") && mount(p, p, NULL, MS_BIND | MS_REC, NULL) < 0)
                 return fail(negative_errno(), err, "rule path %s", rule->path);
         uint64_t set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
         if (rule->access == FS_READ)
