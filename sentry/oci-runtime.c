@@ -1221,7 +1221,12 @@ static int cmd_delete(int argc, char **argv)
                 return EXIT_USAGE;
         }
         struct container c;
-        if (lookup(id, &c) < 0)
+        int r = container_open(id, &c);
+        if (r == -ENOENT && force)
+                return 0; /* as runc: what is asked for is already true */
+        if (r == -ENOENT)
+                oci_error("container %s does not exist", id);
+        if (r < 0)
                 return 1;
         const char *status = container_status(&c);
         if (!force && (streq(status, "running") || streq(status, "paused"))) {
@@ -1229,7 +1234,7 @@ static int cmd_delete(int argc, char **argv)
                 container_close(&c);
                 return 1;
         }
-        int r = container_terminate(&c);
+        r = container_terminate(&c);
         if (r == 0) {
                 if (container_hooks(&c, "poststop", "poststop", "stopped") < 0)
                         oci_warn("a poststop hook of container %s failed", id);
@@ -2051,6 +2056,12 @@ int sentry_oci(int argc, char **argv)
         int i = 1;
         /* the log first: errors about the rest of the command line go there */
         for (int k = 1; k < argc && argv[k][0] == '-'; k++) {
+                bool takes_value = streq(argv[k], "--root") || streq(argv[k], "--criu") ||
+                                   streq(argv[k], "--rootless");
+                if (takes_value) {
+                        k++;
+                        continue;
+                }
                 if (streq(argv[k], "--log-format") && k + 1 < argc)
                         G.log_json = streq(argv[k + 1], "json");
                 else if (streq(argv[k], "--log-format=json"))
@@ -2059,6 +2070,8 @@ int sentry_oci(int argc, char **argv)
                         G.log_path = argv[k + 1];
                 else if (startswith(argv[k], "--log="))
                         G.log_path = argv[k] + 6;
+                if (streq(argv[k], "--log") || streq(argv[k], "--log-format"))
+                        k++;
         }
         if (G.log_path) {
                 G.log_fd = open(G.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
