@@ -140,6 +140,7 @@ cli_lifecycle() {
         pid=$(cat "$IT_TMP/pid")
         sid=$(sandbox_of c1)
         expect_eq created "$(state_of c1)" "state after create"
+        oci state c1
         expect_contains "$OUT" "\"pid\": $pid" "state's pid is the pid-file's"
         expect_contains "$OUT" "\"bundle\": \"$IT_TMP/b\"" "state names the bundle"
         expect_contains "$OUT" '"ociVersion"' "state is the OCI document"
@@ -156,13 +157,13 @@ cli_lifecycle() {
         done
         expect_true "ps includes the container's process" test -n "$sleeper"
         oci list --format json
-        expect_contains "$OUT" '"id": "c1"' "list --format json"
+        expect_contains "$OUT" '"id":"c1"' "list --format json"
         oci list
         expect_match "$OUT" 'c1 +[0-9]+ +running' "list's table"
         oci pause c1
         expect_rc 0 "pause"
         expect_eq paused "$(state_of c1)" "state after pause"
-        expect_true "the process is frozen" grep -q '^1' "$(cgroups_of "$sid" | head -1)/cgroup.freeze"
+        expect_true "the process is frozen" grep -q '^frozen 1' $(cgroups_of "$sid" | sed 's|$|/cgroup.events|')
         oci resume c1
         expect_eq running "$(state_of c1)" "state after resume"
         oci delete c1
@@ -404,13 +405,13 @@ EOF
         oci create --bundle "$IT_TMP/b" --preserve-fds 1 --pid-file "$IT_TMP/pid" h1
         exec 3>&-
         expect_rc 0 "create with a preserved fd"
-        expect_contains "$(cat "$IT_TMP/hook.prestart" 2>/dev/null)" '"status": "created"' "prestart got the state on stdin"
+        expect_contains "$(cat "$IT_TMP/hook.prestart" 2>/dev/null)" '"status":"created"' "prestart got the state on stdin"
         oci start h1
         wait_until 10 pid_gone "$(cat "$IT_TMP/pid")"
         expect_eq "via-fd-3" "$(cat "$IT_TMP/fd3")" "--preserve-fds 1: the process's fd 3 is ours"
-        expect_contains "$(cat "$IT_TMP/hook.poststart" 2>/dev/null)" '"id": "h1"' "poststart ran"
+        expect_contains "$(cat "$IT_TMP/hook.poststart" 2>/dev/null)" '"id":"h1"' "poststart ran"
         oci delete h1
-        expect_contains "$(cat "$IT_TMP/hook.poststop" 2>/dev/null)" '"status": "stopped"' "poststop ran at delete"
+        expect_contains "$(cat "$IT_TMP/hook.poststop" 2>/dev/null)" '"status":"stopped"' "poststop ran at delete"
 }
 
 # --- podman ---
