@@ -7,11 +7,11 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <linux/seccomp.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>

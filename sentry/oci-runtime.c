@@ -413,8 +413,8 @@ static int connect_sentry(const char *sid, int *ret)
 
 /* One request and its reply. 0 with *ret (may be NULL); -errno, the error
  * said (what names the request for the message). */
-static int sentry_request(const char *sid, const char *what, json_t *req, const int *fds, size_t n_fds,
-                          json_t **ret, int *ret_fds, size_t max_fds)
+static int sentry_request(const char *sid, const char *what, json_t *req, const int *fds, size_t n_fds, json_t **ret,
+                          int *ret_fds, size_t max_fds)
 {
         _cleanup_close_ int fd = -1;
         int r = connect_sentry(sid, &fd);
@@ -538,8 +538,8 @@ static int run_hooks(const char *kind, json_t *hooks, const char *state_text)
                                 if (waited >= timeout * 10) {
                                         kill(pid, SIGKILL);
                                         waitpid(pid, &status, 0);
-                                        oci_error("%s hook %s did not finish within its timeout of %d s", kind,
-                                                  path, timeout);
+                                        oci_error("%s hook %s did not finish within its timeout of %d s", kind, path,
+                                                  timeout);
                                         return -ETIMEDOUT;
                                 }
                                 usleep(100 * 1000);
@@ -547,8 +547,7 @@ static int run_hooks(const char *kind, json_t *hooks, const char *state_text)
                         }
                 }
                 if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                        oci_error("%s hook %s failed (%s %d)", kind, path,
-                                  WIFEXITED(status) ? "exit status" : "signal",
+                        oci_error("%s hook %s failed (%s %d)", kind, path, WIFEXITED(status) ? "exit status" : "signal",
                                   WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
                         return -EIO;
                 }
@@ -750,8 +749,8 @@ static int prepare(const char *bundle, struct oci_prepared *p)
         const struct oci_user *u = &s->process.user;
         if (u->uid || u->gid || u->n_additional_gids) {
                 if (geteuid() != 0) {
-                        oci_error("process.user %u:%u: without root, cordon can map only the container's root",
-                                  u->uid, u->gid);
+                        oci_error("process.user %u:%u: without root, cordon can map only the container's root", u->uid,
+                                  u->gid);
                         return -EOPNOTSUPP;
                 }
                 if (u->uid >= 0x7fffffffu || u->gid >= 0x7fffffffu || u->n_additional_gids > OCI_MAX_IDS) {
@@ -773,9 +772,8 @@ static int prepare(const char *bundle, struct oci_prepared *p)
         }
         sb->rlimits = xcalloc(s->process.n_rlimits + 1, sizeof(struct oci_limit));
         for (size_t i = 0; i < s->process.n_rlimits; i++)
-                sb->rlimits[sb->n_rlimits++] = (struct oci_limit){s->process.rlimits[i].resource,
-                                                                  s->process.rlimits[i].soft,
-                                                                  s->process.rlimits[i].hard};
+                sb->rlimits[sb->n_rlimits++] = (struct oci_limit){
+                        s->process.rlimits[i].resource, s->process.rlimits[i].soft, s->process.rlimits[i].hard};
         if (s->seccomp) {
                 r = oci_seccomp_compile(s->seccomp, &sb->seccomp, &err);
                 if (r < 0) {
@@ -914,9 +912,9 @@ static int start_sentry(struct oci_prepared *p, bool foreground, pid_t *ret_pid,
 
 static json_t *process_request(const struct oci_process *pr, bool main_run, bool tty)
 {
-        json_t *req = json_pack("{s:s, s:o, s:o, s:s, s:b, s:b, s:b}", "op", "exec", "argv", strv_json(pr->args),
-                                "env", strv_json(pr->env), "cwd", pr->cwd ? pr->cwd : "/", "cleanEnv", 1, "direct", 1,
-                                "detach", 0);
+        json_t *req =
+                json_pack("{s:s, s:o, s:o, s:s, s:b, s:b, s:b}", "op", "exec", "argv", strv_json(pr->args), "env",
+                          strv_json(pr->env), "cwd", pr->cwd ? pr->cwd : "/", "cleanEnv", 1, "direct", 1, "detach", 0);
         if (main_run) {
                 json_object_set_new(req, "hold", json_true());
                 json_object_set_new(req, "main", json_true());
@@ -949,13 +947,11 @@ static int do_create(const struct create_args *a, pid_t *ret_sentry)
                 return -EOPNOTSUPP;
         }
         if (!container_id_valid(a->id)) {
-                oci_error("invalid container id '%s': only letters, digits, '_', '-', '.' and '+' are allowed",
-                          a->id);
+                oci_error("invalid container id '%s': only letters, digits, '_', '-', '.' and '+' are allowed", a->id);
                 return -EINVAL;
         }
         if (a->preserve_fds < 0 || a->preserve_fds > OCI_MAX_PRESERVE) {
-                oci_error("--preserve-fds %d: cordon passes at most %d extra fds", a->preserve_fds,
-                          OCI_MAX_PRESERVE);
+                oci_error("--preserve-fds %d: cordon passes at most %d extra fds", a->preserve_fds, OCI_MAX_PRESERVE);
                 return -EINVAL;
         }
         for (int i = 0; i < a->preserve_fds; i++)
@@ -1020,13 +1016,12 @@ static int do_create(const struct create_args *a, pid_t *ret_sentry)
         for (size_t i = 0; i < p.spec->n_annotations; i++)
                 json_object_set_new(ann, p.spec->annotations[i].key, json_string(p.spec->annotations[i].value));
         json_decref(c.state);
-        c.state = json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:I, s:I, s:b, s:{s:o, s:o, s:o}, s:i}", "id", a->id,
-                            "bundle", bundle, "rootfs", p.spec->root_path, "created", created, "annotations", ann,
-                            "sandbox", sid, "sentryPid", (json_int_t)spid, "sentryStart",
-                            (json_int_t)pid_start_time(spid), "started", 0, "hooks", "prestart",
-                            hooks_json(p.spec, OCI_HOOK_PRESTART), "createRuntime",
-                            hooks_json(p.spec, OCI_HOOK_CREATE_RUNTIME), "poststart",
-                            hooks_json(p.spec, OCI_HOOK_POSTSTART), "owner", (int)geteuid());
+        c.state = json_pack(
+                "{s:s, s:s, s:s, s:s, s:o, s:s, s:I, s:I, s:b, s:{s:o, s:o, s:o}, s:i}", "id", a->id, "bundle", bundle,
+                "rootfs", p.spec->root_path, "created", created, "annotations", ann, "sandbox", sid, "sentryPid",
+                (json_int_t)spid, "sentryStart", (json_int_t)pid_start_time(spid), "started", 0, "hooks", "prestart",
+                hooks_json(p.spec, OCI_HOOK_PRESTART), "createRuntime", hooks_json(p.spec, OCI_HOOK_CREATE_RUNTIME),
+                "poststart", hooks_json(p.spec, OCI_HOOK_POSTSTART), "owner", (int)geteuid());
         json_object_set_new(json_object_get(c.state, "hooks"), "poststop", hooks_json(p.spec, OCI_HOOK_POSTSTOP));
         r = container_save(&c);
         if (r < 0)
@@ -1049,8 +1044,7 @@ static int do_create(const struct create_args *a, pid_t *ret_sentry)
                         oci_error("create: no terminal came back from the container's sentry");
                         r = -EIO;
                 } else if ((r = send_console(a->console_socket, back[0])) < 0)
-                        oci_error("--console-socket %s: cannot send the terminal: %s", a->console_socket,
-                                  strerror(-r));
+                        oci_error("--console-socket %s: cannot send the terminal: %s", a->console_socket, strerror(-r));
         }
         if (back[0] >= 0)
                 close(back[0]);
@@ -1193,8 +1187,8 @@ static int cmd_kill(int argc, char **argv)
                 oci_error("container not running");
         else
                 r = sentry_request(st_str(&c, "sandbox"), "kill",
-                                   json_pack("{s:s, s:i, s:b}", "op", "kill", "signal", sig, "all", all), NULL, 0,
-                                   NULL, NULL, 0);
+                                   json_pack("{s:s, s:i, s:b}", "op", "kill", "signal", sig, "all", all), NULL, 0, NULL,
+                                   NULL, 0);
         container_close(&c);
         return r == 0 ? 0 : 1;
 }
@@ -1299,9 +1293,9 @@ static int cmd_list(int argc, char **argv)
                 json_t *doc = state_doc(&c, status);
                 json_object_set_new(doc, "rootfs", json_string(st_str(&c, "rootfs") ? st_str(&c, "rootfs") : ""));
                 json_object_set_new(doc, "created", json_string(st_str(&c, "created") ? st_str(&c, "created") : ""));
-                json_object_set_new(doc, "owner", json_string(json_integer_value(json_object_get(c.state, "owner"))
-                                                                      ? "user"
-                                                                      : "root"));
+                json_object_set_new(
+                        doc, "owner",
+                        json_string(json_integer_value(json_object_get(c.state, "owner")) ? "user" : "root"));
                 json_array_append_new(all, doc);
                 container_close(&c);
         }
@@ -1531,8 +1525,7 @@ static int cmd_exec(int argc, char **argv)
                         break;
                 case 'c':
                         /* cordon's floor: a process never holds a capability */
-                        oci_error("exec --cap %s: cordon grants no capabilities to a container's processes",
-                                  optarg);
+                        oci_error("exec --cap %s: cordon grants no capabilities to a container's processes", optarg);
                         return 1;
                 case 'a':
                 case 'l':
@@ -1868,22 +1861,23 @@ static int cmd_features(void)
         json_t *actions = json_pack("[sssssss]", "SCMP_ACT_ALLOW", "SCMP_ACT_ERRNO", "SCMP_ACT_KILL",
                                     "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD", "SCMP_ACT_LOG", "SCMP_ACT_TRAP");
         json_array_append_new(actions, json_string("SCMP_ACT_TRACE"));
-        json_t *ops = json_pack("[sssssss]", "SCMP_CMP_EQ", "SCMP_CMP_GE", "SCMP_CMP_GT", "SCMP_CMP_LE",
-                                "SCMP_CMP_LT", "SCMP_CMP_MASKED_EQ", "SCMP_CMP_NE");
+        json_t *ops = json_pack("[sssssss]", "SCMP_CMP_EQ", "SCMP_CMP_GE", "SCMP_CMP_GT", "SCMP_CMP_LE", "SCMP_CMP_LT",
+                                "SCMP_CMP_MASKED_EQ", "SCMP_CMP_NE");
         json_t *doc = json_pack(
                 "{s:s, s:s, s:[ssss], s:[ssssssssssss], s:{s:o, s:[], s:{s:b, s:b, s:b, s:b}, s:{s:b, s:o, s:o, "
                 "s:[ss], s:[sss]}, s:{s:b}, s:{s:b}}, s:{s:s, s:s, s:s}}",
                 "ociVersionMin", "1.0.0", "ociVersionMax", OCI_SPEC_VERSION, "hooks", "prestart", "createRuntime",
                 "poststart", "poststop", "mountOptions", "ro", "rw", "nosuid", "nodev", "noexec", "bind", "rbind",
-                "private", "rprivate", "relatime", "noatime", "strictatime", "linux", "namespaces", ns,
-                "capabilities", "cgroup", "v1", 1, "v2", 1, "systemd", 0, "systemdUser", 0, "seccomp", "enabled", 1,
-                "actions", actions, "operators", ops, "archs", "SCMP_ARCH_X86_64", "SCMP_ARCH_AARCH64", "knownFlags",
+                "private", "rprivate", "relatime", "noatime", "strictatime", "linux", "namespaces", ns, "capabilities",
+                "cgroup", "v1", 1, "v2", 1, "systemd", 0, "systemdUser", 0, "seccomp", "enabled", 1, "actions", actions,
+                "operators", ops, "archs", "SCMP_ARCH_X86_64", "SCMP_ARCH_AARCH64", "knownFlags",
                 "SECCOMP_FILTER_FLAG_TSYNC", "SECCOMP_FILTER_FLAG_LOG", "SECCOMP_FILTER_FLAG_SPEC_ALLOW", "apparmor",
                 "enabled", 0, "selinux", "enabled", 0, "annotations", OCI_POLICY_ANNOTATION,
                 "cordon policy for the container: a path to a policy file or inline JSON; without it, no egress",
                 "dev.cordon.capabilities", "a container never holds a capability: every set is empty",
-                "dev.cordon.namespaces", "cordon always creates its own namespaces; a network namespace path is "
-                                         "replaced by cordon's own, other paths are refused");
+                "dev.cordon.namespaces",
+                "cordon always creates its own namespaces; a network namespace path is "
+                "replaced by cordon's own, other paths are refused");
         if (!doc) {
                 oci_error("features: cannot build the document");
                 return 1;
@@ -1938,19 +1932,18 @@ static int cmd_spec(int argc, char **argv)
                 "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "readonlyPaths",
                 "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", "/proc/scsi");
         if (rootless) {
-                json_object_set_new(json_object_get(doc, "linux"), "uidMappings",
-                                    json_pack("[{s:i, s:i, s:i}]", "containerID", 0, "hostID", (int)getuid(), "size",
-                                              1));
-                json_object_set_new(json_object_get(doc, "linux"), "gidMappings",
-                                    json_pack("[{s:i, s:i, s:i}]", "containerID", 0, "hostID", (int)getgid(), "size",
-                                              1));
+                json_object_set_new(
+                        json_object_get(doc, "linux"), "uidMappings",
+                        json_pack("[{s:i, s:i, s:i}]", "containerID", 0, "hostID", (int)getuid(), "size", 1));
+                json_object_set_new(
+                        json_object_get(doc, "linux"), "gidMappings",
+                        json_pack("[{s:i, s:i, s:i}]", "containerID", 0, "hostID", (int)getgid(), "size", 1));
         }
         char *text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
         json_decref(doc);
         _cleanup_close_ int dfd = open(bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_close_ int fd =
-                dfd >= 0 ? openat(dfd, "config.json", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644)
-                         : -1;
+                dfd >= 0 ? openat(dfd, "config.json", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644) : -1;
         if (!text || fd < 0) {
                 oci_error("spec: %s/config.json: %s", bundle, errno == EEXIST ? "File exists" : strerror(errno));
                 free(text);
@@ -2056,8 +2049,7 @@ int sentry_oci(int argc, char **argv)
         int i = 1;
         /* the log first: errors about the rest of the command line go there */
         for (int k = 1; k < argc && argv[k][0] == '-'; k++) {
-                bool takes_value = streq(argv[k], "--root") || streq(argv[k], "--criu") ||
-                                   streq(argv[k], "--rootless");
+                bool takes_value = streq(argv[k], "--root") || streq(argv[k], "--criu") || streq(argv[k], "--rootless");
                 if (takes_value) {
                         k++;
                         continue;

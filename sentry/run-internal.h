@@ -59,9 +59,9 @@ struct sandbox_plan {
         size_t n_table;
         bool trap_paths; /* --trap-all or a hidden rule: every path call is emulated */
         bool use_tty;
-        int64_t max_open_files; /* RLIMIT_NOFILE for the command; -1: inherited */
-        unsigned debug_disable; /* DEBUG_OFF_* (tests only; see sentry.h) */
-        bool serve_runs;        /* no command: init waits for MSG_EXEC (sentry/initd.c) */
+        int64_t max_open_files;        /* RLIMIT_NOFILE for the command; -1: inherited */
+        unsigned debug_disable;        /* DEBUG_OFF_* (tests only; see sentry.h) */
+        bool serve_runs;               /* no command: init waits for MSG_EXEC (sentry/initd.c) */
         const struct oci_sandbox *oci; /* `cordon oci`: applied by init (sentry/oci-sandbox.h), or NULL */
 };
 
