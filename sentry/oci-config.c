@@ -126,8 +126,27 @@ int oci_fail(struct oci_parser *p, const char *fmt, ...)
         return -EINVAL;
 }
 
+/* A string oci_spec_parse() made of an integer above INT64_MAX. */
+static const char *wide_digits(const json_t *v)
+{
+        size_t n = strlen(OCI_U64_MARK), len;
+        const char *d;
+
+        if (!json_is_string(v) || json_string_length(v) <= n || memcmp(json_string_value(v), OCI_U64_MARK, n) != 0)
+                return NULL;
+        /* only what widen_u64() writes: 19 or 20 digits, at most UINT64_MAX */
+        d = json_string_value(v) + n;
+        len = json_string_length(v) - n;
+        if ((len != 19 && len != 20) || strspn(d, "0123456789") != len ||
+            (len == 20 && memcmp(d, "18446744073709551615", 20) > 0))
+                return NULL;
+        return d;
+}
+
 const char *oci_json_kind(const json_t *v)
 {
+        if (wide_digits(v))
+                return "an integer";
         switch (json_typeof(v)) {
         case JSON_OBJECT:
                 return "an object";
@@ -183,7 +202,7 @@ int oci_get_string(struct oci_parser *p, json_t *v, const char **ret)
 {
         size_t len;
 
-        if (!json_is_string(v))
+        if (!json_is_string(v) || wide_digits(v))
                 return oci_fail(p, "expected a string, got %s", oci_json_kind(v));
         len = json_string_length(v);
         if (strlen(json_string_value(v)) != len)
@@ -217,6 +236,8 @@ int oci_get_int(struct oci_parser *p, json_t *v, int64_t min, int64_t max, int64
 {
         json_int_t i;
 
+        if (wide_digits(v))
+                return oci_fail(p, "must be between %" PRId64 " and %" PRId64 ", got %s", min, max, wide_digits(v));
         if (!json_is_integer(v))
                 return oci_fail(p, "expected an integer, got %s", oci_json_kind(v));
         i = json_integer_value(v);
@@ -231,16 +252,11 @@ int oci_get_int(struct oci_parser *p, json_t *v, int64_t min, int64_t max, int64
  * here as the strings oci_spec_parse() rewrote them to (see widen_u64). */
 int oci_get_u64(struct oci_parser *p, json_t *v, uint64_t *ret)
 {
-        if (json_is_string(v) && json_string_length(v) > strlen(OCI_U64_MARK) &&
-            memcmp(json_string_value(v), OCI_U64_MARK, strlen(OCI_U64_MARK)) == 0) {
-                const char *digits = json_string_value(v) + strlen(OCI_U64_MARK);
-                char *end;
-                errno = 0;
-                unsigned long long u = strtoull(digits, &end, 10);
-                if (errno == 0 && *end == '\0' && end != digits) {
-                        *ret = u;
-                        return 0;
-                }
+        const char *digits = wide_digits(v);
+        if (digits) {
+                /* widen_u64() let through only 19-20 digits up to UINT64_MAX */
+                *ret = strtoull(digits, NULL, 10);
+                return 0;
         }
         if (!json_is_integer(v))
                 return oci_fail(p, "expected an unsigned integer, got %s", oci_json_kind(v));
@@ -252,6 +268,8 @@ int oci_get_u64(struct oci_parser *p, json_t *v, uint64_t *ret)
 
 int oci_get_u32(struct oci_parser *p, json_t *v, uint32_t *ret)
 {
+        if (wide_digits(v))
+                return oci_fail(p, "expected an unsigned 32-bit integer, got %s", wide_digits(v));
         if (!json_is_integer(v))
                 return oci_fail(p, "expected an unsigned integer, got %s", oci_json_kind(v));
         if (json_integer_value(v) < 0 || json_integer_value(v) > UINT32_MAX)
@@ -1297,10 +1315,10 @@ static char *widen_u64(const char *buf, size_t len, size_t *ret_len)
                         continue;
                 }
                 /* room for what lies before, the quoted mark and the digits */
-                out = xrealloc(out, o + (start - copied) + strlen(OCI_U64_MARK) + (end - start) + 3);
+                out = xrealloc(out, o + (start - copied) + strlen(OCI_U64_MARK_JSON) + (end - start) + 3);
                 memcpy(out + o, buf + copied, start - copied);
                 o += start - copied;
-                o += (size_t)sprintf(out + o, "\"%s%.*s\"", OCI_U64_MARK, (int)(end - start), buf + start);
+                o += (size_t)sprintf(out + o, "\"%s%.*s\"", OCI_U64_MARK_JSON, (int)(end - start), buf + start);
                 copied = i = end;
         }
         if (!out)

@@ -23,10 +23,13 @@
 #define OCI_QUOTE_MAX 80
 
 /* The prefix oci_spec_parse() gives an integer literal above INT64_MAX
- * (which jansson cannot hold) when it rewrites it as a string; a NUL byte
- * begins it, so no string a document spells out is taken for one except
- * where a number was expected anyway. */
-#define OCI_U64_MARK "\x01u64:"
+ * (which jansson cannot hold) when it rewrites it as a string. Every reader
+ * takes such a string for the integer it was: oci_get_u64() accepts it,
+ * the other readers refuse it as an integer. (A document spelling out
+ * "\u0001u64:..." itself gets the same treatment, which changes nothing:
+ * the field wanted a number.) */
+#define OCI_U64_MARK      "\x01u64:"
+#define OCI_U64_MARK_JSON "\\u0001u64:" /* the same, as JSON text */
 
 struct oci_parser {
         const char *origin;

@@ -157,9 +157,10 @@ static int parse_cpu(struct oci_parser *p, json_t *v, struct oci_resources *res)
         if (res->cpu_quota == 0)
                 res->cpu_quota = -1;
         if (res->cpu_period > 0 && (res->cpu_period < 1000 || res->cpu_period > 1000000))
-                return oci_fail_at(p, "period", "must be between 1000 and 1000000 µs, got %" PRIu64, res->cpu_period);
+                return oci_fail_at(p, "period", "must be between 1000 and 1000000 microseconds, got %" PRIu64,
+                                   res->cpu_period);
         if (res->cpu_quota > 0 && res->cpu_quota < 1000)
-                return oci_fail_at(p, "quota", "must be at least 1000 µs, got %" PRId64, res->cpu_quota);
+                return oci_fail_at(p, "quota", "must be at least 1000 microseconds, got %" PRId64, res->cpu_quota);
         /* Placement and real-time budgets are not cordon's to grant: a
          * container that asks for them must not run believing it has them. */
         if ((r = oci_refuse_set(p, v, "cpus", "cpuset placement")) < 0 ||

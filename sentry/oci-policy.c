@@ -176,40 +176,6 @@ static void add_rule(struct builder *b, const char *path, enum path_access acces
         };
 }
 
-static bool policy_has_rule(const struct policy *pol, const char *path)
-{
-        for (size_t i = 0; i < pol->n_rules; i++)
-                if (streq(pol->rules[i].path, path))
-                        return true;
-        return false;
-}
-
-/* root.readonly: "/" read-only, with the container's own writable places
- * (tmpfs mounts, read-write binds, cordon's /dev/shm) left writable, as
- * they are under runc. fs/ applies rules as mounts, the shorter path first,
- * so the read-write ones land on top of the read-only root. A read-write
- * rule is added only where the policy has none: the policy may have made
- * the place stricter. */
-static void apply_readonly_root(struct builder *b)
-{
-        const struct oci_spec *s = b->spec;
-
-        add_rule(b, "/", ACCESS_READ);
-        for (size_t i = 0; i < s->n_mounts; i++) {
-                const struct oci_mount *m = &s->mounts[i];
-                bool writable = false;
-
-                if (streq(m->type, "tmpfs") && !(m->flags & MS_RDONLY))
-                        writable = !path_is_under(m->destination, "/dev") || streq(m->destination, "/dev/shm");
-                else if (streq(m->type, "bind") && !(m->flags & MS_RDONLY))
-                        writable = true;
-                if (writable && !streq(m->destination, "/") && !policy_has_rule(b->pol, m->destination))
-                        add_rule(b, m->destination, ACCESS_READ_WRITE);
-        }
-        if (!policy_has_rule(b->pol, "/dev/shm"))
-                add_rule(b, "/dev/shm", ACCESS_READ_WRITE);
-}
-
 /* fs/ applies rules in order: shorter paths first, so a rule on a parent
  * never lands on top of one for a path inside it. */
 static int rule_cmp(const void *x, const void *y)
@@ -262,8 +228,12 @@ int oci_spec_policy(const struct oci_spec *s, struct policy **ret, char **ret_er
                 if (streq(s->mounts[i].type, "bind") && (r = add_bind(&b, i, &s->mounts[i])) < 0)
                         goto fail;
 
-        if (s->root_readonly)
-                apply_readonly_root(&b);
+        /* root.readonly is not a rule: a rule on "/" is applied through a
+         * bind of the whole view onto itself, which covers the mounts later
+         * rules are applied to (tried: "/" read plus "/tmp" read-write left
+         * /tmp read-only), and fs/ has no read-only root with writable
+         * places over it yet. The runtime carries s->root_readonly to the
+         * view itself. */
         for (char **p = s->readonly_paths; p && *p; p++)
                 add_rule(&b, *p, ACCESS_READ);
         for (char **p = s->masked_paths; p && *p; p++)
