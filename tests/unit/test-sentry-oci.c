@@ -257,6 +257,45 @@ START_TEST(test_podman_run_limits)
 }
 END_TEST
 
+START_TEST(test_containerd_run)
+{
+        /* ctr run --runc-binary ... --memory-limit 67108864 --env FOO=bar IMAGE ID /bin/echo hi */
+        struct oci_spec *s = load_data("containerd-run.json");
+
+        ck_assert_str_eq(s->root_path, BUNDLE "/rootfs");
+        ck_assert(!s->root_readonly);
+        ck_assert_str_eq(s->process.args[1], "hi");
+        ck_assert_str_eq(s->process.env[1], "FOO=bar");
+        ck_assert(s->process.caps.bounding & CAP(CAP_MKNOD));
+        ck_assert(s->process.caps.bounding & CAP(CAP_NET_RAW));
+        ck_assert(s->process.no_new_privileges);
+        ck_assert_int_eq(s->resources.memory_limit, 64 << 20);
+        ck_assert_uint_eq(s->resources.cpu_shares, 1024);
+        ck_assert_str_eq(s->cgroups_path, "/t/c1");
+        ck_assert_ptr_null(s->seccomp);
+        ck_assert_str_eq(find_mount(s, "/run")->type, "tmpfs");
+        oci_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_containerd_run_seccomp)
+{
+        /* ctr run ... --seccomp --read-only --cpus 0.5 --cap-add CAP_SYS_ADMIN --cwd /tmp --mount ...,options=rbind:ro
+         */
+        struct oci_spec *s = load_data("containerd-run-seccomp.json");
+
+        ck_assert(s->root_readonly);
+        ck_assert_str_eq(s->process.cwd, "/tmp");
+        ck_assert_int_eq(s->resources.cpu_quota, 50000);
+        ck_assert(find_mount(s, "/vol")->flags & MS_RDONLY);
+        ck_assert_ptr_nonnull(s->seccomp);
+        /* no defaultErrnoRet: EPERM, as runc */
+        ck_assert_uint_eq(s->seccomp->default_action, SCMP_ACT_ERRNO(EPERM));
+        ck_assert_uint_eq(s->seccomp->n_rules, 10);
+        oci_spec_free(s);
+}
+END_TEST
+
 /* ---- small valid documents ---- */
 
 START_TEST(test_minimal)
@@ -1116,6 +1155,35 @@ START_TEST(test_seccomp_refuses_notify)
 }
 END_TEST
 
+static int check_containerd(void)
+{
+        /* named nowhere: the default, ERRNO without defaultErrnoRet */
+        errno = 0;
+        if (syscall(SYS_add_key, "user", "k", "v", 1, 0) != -1 || errno != EPERM)
+                return 1;
+        /* personality(0) is allowed by an argument rule; another value is not */
+        if (syscall(SYS_personality, 0xffffffffUL) < 0)
+                return 2;
+        errno = 0;
+        if (syscall(SYS_personality, 0x0400000UL /* READ_IMPLIES_EXEC */) != -1 || errno != EPERM)
+                return 3;
+        if (getpid() <= 0)
+                return 4;
+        return 0;
+}
+
+START_TEST(test_seccomp_containerd_loaded)
+{
+        struct oci_spec *s = load_data("containerd-run-seccomp.json");
+        struct sock_fprog prog;
+
+        compile_ok(s, &prog);
+        ck_assert_int_eq(run_filtered(&prog, check_containerd), 0);
+        free(prog.filter);
+        oci_spec_free(s);
+}
+END_TEST
+
 static Suite *oci_suite(void)
 {
         Suite *s = suite_create("sentry-oci");
@@ -1127,6 +1195,8 @@ static Suite *oci_suite(void)
         tcase_add_test(tc, test_crun_spec);
         tcase_add_test(tc, test_podman_run);
         tcase_add_test(tc, test_podman_run_limits);
+        tcase_add_test(tc, test_containerd_run);
+        tcase_add_test(tc, test_containerd_run_seccomp);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("valid");
@@ -1162,6 +1232,7 @@ static Suite *oci_suite(void)
         tc = tcase_create("seccomp");
         tcase_add_test(tc, test_seccomp_custom_loaded);
         tcase_add_test(tc, test_seccomp_podman_loaded);
+        tcase_add_test(tc, test_seccomp_containerd_loaded);
         tcase_add_test(tc, test_seccomp_refuses_notify);
         suite_add_tcase(s, tc);
         return s;
