@@ -1438,11 +1438,22 @@ int oci_process_parse(const char *buf, size_t len, struct oci_process *ret, char
 
 int oci_spec_load(const char *bundle, struct oci_spec **ret, char **ret_error)
 {
-        _cleanup_free_ char *path = NULL, *buf = NULL;
+        _cleanup_free_ char *path = NULL, *buf = NULL, *real = NULL;
         _cleanup_close_ int fd = -1;
         struct stat st;
         ssize_t n;
 
+        /* The bundle as the kernel resolves it: "--bundle ../b" or a
+         * symlinked bundle are fine for runc, and the paths built on it
+         * (root.path, relative bind sources) must not carry a "..". */
+        real = realpath(bundle, NULL);
+        if (!real) {
+                int r = negative_errno();
+                if (ret_error)
+                        *ret_error = xasprintf("%s: cannot resolve the bundle directory: %s", bundle, strerror(-r));
+                return r;
+        }
+        bundle = real;
         path = xasprintf("%s/config.json", bundle);
         /* O_NONBLOCK: a FIFO would otherwise block the open before fstat()
          * could refuse it. */

@@ -181,10 +181,13 @@ struct oci_spec {
         size_t n_annotations;
 };
 
-/* Reads BUNDLE/config.json. 0, or -errno (-EINVAL: a bad document) with
+/* Reads BUNDLE/config.json (BUNDLE resolved with realpath(3) first, so
+ * s->bundle is canonical). 0, or -errno (-EINVAL: a bad document) with
  * *ret_error a malloc'd message naming the file and the JSON path. */
 int oci_spec_load(const char *bundle, struct oci_spec **ret, char **ret_error);
-/* The same from memory; bundle is used to make relative paths absolute. */
+/* The same from memory; bundle (absolute, or taken from the current
+ * directory; without "..") makes relative paths absolute. NULL: relative
+ * paths in the document are errors. */
 int oci_spec_parse(const char *buf, size_t len, const char *bundle, struct oci_spec **ret, char **ret_error);
 void oci_spec_free(struct oci_spec *s);
 /* `exec --process FILE`: a process object alone. */

@@ -761,6 +761,14 @@ START_TEST(test_load_bundle)
         ck_assert_str_eq(s->bundle, tmpdir);
         oci_spec_free(s);
 
+        /* a bundle named through ".." and a symlink: resolved first */
+        _cleanup_free_ char *link = xasprintf("%s/link", tmpdir),
+                            *dotdot = xasprintf("%s/link/../%s", tmpdir, strrchr(tmpdir, '/') + 1);
+        ck_assert_int_eq(symlink(tmpdir, link), 0);
+        ck_assert_int_eq(oci_spec_load(dotdot, &s, &err), 0);
+        ck_assert_str_eq(s->root_path, root);
+        oci_spec_free(s);
+
         write_file(cfg, "{\"ociVersion\": \"1.0.0\", \"root\": {\"path\": 5}}");
         ck_assert_int_eq(oci_spec_load(tmpdir, &s, &err), -EINVAL);
         ck_assert_msg(startswith(err, cfg) && strstr(err, ": root.path: expected a string"), "%s", err);
