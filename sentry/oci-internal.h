@@ -48,7 +48,26 @@ const char *oci_json_kind(const json_t *v);
 json_t *oci_member(json_t *obj, const char *key);
 int oci_check_object(struct oci_parser *p, json_t *v);
 int oci_check_array(struct oci_parser *p, json_t *v, size_t *ret_n);
+/* Each element of the array v: fn(p, element, its index, its item, ctx)
+ * with the path at the index, stopping at the first error. With ret_items,
+ * an array of item_size items is allocated first and each call gets its
+ * slot; *ret_n (may be NULL) counts the items reached so far, so that a
+ * free function sees the half-parsed one too. */
+typedef int (*oci_item_fn)(struct oci_parser *p, json_t *e, size_t i, void *item, void *ctx);
+int oci_each(struct oci_parser *p, json_t *v, size_t item_size, void *ret_items, size_t *ret_n, oci_item_fn fn,
+             void *ctx);
+/* Each member of the object v: fn(p, key, value, ctx) with the path at the key. */
+typedef int (*oci_member_fn)(struct oci_parser *p, const char *key, json_t *value, void *ctx);
+int oci_each_member(struct oci_parser *p, json_t *v, oci_member_fn fn, void *ctx);
 int oci_get_string(struct oci_parser *p, json_t *v, const char **ret);
+/* A string naming one entry of a table: *ret its value, or an error
+ * "unknown WHAT "x"". */
+struct oci_name {
+        const char *name;
+        int64_t value;
+};
+int oci_get_name(struct oci_parser *p, json_t *v, const struct oci_name *table, size_t n, const char *what,
+                 int64_t *ret);
 int oci_get_bool(struct oci_parser *p, json_t *v, bool *ret);
 int oci_get_int(struct oci_parser *p, json_t *v, int64_t min, int64_t max, int64_t *ret);
 int oci_get_u64(struct oci_parser *p, json_t *v, uint64_t *ret);
