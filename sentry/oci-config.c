@@ -6,6 +6,35 @@
  * does not know; a key the spec defines is never ignored: it is parsed,
  * accepted with a comment saying why that is harmless, or refused.
  *
+ * The decisions, field by field (the reasons are at each parser):
+ *  - parsed into struct oci_spec: everything sentry/oci.h has a field for;
+ *    linux.sysctl only when namespaced and its namespace is listed;
+ *    linux.devices only the standard null, zero, full, random, urandom
+ *    and tty (cordon's /dev has them anyway; nothing is stored).
+ *  - checked, then accepted without effect, because they grant nothing:
+ *    linux.resources.devices (a cgroup list; /dev is cordon's and mknod is
+ *    refused), hugepageLimits of 0 (Kubernetes sends them), memory
+ *    reservation, swappiness, kernel, kernelTCP, useHierarchy and
+ *    checkBeforeUpdate, rootfsPropagation other than shared (the view is
+ *    private), seccomp flag WAIT_KILLABLE_RECV, process.user.username
+ *    (Windows only).
+ *  - refused by name: process.ioPriority, scheduler, execCPUAffinity,
+ *    commandLine; mount types other than bind, tmpfs, proc, sysfs, devpts,
+ *    mqueue, cgroup and cgroup2; the mount options remount, idmap, the
+ *    recursive attributes (rro, rnosuid, ...) and crun's copy-symlink,
+ *    src-nofollow and dest-nofollow; idmapped mounts; other devices;
+ *    sysctls outside a namespace the container has; resources cpu.cpus,
+ *    mems, realtimeRuntime, realtimePeriod, idle and burst, blockIO,
+ *    network, rdma, unified, disableOOMKiller, non-zero hugetlb limits;
+ *    timeOffsets, intelRdt, personality, memoryPolicy, netDevices; shared
+ *    root propagation; seccomp SCMP_ACT_NOTIFY, listenerPath and
+ *    listenerMetadata, SPEC_ALLOW, a docker profile's includes and
+ *    excludes; the windows, solaris, vm and zos sections.
+ *  - left to the runtime, which must apply or refuse them: the LSM labels
+ *    (apparmorProfile, selinuxLabel, mountLabel), root.readonly, the
+ *    non-bind mounts, capabilities above cordon's floor, joined namespaces
+ *    that are the host's own.
+ *
  * Touches nothing on the host but the config.json it reads. */
 #include "config.h"
 
