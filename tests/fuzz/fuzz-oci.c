@@ -198,8 +198,9 @@ static void check_policy(const struct oci_spec *s, const struct policy *p)
         /* config.json only ever narrows */
         if (s->resources.memory_limit > 0)
                 CHECK(p->memory_bytes != POLICY_UNSET && p->memory_bytes <= s->resources.memory_limit);
-        if (s->resources.pids_limit > 0)
+        if (s->resources.pids_limit > 0 && s->resources.pids_limit <= 4194304)
                 CHECK(p->max_processes != POLICY_UNSET && p->max_processes <= s->resources.pids_limit);
+        CHECK(p->cpu_millis == POLICY_UNSET || p->cpu_millis <= 1000000);
         for (char **m = s->masked_paths; *m; m++) {
                 bool found = false;
                 for (size_t i = 0; i < p->n_rules; i++)

@@ -926,6 +926,29 @@ START_TEST(test_policy_inline_stricter_wins)
 }
 END_TEST
 
+START_TEST(test_policy_limits_beyond_ceilings)
+{
+        /* more CPUs and pids than any host has: no limit, rather than a value the policy never allows */
+        struct oci_spec *s = with_policy("{}", "{\"resources\": {\"pids\": {\"limit\": 9000000}, \"cpu\": "
+                                               "{\"quota\": 9223372036854775807, \"period\": 1000}, \"memory\": "
+                                               "{\"limit\": 1048576}}}");
+        struct policy *pol = policy_ok(s);
+        ck_assert_int_eq(pol->max_processes, POLICY_UNSET);
+        ck_assert_int_eq(pol->cpu_millis, POLICY_UNSET);
+        /* a tiny memory limit is still the stricter one */
+        ck_assert_int_eq(pol->memory_bytes, 1048576);
+        policy_free(pol);
+        oci_spec_free(s);
+
+        /* a thousandth of a CPU and less: still a limit */
+        s = with_policy("{}", "{\"resources\": {\"cpu\": {\"quota\": 1000, \"period\": 1000000}}}");
+        pol = policy_ok(s);
+        ck_assert_int_eq(pol->cpu_millis, 1);
+        policy_free(pol);
+        oci_spec_free(s);
+}
+END_TEST
+
 START_TEST(test_policy_file)
 {
         _cleanup_free_ char *path = xasprintf("%s/p.json", tmpdir), *root = xasprintf("%s/rootfs", tmpdir);
@@ -939,17 +962,19 @@ START_TEST(test_policy_file)
         policy_free(pol);
         oci_spec_free(s);
 
-        /* relative: from the bundle */
+        /* relative: refused (a containerd bundle holds the image's rootfs) */
         json_t *doc = json_loads(MIN, 0, NULL);
-        json_object_set_new(doc, "annotations", json_pack("{s:s}", OCI_POLICY_ANNOTATION, "p.json"));
+        json_object_set_new(doc, "annotations", json_pack("{s:s}", OCI_POLICY_ANNOTATION, "rootfs/p.json"));
         _cleanup_free_ char *text = json_dumps(doc, 0);
         json_decref(doc);
         char *err = NULL;
         ck_assert_int_eq(oci_spec_parse(text, strlen(text), tmpdir, &s, &err), 0);
-        pol = policy_ok(s);
-        ck_assert_int_eq(pol->cpu_millis, 100);
-        ck_assert_str_eq(pol->source_path, root);
-        policy_free(pol);
+        ck_assert_str_eq(s->root_path, root);
+        pol = NULL;
+        ck_assert_int_eq(oci_spec_policy(s, &pol, &err), -EINVAL);
+        ck_assert_ptr_null(pol);
+        ck_assert_msg(strstr(err, "expected an absolute policy file path"), "%s", err);
+        free(err);
         oci_spec_free(s);
 }
 END_TEST
@@ -965,6 +990,7 @@ static const struct policy_error_case policy_errors[] = {
         {"{\"limits\": ", NULL, "annotations[\"dev.cordon.policy\"]:1:"},
         {"/nonexistent/policy.json", NULL, "annotations[\"dev.cordon.policy\"]: /nonexistent/policy.json: cannot open"},
         {"", NULL, "annotations[\"dev.cordon.policy\"]: expected a policy file path or an inline JSON policy"},
+        {"policy.json", NULL, "annotations[\"dev.cordon.policy\"]: expected an absolute policy file path"},
         {"{\"source\": {\"kind\": \"template\", \"path\": \"/t\"}}", NULL, "remove \"source\" from the policy"},
         {NULL, "[{\"destination\": \"/proc/x\", \"type\": \"bind\", \"source\": \"/x\"}]",
          "mounts[0].destination: \"/proc/x\" is under /proc"},
@@ -1233,6 +1259,7 @@ static Suite *oci_suite(void)
         tcase_add_test(tc, test_policy_podman);
         tcase_add_test(tc, test_policy_runc_rootless_sys_bind);
         tcase_add_test(tc, test_policy_inline_stricter_wins);
+        tcase_add_test(tc, test_policy_limits_beyond_ceilings);
         tcase_add_loop_test(tc, test_policy_errors, 0, (int)ELEMENTSOF(policy_errors));
         tcase_add_test(tc, test_policy_too_many_binds);
         suite_add_tcase(s, tc);
