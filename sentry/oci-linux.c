@@ -264,7 +264,8 @@ static int parse_device(struct oci_parser *p, json_t *v, size_t idx, void *item,
             (r = AT(p, v, "type", oci_get_string(p, it, &type))) < 0 ||
             (r = AT(p, v, "major", oci_get_int(p, it, 0, INT64_MAX, &major))) < 0 ||
             (r = AT(p, v, "minor", oci_get_int(p, it, 0, INT64_MAX, &minor))) < 0 ||
-            (r = AT(p, v, "fileMode", oci_get_int(p, it, 0, 07777, &num))) < 0 ||
+            /* podman writes the type bits too (020666 for a character device) */
+            (r = AT(p, v, "fileMode", oci_get_int(p, it, 0, 0177777, &num))) < 0 ||
             (r = AT(p, v, "uid", oci_get_u32(p, it, &u))) < 0 || (r = AT(p, v, "gid", oci_get_u32(p, it, &u))) < 0)
                 return r;
         if (!streq(type, "c") && !streq(type, "u") && !streq(type, "b") && !streq(type, "p"))

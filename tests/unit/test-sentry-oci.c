@@ -257,6 +257,41 @@ START_TEST(test_podman_run_limits)
 }
 END_TEST
 
+START_TEST(test_podman_run_unlimited)
+{
+        /* podman run --ulimit core=-1:-1 --annotation dev.cordon.policy=FILE --security-opt seccomp=unconfined
+         *   --cap-drop all --sysctl net.ipv4.ip_unprivileged_port_start=0 --tmpfs /scratch:size=10m,mode=1777
+         *   --device /dev/null */
+        struct oci_spec *s = load_data("podman-run-unlimited.json");
+
+        ck_assert_int_eq(s->process.rlimits[2].resource, RLIMIT_CORE);
+        ck_assert_uint_eq(s->process.rlimits[2].soft, UINT64_MAX);
+        ck_assert_uint_eq(s->process.rlimits[2].hard, UINT64_MAX);
+        ck_assert_uint_eq(s->process.caps.bounding, 0);
+        ck_assert_ptr_null(s->seccomp);
+        ck_assert_uint_eq(s->n_sysctls, 2);
+        ck_assert_str_eq(oci_annotation(s, OCI_POLICY_ANNOTATION), "/tmp/ocispec/p250.json");
+        const struct oci_mount *m = find_mount(s, "/scratch");
+        ck_assert_str_eq(m->data, "size=10m,mode=1777");
+        ck_assert(m->tmpcopyup);
+        oci_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_podman_run_device_refused)
+{
+        /* podman run --device /dev/null:/dev/mynull: a device cordon's /dev does not have */
+        size_t len;
+        _cleanup_free_ char *buf = read_data("podman-run-device.json", &len);
+        struct oci_spec *s = NULL;
+        char *err = NULL;
+
+        ck_assert_int_eq(oci_spec_parse(buf, len, BUNDLE, &s, &err), -EINVAL);
+        ck_assert_msg(startswith(err, ORIGIN ": linux.devices[0]: device \"/dev/mynull\" is not supported"), "%s", err);
+        free(err);
+}
+END_TEST
+
 START_TEST(test_containerd_run)
 {
         /* ctr run --runc-binary ... --memory-limit 67108864 --env FOO=bar IMAGE ID /bin/echo hi */
@@ -1229,6 +1264,8 @@ static Suite *oci_suite(void)
         tcase_add_test(tc, test_crun_spec);
         tcase_add_test(tc, test_podman_run);
         tcase_add_test(tc, test_podman_run_limits);
+        tcase_add_test(tc, test_podman_run_unlimited);
+        tcase_add_test(tc, test_podman_run_device_refused);
         tcase_add_test(tc, test_containerd_run);
         tcase_add_test(tc, test_containerd_run_seccomp);
         suite_add_tcase(s, tc);
