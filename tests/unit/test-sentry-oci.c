@@ -784,6 +784,33 @@ static void write_file(const char *path, const char *content)
         ck_assert_int_eq(write_all(fd, content, strlen(content)), 0);
 }
 
+START_TEST(test_podman_exec_process)
+{
+        /* podman exec -e X=1 -w /tmp --user 1000 C /bin/echo hi, then podman exec -t C /bin/true */
+        size_t len;
+        _cleanup_free_ char *plain = read_data("podman-exec-process.json", &len);
+        struct oci_process p = {0};
+        char *err = NULL;
+
+        ck_assert_msg(oci_process_parse(plain, len, &p, &err) == 0, "%s", err);
+        ck_assert_str_eq(p.args[0], "/bin/echo");
+        ck_assert_str_eq(p.cwd, "/tmp");
+        ck_assert_uint_eq(p.user.uid, 1000);
+        ck_assert(!p.terminal);
+        ck_assert_str_eq(p.env[3], "X=1");
+        ck_assert_str_eq(p.env[4], "HOME=");
+        ck_assert_uint_eq(p.n_rlimits, 2);
+        ck_assert(p.caps.bounding & CAP(CAP_SYS_CHROOT));
+        oci_process_done(&p);
+
+        _cleanup_free_ char *tty = read_data("podman-exec-tty-process.json", &len);
+        ck_assert_msg(oci_process_parse(tty, len, &p, &err) == 0, "%s", err);
+        ck_assert(p.terminal);
+        ck_assert_str_eq(p.cwd, "/");
+        oci_process_done(&p);
+}
+END_TEST
+
 START_TEST(test_load_bundle)
 {
         _cleanup_free_ char *cfg = xasprintf("%s/config.json", tmpdir), *root = xasprintf("%s/rootfs", tmpdir);
@@ -1266,6 +1293,7 @@ static Suite *oci_suite(void)
         tcase_add_test(tc, test_podman_run_limits);
         tcase_add_test(tc, test_podman_run_unlimited);
         tcase_add_test(tc, test_podman_run_device_refused);
+        tcase_add_test(tc, test_podman_exec_process);
         tcase_add_test(tc, test_containerd_run);
         tcase_add_test(tc, test_containerd_run_seccomp);
         suite_add_tcase(s, tc);
