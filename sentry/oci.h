@@ -18,9 +18,11 @@
 
 #include "sentry/policy.h"
 
-/* The annotation naming cordon's policy for a container: a path to a JSON
- * policy file, or the policy inline (a value starting with '{'). Without
- * it the container gets the built-in default: no egress at all. */
+/* The annotation naming cordon's policy for a container: an absolute path
+ * to a JSON policy file, or the policy inline (a value starting with '{').
+ * Without it the container gets the built-in default: no egress at all.
+ * (podman splits --annotation values as CSV: inline JSON needs quoting
+ * there, a file path does not.) */
 #define OCI_POLICY_ANNOTATION "dev.cordon.policy"
 
 struct oci_mount {
@@ -197,10 +199,15 @@ void oci_process_done(struct oci_process *p);
 const char *oci_annotation(const struct oci_spec *s, const char *key);
 
 /* The cordon policy a container runs under: the OCI_POLICY_ANNOTATION
- * policy (or the default), with the root as its template source (no
- * digest), binds from "bind" mounts, linux.maskedPaths as hidden rules,
- * linux.readonlyPaths as read-only rules, and linux.resources as limits
- * (where the policy also sets one, the stricter wins). 0, or -errno with
+ * policy (or the default; one naming its own source is refused), with the
+ * root as its template source (no digest), binds from "bind" mounts (except
+ * those onto /dev/shm, /dev/pts, /dev/mqueue, /etc/resolv.conf and
+ * /etc/hosts, which cordon provides itself; other targets under /dev or
+ * /proc are refused), linux.maskedPaths as hidden rules, linux.readonlyPaths
+ * as read-only rules (rules sorted parents first), and linux.resources as
+ * limits (where the policy also sets one, the stricter wins). Not in the
+ * policy: root.readonly (see oci-policy.c: a rule on "/" cannot leave the
+ * tmpfs mounts writable), the non-bind mounts. 0, or -errno with
  * *ret_error. */
 int oci_spec_policy(const struct oci_spec *s, struct policy **ret, char **ret_error);
 
