@@ -6,6 +6,35 @@
  * does not know; a key the spec defines is never ignored: it is parsed,
  * accepted with a comment saying why that is harmless, or refused.
  *
+ * The decisions, field by field (the reasons are at each parser):
+ *  - parsed into struct oci_spec: everything sentry/oci.h has a field for;
+ *    linux.sysctl only when namespaced and its namespace is listed;
+ *    linux.devices only the standard null, zero, full, random, urandom
+ *    and tty (cordon's /dev has them anyway; nothing is stored).
+ *  - checked, then accepted without effect, because they grant nothing:
+ *    linux.resources.devices (a cgroup list; /dev is cordon's and mknod is
+ *    refused), hugepageLimits of 0 (Kubernetes sends them), memory
+ *    reservation, swappiness, kernel, kernelTCP, useHierarchy and
+ *    checkBeforeUpdate, rootfsPropagation other than shared (the view is
+ *    private), seccomp flag WAIT_KILLABLE_RECV, process.user.username
+ *    (Windows only).
+ *  - refused by name: process.ioPriority, scheduler, execCPUAffinity,
+ *    commandLine; mount types other than bind, tmpfs, proc, sysfs, devpts,
+ *    mqueue, cgroup and cgroup2; the mount options remount, idmap, the
+ *    recursive attributes (rro, rnosuid, ...) and crun's copy-symlink,
+ *    src-nofollow and dest-nofollow; idmapped mounts; other devices;
+ *    sysctls outside a namespace the container has; resources cpu.cpus,
+ *    mems, realtimeRuntime, realtimePeriod, idle and burst, blockIO,
+ *    network, rdma, unified, disableOOMKiller, non-zero hugetlb limits;
+ *    timeOffsets, intelRdt, personality, memoryPolicy, netDevices; shared
+ *    root propagation; seccomp SCMP_ACT_NOTIFY, listenerPath and
+ *    listenerMetadata, SPEC_ALLOW, a docker profile's includes and
+ *    excludes; the windows, solaris, vm and zos sections.
+ *  - left to the runtime, which must apply or refuse them: the LSM labels
+ *    (apparmorProfile, selinuxLabel, mountLabel), root.readonly, the
+ *    non-bind mounts, capabilities above cordon's floor, joined namespaces
+ *    that are the host's own.
+ *
  * Touches nothing on the host but the config.json it reads. */
 #include "config.h"
 
@@ -126,8 +155,27 @@ int oci_fail(struct oci_parser *p, const char *fmt, ...)
         return -EINVAL;
 }
 
+/* A string oci_spec_parse() made of an integer above INT64_MAX. */
+static const char *wide_digits(const json_t *v)
+{
+        size_t n = strlen(OCI_U64_MARK), len;
+        const char *d;
+
+        if (!json_is_string(v) || json_string_length(v) <= n || memcmp(json_string_value(v), OCI_U64_MARK, n) != 0)
+                return NULL;
+        /* only what widen_u64() writes: 19 or 20 digits, at most UINT64_MAX */
+        d = json_string_value(v) + n;
+        len = json_string_length(v) - n;
+        if ((len != 19 && len != 20) || strspn(d, "0123456789") != len ||
+            (len == 20 && memcmp(d, "18446744073709551615", 20) > 0))
+                return NULL;
+        return d;
+}
+
 const char *oci_json_kind(const json_t *v)
 {
+        if (wide_digits(v))
+                return "an integer";
         switch (json_typeof(v)) {
         case JSON_OBJECT:
                 return "an object";
@@ -176,6 +224,50 @@ int oci_check_array(struct oci_parser *p, json_t *v, size_t *ret_n)
         return 0;
 }
 
+int oci_each(struct oci_parser *p, json_t *v, size_t item_size, void *ret_items, size_t *ret_n, oci_item_fn fn,
+             void *ctx)
+{
+        void **items = ret_items;
+        size_t n;
+        int r = oci_check_array(p, v, &n);
+        if (r < 0)
+                return r;
+        if (items)
+                *items = xcalloc(n, item_size);
+        for (size_t i = 0; i < n; i++) {
+                size_t saved = oci_path_push_index(p, i);
+                /* counted before it is filled: the free functions then see
+                 * a half-parsed item too */
+                if (ret_n)
+                        *ret_n = i + 1;
+                r = fn(p, json_array_get(v, i), i, items ? (char *)*items + i * item_size : NULL, ctx);
+                oci_path_pop(p, saved);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int oci_each_member(struct oci_parser *p, json_t *v, oci_member_fn fn, void *ctx)
+{
+        const char *key;
+        json_t *value;
+        int r = oci_check_object(p, v);
+        if (r < 0)
+                return r;
+        if (json_object_size(v) > OCI_MAX_ENTRIES)
+                return oci_fail(p, "too many entries (%zu, the limit is %d)", json_object_size(v), OCI_MAX_ENTRIES);
+        json_object_foreach(v, key, value)
+        {
+                size_t saved = oci_path_push_key(p, key);
+                r = fn(p, key, value, ctx);
+                oci_path_pop(p, saved);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* A string without an embedded NUL (the document is loaded with
  * JSON_ALLOW_NUL so that "\u0000" gets a message naming its key; every
  * string read passes here, so no consumer sees a value cut short). */
@@ -183,7 +275,7 @@ int oci_get_string(struct oci_parser *p, json_t *v, const char **ret)
 {
         size_t len;
 
-        if (!json_is_string(v))
+        if (!json_is_string(v) || wide_digits(v))
                 return oci_fail(p, "expected a string, got %s", oci_json_kind(v));
         len = json_string_length(v);
         if (strlen(json_string_value(v)) != len)
@@ -205,6 +297,22 @@ int oci_dup_string(struct oci_parser *p, json_t *v, char **ret)
         return 0;
 }
 
+int oci_get_name(struct oci_parser *p, json_t *v, const struct oci_name *table, size_t n, const char *what,
+                 int64_t *ret)
+{
+        char q[OCI_QUOTE_MAX];
+        const char *s;
+        int r = oci_get_string(p, v, &s);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
+                if (streq(table[i].name, s)) {
+                        *ret = table[i].value;
+                        return 0;
+                }
+        return oci_fail(p, "unknown %s %s", what, oci_quote(q, s, strlen(s)));
+}
+
 int oci_get_bool(struct oci_parser *p, json_t *v, bool *ret)
 {
         if (!json_is_boolean(v))
@@ -217,6 +325,8 @@ int oci_get_int(struct oci_parser *p, json_t *v, int64_t min, int64_t max, int64
 {
         json_int_t i;
 
+        if (wide_digits(v))
+                return oci_fail(p, "must be between %" PRId64 " and %" PRId64 ", got %s", min, max, wide_digits(v));
         if (!json_is_integer(v))
                 return oci_fail(p, "expected an integer, got %s", oci_json_kind(v));
         i = json_integer_value(v);
@@ -231,16 +341,11 @@ int oci_get_int(struct oci_parser *p, json_t *v, int64_t min, int64_t max, int64
  * here as the strings oci_spec_parse() rewrote them to (see widen_u64). */
 int oci_get_u64(struct oci_parser *p, json_t *v, uint64_t *ret)
 {
-        if (json_is_string(v) && json_string_length(v) > strlen(OCI_U64_MARK) &&
-            memcmp(json_string_value(v), OCI_U64_MARK, strlen(OCI_U64_MARK)) == 0) {
-                const char *digits = json_string_value(v) + strlen(OCI_U64_MARK);
-                char *end;
-                errno = 0;
-                unsigned long long u = strtoull(digits, &end, 10);
-                if (errno == 0 && *end == '\0' && end != digits) {
-                        *ret = u;
-                        return 0;
-                }
+        const char *digits = wide_digits(v);
+        if (digits) {
+                /* widen_u64() let through only 19-20 digits up to UINT64_MAX */
+                *ret = strtoull(digits, NULL, 10);
+                return 0;
         }
         if (!json_is_integer(v))
                 return oci_fail(p, "expected an unsigned integer, got %s", oci_json_kind(v));
@@ -252,6 +357,8 @@ int oci_get_u64(struct oci_parser *p, json_t *v, uint64_t *ret)
 
 int oci_get_u32(struct oci_parser *p, json_t *v, uint32_t *ret)
 {
+        if (wide_digits(v))
+                return oci_fail(p, "expected an unsigned 32-bit integer, got %s", wide_digits(v));
         if (!json_is_integer(v))
                 return oci_fail(p, "expected an unsigned integer, got %s", oci_json_kind(v));
         if (json_integer_value(v) < 0 || json_integer_value(v) > UINT32_MAX)
@@ -485,30 +592,27 @@ int oci_cap_from_name(const char *name)
         return -1;
 }
 
+static int cap_at(struct oci_parser *p, json_t *e, size_t i, void *item, void *ctx)
+{
+        uint64_t *mask = ctx;
+        char q[OCI_QUOTE_MAX];
+        const char *s;
+        int cap, r = oci_get_string(p, e, &s);
+        if (r < 0)
+                return r;
+        cap = oci_cap_from_name(s);
+        if (cap < 0)
+                return oci_fail(p, "unknown capability %s", oci_quote(q, s, strlen(s)));
+        *mask |= UINT64_C(1) << cap;
+        return 0;
+}
+
 static int get_cap_set(struct oci_parser *p, json_t *v, uint64_t *ret)
 {
         uint64_t mask = 0;
-        size_t n;
-        int r = oci_check_array(p, v, &n);
+        int r = oci_each(p, v, 0, NULL, NULL, cap_at, &mask);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < n; i++) {
-                size_t saved = oci_path_push_index(p, i);
-                const char *s;
-                char q[OCI_QUOTE_MAX];
-                int cap = -1;
-
-                r = oci_get_string(p, json_array_get(v, i), &s);
-                if (r >= 0) {
-                        cap = oci_cap_from_name(s);
-                        if (cap < 0)
-                                r = oci_fail(p, "unknown capability %s", oci_quote(q, s, strlen(s)));
-                }
-                oci_path_pop(p, saved);
-                if (r < 0)
-                        return r;
-                mask |= UINT64_C(1) << cap;
-        }
         *ret = mask;
         return 0;
 }
@@ -528,10 +632,7 @@ static int parse_caps(struct oci_parser *p, json_t *v, struct oci_caps *c)
         return 0;
 }
 
-static const struct {
-        const char *name;
-        int resource;
-} rlimit_names[] = {
+static const struct oci_name rlimit_names[] = {
         {"RLIMIT_AS", RLIMIT_AS},
         {"RLIMIT_CORE", RLIMIT_CORE},
         {"RLIMIT_CPU", RLIMIT_CPU},
@@ -550,23 +651,20 @@ static const struct {
         {"RLIMIT_STACK", RLIMIT_STACK},
 };
 
-static int parse_rlimit(struct oci_parser *p, json_t *v, struct oci_rlimit *rl)
+static int parse_rlimit(struct oci_parser *p, json_t *v, size_t idx, void *item, void *ctx)
 {
-        const char *type = NULL;
-        char q[OCI_QUOTE_MAX];
+        const struct oci_process *proc = ctx;
+        struct oci_rlimit *rl = item;
+        int64_t resource = -1;
         int r = oci_check_object(p, v);
         if (r < 0)
                 return r;
         if (!oci_member(v, "type"))
                 return oci_fail_at(p, "type", "required key is missing");
-        if ((r = AT(p, v, "type", oci_get_string(p, it, &type))) < 0)
+        r = AT(p, v, "type", oci_get_name(p, it, rlimit_names, ELEMENTSOF(rlimit_names), "resource limit", &resource));
+        if (r < 0)
                 return r;
-        rl->resource = -1;
-        for (size_t i = 0; i < ELEMENTSOF(rlimit_names); i++)
-                if (streq(rlimit_names[i].name, type))
-                        rl->resource = rlimit_names[i].resource;
-        if (rl->resource < 0)
-                return oci_fail_at(p, "type", "unknown resource limit %s", oci_quote(q, type, strlen(type)));
+        rl->resource = (int)resource;
         if (!oci_member(v, "soft"))
                 return oci_fail_at(p, "soft", "required key is missing");
         if (!oci_member(v, "hard"))
@@ -577,46 +675,25 @@ static int parse_rlimit(struct oci_parser *p, json_t *v, struct oci_rlimit *rl)
         if (rl->soft > rl->hard)
                 return oci_fail_at(p, "soft", "is above the hard limit (%" PRIu64 " > %" PRIu64 ")", rl->soft,
                                    rl->hard);
+        for (size_t j = 0; j < idx; j++)
+                if (proc->rlimits[j].resource == rl->resource)
+                        return oci_fail_at(p, "type", "the same limit is already set by rlimits[%zu]", j);
         return 0;
 }
 
 static int parse_rlimits(struct oci_parser *p, json_t *v, struct oci_process *proc)
 {
-        size_t n;
-        int r = oci_check_array(p, v, &n);
-        if (r < 0)
-                return r;
-        proc->rlimits = xcalloc(n, sizeof(*proc->rlimits));
-        for (size_t i = 0; i < n; i++) {
-                size_t saved = oci_path_push_index(p, i);
-                r = parse_rlimit(p, json_array_get(v, i), &proc->rlimits[i]);
-                for (size_t j = 0; r >= 0 && j < i; j++)
-                        if (proc->rlimits[j].resource == proc->rlimits[i].resource)
-                                r = oci_fail_at(p, "type", "the same limit is already set by rlimits[%zu]", j);
-                oci_path_pop(p, saved);
-                if (r < 0)
-                        return r;
-                proc->n_rlimits = i + 1;
-        }
-        return 0;
+        return oci_each(p, v, sizeof(*proc->rlimits), &proc->rlimits, &proc->n_rlimits, parse_rlimit, proc);
+}
+
+static int gid_at(struct oci_parser *p, json_t *e, size_t i, void *item, void *ctx)
+{
+        return oci_get_u32(p, e, item);
 }
 
 static int parse_gids(struct oci_parser *p, json_t *v, struct oci_user *u)
 {
-        size_t n;
-        int r = oci_check_array(p, v, &n);
-        if (r < 0)
-                return r;
-        u->additional_gids = xcalloc(n, sizeof(uint32_t));
-        u->n_additional_gids = n;
-        for (size_t i = 0; i < n; i++) {
-                size_t saved = oci_path_push_index(p, i);
-                r = oci_get_u32(p, json_array_get(v, i), &u->additional_gids[i]);
-                oci_path_pop(p, saved);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return oci_each(p, v, sizeof(uint32_t), &u->additional_gids, &u->n_additional_gids, gid_at, NULL);
 }
 
 static int get_umask(struct oci_parser *p, json_t *v, struct oci_user *u)
@@ -892,8 +969,9 @@ static int parse_mount_options(struct oci_parser *p, json_t *v, struct oci_mount
         return 0;
 }
 
-static int parse_mount(struct oci_parser *p, json_t *v, struct oci_mount *m)
+static int parse_mount(struct oci_parser *p, json_t *v, size_t i, void *item, void *ctx)
 {
+        struct oci_mount *m = item;
         const char *type = NULL;
         char q[OCI_QUOTE_MAX];
         json_t *src;
@@ -963,20 +1041,7 @@ static void mount_done(struct oci_mount *m)
 
 static int parse_mounts(struct oci_parser *p, json_t *v, struct oci_spec *s)
 {
-        size_t n;
-        int r = oci_check_array(p, v, &n);
-        if (r < 0)
-                return r;
-        s->mounts = xcalloc(n, sizeof(*s->mounts));
-        for (size_t i = 0; i < n; i++) {
-                size_t saved = oci_path_push_index(p, i);
-                s->n_mounts = i + 1;
-                r = parse_mount(p, json_array_get(v, i), &s->mounts[i]);
-                oci_path_pop(p, saved);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return oci_each(p, v, sizeof(*s->mounts), &s->mounts, &s->n_mounts, parse_mount, NULL);
 }
 
 /* ---- root, hooks, annotations ---- */
@@ -1004,8 +1069,9 @@ static int get_timeout(struct oci_parser *p, json_t *v, struct oci_hook *h)
         return 0;
 }
 
-static int parse_hook(struct oci_parser *p, json_t *v, struct oci_hook *h)
+static int parse_hook(struct oci_parser *p, json_t *v, size_t i, void *item, void *ctx)
 {
+        struct oci_hook *h = item;
         int r = oci_check_object(p, v);
         if (r < 0)
                 return r;
@@ -1030,20 +1096,7 @@ static const char *const hook_names[OCI_HOOK_KINDS] = {
 
 static int parse_hook_list(struct oci_parser *p, json_t *v, struct oci_spec *s, int kind)
 {
-        size_t n;
-        int r = oci_check_array(p, v, &n);
-        if (r < 0)
-                return r;
-        s->hooks[kind] = xcalloc(n, sizeof(struct oci_hook));
-        for (size_t i = 0; i < n; i++) {
-                size_t saved = oci_path_push_index(p, i);
-                s->n_hooks[kind] = i + 1;
-                r = parse_hook(p, json_array_get(v, i), &s->hooks[kind][i]);
-                oci_path_pop(p, saved);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return oci_each(p, v, sizeof(struct oci_hook), &s->hooks[kind], &s->n_hooks[kind], parse_hook, NULL);
 }
 
 static int parse_hooks(struct oci_parser *p, json_t *v, struct oci_spec *s)
@@ -1057,35 +1110,25 @@ static int parse_hooks(struct oci_parser *p, json_t *v, struct oci_spec *s)
         return 0;
 }
 
-static int parse_annotations(struct oci_parser *p, json_t *v, struct oci_spec *s)
+static int annotation_at(struct oci_parser *p, const char *key, json_t *value, void *ctx)
 {
-        const char *key;
-        json_t *value;
-        size_t n;
-        int r = oci_check_object(p, v);
+        struct oci_spec *s = ctx;
+        const char *val;
+        int r;
+
+        if (key[0] == '\0')
+                return oci_fail(p, "an annotation key must not be empty");
+        r = oci_get_string(p, value, &val);
         if (r < 0)
                 return r;
-        n = json_object_size(v);
-        if (n > OCI_MAX_ENTRIES)
-                return oci_fail(p, "too many annotations (%zu, the limit is %d)", n, OCI_MAX_ENTRIES);
-        s->annotations = xcalloc(n, sizeof(*s->annotations));
-        json_object_foreach(v, key, value)
-        {
-                size_t saved = oci_path_push_key(p, key);
-                const char *val = NULL;
-
-                if (strlen(key) == 0)
-                        r = oci_fail(p, "an annotation key must not be empty");
-                else
-                        r = oci_get_string(p, value, &val);
-                oci_path_pop(p, saved);
-                if (r < 0)
-                        return r;
-                s->annotations[s->n_annotations].key = xstrdup(key);
-                s->annotations[s->n_annotations].value = xstrdup(val);
-                s->n_annotations++;
-        }
+        s->annotations = xrealloc(s->annotations, (s->n_annotations + 1) * sizeof(*s->annotations));
+        s->annotations[s->n_annotations++] = (struct oci_annotation){xstrdup(key), xstrdup(val)};
         return 0;
+}
+
+static int parse_annotations(struct oci_parser *p, json_t *v, struct oci_spec *s)
+{
+        return oci_each_member(p, v, annotation_at, s);
 }
 
 /* maskedPaths and readonlyPaths: each absolute and normalised in place. */
@@ -1297,10 +1340,10 @@ static char *widen_u64(const char *buf, size_t len, size_t *ret_len)
                         continue;
                 }
                 /* room for what lies before, the quoted mark and the digits */
-                out = xrealloc(out, o + (start - copied) + strlen(OCI_U64_MARK) + (end - start) + 3);
+                out = xrealloc(out, o + (start - copied) + strlen(OCI_U64_MARK_JSON) + (end - start) + 3);
                 memcpy(out + o, buf + copied, start - copied);
                 o += start - copied;
-                o += (size_t)sprintf(out + o, "\"%s%.*s\"", OCI_U64_MARK, (int)(end - start), buf + start);
+                o += (size_t)sprintf(out + o, "\"%s%.*s\"", OCI_U64_MARK_JSON, (int)(end - start), buf + start);
                 copied = i = end;
         }
         if (!out)
@@ -1420,11 +1463,22 @@ int oci_process_parse(const char *buf, size_t len, struct oci_process *ret, char
 
 int oci_spec_load(const char *bundle, struct oci_spec **ret, char **ret_error)
 {
-        _cleanup_free_ char *path = NULL, *buf = NULL;
+        _cleanup_free_ char *path = NULL, *buf = NULL, *real = NULL;
         _cleanup_close_ int fd = -1;
         struct stat st;
         ssize_t n;
 
+        /* The bundle as the kernel resolves it: "--bundle ../b" or a
+         * symlinked bundle are fine for runc, and the paths built on it
+         * (root.path, relative bind sources) must not carry a "..". */
+        real = realpath(bundle, NULL);
+        if (!real) {
+                int r = negative_errno();
+                if (ret_error)
+                        *ret_error = xasprintf("%s: cannot resolve the bundle directory: %s", bundle, strerror(-r));
+                return r;
+        }
+        bundle = real;
         path = xasprintf("%s/config.json", bundle);
         /* O_NONBLOCK: a FIFO would otherwise block the open before fstat()
          * could refuse it. */

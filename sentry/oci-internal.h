@@ -23,10 +23,13 @@
 #define OCI_QUOTE_MAX 80
 
 /* The prefix oci_spec_parse() gives an integer literal above INT64_MAX
- * (which jansson cannot hold) when it rewrites it as a string; a NUL byte
- * begins it, so no string a document spells out is taken for one except
- * where a number was expected anyway. */
-#define OCI_U64_MARK "\x01u64:"
+ * (which jansson cannot hold) when it rewrites it as a string. Every reader
+ * takes such a string for the integer it was: oci_get_u64() accepts it,
+ * the other readers refuse it as an integer. (A document spelling out
+ * "\u0001u64:..." itself gets the same treatment, which changes nothing:
+ * the field wanted a number.) */
+#define OCI_U64_MARK      "\x01u64:"
+#define OCI_U64_MARK_JSON "\\u0001u64:" /* the same, as JSON text */
 
 struct oci_parser {
         const char *origin;
@@ -45,7 +48,26 @@ const char *oci_json_kind(const json_t *v);
 json_t *oci_member(json_t *obj, const char *key);
 int oci_check_object(struct oci_parser *p, json_t *v);
 int oci_check_array(struct oci_parser *p, json_t *v, size_t *ret_n);
+/* Each element of the array v: fn(p, element, its index, its item, ctx)
+ * with the path at the index, stopping at the first error. With ret_items,
+ * an array of item_size items is allocated first and each call gets its
+ * slot; *ret_n (may be NULL) counts the items reached so far, so that a
+ * free function sees the half-parsed one too. */
+typedef int (*oci_item_fn)(struct oci_parser *p, json_t *e, size_t i, void *item, void *ctx);
+int oci_each(struct oci_parser *p, json_t *v, size_t item_size, void *ret_items, size_t *ret_n, oci_item_fn fn,
+             void *ctx);
+/* Each member of the object v: fn(p, key, value, ctx) with the path at the key. */
+typedef int (*oci_member_fn)(struct oci_parser *p, const char *key, json_t *value, void *ctx);
+int oci_each_member(struct oci_parser *p, json_t *v, oci_member_fn fn, void *ctx);
 int oci_get_string(struct oci_parser *p, json_t *v, const char **ret);
+/* A string naming one entry of a table: *ret its value, or an error
+ * "unknown WHAT "x"". */
+struct oci_name {
+        const char *name;
+        int64_t value;
+};
+int oci_get_name(struct oci_parser *p, json_t *v, const struct oci_name *table, size_t n, const char *what,
+                 int64_t *ret);
 int oci_get_bool(struct oci_parser *p, json_t *v, bool *ret);
 int oci_get_int(struct oci_parser *p, json_t *v, int64_t min, int64_t max, int64_t *ret);
 int oci_get_u64(struct oci_parser *p, json_t *v, uint64_t *ret);

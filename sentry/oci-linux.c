@@ -10,60 +10,41 @@
 #include "sentry/oci-internal.h"
 #include "sentry/oci.h"
 
-struct oci_ns_name {
-        const char *name;
-        int type;
-};
-static const struct oci_ns_name ns_names[] = {
+static const struct oci_name ns_names[] = {
         {"pid", CLONE_NEWPID}, {"network", CLONE_NEWNET}, {"mount", CLONE_NEWNS},      {"ipc", CLONE_NEWIPC},
         {"uts", CLONE_NEWUTS}, {"user", CLONE_NEWUSER},   {"cgroup", CLONE_NEWCGROUP}, {"time", CLONE_NEWTIME},
 };
 
 /* ---- linux ---- */
 
-static int parse_namespace(struct oci_parser *p, json_t *v, struct oci_namespace *ns)
+static int parse_namespace(struct oci_parser *p, json_t *v, size_t idx, void *item, void *ctx)
 {
-        const char *type = NULL;
-        char q[OCI_QUOTE_MAX];
+        const struct oci_spec *s = ctx;
+        struct oci_namespace *ns = item;
+        int64_t type = 0;
         int r = oci_check_object(p, v);
         if (r < 0)
                 return r;
         if (!oci_member(v, "type"))
                 return oci_fail_at(p, "type", "required key is missing");
-        if ((r = AT(p, v, "type", oci_get_string(p, it, &type))) < 0)
+        r = AT(p, v, "type", oci_get_name(p, it, ns_names, ELEMENTSOF(ns_names), "namespace type", &type));
+        if (r < 0)
                 return r;
-        ns->type = 0;
-        for (size_t i = 0; i < ELEMENTSOF(ns_names); i++)
-                if (streq(ns_names[i].name, type))
-                        ns->type = ns_names[i].type;
-        if (!ns->type)
-                return oci_fail_at(p, "type", "unknown namespace type %s", oci_quote(q, type, strlen(type)));
+        ns->type = (int)type;
+        for (size_t j = 0; j < idx; j++)
+                if (s->namespaces[j].type == ns->type)
+                        return oci_fail_at(p, "type", "the same namespace is already listed at [%zu]", j);
         return AT(p, v, "path", oci_get_abs_path(p, it, &ns->path));
 }
 
 static int parse_namespaces(struct oci_parser *p, json_t *v, struct oci_spec *s)
 {
-        size_t n;
-        int r = oci_check_array(p, v, &n);
-        if (r < 0)
-                return r;
-        s->namespaces = xcalloc(n, sizeof(*s->namespaces));
-        for (size_t i = 0; i < n; i++) {
-                size_t saved = oci_path_push_index(p, i);
-                s->n_namespaces = i + 1;
-                r = parse_namespace(p, json_array_get(v, i), &s->namespaces[i]);
-                for (size_t j = 0; r >= 0 && j < i; j++)
-                        if (s->namespaces[j].type == s->namespaces[i].type)
-                                r = oci_fail_at(p, "type", "the same namespace is already listed at [%zu]", j);
-                oci_path_pop(p, saved);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return oci_each(p, v, sizeof(*s->namespaces), &s->namespaces, &s->n_namespaces, parse_namespace, s);
 }
 
-static int parse_id_mapping(struct oci_parser *p, json_t *v, struct oci_id_mapping *m)
+static int parse_id_mapping(struct oci_parser *p, json_t *v, size_t i, void *item, void *ctx)
 {
+        struct oci_id_mapping *m = item;
         static const char *const keys[] = {"containerID", "hostID", "size"};
         uint32_t *vals[] = {&m->container_id, &m->host_id, &m->size};
         int r = oci_check_object(p, v);
@@ -92,16 +73,7 @@ static int parse_id_mappings(struct oci_parser *p, json_t *v, struct oci_id_mapp
         /* the kernel takes at most 340 lines in uid_map (5 before 4.15) */
         if (n > 340)
                 return oci_fail(p, "too many mappings (%zu, the kernel takes at most 340)", n);
-        *ret = xcalloc(n, sizeof(**ret));
-        *ret_n = n;
-        for (size_t i = 0; i < n; i++) {
-                size_t saved = oci_path_push_index(p, i);
-                r = parse_id_mapping(p, json_array_get(v, i), &(*ret)[i]);
-                oci_path_pop(p, saved);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return oci_each(p, v, sizeof(**ret), ret, ret_n, parse_id_mapping, NULL);
 }
 
 static int get_mem(struct oci_parser *p, json_t *v, int64_t *ret)
@@ -157,9 +129,10 @@ static int parse_cpu(struct oci_parser *p, json_t *v, struct oci_resources *res)
         if (res->cpu_quota == 0)
                 res->cpu_quota = -1;
         if (res->cpu_period > 0 && (res->cpu_period < 1000 || res->cpu_period > 1000000))
-                return oci_fail_at(p, "period", "must be between 1000 and 1000000 µs, got %" PRIu64, res->cpu_period);
+                return oci_fail_at(p, "period", "must be between 1000 and 1000000 microseconds, got %" PRIu64,
+                                   res->cpu_period);
         if (res->cpu_quota > 0 && res->cpu_quota < 1000)
-                return oci_fail_at(p, "quota", "must be at least 1000 µs, got %" PRId64, res->cpu_quota);
+                return oci_fail_at(p, "quota", "must be at least 1000 microseconds, got %" PRId64, res->cpu_quota);
         /* Placement and real-time budgets are not cordon's to grant: a
          * container that asks for them must not run believing it has them. */
         if ((r = oci_refuse_set(p, v, "cpus", "cpuset placement")) < 0 ||
@@ -191,7 +164,7 @@ static int parse_pids(struct oci_parser *p, json_t *v, struct oci_resources *res
  * node: the container's /dev is cordon's own fixed list (DESIGN.md, "The
  * view"), and mknod is refused by cordon's filter, so an "allow" here opens
  * nothing that is not already there. Only its shape is checked. */
-static int parse_device_rule(struct oci_parser *p, json_t *v)
+static int parse_device_rule(struct oci_parser *p, json_t *v, size_t i, void *item, void *ctx)
 {
         const char *s;
         char q[OCI_QUOTE_MAX];
@@ -219,47 +192,30 @@ static int parse_device_rule(struct oci_parser *p, json_t *v)
 
 static int parse_device_rules(struct oci_parser *p, json_t *v)
 {
-        size_t n;
-        int r = oci_check_array(p, v, &n);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < n; i++) {
-                size_t saved = oci_path_push_index(p, i);
-                r = parse_device_rule(p, json_array_get(v, i));
-                oci_path_pop(p, saved);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return oci_each(p, v, 0, NULL, NULL, parse_device_rule, NULL);
 }
 
 /* Kubernetes sends a hugetlb limit for every page size, 0 when the pod
  * asked for none. A limit of 0 asks for nothing cordon would have to
  * grant; a real one would be a limit cordon does not enforce. */
+static int parse_hugepage_limit(struct oci_parser *p, json_t *e, size_t i, void *item, void *ctx)
+{
+        const char *size;
+        uint64_t limit = 0;
+        int r = oci_check_object(p, e);
+
+        if (r >= 0)
+                r = AT(p, e, "pageSize", oci_get_string(p, it, &size));
+        if (r >= 0)
+                r = AT(p, e, "limit", oci_get_u64(p, it, &limit));
+        if (r >= 0 && limit != 0)
+                r = oci_fail_at(p, "limit", "not supported by cordon: hugetlb limits other than 0");
+        return r;
+}
+
 static int parse_hugepage_limits(struct oci_parser *p, json_t *v)
 {
-        size_t n;
-        int r = oci_check_array(p, v, &n);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < n; i++) {
-                size_t saved = oci_path_push_index(p, i);
-                json_t *e = json_array_get(v, i);
-                const char *size;
-                uint64_t limit = 0;
-
-                r = oci_check_object(p, e);
-                if (r >= 0)
-                        r = AT(p, e, "pageSize", oci_get_string(p, it, &size));
-                if (r >= 0)
-                        r = AT(p, e, "limit", oci_get_u64(p, it, &limit));
-                if (r >= 0 && limit != 0)
-                        r = oci_fail_at(p, "limit", "not supported by cordon: hugetlb limits other than 0");
-                oci_path_pop(p, saved);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return oci_each(p, v, 0, NULL, NULL, parse_hugepage_limit, NULL);
 }
 
 static int parse_resources(struct oci_parser *p, json_t *v, struct oci_resources *res)
@@ -290,7 +246,7 @@ static const struct {
         {"/dev/random", 1, 8}, {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0},
 };
 
-static int parse_device(struct oci_parser *p, json_t *v)
+static int parse_device(struct oci_parser *p, json_t *v, size_t idx, void *item, void *ctx)
 {
         _cleanup_free_ char *path = NULL;
         const char *type = NULL;
@@ -308,7 +264,8 @@ static int parse_device(struct oci_parser *p, json_t *v)
             (r = AT(p, v, "type", oci_get_string(p, it, &type))) < 0 ||
             (r = AT(p, v, "major", oci_get_int(p, it, 0, INT64_MAX, &major))) < 0 ||
             (r = AT(p, v, "minor", oci_get_int(p, it, 0, INT64_MAX, &minor))) < 0 ||
-            (r = AT(p, v, "fileMode", oci_get_int(p, it, 0, 07777, &num))) < 0 ||
+            /* podman writes the type bits too (020666 for a character device) */
+            (r = AT(p, v, "fileMode", oci_get_int(p, it, 0, 0177777, &num))) < 0 ||
             (r = AT(p, v, "uid", oci_get_u32(p, it, &u))) < 0 || (r = AT(p, v, "gid", oci_get_u32(p, it, &u))) < 0)
                 return r;
         if (!streq(type, "c") && !streq(type, "u") && !streq(type, "b") && !streq(type, "p"))
@@ -326,18 +283,7 @@ static int parse_device(struct oci_parser *p, json_t *v)
 
 static int parse_devices(struct oci_parser *p, json_t *v)
 {
-        size_t n;
-        int r = oci_check_array(p, v, &n);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < n; i++) {
-                size_t saved = oci_path_push_index(p, i);
-                r = parse_device(p, json_array_get(v, i));
-                oci_path_pop(p, saved);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return oci_each(p, v, 0, NULL, NULL, parse_device, NULL);
 }
 
 bool oci_has_new_ns(const struct oci_spec *s, int type)
@@ -386,46 +332,34 @@ static const char *sysctl_namespace(const char *key, int *ret_type)
         return NULL;
 }
 
-static int parse_sysctls(struct oci_parser *p, json_t *v, struct oci_spec *s)
+static int sysctl_at(struct oci_parser *p, const char *key, json_t *value, void *ctx)
 {
-        const char *key;
-        json_t *value;
-        size_t n;
-        int r = oci_check_object(p, v);
+        struct oci_spec *s = ctx;
+        const char *val, *ns;
+        char q[OCI_QUOTE_MAX];
+        int type = 0, r;
+
+        /* dots and slashes are both separators in /proc/sys; a ".." or
+         * empty component would name another file */
+        if (key[0] == '\0' || strstr(key, "..") || strchr(key, '/') || key[0] == '.' || key[strlen(key) - 1] == '.')
+                return oci_fail(p, "not a sysctl name");
+        if (!(ns = sysctl_namespace(key, &type)))
+                return oci_fail(p, "sysctl %s is not namespaced: setting it would change the host",
+                                oci_quote(q, key, strlen(key)));
+        if (!oci_has_ns(s, type))
+                return oci_fail(p, "sysctl %s needs the container to have a %s namespace",
+                                oci_quote(q, key, strlen(key)), ns);
+        r = oci_get_string(p, value, &val);
         if (r < 0)
                 return r;
-        n = json_object_size(v);
-        if (n > OCI_MAX_ENTRIES)
-                return oci_fail(p, "too many sysctls (%zu, the limit is %d)", n, OCI_MAX_ENTRIES);
-        s->sysctls = xcalloc(n, sizeof(*s->sysctls));
-        json_object_foreach(v, key, value)
-        {
-                size_t saved = oci_path_push_key(p, key);
-                const char *val = NULL, *ns;
-                char q[OCI_QUOTE_MAX];
-                int type = 0;
-
-                /* dots and slashes are both separators in /proc/sys; a ".."
-                 * or empty component would name another file */
-                if (key[0] == '\0' || strstr(key, "..") || strchr(key, '/') || key[0] == '.' ||
-                    key[strlen(key) - 1] == '.')
-                        r = oci_fail(p, "not a sysctl name");
-                else if (!(ns = sysctl_namespace(key, &type)))
-                        r = oci_fail(p, "sysctl %s is not namespaced: setting it would change the host",
-                                     oci_quote(q, key, strlen(key)));
-                else if (!oci_has_ns(s, type))
-                        r = oci_fail(p, "sysctl %s needs the container to have a %s namespace",
-                                     oci_quote(q, key, strlen(key)), ns);
-                else
-                        r = oci_get_string(p, value, &val);
-                oci_path_pop(p, saved);
-                if (r < 0)
-                        return r;
-                s->sysctls[s->n_sysctls].key = xstrdup(key);
-                s->sysctls[s->n_sysctls].value = xstrdup(val);
-                s->n_sysctls++;
-        }
+        s->sysctls = xrealloc(s->sysctls, (s->n_sysctls + 1) * sizeof(*s->sysctls));
+        s->sysctls[s->n_sysctls++] = (struct oci_sysctl){xstrdup(key), xstrdup(val)};
         return 0;
+}
+
+static int parse_sysctls(struct oci_parser *p, json_t *v, struct oci_spec *s)
+{
+        return oci_each_member(p, v, sysctl_at, s);
 }
 
 static int check_rootfs_propagation(struct oci_parser *p, json_t *v)

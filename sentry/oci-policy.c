@@ -49,8 +49,14 @@ static bool path_is_under(const char *path, const char *dir)
         return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-/* The annotation's policy: inline JSON (a value starting with '{') or a
- * file path, relative ones taken from the bundle as runc takes root.path. */
+/* The annotation's policy: inline JSON (a value starting with '{') or an
+ * absolute file path. Not one relative to the bundle: containerd puts the
+ * image's root filesystem inside the bundle, and a policy must never come
+ * from the image it confines. Whoever may set this annotation chooses the
+ * container's policy (and names a file cordon reads as its own user, whose
+ * parse errors quote it): an engine that passes pod annotations through
+ * (containerd's pod_annotations, CRI-O's allowed_annotations) must allow
+ * this one only to people trusted with that. */
 static int load_annotation_policy(struct builder *b, struct policy **ret)
 {
         const char *v = oci_annotation(b->spec, OCI_POLICY_ANNOTATION);
@@ -70,12 +76,9 @@ static int load_annotation_policy(struct builder *b, struct policy **ret)
         }
         if (v[0] == '\0')
                 return fail(b, "%s: expected a policy file path or an inline JSON policy, got an empty string", origin);
-        if (v[0] != '/') {
-                if (!b->spec->bundle)
-                        return fail(b, "%s: a relative policy path needs a bundle directory", origin);
-                path = xasprintf("%s/%s", b->spec->bundle, v);
-        } else
-                path = xstrdup(v);
+        if (v[0] != '/')
+                return fail(b, "%s: expected an absolute policy file path or an inline JSON policy", origin);
+        path = xstrdup(v);
         r = policy_load_file(path, ret, &err);
         if (r < 0)
                 return fail(b, "%s: %s", origin, err ? err : strerror(-r));
@@ -92,6 +95,13 @@ static int64_t stricter(int64_t a, int64_t b)
         return a < b ? a : b;
 }
 
+/* The policy's own ceilings (sentry/policy.c): above them a limit limits
+ * nothing a host has (more than 1,000 CPUs, more pids than pid_max allows),
+ * so such a config value is taken as "no limit" rather than handed to code
+ * that was never given one that large. */
+#define CPU_MILLIS_MAX    INT64_C(1000000)
+#define MAX_PROCESSES_MAX INT64_C(4194304)
+
 static void apply_limits(struct builder *b)
 {
         const struct oci_resources *res = &b->spec->resources;
@@ -99,18 +109,21 @@ static void apply_limits(struct builder *b)
 
         if (res->memory_limit > 0)
                 pol->memory_bytes = stricter(pol->memory_bytes, res->memory_limit);
-        if (res->pids_limit > 0)
+        if (res->pids_limit > 0 && res->pids_limit <= MAX_PROCESSES_MAX)
                 pol->max_processes = stricter(pol->max_processes, res->pids_limit);
         if (res->cpu_quota > 0) {
                 /* the kernel's default period when none is given */
                 uint64_t period = res->cpu_period ? res->cpu_period : 100000;
-                uint64_t millis = (uint64_t)res->cpu_quota * 1000 / period;
-                /* a quota under a thousandth of a CPU still is a limit */
-                if (millis == 0)
-                        millis = 1;
-                if (millis > INT64_MAX)
-                        millis = INT64_MAX;
-                pol->cpu_millis = stricter(pol->cpu_millis, (int64_t)millis);
+                uint64_t quota = (uint64_t)res->cpu_quota, whole = quota / period;
+
+                if (whole <= (uint64_t)CPU_MILLIS_MAX / 1000) {
+                        int64_t millis = (int64_t)(whole * 1000 + quota % period * 1000 / period);
+                        /* a quota under a thousandth of a CPU still is a limit */
+                        if (millis == 0)
+                                millis = 1;
+                        if (millis <= CPU_MILLIS_MAX)
+                                pol->cpu_millis = stricter(pol->cpu_millis, millis);
+                }
         }
 }
 
@@ -176,40 +189,6 @@ static void add_rule(struct builder *b, const char *path, enum path_access acces
         };
 }
 
-static bool policy_has_rule(const struct policy *pol, const char *path)
-{
-        for (size_t i = 0; i < pol->n_rules; i++)
-                if (streq(pol->rules[i].path, path))
-                        return true;
-        return false;
-}
-
-/* root.readonly: "/" read-only, with the container's own writable places
- * (tmpfs mounts, read-write binds, cordon's /dev/shm) left writable, as
- * they are under runc. fs/ applies rules as mounts, the shorter path first,
- * so the read-write ones land on top of the read-only root. A read-write
- * rule is added only where the policy has none: the policy may have made
- * the place stricter. */
-static void apply_readonly_root(struct builder *b)
-{
-        const struct oci_spec *s = b->spec;
-
-        add_rule(b, "/", ACCESS_READ);
-        for (size_t i = 0; i < s->n_mounts; i++) {
-                const struct oci_mount *m = &s->mounts[i];
-                bool writable = false;
-
-                if (streq(m->type, "tmpfs") && !(m->flags & MS_RDONLY))
-                        writable = !path_is_under(m->destination, "/dev") || streq(m->destination, "/dev/shm");
-                else if (streq(m->type, "bind") && !(m->flags & MS_RDONLY))
-                        writable = true;
-                if (writable && !streq(m->destination, "/") && !policy_has_rule(b->pol, m->destination))
-                        add_rule(b, m->destination, ACCESS_READ_WRITE);
-        }
-        if (!policy_has_rule(b->pol, "/dev/shm"))
-                add_rule(b, "/dev/shm", ACCESS_READ_WRITE);
-}
-
 /* fs/ applies rules in order: shorter paths first, so a rule on a parent
  * never lands on top of one for a path inside it. */
 static int rule_cmp(const void *x, const void *y)
@@ -262,8 +241,12 @@ int oci_spec_policy(const struct oci_spec *s, struct policy **ret, char **ret_er
                 if (streq(s->mounts[i].type, "bind") && (r = add_bind(&b, i, &s->mounts[i])) < 0)
                         goto fail;
 
-        if (s->root_readonly)
-                apply_readonly_root(&b);
+        /* root.readonly is not a rule: a rule on "/" is applied through a
+         * bind of the whole view onto itself, which covers the mounts later
+         * rules are applied to (tried: "/" read plus "/tmp" read-write left
+         * /tmp read-only), and fs/ has no read-only root with writable
+         * places over it yet. The runtime carries s->root_readonly to the
+         * view itself. */
         for (char **p = s->readonly_paths; p && *p; p++)
                 add_rule(&b, *p, ACCESS_READ);
         for (char **p = s->masked_paths; p && *p; p++)

@@ -25,10 +25,8 @@ static void seccomp_releasep(scmp_filter_ctx *ctx)
                 seccomp_release(*ctx);
 }
 
-static const struct {
-        const char *name;
-        uint32_t action; /* errno/trace data added later */
-} actions[] = {
+/* errno/trace data is added later */
+static const struct oci_name actions[] = {
         {"SCMP_ACT_KILL", SCMP_ACT_KILL_THREAD},
         {"SCMP_ACT_KILL_THREAD", SCMP_ACT_KILL_THREAD},
         {"SCMP_ACT_KILL_PROCESS", SCMP_ACT_KILL_PROCESS},
@@ -47,23 +45,20 @@ static bool action_takes_errno(uint32_t a)
 /* An action name; *ret is the base action (ERRNO/TRACE with data 0). */
 static int get_action(struct oci_parser *p, json_t *v, uint32_t *ret)
 {
-        const char *s;
-        char q[OCI_QUOTE_MAX];
-        int r = oci_get_string(p, v, &s);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < ELEMENTSOF(actions); i++)
-                if (streq(actions[i].name, s)) {
-                        *ret = actions[i].action;
-                        return 0;
-                }
+        int64_t a;
+        int r;
+
         /* cordon's own filter owns the process's one notification
          * listener; a second supervisor would also be one cordon cannot
          * vouch for. */
-        if (streq(s, "SCMP_ACT_NOTIFY"))
+        if (json_is_string(v) && streq(json_string_value(v), "SCMP_ACT_NOTIFY"))
                 return oci_fail(p, "SCMP_ACT_NOTIFY is not supported by cordon: its own supervisor handles the "
                                    "container's notifications");
-        return oci_fail(p, "unknown seccomp action %s", oci_quote(q, s, strlen(s)));
+        r = oci_get_name(p, v, actions, ELEMENTSOF(actions), "seccomp action", &a);
+        if (r < 0)
+                return r;
+        *ret = (uint32_t)a;
+        return 0;
 }
 
 static int get_errno(struct oci_parser *p, json_t *v, uint32_t *ret)
@@ -76,8 +71,9 @@ static int get_errno(struct oci_parser *p, json_t *v, uint32_t *ret)
         return 0;
 }
 
-static int get_arch(struct oci_parser *p, json_t *v, uint32_t *ret)
+static int get_arch(struct oci_parser *p, json_t *v, size_t idx, void *item, void *ctx)
 {
+        uint32_t *ret = item;
         char name[32], q[OCI_QUOTE_MAX];
         const char *s;
         uint32_t arch;
@@ -100,59 +96,36 @@ static int get_arch(struct oci_parser *p, json_t *v, uint32_t *ret)
 
 static int parse_arches(struct oci_parser *p, json_t *v, struct oci_seccomp *sc)
 {
-        size_t n;
-        int r = oci_check_array(p, v, &n);
+        return oci_each(p, v, sizeof(uint32_t), &sc->arches, &sc->n_arches, get_arch, NULL);
+}
+
+static int flag_at(struct oci_parser *p, json_t *e, size_t i, void *item, void *ctx)
+{
+        struct oci_seccomp *sc = ctx;
+        char q[OCI_QUOTE_MAX];
+        const char *s;
+        int r = oci_get_string(p, e, &s);
         if (r < 0)
                 return r;
-        sc->arches = xcalloc(n, sizeof(uint32_t));
-        for (size_t i = 0; i < n; i++) {
-                size_t saved = oci_path_push_index(p, i);
-                r = get_arch(p, json_array_get(v, i), &sc->arches[i]);
-                oci_path_pop(p, saved);
-                if (r < 0)
-                        return r;
-                sc->n_arches = i + 1;
-        }
+        if (streq(s, "SECCOMP_FILTER_FLAG_TSYNC"))
+                sc->flags |= SECCOMP_FILTER_FLAG_TSYNC;
+        else if (streq(s, "SECCOMP_FILTER_FLAG_LOG"))
+                sc->flags |= SECCOMP_FILTER_FLAG_LOG;
+        else if (streq(s, "SECCOMP_FILTER_FLAG_SPEC_ALLOW"))
+                return oci_fail(p, "SECCOMP_FILTER_FLAG_SPEC_ALLOW is not supported by cordon: it turns off the "
+                                   "speculative-store-bypass mitigation");
+        /* WAIT_KILLABLE_RECV only means something with a listener, which is refused */
+        else if (!streq(s, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"))
+                return oci_fail(p, "unknown seccomp flag %s", oci_quote(q, s, strlen(s)));
         return 0;
 }
 
 static int parse_flags(struct oci_parser *p, json_t *v, struct oci_seccomp *sc)
 {
-        size_t n;
-        int r = oci_check_array(p, v, &n);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < n; i++) {
-                size_t saved = oci_path_push_index(p, i);
-                char q[OCI_QUOTE_MAX];
-                const char *s;
-
-                r = oci_get_string(p, json_array_get(v, i), &s);
-                if (r >= 0) {
-                        if (streq(s, "SECCOMP_FILTER_FLAG_TSYNC"))
-                                sc->flags |= SECCOMP_FILTER_FLAG_TSYNC;
-                        else if (streq(s, "SECCOMP_FILTER_FLAG_LOG"))
-                                sc->flags |= SECCOMP_FILTER_FLAG_LOG;
-                        else if (streq(s, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"))
-                                /* only means something with a listener, which is refused */
-                                ;
-                        else if (streq(s, "SECCOMP_FILTER_FLAG_SPEC_ALLOW"))
-                                r = oci_fail(p, "SECCOMP_FILTER_FLAG_SPEC_ALLOW is not supported by cordon: it "
-                                                "turns off the speculative-store-bypass mitigation");
-                        else
-                                r = oci_fail(p, "unknown seccomp flag %s", oci_quote(q, s, strlen(s)));
-                }
-                oci_path_pop(p, saved);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return oci_each(p, v, 0, NULL, NULL, flag_at, sc);
 }
 
-static const struct {
-        const char *name;
-        int op;
-} ops[] = {
+static const struct oci_name ops[] = {
         {"SCMP_CMP_NE", SCMP_CMP_NE},
         {"SCMP_CMP_LT", SCMP_CMP_LT},
         {"SCMP_CMP_LE", SCMP_CMP_LE},
@@ -164,47 +137,29 @@ static const struct {
 
 static int get_op(struct oci_parser *p, json_t *v, int *ret)
 {
-        const char *s;
-        char q[OCI_QUOTE_MAX];
-        int r = oci_get_string(p, v, &s);
+        int64_t op;
+        int r = oci_get_name(p, v, ops, ELEMENTSOF(ops), "comparison", &op);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < ELEMENTSOF(ops); i++)
-                if (streq(ops[i].name, s)) {
-                        *ret = ops[i].op;
-                        return 0;
-                }
-        return oci_fail(p, "unknown comparison %s", oci_quote(q, s, strlen(s)));
+        *ret = (int)op;
+        return 0;
 }
 
-static int parse_arg(struct oci_parser *p, json_t *v, struct oci_seccomp_arg *a)
+static int parse_arg(struct oci_parser *p, json_t *v, size_t i, void *item, void *ctx)
 {
+        struct oci_seccomp_arg *a = item;
         int64_t index;
         int r = oci_check_object(p, v);
         if (r < 0)
                 return r;
         static const char *const required[] = {"index", "value", "op"};
         for (size_t k = 0; k < ELEMENTSOF(required); k++)
-                if (!oci_member(v, required[k])) {
-                        size_t saved = oci_path_push_key(p, required[k]);
-                        r = oci_fail(p, "required key is missing");
-                        oci_path_pop(p, saved);
-                        return r;
-                }
-#define AT1(key, expr)                                               \
-        ({                                                           \
-                json_t *it = oci_member(v, (key));                   \
-                int _r = 0;                                          \
-                if (it) {                                            \
-                        size_t _saved = oci_path_push_key(p, (key)); \
-                        _r = (expr);                                 \
-                        oci_path_pop(p, _saved);                     \
-                }                                                    \
-                _r;                                                  \
-        })
-        if ((r = AT1("index", oci_get_int(p, it, 0, 5, &index))) < 0 ||
-            (r = AT1("value", oci_get_u64(p, it, &a->value))) < 0 ||
-            (r = AT1("valueTwo", oci_get_u64(p, it, &a->value_two))) < 0 || (r = AT1("op", get_op(p, it, &a->op))) < 0)
+                if (!oci_member(v, required[k]))
+                        return oci_fail_at(p, required[k], "required key is missing");
+        if ((r = AT(p, v, "index", oci_get_int(p, it, 0, 5, &index))) < 0 ||
+            (r = AT(p, v, "value", oci_get_u64(p, it, &a->value))) < 0 ||
+            (r = AT(p, v, "valueTwo", oci_get_u64(p, it, &a->value_two))) < 0 ||
+            (r = AT(p, v, "op", get_op(p, it, &a->op))) < 0)
                 return r;
         a->index = (unsigned)index;
         return 0;
@@ -223,37 +178,26 @@ static void rule_done(struct oci_seccomp_rule *rule)
         free(rule->args);
 }
 
-static int parse_rule(struct oci_parser *p, json_t *v, struct oci_seccomp_rule *rule)
+static int parse_rule(struct oci_parser *p, json_t *v, size_t i, void *item, void *ctx)
 {
+        struct oci_seccomp_rule *rule = item;
         uint32_t errno_ret = EPERM;
         bool has_errno = false;
         size_t n;
         int r = oci_check_object(p, v);
         if (r < 0)
                 return r;
-        if (!oci_member(v, "names")) {
-                size_t saved = oci_path_push_key(p, "names");
-                r = oci_fail(p, "required key is missing");
-                oci_path_pop(p, saved);
-                return r;
-        }
-        if (!oci_member(v, "action")) {
-                size_t saved = oci_path_push_key(p, "action");
-                r = oci_fail(p, "required key is missing");
-                oci_path_pop(p, saved);
-                return r;
-        }
-        if ((r = AT1("names", oci_get_strv(p, it, check_syscall_name, &rule->names))) < 0 ||
-            (r = AT1("action", get_action(p, it, &rule->action))) < 0 ||
-            (r = AT1("errnoRet", get_errno(p, it, &errno_ret))) < 0)
+        if (!oci_member(v, "names"))
+                return oci_fail_at(p, "names", "required key is missing");
+        if (!oci_member(v, "action"))
+                return oci_fail_at(p, "action", "required key is missing");
+        if ((r = AT(p, v, "names", oci_get_strv(p, it, check_syscall_name, &rule->names))) < 0 ||
+            (r = AT(p, v, "action", get_action(p, it, &rule->action))) < 0 ||
+            (r = AT(p, v, "errnoRet", get_errno(p, it, &errno_ret))) < 0)
                 return r;
         has_errno = oci_member(v, "errnoRet") != NULL;
-        if (has_errno && !action_takes_errno(rule->action)) {
-                size_t saved = oci_path_push_key(p, "errnoRet");
-                r = oci_fail(p, "only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errnoRet");
-                oci_path_pop(p, saved);
-                return r;
-        }
+        if (has_errno && !action_takes_errno(rule->action))
+                return oci_fail_at(p, "errnoRet", "only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errnoRet");
         if (rule->action == SCMP_ACT_ERRNO(0))
                 rule->action = SCMP_ACT_ERRNO(errno_ret);
         else if (rule->action == SCMP_ACT_TRACE(0))
@@ -265,15 +209,8 @@ static int parse_rule(struct oci_parser *p, json_t *v, struct oci_seccomp_rule *
                 r = oci_check_array(p, args, &n);
                 if (r >= 0 && n > 6 * 8)
                         r = oci_fail(p, "too many comparisons (%zu)", n);
-                if (r >= 0) {
-                        rule->args = xcalloc(n, sizeof(*rule->args));
-                        for (size_t i = 0; i < n && r >= 0; i++) {
-                                size_t s2 = oci_path_push_index(p, i);
-                                r = parse_arg(p, json_array_get(args, i), &rule->args[i]);
-                                oci_path_pop(p, s2);
-                                rule->n_args = i + 1;
-                        }
-                }
+                if (r >= 0)
+                        r = oci_each(p, args, sizeof(*rule->args), &rule->args, &rule->n_args, parse_arg, NULL);
                 oci_path_pop(p, saved);
                 if (r < 0)
                         return r;
@@ -290,24 +227,10 @@ static int parse_rule(struct oci_parser *p, json_t *v, struct oci_seccomp_rule *
         }
         return 0;
 }
-#undef AT1
 
 static int parse_rules(struct oci_parser *p, json_t *v, struct oci_seccomp *sc)
 {
-        size_t n;
-        int r = oci_check_array(p, v, &n);
-        if (r < 0)
-                return r;
-        sc->rules = xcalloc(n, sizeof(*sc->rules));
-        for (size_t i = 0; i < n; i++) {
-                size_t saved = oci_path_push_index(p, i);
-                sc->n_rules = i + 1;
-                r = parse_rule(p, json_array_get(v, i), &sc->rules[i]);
-                oci_path_pop(p, saved);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return oci_each(p, v, sizeof(*sc->rules), &sc->rules, &sc->n_rules, parse_rule, NULL);
 }
 
 void oci_seccomp_free(struct oci_seccomp *s)
@@ -330,40 +253,21 @@ int oci_parse_seccomp(struct oci_parser *p, json_t *v, struct oci_seccomp **ret)
 {
         _cleanup_(oci_seccomp_freep) struct oci_seccomp *sc = NULL;
         uint32_t default_errno = EPERM;
-        size_t saved;
         int r = oci_check_object(p, v);
         if (r < 0)
                 return r;
-        if (!oci_member(v, "defaultAction")) {
-                saved = oci_path_push_key(p, "defaultAction");
-                r = oci_fail(p, "required key is missing");
-                oci_path_pop(p, saved);
-                return r;
-        }
+        if (!oci_member(v, "defaultAction"))
+                return oci_fail_at(p, "defaultAction", "required key is missing");
         sc = xcalloc(1, sizeof(*sc));
-#define AT2(key, expr)                                               \
-        ({                                                           \
-                json_t *it = oci_member(v, (key));                   \
-                int _r = 0;                                          \
-                if (it) {                                            \
-                        size_t _saved = oci_path_push_key(p, (key)); \
-                        _r = (expr);                                 \
-                        oci_path_pop(p, _saved);                     \
-                }                                                    \
-                _r;                                                  \
-        })
-        if ((r = AT2("defaultAction", get_action(p, it, &sc->default_action))) < 0 ||
-            (r = AT2("defaultErrnoRet", get_errno(p, it, &default_errno))) < 0 ||
-            (r = AT2("architectures", parse_arches(p, it, sc))) < 0 || (r = AT2("flags", parse_flags(p, it, sc))) < 0 ||
-            (r = AT2("syscalls", parse_rules(p, it, sc))) < 0)
+        if ((r = AT(p, v, "defaultAction", get_action(p, it, &sc->default_action))) < 0 ||
+            (r = AT(p, v, "defaultErrnoRet", get_errno(p, it, &default_errno))) < 0 ||
+            (r = AT(p, v, "architectures", parse_arches(p, it, sc))) < 0 ||
+            (r = AT(p, v, "flags", parse_flags(p, it, sc))) < 0 ||
+            (r = AT(p, v, "syscalls", parse_rules(p, it, sc))) < 0)
                 return r;
-#undef AT2
-        if (oci_member(v, "defaultErrnoRet") && !action_takes_errno(sc->default_action)) {
-                saved = oci_path_push_key(p, "defaultErrnoRet");
-                r = oci_fail(p, "only a defaultAction of SCMP_ACT_ERRNO or SCMP_ACT_TRACE takes an errno");
-                oci_path_pop(p, saved);
-                return r;
-        }
+        if (oci_member(v, "defaultErrnoRet") && !action_takes_errno(sc->default_action))
+                return oci_fail_at(p, "defaultErrnoRet",
+                                   "only a defaultAction of SCMP_ACT_ERRNO or SCMP_ACT_TRACE takes an errno");
         if (sc->default_action == SCMP_ACT_ERRNO(0))
                 sc->default_action = SCMP_ACT_ERRNO(default_errno);
         else if (sc->default_action == SCMP_ACT_TRACE(0))
@@ -373,11 +277,9 @@ int oci_parse_seccomp(struct oci_parser *p, json_t *v, struct oci_seccomp **ret)
         for (size_t i = 0; i < ELEMENTSOF(listener); i++) {
                 json_t *l = oci_member(v, listener[i]);
                 if (l && !(json_is_string(l) && json_string_length(l) == 0)) {
-                        saved = oci_path_push_key(p, listener[i]);
-                        r = oci_fail(p, "not supported by cordon: a seccomp listener (its own supervisor owns the "
-                                        "container's notifications)");
-                        oci_path_pop(p, saved);
-                        return r;
+                        return oci_fail_at(p, listener[i],
+                                           "not supported by cordon: a seccomp listener (its own supervisor owns the "
+                                           "container's notifications)");
                 }
         }
         oci_seccomp_free(*ret);

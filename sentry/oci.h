@@ -18,9 +18,11 @@
 
 #include "sentry/policy.h"
 
-/* The annotation naming cordon's policy for a container: a path to a JSON
- * policy file, or the policy inline (a value starting with '{'). Without
- * it the container gets the built-in default: no egress at all. */
+/* The annotation naming cordon's policy for a container: an absolute path
+ * to a JSON policy file, or the policy inline (a value starting with '{').
+ * Without it the container gets the built-in default: no egress at all.
+ * (podman splits --annotation values as CSV: inline JSON needs quoting
+ * there, a file path does not.) */
 #define OCI_POLICY_ANNOTATION "dev.cordon.policy"
 
 struct oci_mount {
@@ -181,10 +183,13 @@ struct oci_spec {
         size_t n_annotations;
 };
 
-/* Reads BUNDLE/config.json. 0, or -errno (-EINVAL: a bad document) with
+/* Reads BUNDLE/config.json (BUNDLE resolved with realpath(3) first, so
+ * s->bundle is canonical). 0, or -errno (-EINVAL: a bad document) with
  * *ret_error a malloc'd message naming the file and the JSON path. */
 int oci_spec_load(const char *bundle, struct oci_spec **ret, char **ret_error);
-/* The same from memory; bundle is used to make relative paths absolute. */
+/* The same from memory; bundle (absolute, or taken from the current
+ * directory; without "..") makes relative paths absolute. NULL: relative
+ * paths in the document are errors. */
 int oci_spec_parse(const char *buf, size_t len, const char *bundle, struct oci_spec **ret, char **ret_error);
 void oci_spec_free(struct oci_spec *s);
 /* `exec --process FILE`: a process object alone. */
@@ -194,10 +199,15 @@ void oci_process_done(struct oci_process *p);
 const char *oci_annotation(const struct oci_spec *s, const char *key);
 
 /* The cordon policy a container runs under: the OCI_POLICY_ANNOTATION
- * policy (or the default), with the root as its template source (no
- * digest), binds from "bind" mounts, linux.maskedPaths as hidden rules,
- * linux.readonlyPaths as read-only rules, and linux.resources as limits
- * (where the policy also sets one, the stricter wins). 0, or -errno with
+ * policy (or the default; one naming its own source is refused), with the
+ * root as its template source (no digest), binds from "bind" mounts (except
+ * those onto /dev/shm, /dev/pts, /dev/mqueue, /etc/resolv.conf and
+ * /etc/hosts, which cordon provides itself; other targets under /dev or
+ * /proc are refused), linux.maskedPaths as hidden rules, linux.readonlyPaths
+ * as read-only rules (rules sorted parents first), and linux.resources as
+ * limits (where the policy also sets one, the stricter wins). Not in the
+ * policy: root.readonly (see oci-policy.c: a rule on "/" cannot leave the
+ * tmpfs mounts writable), the non-bind mounts. 0, or -errno with
  * *ret_error. */
 int oci_spec_policy(const struct oci_spec *s, struct policy **ret, char **ret_error);
 
