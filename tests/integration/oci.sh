@@ -468,8 +468,9 @@ podman_run() {
         expect_eq /tmp "$OUT" "-w"
         pm run --rm "${PM_RUN[@]}" --user 1000 "$IMG" id -u
         expect_eq 1000 "$OUT" "--user 1000"
-        pm run --rm "${PM_RUN[@]}" --read-only "$IMG" sh -c 'touch /x 2>&1; touch /tmp/y && echo tmp-writable'
-        expect_contains "$OUT" "Read-only file system" "--read-only blocks writes to the root"
+        pm run --rm "${PM_RUN[@]}" --read-only "$IMG" sh -c 'touch /x 2>&1; test -e /x && echo x-exists; touch /tmp/y && echo tmp-writable'
+        expect_match "$OUT" "Read-only file system|Permission denied" "--read-only blocks writes to the root"
+        expect_not_contains "$OUT" "x-exists" "nothing was written there"
         expect_contains "$OUT" "tmp-writable" "--read-only keeps podman's tmpfs /tmp writable"
         local vol
         vol=$(scratch_dir vol)
