@@ -37,6 +37,7 @@ struct run_options {
         const char *audit_path;     /* --audit FILE: the egress audit log (JSON lines) */
         enum cg_mode cgroup_mode;
         bool allow_unverified_exec; /* run without the exec tracer where ptrace is refused (weaker tier) */
+        bool approve_interactive;   /* ask on the controlling terminal for "ask" rules (cordon run) */
         unsigned debug_disable;     /* DEBUG_OFF_*: layers switched off (tests only, --debug-unsafe) */
         /* `cordon sandbox create`: no command; a detached sentry serves runs
          * (sentry/sandbox.h). NULL for `cordon run`. */
