@@ -37,7 +37,10 @@ int fs_ask(struct notify_call *call, const char *capability, const char *path, s
 {
         struct notify_ask q = {0};
         snprintf(q.capability, sizeof(q.capability), "%s", capability);
-        snprintf(q.target, sizeof(q.target), "%s", path);
+        size_t n = strlen(path);
+        if (n >= sizeof(q.target))
+                n = sizeof(q.target) - 1; /* two long names of a rename: cut, asked as shown */
+        memcpy(q.target, path, n);
         return notify_ask(call, &q, ret);
 }
 
