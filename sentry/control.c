@@ -1085,6 +1085,7 @@ static void run_of_pid(struct serve *srv, pid_t pid, char *buf, size_t size)
 
 /* The approver's queued events become the sandbox's events; the pending
  * set, changed, goes to meta.json. */
+static bool read_init(struct sandbox_state *st);
 static void drain_approvals(struct sandbox_state *st)
 {
         struct serve *srv = st->serve;
@@ -1113,6 +1114,14 @@ static void drain_approvals(struct sandbox_state *st)
                 json_int_t pid = json_integer_value(json_object_get(json_object_get(ev, "summary"), "pid"));
                 char run[16];
                 run_of_pid(srv, (pid_t)pid, run, sizeof(run));
+                if (!run[0] && streq(t, "approval_required")) {
+                        /* a run's first process can ask before init's word
+                         * of its pid has been read: read it (bounded) */
+                        struct pollfd ip = {st->sock, POLLIN, 0};
+                        while (st->sock >= 0 && poll(&ip, 1, 100) > 0 && read_init(st))
+                                ;
+                        run_of_pid(srv, (pid_t)pid, run, sizeof(run));
+                }
                 if (run[0])
                         json_object_set_new(body, "run", json_string(run));
                 event(srv, t, body);
@@ -1339,25 +1348,29 @@ static void read_run_conn(struct sandbox_state *st, struct run_rec *r)
         json_decref(req);
 }
 
-static void read_init(struct sandbox_state *st)
+/* One message from init, if there is one: true when one was read. */
+static bool read_init(struct sandbox_state *st)
 {
         struct serve *srv = st->serve;
         struct msg m;
+        if (st->sock < 0)
+                return false;
         ssize_t n = recv(st->sock, &m, sizeof(m), MSG_DONTWAIT);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
                 close(st->sock);
                 st->sock = -1;
-                return;
+                return false;
         }
         if (n != (ssize_t)sizeof(m))
-                return;
+                return false;
         struct run_rec *r = find_run(srv, (int)m.aux);
         if (!r)
-                return;
+                return true;
         if (m.type == MSG_RUN_PID)
                 r->pid = m.value;
         else if (m.type == MSG_RUN_EXIT)
                 run_ended(st, r, m.value);
+        return true;
 }
 
 static void announce_ready(struct serve *srv)
