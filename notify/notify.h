@@ -240,11 +240,11 @@ bool notify_listener_has_addfd(int listener_fd);
 #define NOTIFY_ASK_BYTES_MAX   64
 
 struct notify_ask {
-        char capability[16];                 /* "egress", "write", "exec" */
-        char target[NOTIFY_ASK_TARGET_MAX];  /* "host:port", or a path in the view */
-        char syscall[32];                    /* the syscall's name */
-        char cmdline[NOTIFY_ASK_CMDLINE_MAX]; /* the caller's, arguments joined by spaces (filled by notify_ask) */
-        uint32_t pid;                        /* the caller's tid, as the host sees it (filled by notify_ask) */
+        char capability[16];                       /* "egress", "write", "exec" */
+        char target[NOTIFY_ASK_TARGET_MAX];        /* "host:port", or a path in the view */
+        char syscall[32];                          /* the syscall's name */
+        char cmdline[NOTIFY_ASK_CMDLINE_MAX];      /* the caller's, arguments joined by spaces (filled by notify_ask) */
+        uint32_t pid;                              /* the caller's tid, as the host sees it (filled by notify_ask) */
         unsigned char bytes[NOTIFY_ASK_BYTES_MAX]; /* the first bytes the call sends, where known */
         size_t n_bytes;
 };

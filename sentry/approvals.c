@@ -11,9 +11,9 @@
 #include "config.h"
 
 #include <poll.h>
-#include <strings.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <strings.h>
 #include <termios.h>
 #include <time.h>
 
@@ -247,10 +247,9 @@ static int ask(void *userdata, const struct notify_ask *q, struct notify_hold *h
         ap->n_pending++;
         char exp[32];
         iso_time(p->expires, exp);
-        queue_event(ap,
-                    json_pack("{s:s, s:s, s:s, s:o, s:o, s:s, s:I}", "type", "approval_required", "request", p->id,
-                             "capability", q->capability, "target", target_json(q), "summary", summary_json(q),
-                             "expiresAt", exp, "timeoutMs", (json_int_t)ms));
+        queue_event(ap, json_pack("{s:s, s:s, s:s, s:o, s:o, s:s, s:I}", "type", "approval_required", "request", p->id,
+                                  "capability", q->capability, "target", target_json(q), "summary", summary_json(q),
+                                  "expiresAt", exp, "timeoutMs", (json_int_t)ms));
         pthread_cond_broadcast(&ap->cond);
         pthread_mutex_unlock(&ap->lock);
         return 0;
@@ -466,12 +465,11 @@ static void *prompter_main(void *arg)
                 atomic_store(&ap->prompting, true);
                 wake_relay(ap);
                 nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
-                _cleanup_free_ char *text = xasprintf(
-                        "\r\ncordon: approval needed [%s]: %s %.*s\r\n"
-                        "cordon:   %s by pid %u: %.*s\r\n"
-                        "cordon: allow? [y]es / [n]o / [a]lways (expires in %lld s): ",
-                        id, q.capability, 1024, q.target, q.syscall, q.pid, 200, q.cmdline,
-                        (long long)(expires - time(NULL)));
+                _cleanup_free_ char *text = xasprintf("\r\ncordon: approval needed [%s]: %s %.*s\r\n"
+                                                      "cordon:   %s by pid %u: %.*s\r\n"
+                                                      "cordon: allow? [y]es / [n]o / [a]lways (expires in %lld s): ",
+                                                      id, q.capability, 1024, q.target, q.syscall, q.pid, 200,
+                                                      q.cmdline, (long long)(expires - time(NULL)));
                 tty_write(ap, text);
                 int answer = read_answer(ap, id);
                 if (answer) {
@@ -566,10 +564,9 @@ json_t *approvals_pending_json(struct approvals *ap)
                 char req[32], exp[32];
                 iso_time(p->requested, req);
                 iso_time(p->expires, exp);
-                json_array_append_new(all, json_pack("{s:s, s:s, s:o, s:o, s:s, s:s}", "request", p->id,
-                                                     "capability", p->q.capability, "target", target_json(&p->q),
-                                                     "summary", summary_json(&p->q), "requestedAt", req,
-                                                     "expiresAt", exp));
+                json_array_append_new(all, json_pack("{s:s, s:s, s:o, s:o, s:s, s:s}", "request", p->id, "capability",
+                                                     p->q.capability, "target", target_json(&p->q), "summary",
+                                                     summary_json(&p->q), "requestedAt", req, "expiresAt", exp));
         }
         pthread_mutex_unlock(&ap->lock);
         return all;

@@ -1224,8 +1224,7 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
         } else if (streq(op, "approve") || streq(op, "deny")) {
                 decide(st, conn, req, streq(op, "approve"));
         } else if (streq(op, "pending")) {
-                (void)control_send(conn, json_pack("{s:o}", "pending", approvals_pending_json(st->approvals)), NULL,
-                                   0);
+                (void)control_send(conn, json_pack("{s:o}", "pending", approvals_pending_json(st->approvals)), NULL, 0);
         } else if (streq(op, "cancel")) {
                 struct run_rec *r = find_run_id(srv, json_string_value(json_object_get(req, "run")));
                 if (!r) {
@@ -1570,8 +1569,8 @@ int serve_loop(struct sandbox_state *st)
         drain_lines(st, &srv->audit, on_audit);
         /* the sandbox is over: whatever is still pending is denied */
         approvals_close(st->approvals, srv->end_reason && streq(srv->end_reason, "terminated") ? "terminate"
-                                       : srv->end_reason                                        ? srv->end_reason
-                                                                                                : "killed");
+                                       : srv->end_reason                                       ? srv->end_reason
+                                                                                               : "killed");
         drain_approvals(st);
         /* transfers still running hold the view's root; let them finish (bounded) */
         for (int i = 0; i < 100 && xfer_active() > 0; i++)

@@ -109,7 +109,7 @@ struct sandbox_state {
                 uint64_t count;
         } trapped[64]; /* notifications served, per emulated syscall */
         size_t n_trapped;
-        struct serve *serve; /* `cordon sandbox create`: the detached sentry's state, else NULL */
+        struct serve *serve;         /* `cordon sandbox create`: the detached sentry's state, else NULL */
         struct approvals *approvals; /* "ask" rules' pending requests (sentry/approvals.h) */
         int approve_tty;             /* --approve-interactive: the controlling terminal, else -1 */
         int prompt_wake[2];          /* a terminal prompt started or ended: the relay re-polls; -1 */

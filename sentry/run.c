@@ -38,9 +38,9 @@
 #include "common/util.h"
 #include "fs/fs.h"
 #include "net/net.h"
+#include "sentry/approvals.h"
 #include "sentry/cgroup.h"
 #include "sentry/limits.h"
-#include "sentry/approvals.h"
 #include "sentry/run-internal.h"
 #include "sentry/sandbox.h"
 #include "sentry/sentry.h"
@@ -1397,7 +1397,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                         st->exec_tracer ? "the running image verified at each exec event (ptrace, no syscall stops)"
                                         : "NOT verified after exec (--allow-unverified-exec)",
                         mem, cpu, tasks, disk, st->cg ? cgroup_backend(st->cg) : "none",
-                        st->serve                ? "`cordon sandbox approve|deny`, pending ones in the state"
+                        st->serve              ? "`cordon sandbox approve|deny`, pending ones in the state"
                         : st->approve_tty >= 0 ? "asked on the controlling terminal (--approve-interactive)"
                                                : "nobody to ask: every \"ask\" call is denied");
                 if (st->floor_on)

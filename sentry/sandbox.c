@@ -832,7 +832,8 @@ static int cmd_decide(bool approve, int argc, char **argv)
                         n = 3;
         }
         if (n != 2) {
-                fprintf(stderr, approve ? "cordon: sandbox approve ID REQ [--remember]\n" : "cordon: sandbox deny ID REQ\n");
+                fprintf(stderr,
+                        approve ? "cordon: sandbox approve ID REQ [--remember]\n" : "cordon: sandbox deny ID REQ\n");
                 return EXIT_USAGE;
         }
         json_t *rep = NULL;
