@@ -338,7 +338,9 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
 
         const struct fs_context *ctx = call->userdata;
         bool proc_path = startswith(p, "/proc/") || streq(p, "/proc");
-        bool writes = (a.how.flags & O_ACCMODE) != O_RDONLY || (a.how.flags & (O_CREAT | O_TRUNC | __O_TMPFILE));
+        /* glibc's __O_TMPFILE carries O_DIRECTORY: all of its bits, not any */
+        bool writes = (a.how.flags & O_ACCMODE) != O_RDONLY || (a.how.flags & (O_CREAT | O_TRUNC)) ||
+                      (a.how.flags & __O_TMPFILE) == __O_TMPFILE;
         int fd = -1;
         bool decided = false;
         if (ctx->n_rules) {

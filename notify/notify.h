@@ -59,6 +59,11 @@ enum {
          * decision. The sentry filters rows before building the filter and
          * the engine (sentry/plan.c). */
         SC_F_PATH_POLICY = 1u << 0,
+        /* With SC_F_PATH_POLICY: the call changes the file system (mkdir,
+         * unlink, rename, chmod, ...). A policy with write "ask" rules needs
+         * these trapped (the sentry asks before them) while calls that only
+         * read stay native. */
+        SC_F_PATH_WRITE = 1u << 1,
 };
 
 struct syscall_entry {

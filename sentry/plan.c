@@ -200,14 +200,15 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
          * needs"). */
         size_t n_all;
         (void)sentry_syscall_table(&n_all);
-        /* an ask rule needs every write beneath it seen by the sentry, as a
-         * hidden rule needs every path call: neither is left native */
-        bool ask = false;
+        /* a write "ask" rule needs every call that changes the file system
+         * seen by the sentry (it asks before them), as a hidden rule needs
+         * every path call: neither is left native. Opens and execs are
+         * always trapped; calls that only read stay native under ask. */
         for (size_t i = 0; i < o->policy->n_rules; i++)
-                ask = ask || p.rules[i].ask;
-        p.trap_paths = o->trap_all || ask || fs_rules_have_hidden(p.rules, o->policy->n_rules);
+                p.trap_writes = p.trap_writes || (p.rules[i].ask && p.rules[i].access == FS_READ_WRITE);
+        p.trap_paths = o->trap_all || fs_rules_have_hidden(p.rules, o->policy->n_rules);
         p.table = xcalloc(n_all, sizeof(struct syscall_entry));
-        p.n_table = sentry_syscall_select(p.trap_paths, p.table, n_all);
+        p.n_table = sentry_syscall_select_rows(p.trap_paths, p.trap_writes, p.table, n_all);
         const char *bad = NULL;
         r = notify_filter_build(p.table, p.n_table, &p.filter, &bad);
         if (r < 0) {

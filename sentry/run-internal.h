@@ -55,7 +55,8 @@ struct sandbox_plan {
         /* the syscall table rows in force for this run (see SC_F_PATH_POLICY) */
         struct syscall_entry *table;
         size_t n_table;
-        bool trap_paths; /* --trap-all or a hidden rule: every path call is emulated */
+        bool trap_paths;  /* --trap-all or a hidden rule: every path call is emulated */
+        bool trap_writes; /* a write "ask" rule: every path call that changes the file system is emulated */
         bool use_tty;
         int64_t max_open_files; /* RLIMIT_NOFILE for the command; -1: inherited */
         unsigned debug_disable; /* DEBUG_OFF_* (tests only; see sentry.h) */

@@ -1392,7 +1392,9 @@ static int sentry_main_loop(struct sandbox_state *st)
                         "cordon:   limits: memory %s, cpu %s, tasks %s, disk %s; cgroup %s\n"
                         "cordon:   approvals: %s\n",
                         st->id, st->init_pid, st->uid, st->gid, view, st->policy->n_net_rules, n_table,
-                        st->plan->trap_paths ? "every path call" : "opens (other path calls native: the view decides)",
+                        st->plan->trap_paths    ? "every path call"
+                        : st->plan->trap_writes ? "opens and every call that writes (an ask rule; reads native)"
+                                                : "opens (other path calls native: the view decides)",
                         m.value ? "on" : "UNAVAILABLE", notify_engine_sync_wakeup(st->engine) ? "on" : "unavailable",
                         st->exec_tracer ? "the running image verified at each exec event (ptrace, no syscall stops)"
                                         : "NOT verified after exec (--allow-unverified-exec)",

@@ -119,6 +119,18 @@ expect_event() { # ID WHAT TYPE KEY=VALUE...
         fi
 }
 
+# next_pending: waits (10 s at most) until a request is pending (0) or the background exec has
+# ended (1)
+next_pending() {
+        local i
+        for i in $(seq 100); do
+                has_pending "$ID" 1 && return 0
+                kill -0 "$BG" 2>/dev/null || return 1
+                sleep 0.1
+        done
+        return 1
+}
+
 # bg_exec OUTFILE ID CMD...: `sandbox exec` in the background; sets BG
 bg_exec() {
         local out=$1
@@ -201,6 +213,42 @@ write_deny() {
         sb deny "$ID" q999
         expect_true "deny of an unknown request fails" test "$RC" != 0
         expect_contains "$ERR" "no pending request q999" "and says so"
+}
+
+# the calls that change a file without opening it ask too (they are trapped for a write ask
+# rule), while calls that only read stay native
+it_test other_writes_ask
+other_writes_ask() {
+        need_root
+        job_dirs
+        fs_policy "$IT_TMP/p.json"
+        echo precious >"$JOB/out/pre"
+        chmod 0666 "$JOB/out/pre"
+        new_sandbox --policy "$IT_TMP/p.json"
+        sb exec "$ID" -- sh -c 'cat /job/out/pre; ls /job/out; stat -c %s /job/out/pre'
+        expect_eq $'precious\npre\n9' "$OUT" "reads beneath the rule do not ask"
+        bg_exec "$IT_TMP/e.out" "$ID" -- sh -c 'rm -f /job/out/pre; echo "rm=$?"; chmod 600 /job/out/pre; echo "chmod=$?";
+                mv /job/out/pre /job/free/pre; echo "mv=$?"; ln /job/out/pre /job/free/hl; echo "ln=$?";
+                touch -d 2001-01-01 /job/out/pre; echo "touch=$?"'
+        # deny whatever asks until the shell is done (touch asks twice: its open, then utimensat)
+        local seen="" i t
+        for i in $(seq 12); do
+                next_pending || break
+                t=$(pending_field "$ID" 0 target)
+                seen="$seen $t"
+                sb deny "$ID" "$(pending_field "$ID" 0 request)"
+        done
+        wait "$BG"
+        local out
+        out=$(cat "$IT_TMP/e.out")
+        for t in rm chmod mv ln touch; do
+                expect_match "$out" "^$t=[1-9]" "$t beneath the rule was denied"
+        done
+        expect_eq " /job/out/pre /job/out/pre /job/out/pre /job/out/pre /job/out/pre /job/out/pre" "$seen" \
+                "each asked about the file (rm, chmod, mv, ln, touch's open and its utimensat)"
+        expect_eq precious "$(cat "$JOB/out/pre")" "the file is intact"
+        expect_eq 666 "$(stat -c %a "$JOB/out/pre")" "its mode unchanged"
+        expect_true "no link or copy appeared outside" test ! -e "$JOB/free/pre" -a ! -e "$JOB/free/hl"
 }
 
 it_test write_expires
