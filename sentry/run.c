@@ -1448,9 +1448,12 @@ static int sentry_main_loop(struct sandbox_state *st)
         /* init has exited; the pid namespace is gone with it. The workers may
          * still sit in a receive: stopping the engine wakes them. */
         capture_trapped_counts(st);
-        /* every hold decided (denied) before the engine that holds them goes */
-        approvals_free(TAKE_PTR(st->approvals));
+        /* every hold decided (denied) before the engine that holds them
+         * goes; the approver itself stays until the engine has stopped, as
+         * a worker still in a handler may ask it (and is refused: closed) */
+        approvals_close(st->approvals, "terminate");
         notify_engine_stop(st->engine);
+        approvals_free(TAKE_PTR(st->approvals));
         for (int i = 0; i < 2; i++)
                 if (st->prompt_wake[i] >= 0)
                         close(TAKE_FD(st->prompt_wake[i]));

@@ -318,7 +318,8 @@ size_t sentry_syscall_select_rows(bool trap_paths, bool trap_writes, struct sysc
         size_t n_all, n = 0;
         const struct syscall_entry *all = sentry_syscall_table(&n_all);
         for (size_t i = 0; i < n_all && n < size; i++)
-                if (!(all[i].flags & SC_F_PATH_POLICY) || trap_paths || (trap_writes && (all[i].flags & SC_F_PATH_WRITE)))
+                if (!(all[i].flags & SC_F_PATH_POLICY) || trap_paths ||
+                    (trap_writes && (all[i].flags & SC_F_PATH_WRITE)))
                         ret[n++] = all[i];
         return n;
 }
