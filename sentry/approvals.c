@@ -323,11 +323,35 @@ static int cmp_ts(const struct timespec *a, const struct timespec *b)
         return a->tv_nsec < b->tv_nsec ? -1 : a->tv_nsec > b->tv_nsec;
 }
 
+/* A request whose caller is gone (killed, its run cancelled) is dropped
+ * rather than left listed until it expires; lock held. Returns the hold to
+ * answer (the answer finds nobody), or NULL. */
+static struct notify_hold *drop_gone_locked(struct approvals *ap)
+{
+        for (struct pending *p = ap->head; p; p = p->next) {
+                if (notify_hold_alive(p->hold))
+                        continue;
+                unlink_locked(ap, p);
+                record(ap, p->id, &p->q, "denied", "caller-gone", false);
+                struct notify_hold *h = p->hold;
+                free(p);
+                return h;
+        }
+        return NULL;
+}
+
 static void *timer_main(void *arg)
 {
         struct approvals *ap = arg;
         pthread_mutex_lock(&ap->lock);
         while (!ap->stop) {
+                struct notify_hold *gone = drop_gone_locked(ap);
+                if (gone) {
+                        pthread_mutex_unlock(&ap->lock);
+                        notify_hold_decide(gone, false);
+                        pthread_mutex_lock(&ap->lock);
+                        continue;
+                }
                 struct pending *first = NULL;
                 for (struct pending *p = ap->head; p; p = p->next)
                         if (!first || cmp_ts(&p->deadline, &first->deadline) < 0)
@@ -339,7 +363,11 @@ static void *timer_main(void *arg)
                 struct timespec now;
                 clock_gettime(CLOCK_MONOTONIC, &now);
                 if (cmp_ts(&now, &first->deadline) < 0) {
-                        struct timespec until = first->deadline;
+                        /* at the deadline, or in a second to look for callers gone */
+                        struct timespec until = now;
+                        until.tv_sec += 1;
+                        if (cmp_ts(&first->deadline, &until) < 0)
+                                until = first->deadline;
                         pthread_cond_timedwait(&ap->cond, &ap->lock, &until);
                         continue;
                 }

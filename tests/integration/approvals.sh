@@ -81,6 +81,7 @@ pending_count() {
                 python3 -c 'import json,sys; print(len(json.load(sys.stdin)))' 2>/dev/null || echo -1
 }
 has_pending() { [ "$(pending_count "$1")" -ge "$2" ]; }
+none_pending() { [ "$(pending_count "$ID")" = 0 ]; }
 
 # pending_field ID INDEX KEY: a field of the INDEXth pending request
 pending_field() {
@@ -443,6 +444,23 @@ pending_survives_client() {
         wait_until 10 grep -q "rc=0" "$STATE/$ID/runs/$run.log" || fail "the run did not finish its write"
         expect_eq kept "$(cat "$JOB/out/k" 2>/dev/null)" "the approved write"
         kill "$f2" 2>/dev/null
+}
+
+# a request whose caller is gone (its run cancelled) is not left listed until it expires
+it_test caller_gone_dropped
+caller_gone_dropped() {
+        need_root
+        job_dirs
+        fs_policy "$IT_TMP/p.json"
+        new_sandbox --policy "$IT_TMP/p.json"
+        sb exec "$ID" --detach -- sh -c 'echo x > /job/out/gone'
+        local run=$OUT
+        wait_until 10 has_pending "$ID" 1 || fail "no pending request appeared"
+        sb cancel "$ID" "$run"
+        expect_rc 0 "cancel the run"
+        wait_until 5 none_pending || fail "the request of a killed caller is still pending"
+        expect_event "$ID" "recorded" approval_decided target=/job/out/gone decision=denied decidedBy=caller-gone
+        expect_true "nothing was written" test ! -e "$JOB/out/gone"
 }
 
 it_test terminate_denies_pending
