@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "common/fdpass.h"
+#include "sentry/approvals.h"
 #include "sentry/run-internal.h"
 #include "sentry/sandbox.h"
 
@@ -96,6 +97,7 @@ struct serve {
         int audit_wr;
         struct line_reader done; /* transfer threads' results */
         int done_wr;
+        int appr_wake_rd, appr_wake_wr; /* approvals queued events (approvals_take_events) */
         json_t *snapshots;
         int ready_fd;
         char *policy_text;
@@ -324,6 +326,8 @@ static json_t *meta_json(const struct sandbox_state *st, bool live)
                 json_array_append_new(runs, run_json(&srv->runs[i]));
         json_object_set_new(j, "runs", runs);
         json_object_set(j, "snapshots", srv->snapshots);
+        /* in the state (meta.json), so a pending request outlives any client */
+        json_object_set_new(j, "pendingApprovals", approvals_pending_json(st->approvals));
         if (live) {
                 json_t *use = json_object();
                 struct cg_stats cs;
@@ -364,6 +368,7 @@ int serve_prepare(const struct serve_config *cfg, const char *id, const struct r
         struct serve *srv = xcalloc(1, sizeof(*srv));
         snprintf(srv->id, sizeof(srv->id), "%s", id);
         srv->listen_fd = srv->events_fd = srv->audit.fd = srv->audit_wr = srv->done.fd = srv->done_wr = srv->dirfd = -1;
+        srv->appr_wake_rd = srv->appr_wake_wr = -1;
         srv->snapshots = json_array();
         srv->ready_fd = cfg->ready_fd;
         srv->policy_text = xstrdup(cfg->policy_text ? cfg->policy_text : "{}");
@@ -411,6 +416,11 @@ int serve_prepare(const struct serve_config *cfg, const char *id, const struct r
         srv->done.fd = ap[0];
         srv->done_wr = ap[1];
         fcntl(srv->done.fd, F_SETFL, O_NONBLOCK);
+        /* both ends non-blocking: a full pipe means the loop is woken already */
+        if (pipe2(ap, O_CLOEXEC | O_NONBLOCK) < 0)
+                goto fail_errno;
+        srv->appr_wake_rd = ap[0];
+        srv->appr_wake_wr = ap[1];
 
         /* The control socket: mode 0600 in a 0700 directory of the creating
          * user; and each connection's SO_PEERCRED is checked too. */
@@ -441,6 +451,11 @@ int serve_audit_fd(struct serve *srv)
         return srv->audit_wr;
 }
 
+int serve_approvals_wake_fd(struct serve *srv)
+{
+        return srv->appr_wake_wr;
+}
+
 void serve_free(struct serve *srv)
 {
         if (!srv)
@@ -469,8 +484,8 @@ void serve_free(struct serve *srv)
         for (size_t i = 0; i < MAX_CONNS; i++)
                 if (srv->conns[i] >= 0)
                         close(srv->conns[i]);
-        int fds[] = {srv->dirfd,    srv->listen_fd, srv->events_fd, srv->audit.fd,
-                     srv->audit_wr, srv->done.fd,   srv->done_wr,   srv->ready_fd};
+        int fds[] = {srv->dirfd,   srv->listen_fd, srv->events_fd,    srv->audit.fd,     srv->audit_wr,
+                     srv->done.fd, srv->done_wr,   srv->appr_wake_rd, srv->appr_wake_wr, srv->ready_fd};
         json_decref(srv->snapshots);
         for (size_t i = 0; i < ELEMENTSOF(fds); i++)
                 if (fds[i] >= 0)
@@ -1119,6 +1134,94 @@ static void on_transfer_done(struct sandbox_state *st, json_t *rec)
         event(srv, "transfer", rec);
 }
 
+/* The run a sandbox process belongs to: its thread group, then up its
+ * parents (host /proc) until one is a run's first process (init reports
+ * those pids in the sandbox's namespace). "" when none is. */
+static void run_of_pid(struct serve *srv, pid_t pid, char *buf, size_t size)
+{
+        buf[0] = '\0';
+        bool tgid_done = false;
+        for (int depth = 0; pid > 1 && depth < 64; depth++) {
+                char path[64], line[256];
+                snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+                _cleanup_fclose_ FILE *f = fopen(path, "re");
+                if (!f)
+                        return;
+                pid_t ppid = 0, nspid = 0, tgid = 0;
+                while (fgets(line, sizeof(line), f)) {
+                        if (startswith(line, "PPid:"))
+                                ppid = (pid_t)atoi(line + 5);
+                        else if (startswith(line, "Tgid:"))
+                                tgid = (pid_t)atoi(line + 5);
+                        else if (startswith(line, "NSpid:")) {
+                                const char *last = strrchr(line, '\t');
+                                nspid = (pid_t)atoi(last ? last + 1 : line + 6);
+                        }
+                }
+                if (!tgid_done && tgid > 0 && tgid != pid) {
+                        tgid_done = true;
+                        pid = tgid; /* a thread: its process decides */
+                        continue;
+                }
+                tgid_done = true;
+                for (int i = 0; i < srv->n_runs; i++)
+                        if (srv->runs[i].pid > 0 && srv->runs[i].pid == nspid) {
+                                snprintf(buf, size, "r%d", srv->runs[i].num);
+                                return;
+                        }
+                pid = ppid;
+        }
+}
+
+/* The approver's queued events become the sandbox's events; the pending
+ * set, changed, goes to meta.json. */
+static bool read_init(struct sandbox_state *st);
+static void drain_approvals(struct sandbox_state *st)
+{
+        struct serve *srv = st->serve;
+        char buf[256];
+        while (read(srv->appr_wake_rd, buf, sizeof(buf)) > 0)
+                ;
+        if (!st->approvals)
+                return;
+        json_t *evs = approvals_take_events(st->approvals);
+        bool changed = false;
+        size_t i;
+        json_t *ev;
+        json_array_foreach(evs, i, ev)
+        {
+                const char *type = json_string_value(json_object_get(ev, "type"));
+                if (!type)
+                        continue;
+                char t[64];
+                snprintf(t, sizeof(t), "%s", type);
+                json_t *body = json_deep_copy(ev);
+                json_object_del(body, "type");
+                if (streq(t, "audit")) {
+                        event(srv, "audit", body);
+                        continue;
+                }
+                json_int_t pid = json_integer_value(json_object_get(json_object_get(ev, "summary"), "pid"));
+                char run[16];
+                run_of_pid(srv, (pid_t)pid, run, sizeof(run));
+                if (!run[0] && streq(t, "approval_required")) {
+                        /* a run's first process can ask before init's word
+                         * of its pid has been read: read it (bounded) */
+                        struct pollfd ip = {st->sock, POLLIN, 0};
+                        while (st->sock >= 0 && poll(&ip, 1, 100) > 0 && read_init(st))
+                                ;
+                        run_of_pid(srv, (pid_t)pid, run, sizeof(run));
+                }
+                if (run[0])
+                        json_object_set_new(body, "run", json_string(run));
+                event(srv, t, body);
+                changed = true;
+        }
+        json_decref(evs);
+        if (changed)
+                write_meta(st);
+}
+
 static void begin_end(struct sandbox_state *st, const char *reason)
 {
         struct serve *srv = st->serve;
@@ -1127,8 +1230,47 @@ static void begin_end(struct sandbox_state *st, const char *reason)
         srv->terminate = true;
         srv->end_reason = reason;
         srv->status = "terminating";
+        /* a terminated sandbox answers every pending request: denied */
+        approvals_close(st->approvals, streq(reason, "terminated") ? "terminate" : reason);
+        drain_approvals(st);
         write_meta(st);
         sandbox_kill_all(st);
+}
+
+/* `sandbox approve|deny ID REQ [--remember]`: who decided is the client's
+ * SO_PEERCRED (checked at accept to be root or the sandbox's owner). */
+static void decide(struct sandbox_state *st, int conn, json_t *req, bool approve)
+{
+        struct serve *srv = st->serve;
+        const char *id = json_string_value(json_object_get(req, "request"));
+        bool remember = json_is_true(json_object_get(req, "remember"));
+        if (!id || strlen(id) > 20) {
+                reply_error(conn, "%s: which request? (see `cordon sandbox pending %s`)", approve ? "approve" : "deny",
+                            srv->id);
+                return;
+        }
+        if (remember && !approve) {
+                reply_error(conn, "deny: --remember is for approvals only (a denial is never remembered)");
+                return;
+        }
+        struct ucred cred = {0};
+        socklen_t l = sizeof(cred);
+        char who[64];
+        if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &l) == 0)
+                snprintf(who, sizeof(who), "uid %u pid %d", (unsigned)cred.uid, (int)cred.pid);
+        else
+                snprintf(who, sizeof(who), "client");
+        char err[200];
+        int r = approvals_decide(st->approvals, id, approve, remember, who, err, sizeof(err));
+        drain_approvals(st);
+        if (r < 0) {
+                reply_error(conn, "sandbox %s: %s", srv->id, err);
+                return;
+        }
+        (void)control_send(conn,
+                           json_pack("{s:b, s:s, s:s, s:b, s:s}", "ok", 1, "request", id, "decision",
+                                     approve ? "approved" : "denied", "remember", remember, "decidedBy", who),
+                           NULL, 0);
 }
 
 static void handle_request(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_FDS])
@@ -1211,6 +1353,10 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
                 (void)control_send(conn, json_pack("{s:b, s:s}", "ok", 1, "status", srv->status), NULL, 0);
         } else if (streq(op, "inspect")) {
                 (void)control_send(conn, meta_json(st, true), NULL, 0);
+        } else if (streq(op, "approve") || streq(op, "deny")) {
+                decide(st, conn, req, streq(op, "approve"));
+        } else if (streq(op, "pending")) {
+                (void)control_send(conn, json_pack("{s:o}", "pending", approvals_pending_json(st->approvals)), NULL, 0);
         } else if (streq(op, "cancel")) {
                 struct run_rec *r = find_run_id(srv, json_string_value(json_object_get(req, "run")));
                 if (!r) {
@@ -1333,25 +1479,29 @@ static void read_run_conn(struct sandbox_state *st, struct run_rec *r)
         json_decref(req);
 }
 
-static void read_init(struct sandbox_state *st)
+/* One message from init, if there is one: true when one was read. */
+static bool read_init(struct sandbox_state *st)
 {
         struct serve *srv = st->serve;
         struct msg m;
+        if (st->sock < 0)
+                return false;
         ssize_t n = recv(st->sock, &m, sizeof(m), MSG_DONTWAIT);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
                 close(st->sock);
                 st->sock = -1;
-                return;
+                return false;
         }
         if (n != (ssize_t)sizeof(m))
-                return;
+                return false;
         struct run_rec *r = find_run(srv, (int)m.aux);
         if (!r)
-                return;
+                return true;
         if (m.type == MSG_RUN_PID)
                 r->pid = m.value;
         else if (m.type == MSG_RUN_EXIT)
                 run_ended(st, r, m.value);
+        return true;
 }
 
 static void announce_ready(struct serve *srv)
@@ -1407,7 +1557,7 @@ int serve_loop(struct sandbox_state *st)
                 announce_ready(srv);
         }
 
-        enum { P_PIDFD, P_INIT, P_SIG, P_LISTEN, P_LIFE, P_EXPIRY, P_AUDIT, P_DONE, P_FIXED };
+        enum { P_PIDFD, P_INIT, P_SIG, P_LISTEN, P_LIFE, P_EXPIRY, P_AUDIT, P_DONE, P_APPROVALS, P_FIXED };
         struct pollfd p[P_FIXED + MAX_CONNS + 5 * MAX_ACTIVE_RUNS];
         struct {
                 int kind; /* 0 conn, 1 run conn, 2 run log, 3 run timer, 4/5 run stdout/stderr relay */
@@ -1423,6 +1573,7 @@ int serve_loop(struct sandbox_state *st)
                 p[P_EXPIRY] = (struct pollfd){expiry_fd, POLLIN, 0};
                 p[P_AUDIT] = (struct pollfd){srv->audit.fd, POLLIN, 0};
                 p[P_DONE] = (struct pollfd){srv->done.fd, POLLIN, 0};
+                p[P_APPROVALS] = (struct pollfd){srv->appr_wake_rd, POLLIN, 0};
                 for (size_t i = 0; i < MAX_CONNS; i++)
                         if (srv->conns[i] >= 0) {
                                 who[n].kind = 0;
@@ -1478,6 +1629,8 @@ int serve_loop(struct sandbox_state *st)
                         drain_lines(st, &srv->audit, on_audit);
                 if (p[P_DONE].revents)
                         drain_lines(st, &srv->done, on_transfer_done);
+                if (p[P_APPROVALS].revents)
+                        drain_approvals(st);
                 if ((p[P_LIFE].revents & POLLIN) || (p[P_EXPIRY].revents & POLLIN)) {
                         if (!srv->terminate)
                                 event(srv, "expired", NULL);
@@ -1546,6 +1699,11 @@ int serve_loop(struct sandbox_state *st)
                 run_ended(st, r, SIGKILL);
         }
         drain_lines(st, &srv->audit, on_audit);
+        /* the sandbox is over: whatever is still pending is denied */
+        approvals_close(st->approvals, srv->end_reason && streq(srv->end_reason, "terminated") ? "terminate"
+                                       : srv->end_reason                                       ? srv->end_reason
+                                                                                               : "killed");
+        drain_approvals(st);
         /* transfers still running hold the view's root; let them finish (bounded) */
         for (int i = 0; i < 100 && xfer_active() > 0; i++)
                 usleep(50 * 1000);

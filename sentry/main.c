@@ -52,6 +52,9 @@ static void usage(FILE *f)
               "Network: the sandbox has its own loopback only; the policy's networkPolicy lists\n"
               "host names it may reach on port 443, through the sentry's DNS stub and egress gate.\n"
               "      --audit FILE         append every egress decision as a JSON line\n"
+              "      --approve-interactive\n"
+              "                           ask on the controlling terminal (y/n/always) when a policy\n"
+              "                           \"ask\" rule is reached; without it such calls are denied\n"
               "  -v, --verbose            say what the sentry does and which layers are on\n"
               "\n"
               "Tests only (never in production):\n"
@@ -133,17 +136,29 @@ static int cmd_digest(int argc, char **argv)
 static int cmd_run(int argc, char **argv)
 {
         static const struct option opts[] = {
-                {"policy", required_argument, NULL, 'p'},  {"bind", required_argument, NULL, 'b'},
-                {"env", required_argument, NULL, 'e'},     {"cwd", required_argument, NULL, 'C'},
-                {"tty", no_argument, NULL, 't'},           {"no-tty", no_argument, NULL, 'T'},
-                {"trap-all", no_argument, NULL, 'A'},      {"verbose", no_argument, NULL, 'v'},
-                {"help", no_argument, NULL, 'h'},          {"memory", required_argument, NULL, 'M'},
-                {"cpus", required_argument, NULL, 'c'},    {"pids", required_argument, NULL, 'P'},
-                {"disk", required_argument, NULL, 'D'},    {"nofile", required_argument, NULL, 'N'},
-                {"timeout", required_argument, NULL, 'o'}, {"admission", required_argument, NULL, 'a'},
-                {"stats", required_argument, NULL, 's'},   {"cgroup", required_argument, NULL, 'g'},
-                {"audit", required_argument, NULL, 'U'},   {"allow-unverified-exec", no_argument, NULL, 'E'},
-                {"debug-unsafe", no_argument, NULL, 'X'},  {0},
+                {"policy", required_argument, NULL, 'p'},
+                {"bind", required_argument, NULL, 'b'},
+                {"env", required_argument, NULL, 'e'},
+                {"cwd", required_argument, NULL, 'C'},
+                {"tty", no_argument, NULL, 't'},
+                {"no-tty", no_argument, NULL, 'T'},
+                {"trap-all", no_argument, NULL, 'A'},
+                {"verbose", no_argument, NULL, 'v'},
+                {"help", no_argument, NULL, 'h'},
+                {"memory", required_argument, NULL, 'M'},
+                {"cpus", required_argument, NULL, 'c'},
+                {"pids", required_argument, NULL, 'P'},
+                {"disk", required_argument, NULL, 'D'},
+                {"nofile", required_argument, NULL, 'N'},
+                {"timeout", required_argument, NULL, 'o'},
+                {"admission", required_argument, NULL, 'a'},
+                {"stats", required_argument, NULL, 's'},
+                {"cgroup", required_argument, NULL, 'g'},
+                {"audit", required_argument, NULL, 'U'},
+                {"allow-unverified-exec", no_argument, NULL, 'E'},
+                {"debug-unsafe", no_argument, NULL, 'X'},
+                {"approve-interactive", no_argument, NULL, 'I'},
+                {0},
         };
         struct run_options o = {.tty = TTY_AUTO, .cgroup_mode = CG_AUTO};
         run_limits_unset(&o.limits);
@@ -230,6 +245,9 @@ static int cmd_run(int argc, char **argv)
                         break;
                 case 'X':
                         debug_unsafe = true;
+                        break;
+                case 'I':
+                        o.approve_interactive = true;
                         break;
                 case 'g':
                         if (streq(optarg, "auto"))

@@ -57,7 +57,8 @@ struct sandbox_plan {
         /* the syscall table rows in force for this run (see SC_F_PATH_POLICY) */
         struct syscall_entry *table;
         size_t n_table;
-        bool trap_paths; /* --trap-all or a hidden rule: every path call is emulated */
+        bool trap_paths;  /* --trap-all or a hidden rule: every path call is emulated */
+        bool trap_writes; /* a write "ask" rule: every path call that changes the file system is emulated */
         bool use_tty;
         int64_t max_open_files;        /* RLIMIT_NOFILE for the command; -1: inherited */
         unsigned debug_disable;        /* DEBUG_OFF_* (tests only; see sentry.h) */
@@ -112,7 +113,10 @@ struct sandbox_state {
                 uint64_t count;
         } trapped[64]; /* notifications served, per emulated syscall */
         size_t n_trapped;
-        struct serve *serve; /* `cordon sandbox create`: the detached sentry's state, else NULL */
+        struct serve *serve;         /* `cordon sandbox create`: the detached sentry's state, else NULL */
+        struct approvals *approvals; /* "ask" rules' pending requests (sentry/approvals.h) */
+        int approve_tty;             /* --approve-interactive: the controlling terminal, else -1 */
+        int prompt_wake[2];          /* a terminal prompt started or ended: the relay re-polls; -1 */
 };
 
 /* The exec tracer (exectrace.c): verifies after each exec in the sandbox

@@ -38,6 +38,7 @@
 #include "common/util.h"
 #include "fs/fs.h"
 #include "net/net.h"
+#include "sentry/approvals.h"
 #include "sentry/cgroup.h"
 #include "sentry/limits.h"
 #include "sentry/oci-sandbox.h"
@@ -949,6 +950,29 @@ int sentry_run(const struct run_options *o)
                 return EXIT_SANDBOX;
         }
 
+        /* --approve-interactive asks whoever runs cordon, on the terminal
+         * that controls it: without one there is nobody to ask, and running
+         * with every ask denied is not what the flag asked for */
+        _cleanup_close_ int approve_tty = -1;
+        if (o->approve_interactive) {
+                approve_tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+                if (approve_tty < 0) {
+                        fprintf(stderr,
+                                "cordon: --approve-interactive needs a controlling terminal to ask on, and there is "
+                                "none (/dev/tty: %m); use `cordon sandbox` with `sandbox approve` instead\n");
+                        return EXIT_USAGE;
+                }
+        } else if (!o->serve) {
+                bool asks = false;
+                for (size_t i = 0; i < o->policy->n_rules; i++)
+                        asks = asks || o->policy->rules[i].action == ACTION_ASK;
+                for (size_t i = 0; i < o->policy->n_net_rules; i++)
+                        asks = asks || o->policy->net_rules[i].action == ACTION_ASK;
+                if (asks)
+                        fprintf(stderr, "cordon: warning: the policy has \"ask\" rules and nobody to ask "
+                                        "(--approve-interactive not given): every such call is denied\n");
+        }
+
         /* what crashed sentries left behind goes first (never a live sandbox) */
         (void)state_gc(true);
 
@@ -1018,6 +1042,8 @@ int sentry_run(const struct run_options *o)
                 .pidfd = -1,
                 .pty_master = -1,
                 .serve = srv,
+                .approve_tty = approve_tty,
+                .prompt_wake = {-1, -1},
         };
         clock_gettime(CLOCK_MONOTONIC, &st.started);
         if (attach_floor(&st, o->debug_disable) < 0) {
@@ -1141,7 +1167,8 @@ static int start_gate(struct sandbox_state *st, int netnsfd)
         const struct policy *p = st->policy;
         _cleanup_free_ struct net_rule *rules = xcalloc(p->n_net_rules, sizeof(*rules));
         for (size_t i = 0; i < p->n_net_rules; i++)
-                rules[i] = (struct net_rule){p->net_rules[i].host, p->net_rules[i].port};
+                rules[i] = (struct net_rule){p->net_rules[i].host, p->net_rules[i].port,
+                                             p->net_rules[i].action == ACTION_ASK};
         _cleanup_free_ struct net_cidr *allow = xcalloc(p->net_testing.n_allow_private, sizeof(*allow));
         for (size_t i = 0; i < p->net_testing.n_allow_private; i++) {
                 allow[i].family = p->net_testing.allow_private[i].family;
@@ -1327,6 +1354,11 @@ static int sentry_main_loop(struct sandbox_state *st)
         st->fsctx.keep_groups = !st->privileged;
         st->fsctx.rules = st->plan->rules;
         st->fsctx.n_rules = st->plan->view.n_rules;
+        for (size_t i = 0; i < st->fsctx.n_rules; i++) {
+                const struct fs_rule *fr = &st->plan->rules[i];
+                st->fsctx.ask_write = st->fsctx.ask_write || (fr->ask && fr->access == FS_READ_WRITE);
+                st->fsctx.ask_exec = st->fsctx.ask_exec || (fr->ask && fr->exec == 1);
+        }
         struct stat pst;
         if (fstatat(st->fsctx.root_fd, "proc", &pst, 0) < 0) {
                 fprintf(stderr, "cordon: the view has no /proc: %m\n");
@@ -1360,9 +1392,32 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
 
+        /* the approver: before the engine, which hands it the asks */
+        if (st->approve_tty >= 0 && pipe2(st->prompt_wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+                fprintf(stderr, "cordon: pipe: %m\n");
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+        struct approvals_config acfg = {
+                .sandbox_id = st->id,
+                .timeout_ms = st->policy->approval_timeout_ms,
+                .audit_fd = st->audit_fd,
+                .events = st->serve != NULL,
+                .wake_events_fd = st->serve ? serve_approvals_wake_fd(st->serve) : -1,
+                .tty_fd = st->approve_tty,
+                .wake_fd = st->prompt_wake[1],
+        };
+        r = approvals_new(&acfg, &st->approvals);
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot start the approvals: %s\n", strerror(-r));
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+
         size_t n_table = st->plan->n_table;
         const struct syscall_entry *table = st->plan->table;
         struct notify_engine_config cfg = {
+                .approver = approvals_approver(st->approvals),
                 .table = table,
                 .n_table = n_table,
                 .userdata = &st->fsctx,
@@ -1375,6 +1430,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         r = notify_engine_start(&cfg, listener, &st->engine);
         if (r < 0) {
                 fprintf(stderr, "cordon: cannot start the notification engine: %s\n", strerror(-r));
+                approvals_free(TAKE_PTR(st->approvals));
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
@@ -1406,13 +1462,18 @@ static int sentry_main_loop(struct sandbox_state *st)
                         "killable wait %s; SYNC_WAKE_UP %s\n"
                         "cordon:   exec: checked by the sentry; %s\n"
                         "cordon:   limits: memory %s, cpu %s, tasks %s, disk %s; cgroup %s\n"
-                        "cordon:   not yet: approvals\n",
+                        "cordon:   approvals: %s\n",
                         st->id, st->init_pid, st->uid, st->gid, view, st->policy->n_net_rules, n_table,
-                        st->plan->trap_paths ? "every path call" : "opens (other path calls native: the view decides)",
+                        st->plan->trap_paths    ? "every path call"
+                        : st->plan->trap_writes ? "opens and every call that writes (an ask rule; reads native)"
+                                                : "opens (other path calls native: the view decides)",
                         m.value ? "on" : "UNAVAILABLE", notify_engine_sync_wakeup(st->engine) ? "on" : "unavailable",
                         st->exec_tracer ? "the running image verified at each exec event (ptrace, no syscall stops)"
                                         : "NOT verified after exec (--allow-unverified-exec)",
-                        mem, cpu, tasks, disk, st->cg ? cgroup_backend(st->cg) : "none");
+                        mem, cpu, tasks, disk, st->cg ? cgroup_backend(st->cg) : "none",
+                        st->serve              ? "`cordon sandbox approve|deny`, pending ones in the state"
+                        : st->approve_tty >= 0 ? "asked on the controlling terminal (--approve-interactive)"
+                                               : "nobody to ask: every \"ask\" call is denied");
                 if (st->floor_on)
                         fprintf(stderr,
                                 "cordon:   egress floor: BPF cgroup connect4/6, sendmsg4/6 and skb egress on %s: own loopback only\n",
@@ -1459,7 +1520,15 @@ static int sentry_main_loop(struct sandbox_state *st)
         /* init has exited; the pid namespace is gone with it. The workers may
          * still sit in a receive: stopping the engine wakes them. */
         capture_trapped_counts(st);
+        /* every hold decided (denied) before the engine that holds them
+         * goes; the approver itself stays until the engine has stopped, as
+         * a worker still in a handler may ask it (and is refused: closed) */
+        approvals_close(st->approvals, "terminate");
         notify_engine_stop(st->engine);
+        approvals_free(TAKE_PTR(st->approvals));
+        for (int i = 0; i < 2; i++)
+                if (st->prompt_wake[i] >= 0)
+                        close(TAKE_FD(st->prompt_wake[i]));
         net_gate_free(st->gate);
         st->gate = NULL;
         fs_agent_stop(&st->fsctx);

@@ -42,10 +42,15 @@ static void sandbox_usage(FILE *f)
               "       cordon sandbox list [--json] | inspect ID [--json]\n"
               "       cordon sandbox events ID [--run RUN] [--after N] [--follow] [--json]\n"
               "       cordon sandbox snapshot ID OUT.tar.zst\n"
+              "       cordon sandbox pending ID [--json]\n"
+              "       cordon sandbox approve ID REQ [--remember] | deny ID REQ\n"
               "\n"
               "A sandbox keeps running (a small init under a detached sentry) until it is\n"
               "terminated or expires (--ttl, or the policy's expiresAt), even with no client.\n"
-              "exec exits with the command's status (128+N for signal N, 124 at --timeout).\n",
+              "exec exits with the command's status (128+N for signal N, 124 at --timeout).\n"
+              "A call a policy \"ask\" rule covers waits (only its thread) for approve or deny;\n"
+              "--remember allows identical calls for the sandbox's lifetime (the policy file\n"
+              "is never changed). Unanswered, it is denied at approvalTimeoutMs (default 5 min).\n",
               f);
 }
 
@@ -700,6 +705,28 @@ static int cmd_list(int argc, char **argv)
         return 0;
 }
 
+static void print_pending(json_t *list)
+{
+        if (json_array_size(list) == 0) {
+                printf("no pending requests\n");
+                return;
+        }
+        printf("%-6s %-7s %-21s %-40s %s\n", "REQ", "KIND", "EXPIRES", "TARGET", "SUMMARY");
+        size_t i;
+        json_t *v;
+        json_array_foreach(list, i, v)
+        {
+                json_t *sum = json_object_get(v, "summary");
+                printf("%-6s %-7s %-21s %-40s %s pid %lld: %s\n", json_string_value(json_object_get(v, "request")),
+                       json_string_value(json_object_get(v, "capability")),
+                       json_string_value(json_object_get(v, "expiresAt")),
+                       json_string_value(json_object_get(v, "target")),
+                       json_string_value(json_object_get(sum, "syscall")),
+                       (long long)json_integer_value(json_object_get(sum, "pid")),
+                       json_string_value(json_object_get(sum, "cmdline")) ?: "");
+        }
+}
+
 static int cmd_inspect(int argc, char **argv)
 {
         bool json = argc > 2 && streq(argv[2], "--json");
@@ -744,6 +771,11 @@ static int cmd_inspect(int argc, char **argv)
                 printf("  %-12s %s\n", k, s);
                 free(s);
         }
+        json_t *pend = json_object_get(m, "pendingApprovals");
+        if (json_array_size(pend) > 0) {
+                printf("pending approvals\n");
+                print_pending(pend);
+        }
         char *pol = json_dumps(json_object_get(m, "policy"), JSON_COMPACT | JSON_ENCODE_ANY);
         printf("policy    %s\nruns\n", pol ? pol : "null");
         free(pol);
@@ -760,6 +792,60 @@ static int cmd_inspect(int argc, char **argv)
                 free(a);
         }
         json_decref(m);
+        return 0;
+}
+
+/* --- approvals --- */
+
+static int cmd_pending(int argc, char **argv)
+{
+        bool json = argc > 2 && streq(argv[2], "--json");
+        if (argc < 2 || argc > 3 || (argc == 3 && !json)) {
+                fprintf(stderr, "cordon: sandbox pending ID [--json]\n");
+                return EXIT_USAGE;
+        }
+        json_t *rep = NULL;
+        if (request(argv[1], json_pack("{s:s}", "op", "pending"), NULL, 0, &rep) != 0)
+                return 1;
+        json_t *list = json_object_get(rep, "pending");
+        if (json) {
+                json_dumpf(list, stdout, JSON_COMPACT);
+                putchar('\n');
+        } else
+                print_pending(list);
+        json_decref(rep);
+        return 0;
+}
+
+/* approve ID REQ [--remember] | deny ID REQ */
+static int cmd_decide(bool approve, int argc, char **argv)
+{
+        bool remember = false;
+        int n = 0;
+        const char *pos[2] = {NULL, NULL};
+        for (int i = 1; i < argc; i++) {
+                if (approve && streq(argv[i], "--remember"))
+                        remember = true;
+                else if (argv[i][0] != '-' && n < 2)
+                        pos[n++] = argv[i];
+                else
+                        n = 3;
+        }
+        if (n != 2) {
+                fprintf(stderr,
+                        approve ? "cordon: sandbox approve ID REQ [--remember]\n" : "cordon: sandbox deny ID REQ\n");
+                return EXIT_USAGE;
+        }
+        json_t *rep = NULL;
+        int r = request(pos[0],
+                        json_pack("{s:s, s:s, s:b}", "op", approve ? "approve" : "deny", "request", pos[1], "remember",
+                                  remember),
+                        NULL, 0, &rep);
+        if (r != 0)
+                return 1;
+        printf("%s %s%s\n", pos[1], approve ? "approved" : "denied",
+               remember ? " (remembered for this sandbox's lifetime)" : "");
+        json_decref(rep);
         return 0;
 }
 
@@ -1074,6 +1160,10 @@ int sentry_sandbox(int argc, char **argv)
                 return cmd_snapshot(argc, argv);
         if (streq(verb, "events"))
                 return cmd_events(argc, argv);
+        if (streq(verb, "pending"))
+                return cmd_pending(argc, argv);
+        if (streq(verb, "approve") || streq(verb, "deny"))
+                return cmd_decide(streq(verb, "approve"), argc, argv);
         fprintf(stderr, "cordon: unknown sandbox verb '%s'; try 'cordon sandbox --help'\n", verb);
         return EXIT_USAGE;
 }

@@ -48,6 +48,9 @@ struct serve;
 int serve_prepare(const struct serve_config *cfg, const char *id, const struct run_limits *l, struct serve **ret);
 /* The write end of the pipe the egress gate audits into (owned by srv). */
 int serve_audit_fd(struct serve *srv);
+/* The (non-blocking) pipe the approvals wake the serve loop through when
+ * they queue events (owned by srv). */
+int serve_approvals_wake_fd(struct serve *srv);
 /* After MSG_START: serves the control socket until terminate or expiry;
  * returns once init is gone. */
 int serve_loop(struct sandbox_state *st);

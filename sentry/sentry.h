@@ -38,6 +38,7 @@ struct run_options {
         const char *audit_path;     /* --audit FILE: the egress audit log (JSON lines) */
         enum cg_mode cgroup_mode;
         bool allow_unverified_exec; /* run without the exec tracer where ptrace is refused (weaker tier) */
+        bool approve_interactive;   /* ask on the controlling terminal for "ask" rules (cordon run) */
         unsigned debug_disable;     /* DEBUG_OFF_*: layers switched off (tests only, --debug-unsafe) */
         /* `cordon sandbox create`: no command; a detached sentry serves runs
          * (sentry/sandbox.h). NULL for `cordon run`. */
@@ -80,6 +81,9 @@ const struct syscall_entry *sentry_syscall_table(size_t *ret_n);
  * trap_paths (--trap-all, or a policy with a hidden rule), else all but the
  * SC_F_PATH_POLICY rows, whose calls then run natively. Returns the count. */
 size_t sentry_syscall_select(bool trap_paths, struct syscall_entry *ret, size_t size);
+/* The same, and with trap_writes (a policy with write "ask" rules) also the
+ * SC_F_PATH_WRITE rows: the calls that change the file system. */
+size_t sentry_syscall_select_rows(bool trap_paths, bool trap_writes, struct syscall_entry *ret, size_t size);
 
 /* `cordon check`: prints what this host supports; returns 0 when every
  * layer `cordon run` requires is there, 1 otherwise. */
