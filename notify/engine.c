@@ -123,6 +123,13 @@ static void answer(struct notify_engine *e, const struct seccomp_notif *req, str
                         addfd.flags = 0;
                         r = ioctl(e->listener_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
                 }
+                /* our copy goes before the reply wakes the caller: a file
+                 * opened for writing and still open here makes the caller's
+                 * next execve of it fail with ETXTBSY (cp f /tmp/t && /tmp/t) */
+                int saved = errno;
+                close(v->fd);
+                v->fd = -1;
+                errno = saved;
                 if (addfd.flags == 0) {
                         if (r >= 0) {
                                 resp->val = r;
@@ -136,8 +143,6 @@ static void answer(struct notify_engine *e, const struct seccomp_notif *req, str
                         resp->error = -errno;
                         (void)reply(e, resp);
                 }
-                close(v->fd);
-                v->fd = -1;
                 return;
         }
         }
