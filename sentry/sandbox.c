@@ -79,11 +79,16 @@ static int connect_sandbox(const char *id, int *ret)
                 struct stat st;
                 if (stat(dir, &st) < 0)
                         fprintf(stderr, "cordon: no sandbox %s\n", id);
-                else
+                else if (state_root_is_default())
                         fprintf(stderr,
                                 "cordon: sandbox %s does not answer (%s); if its sentry died, `cordon gc` removes "
                                 "what it left\n",
                                 id, strerror(-r));
+                else
+                        fprintf(stderr,
+                                "cordon: sandbox %s does not answer (%s); if its sentry died, `cordon gc --root %s` "
+                                "removes what it left\n",
+                                id, strerror(-r), state_root());
                 return r;
         }
         *ret = fd;
