@@ -38,7 +38,7 @@ static size_t rule_len(const char *p)
         return n;
 }
 
-bool fs_rules_hide(const struct fs_rule *rules, size_t n, const char *path)
+const struct fs_rule *fs_rules_match(const struct fs_rule *rules, size_t n, const char *path)
 {
         const struct fs_rule *best = NULL;
         size_t best_len = 0;
@@ -53,7 +53,25 @@ bool fs_rules_hide(const struct fs_rule *rules, size_t n, const char *path)
                         best_len = rl;
                 }
         }
+        return best;
+}
+
+bool fs_rules_hide(const struct fs_rule *rules, size_t n, const char *path)
+{
+        const struct fs_rule *best = fs_rules_match(rules, n, path);
         return best && best->access == FS_HIDDEN;
+}
+
+bool fs_rules_ask(const struct fs_rule *rules, size_t n, const char *capability, const char *path)
+{
+        const struct fs_rule *best = fs_rules_match(rules, n, path);
+        if (!best || !best->ask)
+                return false;
+        if (streq(capability, "write"))
+                return best->access == FS_READ_WRITE;
+        if (streq(capability, "exec"))
+                return best->exec == 1;
+        return false;
 }
 
 bool fs_rules_have_hidden(const struct fs_rule *rules, size_t n)

@@ -349,6 +349,12 @@ int fs_handle_exec(struct notify_call *call, struct notify_verdict *ret)
                 return 0;
         }
 
+        const struct fs_context *ctx = call->userdata;
+        /* where the file the kernel will run lies in the view, for an
+         * "ask" rule: decided on our own fd of it, not on the string */
+        char vp[PATH_MAX] = "";
+        int vr = ctx->ask_exec ? fs_view_path(call->hostproc_fd, fd, vp, sizeof(vp)) : 0;
+
         struct fs_exec_approval a;
         int r = check_chain(call, fd, &a);
         if (r < 0) {
@@ -359,7 +365,21 @@ int fs_handle_exec(struct notify_call *call, struct notify_verdict *ret)
                 ret->error = ENOENT;
                 return 0;
         }
-        const struct fs_context *ctx = call->userdata;
+        if (ctx->ask_exec) {
+                if (vr < 0) {
+                        ret->error = EACCES; /* a file whose place cannot be named: fails closed */
+                        return 0;
+                }
+                if (fs_rules_ask(ctx->rules, ctx->n_rules, "exec", vp)) {
+                        /* held here, the thread does not exec until a person
+                         * says yes; an approval serves the call again, and
+                         * only the same file (by place, then by identity at
+                         * the exec event: the tracer) may run */
+                        r = fs_ask(call, "exec", vp, ret);
+                        if (r <= 0)
+                                return r;
+                }
+        }
         if (ctx->exec)
                 fs_exec_record(ctx->exec, (pid_t)call->req->pid, &a);
         /* CONTINUE, although the decision read child memory (the path): the

@@ -134,3 +134,16 @@ typedef int (*fs_ns_ids_fn)(void *userdata, pid_t *ret_nspid, pid_t *ret_nstgid)
  * to the mount table) only for /etc/mtab. */
 int fs_rewrite_self_with(const char *path, bool exact, fs_ns_ids_fn ns_ids, void *userdata, bool (*mtab_link)(void),
                          char *out, size_t size, bool *ret_changed);
+
+/* --- ask.c: writes and execs beneath an "ask" rule --- */
+
+/* Where t acts, as a path in the view (the pinned object's, else its
+ * directory's and the name). 0 or -errno. */
+int fs_target_view_path(struct notify_call *call, const struct fs_target *t, char *buf, size_t size);
+/* notify_ask() for capability on path: 1 go on, 0 *ret set, -errno. */
+int fs_ask(struct notify_call *call, const char *capability, const char *path, struct notify_verdict *ret);
+/* For a call that changes t (and t2, the second name of a rename or link,
+ * or NULL): asks when an "ask" rule decides either place. 1 go on, 0 *ret
+ * set (held or refused), -errno. */
+int fs_ask_write(struct notify_call *call, const struct fs_target *t, const struct fs_target *t2,
+                 struct notify_verdict *ret);

@@ -22,6 +22,9 @@ struct fs_rule {
         const char *path; /* absolute path in the view */
         enum fs_access access;
         int exec; /* -1 unchanged, 0 no-exec, 1 exec allowed */
+        /* "action": "ask": writes beneath (access read-write) and execs
+         * beneath (exec 1) wait for a person's decision (notify_ask) */
+        bool ask;
 };
 
 struct fs_view_spec {
@@ -36,6 +39,11 @@ struct fs_view_spec {
         /* A template root (policy source kind "template"): the view's root is
          * an overlay with the template as its read-only lower layer and its
          * upper layer in the writable layer. NULL: the built-in default. */
+        /* NULL: init opens each bind's source itself, as the sandbox's
+         * identity. Else one fd per bind (O_PATH), opened by the sentry for
+         * binds the caller is entitled to (an OCI engine's, running as root,
+         * from directories only root may enter, as runc would). */
+        const int *bind_fds;
         const char *template_path;
         int template_fd;      /* the template directory as the sentry opened (and hashed) it; -1 none */
         int template_tree_fd; /* fs_template_idmapped's detached mount of it, or -1 (see there) */
@@ -117,6 +125,8 @@ struct fs_context {
         /* approved executions, shared with the exec tracer (exec.c); NULL
          * when exec is not verified after the fact */
         struct fs_exec_table *exec;
+        /* the rules have "ask" for writes / for execs (fs_rules_ask) */
+        bool ask_write, ask_exec;
 };
 
 /* qsort/bsearch comparator for mount ids */
@@ -143,6 +153,13 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret);
 bool fs_rules_hide(const struct fs_rule *rules, size_t n, const char *path);
 /* Whether any rule is FS_HIDDEN: such a policy needs every path call trapped. */
 bool fs_rules_have_hidden(const struct fs_rule *rules, size_t n);
+/* The rule that decides path (absolute, in the view): the longest whose
+ * path is path or one of its ancestors; NULL when none. */
+const struct fs_rule *fs_rules_match(const struct fs_rule *rules, size_t n, const char *path);
+/* Whether a write to path, or an exec of it (capability "write" or
+ * "exec"), waits for a person: the deciding rule asks, and grants that
+ * (read-write for a write, exec 1 for an exec). */
+bool fs_rules_ask(const struct fs_rule *rules, size_t n, const char *capability, const char *path);
 
 /* Ids between the sentry's user namespace and the child's, whose map has
  * one line: child 0 = host fsuid/fsgid. Results the sentry reads (stat)

@@ -160,6 +160,92 @@ static bool proc_mem_writable(struct notify_call *call, int fd)
         return pid == (unsigned long)nstgid;
 }
 
+/* An open that may change a file (write access, O_CREAT, O_TRUNC,
+ * O_TMPFILE) when the policy has write "ask" rules: decided on where the
+ * pinned directory and name lead, and performed on exactly that: the
+ * existing object is reopened through our own O_PATH fd of it (never
+ * walked again by name), a new file is created in the pinned directory
+ * without following a symlink there. Returns 1 with *ret_fd (the open's
+ * result, an fd or -errno), 0 when the usual open applies (procfs,
+ * /dev/tty: never beneath an ask rule's reach), 2 when *ret is set (held
+ * for a person, or refused), or -errno when the sentry failed. */
+static int open_decided(struct notify_call *call, const struct open_args *a, const struct fs_target *t,
+                        struct notify_verdict *ret, int *ret_fd)
+{
+        const struct fs_context *ctx = call->userdata;
+        bool nofollow = (a->how.flags & O_NOFOLLOW) || (a->is_openat2 && (a->how.resolve & RESOLVE_NO_SYMLINKS));
+        int r = fs_as_child_begin();
+        if (r < 0)
+                return r;
+        _cleanup_close_ int obj = openat(t->dirfd, t->name, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+        int oerr = obj < 0 ? errno : 0;
+        struct stat st;
+        bool dangling = false;
+        if (obj < 0 && oerr == ENOENT && !nofollow)
+                dangling = fstatat(t->dirfd, t->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+        fs_as_child_end();
+
+        char vp[PATH_MAX];
+        if (obj >= 0) {
+                if (fstat(obj, &st) < 0)
+                        return negative_errno();
+                if (S_ISLNK(st.st_mode) || st.st_dev == ctx->proc_dev ||
+                    (S_ISCHR(st.st_mode) && st.st_rdev == makedev(5, 0)))
+                        return 0; /* ELOOP, procfs and the terminal: the usual open */
+                if ((a->how.flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) {
+                        ret->error = EEXIST;
+                        return 2;
+                }
+                r = fs_view_path(call->hostproc_fd, obj, vp, sizeof(vp));
+        } else {
+                if (oerr != ENOENT || !(a->how.flags & O_CREAT))
+                        return 0; /* fails as the usual open fails */
+                if (dangling) {
+                        /* O_CREAT through a dangling symlink creates wherever it
+                         * points, which the pinned name does not say: with ask
+                         * rules in force, refused rather than guessed */
+                        ret->error = EACCES;
+                        return 2;
+                }
+                r = fs_target_view_path(call, t, vp, sizeof(vp));
+        }
+        if (r < 0) {
+                ret->error = r == -ENOENT ? EACCES : -r;
+                return 2;
+        }
+        if (fs_rules_ask(ctx->rules, ctx->n_rules, "write", vp)) {
+                r = fs_ask(call, "write", vp, ret);
+                if (r <= 0)
+                        return r < 0 ? r : 2;
+        }
+
+        struct open_args pinned = *a;
+        int at;
+        char link[64];
+        const char *name;
+        if (obj >= 0) {
+                /* the object that was decided on, reopened; O_CREAT and
+                 * O_EXCL have nothing left to do (it exists) */
+                snprintf(link, sizeof(link), "thread-self/fd/%d", obj);
+                at = call->hostproc_fd;
+                name = link;
+                pinned.how.flags &= ~(uint64_t)(O_CREAT | O_EXCL | O_NOFOLLOW);
+                pinned.how.resolve = 0;
+        } else {
+                /* a new name in the pinned directory: a symlink put there
+                 * since makes it fail (ELOOP/EEXIST), never lead elsewhere */
+                at = t->dirfd;
+                name = t->name;
+                pinned.how.flags |= O_NOFOLLOW;
+                pinned.how.resolve &= ~(uint64_t)RESOLVE_IN_ROOT;
+        }
+        if ((r = fs_as_child_begin()) < 0)
+                return r;
+        *ret_fd = do_open(at, name, &pinned);
+        fs_as_child_end();
+        return 1;
+}
+
 /* Emulates open(2), creat(2), openat(2) and openat2(2) against the view. */
 int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
 {
@@ -251,6 +337,12 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
         }
 
         const struct fs_context *ctx = call->userdata;
+        bool proc_path = startswith(p, "/proc/") || streq(p, "/proc");
+        /* glibc's __O_TMPFILE carries O_DIRECTORY: all of its bits, not any */
+        bool writes = (a.how.flags & O_ACCMODE) != O_RDONLY || (a.how.flags & (O_CREAT | O_TRUNC)) ||
+                      (a.how.flags & __O_TMPFILE) == __O_TMPFILE;
+        int fd = -1;
+        bool decided = false;
         if (ctx->n_rules) {
                 /* a hidden path fails as if absent: its directory is pinned
                  * and checked with the name (where O_CREAT would create),
@@ -264,15 +356,23 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                         ret->error = -r;
                         return 0;
                 }
+                if (ctx->ask_write && writes && !proc_path) {
+                        r = open_decided(call, &a, &t, ret, &fd);
+                        if (r < 0)
+                                return r;
+                        if (r == 2)
+                                return 0;
+                        decided = r == 1;
+                }
         }
         int at = p[0] == '/' ? AT_FDCWD : dfd;
         /* /proc files render ids for their opener: they are opened as the
          * sandbox's own user namespace, by the proc agent. A path spelled
          * under /proc goes there at once; any other that lands on procfs
          * (through a symlink or a relative walk) is redone there. */
-        bool proc_path = startswith(p, "/proc/") || streq(p, "/proc");
-        int fd;
-        if (proc_path)
+        if (decided)
+                ; /* opened above, on what was decided */
+        else if (proc_path)
                 fd = open_in_agent(call, at, p, &a, um);
         else {
                 r = fs_as_child_begin();

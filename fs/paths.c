@@ -313,6 +313,8 @@ int fs_handle_mkdir(struct notify_call *call, struct notify_verdict *ret)
         int r = fs_resolve(call, dirfd, path, 0, &t);
         if (r < 0)
                 return deny(ret, r);
+        if ((r = fs_ask_write(call, &t, NULL, ret)) <= 0)
+                return r;
         if (take_umask(call) < 0)
                 return deny(ret, -ESRCH);
         if ((r = fs_as_child_begin()) < 0)
@@ -341,6 +343,8 @@ int fs_handle_mknod(struct notify_call *call, struct notify_verdict *ret)
         int r = fs_resolve(call, dirfd, path, 0, &t);
         if (r < 0)
                 return deny(ret, r);
+        if ((r = fs_ask_write(call, &t, NULL, ret)) <= 0)
+                return r;
         /* a whiteout (character device 0:0) names no device: the kernel
          * lets anyone make one, and so do we */
         if (S_ISBLK(mode) || (S_ISCHR(mode) && dev != 0))
@@ -373,6 +377,8 @@ int fs_handle_unlink(struct notify_call *call, struct notify_verdict *ret)
         int r = fs_resolve(call, dirfd, path, 0, &t);
         if (r < 0)
                 return deny(ret, r);
+        if ((r = fs_ask_write(call, &t, NULL, ret)) <= 0)
+                return r;
         if ((r = fs_as_child_begin()) < 0)
                 return r;
         r = unlinkat(t.dirfd, t.name, flags) < 0 ? -errno : 0;
@@ -408,6 +414,8 @@ int fs_handle_rename(struct notify_call *call, struct notify_verdict *ret)
         r = fs_resolve(call, newdir, newp, 0, &to);
         if (r < 0)
                 return deny(ret, r);
+        if ((r = fs_ask_write(call, &from, &to, ret)) <= 0)
+                return r;
         if ((r = fs_as_child_begin()) < 0)
                 return r;
         r = renameat2(from.dirfd, from.name, to.dirfd, to.name, flags) < 0 ? -errno : 0;
@@ -439,6 +447,8 @@ int fs_handle_link(struct notify_call *call, struct notify_verdict *ret)
         r = fs_resolve(call, newdir, newp, 0, &to);
         if (r < 0)
                 return deny(ret, r);
+        if ((r = fs_ask_write(call, &from, &to, ret)) <= 0)
+                return r;
         if ((r = fs_as_child_begin()) < 0)
                 return r;
         if (from.empty)
@@ -477,6 +487,8 @@ int fs_handle_symlink(struct notify_call *call, struct notify_verdict *ret)
         int r = fs_resolve(call, newdir, newp, 0, &t);
         if (r < 0)
                 return deny(ret, r);
+        if ((r = fs_ask_write(call, &t, NULL, ret)) <= 0)
+                return r;
         if ((r = fs_as_child_begin()) < 0)
                 return r;
         r = symlinkat(content, t.dirfd, t.name) < 0 ? -errno : 0;
@@ -506,6 +518,8 @@ int fs_handle_chmod(struct notify_call *call, struct notify_verdict *ret)
         int r = fs_resolve(call, dirfd, path, rf, &t);
         if (r < 0)
                 return deny(ret, r);
+        if ((r = fs_ask_write(call, &t, NULL, ret)) <= 0)
+                return r;
         struct fs_at at;
         fs_target_at(&t, call->hostproc_fd, &at);
         if ((r = fs_as_child_begin()) < 0)
@@ -544,6 +558,8 @@ int fs_handle_chown(struct notify_call *call, struct notify_verdict *ret)
         int r = fs_resolve(call, dirfd, path, rf, &t);
         if (r < 0)
                 return deny(ret, r);
+        if ((r = fs_ask_write(call, &t, NULL, ret)) <= 0)
+                return r;
         if (fs_id_from_child(uid, fsctx(call)->fsuid, &huid) < 0 ||
             fs_id_from_child(gid, fsctx(call)->fsgid, &hgid) < 0)
                 return deny(ret, -EINVAL);
@@ -620,6 +636,8 @@ int fs_handle_utimes(struct notify_call *call, struct notify_verdict *ret)
         int r = fs_resolve(call, dirfd, path, rf, &t);
         if (r < 0)
                 return deny(ret, r);
+        if ((r = fs_ask_write(call, &t, NULL, ret)) <= 0)
+                return r;
         struct fs_at at;
         fs_target_at(&t, call->hostproc_fd, &at);
         if ((r = fs_as_child_begin()) < 0)
@@ -640,6 +658,8 @@ int fs_handle_truncate(struct notify_call *call, struct notify_verdict *ret)
         int r = fs_resolve(call, AT_FDCWD, d->args[0], FS_NEED | FS_FOLLOW, &t);
         if (r < 0)
                 return deny(ret, r);
+        if ((r = fs_ask_write(call, &t, NULL, ret)) <= 0)
+                return r;
         struct fs_at at;
         fs_target_at(&t, call->hostproc_fd, &at);
         if ((r = fs_as_child_begin()) < 0)

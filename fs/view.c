@@ -387,7 +387,7 @@ static int overlay_file(int rootfd, const char *path, const char *staging, const
         return r < 0 ? fail(r, err, "write %s", link) : 0;
 }
 
-static int setup_bind(int rootfd, const struct fs_bind *b, int srcfd, char *err)
+static int setup_bind(int rootfd, const struct fs_bind *b, int srcfd, bool detached, char *err)
 {
         struct stat st;
         if (fstat(srcfd, &st) < 0)
@@ -402,7 +402,10 @@ static int setup_bind(int rootfd, const struct fs_bind *b, int srcfd, char *err)
         uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (b->read_only ? MOUNT_ATTR_RDONLY : 0);
         char src[64];
         fd_path(srcfd, src, sizeof(src));
-        if (mount(src, p, NULL, MS_BIND | MS_REC, NULL) < 0)
+        /* a detached tree the sentry cloned (spec->bind_fds) is attached,
+         * not copied: it belongs to no mount namespace of ours to bind from */
+        if (detached ? syscall(SYS_move_mount, srcfd, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0
+                     : mount(src, p, NULL, MS_BIND | MS_REC, NULL) < 0)
                 return fail(negative_errno(), err, "bind %s to %s", b->source, b->target);
         int r = setattr_in_root(rootfd, b->target, true, attrs, 0);
         if (r < 0)
@@ -425,8 +428,11 @@ static int setup_rule(int rootfd, const struct fs_rule *rule, char *err)
                 return fail(fd, err, "rule path %s", rule->path);
         char p[64];
         fd_path(fd, p, sizeof(p));
-        /* A bind of the path onto itself makes it a mount we can set flags on. */
-        if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) < 0)
+        /* A bind of the path onto itself makes it a mount we can set flags
+         * on. Not for the root, which is a mount already: a bind over it
+         * would cover the tree rootfd walks, and the rules after this one
+         * (a read-write /tmp under a read-only root) would land beneath. */
+        if (!streq(rule->path, "/") && mount(p, p, NULL, MS_BIND | MS_REC, NULL) < 0)
                 return fail(negative_errno(), err, "rule path %s", rule->path);
         uint64_t set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
         if (rule->access == FS_READ)
@@ -509,11 +515,11 @@ static int mount_template_root(const struct fs_view_spec *spec, int lowerfd, cha
         return 0;
 }
 
-int fs_template_idmapped(int template_fd, int userns_fd, int *ret_fd)
+static int idmapped_clone(int dirfd, int userns_fd, int *ret_fd)
 {
         /* not recursive: overlayfs would not show the template's submounts
          * either, and the digest refuses a tree that has any */
-        int fd = (int)syscall(SYS_open_tree, template_fd, "", OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH);
+        int fd = (int)syscall(SYS_open_tree, dirfd, "", OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH);
         if (fd < 0)
                 return negative_errno();
         struct cordon_mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
@@ -526,6 +532,129 @@ int fs_template_idmapped(int template_fd, int userns_fd, int *ret_fd)
         }
         *ret_fd = fd;
         return 0;
+}
+
+/* mountinfo's octal escapes (\040 for a space) undone in place; a path
+ * with overlayfs's own backslash escapes (':' or ',' in a layer's name) is
+ * refused rather than guessed at. */
+static int unescape_mountinfo(char *s)
+{
+        char *out = s;
+        for (char *p = s; *p; p++) {
+                if (*p != '\\') {
+                        *out++ = *p;
+                        continue;
+                }
+                if (p[1] < '0' || p[1] > '3' || p[2] < '0' || p[2] > '7' || p[3] < '0' || p[3] > '7')
+                        return -EINVAL;
+                *out++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+                p += 3;
+        }
+        *out = '\0';
+        return 0;
+}
+
+#define MAX_OVL_LAYERS 128
+
+/* An overlayfs template (the rootfs podman and containerd mount for a
+ * container) cannot be idmapped itself: overlayfs does not allow it. Its
+ * layers can. This stacks idmapped clones of the template's upper and
+ * lower directories into a new read-only overlay with the same content,
+ * as a detached mount for the view's lower layer. The container's writes
+ * go to the sandbox's own writable layer, never into the engine's upper
+ * directory. -EINVAL: the template is not the root of an overlay mount. */
+static int overlay_template_idmapped(int template_fd, int userns_fd, int *ret_fd)
+{
+        struct statx stx;
+        if (statx(template_fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
+                return -EINVAL;
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+        if (!f)
+                return negative_errno();
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        char *opts = NULL;
+        while (getline(&line, &cap, f) > 0) {
+                unsigned long long id;
+                char root[8];
+                if (sscanf(line, "%llu %*u %*s %7s", &id, root) != 2 || id != stx.stx_mnt_id)
+                        continue;
+                char *sep = strstr(line, " - ");
+                if (!streq(root, "/") || !sep || !startswith(sep, " - overlay "))
+                        return -EINVAL;
+                opts = strrchr(sep, ' ');
+                break;
+        }
+        if (!opts)
+                return -EINVAL;
+        opts++;
+        opts[strcspn(opts, "\n")] = '\0';
+        char *upper = NULL, *lower = NULL, *save = NULL;
+        for (char *o = strtok_r(opts, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+                if (startswith(o, "upperdir="))
+                        upper = o + 9;
+                else if (startswith(o, "lowerdir="))
+                        lower = o + 9;
+        }
+        if (!lower || strstr(lower, "::"))
+                return -EINVAL; /* data-only layers, or not a plain overlay */
+        char *layers[MAX_OVL_LAYERS];
+        size_t n = 0;
+        if (upper)
+                layers[n++] = upper;
+        for (char *l = strtok_r(lower, ":", &save); l && n < MAX_OVL_LAYERS; l = strtok_r(NULL, ":", &save))
+                layers[n++] = l;
+        int fds[MAX_OVL_LAYERS];
+        size_t n_fds = 0;
+        int r = 0;
+        _cleanup_free_ char *spec = xstrdup("");
+        for (size_t i = 0; i < n && r == 0; i++) {
+                if ((r = unescape_mountinfo(layers[i])) < 0)
+                        break;
+                /* followed: containers/storage names lower layers through
+                 * symlinks (overlay/l/ID); the paths are the mount's own, as
+                 * root wrote them when it mounted the template */
+                _cleanup_close_ int dfd = open(layers[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (dfd < 0) {
+                        r = negative_errno();
+                        break;
+                }
+                if ((r = idmapped_clone(dfd, userns_fd, &fds[n_fds])) < 0)
+                        break;
+                /* a detached mount is reached by overlayfs through its fd */
+                char *next = xasprintf("%s%s/proc/self/fd/%d", spec, i ? ":" : "", fds[n_fds]);
+                n_fds++;
+                free(spec);
+                spec = next;
+        }
+        int fsfd = -1, mfd = -1;
+        if (r == 0 && n_fds == 1) {
+                mfd = TAKE_FD(fds[0]);
+                n_fds = 0;
+        } else if (r == 0) {
+                fsfd = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
+                if (fsfd < 0 || syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING, "lowerdir", spec, 0) < 0 ||
+                    syscall(SYS_fsconfig, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+                    (mfd = (int)syscall(SYS_fsmount, fsfd, FSMOUNT_CLOEXEC,
+                                        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0)
+                        r = negative_errno();
+        }
+        if (fsfd >= 0)
+                close(fsfd);
+        for (size_t i = 0; i < n_fds; i++)
+                close(fds[i]);
+        if (r < 0)
+                return r;
+        *ret_fd = mfd;
+        return 0;
+}
+
+int fs_template_idmapped(int template_fd, int userns_fd, int *ret_fd)
+{
+        int r = idmapped_clone(template_fd, userns_fd, ret_fd);
+        if (r == -EINVAL && overlay_template_idmapped(template_fd, userns_fd, ret_fd) == 0)
+                return 0;
+        return r;
 }
 
 int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize)
@@ -542,7 +671,8 @@ int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize)
                 return lowerfd;
         int srcfds[64];
         for (size_t i = 0; i < spec->n_binds; i++) {
-                srcfds[i] = open(spec->binds[i].source, O_PATH | O_CLOEXEC);
+                srcfds[i] = spec->bind_fds ? fcntl(spec->bind_fds[i], F_DUPFD_CLOEXEC, 3)
+                                           : open(spec->binds[i].source, O_PATH | O_CLOEXEC);
                 if (srcfds[i] < 0) {
                         r = fail(negative_errno(), err, "bind source %s", spec->binds[i].source);
                         while (i-- > 0)
@@ -672,7 +802,7 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
         if ((r = setup_proc(rootfd, err)) < 0)
                 return r;
         for (size_t i = 0; i < spec->n_binds; i++)
-                if ((r = setup_bind(rootfd, &spec->binds[i], srcfds[i], err)) < 0)
+                if ((r = setup_bind(rootfd, &spec->binds[i], srcfds[i], spec->bind_fds != NULL, err)) < 0)
                         return r;
         for (size_t i = 0; i < spec->n_rules; i++)
                 if ((r = setup_rule(rootfd, &spec->rules[i], err)) < 0)

@@ -143,6 +143,8 @@ int fs_handle_xattr(struct notify_call *call, struct notify_verdict *ret)
         int r = fs_resolve(call, AT_FDCWD, d->args[0], FS_NEED | (follow ? FS_FOLLOW : 0), &t);
         if (r < 0)
                 return deny(ret, r);
+        if ((op == X_SET || op == X_REMOVE) && (r = fs_ask_write(call, &t, NULL, ret)) <= 0)
+                return r;
         struct fs_at at;
         fs_target_at(&t, call->hostproc_fd, &at);
         /* through the magic link to a pinned object, the following variant;

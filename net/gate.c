@@ -145,7 +145,7 @@ int net_gate_new(const struct net_gate_config *cfg, struct net_gate **ret)
         g->hosts = xcalloc(g->n_rules, sizeof(char *));
         for (size_t i = 0; i < g->n_rules; i++) {
                 g->hosts[i] = xstrdup(cfg->rules[i].host);
-                g->rules[i] = (struct net_rule){g->hosts[i], cfg->rules[i].port};
+                g->rules[i] = (struct net_rule){g->hosts[i], cfg->rules[i].port, cfg->rules[i].ask};
         }
         g->test_hosts_file = cfg->test_hosts_file ? xstrdup(cfg->test_hosts_file) : NULL;
         g->n_test_allow = cfg->n_test_allow;
@@ -399,6 +399,27 @@ static int gate_connect(struct net_gate *g, struct notify_call *call, const char
         return s;
 }
 
+/* A listed name whose rule says "ask": the connection waits for a person
+ * before the gate resolves or connects anything. Asked only for what the
+ * gate would otherwise allow (the rule's port, a stream socket); decided on
+ * our copy (the rule the pool address stands for, and the port), and the
+ * gate then connects to the address it resolves and checks itself, as for
+ * any listed name. 1 go on, 0 *ret set (held or refused), -errno. */
+static int ask_egress(struct notify_call *call, const char *syscall_name, const struct net_rule *rule, unsigned port,
+                      const void *bytes, size_t n_bytes, struct notify_verdict *ret)
+{
+        if (!rule->ask || port != rule->port)
+                return 1;
+        struct notify_ask q = {0};
+        snprintf(q.capability, sizeof(q.capability), "egress");
+        snprintf(q.target, sizeof(q.target), "%s:%u", rule->host, port);
+        snprintf(q.syscall, sizeof(q.syscall), "%s", syscall_name);
+        q.n_bytes = n_bytes < sizeof(q.bytes) ? n_bytes : sizeof(q.bytes);
+        if (q.n_bytes)
+                memcpy(q.bytes, bytes, q.n_bytes);
+        return notify_ask(call, &q, ret);
+}
+
 /* Puts s in place of the child's fd and sets the answer. */
 static int inject(struct notify_call *call, int fd, int s, bool inprogress, int64_t value, struct notify_verdict *ret)
 {
@@ -571,6 +592,8 @@ int net_handle_connect(struct notify_call *call, struct notify_verdict *ret)
                 ret->error = EISCONN;
                 return 0;
         }
+        if ((r = ask_egress(call, "connect", &g->rules[t.index], t.port, NULL, 0, ret)) <= 0)
+                return r;
         bool inprogress = false;
         int s = gate_connect(g, call, "connect", t.text, (unsigned)t.index, t.port, &cs, &inprogress);
         if (s < 0) {
@@ -625,6 +648,16 @@ int net_handle_sendto(struct notify_call *call, struct notify_verdict *ret)
                 return 0;
         }
         /* TCP fast open: connect, then send the data ourselves */
+        if (g->rules[t.index].ask && cs.type == SOCK_STREAM) {
+                /* the request's first bytes, for the person who decides
+                 * (a summary only: what is sent is read again below) */
+                unsigned char head[NOTIFY_ASK_BYTES_MAX];
+                size_t hn = d->args[2] < sizeof(head) ? (size_t)d->args[2] : sizeof(head);
+                if (hn && notify_read_mem(call, d->args[1], head, hn) < 0)
+                        hn = 0;
+                if ((r = ask_egress(call, "sendto", &g->rules[t.index], t.port, head, hn, ret)) <= 0)
+                        return r;
+        }
         bool inprogress = false;
         int s = gate_connect(g, call, "sendto", t.text, (unsigned)t.index, t.port, &cs, &inprogress);
         if (s < 0) {

@@ -115,6 +115,7 @@ ssize_t dns_build_error(const uint8_t *query, size_t len, enum dns_rcode rcode, 
 struct net_rule {
         const char *host; /* exact, lower case */
         unsigned port;
+        bool ask; /* "action": "ask": each connection waits for a person (notify_ask) */
 };
 
 struct net_cidr {

@@ -33,6 +33,9 @@
 
 /* a real-time signal nobody else uses; workers unblock only this one */
 #define WAKE_SIGNAL (SIGRTMIN + 3)
+/* threads that serve decided held calls again; each serves one at a time,
+ * and a decision is quick to serve (one open or connect), so a few do */
+#define RESUME_THREADS_MAX 4
 
 /* How long a receiver may serve one call before another takes over
  * receiving: the longest a blocked handler delays the sandbox's other calls
@@ -69,6 +72,23 @@ struct notify_engine {
         _Atomic uint64_t nsecs[NOTIFY_NR_MAX]; /* time served, RECV to reply */
         _Atomic uint64_t max_nsecs[NOTIFY_NR_MAX];
         _Atomic uint64_t failures;
+
+        /* held calls (notify_ask): decided ones wait here for a resume
+         * thread; under lock */
+        struct notify_approver approver;
+        bool has_approver;
+        pthread_cond_t resume_cond;
+        struct notify_hold *resume_head, **resume_tail;
+        pthread_t resume_threads[RESUME_THREADS_MAX];
+        unsigned n_resume, n_resume_idle;
+};
+
+struct notify_hold {
+        struct notify_engine *e;
+        struct seccomp_notif *req; /* our copy of the notification (the kernel's size) */
+        struct notify_ask q;       /* what was asked */
+        bool approved;
+        struct notify_hold *next;
 };
 
 static void wake_handler(int sig)
@@ -108,8 +128,8 @@ struct serving {
  * SYNC_WAKE_UP). */
 static void served(struct notify_engine *e, const struct seccomp_notif *req, struct serving *sv)
 {
-        if (sv->done)
-                return;
+        if (!sv || sv->done)
+                return; /* !sv: a resume thread, which never receives */
         sv->done = true;
         int nr = req->data.nr;
         if (nr >= 0 && nr < NOTIFY_NR_MAX) {
@@ -142,6 +162,11 @@ static void answer(struct notify_engine *e, const struct seccomp_notif *req, str
         case VERDICT_CONTINUE:
                 resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
                 break;
+        case VERDICT_HELD:
+                /* the approver holds it: answered by a resume thread once
+                 * decided (notify_hold_decide), never here; serve_one gives
+                 * up the serving mark */
+                return;
         case VERDICT_FD: {
                 struct seccomp_notif_addfd addfd = {
                         .id = req->id,
@@ -170,6 +195,9 @@ static void answer(struct notify_engine *e, const struct seccomp_notif *req, str
                         addfd.flags = 0;
                         r = ioctl(e->listener_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
                 }
+                /* our copy goes before the reply wakes the caller: a file
+                 * opened for writing and still open here makes the caller's
+                 * next execve of it fail with ETXTBSY (cp f /tmp/t && /tmp/t) */
                 int err = errno;
                 close(v->fd);
                 v->fd = -1;
@@ -195,7 +223,7 @@ static void answer(struct notify_engine *e, const struct seccomp_notif *req, str
 }
 
 static void serve_one(struct notify_engine *e, struct seccomp_notif *req, struct seccomp_notif_resp *resp,
-                      struct serving *sv)
+                      struct serving *sv, const struct notify_ask *approved)
 {
         struct notify_verdict v = {.kind = VERDICT_ERROR, .error = EACCES, .fd = -1};
         const struct syscall_entry *entry = NULL;
@@ -213,8 +241,15 @@ static void serve_one(struct notify_engine *e, struct seccomp_notif *req, struct
                         .listener_fd = e->listener_fd,
                         .hostproc_fd = e->hostproc_fd,
                         .userdata = entry->ctx < NOTIFY_MAX_CONTEXTS ? e->contexts[entry->ctx] : NULL,
+                        .engine = e,
+                        .approved = approved,
                 };
                 int r = entry->handler(&call, &v);
+                if (approved && v.kind == VERDICT_HELD) {
+                        /* cannot happen (notify_ask never holds an approved
+                         * call again); fail closed rather than leave it */
+                        v = (struct notify_verdict){.kind = VERDICT_ERROR, .error = EACCES, .fd = -1};
+                }
                 if (r < 0) {
                         atomic_fetch_add_explicit(&e->failures, 1, memory_order_relaxed);
                         if (v.kind == VERDICT_FD && v.fd >= 0)
@@ -314,7 +349,7 @@ static void *worker_main(void *arg)
                                 atomic_store(&e->watchdog_asleep, false);
                                 futex_wake_all(&e->serve_seq);
                         }
-                        serve_one(e, req, resp, &sv);
+                        serve_one(e, req, resp, &sv, NULL);
                         if (!sv.receiver)
                                 break; /* another worker receives now: park */
                 }
@@ -358,6 +393,162 @@ static void *watchdog_main(void *arg)
                 last = atomic_load(&e->serve_seq);
         }
         return NULL;
+}
+
+/* --- held calls --- */
+
+static void hold_free(struct notify_hold *h)
+{
+        if (!h)
+                return;
+        free(h->req);
+        free(h);
+}
+
+/* Serves one decided hold: a denial is answered EACCES; an approval serves
+ * the call again, with what was approved, on this thread (which entered
+ * the view as the workers did). */
+static void serve_held(struct notify_engine *e, struct notify_hold *h, struct seccomp_notif_resp *resp)
+{
+        if (!h->approved) {
+                memset(resp, 0, e->sizes.seccomp_notif_resp);
+                resp->id = h->req->id;
+                resp->error = -EACCES;
+                (void)reply(e, resp); /* ENOENT: the caller is gone; nothing to answer */
+                return;
+        }
+        if (ioctl(e->listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &h->req->id) < 0)
+                return; /* killed while it waited: nothing to perform */
+        serve_one(e, h->req, resp, NULL, &h->q);
+}
+
+static void *resume_main(void *arg)
+{
+        struct notify_engine *e = arg;
+        sigset_t mask;
+        sigfillset(&mask);
+        pthread_sigmask(SIG_SETMASK, &mask, NULL);
+        if (e->thread_init && e->thread_init(e->userdata) < 0) {
+                static const char msg[] = "cordon: a sentry resume thread could not enter the sandbox view; stopping\n";
+                (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+                abort();
+        }
+        _cleanup_free_ struct seccomp_notif_resp *resp = xcalloc(1, e->sizes.seccomp_notif_resp);
+        pthread_mutex_lock(&e->lock);
+        for (;;) {
+                while (!e->resume_head && !atomic_load(&e->stopping))
+                        pthread_cond_wait(&e->resume_cond, &e->lock);
+                struct notify_hold *h = e->resume_head;
+                if (!h)
+                        break; /* stopping, nothing left */
+                e->resume_head = h->next;
+                if (!e->resume_head)
+                        e->resume_tail = &e->resume_head;
+                e->n_resume_idle--;
+                pthread_mutex_unlock(&e->lock);
+                serve_held(e, h, resp);
+                hold_free(h);
+                pthread_mutex_lock(&e->lock);
+                e->n_resume_idle++;
+        }
+        pthread_mutex_unlock(&e->lock);
+        return NULL;
+}
+
+void notify_hold_decide(struct notify_hold *h, bool approved)
+{
+        struct notify_engine *e = h->e;
+        h->approved = approved;
+        h->next = NULL;
+        pthread_mutex_lock(&e->lock);
+        *e->resume_tail = h;
+        e->resume_tail = &h->next;
+        if (e->n_resume_idle == 0 && e->n_resume < RESUME_THREADS_MAX && !atomic_load(&e->stopping)) {
+                pthread_attr_t attr;
+                pthread_attr_init(&attr);
+                pthread_attr_setstacksize(&attr, 256 * 1024);
+                if (pthread_create(&e->resume_threads[e->n_resume], &attr, resume_main, e) == 0) {
+                        e->n_resume++;
+                        e->n_resume_idle++;
+                }
+                pthread_attr_destroy(&attr);
+                /* none could start and none runs: the hold waits for the
+                 * next decision's try, or is answered at stop */
+        }
+        pthread_cond_signal(&e->resume_cond);
+        pthread_mutex_unlock(&e->lock);
+}
+
+bool notify_hold_alive(const struct notify_hold *h)
+{
+        __u64 id = h->req->id;
+        return ioctl(h->e->listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+/* The caller's command line, arguments joined by spaces, bounded. */
+static void read_cmdline(const struct notify_call *call, char *buf, size_t size)
+{
+        char path[32];
+        snprintf(path, sizeof(path), "%u/cmdline", call->req->pid);
+        buf[0] = '\0';
+        _cleanup_close_ int fd = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        ssize_t n = read(fd, buf, size - 1);
+        if (n <= 0)
+                return;
+        while (n > 0 && buf[n - 1] == '\0')
+                n--;
+        for (ssize_t i = 0; i < n; i++)
+                if (buf[i] == '\0')
+                        buf[i] = ' ';
+        buf[n] = '\0';
+}
+
+int notify_ask(struct notify_call *call, struct notify_ask *q, struct notify_verdict *ret)
+{
+        struct notify_engine *e = call->engine;
+        q->pid = call->req->pid;
+        if (!q->syscall[0]) {
+                char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, call->req->data.nr);
+                snprintf(q->syscall, sizeof(q->syscall), "%s", name ? name : "?");
+                free(name);
+        }
+        if (call->approved) {
+                /* served again after an approval: exactly that request, as
+                 * resolved now, passes; anything else is not what a person
+                 * said yes to */
+                if (streq(call->approved->capability, q->capability) && streq(call->approved->target, q->target))
+                        return 1;
+                if (e && e->has_approver && e->approver.mismatch)
+                        e->approver.mismatch(e->approver.userdata, call->approved, q);
+                ret->kind = VERDICT_ERROR;
+                ret->error = EACCES;
+                return 0;
+        }
+        read_cmdline(call, q->cmdline, sizeof(q->cmdline));
+        if (!e || !e->has_approver) {
+                ret->kind = VERDICT_ERROR;
+                ret->error = EACCES;
+                return 0;
+        }
+        struct notify_hold *h = xcalloc(1, sizeof(*h));
+        h->e = e;
+        h->req = xcalloc(1, e->sizes.seccomp_notif);
+        memcpy(h->req, call->req, e->sizes.seccomp_notif);
+        h->q = *q;
+        int r = e->approver.ask(e->approver.userdata, &h->q, h);
+        if (r == 0) {
+                /* the approver owns h now, and may have decided it already */
+                ret->kind = VERDICT_HELD;
+                return 0;
+        }
+        hold_free(h);
+        if (r > 0)
+                return 1;
+        ret->kind = VERDICT_ERROR;
+        ret->error = EACCES;
+        return 0;
 }
 
 int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd, struct notify_engine **ret)
@@ -418,6 +609,12 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
         e->threads = xcalloc(e->max_workers, sizeof(pthread_t));
         pthread_mutex_init(&e->lock, NULL);
         pthread_cond_init(&e->unpark, NULL);
+        pthread_cond_init(&e->resume_cond, NULL);
+        e->resume_tail = &e->resume_head;
+        if (cfg->approver) {
+                e->approver = *cfg->approver;
+                e->has_approver = true;
+        }
         e->listener_fd = TAKE_FD(lfd);
 
         /* one receiver; the rest park, ready for a handoff */
@@ -505,6 +702,31 @@ void notify_engine_stop(struct notify_engine *e)
                 pthread_detach(e->threads[i]);
 joined:;
         }
+        /* resume threads serve what is queued, then end (the approver has
+         * decided every hold before the engine stops) */
+        pthread_mutex_lock(&e->lock);
+        unsigned nr = e->n_resume;
+        pthread_cond_broadcast(&e->resume_cond);
+        pthread_mutex_unlock(&e->lock);
+        bool detached = false;
+        for (unsigned i = 0; i < nr; i++) {
+                /* bounded: a resumed call that blocks (a FIFO whose reader
+                 * died with the sandbox) must not hold the end up */
+                int tries = 0;
+                while (pthread_tryjoin_np(e->resume_threads[i], NULL) != 0 && ++tries < 2000)
+                        nanosleep(&(struct timespec){0, 500000}, NULL);
+                if (tries >= 2000) {
+                        pthread_detach(e->resume_threads[i]);
+                        detached = true;
+                }
+        }
+        if (detached)
+                return; /* a detached thread still uses e: leave it allocated */
+        for (struct notify_hold *h = e->resume_head, *next; h; h = next) {
+                next = h->next;
+                hold_free(h);
+        }
+        pthread_cond_destroy(&e->resume_cond);
         if (e->listener_fd >= 0)
                 close(e->listener_fd);
         if (e->hostproc_fd >= 0)

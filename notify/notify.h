@@ -59,11 +59,16 @@ enum {
          * decision. The sentry filters rows before building the filter and
          * the engine (sentry/plan.c). */
         SC_F_PATH_POLICY = 1u << 0,
+        /* With SC_F_PATH_POLICY: the call changes the file system (mkdir,
+         * unlink, rename, chmod, ...). A policy with write "ask" rules needs
+         * these trapped (the sentry asks before them) while calls that only
+         * read stay native. */
+        SC_F_PATH_WRITE = 1u << 1,
         /* The row is the conditional form of an SC_F_PATH_POLICY row of the
          * same call, in force exactly when that one is left out: the forms
          * the mount view cannot decide alone (an open that writes, creates
          * or truncates) are still trapped, the rest runs natively. */
-        SC_F_PATH_FAST = 1u << 1,
+        SC_F_PATH_FAST = 1u << 2,
 };
 
 struct syscall_entry {
@@ -115,6 +120,9 @@ struct notify_engine_config {
         unsigned min_workers;                /* started up front */
         unsigned max_workers;                /* more are started while all are busy, up to this */
         bool wait_killable; /* the filter was loaded with WAIT_KILLABLE_RECV (see the VERDICT_FD reply) */
+        /* who decides calls a handler holds for a person (notify_ask); NULL:
+         * every ask is denied at once */
+        const struct notify_approver *approver;
 };
 
 /* Takes ownership of listener_fd. Starts the worker threads. */
@@ -138,11 +146,18 @@ void notify_engine_stop(struct notify_engine *e);
 
 /* --- what a handler sees --- */
 
+struct notify_ask;
+
 struct notify_call {
         const struct seccomp_notif *req;
         int listener_fd;
         int hostproc_fd; /* the host's /proc, opened before any worker chroots */
         void *userdata;
+        struct notify_engine *engine;
+        /* Set when a held call is served again after a person approved it:
+         * what was approved. notify_ask() lets exactly that request through
+         * and refuses any other (see there). NULL on a first serving. */
+        const struct notify_ask *approved;
 };
 
 enum verdict_kind {
@@ -150,6 +165,7 @@ enum verdict_kind {
         VERDICT_VALUE,    /* the call returns value */
         VERDICT_FD,       /* fd is injected into the child and returned (ADDFD|SEND) */
         VERDICT_CONTINUE, /* the kernel runs the call; only where no decision read child memory */
+        VERDICT_HELD,     /* notify_ask() holds the call for a person: answered later, not now */
 };
 
 struct notify_verdict {
@@ -221,3 +237,58 @@ int notify_probe_features(struct notify_features *ret);
 /* Whether the kernel knows SECCOMP_IOCTL_NOTIF_ADDFD, asked on a listener
  * with no notification pending (nothing is injected). */
 bool notify_listener_has_addfd(int listener_fd);
+
+/* --- calls held for a person's decision (approvals) ---
+ *
+ * A handler that reaches a call a policy rule marks "ask" describes it in a
+ * struct notify_ask and calls notify_ask(). The engine hands it to the
+ * approver and, unless the approver decides at once (a remembered answer,
+ * or nobody to ask), keeps the notification pending without holding a
+ * worker: the calling thread waits in the kernel, every other thread and
+ * process of the sandbox goes on being served. When the approver decides,
+ * notify_hold_decide() queues the call to a resume thread of the engine
+ * (one that entered the view as the workers did): a denial is answered
+ * with EACCES; an approval serves the call again from the start, with
+ * call->approved set, and the handler proceeds only if what it resolves
+ * this time is the very request that was approved (a path buffer swapped
+ * by another thread while the call waited makes it fail with EACCES: the
+ * approval is never stretched to something else). */
+
+#define NOTIFY_ASK_TARGET_MAX  4200 /* a path, or two (rename), or host:port */
+#define NOTIFY_ASK_CMDLINE_MAX 256
+#define NOTIFY_ASK_BYTES_MAX   64
+
+struct notify_ask {
+        char capability[16];                       /* "egress", "write", "exec" */
+        char target[NOTIFY_ASK_TARGET_MAX];        /* "host:port", or a path in the view */
+        char syscall[32];                          /* the syscall's name */
+        char cmdline[NOTIFY_ASK_CMDLINE_MAX];      /* the caller's, arguments joined by spaces (filled by notify_ask) */
+        uint32_t pid;                              /* the caller's tid, as the host sees it (filled by notify_ask) */
+        unsigned char bytes[NOTIFY_ASK_BYTES_MAX]; /* the first bytes the call sends, where known */
+        size_t n_bytes;
+};
+
+struct notify_hold;
+
+/* The approver (sentry/approvals.c). ask returns 1: allowed now (a
+ * remembered answer; the hold is not kept); 0: the approver keeps hold and
+ * will call notify_hold_decide() on it exactly once, from any thread, maybe
+ * before ask has returned; -EACCES: denied now (the hold is not kept).
+ * mismatch records a re-served call that resolved to something other than
+ * what was approved (it fails with EACCES). */
+struct notify_approver {
+        int (*ask)(void *userdata, const struct notify_ask *q, struct notify_hold *hold);
+        void (*mismatch)(void *userdata, const struct notify_ask *approved, const struct notify_ask *now);
+        void *userdata;
+};
+
+/* Asks for q (capability, target, syscall and bytes filled in by the
+ * handler). 1: go on and perform the call now (approved earlier for this
+ * very request, or remembered); 0: *ret is set (held for a person, or
+ * denied with EACCES) and the handler returns 0 at once; -errno: the
+ * sentry failed. */
+int notify_ask(struct notify_call *call, struct notify_ask *q, struct notify_verdict *ret);
+/* The approver's answer to a hold it kept; frees the hold. */
+void notify_hold_decide(struct notify_hold *h, bool approved);
+/* Whether the held call's thread still waits (it may have been killed). */
+bool notify_hold_alive(const struct notify_hold *h);

@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "common/fdpass.h"
+#include "sentry/approvals.h"
 #include "sentry/run-internal.h"
 #include "sentry/sandbox.h"
 
@@ -73,6 +74,7 @@ struct run_rec {
         int timer;
         int status;
         time_t started, ended;
+        int hold_wr; /* OCI create: writing a byte releases the held run's exec (op "start"); -1 none */
 };
 
 /* JSON lines from a pipe, each handed to fn; a line longer than the
@@ -95,6 +97,7 @@ struct serve {
         int audit_wr;
         struct line_reader done; /* transfer threads' results */
         int done_wr;
+        int appr_wake_rd, appr_wake_wr; /* approvals queued events (approvals_take_events) */
         json_t *snapshots;
         int ready_fd;
         char *policy_text;
@@ -105,6 +108,10 @@ struct serve {
         const char *end_reason; /* terminated, expired, killed */
         struct run_rec runs[MAX_RUNS];
         int n_runs;
+        bool oci;        /* `cordon oci`: see serve_config */
+        int main_run;    /* the container's process (its num), 0: none yet */
+        int main_status; /* its wait status, once it ended */
+        bool main_ended;
         int conns[MAX_CONNS];
         uid_t owner;
 };
@@ -319,6 +326,8 @@ static json_t *meta_json(const struct sandbox_state *st, bool live)
                 json_array_append_new(runs, run_json(&srv->runs[i]));
         json_object_set_new(j, "runs", runs);
         json_object_set(j, "snapshots", srv->snapshots);
+        /* in the state (meta.json), so a pending request outlives any client */
+        json_object_set_new(j, "pendingApprovals", approvals_pending_json(st->approvals));
         if (live) {
                 json_t *use = json_object();
                 struct cg_stats cs;
@@ -359,11 +368,13 @@ int serve_prepare(const struct serve_config *cfg, const char *id, const struct r
         struct serve *srv = xcalloc(1, sizeof(*srv));
         snprintf(srv->id, sizeof(srv->id), "%s", id);
         srv->listen_fd = srv->events_fd = srv->audit.fd = srv->audit_wr = srv->done.fd = srv->done_wr = srv->dirfd = -1;
+        srv->appr_wake_rd = srv->appr_wake_wr = -1;
         srv->snapshots = json_array();
         srv->ready_fd = cfg->ready_fd;
         srv->policy_text = xstrdup(cfg->policy_text ? cfg->policy_text : "{}");
         srv->snapshot = cfg->snapshot;
         srv->snapshot_digest = cfg->snapshot_digest;
+        srv->oci = cfg->oci;
         srv->status = "starting";
         srv->owner = geteuid();
         for (size_t i = 0; i < MAX_CONNS; i++)
@@ -405,6 +416,11 @@ int serve_prepare(const struct serve_config *cfg, const char *id, const struct r
         srv->done.fd = ap[0];
         srv->done_wr = ap[1];
         fcntl(srv->done.fd, F_SETFL, O_NONBLOCK);
+        /* both ends non-blocking: a full pipe means the loop is woken already */
+        if (pipe2(ap, O_CLOEXEC | O_NONBLOCK) < 0)
+                goto fail_errno;
+        srv->appr_wake_rd = ap[0];
+        srv->appr_wake_wr = ap[1];
 
         /* The control socket: mode 0600 in a 0700 directory of the creating
          * user; and each connection's SO_PEERCRED is checked too. */
@@ -435,6 +451,11 @@ int serve_audit_fd(struct serve *srv)
         return srv->audit_wr;
 }
 
+int serve_approvals_wake_fd(struct serve *srv)
+{
+        return srv->appr_wake_wr;
+}
+
 void serve_free(struct serve *srv)
 {
         if (!srv)
@@ -450,6 +471,8 @@ void serve_free(struct serve *srv)
                         close(r->log_fd);
                 if (r->timer >= 0)
                         close(r->timer);
+                if (r->hold_wr >= 0)
+                        close(r->hold_wr);
                 for (int k = 0; r->streams && k < 2; k++) {
                         if (r->streams[k].in >= 0)
                                 close(r->streams[k].in);
@@ -461,8 +484,8 @@ void serve_free(struct serve *srv)
         for (size_t i = 0; i < MAX_CONNS; i++)
                 if (srv->conns[i] >= 0)
                         close(srv->conns[i]);
-        int fds[] = {srv->dirfd,    srv->listen_fd, srv->events_fd, srv->audit.fd,
-                     srv->audit_wr, srv->done.fd,   srv->done_wr,   srv->ready_fd};
+        int fds[] = {srv->dirfd,   srv->listen_fd, srv->events_fd,    srv->audit.fd,     srv->audit_wr,
+                     srv->done.fd, srv->done_wr,   srv->appr_wake_rd, srv->appr_wake_wr, srv->ready_fd};
         json_decref(srv->snapshots);
         for (size_t i = 0; i < ELEMENTSOF(fds); i++)
                 if (fds[i] >= 0)
@@ -552,8 +575,10 @@ static int build_exec(const struct sandbox_state *st, json_t *req, int num, stru
                 PUT(json_string_value(v));
                 e->argc++;
         }
-        /* the request's variables override the sandbox's */
-        for (char **p = st->plan->envp; p && *p; p++) {
+        /* the request's variables override the sandbox's; an OCI process
+         * (cleanEnv) has exactly the environment its config gives */
+        bool clean = json_is_true(json_object_get(req, "cleanEnv"));
+        for (char **p = clean ? NULL : st->plan->envp; p && *p; p++) {
                 const char *eq = strchr(*p, '=');
                 bool overridden = false;
                 json_array_foreach(env, i, v)
@@ -635,7 +660,7 @@ static void close_pipes(int (*p)[2][2])
 
 /* exec: a run inside the sandbox with the client's stdio (or, detached, a
  * log file the sentry writes, bounded). */
-static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
+static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_FDS])
 {
         struct serve *srv = st->serve;
         char why[512];
@@ -655,11 +680,56 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
                 return;
         }
         json_int_t timeout_ms = json_integer_value(json_object_get(req, "timeoutMs"));
+        /* OCI: "direct" hands the client's stdio to the run as they are (no
+         * relay through the sentry: the client, a runtime command, exits
+         * at once; conmon and the shim read the pipes themselves); "hold"
+         * keeps the run before its exec until op "start"; "main" makes it
+         * the container's process; preserveFds more fds become its 3, 4, ... */
+        bool direct = json_is_true(json_object_get(req, "direct"));
+        bool hold = json_is_true(json_object_get(req, "hold"));
+        bool is_main = json_is_true(json_object_get(req, "main"));
+        json_int_t n_preserve = json_integer_value(json_object_get(req, "preserveFds"));
+        if ((hold || is_main || n_preserve) && !srv->oci) {
+                reply_error(conn, "exec: hold, main and preserveFds are for OCI containers only");
+                return;
+        }
+        if (is_main && srv->main_run) {
+                reply_error(conn, "exec: the container already has its process");
+                return;
+        }
+        if (n_preserve < 0 || n_preserve > EXEC_MAX_FDS - 4) {
+                reply_error(conn, "exec: at most %d preserved fds", EXEC_MAX_FDS - 4);
+                return;
+        }
+        for (json_int_t i = 0; i < n_preserve; i++) {
+                /* preserved fds pass the same checks as stdio */
+                int chk[3] = {fds[3 + i], -1, -1};
+                if (chk[0] < 0) {
+                        reply_error(conn, "exec: preserved fd %lld was not passed", (long long)(3 + i));
+                        return;
+                }
+                if (check_passed_fds(chk, why, sizeof(why)) < 0) {
+                        reply_error(conn, "preserved fd %lld: %s", (long long)(3 + i), why);
+                        return;
+                }
+        }
         int num = srv->n_runs + 1;
         static struct exec_msg e;
         if (build_exec(st, req, num, &e, why, sizeof(why)) < 0) {
                 reply_error(conn, "%s", why);
                 return;
+        }
+        e.n_preserve = (uint32_t)n_preserve;
+        _cleanup_close_ int hold_rd = -1, hold_wr = -1;
+        if (hold) {
+                int hp[2];
+                if (pipe2(hp, O_CLOEXEC) < 0) {
+                        reply_error(conn, "exec: cannot make the start pipe: %s", strerror(errno));
+                        return;
+                }
+                hold_rd = hp[0];
+                hold_wr = hp[1];
+                e.flags |= EXEC_HOLD;
         }
         int log_in = -1, log_fd = -1;
         int pass[3] = {fds[0], fds[1], fds[2]};
@@ -680,6 +750,16 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
                         (void)ioctl(master, TIOCSWINSZ, &ws);
                 pass[0] = pass[1] = pass[2] = slave;
                 e.flags |= EXEC_TTY;
+        } else if (direct) {
+                for (int i = 0; i < 3; i++)
+                        if (fds[i] < 0) {
+                                reply_error(conn, "exec: stdin, stdout and stderr must be passed");
+                                return;
+                        }
+                if (check_passed_fds(fds, why, sizeof(why)) < 0) {
+                        reply_error(conn, "%s", why);
+                        return;
+                }
         } else if (detach) {
                 int p[2];
                 char name[64];
@@ -723,7 +803,13 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
                 pass[1] = run_pipe[0][1];
                 pass[2] = run_pipe[1][1];
         }
-        if (send_fds(st->sock, &e, offsetof(struct exec_msg, strings) + e.len, pass, 3) < 0) {
+        int all[EXEC_MAX_FDS] = {pass[0], pass[1], pass[2]};
+        size_t n_all = 3;
+        if (hold)
+                all[n_all++] = hold_rd;
+        for (json_int_t i = 0; i < n_preserve; i++)
+                all[n_all++] = fds[3 + i];
+        if (send_fds(st->sock, &e, offsetof(struct exec_msg, strings) + e.len, all, n_all) < 0) {
                 reply_error(conn, "the sandbox's init is gone");
                 if (log_in >= 0)
                         close(log_in);
@@ -740,7 +826,10 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
                               .log_in = log_in,
                               .log_fd = log_fd,
                               .timer = -1,
+                              .hold_wr = TAKE_FD(hold_wr),
                               .started = time(NULL)};
+        if (is_main)
+                srv->main_run = num;
         if (timeout_ms > 0)
                 r->timer = arm_ms(CLOCK_MONOTONIC, false, timeout_ms);
         int back[2] = {master, -1};
@@ -783,6 +872,8 @@ static void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
         streams_flush(srv, r);
         r->running = false;
         r->status = status;
+        if (r->hold_wr >= 0)
+                close(TAKE_FD(r->hold_wr));
         r->ended = time(NULL);
         if (r->timer >= 0) {
                 close(r->timer);
@@ -804,6 +895,20 @@ static void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
         }
         json_decref(j);
         write_meta(st);
+        /* the container's process ended: so does the container (what it
+         * left running goes with the sandbox), and the sentry's exit
+         * status becomes this one */
+        if (srv->oci && r->num == srv->main_run && !srv->main_ended) {
+                srv->main_ended = true;
+                srv->main_status = status;
+                if (!srv->terminate) {
+                        srv->terminate = true;
+                        srv->end_reason = "exited";
+                        srv->status = "stopped";
+                        write_meta(st);
+                        sandbox_kill_all(st);
+                }
+        }
 }
 
 /* A detached run's output, into its log, bounded. */
@@ -1029,6 +1134,94 @@ static void on_transfer_done(struct sandbox_state *st, json_t *rec)
         event(srv, "transfer", rec);
 }
 
+/* The run a sandbox process belongs to: its thread group, then up its
+ * parents (host /proc) until one is a run's first process (init reports
+ * those pids in the sandbox's namespace). "" when none is. */
+static void run_of_pid(struct serve *srv, pid_t pid, char *buf, size_t size)
+{
+        buf[0] = '\0';
+        bool tgid_done = false;
+        for (int depth = 0; pid > 1 && depth < 64; depth++) {
+                char path[64], line[256];
+                snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+                _cleanup_fclose_ FILE *f = fopen(path, "re");
+                if (!f)
+                        return;
+                pid_t ppid = 0, nspid = 0, tgid = 0;
+                while (fgets(line, sizeof(line), f)) {
+                        if (startswith(line, "PPid:"))
+                                ppid = (pid_t)atoi(line + 5);
+                        else if (startswith(line, "Tgid:"))
+                                tgid = (pid_t)atoi(line + 5);
+                        else if (startswith(line, "NSpid:")) {
+                                const char *last = strrchr(line, '\t');
+                                nspid = (pid_t)atoi(last ? last + 1 : line + 6);
+                        }
+                }
+                if (!tgid_done && tgid > 0 && tgid != pid) {
+                        tgid_done = true;
+                        pid = tgid; /* a thread: its process decides */
+                        continue;
+                }
+                tgid_done = true;
+                for (int i = 0; i < srv->n_runs; i++)
+                        if (srv->runs[i].pid > 0 && srv->runs[i].pid == nspid) {
+                                snprintf(buf, size, "r%d", srv->runs[i].num);
+                                return;
+                        }
+                pid = ppid;
+        }
+}
+
+/* The approver's queued events become the sandbox's events; the pending
+ * set, changed, goes to meta.json. */
+static bool read_init(struct sandbox_state *st);
+static void drain_approvals(struct sandbox_state *st)
+{
+        struct serve *srv = st->serve;
+        char buf[256];
+        while (read(srv->appr_wake_rd, buf, sizeof(buf)) > 0)
+                ;
+        if (!st->approvals)
+                return;
+        json_t *evs = approvals_take_events(st->approvals);
+        bool changed = false;
+        size_t i;
+        json_t *ev;
+        json_array_foreach(evs, i, ev)
+        {
+                const char *type = json_string_value(json_object_get(ev, "type"));
+                if (!type)
+                        continue;
+                char t[64];
+                snprintf(t, sizeof(t), "%s", type);
+                json_t *body = json_deep_copy(ev);
+                json_object_del(body, "type");
+                if (streq(t, "audit")) {
+                        event(srv, "audit", body);
+                        continue;
+                }
+                json_int_t pid = json_integer_value(json_object_get(json_object_get(ev, "summary"), "pid"));
+                char run[16];
+                run_of_pid(srv, (pid_t)pid, run, sizeof(run));
+                if (!run[0] && streq(t, "approval_required")) {
+                        /* a run's first process can ask before init's word
+                         * of its pid has been read: read it (bounded) */
+                        struct pollfd ip = {st->sock, POLLIN, 0};
+                        while (st->sock >= 0 && poll(&ip, 1, 100) > 0 && read_init(st))
+                                ;
+                        run_of_pid(srv, (pid_t)pid, run, sizeof(run));
+                }
+                if (run[0])
+                        json_object_set_new(body, "run", json_string(run));
+                event(srv, t, body);
+                changed = true;
+        }
+        json_decref(evs);
+        if (changed)
+                write_meta(st);
+}
+
 static void begin_end(struct sandbox_state *st, const char *reason)
 {
         struct serve *srv = st->serve;
@@ -1037,11 +1230,50 @@ static void begin_end(struct sandbox_state *st, const char *reason)
         srv->terminate = true;
         srv->end_reason = reason;
         srv->status = "terminating";
+        /* a terminated sandbox answers every pending request: denied */
+        approvals_close(st->approvals, streq(reason, "terminated") ? "terminate" : reason);
+        drain_approvals(st);
         write_meta(st);
         sandbox_kill_all(st);
 }
 
-static void handle_request(struct sandbox_state *st, int conn, json_t *req, int fds[3])
+/* `sandbox approve|deny ID REQ [--remember]`: who decided is the client's
+ * SO_PEERCRED (checked at accept to be root or the sandbox's owner). */
+static void decide(struct sandbox_state *st, int conn, json_t *req, bool approve)
+{
+        struct serve *srv = st->serve;
+        const char *id = json_string_value(json_object_get(req, "request"));
+        bool remember = json_is_true(json_object_get(req, "remember"));
+        if (!id || strlen(id) > 20) {
+                reply_error(conn, "%s: which request? (see `cordon sandbox pending %s`)", approve ? "approve" : "deny",
+                            srv->id);
+                return;
+        }
+        if (remember && !approve) {
+                reply_error(conn, "deny: --remember is for approvals only (a denial is never remembered)");
+                return;
+        }
+        struct ucred cred = {0};
+        socklen_t l = sizeof(cred);
+        char who[64];
+        if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &l) == 0)
+                snprintf(who, sizeof(who), "uid %u pid %d", (unsigned)cred.uid, (int)cred.pid);
+        else
+                snprintf(who, sizeof(who), "client");
+        char err[200];
+        int r = approvals_decide(st->approvals, id, approve, remember, who, err, sizeof(err));
+        drain_approvals(st);
+        if (r < 0) {
+                reply_error(conn, "sandbox %s: %s", srv->id, err);
+                return;
+        }
+        (void)control_send(conn,
+                           json_pack("{s:b, s:s, s:s, s:b, s:s}", "ok", 1, "request", id, "decision",
+                                     approve ? "approved" : "denied", "remember", remember, "decidedBy", who),
+                           NULL, 0);
+}
+
+static void handle_request(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_FDS])
 {
         struct serve *srv = st->serve;
         const char *op = json_string_value(json_object_get(req, "op"));
@@ -1053,6 +1285,48 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
         }
         if (streq(op, "exec")) {
                 do_exec(st, conn, req, fds);
+        } else if (streq(op, "start") && srv->oci) {
+                struct run_rec *r = srv->main_run ? find_run(srv, srv->main_run) : NULL;
+                if (!r || !r->running) {
+                        reply_error(conn, "container %s has no process to start%s", srv->id,
+                                    r ? " (it has already exited)" : "");
+                        return;
+                }
+                if (r->hold_wr < 0) {
+                        reply_error(conn, "container %s has already been started", srv->id);
+                        return;
+                }
+                char go = 1;
+                ssize_t w = write(r->hold_wr, &go, 1);
+                close(TAKE_FD(r->hold_wr));
+                if (w != 1) {
+                        reply_error(conn, "cannot start container %s: %s", srv->id,
+                                    w < 0 ? strerror(errno) : "its process is gone");
+                        return;
+                }
+                event(srv, "started", json_pack("{s:i}", "run", r->num));
+                (void)control_send(conn, json_pack("{s:b}", "ok", 1), NULL, 0);
+        } else if (streq(op, "kill") && srv->oci) {
+                /* OCI kill: the container's process (all: every process of
+                 * the sandbox but its init); works before start too */
+                json_int_t sig = json_integer_value(json_object_get(req, "signal"));
+                bool all = json_is_true(json_object_get(req, "all"));
+                struct run_rec *r = srv->main_run ? find_run(srv, srv->main_run) : NULL;
+                if (sig <= 0 || sig >= 65) {
+                        reply_error(conn, "kill: signal %lld is out of range", (long long)sig);
+                        return;
+                }
+                if (!all && (!r || !r->running)) {
+                        reply_error(conn, "container not running");
+                        return;
+                }
+                if (all) {
+                        struct msg m = {.type = MSG_KILL, .value = (int32_t)sig, .aux = -1};
+                        (void)send(st->sock, &m, sizeof(m), MSG_NOSIGNAL);
+                }
+                if (r && r->running)
+                        kill_run(st, r, (int)sig);
+                (void)control_send(conn, json_pack("{s:b}", "ok", 1), NULL, 0);
         } else if (streq(op, "terminate")) {
                 event(srv, "terminated", NULL);
                 begin_end(st, "terminated");
@@ -1079,6 +1353,10 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
                 (void)control_send(conn, json_pack("{s:b, s:s}", "ok", 1, "status", srv->status), NULL, 0);
         } else if (streq(op, "inspect")) {
                 (void)control_send(conn, meta_json(st, true), NULL, 0);
+        } else if (streq(op, "approve") || streq(op, "deny")) {
+                decide(st, conn, req, streq(op, "approve"));
+        } else if (streq(op, "pending")) {
+                (void)control_send(conn, json_pack("{s:o}", "pending", approvals_pending_json(st->approvals)), NULL, 0);
         } else if (streq(op, "cancel")) {
                 struct run_rec *r = find_run_id(srv, json_string_value(json_object_get(req, "run")));
                 if (!r) {
@@ -1162,8 +1440,8 @@ static void read_conn(struct sandbox_state *st, size_t i)
         /* blocking from here: the request is already queued */
         fcntl(c, F_SETFL, 0);
         json_t *req = NULL;
-        int fds[3];
-        int r = control_recv(c, &req, fds, 3);
+        int fds[EXEC_MAX_FDS];
+        int r = control_recv(c, &req, fds, EXEC_MAX_FDS);
         /* a peer that sent nothing but closed, or garbage */
         if (r <= 0) {
                 if (r == -EBADMSG)
@@ -1176,7 +1454,7 @@ static void read_conn(struct sandbox_state *st, size_t i)
         setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
         handle_request(st, c, req, fds);
         json_decref(req);
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < EXEC_MAX_FDS; k++)
                 if (fds[k] >= 0)
                         close(fds[k]);
         close(c);
@@ -1201,25 +1479,29 @@ static void read_run_conn(struct sandbox_state *st, struct run_rec *r)
         json_decref(req);
 }
 
-static void read_init(struct sandbox_state *st)
+/* One message from init, if there is one: true when one was read. */
+static bool read_init(struct sandbox_state *st)
 {
         struct serve *srv = st->serve;
         struct msg m;
+        if (st->sock < 0)
+                return false;
         ssize_t n = recv(st->sock, &m, sizeof(m), MSG_DONTWAIT);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
                 close(st->sock);
                 st->sock = -1;
-                return;
+                return false;
         }
         if (n != (ssize_t)sizeof(m))
-                return;
+                return false;
         struct run_rec *r = find_run(srv, (int)m.aux);
         if (!r)
-                return;
+                return true;
         if (m.type == MSG_RUN_PID)
                 r->pid = m.value;
         else if (m.type == MSG_RUN_EXIT)
                 run_ended(st, r, m.value);
+        return true;
 }
 
 static void announce_ready(struct serve *srv)
@@ -1275,7 +1557,7 @@ int serve_loop(struct sandbox_state *st)
                 announce_ready(srv);
         }
 
-        enum { P_PIDFD, P_INIT, P_SIG, P_LISTEN, P_LIFE, P_EXPIRY, P_AUDIT, P_DONE, P_FIXED };
+        enum { P_PIDFD, P_INIT, P_SIG, P_LISTEN, P_LIFE, P_EXPIRY, P_AUDIT, P_DONE, P_APPROVALS, P_FIXED };
         struct pollfd p[P_FIXED + MAX_CONNS + 5 * MAX_ACTIVE_RUNS];
         struct {
                 int kind; /* 0 conn, 1 run conn, 2 run log, 3 run timer, 4/5 run stdout/stderr relay */
@@ -1291,6 +1573,7 @@ int serve_loop(struct sandbox_state *st)
                 p[P_EXPIRY] = (struct pollfd){expiry_fd, POLLIN, 0};
                 p[P_AUDIT] = (struct pollfd){srv->audit.fd, POLLIN, 0};
                 p[P_DONE] = (struct pollfd){srv->done.fd, POLLIN, 0};
+                p[P_APPROVALS] = (struct pollfd){srv->appr_wake_rd, POLLIN, 0};
                 for (size_t i = 0; i < MAX_CONNS; i++)
                         if (srv->conns[i] >= 0) {
                                 who[n].kind = 0;
@@ -1346,6 +1629,8 @@ int serve_loop(struct sandbox_state *st)
                         drain_lines(st, &srv->audit, on_audit);
                 if (p[P_DONE].revents)
                         drain_lines(st, &srv->done, on_transfer_done);
+                if (p[P_APPROVALS].revents)
+                        drain_approvals(st);
                 if ((p[P_LIFE].revents & POLLIN) || (p[P_EXPIRY].revents & POLLIN)) {
                         if (!srv->terminate)
                                 event(srv, "expired", NULL);
@@ -1414,6 +1699,11 @@ int serve_loop(struct sandbox_state *st)
                 run_ended(st, r, SIGKILL);
         }
         drain_lines(st, &srv->audit, on_audit);
+        /* the sandbox is over: whatever is still pending is denied */
+        approvals_close(st->approvals, srv->end_reason && streq(srv->end_reason, "terminated") ? "terminate"
+                                       : srv->end_reason                                       ? srv->end_reason
+                                                                                               : "killed");
+        drain_approvals(st);
         /* transfers still running hold the view's root; let them finish (bounded) */
         for (int i = 0; i < 100 && xfer_active() > 0; i++)
                 usleep(50 * 1000);
@@ -1421,5 +1711,11 @@ int serve_loop(struct sandbox_state *st)
         event(srv, "ended", json_pack("{s:s}", "reason", srv->end_reason ? srv->end_reason : "killed"));
         sync_events(srv);
         st->exit_reason = srv->end_reason ? srv->end_reason : "killed";
-        return srv->ready_fd >= 0 ? EXIT_SANDBOX : 0;
+        if (srv->ready_fd >= 0)
+                return EXIT_SANDBOX;
+        if (srv->oci && srv->main_ended)
+                return WIFEXITED(srv->main_status)     ? WEXITSTATUS(srv->main_status)
+                       : WIFSIGNALED(srv->main_status) ? 128 + WTERMSIG(srv->main_status)
+                                                       : EXIT_SANDBOX;
+        return srv->oci ? 128 + SIGKILL : 0;
 }

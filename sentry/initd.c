@@ -7,14 +7,17 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "common/fdpass.h"
+#include "sentry/oci-sandbox.h"
 #include "sentry/sandbox.h"
 
 #define MAX_INIT_RUNS 256
@@ -39,7 +42,7 @@ static void report(int sock, uint32_t type, int32_t value, int64_t run)
         (void)send(sock, &m, sizeof(m), MSG_NOSIGNAL);
 }
 
-_noreturn_ static void exec_run(const struct exec_msg *e, const int fds[3])
+_noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX_FDS], const struct oci_sandbox *oci)
 {
         sigset_t none;
         sigemptyset(&none);
@@ -50,13 +53,22 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[3])
          * run reaches all of it, and nothing else */
         setsid();
         /* init's 0-2 are closed, so the received fds may sit there: move
-         * them above first, then into place (dup2 clears close-on-exec) */
-        int high[3];
-        for (int i = 0; i < 3; i++)
-                if ((high[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD_CLOEXEC, 3) : -1) < 0 && fds[i] >= 0)
+         * them above first, then into place (dup2 clears close-on-exec):
+         * stdio to 0-2, preserved fds (OCI --preserve-fds) to 3, 4, ... */
+        bool hold = e->flags & EXEC_HOLD;
+        size_t first_kept = hold ? 4 : 3;
+        size_t n = first_kept + e->n_preserve;
+        if (n > EXEC_MAX_FDS)
+                _exit(EXIT_SANDBOX);
+        int high[EXEC_MAX_FDS];
+        for (size_t i = 0; i < n; i++)
+                if ((high[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD_CLOEXEC, 64) : -1) < 0 && fds[i] >= 0)
                         _exit(EXIT_SANDBOX);
         for (int i = 0; i < 3; i++)
                 if (high[i] >= 0 && dup2(high[i], i) < 0)
+                        _exit(EXIT_SANDBOX);
+        for (size_t i = 0; i < e->n_preserve; i++)
+                if (high[first_kept + i] < 0 || dup2(high[first_kept + i], 3 + (int)i) < 0)
                         _exit(EXIT_SANDBOX);
         if ((e->flags & EXEC_TTY) && ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0)
                 _exit(EXIT_SANDBOX);
@@ -75,6 +87,18 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[3])
                 dprintf(STDERR_FILENO, "cordon: cannot change to %s in the sandbox: %s\n", cwd, strerror(errno));
                 _exit(EXIT_SANDBOX);
         }
+        /* OCI create: everything is in place; `start` releases the exec (a
+         * signal before it ends the process, as containerd expects of kill
+         * on a created container). EOF: the sentry gave up on us. */
+        if (hold) {
+                char go;
+                ssize_t r;
+                do
+                        r = read(high[3], &go, 1);
+                while (r < 0 && errno == EINTR);
+                if (r != 1)
+                        _exit(EXIT_SANDBOX);
+        }
         /* As exec_command does for `cordon run` (see there): this fork of
          * init inherited its non-dumpable mm, which belongs to the host's
          * user namespace, and an unprivileged sentry could not read the
@@ -85,6 +109,16 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[3])
          * can neither ptrace (refused by the filter) nor see more through
          * /proc/PID/mem than the sandbox's own policy and plan. */
         (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+        /* The container's own seccomp profile, in addition to cordon's
+         * filter (already installed in init, so it cannot be lifted): the
+         * kernel runs both and the stricter action wins (an ERRNO of the
+         * profile beats cordon's USER_NOTIF). A profile asking for its own
+         * listener was refused when it was compiled. */
+        if (oci && oci->seccomp.len > 0 &&
+            syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, oci->seccomp_flags, &oci->seccomp) < 0) {
+                dprintf(STDERR_FILENO, "cordon: cannot install linux.seccomp: %s\n", strerror(errno));
+                _exit(EXIT_SANDBOX);
+        }
         execvpe(argv[0], argv, envp);
         int err = errno;
         dprintf(STDERR_FILENO, "cordon: %s: %s\n", argv[0], strerror(err));
@@ -95,7 +129,8 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[3])
 static bool exec_msg_valid(const struct exec_msg *e, size_t n)
 {
         if (n < offsetof(struct exec_msg, strings) || e->len > EXEC_MAX_STRINGS ||
-            n != offsetof(struct exec_msg, strings) + e->len || e->argc == 0 || e->argc > 4096 || e->envc > 4096)
+            n != offsetof(struct exec_msg, strings) + e->len || e->argc == 0 || e->argc > 4096 || e->envc > 4096 ||
+            e->n_preserve > EXEC_MAX_FDS - 4)
                 return false;
         uint32_t want = 1 + e->argc + e->envc, seen = 0;
         for (uint32_t i = 0; i < e->len; i++)
@@ -117,7 +152,7 @@ static void reap(int sock)
                         }
 }
 
-_noreturn_ void init_serve_runs(int sock)
+_noreturn_ void init_serve_runs(int sock, const struct oci_sandbox *oci)
 {
         /* init's own stdio was the sentry's at the clone (the creating
          * client's /dev/null and error file): none of it stays in the
@@ -153,12 +188,16 @@ _noreturn_ void init_serve_runs(int sock)
                 }
                 if (!(p.revents & (POLLIN | POLLHUP | POLLERR)))
                         continue;
-                int fds[3];
-                ssize_t n = recv_fds(sock, &e, sizeof(e), fds, 3);
+                int fds[EXEC_MAX_FDS];
+                ssize_t n = recv_fds(sock, &e, sizeof(e), fds, EXEC_MAX_FDS);
                 if (n <= 0)
                         _exit(0); /* the sentry is gone: so is the sandbox */
                 if ((size_t)n >= sizeof(struct msg) && e.type == MSG_KILL) {
                         const struct msg *m = (const struct msg *)&e;
+                        /* run -1: every process of the sandbox but init
+                         * (OCI kill --all) */
+                        if (m->aux == -1)
+                                (void)kill(-1, m->value);
                         for (size_t i = 0; i < MAX_INIT_RUNS; i++)
                                 if (runs[i].pid > 0 && runs[i].run == m->aux) {
                                         kill(-runs[i].pid, m->value);
@@ -172,7 +211,7 @@ _noreturn_ void init_serve_runs(int sock)
                         pid_t pid = slot < MAX_INIT_RUNS ? fork() : -1;
                         if (pid == 0) {
                                 close(sock);
-                                exec_run(&e, fds);
+                                exec_run(&e, fds, oci);
                         }
                         if (pid < 0)
                                 report(sock, MSG_RUN_EXIT, EXIT_SANDBOX << 8, e.run);
@@ -181,7 +220,7 @@ _noreturn_ void init_serve_runs(int sock)
                                 report(sock, MSG_RUN_PID, pid, e.run);
                         }
                 }
-                for (int i = 0; i < 3; i++)
+                for (int i = 0; i < EXEC_MAX_FDS; i++)
                         if (fds[i] >= 0)
                                 close(fds[i]);
         }

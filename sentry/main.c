@@ -16,6 +16,7 @@ static void usage(FILE *f)
               "       cordon syscalls\n"
               "       cordon gc                  remove what crashed sandboxes left (safe any time)\n"
               "       cordon sandbox VERB ...    long-lived sandboxes (cordon sandbox --help)\n"
+              "       cordon oci VERB ...        OCI runtime, runc's command line (also as cordon-oci)\n"
               "       cordon digest DIR          print the sha256 digest of a template tree (source.digest)\n"
               "       cordon --help | --version\n"
               "\n"
@@ -51,6 +52,9 @@ static void usage(FILE *f)
               "Network: the sandbox has its own loopback only; the policy's networkPolicy lists\n"
               "host names it may reach on port 443, through the sentry's DNS stub and egress gate.\n"
               "      --audit FILE         append every egress decision as a JSON line\n"
+              "      --approve-interactive\n"
+              "                           ask on the controlling terminal (y/n/always) when a policy\n"
+              "                           \"ask\" rule is reached; without it such calls are denied\n"
               "  -v, --verbose            say what the sentry does and which layers are on\n"
               "\n"
               "Tests only (never in production):\n"
@@ -132,17 +136,29 @@ static int cmd_digest(int argc, char **argv)
 static int cmd_run(int argc, char **argv)
 {
         static const struct option opts[] = {
-                {"policy", required_argument, NULL, 'p'},  {"bind", required_argument, NULL, 'b'},
-                {"env", required_argument, NULL, 'e'},     {"cwd", required_argument, NULL, 'C'},
-                {"tty", no_argument, NULL, 't'},           {"no-tty", no_argument, NULL, 'T'},
-                {"trap-all", no_argument, NULL, 'A'},      {"verbose", no_argument, NULL, 'v'},
-                {"help", no_argument, NULL, 'h'},          {"memory", required_argument, NULL, 'M'},
-                {"cpus", required_argument, NULL, 'c'},    {"pids", required_argument, NULL, 'P'},
-                {"disk", required_argument, NULL, 'D'},    {"nofile", required_argument, NULL, 'N'},
-                {"timeout", required_argument, NULL, 'o'}, {"admission", required_argument, NULL, 'a'},
-                {"stats", required_argument, NULL, 's'},   {"cgroup", required_argument, NULL, 'g'},
-                {"audit", required_argument, NULL, 'U'},   {"allow-unverified-exec", no_argument, NULL, 'E'},
-                {"debug-unsafe", no_argument, NULL, 'X'},  {0},
+                {"policy", required_argument, NULL, 'p'},
+                {"bind", required_argument, NULL, 'b'},
+                {"env", required_argument, NULL, 'e'},
+                {"cwd", required_argument, NULL, 'C'},
+                {"tty", no_argument, NULL, 't'},
+                {"no-tty", no_argument, NULL, 'T'},
+                {"trap-all", no_argument, NULL, 'A'},
+                {"verbose", no_argument, NULL, 'v'},
+                {"help", no_argument, NULL, 'h'},
+                {"memory", required_argument, NULL, 'M'},
+                {"cpus", required_argument, NULL, 'c'},
+                {"pids", required_argument, NULL, 'P'},
+                {"disk", required_argument, NULL, 'D'},
+                {"nofile", required_argument, NULL, 'N'},
+                {"timeout", required_argument, NULL, 'o'},
+                {"admission", required_argument, NULL, 'a'},
+                {"stats", required_argument, NULL, 's'},
+                {"cgroup", required_argument, NULL, 'g'},
+                {"audit", required_argument, NULL, 'U'},
+                {"allow-unverified-exec", no_argument, NULL, 'E'},
+                {"debug-unsafe", no_argument, NULL, 'X'},
+                {"approve-interactive", no_argument, NULL, 'I'},
+                {0},
         };
         struct run_options o = {.tty = TTY_AUTO, .cgroup_mode = CG_AUTO};
         run_limits_unset(&o.limits);
@@ -230,6 +246,9 @@ static int cmd_run(int argc, char **argv)
                 case 'X':
                         debug_unsafe = true;
                         break;
+                case 'I':
+                        o.approve_interactive = true;
+                        break;
                 case 'g':
                         if (streq(optarg, "auto"))
                                 o.cgroup_mode = CG_AUTO;
@@ -314,6 +333,10 @@ _public_ const char *__asan_default_options(void)
 
 int main(int argc, char **argv)
 {
+        /* installed as cordon-oci (a link to cordon): runc's command line */
+        const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+        if (streq(prog, "cordon-oci"))
+                return sentry_oci(argc, argv);
         if (argc < 2) {
                 usage(stderr);
                 return EXIT_USAGE;
@@ -332,6 +355,8 @@ int main(int argc, char **argv)
                 return cmd_run(argc - 1, argv + 1);
         if (streq(verb, "sandbox"))
                 return sentry_sandbox(argc - 1, argv + 1);
+        if (streq(verb, "oci"))
+                return sentry_oci(argc - 1, argv + 1);
         if (streq(verb, "check")) {
                 bool json = argc > 2 && streq(argv[2], "--json");
                 if (argc > 2 && !json) {

@@ -18,18 +18,31 @@
 
 #include "sentry/policy.h"
 
-/* The annotation naming cordon's policy for a container: a path to a JSON
- * policy file, or the policy inline (a value starting with '{'). Without
- * it the container gets the built-in default: no egress at all. */
+/* The annotation naming cordon's policy for a container: an absolute path
+ * to a JSON policy file, or the policy inline (a value starting with '{').
+ * Without it the container gets the built-in default: no egress at all.
+ * (podman splits --annotation values as CSV: inline JSON needs quoting
+ * there, a file path does not.) */
 #define OCI_POLICY_ANNOTATION "dev.cordon.policy"
 
 struct oci_mount {
-        char *destination; /* absolute, normalised, inside the container */
-        char *type;        /* "bind" (also when options say bind/rbind), "tmpfs", "proc", "sysfs", "devpts", "mqueue", "cgroup", "cgroup2" */
-        char *source;      /* bind: an absolute host path (a relative one is taken from the bundle); others: as given, may be NULL */
-        unsigned long flags;       /* MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_*ATIME, ... from options */
-        unsigned long propagation; /* MS_PRIVATE, MS_SLAVE, MS_SHARED, MS_UNBINDABLE (| MS_REC), or 0 */
-        char *data;                /* the remaining options joined by ',' (e.g. "size=65536k,mode=755"), or NULL */
+        /* absolute, normalised, inside the container */
+        char *destination;
+        /* "bind" (also when options say bind/rbind), "tmpfs", "proc", "sysfs",
+         * "devpts", "mqueue", "cgroup", "cgroup2" */
+        char *type;
+        /* bind: an absolute host path (a relative one is taken from the
+         * bundle); others: as given, may be NULL */
+        char *source;
+        /* MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC,
+         * MS_*ATIME, ... from options */
+        unsigned long flags;
+        /* MS_PRIVATE, MS_SLAVE, MS_SHARED, MS_UNBINDABLE (| MS_REC), or 0 */
+        unsigned long propagation;
+        /* the remaining options joined by ',' ("size=65536k,mode=755"), or NULL */
+        char *data;
+        /* tmpfs: fill it with what the image has at destination (runc/crun "tmpcopyup") */
+        bool tmpcopyup;
 };
 
 struct oci_rlimit {
@@ -63,10 +76,16 @@ struct oci_process {
         bool has_oom_score_adj;
         int oom_score_adj;
         unsigned console_height, console_width; /* 0: not given */
+        /* LSM labels, as given (NULL: none). cordon loads no LSM policy of its
+         * own: the runtime applies them where the host's LSM is enabled, or
+         * refuses the container. */
+        char *apparmor_profile;
+        char *selinux_label;
 };
 
 struct oci_namespace {
-        int type;   /* CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWUSER, CLONE_NEWCGROUP, CLONE_NEWTIME */
+        int type;   /* CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWUSER,
+                       CLONE_NEWCGROUP, CLONE_NEWTIME */
         char *path; /* join this one instead of creating: NULL for a new one */
 };
 
@@ -125,6 +144,16 @@ struct oci_annotation {
         char *key, *value;
 };
 
+/* linux.sysctl: only keys that belong to a namespace the container has
+ * (net.*, kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*, and
+ * kernel.hostname/domainname) pass the parser, and only when linux.namespaces
+ * lists that namespace. When it is joined by path the runtime must refuse
+ * a path that is the host's own namespace (runc compares it with
+ * /proc/self/ns/...), as the parser opens nothing. */
+struct oci_sysctl {
+        char *key, *value;
+};
+
 struct oci_spec {
         char *oci_version;
         char *bundle;    /* absolute */
@@ -141,9 +170,12 @@ struct oci_spec {
         struct oci_id_mapping *uid_mappings, *gid_mappings;
         size_t n_uid_mappings, n_gid_mappings;
         struct oci_resources resources;
-        char *cgroups_path; /* NULL: not given */
+        char *cgroups_path;    /* NULL: not given */
         char **masked_paths;   /* NULL-terminated (may be empty) */
         char **readonly_paths; /* NULL-terminated (may be empty) */
+        struct oci_sysctl *sysctls;
+        size_t n_sysctls;
+        char *mount_label;           /* linux.mountLabel (SELinux), NULL: none */
         struct oci_seccomp *seccomp; /* NULL: none */
         struct oci_hook *hooks[OCI_HOOK_KINDS];
         size_t n_hooks[OCI_HOOK_KINDS];
@@ -151,10 +183,13 @@ struct oci_spec {
         size_t n_annotations;
 };
 
-/* Reads BUNDLE/config.json. 0, or -errno (-EINVAL: a bad document) with
+/* Reads BUNDLE/config.json (BUNDLE resolved with realpath(3) first, so
+ * s->bundle is canonical). 0, or -errno (-EINVAL: a bad document) with
  * *ret_error a malloc'd message naming the file and the JSON path. */
 int oci_spec_load(const char *bundle, struct oci_spec **ret, char **ret_error);
-/* The same from memory; bundle is used to make relative paths absolute. */
+/* The same from memory; bundle (absolute, or taken from the current
+ * directory; without "..") makes relative paths absolute. NULL: relative
+ * paths in the document are errors. */
 int oci_spec_parse(const char *buf, size_t len, const char *bundle, struct oci_spec **ret, char **ret_error);
 void oci_spec_free(struct oci_spec *s);
 /* `exec --process FILE`: a process object alone. */
@@ -164,10 +199,15 @@ void oci_process_done(struct oci_process *p);
 const char *oci_annotation(const struct oci_spec *s, const char *key);
 
 /* The cordon policy a container runs under: the OCI_POLICY_ANNOTATION
- * policy (or the default), with the root as its template source (no
- * digest), binds from "bind" mounts, linux.maskedPaths as hidden rules,
- * linux.readonlyPaths as read-only rules, and linux.resources as limits
- * (where the policy also sets one, the stricter wins). 0, or -errno with
+ * policy (or the default; one naming its own source is refused), with the
+ * root as its template source (no digest), binds from "bind" mounts (except
+ * those onto /dev/shm, /dev/pts, /dev/mqueue, /etc/resolv.conf and
+ * /etc/hosts, which cordon provides itself; other targets under /dev or
+ * /proc are refused), linux.maskedPaths as hidden rules, linux.readonlyPaths
+ * as read-only rules (rules sorted parents first), and linux.resources as
+ * limits (where the policy also sets one, the stricter wins). Not in the
+ * policy: root.readonly (see oci-policy.c: a rule on "/" cannot leave the
+ * tmpfs mounts writable), the non-bind mounts. 0, or -errno with
  * *ret_error. */
 int oci_spec_policy(const struct oci_spec *s, struct policy **ret, char **ret_error);
 

@@ -3,7 +3,9 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <linux/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "common/util.h"
 #include "sentry/run-internal.h"
@@ -55,25 +57,35 @@ static char **build_env(const struct run_options *o)
         return envp;
 }
 
-/* Refuses what this build cannot enforce yet: a policy that asks for it
- * must not run with less isolation than it asked for. */
+/* Refuses what this build cannot enforce yet, and "ask" rules that would
+ * ask for nothing: a policy must not run with less isolation, or other
+ * approvals, than it says. */
 static int refuse_unsupported(const struct policy *p)
 {
         const char *what = NULL;
         if (p->has_source && streq(p->source_kind, "snapshot"))
                 what = "source kind \"snapshot\" (snapshots come with the sandbox lifecycle, issue #6)";
-        for (size_t i = 0; !what && i < p->n_rules; i++)
-                if (p->rules[i].action == ACTION_ASK)
-                        what = "filesystem.rules[].action \"ask\" (approvals)";
-        for (size_t i = 0; !what && i < p->n_net_rules; i++)
-                if (p->net_rules[i].action == ACTION_ASK)
-                        what = "networkPolicy.rules[].action \"ask\" (approvals)";
         if (what) {
                 fprintf(stderr,
                         "cordon: the policy asks for %s, which this build of cordon cannot enforce yet; "
                         "refusing to run with less isolation than requested\n",
                         what);
                 return -EOPNOTSUPP;
+        }
+        for (size_t i = 0; i < p->n_rules; i++) {
+                const struct policy_path_rule *r = &p->rules[i];
+                if (r->action != ACTION_ASK)
+                        continue;
+                /* an ask rule asks before writes (read-write) and execs
+                 * (exec: true) beneath it; hidden has nothing to ask about,
+                 * and a read rule without exec would ask for nothing */
+                if (r->access == ACCESS_HIDDEN || (r->access == ACCESS_READ && r->exec != 1)) {
+                        fprintf(stderr,
+                                "cordon: filesystem.rules[%zu] (%s): \"action\": \"ask\" needs \"access\": "
+                                "\"read-write\" (ask before writes) or \"exec\": true (ask before execs)\n",
+                                i, r->path);
+                        return PLAN_POLICY_ERROR;
+                }
         }
         return 0;
 }
@@ -156,15 +168,40 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                         return -ENOENT;
                 }
         }
+        /* An OCI engine (root) names binds from its own private directories
+         * (podman's userdata: hostname, .containerenv), which the sandbox's
+         * identity may not enter: the sentry opens them, with the engine's
+         * standing, as runc would. Any other caller's binds are opened by
+         * init as the sandbox, so `cordon run --bind` never reaches further
+         * than the sandbox's own identity could. */
+        if (o->oci && nb > 0) {
+                p.bind_fds = xcalloc(nb, sizeof(int));
+                for (size_t i = 0; i < nb; i++)
+                        p.bind_fds[i] = -1;
+                for (size_t i = 0; i < nb; i++) {
+                        /* a detached copy: init lives in another mount
+                         * namespace, where only such a tree can be bound */
+                        p.bind_fds[i] = (int)syscall(SYS_open_tree, AT_FDCWD, p.binds[i].source,
+                                                     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+                        if (p.bind_fds[i] < 0) {
+                                fprintf(stderr, "cordon: bind source %s: %m\n", p.binds[i].source);
+                                p.n_bind_fds = i;
+                                sandbox_plan_done(&p);
+                                return -ENOENT;
+                        }
+                }
+                p.n_bind_fds = nb;
+        }
         p.rules = xcalloc(o->policy->n_rules, sizeof(struct fs_rule));
         for (size_t i = 0; i < o->policy->n_rules; i++) {
                 const struct policy_path_rule *pr = &o->policy->rules[i];
                 enum fs_access acc = pr->access == ACCESS_HIDDEN ? FS_HIDDEN
                                      : pr->access == ACCESS_READ ? FS_READ
                                                                  : FS_READ_WRITE;
-                p.rules[i] = (struct fs_rule){pr->path, acc, pr->exec};
+                p.rules[i] = (struct fs_rule){pr->path, acc, pr->exec, pr->action == ACTION_ASK};
         }
         p.view = (struct fs_view_spec){.binds = p.binds,
+                                       .bind_fds = p.bind_fds,
                                        .n_binds = nb,
                                        .rules = p.rules,
                                        .n_rules = o->policy->n_rules,
@@ -190,9 +227,15 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
          * needs"). */
         size_t n_all;
         (void)sentry_syscall_table(&n_all);
+        /* a write "ask" rule needs every call that changes the file system
+         * seen by the sentry (it asks before them), as a hidden rule needs
+         * every path call: neither is left native. Opens and execs are
+         * always trapped; calls that only read stay native under ask. */
+        for (size_t i = 0; i < o->policy->n_rules; i++)
+                p.trap_writes = p.trap_writes || (p.rules[i].ask && p.rules[i].access == FS_READ_WRITE);
         p.trap_paths = o->trap_all || fs_rules_have_hidden(p.rules, o->policy->n_rules);
         p.table = xcalloc(n_all, sizeof(struct syscall_entry));
-        p.n_table = sentry_syscall_select(p.trap_paths, p.table, n_all);
+        p.n_table = sentry_syscall_select_rows(p.trap_paths, p.trap_writes, p.table, n_all);
         const char *bad = NULL;
         r = notify_filter_build(p.table, p.n_table, &p.filter, &bad);
         if (r < 0) {
@@ -215,6 +258,7 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
         }
         p.max_open_files = POLICY_UNSET;
         p.serve_runs = o->serve != NULL;
+        p.oci = o->oci;
         *ret = p;
         return 0;
 }
@@ -231,6 +275,10 @@ void sandbox_plan_done(struct sandbox_plan *p)
         free(p->envp);
         free(p->cwd);
         free(p->binds);
+        for (size_t i = 0; i < p->n_bind_fds; i++)
+                if (p->bind_fds[i] >= 0)
+                        close(p->bind_fds[i]);
+        free(p->bind_fds);
         free(p->rules);
         free(p->table);
         free(p->filter.filter);

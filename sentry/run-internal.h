@@ -50,16 +50,20 @@ struct sandbox_plan {
         char *cwd;
         struct fs_view_spec view;
         struct fs_bind *binds;
+        int *bind_fds; /* OCI: the binds' sources opened by the sentry (view.bind_fds), else NULL */
+        size_t n_bind_fds;
         struct fs_rule *rules;
         struct sock_fprog filter;
         /* the syscall table rows in force for this run (see SC_F_PATH_POLICY) */
         struct syscall_entry *table;
         size_t n_table;
-        bool trap_paths; /* --trap-all or a hidden rule: every path call is emulated */
+        bool trap_paths;  /* --trap-all or a hidden rule: every path call is emulated */
+        bool trap_writes; /* a write "ask" rule: every path call that changes the file system is emulated */
         bool use_tty;
-        int64_t max_open_files; /* RLIMIT_NOFILE for the command; -1: inherited */
-        unsigned debug_disable; /* DEBUG_OFF_* (tests only; see sentry.h) */
-        bool serve_runs;        /* no command: init waits for MSG_EXEC (sentry/initd.c) */
+        int64_t max_open_files;        /* RLIMIT_NOFILE for the command; -1: inherited */
+        unsigned debug_disable;        /* DEBUG_OFF_* (tests only; see sentry.h) */
+        bool serve_runs;               /* no command: init waits for MSG_EXEC (sentry/initd.c) */
+        const struct oci_sandbox *oci; /* `cordon oci`: applied by init (sentry/oci-sandbox.h), or NULL */
 };
 
 /* Prints why it fails. PLAN_POLICY_ERROR: what the policy asks for cannot be
@@ -110,7 +114,10 @@ struct sandbox_state {
                 uint64_t total_ns, max_ns; /* the sentry's time on them (notify_engine_call_stats) */
         } trapped[64];                     /* notifications served, per emulated syscall */
         size_t n_trapped;
-        struct serve *serve; /* `cordon sandbox create`: the detached sentry's state, else NULL */
+        struct serve *serve;         /* `cordon sandbox create`: the detached sentry's state, else NULL */
+        struct approvals *approvals; /* "ask" rules' pending requests (sentry/approvals.h) */
+        int approve_tty;             /* --approve-interactive: the controlling terminal, else -1 */
+        int prompt_wake[2];          /* a terminal prompt started or ended: the relay re-polls; -1 */
 };
 
 /* The exec tracer (exectrace.c): verifies after each exec in the sandbox

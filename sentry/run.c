@@ -39,8 +39,10 @@
 #include "common/util.h"
 #include "fs/fs.h"
 #include "net/net.h"
+#include "sentry/approvals.h"
 #include "sentry/cgroup.h"
 #include "sentry/limits.h"
+#include "sentry/oci-sandbox.h"
 #include "sentry/run-internal.h"
 #include "sentry/sandbox.h"
 #include "sentry/sentry.h"
@@ -135,8 +137,12 @@ _noreturn_ _printf_(2, 3) static void child_fail(int sock, const char *fmt, ...)
 }
 
 /* Drops every capability for good: bounding and ambient sets emptied,
- * securebits locked so uid 0 in the sandbox never regains any on exec. */
-static int drop_privileges(void)
+ * securebits locked so uid 0 in the sandbox never regains any on exec.
+ * With an OCI identity (oci->set_user) the process also becomes that
+ * uid/gid with those groups: the bounding set and securebits go first
+ * (they need CAP_SETPCAP), NO_SETUID_FIXUP keeps CAP_SETUID/SETGID across
+ * the switch, and the capset below empties them all the same. */
+static int drop_privileges(const struct oci_sandbox *oci)
 {
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
                 return negative_errno();
@@ -148,6 +154,15 @@ static int drop_privileges(void)
                           SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
                   0, 0, 0) < 0)
                 return negative_errno();
+        if (oci && oci->set_user) {
+                gid_t groups[OCI_MAX_IDS];
+                for (size_t i = 0; i < oci->n_groups; i++)
+                        groups[i] = oci->groups[i];
+                if (setgroups(oci->n_groups, groups) < 0 && !(errno == EPERM && oci->n_groups == 0))
+                        return negative_errno();
+                if (setresgid(oci->gid, oci->gid, oci->gid) < 0 || setresuid(oci->uid, oci->uid, oci->uid) < 0)
+                        return negative_errno();
+        }
         struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
         struct __user_cap_data_struct d[2] = {0};
         if (syscall(SYS_capset, &h, d) < 0)
@@ -178,7 +193,7 @@ static int cmp_int(const void *a, const void *b)
  * close_range over the gaps: one call per gap instead of one per number. */
 static int close_all_but(const int *keep, size_t n)
 {
-        int k[16];
+        int k[80];
         size_t m = 0;
         for (size_t i = 0; i < n && m < ELEMENTSOF(k); i++)
                 if (keep[i] >= 3)
@@ -366,6 +381,28 @@ static void debug_mount_flags(const struct sandbox_plan *plan, int sock)
         }
 }
 
+/* An OCI mount the view does not provide (a tmpfs, mqueue), inside the
+ * sandbox's own mount namespace after the pivot; its mount point made if
+ * the image lacks it. Always nosuid and nodev. */
+static void oci_mount(int sock, const struct oci_extra_mount *m)
+{
+        char path[4096];
+        snprintf(path, sizeof(path), "%s", m->destination);
+        for (char *p = path + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = '\0';
+                if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                        child_fail(sock, "mounts: %s: mkdir %s: %s", m->destination, path, strerror(errno));
+                *p = '/';
+        }
+        if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                child_fail(sock, "mounts: %s: mkdir: %s", m->destination, strerror(errno));
+        if (mount(m->fstype, path, m->fstype, m->flags | MS_NOSUID | MS_NODEV, m->data) < 0)
+                child_fail(sock, "mounts: %s %s (%s): %s", m->fstype, m->destination, m->data ? m->data : "",
+                           strerror(errno));
+}
+
 /* pid 1 of the sandbox. */
 _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
 {
@@ -377,8 +414,11 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
          * fds) is not init's: a copy here would outlive a killed sentry.
          * The template's directory stays until the view is built (the view
          * checks that the template it mounts is the one the sentry hashed). */
-        int only_sock[] = {sock, plan->view.template_fd};
-        if (close_all_but(only_sock, ELEMENTSOF(only_sock)) < 0)
+        int only_sock[2 + 64] = {sock, plan->view.template_fd};
+        size_t n_keep = 2;
+        for (size_t i = 0; i < plan->n_bind_fds && n_keep < ELEMENTSOF(only_sock); i++)
+                only_sock[n_keep++] = plan->bind_fds[i];
+        if (close_all_but(only_sock, n_keep) < 0)
                 _exit(EXIT_SANDBOX);
 
         /* Out of the host terminal's session: a Ctrl-C there reaches the
@@ -413,11 +453,14 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         r = fs_view_enter(&view, err, sizeof(err));
         if (r < 0)
                 child_fail(sock, "cannot build the sandbox's view: %s", err);
-        if (sethostname("cordon", 6) < 0)
+        const char *hostname = plan->oci && plan->oci->hostname ? plan->oci->hostname : "cordon";
+        if (sethostname(hostname, strlen(hostname)) < 0)
                 child_fail(sock, "sethostname: %s", strerror(errno));
         r = net_loopback_up();
         if (r < 0)
                 child_fail(sock, "bring up loopback in the sandbox: %s", strerror(-r));
+        for (size_t i = 0; plan->oci && i < plan->oci->n_mounts; i++)
+                oci_mount(sock, &plan->oci->mounts[i]);
         if (plan->debug_disable & (DEBUG_OFF_RO_BINDS | DEBUG_OFF_NOEXEC_RULES))
                 debug_mount_flags(plan, sock);
 
@@ -469,9 +512,19 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         if ((r = close_all_but(keep, ELEMENTSOF(keep))) < 0)
                 child_fail(sock, "close_range: %s", strerror(-r));
 
-        r = drop_privileges();
+        /* the container's rlimits, while init may still raise them within
+         * what the host allows (it cannot exceed the hard limits it got) */
+        for (size_t i = 0; plan->oci && i < plan->oci->n_rlimits; i++) {
+                const struct oci_limit *l = &plan->oci->rlimits[i];
+                struct rlimit rl = {(rlim_t)l->soft, (rlim_t)l->hard};
+                if (setrlimit(l->resource, &rl) < 0)
+                        child_fail(sock, "process.rlimits: resource %d soft %llu hard %llu: %s", l->resource,
+                                   (unsigned long long)l->soft, (unsigned long long)l->hard, strerror(errno));
+        }
+        r = drop_privileges(plan->oci);
         if (r < 0)
-                child_fail(sock, "drop privileges: %s", strerror(-r));
+                child_fail(sock, "drop privileges%s: %s",
+                           plan->oci && plan->oci->set_user ? " and become process.user" : "", strerror(-r));
 
         /* Landlock, before anything runs that the sandbox controls: init
          * restricts itself, so the command and all it forks inherit the
@@ -545,7 +598,7 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         }
 
         if (plan->serve_runs)
-                init_serve_runs(sock);
+                init_serve_runs(sock, plan->oci);
 
         pid_t cmd = fork();
         if (cmd < 0)
@@ -593,21 +646,41 @@ static int write_file(const char *path, const char *text)
         return write_all(fd, text, strlen(text));
 }
 
-static int write_id_maps(pid_t pid, uid_t uid, gid_t gid, bool deny_setgroups)
+/* "0 HOST 1" and, for an OCI identity, one line per other container id
+ * (oci_host_id: never host root). */
+static void id_map_text(char *buf, size_t size, uint32_t root_host, uint32_t id, const uint32_t *more, size_t n_more)
 {
-        char path[64], map[64];
+        size_t len = (size_t)snprintf(buf, size, "0 %u 1\n", root_host);
+        uint32_t done[1 + OCI_MAX_IDS];
+        size_t n_done = 0;
+        for (size_t i = 0; i <= n_more && len < size; i++) {
+                uint32_t c = i == 0 ? id : more[i - 1];
+                bool dup = c == 0;
+                for (size_t k = 0; k < n_done; k++)
+                        dup = dup || done[k] == c;
+                if (dup)
+                        continue;
+                done[n_done++] = c;
+                len += (size_t)snprintf(buf + len, size - len, "%u %u 1\n", c, oci_host_id(c, root_host));
+        }
+}
+
+static int write_id_maps(pid_t pid, uid_t uid, gid_t gid, bool deny_setgroups, const struct oci_sandbox *oci)
+{
+        char path[64], map[4096];
         int r;
         if (deny_setgroups) {
                 snprintf(path, sizeof(path), "/proc/%d/setgroups", pid);
                 if ((r = write_file(path, "deny")) < 0)
                         return r;
         }
+        bool ids = oci && oci->set_user;
         snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
-        snprintf(map, sizeof(map), "0 %u 1\n", uid);
+        id_map_text(map, sizeof(map), uid, ids ? oci->uid : 0, NULL, 0);
         if ((r = write_file(path, map)) < 0)
                 return r;
         snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
-        snprintf(map, sizeof(map), "0 %u 1\n", gid);
+        id_map_text(map, sizeof(map), gid, ids ? oci->gid : 0, ids ? oci->groups : NULL, ids ? oci->n_groups : 0);
         return write_file(path, map);
 }
 
@@ -878,6 +951,29 @@ int sentry_run(const struct run_options *o)
                 return EXIT_SANDBOX;
         }
 
+        /* --approve-interactive asks whoever runs cordon, on the terminal
+         * that controls it: without one there is nobody to ask, and running
+         * with every ask denied is not what the flag asked for */
+        _cleanup_close_ int approve_tty = -1;
+        if (o->approve_interactive) {
+                approve_tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+                if (approve_tty < 0) {
+                        fprintf(stderr,
+                                "cordon: --approve-interactive needs a controlling terminal to ask on, and there is "
+                                "none (/dev/tty: %m); use `cordon sandbox` with `sandbox approve` instead\n");
+                        return EXIT_USAGE;
+                }
+        } else if (!o->serve) {
+                bool asks = false;
+                for (size_t i = 0; i < o->policy->n_rules; i++)
+                        asks = asks || o->policy->rules[i].action == ACTION_ASK;
+                for (size_t i = 0; i < o->policy->n_net_rules; i++)
+                        asks = asks || o->policy->net_rules[i].action == ACTION_ASK;
+                if (asks)
+                        fprintf(stderr, "cordon: warning: the policy has \"ask\" rules and nobody to ask "
+                                        "(--approve-interactive not given): every such call is denied\n");
+        }
+
         /* what crashed sentries left behind goes first (never a live sandbox) */
         (void)state_gc(true);
 
@@ -947,6 +1043,8 @@ int sentry_run(const struct run_options *o)
                 .pidfd = -1,
                 .pty_master = -1,
                 .serve = srv,
+                .approve_tty = approve_tty,
+                .prompt_wake = {-1, -1},
         };
         clock_gettime(CLOCK_MONOTONIC, &st.started);
         if (attach_floor(&st, o->debug_disable) < 0) {
@@ -1038,7 +1136,7 @@ static int run_sandbox(struct sandbox_state *st)
         st->gid = child_gid;
         st->privileged = privileged;
 
-        r = write_id_maps(pid, child_uid, child_gid, !privileged);
+        r = write_id_maps(pid, child_uid, child_gid, !privileged, plan->oci);
         if (r < 0)
                 fprintf(stderr, "cordon: cannot write the sandbox's uid/gid maps: %s\n", strerror(-r));
         else if (st->cg && (r = cgroup_attach(st->cg, pid)) < 0)
@@ -1070,7 +1168,8 @@ static int start_gate(struct sandbox_state *st, int netnsfd)
         const struct policy *p = st->policy;
         _cleanup_free_ struct net_rule *rules = xcalloc(p->n_net_rules, sizeof(*rules));
         for (size_t i = 0; i < p->n_net_rules; i++)
-                rules[i] = (struct net_rule){p->net_rules[i].host, p->net_rules[i].port};
+                rules[i] = (struct net_rule){p->net_rules[i].host, p->net_rules[i].port,
+                                             p->net_rules[i].action == ACTION_ASK};
         _cleanup_free_ struct net_cidr *allow = xcalloc(p->net_testing.n_allow_private, sizeof(*allow));
         for (size_t i = 0; i < p->net_testing.n_allow_private; i++) {
                 allow[i].family = p->net_testing.allow_private[i].family;
@@ -1258,6 +1357,11 @@ static int sentry_main_loop(struct sandbox_state *st)
         st->fsctx.keep_groups = !st->privileged;
         st->fsctx.rules = st->plan->rules;
         st->fsctx.n_rules = st->plan->view.n_rules;
+        for (size_t i = 0; i < st->fsctx.n_rules; i++) {
+                const struct fs_rule *fr = &st->plan->rules[i];
+                st->fsctx.ask_write = st->fsctx.ask_write || (fr->ask && fr->access == FS_READ_WRITE);
+                st->fsctx.ask_exec = st->fsctx.ask_exec || (fr->ask && fr->exec == 1);
+        }
         struct stat pst;
         if (fstatat(st->fsctx.root_fd, "proc", &pst, 0) < 0) {
                 fprintf(stderr, "cordon: the view has no /proc: %m\n");
@@ -1291,9 +1395,32 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
 
+        /* the approver: before the engine, which hands it the asks */
+        if (st->approve_tty >= 0 && pipe2(st->prompt_wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+                fprintf(stderr, "cordon: pipe: %m\n");
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+        struct approvals_config acfg = {
+                .sandbox_id = st->id,
+                .timeout_ms = st->policy->approval_timeout_ms,
+                .audit_fd = st->audit_fd,
+                .events = st->serve != NULL,
+                .wake_events_fd = st->serve ? serve_approvals_wake_fd(st->serve) : -1,
+                .tty_fd = st->approve_tty,
+                .wake_fd = st->prompt_wake[1],
+        };
+        r = approvals_new(&acfg, &st->approvals);
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot start the approvals: %s\n", strerror(-r));
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+
         size_t n_table = st->plan->n_table;
         const struct syscall_entry *table = st->plan->table;
         struct notify_engine_config cfg = {
+                .approver = approvals_approver(st->approvals),
                 .table = table,
                 .n_table = n_table,
                 .userdata = &st->fsctx,
@@ -1306,6 +1433,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         r = notify_engine_start(&cfg, listener, &st->engine);
         if (r < 0) {
                 fprintf(stderr, "cordon: cannot start the notification engine: %s\n", strerror(-r));
+                approvals_free(TAKE_PTR(st->approvals));
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
@@ -1337,15 +1465,19 @@ static int sentry_main_loop(struct sandbox_state *st)
                         "killable wait %s; SYNC_WAKE_UP %s\n"
                         "cordon:   exec: checked by the sentry; %s\n"
                         "cordon:   limits: memory %s, cpu %s, tasks %s, disk %s; cgroup %s\n"
-                        "cordon:   not yet: approvals\n",
+                        "cordon:   approvals: %s\n",
                         st->id, st->init_pid, st->uid, st->gid, view, st->policy->n_net_rules, n_table,
-                        st->plan->trap_paths
-                                ? "every path call"
+                        st->plan->trap_paths ? "every path call"
+                        : st->plan->trap_writes
+                                ? "opens that write and every call that writes (an ask rule; reads native)"
                                 : "opens that write (read-only opens and other path calls native: the view decides)",
                         m.value ? "on" : "UNAVAILABLE", notify_engine_sync_wakeup(st->engine) ? "on" : "unavailable",
                         st->exec_tracer ? "the running image verified at each exec event (ptrace, no syscall stops)"
                                         : "NOT verified after exec (--allow-unverified-exec)",
-                        mem, cpu, tasks, disk, st->cg ? cgroup_backend(st->cg) : "none");
+                        mem, cpu, tasks, disk, st->cg ? cgroup_backend(st->cg) : "none",
+                        st->serve              ? "`cordon sandbox approve|deny`, pending ones in the state"
+                        : st->approve_tty >= 0 ? "asked on the controlling terminal (--approve-interactive)"
+                                               : "nobody to ask: every \"ask\" call is denied");
                 if (st->floor_on)
                         fprintf(stderr,
                                 "cordon:   egress floor: BPF cgroup connect4/6, sendmsg4/6 and skb egress on %s: own loopback only\n",
@@ -1396,7 +1528,15 @@ static int sentry_main_loop(struct sandbox_state *st)
         /* init has exited; the pid namespace is gone with it. The workers may
          * still sit in a receive: stopping the engine wakes them. */
         capture_trapped_counts(st);
+        /* every hold decided (denied) before the engine that holds them
+         * goes; the approver itself stays until the engine has stopped, as
+         * a worker still in a handler may ask it (and is refused: closed) */
+        approvals_close(st->approvals, "terminate");
         notify_engine_stop(st->engine);
+        approvals_free(TAKE_PTR(st->approvals));
+        for (int i = 0; i < 2; i++)
+                if (st->prompt_wake[i] >= 0)
+                        close(TAKE_FD(st->prompt_wake[i]));
         net_gate_free(st->gate);
         st->gate = NULL;
         fs_agent_stop(&st->fsctx);

@@ -42,10 +42,15 @@ static void sandbox_usage(FILE *f)
               "       cordon sandbox list [--json] | inspect ID [--json]\n"
               "       cordon sandbox events ID [--run RUN] [--after N] [--follow] [--json]\n"
               "       cordon sandbox snapshot ID OUT.tar.zst\n"
+              "       cordon sandbox pending ID [--json]\n"
+              "       cordon sandbox approve ID REQ [--remember] | deny ID REQ\n"
               "\n"
               "A sandbox keeps running (a small init under a detached sentry) until it is\n"
               "terminated or expires (--ttl, or the policy's expiresAt), even with no client.\n"
-              "exec exits with the command's status (128+N for signal N, 124 at --timeout).\n",
+              "exec exits with the command's status (128+N for signal N, 124 at --timeout).\n"
+              "A call a policy \"ask\" rule covers waits (only its thread) for approve or deny;\n"
+              "--remember allows identical calls for the sandbox's lifetime (the policy file\n"
+              "is never changed). Unanswered, it is denied at approvalTimeoutMs (default 5 min).\n",
               f);
 }
 
@@ -74,11 +79,16 @@ static int connect_sandbox(const char *id, int *ret)
                 struct stat st;
                 if (stat(dir, &st) < 0)
                         fprintf(stderr, "cordon: no sandbox %s\n", id);
-                else
+                else if (state_root_is_default())
                         fprintf(stderr,
                                 "cordon: sandbox %s does not answer (%s); if its sentry died, `cordon gc` removes "
                                 "what it left\n",
                                 id, strerror(-r));
+                else
+                        fprintf(stderr,
+                                "cordon: sandbox %s does not answer (%s); if its sentry died, `cordon gc --root %s` "
+                                "removes what it left\n",
+                                id, strerror(-r), state_root());
                 return r;
         }
         *ret = fd;
@@ -173,6 +183,68 @@ static void copy_out(int fd)
                 (void)write_all(STDERR_FILENO, buf, (size_t)n);
                 off += n;
         }
+}
+
+int sandbox_spawn_sentry(struct run_options *o, struct serve_config *cfg, bool new_session, int memfd, pid_t *ret_pid,
+                         char ret_id[static 17], int *ret_status)
+{
+        int ready[2];
+        if (pipe2(ready, O_CLOEXEC) < 0)
+                return negative_errno();
+        cfg->ready_fd = ready[1];
+        o->serve = cfg;
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0) {
+                int r = negative_errno();
+                close(ready[0]);
+                close(ready[1]);
+                return r;
+        }
+        if (pid == 0) {
+                /* the detached sentry: no terminal, the creating client's
+                 * stderr replaced by the memfd it reads */
+                close(ready[0]);
+                if (new_session)
+                        setsid();
+                int nul = open("/dev/null", O_RDWR);
+                if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(memfd, 2) < 0)
+                        _exit(EXIT_SANDBOX);
+                if (nul > 2)
+                        close(nul);
+                /* nothing else of the client's goes with it: an inherited
+                 * pipe (a test runner's, a shell's) would stay open for the
+                 * sandbox's whole life */
+                if (dup2(ready[1], 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0 ||
+                    syscall(SYS_close_range, 4, ~0U, 0) < 0)
+                        _exit(EXIT_SANDBOX);
+                cfg->ready_fd = 3;
+                signal(SIGPIPE, SIG_IGN);
+                _exit(sentry_run(o));
+        }
+        close(ready[1]);
+        char line[128] = "";
+        size_t len = 0;
+        while (len < sizeof(line) - 1) {
+                ssize_t n = read(ready[0], line + len, 1);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0 || line[len] == '\n')
+                        break;
+                len++;
+        }
+        line[len] = '\0';
+        close(ready[0]);
+        *ret_pid = pid;
+        if (!startswith(line, "READY ") || strlen(line + 6) != 16) {
+                int status = 0;
+                while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                        ;
+                *ret_status = status;
+                return -ECHILD;
+        }
+        memcpy(ret_id, line + 6, 17);
+        return 0;
 }
 
 static int cmd_create(int argc, char **argv)
@@ -285,57 +357,16 @@ static int cmd_create(int argc, char **argv)
         o.policy = policy;
 
         int memfd = memfd_create("cordon-create", MFD_CLOEXEC);
-        int ready[2];
-        if (memfd < 0 || pipe2(ready, O_CLOEXEC) < 0) {
+        if (memfd < 0) {
                 fprintf(stderr, "cordon: create: %m\n");
                 return EXIT_SANDBOX;
         }
-        struct serve_config cfg = {
-                .ready_fd = ready[1], .policy_text = policy_text, .snapshot = snapshot, .snapshot_digest = digest};
-        o.serve = &cfg;
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid < 0) {
-                fprintf(stderr, "cordon: create: fork: %m\n");
-                return EXIT_SANDBOX;
-        }
-        if (pid == 0) {
-                /* the detached sentry: its own session, no terminal, the
-                 * creating client's stderr replaced by the memfd it reads */
-                close(ready[0]);
-                setsid();
-                int nul = open("/dev/null", O_RDWR);
-                if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(memfd, 2) < 0)
-                        _exit(EXIT_SANDBOX);
-                if (nul > 2)
-                        close(nul);
-                /* nothing else of the client's goes with it: an inherited
-                 * pipe (a test runner's, a shell's) would stay open for the
-                 * sandbox's whole life */
-                if (dup2(ready[1], 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0 ||
-                    syscall(SYS_close_range, 4, ~0U, 0) < 0)
-                        _exit(EXIT_SANDBOX);
-                cfg.ready_fd = 3;
-                signal(SIGPIPE, SIG_IGN);
-                _exit(sentry_run(&o));
-        }
-        close(ready[1]);
-        char line[128] = "";
-        size_t len = 0;
-        while (len < sizeof(line) - 1) {
-                ssize_t n = read(ready[0], line + len, 1);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0 || line[len] == '\n')
-                        break;
-                len++;
-        }
-        line[len] = '\0';
-        close(ready[0]);
-        if (!startswith(line, "READY ")) {
-                int status = 0;
-                while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                        ;
+        struct serve_config cfg = {.policy_text = policy_text, .snapshot = snapshot, .snapshot_digest = digest};
+        pid_t pid;
+        char id[17];
+        int status;
+        int r = sandbox_spawn_sentry(&o, &cfg, true, memfd, &pid, id, &status);
+        if (r == -ECHILD) {
                 copy_out(memfd);
                 int code = WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_SANDBOX;
                 if (code == 0)
@@ -343,9 +374,12 @@ static int cmd_create(int argc, char **argv)
                 fprintf(stderr, "cordon: the sandbox could not be created\n");
                 return code;
         }
+        if (r < 0) {
+                fprintf(stderr, "cordon: create: %s\n", strerror(-r));
+                return EXIT_SANDBOX;
+        }
         copy_out(memfd); /* warnings, --verbose */
         close(memfd);
-        const char *id = line + 6;
         if (json) {
                 json_t *j = json_pack("{s:s, s:I}", "id", id, "sentryPid", (json_int_t)pid);
                 json_dumpf(j, stdout, JSON_COMPACT);
@@ -700,6 +734,28 @@ static int cmd_list(int argc, char **argv)
         return 0;
 }
 
+static void print_pending(json_t *list)
+{
+        if (json_array_size(list) == 0) {
+                printf("no pending requests\n");
+                return;
+        }
+        printf("%-6s %-7s %-21s %-40s %s\n", "REQ", "KIND", "EXPIRES", "TARGET", "SUMMARY");
+        size_t i;
+        json_t *v;
+        json_array_foreach(list, i, v)
+        {
+                json_t *sum = json_object_get(v, "summary");
+                printf("%-6s %-7s %-21s %-40s %s pid %lld: %s\n", json_string_value(json_object_get(v, "request")),
+                       json_string_value(json_object_get(v, "capability")),
+                       json_string_value(json_object_get(v, "expiresAt")),
+                       json_string_value(json_object_get(v, "target")),
+                       json_string_value(json_object_get(sum, "syscall")),
+                       (long long)json_integer_value(json_object_get(sum, "pid")),
+                       json_string_value(json_object_get(sum, "cmdline")) ?: "");
+        }
+}
+
 static int cmd_inspect(int argc, char **argv)
 {
         bool json = argc > 2 && streq(argv[2], "--json");
@@ -744,6 +800,11 @@ static int cmd_inspect(int argc, char **argv)
                 printf("  %-12s %s\n", k, s);
                 free(s);
         }
+        json_t *pend = json_object_get(m, "pendingApprovals");
+        if (json_array_size(pend) > 0) {
+                printf("pending approvals\n");
+                print_pending(pend);
+        }
         char *pol = json_dumps(json_object_get(m, "policy"), JSON_COMPACT | JSON_ENCODE_ANY);
         printf("policy    %s\nruns\n", pol ? pol : "null");
         free(pol);
@@ -760,6 +821,60 @@ static int cmd_inspect(int argc, char **argv)
                 free(a);
         }
         json_decref(m);
+        return 0;
+}
+
+/* --- approvals --- */
+
+static int cmd_pending(int argc, char **argv)
+{
+        bool json = argc > 2 && streq(argv[2], "--json");
+        if (argc < 2 || argc > 3 || (argc == 3 && !json)) {
+                fprintf(stderr, "cordon: sandbox pending ID [--json]\n");
+                return EXIT_USAGE;
+        }
+        json_t *rep = NULL;
+        if (request(argv[1], json_pack("{s:s}", "op", "pending"), NULL, 0, &rep) != 0)
+                return 1;
+        json_t *list = json_object_get(rep, "pending");
+        if (json) {
+                json_dumpf(list, stdout, JSON_COMPACT);
+                putchar('\n');
+        } else
+                print_pending(list);
+        json_decref(rep);
+        return 0;
+}
+
+/* approve ID REQ [--remember] | deny ID REQ */
+static int cmd_decide(bool approve, int argc, char **argv)
+{
+        bool remember = false;
+        int n = 0;
+        const char *pos[2] = {NULL, NULL};
+        for (int i = 1; i < argc; i++) {
+                if (approve && streq(argv[i], "--remember"))
+                        remember = true;
+                else if (argv[i][0] != '-' && n < 2)
+                        pos[n++] = argv[i];
+                else
+                        n = 3;
+        }
+        if (n != 2) {
+                fprintf(stderr,
+                        approve ? "cordon: sandbox approve ID REQ [--remember]\n" : "cordon: sandbox deny ID REQ\n");
+                return EXIT_USAGE;
+        }
+        json_t *rep = NULL;
+        int r = request(pos[0],
+                        json_pack("{s:s, s:s, s:b}", "op", approve ? "approve" : "deny", "request", pos[1], "remember",
+                                  remember),
+                        NULL, 0, &rep);
+        if (r != 0)
+                return 1;
+        printf("%s %s%s\n", pos[1], approve ? "approved" : "denied",
+               remember ? " (remembered for this sandbox's lifetime)" : "");
+        json_decref(rep);
         return 0;
 }
 
@@ -1074,6 +1189,10 @@ int sentry_sandbox(int argc, char **argv)
                 return cmd_snapshot(argc, argv);
         if (streq(verb, "events"))
                 return cmd_events(argc, argv);
+        if (streq(verb, "pending"))
+                return cmd_pending(argc, argv);
+        if (streq(verb, "approve") || streq(verb, "deny"))
+                return cmd_decide(streq(verb, "approve"), argc, argv);
         fprintf(stderr, "cordon: unknown sandbox verb '%s'; try 'cordon sandbox --help'\n", verb);
         return EXIT_USAGE;
 }

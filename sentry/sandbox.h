@@ -15,12 +15,15 @@
  * NUL-terminated, in strings[0..len). */
 #define EXEC_MAX_STRINGS 61440
 #define EXEC_TTY         1 /* 0-2 are a terminal: the run takes it as its controlling one */
+#define EXEC_HOLD        2 /* fd 3 is a pipe: the run waits for a byte on it before its exec (OCI create/start) */
+#define EXEC_MAX_FDS     8 /* stdin, stdout, stderr, the hold pipe, then n_preserve fds */
 struct exec_msg {
         uint32_t type; /* MSG_EXEC */
         int32_t run;
         uint32_t flags;
         uint32_t argc;
         uint32_t envc;
+        uint32_t n_preserve; /* fds after stdio (and the hold pipe) that become the run's 3, 4, ... */
         uint32_t len;
         char strings[EXEC_MAX_STRINGS];
 };
@@ -31,22 +34,40 @@ struct serve_config {
         const char *policy_text;     /* the policy as given, kept in the state directory */
         const char *snapshot;        /* --from-snapshot: an archive whose layer/ becomes the writable layer's content */
         const char *snapshot_digest; /* "sha256:<hex>" it must match */
+        /* `cordon oci`: the run marked "main" is the container's process:
+         * when it ends the sandbox ends, and the sentry exits with its status
+         * (code, or 128+signal), which is what conmon and containerd's shim
+         * wait for on the pid-file's pid */
+        bool oci;
 };
 
 struct serve;
+
+/* Forks the detached sentry for o (o->serve = cfg; cfg->ready_fd is filled
+ * in here; new_session: setsid, so no terminal reaches it) with its stderr
+ * on memfd, and waits for its READY line. 0 with *ret_pid and ret_id (16
+ * hex digits); -ECHILD when it ended during set-up (*ret_pid reaped, its
+ * wait status in *ret_status, its messages in memfd); other -errno. */
+int sandbox_spawn_sentry(struct run_options *o, struct serve_config *cfg, bool new_session, int memfd, pid_t *ret_pid,
+                         char ret_id[static 17], int *ret_status);
 
 /* Before the clone: the state directory's files (policy.json, meta.json,
  * events.jsonl, the control socket) and the audit pipe. */
 int serve_prepare(const struct serve_config *cfg, const char *id, const struct run_limits *l, struct serve **ret);
 /* The write end of the pipe the egress gate audits into (owned by srv). */
 int serve_audit_fd(struct serve *srv);
+/* The (non-blocking) pipe the approvals wake the serve loop through when
+ * they queue events (owned by srv). */
+int serve_approvals_wake_fd(struct serve *srv);
 /* After MSG_START: serves the control socket until terminate or expiry;
  * returns once init is gone. */
 int serve_loop(struct sandbox_state *st);
 void serve_free(struct serve *srv);
 
-/* init's side: waits for MSG_EXEC and forks each run; never returns. */
-_noreturn_ void init_serve_runs(int sock);
+/* init's side: waits for MSG_EXEC and forks each run; never returns. With
+ * oci, each run gets its seccomp profile just before its exec. */
+struct oci_sandbox;
+_noreturn_ void init_serve_runs(int sock, const struct oci_sandbox *oci);
 
 /* The state directory of sandbox id (valid hex id or -EINVAL). */
 int sandbox_dir(const char *id, char *buf, size_t size);

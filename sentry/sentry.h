@@ -19,6 +19,7 @@
 enum tty_mode { TTY_AUTO, TTY_ALWAYS, TTY_NEVER };
 
 struct serve_config;
+struct oci_sandbox;
 
 struct run_options {
         struct policy *policy; /* owned by the caller */
@@ -37,11 +38,19 @@ struct run_options {
         const char *audit_path;     /* --audit FILE: the egress audit log (JSON lines) */
         enum cg_mode cgroup_mode;
         bool allow_unverified_exec; /* run without the exec tracer where ptrace is refused (weaker tier) */
+        bool approve_interactive;   /* ask on the controlling terminal for "ask" rules (cordon run) */
         unsigned debug_disable;     /* DEBUG_OFF_*: layers switched off (tests only, --debug-unsafe) */
         /* `cordon sandbox create`: no command; a detached sentry serves runs
          * (sentry/sandbox.h). NULL for `cordon run`. */
         const struct serve_config *serve;
+        /* `cordon oci`: the container's identity, hostname, rlimits and
+         * seccomp profile (sentry/oci-sandbox.h); NULL otherwise. */
+        const struct oci_sandbox *oci;
 };
+
+/* `cordon oci VERB ...`, or the program run as `cordon-oci`: runc's command
+ * line (sentry/oci-runtime.c); argv[0] is the program or "oci". */
+int sentry_oci(int argc, char **argv);
 
 /* `cordon sandbox VERB ...` (sentry/sandbox.c): returns the exit status. */
 int sentry_sandbox(int argc, char **argv);
@@ -74,6 +83,9 @@ const struct syscall_entry *sentry_syscall_table(size_t *ret_n);
  * then run natively (or, for the open family, only their read-only forms).
  * Returns the count. */
 size_t sentry_syscall_select(bool trap_paths, struct syscall_entry *ret, size_t size);
+/* The same, and with trap_writes (a policy with write "ask" rules) also the
+ * SC_F_PATH_WRITE rows: the calls that change the file system. */
+size_t sentry_syscall_select_rows(bool trap_paths, bool trap_writes, struct syscall_entry *ret, size_t size);
 
 /* `cordon check`: prints what this host supports; returns 0 when every
  * layer `cordon run` requires is there, 1 otherwise. */

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include "common/util.h"
+#include "sentry/approvals.h"
 #include "sentry/run-internal.h"
 
 static void sync_winsize(struct sandbox_state *st)
@@ -101,19 +102,29 @@ int supervise(struct sandbox_state *st)
         }
 
         for (;;) {
-                struct pollfd p[7] = {
+                /* while an approval prompt reads the terminal
+                 * (--approve-interactive), our stdin is its, not the
+                 * sandbox's: the relay waits */
+                bool relay_in = stdin_open && !approvals_prompting(st->approvals);
+                struct pollfd p[8] = {
                         {st->pidfd, POLLIN, 0},
                         {st->sock, POLLIN, 0},
                         {sfd, POLLIN, 0},
-                        {stdin_open ? STDIN_FILENO : -1, POLLIN, 0},
+                        {relay_in ? STDIN_FILENO : -1, POLLIN, 0},
                         {master_open ? st->pty_master : -1, POLLIN, 0},
                         {timeout_fd, POLLIN, 0},
                         {expiry_fd, POLLIN, 0},
+                        {st->prompt_wake[0], POLLIN, 0},
                 };
                 if (poll(p, ELEMENTSOF(p), -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         break;
+                }
+                if (p[7].revents & POLLIN) {
+                        char buf[64];
+                        while (read(st->prompt_wake[0], buf, sizeof(buf)) > 0)
+                                ;
                 }
                 if (p[1].revents) {
                         struct msg m;

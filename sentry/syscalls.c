@@ -35,6 +35,12 @@
         {.name = n, .action = SC_EMULATE, .handler = h, .support = SUPPORT_FULL, .ctx = CTX_FS, \
          .flags = SC_F_PATH_POLICY, .note = why FAST}
 #define FAST "; native unless --trap-all or a hidden rule (the mount view decides the same)"
+/* A path call that changes the file system: trapped also for a write "ask"
+ * rule, whose writes the sentry must see to ask before them. */
+#define PATHWRITE(n, h, why) \
+        {.name = n, .action = SC_EMULATE, .handler = h, .support = SUPPORT_FULL, .ctx = CTX_FS, \
+         .flags = SC_F_PATH_POLICY | SC_F_PATH_WRITE, .note = why FASTW}
+#define FASTW "; native unless --trap-all, a hidden rule or a write ask rule (the mount view decides the same)"
 /* an int argument: the kernel reads the low 32 bits only */
 #define LOW32 UINT64_C(0xffffffff)
 /* the open flags that make an open more than a read: any one set traps it
@@ -116,8 +122,8 @@ static const struct syscall_entry table[] = {
         PATHCALL("faccessat2", fs_handle_access, "as access; AT_EACCESS, AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH"),
         PATHCALL("readlink", fs_handle_readlink, "/proc/self and /proc/thread-self read as the caller's pids"),
         PATHCALL("readlinkat", fs_handle_readlink, "as readlink"),
-        PATHCALL("mkdir", fs_handle_mkdir, "made by the worker as the child, the caller's umask"),
-        PATHCALL("mkdirat", fs_handle_mkdir, "as mkdir"),
+        PATHWRITE("mkdir", fs_handle_mkdir, "made by the worker as the child, the caller's umask"),
+        PATHWRITE("mkdirat", fs_handle_mkdir, "as mkdir"),
         /* always trapped: natively Landlock refuses device nodes (and the
          * whiteout 0:0 overlayfs uses) with EACCES where the kernel and the
          * sentry answer EPERM; mknod is rare, so it costs nothing to serve */
@@ -133,42 +139,42 @@ static const struct syscall_entry table[] = {
          .support = SUPPORT_FULL,
          .ctx = CTX_FS,
          .note = "as mknod"},
-        PATHCALL("unlink", fs_handle_unlink, "the name unlinked in its pinned directory"),
-        PATHCALL("unlinkat", fs_handle_unlink, "as unlink; AT_REMOVEDIR"),
-        PATHCALL("rmdir", fs_handle_unlink, "as unlinkat(AT_REMOVEDIR)"),
-        PATHCALL("rename", fs_handle_rename, "both names pinned in their directories"),
-        PATHCALL("renameat", fs_handle_rename, "as rename"),
-        PATHCALL("renameat2", fs_handle_rename, "as rename; NOREPLACE, EXCHANGE, WHITEOUT"),
-        PATHCALL("link", fs_handle_link, "a file outside the view fails (EXDEV)"),
-        PATHCALL("linkat", fs_handle_link, "as link; AT_SYMLINK_FOLLOW, AT_EMPTY_PATH"),
-        PATHCALL("symlink", fs_handle_symlink, "target stored as given, resolved in the view when followed"),
-        PATHCALL("symlinkat", fs_handle_symlink, "as symlink"),
-        PATHCALL("chmod", fs_handle_chmod, "by the worker as the child"),
-        PATHCALL("fchmodat", fs_handle_chmod, "as chmod"),
+        PATHWRITE("unlink", fs_handle_unlink, "the name unlinked in its pinned directory"),
+        PATHWRITE("unlinkat", fs_handle_unlink, "as unlink; AT_REMOVEDIR"),
+        PATHWRITE("rmdir", fs_handle_unlink, "as unlinkat(AT_REMOVEDIR)"),
+        PATHWRITE("rename", fs_handle_rename, "both names pinned in their directories"),
+        PATHWRITE("renameat", fs_handle_rename, "as rename"),
+        PATHWRITE("renameat2", fs_handle_rename, "as rename; NOREPLACE, EXCHANGE, WHITEOUT"),
+        PATHWRITE("link", fs_handle_link, "a file outside the view fails (EXDEV)"),
+        PATHWRITE("linkat", fs_handle_link, "as link; AT_SYMLINK_FOLLOW, AT_EMPTY_PATH"),
+        PATHWRITE("symlink", fs_handle_symlink, "target stored as given, resolved in the view when followed"),
+        PATHWRITE("symlinkat", fs_handle_symlink, "as symlink"),
+        PATHWRITE("chmod", fs_handle_chmod, "by the worker as the child"),
+        PATHWRITE("fchmodat", fs_handle_chmod, "as chmod"),
         {.name = "fchmodat2",
          .nr = 452,
          .action = SC_EMULATE,
          .handler = fs_handle_chmod,
          .ctx = CTX_FS,
          .support = SUPPORT_FULL,
-         .flags = SC_F_PATH_POLICY,
-         .note = "as chmod; AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH" FAST},
-        PATHCALL("chown", fs_handle_chown, "ids translated from the child's namespace (unmapped: EINVAL)"),
-        PATHCALL("lchown", fs_handle_chown, "as chown, the last symlink not followed"),
-        PATHCALL("fchownat", fs_handle_chown, "as chown; AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH"),
-        PATHCALL("utimes", fs_handle_utimes, "times copied once"),
-        PATHCALL("utimensat", fs_handle_utimes, "as utimes; a NULL path is futimens on the fd"),
-        PATHCALL("futimesat", fs_handle_utimes, "as utimes"),
-        PATHCALL("truncate", fs_handle_truncate, "on the pinned file"),
+         .flags = SC_F_PATH_POLICY | SC_F_PATH_WRITE,
+         .note = "as chmod; AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH" FASTW},
+        PATHWRITE("chown", fs_handle_chown, "ids translated from the child's namespace (unmapped: EINVAL)"),
+        PATHWRITE("lchown", fs_handle_chown, "as chown, the last symlink not followed"),
+        PATHWRITE("fchownat", fs_handle_chown, "as chown; AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH"),
+        PATHWRITE("utimes", fs_handle_utimes, "times copied once"),
+        PATHWRITE("utimensat", fs_handle_utimes, "as utimes; a NULL path is futimens on the fd"),
+        PATHWRITE("futimesat", fs_handle_utimes, "as utimes"),
+        PATHWRITE("truncate", fs_handle_truncate, "on the pinned file"),
         PATHCALL("statfs", fs_handle_statfs, "of the pinned file's filesystem"),
         PATHCALL("getxattr", fs_handle_xattr, "sizes bounded as the kernel's; ACL ids not translated"),
         PATHCALL("lgetxattr", fs_handle_xattr, "as getxattr, the last symlink not followed"),
-        PATHCALL("setxattr", fs_handle_xattr, "value copied once, at most XATTR_SIZE_MAX"),
-        PATHCALL("lsetxattr", fs_handle_xattr, "as setxattr, the last symlink not followed"),
+        PATHWRITE("setxattr", fs_handle_xattr, "value copied once, at most XATTR_SIZE_MAX"),
+        PATHWRITE("lsetxattr", fs_handle_xattr, "as setxattr, the last symlink not followed"),
         PATHCALL("listxattr", fs_handle_xattr, "at most XATTR_LIST_MAX"),
         PATHCALL("llistxattr", fs_handle_xattr, "as listxattr, the last symlink not followed"),
-        PATHCALL("removexattr", fs_handle_xattr, "by the worker as the child"),
-        PATHCALL("lremovexattr", fs_handle_xattr, "as removexattr, the last symlink not followed"),
+        PATHWRITE("removexattr", fs_handle_xattr, "by the worker as the child"),
+        PATHWRITE("lremovexattr", fs_handle_xattr, "as removexattr, the last symlink not followed"),
         PATHCALL("getdents64", fs_handle_getdents, "a hidden path's name is dropped from its parent's listing"),
         PATHCALL("getdents", fs_handle_getdents, "as getdents64, in the old record format"),
         PATHCALL("inotify_add_watch", fs_handle_inotify_add_watch, "added on a duplicate of the child's inotify fd"),
@@ -352,18 +358,26 @@ const struct syscall_entry *sentry_syscall_table(size_t *ret_n)
         return table;
 }
 
-size_t sentry_syscall_select(bool trap_paths, struct syscall_entry *ret, size_t size)
+size_t sentry_syscall_select_rows(bool trap_paths, bool trap_writes, struct syscall_entry *ret, size_t size)
 {
         size_t n_all, n = 0;
         const struct syscall_entry *all = sentry_syscall_table(&n_all);
         for (size_t i = 0; i < n_all && n < size; i++) {
-                if ((all[i].flags & SC_F_PATH_POLICY) && !trap_paths)
-                        continue;
-                if ((all[i].flags & SC_F_PATH_FAST) && trap_paths)
-                        continue;
-                ret[n++] = all[i];
+                /* the conditional open rows stand in for the unconditional
+                 * ones exactly when those are left out */
+                if (all[i].flags & SC_F_PATH_FAST) {
+                        if (!trap_paths)
+                                ret[n++] = all[i];
+                } else if (!(all[i].flags & SC_F_PATH_POLICY) || trap_paths ||
+                           (trap_writes && (all[i].flags & SC_F_PATH_WRITE)))
+                        ret[n++] = all[i];
         }
         return n;
+}
+
+size_t sentry_syscall_select(bool trap_paths, struct syscall_entry *ret, size_t size)
+{
+        return sentry_syscall_select_rows(trap_paths, false, ret, size);
 }
 
 static const char *action_name(const struct syscall_entry *e, char *buf, size_t size)

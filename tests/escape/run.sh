@@ -652,6 +652,68 @@ probe exec-i386
 probe exec-flip
 probe exec-fd-swap
 
+# approvals (issue #10): an approval covers exactly what was asked. In a
+# `cordon sandbox` whose policy asks before writes beneath /ask and execs
+# beneath /ask-bin, the probe's call waits; the probe rewrites the path
+# buffer of the waiting call to name another file the rule covers; the
+# runner then approves the request as it was asked. Neither the swapped-in
+# write nor the swapped-in exec may happen.
+probe_ask() {
+        local name=$1 id run req rc=2 i
+        N=$((N + 1))
+        local out=$WORK/out.$N
+        if [ "$(id -u)" != 0 ]; then
+                echo "note: $name not run (a sandbox's state under /run/cordon needs root)"
+                return
+        fi
+        mkdir -p "$WORK/ask" "$WORK/askbin" && chmod 777 "$WORK/ask" && chmod 755 "$WORK" "$WORK/askbin"
+        rm -f "$WORK/ask/"*
+        cp "$BIND/escape-probe" "$WORK/askbin/a" && cp "$BIND/escape-probe" "$WORK/askbin/b" &&
+                chmod 755 "$WORK/askbin/a" "$WORK/askbin/b"
+        cat >"$WORK/ask.policy.json" <<EOF
+{"filesystem": {"binds": [{"source": "$BIND", "target": "/helpers", "readOnly": true},
+                          {"source": "$WORK/ask", "target": "/ask"},
+                          {"source": "$WORK/askbin", "target": "/ask-bin", "readOnly": true}],
+                "rules": [{"path": "/ask", "access": "read-write", "action": "ask"},
+                          {"path": "/ask-bin", "access": "read", "exec": true, "action": "ask"}]},
+ "approvalTimeoutMs": 20000}
+EOF
+        id=$(timeout -k 5 30 "$CORDON" sandbox create --policy "$WORK/ask.policy.json" 2>>"$out")
+        if [ -z "$id" ]; then
+                record "ask rule" "$name" 2 "$out"
+                return
+        fi
+        run=$(timeout -k 5 30 "$CORDON" sandbox exec "$id" --detach -- /helpers/escape-probe "$name" 2>>"$out")
+        for i in $(seq 100); do
+                req=$(timeout 10 "$CORDON" sandbox pending "$id" --json 2>/dev/null | grep -o '"request":"q[0-9]*"' |
+                        head -n 1 | cut -d'"' -f4)
+                [ -n "$req" ] && break
+                sleep 0.1
+        done
+        sleep 1.5 # the probe swaps its buffer 1 s after the call started waiting
+        if [ -n "$req" ]; then
+                timeout 10 "$CORDON" sandbox approve "$id" "$req" >>"$out" 2>&1
+        else
+                echo "no request became pending (run $run)" >>"$out"
+        fi
+        for i in $(seq 200); do
+                timeout 10 "$CORDON" sandbox events "$id" --json 2>/dev/null | grep -q '"type":"run_exited"' && break
+                sleep 0.1
+        done
+        rc=$(timeout 10 "$CORDON" sandbox events "$id" --json 2>/dev/null | grep '"type":"run_exited"' |
+                grep -o '"exitCode":[0-9]*' | head -n 1 | cut -d: -f2)
+        timeout 10 "$CORDON" sandbox events "$id" --json 2>/dev/null | grep '"type":"output"' |
+                grep -o '"text":"escape [^"]*' | cut -d'"' -f4 >>"$out"
+        timeout -k 5 30 "$CORDON" sandbox terminate "$id" >/dev/null 2>&1
+        if [ -e "$WORK/ask/swapped" ]; then
+                echo "escape $name: GOT THROUGH (/ask/swapped exists on the host)" >>"$out"
+                rc=1
+        fi
+        record "ask rule, approved after the path was swapped" "$name" "${rc:-2}" "$out"
+}
+probe_ask ask-swap-open
+probe_ask ask-swap-exec
+
 # written into other processes, and the process model (issue #9)
 probe process-vm-writev
 probe proc-mem-write

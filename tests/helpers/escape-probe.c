@@ -4086,6 +4086,100 @@ static int a_selftest(int argc, char **argv)
         return blocked("probe runs, uid %d, pid %d", (int)getuid(), (int)getpid());
 }
 
+/* --- approvals: what is approved is what was asked (issue #10) ---
+ *
+ * Run by tests/escape/run.sh in a `cordon sandbox` whose policy asks before
+ * writes beneath /ask and execs beneath /ask-bin; the runner approves the
+ * first request once it is pending, after this probe has rewritten the
+ * path buffer of the waiting call to name another file the rule covers. */
+
+struct swap_call {
+        char path[64];
+        int result; /* fd or -errno */
+};
+
+static void *swap_open_thread(void *arg)
+{
+        struct swap_call *c = arg;
+        int fd = (int)syscall(SYS_openat, AT_FDCWD, c->path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        c->result = fd < 0 ? -errno : fd;
+        return NULL;
+}
+
+static int a_ask_swap_open(int argc, char **argv)
+{
+        (void)argc;
+        (void)argv;
+        static struct swap_call c = {.path = "/ask/approved"};
+        pthread_t t;
+        if (pthread_create(&t, NULL, swap_open_thread, &c) != 0)
+                return probe_error("pthread_create");
+        sleep(1); /* the open waits for its approval by now */
+        memcpy(c.path, "/ask/swapped", sizeof("/ask/swapped"));
+        pthread_join(t, NULL);
+        struct stat st;
+        bool swapped = stat("/ask/swapped", &st) == 0, approved = stat("/ask/approved", &st) == 0;
+        if (c.result >= 0 || swapped)
+                return through("open of a buffer swapped while waiting: fd %d, /ask/swapped %s", c.result,
+                               swapped ? "created" : "absent");
+        return blocked("the open, its path rewritten while it waited, failed with %s; /ask/swapped and "
+                       "/ask/approved %s",
+                       en(-c.result), approved ? "(approved created!)" : "absent");
+}
+
+static void *swap_exec_thread(void *arg)
+{
+        struct swap_call *c = arg;
+        char *const args[] = {(char *)"escape-probe", (char *)"ask-exec-ran", NULL};
+        char *const env[] = {NULL};
+        syscall(SYS_execve, c->path, args, env);
+        c->result = -errno;
+        return NULL;
+}
+
+static int a_ask_swap_exec(int argc, char **argv)
+{
+        (void)argc;
+        (void)argv;
+        pid_t p = fork();
+        if (p < 0)
+                return probe_error("fork: %s", en(errno));
+        if (p == 0) {
+                static struct swap_call c = {.path = "/ask-bin/a"};
+                pthread_t t;
+                if (pthread_create(&t, NULL, swap_exec_thread, &c) != 0)
+                        _exit(5);
+                sleep(1);
+                memcpy(c.path, "/ask-bin/b", sizeof("/ask-bin/b"));
+                pthread_join(t, NULL);
+                _exit(c.result == -EACCES ? 3 : 4);
+        }
+        int status;
+        if (waitpid(p, &status, 0) < 0)
+                return probe_error("waitpid: %s", en(errno));
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 42)
+                return through("the swapped-in /ask-bin/b ran under /ask-bin/a's approval");
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 43)
+                return through("/ask-bin/a ran although the buffer named /ask-bin/b when it was served");
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+                return blocked("the exec, its path rewritten while it waited, failed with EACCES; nothing ran");
+        if (WIFSIGNALED(status))
+                return blocked("the exec was killed (signal %d) before the new image ran", WTERMSIG(status));
+        return probe_error("unexpected child status 0x%x", status);
+}
+
+/* The image a successful ask-swap-exec runs: says which one it is. */
+static int a_ask_exec_ran(int argc, char **argv)
+{
+        (void)argc;
+        (void)argv;
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        exe[n > 0 ? n : 0] = '\0';
+        reported = true;
+        _exit(n > 2 && strcmp(exe + n - 2, "/b") == 0 ? 42 : 43);
+}
+
 static const struct {
         const char *name;
         int (*fn)(int, char **);
@@ -4188,6 +4282,9 @@ static const struct {
         {"personality", a_personality},
         {"other-sandbox", a_other_sandbox},
         {"fork-bomb", a_fork_bomb},
+        {"ask-swap-open", a_ask_swap_open},
+        {"ask-swap-exec", a_ask_swap_exec},
+        {"ask-exec-ran", a_ask_exec_ran},
 };
 
 int main(int argc, char **argv)

@@ -560,6 +560,10 @@ eg_setup() {
                         ip -n "$ns" addr add "10.213.$n.6/30" dev "${EG_VETH}n" &&
                         ip -n "$ns" link set "${EG_VETH}n" up &&
                         ip -n "$ns" link set lo up &&
+                        # the blackhole (.9) is routed into the namespace, which must drop it
+                        # silently: a namespace that forwards (ip_forward=1 is inherited where the
+                        # host forwards, e.g. once podman ran) answers "network unreachable" at once
+                        ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=0 &&
                         ip route add "10.213.$n.8/30" via "10.213.$n.2" dev "${EG_VETH}h"
         } 2>>"$dir/ip.log"; then
                 EG_FIXTURE_ERROR="cannot set up the veth pair: $(tail -n 1 "$dir/ip.log")"

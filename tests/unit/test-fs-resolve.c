@@ -111,6 +111,46 @@ START_TEST(test_rules_hide_root_rule)
 }
 END_TEST
 
+/* "ask" rules: the deciding (longest) rule must ask and grant what is asked
+ * about (read-write for a write, exec 1 for an exec) */
+static const struct fs_rule ask_rules[] = {
+        {"/job/out", FS_READ_WRITE, -1, true}, {"/job/out/free", FS_READ_WRITE, -1, false},
+        {"/job/bin", FS_READ, 1, true},        {"/job/both", FS_READ_WRITE, 1, true},
+        {"/job/ro-ask", FS_READ, -1, true},    {"/job", FS_READ_WRITE, -1, false},
+};
+
+static const struct {
+        const char *capability, *path;
+        bool ask;
+} ask_cases[] = {
+        {"write", "/job/out", true},
+        {"write", "/job/out/a", true},
+        {"write", "/job/out/a/b", true},
+        {"write", "/job/outside", false},  /* whole components only */
+        {"write", "/job/out/free", false}, /* the longer rule wins */
+        {"write", "/job/out/free/x", false},
+        {"write", "/job/out/freedom", true},
+        {"write", "/job/bin/tool", false}, /* an exec ask rule does not ask for writes */
+        {"exec", "/job/bin/tool", true},
+        {"exec", "/job/out/tool", false}, /* a write ask rule does not ask for execs */
+        {"write", "/job/both/x", true},
+        {"exec", "/job/both/x", true},
+        {"write", "/job/ro-ask/x", false}, /* grants neither: asks for nothing */
+        {"exec", "/job/ro-ask/x", false},
+        {"write", "/job/x", false},
+        {"write", "/", false},
+        {"egress", "/job/out/a", false}, /* not a file capability */
+};
+
+START_TEST(test_rules_ask)
+{
+        ck_assert_msg(fs_rules_ask(ask_rules, ELEMENTSOF(ask_rules), ask_cases[_i].capability, ask_cases[_i].path) ==
+                              ask_cases[_i].ask,
+                      "%s %s: expected %s", ask_cases[_i].capability, ask_cases[_i].path,
+                      ask_cases[_i].ask ? "ask" : "no ask");
+}
+END_TEST
+
 START_TEST(test_rules_none)
 {
         ck_assert(!fs_rules_hide(NULL, 0, "/etc/ssl/private"));
@@ -132,6 +172,7 @@ static Suite *resolve_suite(void)
         tcase_add_loop_test(tc, test_rules_hide, 0, (int)ELEMENTSOF(hide_cases));
         tcase_add_test(tc, test_rules_hide_root_rule);
         tcase_add_test(tc, test_rules_none);
+        tcase_add_loop_test(tc, test_rules_ask, 0, (int)ELEMENTSOF(ask_cases));
         suite_add_tcase(s, tc);
         return s;
 }

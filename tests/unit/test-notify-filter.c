@@ -393,6 +393,41 @@ START_TEST(test_path_rows_selected)
 }
 END_TEST
 
+/* A write "ask" rule traps the path calls that change the file system and
+ * leaves those that only read native: the sentry asks before writes, and
+ * reads never ask. */
+START_TEST(test_write_rows_selected)
+{
+        size_t n_all;
+        (void)sentry_syscall_table(&n_all);
+        static const char *const writes[] = {"mkdirat",  "unlinkat",    "renameat2",    "linkat",   "symlinkat",
+                                             "fchmodat", "fchownat",    "utimensat",    "truncate", "lsetxattr",
+                                             "setxattr", "removexattr", "lremovexattr", "rmdir",    "rename"};
+        static const char *const reads[] = {"stat",     "newfstatat", "statx",      "faccessat2",        "readlinkat",
+                                            "getxattr", "listxattr",  "getdents64", "inotify_add_watch", "chdir"};
+        struct syscall_entry *t = calloc(n_all, sizeof(*t));
+        size_t n = sentry_syscall_select_rows(false, true, t, n_all);
+        struct sock_fprog prog = {0};
+        const char *bad = NULL;
+        ck_assert_int_eq(notify_filter_build(t, n, &prog, &bad), 0);
+        const uint64_t args[6] = {0};
+        for (size_t i = 0; i < ELEMENTSOF(writes); i++)
+                ck_assert_msg(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of(writes[i]), args) == NOTIF,
+                              "%s must be trapped under a write ask rule", writes[i]);
+        for (size_t i = 0; i < ELEMENTSOF(reads); i++)
+                ck_assert_msg(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of(reads[i]), args) == ALLOW,
+                              "%s must stay native under a write ask rule", reads[i]);
+        /* a read-only openat stays native; one that writes asks */
+        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("openat"), args), ALLOW);
+        const uint64_t wargs[6] = {AT_FDCWD, 0, O_WRONLY | O_CREAT};
+        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("openat"), wargs), NOTIF);
+        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("creat"), args), NOTIF);
+        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("execve"), args), NOTIF);
+        free(prog.filter);
+        free(t);
+}
+END_TEST
+
 /* The x32 and foreign-arch rows above must at the very least deny; this
  * states the weaker property separately, so that a libseccomp which refuses
  * x32 in another way than KILL_PROCESS is told apart from one that allows. */
@@ -958,6 +993,7 @@ static Suite *filter_suite(void)
         tcase_add_loop_test(tc, test_row, 0, (int)ELEMENTSOF(rows));
         tcase_add_test(tc, test_other_abis_denied);
         tcase_add_test(tc, test_path_rows_selected);
+        tcase_add_test(tc, test_write_rows_selected);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("table");

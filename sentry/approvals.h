@@ -1,0 +1,57 @@
+/* sentry/ private: human approval of high-risk calls (issue #10). A policy
+ * rule with "action": "ask" makes the matching call wait (only the calling
+ * thread: notify_ask) until a person decides, through `cordon sandbox
+ * approve|deny` (the control socket) or, for `cordon run
+ * --approve-interactive`, on the controlling terminal; or until the
+ * request expires (policy approvalTimeoutMs), which denies it. Every
+ * decision is recorded with who made it. */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "notify/notify.h"
+
+/* pending requests at once; beyond, a new one is denied at once (recorded) */
+#define APPROVALS_MAX_PENDING 256
+/* remembered answers kept per sandbox */
+#define APPROVALS_MAX_REMEMBERED 256
+
+struct approvals_config {
+        const char *sandbox_id;
+        int64_t timeout_ms; /* a request's life; then it is denied as expired */
+        int audit_fd;       /* `cordon run`: one JSON line per decision (the --audit file); -1 */
+        bool events;        /* `sandbox create`: events (and audit records) are queued for the serve loop */
+        int wake_events_fd; /* written to (non-blocking) when events are queued; -1 */
+        int tty_fd;         /* --approve-interactive: the controlling terminal to ask on; -1 */
+        int wake_fd;        /* written to when a terminal prompt starts or ends (the tty relay pauses); -1 */
+};
+
+struct approvals;
+
+/* With neither events nor tty_fd, nobody can be asked: each ask is
+ * denied at once, recorded as decided by "no-approver". */
+int approvals_new(const struct approvals_config *cfg, struct approvals **ret);
+/* The approver to give the notification engine (valid while ap lives). */
+const struct notify_approver *approvals_approver(struct approvals *ap);
+/* Answers request id (e.g. "q3"). who names the decider ("uid 0 pid 123").
+ * 0, or -ENOENT (no such pending request) with err filled. */
+int approvals_decide(struct approvals *ap, const char *id, bool approve, bool remember, const char *who, char *err,
+                     size_t errsize);
+/* Denies every pending request, decided by who ("terminate"), and every
+ * later ask at once; stops the timer and the terminal prompt. Call before
+ * the notification engine stops. Idempotent. */
+void approvals_close(struct approvals *ap, const char *who);
+/* The pending requests, oldest first: [{request, capability, target,
+ * summary, requestedAt, expiresAt}]. */
+json_t *approvals_pending_json(struct approvals *ap);
+/* Takes the queued events, oldest first: a JSON array of objects, each
+ * with its "type" (approval_required, approval_decided, audit with its
+ * "record"). Never NULL. */
+json_t *approvals_take_events(struct approvals *ap);
+/* Whether a terminal prompt is open (the tty relay must not read then). */
+bool approvals_prompting(struct approvals *ap);
+/* Closes (as "terminate") and frees. Accepts NULL. */
+void approvals_free(struct approvals *ap);

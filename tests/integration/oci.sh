@@ -1,0 +1,580 @@
+#!/bin/bash
+# cordon integration tests for the OCI runtime (issue 7): `cordon-oci` driven directly
+# (create/start/state/kill/delete, run, exec, hooks, seccomp, the console socket, the
+# pid-file contract with a subreaper), then through the real podman and containerd with a
+# local image built from busybox-static (no registry is needed). Run like run.sh:
+#
+#   CORDON=/path/to/cordon TESTS_SRCDIR=/path/to/tests bash tests/integration/oci.sh [REGEX...]
+#
+# podman and containerd run with throwaway state under the test's scratch directory
+# (--root/--runroot/--tmpdir; containerd's own socket, root and state), and every container
+# uses --network=none so that podman leaves the host's network untouched: cordon gives each
+# container its own network namespace whatever podman prepares.
+if [ -z "${BASH_VERSION:-}" ]; then
+        exec bash "$0" "$@"
+fi
+set -u
+
+IT_SCRIPT=$(readlink -f "${BASH_SOURCE[0]}")
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$IT_SCRIPT")/lib.sh"
+IT_TEST_TIMEOUT=${OCI_TEST_TIMEOUT:-240}
+
+need_root() { [ "$(id -u)" = 0 ] || skip "the OCI runtime tests run containers as root, as podman and containerd do"; }
+
+BUSYBOX=${BUSYBOX:-/bin/busybox}
+
+# the runtime under its own name: cordon dispatches on argv[0]
+oci_bin() {
+        local b
+        b="$(dirname "$CORDON")/cordon-oci"
+        if [ ! -x "$b" ]; then
+                b="$IT_TMP/cordon-oci"
+                ln -sf "$CORDON" "$b"
+        fi
+        printf '%s\n' "$b"
+}
+
+# `cordon-oci --root $OCI_ROOT ARGS...` under timeout; sets OUT, ERR and RC
+oci() {
+        local errf
+        errf=$(mktemp -p "$IT_TMP" stderr.XXXXXX) || fail "mktemp failed"
+        printf '+ cordon-oci' >&2
+        printf ' %q' "$@" >&2
+        printf '\n' >&2
+        # create and exec --detach leave a process holding our stdout (as
+        # conmon's pipes are held): it goes to a file for those
+        case " $* " in
+        *" create "* | *" --detach "*)
+                timeout -k 5 "$IT_CMD_TIMEOUT" "$OCI" --root "$OCI_ROOT" "$@" >"$IT_TMP/held.out" 2>"$errf" </dev/null
+                RC=$?
+                OUT=
+                ;;
+        *)
+                OUT=$(timeout -k 5 "$IT_CMD_TIMEOUT" "$OCI" --root "$OCI_ROOT" "$@" 2>"$errf")
+                RC=$?
+                ;;
+        esac
+        ERR=$(cat "$errf")
+        rm -f "$errf"
+        printf '  [exit %s]\n' "$RC" >&2
+        [ -n "$OUT" ] && printf '%s\n' "$OUT" | sed 's/^/  stdout| /' | head -n 40 >&2
+        [ -n "$ERR" ] && printf '%s\n' "$ERR" | sed 's/^/  stderr| /' | head -n 40 >&2
+        return 0
+}
+
+# a busybox root filesystem (static, so nothing else of the host is needed)
+make_rootfs() { # DIR
+        local d=$1 t
+        [ -x "$BUSYBOX" ] || skip "no static busybox at $BUSYBOX (apt-get install busybox-static)"
+        file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' || ldd "$BUSYBOX" 2>&1 | grep -q 'not a dynamic' ||
+                skip "$BUSYBOX is not statically linked"
+        mkdir -p "$d/bin" "$d/etc" "$d/proc" "$d/dev" "$d/sys" "$d/tmp" "$d/root" "$d/data"
+        cp "$BUSYBOX" "$d/bin/busybox"
+        for t in sh echo cat sleep id ls mkdir touch hostname env pwd wget nc grep head dd seq true false \
+                printf test tty stat kill ps rm; do
+                ln -sf busybox "$d/bin/$t"
+        done
+        echo "root:x:0:0:root:/root:/bin/sh" >"$d/etc/passwd"
+        echo "root:x:0:" >"$d/etc/group"
+}
+
+# a bundle in DIR with the default spec, the process given as a JSON array, and more
+# changes as python statements on the config `c`
+make_bundle() { # DIR ARGS_JSON [PYTHON]
+        local d=$1
+        mkdir -p "$d"
+        make_rootfs "$d/rootfs"
+        "$OCI" spec --bundle "$d" || fail "cordon-oci spec failed"
+        python3 - "$d/config.json" "$2" "${3:-}" <<'EOF' || fail "cannot edit config.json"
+import json, sys
+p, args, extra = sys.argv[1], sys.argv[2], sys.argv[3]
+c = json.load(open(p))
+c["process"]["terminal"] = False
+c["process"]["args"] = json.loads(args)
+c["root"]["readonly"] = False
+exec(extra)
+json.dump(c, open(p, "w"), indent=1)
+EOF
+}
+
+oci_setup() {
+        need_root
+        OCI=$(oci_bin)
+        OCI_ROOT="$IT_TMP/oci-root"
+        at_exit "for c in \$(ls '$OCI_ROOT' 2>/dev/null); do timeout 30 '$OCI' --root '$OCI_ROOT' delete --force \$c; done"
+}
+
+state_of() { # ID -> status
+        oci state "$1"
+        python3 -c 'import json,sys; print(json.loads(sys.argv[1])["status"])' "$OUT" 2>/dev/null
+}
+
+pid_gone() { [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
+
+cgroups_of() { find /sys/fs/cgroup -maxdepth 6 -type d -name "cordon-$1" 2>/dev/null; }
+
+sandbox_of() { # ID -> the cordon sandbox id
+        python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sandbox"])' "$OCI_ROOT/$1/state.json"
+}
+
+# --- the command line, directly ---
+
+it_test cli_run_exit_status
+cli_run_exit_status() {
+        oci_setup
+        make_bundle "$IT_TMP/b" '["sh", "-c", "echo hello from $(hostname); exit 3"]' 'c["hostname"] = "box1"'
+        oci run --bundle "$IT_TMP/b" r1
+        expect_rc 3 "run exits with the container's status"
+        expect_eq "hello from box1" "$OUT" "the process's output and config.json's hostname"
+        expect_true "run removes the container" test ! -e "$OCI_ROOT/r1"
+}
+
+it_test cli_lifecycle
+cli_lifecycle() {
+        oci_setup
+        make_bundle "$IT_TMP/b" '["sleep", "100"]'
+        oci create --bundle "$IT_TMP/b" --pid-file "$IT_TMP/pid" c1
+        expect_rc 0 "create"
+        local pid sid
+        pid=$(cat "$IT_TMP/pid")
+        sid=$(sandbox_of c1)
+        expect_eq created "$(state_of c1)" "state after create"
+        oci state c1
+        expect_contains "$OUT" "\"pid\": $pid" "state's pid is the pid-file's"
+        expect_contains "$OUT" "\"bundle\": \"$IT_TMP/b\"" "state names the bundle"
+        expect_contains "$OUT" '"ociVersion"' "state is the OCI document"
+        oci start c1
+        expect_rc 0 "start"
+        expect_eq running "$(state_of c1)" "state after start"
+        oci start c1
+        expect_true "a second start is refused" test "$RC" != 0
+        oci ps --format json c1
+        expect_match "$OUT" '^\[[0-9]+(,[0-9]+)+\]$' "ps lists the container's host pids"
+        local p sleeper=
+        for p in $(echo "$OUT" | tr -d '[]' | tr , ' '); do
+                grep -q '^sleep' "/proc/$p/cmdline" 2>/dev/null && sleeper=$p
+        done
+        expect_true "ps includes the container's process" test -n "$sleeper"
+        oci list --format json
+        expect_contains "$OUT" '"id":"c1"' "list --format json"
+        oci list
+        expect_match "$OUT" 'c1 +[0-9]+ +running' "list's table"
+        oci pause c1
+        expect_rc 0 "pause"
+        expect_eq paused "$(state_of c1)" "state after pause"
+        oci exec c1 true
+        expect_true "a paused container takes no exec" test "$RC" != 0
+        oci resume c1
+        expect_eq running "$(state_of c1)" "state after resume"
+        oci delete c1
+        expect_true "delete of a running container fails" test "$RC" != 0
+        expect_contains "$ERR" "cannot delete container c1 that is not stopped: running" "as runc says it"
+        oci kill c1 KILL
+        expect_rc 0 "kill KILL"
+        wait_until 10 pid_gone "$pid" || _it_soft_fail "the sentry (pid-file's pid) outlives its container"
+        expect_eq stopped "$(state_of c1)" "state after the process died"
+        oci kill c1 TERM
+        expect_contains "$ERR" "container not running" "kill of a stopped container"
+        oci delete c1
+        expect_rc 0 "delete of a stopped container"
+        expect_true "its state directory is gone" test ! -e "$OCI_ROOT/c1"
+        expect_true "the sandbox's state is gone" test ! -e "/run/cordon/sandboxes/$sid"
+        expect_eq "" "$(cgroups_of "$sid")" "no cgroup left"
+        oci state c1
+        expect_contains "$ERR" "does not exist" "state of a deleted container"
+        oci delete --force c1
+        expect_rc 0 "delete --force of a missing container succeeds (as runc)"
+}
+
+it_test cli_kill_created
+cli_kill_created() {
+        oci_setup
+        make_bundle "$IT_TMP/b" '["sh", "-c", "echo must-not-run > /tmp/ran"]'
+        oci create --bundle "$IT_TMP/b" --pid-file "$IT_TMP/pid" k1
+        expect_rc 0 "create"
+        oci kill k1 SIGTERM
+        expect_rc 0 "kill on a created container (containerd relies on it)"
+        wait_until 10 pid_gone "$(cat "$IT_TMP/pid")" || _it_soft_fail "the sentry stays after kill on created"
+        expect_eq stopped "$(state_of k1)" "stopped after the kill"
+        oci start k1
+        expect_contains "$ERR" "cannot start a container that has stopped" "start after kill"
+        oci delete k1
+        expect_rc 0 "delete"
+        # a created container deleted without --force (runc allows it)
+        oci create --bundle "$IT_TMP/b" k2
+        oci delete k2
+        expect_rc 0 "delete of a created container"
+        expect_true "gone" test ! -e "$OCI_ROOT/k2"
+}
+
+it_test cli_delete_force_running
+cli_delete_force_running() {
+        oci_setup
+        make_bundle "$IT_TMP/b" '["sleep", "100"]'
+        oci create --bundle "$IT_TMP/b" --pid-file "$IT_TMP/pid" f1
+        oci start f1
+        local pid sid
+        pid=$(cat "$IT_TMP/pid")
+        sid=$(sandbox_of f1)
+        oci delete --force f1
+        expect_rc 0 "delete --force of a running container"
+        expect_true "the sentry is gone" pid_gone "$pid"
+        expect_true "its state directory is gone" test ! -e "$OCI_ROOT/f1"
+        expect_true "the sandbox's state is gone" test ! -e "/run/cordon/sandboxes/$sid"
+        expect_eq "" "$(cgroups_of "$sid")" "no cgroup left"
+}
+
+it_test cli_signal_names
+cli_signal_names() {
+        oci_setup
+        make_bundle "$IT_TMP/b" '["sh", "-c", "trap \"echo got-usr1; exit 9\" USR1; while true; do sleep 0.1; done"]'
+        oci create --bundle "$IT_TMP/b" --pid-file "$IT_TMP/pid" s1
+        oci start s1
+        sleep 0.5
+        oci kill s1 usr1x
+        expect_true "an unknown signal name is refused" test "$RC" != 0
+        oci kill s1 USR1
+        expect_rc 0 "kill by name without SIG"
+        wait_until 10 pid_gone "$(cat "$IT_TMP/pid")"
+        oci delete s1
+        oci create --bundle "$IT_TMP/b" --pid-file "$IT_TMP/pid" s2
+        oci start s2
+        oci kill --all s2 9
+        expect_rc 0 "kill --all by number"
+        wait_until 10 pid_gone "$(cat "$IT_TMP/pid")" || _it_soft_fail "kill --all 9 did not end the container"
+        oci delete s2
+}
+
+it_test cli_pid_file_waited_by_a_subreaper
+cli_pid_file_waited_by_a_subreaper() {
+        # what conmon and containerd's shim do: subreaper, create, waitpid(pid-file's pid)
+        oci_setup
+        make_bundle "$IT_TMP/b" '["sh", "-c", "sleep 0.3; exit 42"]'
+        OUT=$(timeout 60 python3 - "$OCI" "$OCI_ROOT" "$IT_TMP/b" "$IT_TMP/pid" <<'EOF'
+import ctypes, os, subprocess, sys
+oci, root, bundle, pidfile = sys.argv[1:]
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+subprocess.run([oci, "--root", root, "create", "--bundle", bundle, "--pid-file", pidfile, "w1"], check=True)
+pid = int(open(pidfile).read())
+subprocess.run([oci, "--root", root, "start", "w1"], check=True)
+_, status = os.waitpid(pid, 0)
+print("code", os.waitstatus_to_exitcode(status))
+subprocess.run([oci, "--root", root, "delete", "w1"], check=True)
+EOF
+)
+        RC=$?
+        expect_rc 0 "the subreaper script"
+        expect_eq "code 42" "$OUT" "the pid-file's pid is reparented to the subreaper and exits with the container's status"
+}
+
+it_test cli_console_socket
+cli_console_socket() {
+        oci_setup
+        make_bundle "$IT_TMP/b" '["sh", "-c", "test -t 0 && test -t 1 && echo tty-ok; tty"]' 'c["process"]["terminal"] = True'
+        oci create --bundle "$IT_TMP/b" t0
+        expect_contains "$ERR" "console socket" "a terminal without --console-socket is refused"
+        OUT=$(timeout 60 python3 - "$OCI" "$OCI_ROOT" "$IT_TMP/b" "$IT_TMP/console.sock" <<'EOF'
+import os, socket, subprocess, sys, time
+oci, root, bundle, path = sys.argv[1:]
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+srv.listen(1)
+p = subprocess.Popen([oci, "--root", root, "create", "--bundle", bundle, "--console-socket", path, "t1"])
+conn, _ = srv.accept()
+msg, fds, _, _ = socket.recv_fds(conn, 1024, 1)
+assert p.wait() == 0
+subprocess.run([oci, "--root", root, "start", "t1"], check=True)
+out = b""
+end = time.time() + 10
+while time.time() < end:
+    try:
+        b = os.read(fds[0], 4096)
+    except OSError:
+        break
+    if not b:
+        break
+    out += b
+    if b"/dev/pts" in out:
+        break
+print(out.decode(errors="replace").replace("\r", ""))
+subprocess.run([oci, "--root", root, "delete", "--force", "t1"], check=True)
+EOF
+)
+        RC=$?
+        expect_rc 0 "the console-socket script"
+        expect_contains "$OUT" "tty-ok" "the process's stdin and stdout are the terminal sent over the socket"
+        expect_match "$OUT" "/dev/pts/[0-9]+" "from the container's own devpts"
+}
+
+it_test cli_exec
+cli_exec() {
+        oci_setup
+        make_bundle "$IT_TMP/b" '["sleep", "100"]' 'c["process"]["env"].append("FROM_CONFIG=yes")'
+        oci create --bundle "$IT_TMP/b" e1
+        oci exec e1 true
+        expect_contains "$ERR" "cannot exec in a created container" "exec before start"
+        oci start e1
+        oci exec --env A=b --cwd /tmp e1 sh -c 'echo $A $FROM_CONFIG $(pwd); exit 5'
+        expect_rc 5 "exec exits with the process's status"
+        expect_eq "b yes /tmp" "$OUT" "--env, the config's env, --cwd"
+        cat >"$IT_TMP/process.json" <<'EOF'
+{"terminal": false, "user": {"uid": 0, "gid": 0}, "args": ["sh", "-c", "echo from-process-file $X"],
+ "env": ["PATH=/bin", "X=1"], "cwd": "/"}
+EOF
+        oci exec --process "$IT_TMP/process.json" e1
+        expect_eq "from-process-file 1" "$OUT" "exec --process FILE"
+        oci exec --user 1000 e1 id
+        expect_contains "$ERR" "process.user" "exec as another user is refused, saying why"
+        oci exec --detach --pid-file "$IT_TMP/epid" e1 sh -c 'sleep 0.5; exit 4'
+        expect_rc 0 "exec --detach"
+        local w
+        w=$(cat "$IT_TMP/epid")
+        expect_true "the pid-file names a live waiter" test -e "/proc/$w"
+        wait_until 10 pid_gone "$w" || _it_soft_fail "the detached exec's waiter did not end"
+        oci delete --force e1
+}
+
+it_test cli_log_json_error
+cli_log_json_error() {
+        oci_setup
+        OUT=$(timeout 30 "$OCI" --root "$OCI_ROOT" --log "$IT_TMP/log.json" --log-format json start nosuch 2>&1)
+        RC=$?
+        expect_true "an error exits non-zero" test "$RC" != 0
+        expect_contains "$OUT" "container nosuch does not exist" "stderr names the cause"
+        local line
+        line=$(cat "$IT_TMP/log.json")
+        expect_match "$line" '^\{"level": ?"error", ?"msg": ?"container nosuch does not exist", ?"time": ?"[0-9T:.-]+Z"\}$' \
+                "one runc-style JSON line in --log"
+        timeout 30 "$OCI" --root "$OCI_ROOT" --log "$IT_TMP/log.txt" kill nosuch 9 2>/dev/null
+        expect_match "$(cat "$IT_TMP/log.txt")" '^time="[^"]+" level=error msg="container nosuch does not exist"$' \
+                "the text format is logrus's"
+}
+
+it_test cli_refusals
+cli_refusals() {
+        oci_setup
+        make_bundle "$IT_TMP/b" '["true"]' 'for ns in c["linux"]["namespaces"]:
+    if ns["type"] == "ipc": ns["path"] = "/proc/1/ns/ipc"'
+        oci create --bundle "$IT_TMP/b" n1
+        expect_true "joining another ipc namespace is refused" test "$RC" != 0
+        expect_contains "$ERR" "/proc/1/ns/ipc" "the refusal names the namespace"
+        expect_true "nothing is left" test ! -e "$OCI_ROOT/n1"
+        make_bundle "$IT_TMP/b2" '["true"]'
+        oci --systemd-cgroup create --bundle "$IT_TMP/b2" n2
+        expect_true "--systemd-cgroup is refused" test "$RC" != 0
+        expect_contains "$ERR" "cgroupfs" "and says what to use instead"
+        oci --foo=bar list
+        expect_rc 0 "an unknown --X=Y global (podman's --runtime-flag) is not fatal"
+        oci spec --bundle "$IT_TMP/b2"
+        expect_true "spec does not overwrite a config.json" test "$RC" != 0
+        oci features
+        expect_contains "$OUT" '"ociVersionMax"' "features"
+        expect_contains "$OUT" 'dev.cordon.policy' "features names the policy annotation"
+        OUT=$("$OCI" --version)
+        expect_match "$OUT" '^cordon-oci version ' "--version"
+}
+
+it_test cli_seccomp_profile
+cli_seccomp_profile() {
+        oci_setup
+        make_bundle "$IT_TMP/b" '["sh", "-c", "mkdir /tmp/d && echo made; echo still-here"]' \
+                'c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64"], "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}'
+        oci run --bundle "$IT_TMP/b" sc1
+        expect_not_contains "$OUT" "made" "the profile's ERRNO holds on top of cordon's own filter"
+        expect_contains "$OUT" "still-here" "the rest runs"
+        expect_contains "$ERR" "Operation not permitted" "mkdir got the profile's errno"
+        make_bundle "$IT_TMP/b2" '["sh", "-c", "mkdir /tmp/d && echo made"]'
+        oci run --bundle "$IT_TMP/b2" sc2
+        expect_eq made "$OUT" "without the profile mkdir works"
+}
+
+it_test cli_hooks_and_preserved_fds
+cli_hooks_and_preserved_fds() {
+        oci_setup
+        cat >"$IT_TMP/hook.sh" <<EOF
+#!/bin/sh
+cat > "$IT_TMP/hook.\$1"
+EOF
+        chmod +x "$IT_TMP/hook.sh"
+        make_bundle "$IT_TMP/b" '["sh", "-c", "echo via-fd-3 >&3"]' "c['hooks'] = {
+ 'prestart': [{'path': '$IT_TMP/hook.sh', 'args': ['hook.sh', 'prestart']}],
+ 'poststart': [{'path': '$IT_TMP/hook.sh', 'args': ['hook.sh', 'poststart']}],
+ 'poststop': [{'path': '$IT_TMP/hook.sh', 'args': ['hook.sh', 'poststop']}]}"
+        exec 3>"$IT_TMP/fd3"
+        oci create --bundle "$IT_TMP/b" --preserve-fds 1 --pid-file "$IT_TMP/pid" h1
+        exec 3>&-
+        expect_rc 0 "create with a preserved fd"
+        expect_contains "$(cat "$IT_TMP/hook.prestart" 2>/dev/null)" '"status":"created"' "prestart got the state on stdin"
+        oci start h1
+        wait_until 10 pid_gone "$(cat "$IT_TMP/pid")"
+        expect_eq "via-fd-3" "$(cat "$IT_TMP/fd3")" "--preserve-fds 1: the process's fd 3 is ours"
+        expect_contains "$(cat "$IT_TMP/hook.poststart" 2>/dev/null)" '"id":"h1"' "poststart ran"
+        oci delete h1
+        expect_contains "$(cat "$IT_TMP/hook.poststop" 2>/dev/null)" '"status":"stopped"' "poststop ran at delete"
+}
+
+# --- podman ---
+
+podman_setup() {
+        oci_setup
+        command -v podman >/dev/null || skip "podman is not installed"
+        command -v conmon >/dev/null || [ -x /usr/libexec/podman/conmon ] || skip "conmon is not installed"
+        PM_DIR="$IT_TMP/podman"
+        mkdir -p "$PM_DIR"
+        # podman refuses a runroot longer than 50 characters
+        PM_RUNROOT=$(mktemp -d /tmp/cordon-pm.XXXXXX) || fail "mktemp"
+        at_exit "rm -rf '$PM_RUNROOT'"
+        PM=(podman --root "$PM_DIR/storage" --runroot "$PM_RUNROOT" --tmpdir "$PM_DIR/tmp"
+                --runtime "$OCI" --cgroup-manager=cgroupfs --events-backend=file)
+        # the test host's podman asks for more than the VM allows without these (issue #7)
+        PM_RUN=(--network=none --ulimit nofile=20000:20000 --ulimit nproc=32768:32768)
+        at_exit "${PM[*]} rm -af -t 0; ${PM[*]} rmi -af; rm -rf '$PM_DIR'"
+        make_rootfs "$PM_DIR/rootfs"
+        tar -C "$PM_DIR/rootfs" -cf "$PM_DIR/rootfs.tar" . || fail "tar"
+        local imp
+        imp=$("${PM[@]}" import "$PM_DIR/rootfs.tar" localhost/cordon-test:1 2>&1) || fail "podman import failed: $imp"
+        IMG=localhost/cordon-test:1
+}
+
+pm() { # podman ARGS, like oci()
+        local errf
+        errf=$(mktemp -p "$IT_TMP" stderr.XXXXXX) || fail "mktemp failed"
+        printf '+ podman' >&2
+        printf ' %q' "$@" >&2
+        printf '\n' >&2
+        OUT=$(timeout -k 5 90 "${PM[@]}" "$@" 2>"$errf")
+        RC=$?
+        ERR=$(cat "$errf")
+        rm -f "$errf"
+        printf '  [exit %s]\n' "$RC" >&2
+        [ -n "$OUT" ] && printf '%s\n' "$OUT" | sed 's/^/  stdout| /' | head -n 40 >&2
+        [ -n "$ERR" ] && printf '%s\n' "$ERR" | sed 's/^/  stderr| /' | head -n 40 >&2
+        return 0
+}
+
+it_test podman_run
+podman_run() {
+        podman_setup
+        pm run --rm "${PM_RUN[@]}" "$IMG" echo hello
+        expect_rc 0 "podman run echo"
+        expect_eq hello "$OUT" "its output"
+        pm run --rm "${PM_RUN[@]}" "$IMG" sh -c 'exit 42'
+        expect_rc 42 "the exit code propagates"
+        pm run --rm "${PM_RUN[@]}" -e FOO=bar "$IMG" sh -c 'echo $FOO'
+        expect_eq bar "$OUT" "-e"
+        pm run --rm "${PM_RUN[@]}" -w /tmp "$IMG" pwd
+        expect_eq /tmp "$OUT" "-w"
+        pm run --rm "${PM_RUN[@]}" --user 1000 "$IMG" id -u
+        expect_eq 1000 "$OUT" "--user 1000"
+        pm run --rm "${PM_RUN[@]}" --read-only "$IMG" sh -c 'touch /x 2>&1; test -e /x && echo x-exists; touch /tmp/y && echo tmp-writable'
+        expect_match "$OUT" "Read-only file system|Permission denied" "--read-only blocks writes to the root"
+        expect_not_contains "$OUT" "x-exists" "nothing was written there"
+        expect_contains "$OUT" "tmp-writable" "--read-only keeps podman's tmpfs /tmp writable"
+        local vol
+        vol=$(scratch_dir vol)
+        pm run --rm "${PM_RUN[@]}" -v "$vol:/data" "$IMG" sh -c 'echo from-container > /data/f'
+        expect_rc 0 "-v"
+        expect_eq from-container "$(cat "$vol/f" 2>/dev/null)" "the bind mount's write is visible on the host"
+        expect_eq "" "$(ls "$OCI_ROOT" 2>/dev/null)" "--rm left no container state"
+}
+
+it_test podman_limits
+podman_limits() {
+        podman_setup
+        pm run --rm "${PM_RUN[@]}" --memory 32m "$IMG" sh -c 'dd if=/dev/zero of=/dev/null bs=64M count=1 && echo survived'
+        expect_rc 137 "--memory 32m: a 64M buffer is OOM-killed"
+        expect_not_contains "$OUT" survived "it did not survive"
+        pm run --rm "${PM_RUN[@]}" --pids-limit 10 "$IMG" sh -c 'for i in $(seq 1 20); do sleep 5 & done; echo all-forked'
+        expect_not_contains "$OUT" all-forked "--pids-limit 10 stops the 20th fork"
+        expect_contains "$ERR" "can't fork" "the shell says why"
+}
+
+it_test podman_lifecycle
+podman_lifecycle() {
+        podman_setup
+        pm run -d "${PM_RUN[@]}" "$IMG" sleep 1000
+        expect_rc 0 "podman run -d"
+        local cid=$OUT
+        pm exec "$cid" sh -c 'echo exec-ok; exit 7'
+        expect_rc 7 "podman exec's status"
+        expect_eq exec-ok "$OUT" "podman exec into a running container"
+        pm exec -e A=b -w /tmp "$cid" sh -c 'echo $A $(pwd)'
+        expect_eq "b /tmp" "$OUT" "podman exec -e -w"
+        pm pause "$cid"
+        expect_rc 0 "podman pause"
+        pm inspect --format '{{.State.Status}}' "$cid"
+        expect_eq paused "$OUT" "paused"
+        pm unpause "$cid"
+        expect_rc 0 "podman unpause"
+        pm exec "$cid" true
+        expect_rc 0 "runs again after unpause"
+        # egress: no dev.cordon.policy annotation, so nothing may leave (the gate decides
+        # before any packet: a name is refused by the DNS stub, an address by the gate)
+        pm exec "$cid" sh -c 'wget -q -T 3 -O- http://example.com/ >/dev/null 2>&1 && echo name-reached; nc -w 3 192.0.2.1 443 </dev/null && echo addr-reached; echo done'
+        expect_eq done "$OUT" "an egress attempt is refused"
+        pm stop -t 10 "$cid"
+        expect_rc 0 "podman stop"
+        pm inspect --format '{{.State.Status}} {{.State.ExitCode}}' "$cid"
+        expect_eq "exited 143" "$OUT" "stopped by SIGTERM"
+        pm rm "$cid"
+        expect_rc 0 "podman rm"
+        expect_eq "" "$(ls "$OCI_ROOT" 2>/dev/null)" "no container state left"
+}
+
+# --- containerd ---
+
+task_stopped() { ctr -a "$1" task ls 2>/dev/null | grep -q "^$2 .*STOPPED"; }
+
+it_test containerd_basics
+containerd_basics() {
+        podman_setup # builds the image; containerd imports podman's archive of it
+        command -v containerd >/dev/null || skip "containerd is not installed"
+        command -v ctr >/dev/null || skip "ctr is not installed"
+        local d="$IT_TMP/ctd"
+        mkdir -p "$d"
+        pm save --format docker-archive -o "$d/img.tar" "$IMG"
+        [ "$RC" = 0 ] || fail "podman save failed"
+        cat >"$d/config.toml" <<EOF
+version = 2
+root = "$d/root"
+state = "$d/state"
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = "$d/sock"
+[ttrpc]
+  address = "$d/sock.ttrpc"
+[debug]
+  address = "$d/debug.sock"
+EOF
+        containerd --config "$d/config.toml" >"$d/log" 2>&1 &
+        local cpid=$!
+        at_exit "kill $cpid; sleep 1; rm -rf '$d'"
+        local C=(ctr -a "$d/sock")
+        wait_until 20 "${C[@]}" version >/dev/null 2>&1 || fail "containerd did not start: $(tail -3 "$d/log")"
+        "${C[@]}" images import "$d/img.tar" >/dev/null 2>&1 || fail "ctr images import failed"
+        local R=(--runc-binary "$OCI" --runc-root "$d/runc")
+        OUT=$(timeout 60 "${C[@]}" run --rm "${R[@]}" "$IMG" c1 sh -c 'echo hello from containerd; exit 5' 2>"$IT_TMP/err")
+        RC=$?
+        expect_rc 5 "ctr run: the exit code"
+        expect_eq "hello from containerd" "$OUT" "ctr run: the output"
+        timeout 60 "${C[@]}" run -d "${R[@]}" "$IMG" c2 sleep 1000 >/dev/null 2>&1
+        OUT=$(timeout 30 "${C[@]}" task exec --exec-id e1 c2 sh -c 'echo in-exec; exit 3' 2>&1)
+        RC=$?
+        expect_rc 3 "ctr task exec's status"
+        expect_eq in-exec "$OUT" "ctr task exec"
+        OUT=$(timeout 30 "${C[@]}" task ls 2>&1)
+        expect_match "$OUT" 'c2 +[0-9]+ +RUNNING' "task ls"
+        timeout 30 "${C[@]}" task kill c2
+        wait_until 10 task_stopped "$d/sock" c2 ||
+                _it_soft_fail "the task did not stop after ctr task kill"
+        timeout 30 "${C[@]}" task rm c2 >/dev/null 2>&1
+        timeout 30 "${C[@]}" c rm c2 >/dev/null 2>&1
+        expect_eq "" "$(ls "$d/runc/default" 2>/dev/null)" "no container state left in the runtime root"
+        # seen once in five runs: the shim's dead-shim cleanup reporting "exit status 255" for a
+        # container already deleted (not reproduced by hand); logged, not asserted, until understood
+        grep -o 'failed to remove runc container.\{0,300\}' "$d/log" >&2 || true
+}
+
+it_main "$@"
