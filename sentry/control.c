@@ -1041,6 +1041,47 @@ static void begin_end(struct sandbox_state *st, const char *reason)
         sandbox_kill_all(st);
 }
 
+/* inspect's reply: the live metadata, which must fit one control message.
+ * A sandbox keeps up to MAX_RUNS run records, far more than fit: the oldest
+ * ended runs are left out (counted in runsOmitted; meta.json and the
+ * run_exited events keep them all), running ones never. */
+static json_t *inspect_json(struct sandbox_state *st)
+{
+        json_t *j = meta_json(st, true);
+        json_t *runs = json_incref(json_object_get(j, "runs"));
+        size_t n = json_array_size(runs);
+        size_t *sizes = xcalloc(n + 1, sizeof(size_t));
+        size_t total = 0;
+        for (size_t i = 0; i < n; i++) {
+                char *t = json_dumps(json_array_get(runs, i), JSON_COMPACT);
+                sizes[i] = (t ? strlen(t) : 0) + 1;
+                total += sizes[i];
+                free(t);
+        }
+        json_object_del(j, "runs");
+        char *rest = json_dumps(j, JSON_COMPACT);
+        size_t budget = CONTROL_MAX_MSG - 1024;
+        size_t base = rest ? strlen(rest) : budget;
+        free(rest);
+        json_t *kept = json_array();
+        size_t omitted = 0;
+        for (size_t i = 0; i < n; i++) {
+                json_t *r = json_array_get(runs, i);
+                bool running = streq(json_string_value(json_object_get(r, "status")) ?: "", "running");
+                if (!running && base + total > budget) {
+                        total -= sizes[i];
+                        omitted++;
+                        continue;
+                }
+                json_array_append(kept, r);
+        }
+        free(sizes);
+        json_decref(runs);
+        json_object_set_new(j, "runs", kept);
+        json_object_set_new(j, "runsOmitted", json_integer((json_int_t)omitted));
+        return j;
+}
+
 static void handle_request(struct sandbox_state *st, int conn, json_t *req, int fds[3])
 {
         struct serve *srv = st->serve;
@@ -1078,7 +1119,7 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
                 write_meta(st);
                 (void)control_send(conn, json_pack("{s:b, s:s}", "ok", 1, "status", srv->status), NULL, 0);
         } else if (streq(op, "inspect")) {
-                (void)control_send(conn, meta_json(st, true), NULL, 0);
+                (void)control_send(conn, inspect_json(st), NULL, 0);
         } else if (streq(op, "cancel")) {
                 struct run_rec *r = find_run_id(srv, json_string_value(json_object_get(req, "run")));
                 if (!r) {

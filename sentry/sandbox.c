@@ -747,6 +747,9 @@ static int cmd_inspect(int argc, char **argv)
         char *pol = json_dumps(json_object_get(m, "policy"), JSON_COMPACT | JSON_ENCODE_ANY);
         printf("policy    %s\nruns\n", pol ? pol : "null");
         free(pol);
+        json_int_t omitted = json_integer_value(json_object_get(m, "runsOmitted"));
+        if (omitted > 0)
+                printf("  (%lld older runs not shown: see meta.json or `cordon sandbox events`)\n", (long long)omitted);
         size_t i;
         json_array_foreach(json_object_get(m, "runs"), i, v)
         {
