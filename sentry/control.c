@@ -62,6 +62,7 @@ struct run_rec {
         struct stream *streams; /* [2]: stdout, stderr of an attached run; NULL otherwise */
         json_t *argv;
         bool detached, running, timed_out, cancelled;
+        bool cgroup; /* the run has its own control group (cgroup_run_create) */
         pid_t pid; /* in the sandbox's pid namespace; 0 until init says */
         int conn;  /* the waiting client, or -1 */
         int log_in, log_fd;
@@ -283,7 +284,7 @@ static json_t *isolation_json(const struct sandbox_state *st)
                  "sentry, proc agent and exec tracer each confined by their own seccomp allow-list "
                  "(sentry: %zu rows)",
                  sentry_confine_rows());
-        return json_pack("{s:[sssssss], s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:s}", "namespaces", "user", "mount",
+        return json_pack("{s:[sssssss], s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "namespaces", "user", "mount",
                          "pid", "net", "ipc", "uts", "cgroup", "identity",
                          "uid/gid 0 in the sandbox; no capabilities; no_new_privs", "hostUid", (json_int_t)st->uid,
                          "hostGid", (json_int_t)st->gid, "view",
@@ -292,7 +293,11 @@ static json_t *isolation_json(const struct sandbox_state *st)
                          "filter from the syscall table; path and socket calls emulated by the sentry", "cgroup",
                          st->cg ? cgroup_backend(st->cg) : "none", "privileged",
                          st->privileged ? "sentry runs as root" : "sentry runs in its own user namespace",
-                         "confinement", confined);
+                         "confinement", confined, "runKill",
+                         cgroup_v2_path(st->cg) ? "each run in its own cgroup v2 group: cancel and --timeout end all "
+                                                  "of a run's processes, also those that left its session"
+                                                : "no cgroup v2 group: cancel and --timeout reach the run's process "
+                                                  "and process group only");
 }
 
 static json_t *meta_json(const struct sandbox_state *st, bool live)
@@ -490,8 +495,20 @@ static struct run_rec *find_run_id(struct serve *srv, const char *id)
         return find_run(srv, (int)n);
 }
 
+/* A signal for a run: init sends it to the run's process and process
+ * group. SIGKILL (cancel, --timeout) also goes to the run's own control
+ * group, which holds every process the run forked, also those that left its
+ * session (setsid, double fork): they all end, and no other run's does.
+ * Without a group (no cgroup v2 on the host: see cgroup_run_create) only
+ * the process group is reached, and a process that left it survives. */
 static void kill_run(struct sandbox_state *st, struct run_rec *r, int sig)
 {
+        if (sig == SIGKILL && r->cgroup) {
+                int q = cgroup_run_kill(st->cg, r->num);
+                if (q < 0)
+                        fprintf(stderr, "cordon: sandbox %s: cannot kill the group of run r%d: %s\n", st->serve->id,
+                                r->num, strerror(-q));
+        }
         struct msg m = {.type = MSG_KILL, .value = sig, .aux = r->num};
         (void)send(st->sock, &m, sizeof(m), MSG_NOSIGNAL);
 }
@@ -662,7 +679,7 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
                 return;
         }
         int log_in = -1, log_fd = -1;
-        int pass[3] = {fds[0], fds[1], fds[2]};
+        int pass[4] = {fds[0], fds[1], fds[2], -1};
         _cleanup_(close_pipes) int run_pipe[2][2] = {{-1, -1}, {-1, -1}};
         _cleanup_(close_pipes) int client_pipe[2][2] = {{-1, -1}, {-1, -1}};
         _cleanup_close_ int nul = -1, pw = -1, master = -1, slave = -1;
@@ -723,7 +740,22 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
                 pass[1] = run_pipe[0][1];
                 pass[2] = run_pipe[1][1];
         }
-        if (send_fds(st->sock, &e, offsetof(struct exec_msg, strings) + e.len, pass, 3) < 0) {
+        /* the run's own control group, which its first process enters
+         * before anything of the run executes (initd.c exec_run) */
+        _cleanup_close_ int procs = -1;
+        if (st->cg) {
+                int q = cgroup_run_create(st->cg, num, &procs);
+                if (q < 0 && q != -EOPNOTSUPP) {
+                        reply_error(conn, "exec: cannot make the run's control group: %s", strerror(-q));
+                        return;
+                }
+        }
+        pass[3] = procs;
+        if (procs >= 0)
+                e.flags |= EXEC_CGROUP;
+        if (send_fds(st->sock, &e, offsetof(struct exec_msg, strings) + e.len, pass, procs >= 0 ? 4 : 3) < 0) {
+                if (procs >= 0)
+                        (void)cgroup_run_remove(st->cg, num);
                 reply_error(conn, "the sandbox's init is gone");
                 if (log_in >= 0)
                         close(log_in);
@@ -735,6 +767,7 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
         *r = (struct run_rec){.num = num,
                               .argv = json_incref(json_object_get(req, "argv")),
                               .detached = detach,
+                              .cgroup = procs >= 0,
                               .running = true,
                               .conn = -1,
                               .log_in = log_in,
@@ -781,6 +814,15 @@ static void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
                 drain_log(srv, r);
         }
         streams_flush(srv, r);
+        if (r->cgroup) {
+                /* a cancelled or timed-out run: anything of it that got into
+                 * its group after the kill (the kill and the run's first
+                 * fork may cross) ends now too */
+                if (r->cancelled || r->timed_out)
+                        (void)cgroup_run_kill(st->cg, r->num);
+                /* empty unless the run left processes behind it */
+                (void)cgroup_run_remove(st->cg, r->num);
+        }
         r->running = false;
         r->status = status;
         r->ended = time(NULL);

@@ -39,8 +39,23 @@ static void report(int sock, uint32_t type, int32_t value, int64_t run)
         (void)send(sock, &m, sizeof(m), MSG_NOSIGNAL);
 }
 
-_noreturn_ static void exec_run(const struct exec_msg *e, const int fds[3])
+_noreturn_ static void exec_run(const struct exec_msg *e, const int fds[4])
 {
+        /* first of all, into the run's own group (cgroup_run_create): from
+         * here on everything this run forks is found there by cancel and
+         * --timeout, whatever session it makes. A run that cannot be put
+         * there does not run (the fd is the sentry's, opened with its
+         * rights; this process itself has none on the cgroupfs). */
+        if (e->flags & EXEC_CGROUP) {
+                if (fds[3] < 0 || write(fds[3], "0", 1) != 1) {
+                        int err = fds[3] < 0 ? EBADF : errno;
+                        if (fds[2] >= 0)
+                                dprintf(fds[2], "cordon: cannot move the run into its control group: %s\n",
+                                        strerror(err));
+                        _exit(EXIT_SANDBOX);
+                }
+                close(fds[3]);
+        }
         sigset_t none;
         sigemptyset(&none);
         for (int s = 1; s < NSIG; s++)
@@ -153,8 +168,8 @@ _noreturn_ void init_serve_runs(int sock)
                 }
                 if (!(p.revents & (POLLIN | POLLHUP | POLLERR)))
                         continue;
-                int fds[3];
-                ssize_t n = recv_fds(sock, &e, sizeof(e), fds, 3);
+                int fds[4];
+                ssize_t n = recv_fds(sock, &e, sizeof(e), fds, 4);
                 if (n <= 0)
                         _exit(0); /* the sentry is gone: so is the sandbox */
                 if ((size_t)n >= sizeof(struct msg) && e.type == MSG_KILL) {
@@ -181,7 +196,7 @@ _noreturn_ void init_serve_runs(int sock)
                                 report(sock, MSG_RUN_PID, pid, e.run);
                         }
                 }
-                for (int i = 0; i < 3; i++)
+                for (int i = 0; i < 4; i++)
                         if (fds[i] >= 0)
                                 close(fds[i]);
         }

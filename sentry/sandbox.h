@@ -15,6 +15,7 @@
  * NUL-terminated, in strings[0..len). */
 #define EXEC_MAX_STRINGS 61440
 #define EXEC_TTY         1 /* 0-2 are a terminal: the run takes it as its controlling one */
+#define EXEC_CGROUP      2 /* a 4th fd: the run's own group's cgroup.procs, to move into before anything runs */
 struct exec_msg {
         uint32_t type; /* MSG_EXEC */
         int32_t run;

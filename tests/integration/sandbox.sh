@@ -503,6 +503,57 @@ PY
         expect_true "cancelling an ended run fails" test "$RC" != 0
 }
 
+# the command lines of every process in the sandbox, one a line, as the sandbox's own /proc shows them
+sandbox_procs() {
+        timeout 30 "$CORDON" sandbox exec "$1" -- sh -c \
+                'for p in /proc/[0-9]*; do [ -r $p/cmdline ] && tr "\0" " " <$p/cmdline; echo; done' 2>/dev/null
+}
+
+# Processes that leave the run's process group and session (setsid, a double fork, nohup &)
+# still belong to the run: cancel and exec --timeout end all of them, and nothing of another
+# run of the same sandbox.
+it_test cancel_kills_escaped_processes
+cancel_kills_escaped_processes() {
+        need_root
+        new_sandbox
+        sb inspect "$ID" --json
+        case $OUT in
+        *'"runKill": "no cgroup v2 group'*) skip "no cgroup v2 group on this host: runs are killed by process group only" ;;
+        esac
+        expect_contains "$OUT" "each run in its own cgroup v2 group" "inspect says how runs are killed"
+        sb exec "$ID" --detach -- sleep 999
+        local other=$OUT
+        sb exec "$ID" --detach -- sh -c 'setsid sleep 1001 & (setsid sh -c "sleep 1002 & exit 0" &); nohup sleep 1003 >/dev/null 2>&1 & exec sleep 1000'
+        local run=$OUT
+        wait_until 10 sh -c "'$CORDON' sandbox exec $ID -- sh -c 'cat /proc/[0-9]*/cmdline 2>/dev/null | tr \"\\0\" \" \"' | grep -q 'sleep 1003'" ||
+                fail "the run's daemons did not start"
+        local before
+        before=$(sandbox_procs "$ID")
+        expect_match "$before" 'sleep 1001' "a setsid daemon runs"
+        expect_match "$before" 'sleep 1002' "a double-forked daemon runs"
+        sb cancel "$ID" "$run"
+        expect_rc 0 "cancel"
+        wait_until 5 sh -c "! '$CORDON' sandbox exec $ID -- sh -c 'cat /proc/[0-9]*/cmdline 2>/dev/null | tr \"\\0\" \" \"' | grep -q 'sleep 100[0-3]'" || true
+        local after
+        after=$(sandbox_procs "$ID")
+        expect_not_contains "$after" "sleep 1000" "the run's own process is gone"
+        expect_not_contains "$after" "sleep 1001" "the setsid daemon is gone"
+        expect_not_contains "$after" "sleep 1002" "the double-forked daemon is gone"
+        expect_not_contains "$after" "sleep 1003" "the nohup'd process is gone"
+        expect_contains "$after" "sleep 999" "another run of the sandbox is untouched"
+        # --timeout ends the escaped ones too
+        sb exec "$ID" --timeout 1s -- sh -c 'setsid sleep 1004 & (setsid sh -c "sleep 1005 & exit 0" &); sleep 30'
+        expect_rc 124 "the run timed out"
+        wait_until 5 sh -c "! '$CORDON' sandbox exec $ID -- sh -c 'cat /proc/[0-9]*/cmdline 2>/dev/null | tr \"\\0\" \" \"' | grep -q 'sleep 100[45]'" || true
+        after=$(sandbox_procs "$ID")
+        expect_not_contains "$after" "sleep 1004" "a setsid daemon of a timed-out run is gone"
+        expect_not_contains "$after" "sleep 1005" "a double-forked daemon of a timed-out run is gone"
+        expect_contains "$after" "sleep 999" "the other run still runs"
+        sb inspect "$ID" --json
+        expect_match "$OUT" "\"id\": \"$other\"" "the other run is listed"
+        expect_eq running "$(printf '%s\n' "$OUT" | python3 -c 'import json,sys; print([r for r in json.load(sys.stdin)["runs"] if r["id"]==sys.argv[1]][0]["status"])' "$other")" "and still running"
+}
+
 it_test control_socket_owner_only
 control_socket_owner_only() {
         need_root
