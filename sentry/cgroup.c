@@ -1001,6 +1001,10 @@ static int v1_kill_all(struct cgroup *cg)
 static int v1_freeze(struct cgroup *cg, bool frozen)
 {
         int f = cg->at[V1_FREEZER];
+        /* no v1 freezer: a hybrid host's v2 group (v1_add_v2_group) holds
+         * the same processes and has a freezer of its own */
+        if (f < 0 && cg->v2_at >= 0)
+                return v2_freeze_dir(cg->dirs[cg->v2_at].fd, cg->dirs[cg->v2_at].path, frozen, FREEZE_TIMEOUT_MS);
         if (f < 0)
                 return -EOPNOTSUPP;
         return v1_freezer_set(cg->dirs[f].fd, cg->dirs[f].path, frozen, FREEZE_TIMEOUT_MS);

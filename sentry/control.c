@@ -1143,8 +1143,11 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
         } else if (streq(op, "pause") || streq(op, "resume")) {
                 bool pause = streq(op, "pause");
                 if (!st->cg) {
-                        reply_error(conn, "sandbox %s has no cgroup on this host, so it cannot be %s", srv->id,
-                                    pause ? "paused" : "resumed");
+                        reply_error(conn,
+                                    "cannot %s sandbox %s: it has no control group (none could be made for it on "
+                                    "this host, e.g. no delegated cgroup for this user), so there is no freezer "
+                                    "to stop its processes; it keeps running",
+                                    op, srv->id);
                         return;
                 }
                 if (streq(srv->status, pause ? "paused" : "running")) {
@@ -1152,6 +1155,14 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
                         return;
                 }
                 int r = cgroup_freeze(st->cg, pause);
+                if (r == -EOPNOTSUPP) {
+                        reply_error(conn,
+                                    "cannot %s sandbox %s: no cgroup freezer is available for it (cgroup v1 "
+                                    "without a freezer hierarchy and no cgroup v2 group, or a kernel before "
+                                    "5.2 without cgroup.freeze); it keeps running",
+                                    op, srv->id);
+                        return;
+                }
                 if (r < 0) {
                         reply_error(conn, "cannot %s sandbox %s: %s", op, srv->id, strerror(-r));
                         return;

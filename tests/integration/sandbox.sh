@@ -228,6 +228,10 @@ pause_resume() {
         sb exec "$ID" -- true
         expect_true "exec on a paused sandbox fails" test "$RC" != 0
         expect_contains "$ERR" "paused" "and says so"
+        expect_contains "$ERR" "sandbox resume" "and how to go on"
+        sb exec "$ID" --detach -- true
+        expect_true "a detached exec on a paused sandbox fails too" test "$RC" != 0
+        expect_contains "$ERR" "paused" "and says so"
         sb get "$ID" /tmp/count -
         c1=$OUT
         sleep 1
@@ -584,6 +588,18 @@ unprivileged_user() {
         expect_eq one "$out" "a second run sees the first one's file"
         out=$(timeout 30 $as "$CORDON" sandbox get "$id" /tmp/f - 2>&1)
         expect_eq one "$out" "get"
+        # pause needs a freezer: where this user's sandbox has no control group, it says so and
+        # the sandbox runs on (where it has one, it is paused and resumed)
+        if timeout 30 $as "$CORDON" sandbox inspect "$id" --json | grep -q '"cgroup": "none"'; then
+                out=$(timeout 30 $as "$CORDON" sandbox pause "$id" 2>&1)
+                RC=$?
+                expect_true "pause without a freezer fails" test "$RC" != 0
+                expect_contains "$out" "no freezer" "and says why"
+                out=$(timeout 30 $as "$CORDON" sandbox exec "$id" -- cat /tmp/f 2>&1)
+                expect_eq one "$out" "the sandbox still runs after the refused pause"
+        else
+                it_log "uid 65534's sandbox has a control group: pause is tested in pause_resume"
+        fi
         # root's sandboxes are not this user's, and this user's state is its own
         expect_true "not under root's state directory" test ! -e "$STATE/$id"
         timeout 30 $as "$CORDON" sandbox terminate "$id"
