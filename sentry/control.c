@@ -100,6 +100,7 @@ struct serve {
         int ready_fd;
         char *policy_text;
         const char *snapshot, *snapshot_digest;
+        bool progress; /* restore progress on ready_fd for a client on a terminal */
         time_t created, expires;
         const char *status; /* running, paused, terminating */
         bool terminate;
@@ -369,6 +370,7 @@ int serve_prepare(const struct serve_config *cfg, const char *id, const struct r
         srv->policy_text = xstrdup(cfg->policy_text ? cfg->policy_text : "{}");
         srv->snapshot = cfg->snapshot;
         srv->snapshot_digest = cfg->snapshot_digest;
+        srv->progress = cfg->progress;
         srv->status = "starting";
         srv->owner = geteuid();
         for (size_t i = 0; i < MAX_CONNS; i++)
@@ -1212,6 +1214,8 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
                 x->op = xstrdup(op);
                 x->path = xstrdup(path ? path : "/");
                 x->mode = (int)json_integer_value(json_object_get(req, "mode"));
+                x->upper_fd = -1;
+                x->progress = json_is_true(json_object_get(req, "progress"));
                 if (streq(op, "snapshot")) {
                         json_t *extra =
                                 json_pack("{s:o, s:s}", "meta", meta_json(st, false), "policy", srv->policy_text);
@@ -1350,7 +1354,9 @@ int serve_loop(struct sandbox_state *st)
         if (!srv->terminate && srv->snapshot) {
                 char err[512] = "";
                 _cleanup_close_ int afd = open(srv->snapshot, O_RDONLY | O_CLOEXEC);
-                int r = afd < 0 ? negative_errno() : snapshot_restore(st, afd, srv->snapshot_digest, err, sizeof(err));
+                int r = afd < 0 ? negative_errno()
+                                : snapshot_restore(st, afd, srv->snapshot_digest, srv->progress ? srv->ready_fd : -1,
+                                                   err, sizeof(err));
                 if (r < 0) {
                         fprintf(stderr, "cordon: cannot restore the snapshot %s: %s\n", srv->snapshot,
                                 err[0] ? err : strerror(-r));

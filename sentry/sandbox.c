@@ -85,8 +85,11 @@ static int connect_sandbox(const char *id, int *ret)
         return 0;
 }
 
-/* One request, one reply; prints an error reply. 0, or 1 for an error reply. */
-static int request(const char *id, json_t *req, const int *fds, size_t n_fds, json_t **ret)
+/* One request, one reply, with any {"progress": ...} messages before the
+ * reply handed to on_progress (may be NULL); prints an error reply. 0, or 1
+ * for an error reply. */
+static int request_progress(const char *id, json_t *req, const int *fds, size_t n_fds,
+                            void (*on_progress)(json_t *p), json_t **ret)
 {
         _cleanup_close_ int fd = -1;
         if (connect_sandbox(id, &fd) < 0) {
@@ -95,8 +98,13 @@ static int request(const char *id, json_t *req, const int *fds, size_t n_fds, js
         }
         int r = control_send(fd, req, fds, n_fds);
         json_t *rep = NULL;
-        if (r >= 0)
-                r = control_recv(fd, &rep, NULL, 0);
+        while (r >= 0 && (r = control_recv(fd, &rep, NULL, 0)) > 0 && json_object_get(rep, "progress") &&
+               !json_object_get(rep, "error")) {
+                if (on_progress)
+                        on_progress(json_object_get(rep, "progress"));
+                json_decref(rep);
+                rep = NULL;
+        }
         if (r <= 0) {
                 fprintf(stderr, "cordon: sandbox %s: no answer from its sentry (%s)\n", id,
                         r == 0 ? "connection closed" : strerror(-r));
@@ -113,6 +121,51 @@ static int request(const char *id, json_t *req, const int *fds, size_t n_fds, js
         else
                 json_decref(rep);
         return 0;
+}
+
+static int request(const char *id, json_t *req, const int *fds, size_t n_fds, json_t **ret)
+{
+        return request_progress(id, req, fds, n_fds, NULL, ret);
+}
+
+/* "12.3 MB" */
+static void human_bytes(long long n, char buf[32])
+{
+        static const char *const units[] = {"bytes", "kB", "MB", "GB", "TB"};
+        double v = (double)n;
+        size_t u = 0;
+        while (v >= 1000 && u + 1 < ELEMENTSOF(units)) {
+                v /= 1000;
+                u++;
+        }
+        if (u == 0)
+                snprintf(buf, 32, "%lld bytes", n);
+        else
+                snprintf(buf, 32, "%.1f %s", v, units[u]);
+}
+
+/* A progress line on the terminal (stderr), rewritten in place; the final
+ * one ends it. */
+static void show_progress(const char *what, long long bytes, long long total, long long entries, bool final)
+{
+        char b[32], t[32];
+        human_bytes(bytes, b);
+        if (total > 0) {
+                human_bytes(total, t);
+                fprintf(stderr, "\rcordon: %s: %s of %s (%lld%%), %lld entries\033[K", what, b, t,
+                        total ? bytes * 100 / total : 0, entries);
+        } else
+                fprintf(stderr, "\rcordon: %s: %s, %lld entries\033[K", what, b, entries);
+        if (final)
+                fputc('\n', stderr);
+        fflush(stderr);
+}
+
+static void snapshot_progress(json_t *p)
+{
+        show_progress("snapshot", (long long)json_integer_value(json_object_get(p, "bytes")), 0,
+                      (long long)json_integer_value(json_object_get(p, "entries")),
+                      json_is_true(json_object_get(p, "final")));
 }
 
 static int simple_verb(const char *op, int argc, char **argv)
@@ -290,8 +343,11 @@ static int cmd_create(int argc, char **argv)
                 fprintf(stderr, "cordon: create: %m\n");
                 return EXIT_SANDBOX;
         }
-        struct serve_config cfg = {
-                .ready_fd = ready[1], .policy_text = policy_text, .snapshot = snapshot, .snapshot_digest = digest};
+        struct serve_config cfg = {.ready_fd = ready[1],
+                                   .policy_text = policy_text,
+                                   .snapshot = snapshot,
+                                   .snapshot_digest = digest,
+                                   .progress = snapshot && isatty(STDERR_FILENO)};
         o.serve = &cfg;
         fflush(NULL);
         pid_t pid = fork();
@@ -320,17 +376,29 @@ static int cmd_create(int argc, char **argv)
                 _exit(sentry_run(&o));
         }
         close(ready[1]);
+        /* "READY <id>", after any "PROGRESS <bytes> <total> <entries>" of a
+         * restore (sent only when cfg.progress) */
         char line[128] = "";
-        size_t len = 0;
-        while (len < sizeof(line) - 1) {
-                ssize_t n = read(ready[0], line + len, 1);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0 || line[len] == '\n')
+        bool shown = false;
+        for (;;) {
+                size_t len = 0;
+                while (len < sizeof(line) - 1) {
+                        ssize_t n = read(ready[0], line + len, 1);
+                        if (n < 0 && errno == EINTR)
+                                continue;
+                        if (n <= 0 || line[len] == '\n')
+                                break;
+                        len++;
+                }
+                line[len] = '\0';
+                long long b, t, e;
+                if (!startswith(line, "PROGRESS ") || sscanf(line + 9, "%lld %lld %lld", &b, &t, &e) != 3)
                         break;
-                len++;
+                show_progress("restoring the snapshot", b, t, e, false);
+                shown = true;
         }
-        line[len] = '\0';
+        if (shown)
+                fputc('\n', stderr);
         close(ready[0]);
         if (!startswith(line, "READY ")) {
                 int status = 0;
@@ -873,10 +941,12 @@ static int cmd_snapshot(int argc, char **argv)
                 fprintf(stderr, "cordon: snapshot: %s: %m\n", argv[2]);
                 return 1;
         }
-        if (isatty(STDERR_FILENO))
-                fprintf(stderr, "cordon: writing snapshot of %s to %s ...\n", argv[1], argv[2]);
+        /* progress only for a person at a terminal: a program reading
+         * stderr gets the errors alone */
+        bool tty = isatty(STDERR_FILENO);
         json_t *rep = NULL;
-        int r = request(argv[1], json_pack("{s:s}", "op", "snapshot"), &fd, 1, &rep);
+        int r = request_progress(argv[1], json_pack("{s:s, s:b}", "op", "snapshot", "progress", tty), &fd, 1,
+                                 tty ? snapshot_progress : NULL, &rep);
         if (r != 0) {
                 unlink(argv[2]);
                 return 1;

@@ -361,6 +361,100 @@ snapshot_and_restore() {
         return 0
 }
 
+# A small root made of the host's own binaries (as layers.sh's make_template), with files the
+# test changes: /data/victim to delete, /opt/tools to replace, /etc to add to.
+make_small_template() {
+        local t=$1 p lib
+        mkdir -p "$t/usr/bin" "$t/usr/lib/x86_64-linux-gnu" "$t/usr/lib64" "$t/etc" "$t/data" "$t/opt/tools" ||
+                fail "cannot create the template in $t"
+        ln -s usr/bin "$t/bin" && ln -s usr/lib "$t/lib" && ln -s usr/lib64 "$t/lib64" ||
+                fail "cannot create the template's links"
+        for p in sh cat ls rm mkdir chmod ln readlink; do
+                [ -x "/usr/bin/$p" ] || [ -x "/bin/$p" ] || skip "the host has no $p to put in a template"
+                cp -L "$(command -v "$p")" "$t/usr/bin/$p" || fail "cannot copy $p into the template"
+                for lib in $(ldd "$t/usr/bin/$p" 2>/dev/null | grep -o '/[^ ]*'); do
+                        case $lib in
+                        */ld-linux*) cp -Ln "$lib" "$t/usr/lib64/" ;;
+                        *) cp -Ln "$lib" "$t/usr/lib/x86_64-linux-gnu/" ;;
+                        esac || fail "cannot copy $lib into the template"
+                done
+        done
+        echo 'root:x:0:0:root:/root:/bin/sh' >"$t/etc/passwd"
+        echo victim >"$t/data/victim"
+        echo keep >"$t/data/keep"
+        cp -L "$(command -v cat)" "$t/opt/tools/mycat"
+        chmod 0755 "$t" "$t/data" "$t/opt/tools"
+}
+
+tree_state() {
+        (cd "$1" && find . -printf '%y %m %s %p -> %l\n' | sort && find . -type f -exec sha256sum {} + | sort)
+}
+
+# A template root's changes anywhere in its root (new files, changed ones, deletions, a replaced
+# directory) are in its snapshot, and come back only onto the same template.
+it_test snapshot_template_root
+snapshot_template_root() {
+        need_root
+        local t t2 d pol pol2 before
+        t=$(scratch_dir tpl)
+        d=$(scratch_dir tsnap)
+        make_small_template "$t"
+        before=$(tree_state "$t")
+        pol="$IT_TMP/tpl-policy.json"
+        printf '{"source": {"kind": "template", "path": "%s"}}\n' "$t" >"$pol"
+        new_sandbox --policy "$pol"
+        local first=$ID
+        sb exec "$ID" -- sh -c 'mkdir -p /usr/local/bin && echo "echo tool-ran" >/usr/local/bin/tool &&
+                chmod 755 /usr/local/bin/tool && echo conf >/etc/app.conf && rm /data/victim &&
+                rm -rf /opt/tools && mkdir /opt/tools && echo new >/opt/tools/new && echo layer >/tmp/kept &&
+                ln -s /etc/app.conf /etc/applink'
+        expect_rc 0 "change the root"
+        sb snapshot "$ID" "$d/s.tar.zst"
+        expect_rc 0 "snapshot of a template root"
+        local listing
+        listing=$(zstd -dc "$d/s.tar.zst" | tar -tf -)
+        expect_contains "$listing" "upper/usr/local/bin/tool" "a new file anywhere in the root"
+        expect_contains "$listing" "upper/etc/app.conf" "a file added to the template's /etc"
+        expect_contains "$listing" "upper/data/.wh.victim" "a deletion, as a whiteout marker"
+        expect_contains "$listing" "upper/opt/tools/.wh..wh..opq" "a replaced directory, as an opaque marker"
+        expect_not_contains "$listing" "upper/etc/resolv.conf" "cordon's own mount points are left out"
+        expect_contains "$(zstd -dc "$d/s.tar.zst" | tar -xOf - cordon/sandbox.json)" "\"path\": \"$t\"" \
+                "the template is named in the snapshot"
+        sb terminate "$first"
+
+        new_sandbox --policy "$pol" --from-snapshot "$d/s.tar.zst"
+        sb exec "$ID" -- sh -c '/usr/local/bin/tool; cat /etc/app.conf /tmp/kept; readlink /etc/applink;
+                ls /data; ls /opt/tools; test -e /data/victim && echo victim-back'
+        expect_eq $'tool-ran\nconf\nlayer\n/etc/app.conf\nkeep\nnew' "$OUT" \
+                "restored onto the same template: new, changed and deleted files as they were"
+        expect_eq "$before" "$(tree_state "$t")" "the template itself is untouched"
+        sb terminate "$ID"
+
+        # another template (same tree plus one file): refused, and says why
+        t2=$(scratch_dir tpl2)
+        cp -a "$t/." "$t2/" && echo extra >"$t2/data/extra"
+        pol2="$IT_TMP/tpl2-policy.json"
+        printf '{"source": {"kind": "template", "path": "%s"}}\n' "$t2" >"$pol2"
+        sb create --policy "$pol2" --from-snapshot "$d/s.tar.zst"
+        [ "$RC" = 0 ] && at_exit "timeout 30 '$CORDON' sandbox terminate $OUT"
+        expect_true "a snapshot of one template onto another is refused" test "$RC" != 0
+        expect_contains "$ERR" "template mismatch" "and says so"
+        # the default root: refused too
+        sb create --from-snapshot "$d/s.tar.zst"
+        [ "$RC" = 0 ] && at_exit "timeout 30 '$CORDON' sandbox terminate $OUT"
+        expect_true "a template snapshot onto the default root is refused" test "$RC" != 0
+        expect_contains "$ERR" "not a template" "and says so"
+        # the same template pinned by digest in the new policy: accepted
+        local dg
+        dg=$("$CORDON" digest "$t" 2>/dev/null)
+        if [[ $dg =~ ^sha256: ]]; then
+                printf '{"source": {"kind": "template", "path": "%s", "digest": "%s"}}\n' "$t" "$dg" >"$pol2"
+                new_sandbox --policy "$pol2" --from-snapshot "$d/s.tar.zst"
+                sb exec "$ID" -- cat /etc/app.conf
+                expect_eq conf "$OUT" "restored under a policy that pins the template's digest"
+        fi
+}
+
 it_test events_replay_follow_and_masking
 events_replay_follow_and_masking() {
         need_root
