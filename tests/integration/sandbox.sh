@@ -455,6 +455,37 @@ snapshot_template_root() {
         fi
 }
 
+# snapshot and create --from-snapshot show their progress (bytes and entries, rewritten in place)
+# when stderr is a terminal, and print nothing of it otherwise
+it_test snapshot_progress_on_a_terminal
+snapshot_progress_on_a_terminal() {
+        need_root
+        command -v script >/dev/null || skip "script(1) is not installed"
+        new_sandbox
+        local d out
+        d=$(scratch_dir progress)
+        sb exec "$ID" -- sh -c 'for i in $(seq 1 300); do head -c 20000 /dev/urandom >/tmp/f$i; done'
+        expect_rc 0 "some data to snapshot"
+        out=$(timeout 60 script -qec "'$CORDON' sandbox snapshot $ID $d/t.tar.zst >$d/digest" /dev/null </dev/null 2>&1)
+        expect_match "$out" $'\r''cordon: snapshot: [0-9.]+ (MB|kB|bytes), [0-9]+ entries' "progress on the terminal"
+        expect_match "$out" '30[0-9] entries' "the final line counts every entry"
+        expect_match "$(cat "$d/digest")" '^sha256:' "the digest still goes to stdout"
+        sb snapshot "$ID" "$d/n.tar.zst"
+        expect_rc 0 "snapshot without a terminal"
+        expect_eq "" "$ERR" "no progress when stderr is no terminal"
+        out=$(timeout 60 script -qec "'$CORDON' sandbox create --from-snapshot $d/t.tar.zst >$d/id" /dev/null </dev/null 2>&1)
+        local id2
+        id2=$(tr -d '\r\n' <"$d/id")
+        [[ $id2 =~ ^[0-9a-f]{16}$ ]] && at_exit "timeout 30 '$CORDON' sandbox terminate $id2"
+        expect_match "$id2" '^[0-9a-f]{16}$' "create --from-snapshot on a terminal"
+        expect_match "$out" 'restoring the snapshot: [0-9.]+ (MB|kB|bytes) of [0-9.]+ (MB|kB|bytes) \([0-9]+%\), [0-9]+ entries' \
+                "restore progress on the terminal"
+        sb create --from-snapshot "$d/n.tar.zst"
+        [ "$RC" = 0 ] && at_exit "timeout 30 '$CORDON' sandbox terminate $OUT"
+        expect_rc 0 "create --from-snapshot without a terminal"
+        expect_not_contains "$ERR" "restoring" "no progress when stderr is no terminal"
+}
+
 it_test events_replay_follow_and_masking
 events_replay_follow_and_masking() {
         need_root
