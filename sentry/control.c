@@ -48,7 +48,10 @@
  * sentry passes the bytes on into a pipe whose other end the client holds
  * and copies to its own stream. The sentry's ends are non-blocking: a slow
  * client holds back only its own run (the pipe fills and the run waits),
- * never the serve loop. */
+ * never the serve loop. A run with a terminal: stream 0 reads the pty's
+ * master (the terminal's output, recorded as "tty" events) and stream 1
+ * carries the client's input from its pipe into the master (not recorded:
+ * a terminal echoes what is typed, and that echo is in stream 0). */
 struct stream {
         int in, to;
         char buf[16384];
@@ -63,6 +66,7 @@ struct run_rec {
         json_t *argv;
         bool detached, running, timed_out, cancelled;
         bool cgroup; /* the run has its own control group (cgroup_run_create) */
+        bool tty;    /* streams[0] is the pty master's output, streams[1] the client's input into it */
         pid_t pid; /* in the sandbox's pid namespace; 0 until init says */
         int conn;  /* the waiting client, or -1 */
         int log_in, log_fd;
@@ -687,7 +691,9 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
         _cleanup_close_ int nul = -1, pw = -1, master = -1, slave = -1;
         if (tty) {
                 /* a terminal from the sandbox's own devpts instance: the run
-                 * gets its slave, the client its master and relays it */
+                 * gets its slave; the sentry keeps the master and relays it
+                 * to the client through two pipes, so that what the run
+                 * shows on its terminal becomes events too */
                 int r = open_sandbox_pty(st, &master, &slave);
                 if (r < 0) {
                         reply_error(conn, "exec: cannot open a terminal in the sandbox: %s", strerror(-r));
@@ -699,6 +705,24 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
                         (void)ioctl(master, TIOCSWINSZ, &ws);
                 pass[0] = pass[1] = pass[2] = slave;
                 e.flags |= EXEC_TTY;
+                /* run_pipe[0]: the master's output (from a dup of it, so
+                 * that the two directions close apart); client_pipe[0]: out
+                 * to the client; client_pipe[1]: the client's input in;
+                 * run_pipe[1]: into the master */
+                if (pipe2(client_pipe[0], O_CLOEXEC) < 0 || pipe2(client_pipe[1], O_CLOEXEC) < 0) {
+                        reply_error(conn, "exec: cannot make the terminal's pipes: %s", strerror(errno));
+                        return;
+                }
+                run_pipe[0][0] = fcntl(master, F_DUPFD_CLOEXEC, 3);
+                run_pipe[1][1] = TAKE_FD(master);
+                if (run_pipe[0][0] < 0) {
+                        reply_error(conn, "exec: cannot relay the terminal: %s", strerror(errno));
+                        return;
+                }
+                fcntl(run_pipe[0][0], F_SETFL, O_NONBLOCK);
+                fcntl(run_pipe[1][1], F_SETFL, O_NONBLOCK);
+                fcntl(client_pipe[0][1], F_SETFL, O_NONBLOCK);
+                fcntl(client_pipe[1][0], F_SETFL, O_NONBLOCK);
         } else if (detach) {
                 int p[2];
                 char name[64];
@@ -770,6 +794,7 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
                               .argv = json_incref(json_object_get(req, "argv")),
                               .detached = detach,
                               .cgroup = procs >= 0,
+                              .tty = tty,
                               .running = true,
                               .conn = -1,
                               .log_in = log_in,
@@ -778,9 +803,20 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
                               .started = time(NULL)};
         if (timeout_ms > 0)
                 r->timer = arm_ms(CLOCK_MONOTONIC, false, timeout_ms);
-        int back[2] = {master, -1};
-        size_t n_back = master >= 0 ? 1 : 0;
-        if (run_pipe[0][0] >= 0) {
+        int back[2] = {-1, -1};
+        size_t n_back = 0;
+        if (tty) {
+                /* the client reads the terminal's output from back[0] and
+                 * writes its input into back[1] */
+                r->streams = xcalloc(2, sizeof(struct stream));
+                r->streams[0].in = TAKE_FD(run_pipe[0][0]);
+                r->streams[0].to = TAKE_FD(client_pipe[0][1]);
+                r->streams[1].in = TAKE_FD(client_pipe[1][0]);
+                r->streams[1].to = TAKE_FD(run_pipe[1][1]);
+                back[0] = client_pipe[0][0];
+                back[1] = client_pipe[1][1];
+                n_back = 2;
+        } else if (run_pipe[0][0] >= 0) {
                 r->streams = xcalloc(2, sizeof(struct stream));
                 for (int k = 0; k < 2; k++) {
                         r->streams[k].in = TAKE_FD(run_pipe[k][0]);
@@ -800,6 +836,7 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[3])
 
 static void drain_log(struct serve *srv, struct run_rec *r);
 static void streams_flush(struct serve *srv, struct run_rec *r);
+static void stream_close(struct serve *srv, struct run_rec *r, int k);
 static bool stream_pump(struct serve *srv, struct run_rec *r, int k);
 
 static void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
@@ -815,6 +852,9 @@ static void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
                         break;
                 drain_log(srv, r);
         }
+        /* a terminal's input has nowhere to go any more */
+        if (r->tty && r->streams && r->streams[1].in >= 0)
+                stream_close(srv, r, 1);
         streams_flush(srv, r);
         if (r->cgroup) {
                 /* a cancelled or timed-out run: anything of it that got into
@@ -936,17 +976,28 @@ static void drain_log(struct serve *srv, struct run_rec *r)
 
 static const char *const stream_names[2] = {"stdout", "stderr"};
 
+static const char *stream_name(const struct run_rec *r, int k)
+{
+        return r->tty ? "tty" : stream_names[k];
+}
+
 static void stream_lines(struct serve *srv, struct run_rec *r, int k, const char *buf, size_t n)
 {
         struct stream *sm = &r->streams[k];
+        if (r->tty && k == 1)
+                return; /* what the client types: its echo comes back on stream 0 */
         for (size_t i = 0; i < n; i++) {
                 if (buf[i] == '\n') {
-                        output_event(srv, r, sm->line, sm->line_len, false, stream_names[k]);
+                        /* a terminal ends its lines with \r\n */
+                        size_t len = sm->line_len;
+                        if (r->tty && len > 0 && sm->line[len - 1] == '\r')
+                                len--;
+                        output_event(srv, r, sm->line, len, false, stream_name(r, k));
                         sm->line_len = 0;
                         continue;
                 }
                 if (sm->line_len == sizeof(sm->line)) {
-                        output_event(srv, r, sm->line, sm->line_len, true, stream_names[k]);
+                        output_event(srv, r, sm->line, sm->line_len, true, stream_name(r, k));
                         sm->line_len = 0;
                 }
                 sm->line[sm->line_len++] = buf[i];
@@ -957,7 +1008,7 @@ static void stream_close(struct serve *srv, struct run_rec *r, int k)
 {
         struct stream *sm = &r->streams[k];
         if (sm->line_len > 0)
-                output_event(srv, r, sm->line, sm->line_len, false, stream_names[k]);
+                output_event(srv, r, sm->line, sm->line_len, false, stream_name(r, k));
         sm->line_len = 0;
         if (sm->in >= 0)
                 close(TAKE_FD(sm->in));
@@ -994,6 +1045,13 @@ static bool stream_pump(struct serve *srv, struct run_rec *r, int k)
                 ssize_t n = read(sm->in, sm->buf, sizeof(sm->buf));
                 if (n < 0 && (errno == EAGAIN || errno == EINTR))
                         return true;
+                if (n == 0 && r->tty && k == 1 && sm->to >= 0) {
+                        /* the client's input ended: on a terminal that is
+                         * its EOF character, not a closed master */
+                        struct termios t;
+                        if (tcgetattr(sm->to, &t) == 0 && t.c_cc[VEOF])
+                                (void)!write(sm->to, &t.c_cc[VEOF], 1);
+                }
                 if (n <= 0) {
                         stream_close(srv, r, k);
                         return false;
@@ -1296,6 +1354,14 @@ static void read_run_conn(struct sandbox_state *st, struct run_rec *r)
         json_int_t sig = json_integer_value(json_object_get(req, "signal"));
         if (sig > 0 && sig < 65 && r->running)
                 kill_run(st, r, (int)sig);
+        /* the client's terminal changed size: the run's follows (the kernel
+         * sends the run's foreground group SIGWINCH) */
+        json_int_t rows = json_integer_value(json_object_get(req, "rows")),
+                   cols = json_integer_value(json_object_get(req, "cols"));
+        if (r->tty && r->streams && r->streams[0].in >= 0 && rows > 0 && rows < 65536 && cols > 0 && cols < 65536) {
+                struct winsize ws = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
+                (void)ioctl(r->streams[0].in, TIOCSWINSZ, &ws);
+        }
         json_decref(req);
 }
 

@@ -531,13 +531,15 @@ static int cmd_exec(int argc, char **argv)
         }
         int r = control_send(fd, req, detach || tty ? NULL : fds, detach || tty ? 0 : 3);
         json_t *rep = NULL;
-        /* back come: a terminal's master, or the pipes of the run's stdout
-         * and stderr (the sentry records them as events on the way) */
+        /* back come the pipes of the run's stdout and stderr, or with a
+         * terminal, of the terminal's output and of our input into it (the
+         * sentry holds the pty's master and records the output as events
+         * on the way) */
         int back[2] = {-1, -1};
         if (r >= 0)
                 r = control_recv(fd, &rep, back, 2);
-        _cleanup_close_ int master = tty ? back[0] : -1;
-        _cleanup_close_ int out_pipe = tty ? -1 : back[0], err_pipe = back[1];
+        _cleanup_close_ int tty_in = tty ? back[1] : -1;
+        _cleanup_close_ int out_pipe = back[0], err_pipe = tty ? -1 : back[1];
         if (r == -E2BIG) {
                 fprintf(stderr, "cordon: sandbox exec: the command line and environment are too long\n");
                 return EXIT_USAGE;
@@ -559,20 +561,25 @@ static int cmd_exec(int argc, char **argv)
         }
         json_decref(rep);
 
-        if (tty && master < 0) {
+        if (tty && (out_pipe < 0 || tty_in < 0)) {
                 fprintf(stderr, "cordon: sandbox %s: no terminal came back for the run\n", id);
                 return EXIT_SANDBOX;
         }
 
-        /* the run's own output goes straight to our stdout and stderr (or,
-         * with a terminal, through the pty master we relay); we wait for its
-         * status and forward the signals a user sends us */
+        /* the run's output comes through the sentry's pipes to our stdout
+         * and stderr (with a terminal, our input goes the other way); we
+         * wait for its status and forward the signals a user sends us and
+         * our terminal's size */
         static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH};
         struct sigaction sa = {.sa_handler = on_signal};
         sigemptyset(&sa.sa_mask);
         for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
                 if (sigs[i] != SIGWINCH || tty)
                         sigaction(sigs[i], &sa, NULL);
+        /* the sentry closes our input's pipe when the run ends: that is
+         * the end of the input, not of us */
+        if (tty)
+                signal(SIGPIPE, SIG_IGN);
         struct termios saved;
         bool raw = false;
         if (tty && tcgetattr(STDIN_FILENO, &saved) == 0 && tcgetpgrp(STDIN_FILENO) == getpgrp()) {
@@ -580,7 +587,7 @@ static int cmd_exec(int argc, char **argv)
                 cfmakeraw(&t);
                 raw = tcsetattr(STDIN_FILENO, TCSADRAIN, &t) == 0;
         }
-        bool in_open = tty, out_open = tty;
+        bool in_open = tty;
         bool run_out_open = out_pipe >= 0, run_err_open = err_pipe >= 0;
         for (;;) {
                 if (pending_signal) {
@@ -589,13 +596,16 @@ static int cmd_exec(int argc, char **argv)
                         struct winsize ws;
                         if (sig == SIGWINCH) {
                                 if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
-                                        (void)ioctl(master, TIOCSWINSZ, &ws);
+                                        (void)control_send(fd,
+                                                           json_pack("{s:s, s:i, s:i}", "op", "winsize", "rows",
+                                                                     ws.ws_row, "cols", ws.ws_col),
+                                                           NULL, 0);
                         } else
                                 (void)control_send(fd, json_pack("{s:s, s:i}", "op", "signal", "signal", sig), NULL, 0);
                 }
                 struct pollfd p[5] = {{fd, POLLIN, 0},
                                       {in_open ? STDIN_FILENO : -1, POLLIN, 0},
-                                      {out_open ? master : -1, POLLIN, 0},
+                                      {-1, 0, 0},
                                       {run_out_open ? out_pipe : -1, POLLIN, 0},
                                       {run_err_open ? err_pipe : -1, POLLIN, 0}};
                 if (poll(p, 5, -1) < 0) {
@@ -603,15 +613,12 @@ static int cmd_exec(int argc, char **argv)
                                 continue;
                         break;
                 }
-                if (p[1].revents && relay_some(STDIN_FILENO, master) < 0) {
+                if (p[1].revents && relay_some(STDIN_FILENO, tty_in) < 0) {
+                        /* our input ended: the sentry types the terminal's
+                         * EOF character when its pipe closes */
                         in_open = false;
-                        /* our input ended: the terminal's EOF character says so */
-                        struct termios t;
-                        if (tcgetattr(master, &t) == 0 && t.c_cc[VEOF])
-                                (void)write_all(master, &t.c_cc[VEOF], 1);
+                        close(TAKE_FD(tty_in));
                 }
-                if (p[2].revents && relay_some(master, STDOUT_FILENO) < 0)
-                        out_open = false;
                 if (p[3].revents && relay_some(out_pipe, STDOUT_FILENO) < 0)
                         run_out_open = false;
                 if (p[4].revents && relay_some(err_pipe, STDERR_FILENO) < 0)
@@ -628,13 +635,6 @@ static int cmd_exec(int argc, char **argv)
                 if (json_object_get(rep, "exitCode"))
                         break;
                 json_decref(rep);
-        }
-        if (out_open) {
-                /* the last of the run's output */
-                fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
-                struct pollfd q = {master, POLLIN, 0};
-                while (poll(&q, 1, 50) > 0 && relay_some(master, STDOUT_FILENO) == 0)
-                        ;
         }
         /* the sentry passed on all the run wrote before its status; take
          * it until the pipes end (or stay quiet: a process the run left

@@ -799,6 +799,18 @@ exec_with_a_terminal() {
         expect_rc 3 "the run's status through a terminal"
         expect_contains "$OUT" "tty-yes" "stdin and stdout are a terminal"
         expect_match "$OUT" '/dev/pts/[0-9]+' "from the sandbox's own devpts"
+        # what the run showed on its terminal is recorded as events too (issue #6)
+        sb events "$ID" --json
+        expect_match "$OUT" '"stream":"tty","text":"tty-yes"' "a terminal run's output is an event"
+        expect_match "$OUT" '"text":"/dev/pts/[0-9]+"' "every line of it, without the terminal's \\r"
+        # input typed at the client's terminal reaches the run, and its end is the run's EOF
+        OUT=$( (sleep 1; printf 'hello\n'; sleep 1) | timeout 30 script -qec "'$CORDON' sandbox exec $ID -t -- sh -c 'read x; echo got-\$x; cat; echo cat-ended'" /dev/null 2>&1)
+        RC=$?
+        expect_rc 0 "the run ends when the input does"
+        expect_contains "$OUT" "got-hello" "input through the terminal"
+        expect_contains "$OUT" "cat-ended" "the input's end reaches the run as EOF"
+        sb events "$ID" --json
+        expect_contains "$OUT" '"text":"got-hello"' "recorded as an event too"
         sb exec "$ID" -- sh -c 'test -t 0 || echo no-tty'
         expect_eq no-tty "$OUT" "no terminal unless ours is one (or -t)"
         sb exec "$ID" -t --detach -- true
