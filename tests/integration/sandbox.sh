@@ -801,7 +801,7 @@ exec_with_a_terminal() {
         expect_match "$OUT" '/dev/pts/[0-9]+' "from the sandbox's own devpts"
         # what the run showed on its terminal is recorded as events too (issue #6)
         sb events "$ID" --json
-        expect_match "$OUT" '"stream":"tty","text":"tty-yes"' "a terminal run's output is an event"
+        expect_match "$OUT" '"stream":"tty","text":"[^"]*tty-yes"' "a terminal run's output is an event"
         expect_match "$OUT" '"text":"/dev/pts/[0-9]+"' "every line of it, without the terminal's \\r"
         # input typed at the client's terminal reaches the run, and its end is the run's EOF
         OUT=$( (sleep 1; printf 'hello\n'; sleep 1) | timeout 30 script -qec "'$CORDON' sandbox exec $ID -t -- sh -c 'read x; echo got-\$x; cat; echo cat-ended'" /dev/null 2>&1)
