@@ -67,8 +67,8 @@ struct run_rec {
         bool detached, running, timed_out, cancelled;
         bool cgroup; /* the run has its own control group (cgroup_run_create) */
         bool tty;    /* streams[0] is the pty master's output, streams[1] the client's input into it */
-        pid_t pid; /* in the sandbox's pid namespace; 0 until init says */
-        int conn;  /* the waiting client, or -1 */
+        pid_t pid;   /* in the sandbox's pid namespace; 0 until init says */
+        int conn;    /* the waiting client, or -1 */
         int log_in, log_fd;
         int64_t log_bytes;
         bool log_truncated;
@@ -289,8 +289,8 @@ static json_t *isolation_json(const struct sandbox_state *st)
                  "sentry, proc agent and exec tracer each confined by their own seccomp allow-list "
                  "(sentry: %zu rows)",
                  sentry_confine_rows());
-        return json_pack("{s:[sssssss], s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "namespaces", "user", "mount",
-                         "pid", "net", "ipc", "uts", "cgroup", "identity",
+        return json_pack("{s:[sssssss], s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "namespaces", "user",
+                         "mount", "pid", "net", "ipc", "uts", "cgroup", "identity",
                          "uid/gid 0 in the sandbox; no capabilities; no_new_privs", "hostUid", (json_int_t)st->uid,
                          "hostGid", (json_int_t)st->gid, "view",
                          "host system dirs read-only, private writable layer, own /proc and /dev", "network",

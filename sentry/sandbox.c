@@ -88,8 +88,8 @@ static int connect_sandbox(const char *id, int *ret)
 /* One request, one reply, with any {"progress": ...} messages before the
  * reply handed to on_progress (may be NULL); prints an error reply. 0, or 1
  * for an error reply. */
-static int request_progress(const char *id, json_t *req, const int *fds, size_t n_fds,
-                            void (*on_progress)(json_t *p), json_t **ret)
+static int request_progress(const char *id, json_t *req, const int *fds, size_t n_fds, void (*on_progress)(json_t *p),
+                            json_t **ret)
 {
         _cleanup_close_ int fd = -1;
         if (connect_sandbox(id, &fd) < 0) {

@@ -104,9 +104,9 @@ extern const struct snapshot_layer_dir snapshot_layer_dirs[SNAPSHOT_LAYER_DIRS];
 char *snapshot_view_name(const char *arc);
 /* A template root's changes in a snapshot: "upper/..." (snapshot-entry.c
  * describes the names), deletions as OCI-style whiteout markers. */
-#define SNAPSHOT_UPPER     "upper"
-#define SNAPSHOT_WHITEOUT  ".wh."
-#define SNAPSHOT_OPAQUE    ".wh..wh..opq"
+#define SNAPSHOT_UPPER    "upper"
+#define SNAPSHOT_WHITEOUT ".wh."
+#define SNAPSHOT_OPAQUE   ".wh..wh..opq"
 enum snapshot_action {
         SNAPSHOT_ACT_WRITE = 1, /* write the entry at name: a layer directory's content */
         SNAPSHOT_ACT_UPPER,     /* write the entry at name: a template root's change, on the root's own mount */

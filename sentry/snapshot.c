@@ -25,7 +25,7 @@
 #include "sentry/sandbox.h"
 
 #define WALK_MAX_DEPTH   128
-#define PROGRESS_MS      200      /* between two progress reports */
+#define PROGRESS_MS      200       /* between two progress reports */
 #define SANDBOX_JSON_MAX (1 << 20) /* cordon/sandbox.json, read at restore */
 /* overlayfs's mark of an opaque directory, with the userxattr option the
  * view mounts it with (fs/view.c) */
@@ -389,12 +389,12 @@ struct restore {
         char *err;
         size_t errsize;
         int result;
-        int progress_fd;          /* "PROGRESS bytes total entries" lines for a client on a terminal; else -1 */
-        const char *template;     /* the new sandbox's template root, or NULL */
+        int progress_fd;             /* "PROGRESS bytes total entries" lines for a client on a terminal; else -1 */
+        const char *template;        /* the new sandbox's template root, or NULL */
         char digest[FS_DIGEST_SIZE]; /* its digest (snapshot_template_digest) */
-        bool template_checked;    /* the archive's template record matched */
-        int root;                 /* the view's root, in the confined thread */
-        int64_t skipped;          /* upper entries on another mount than the root's, left out */
+        bool template_checked;       /* the archive's template record matched */
+        int root;                    /* the view's root, in the confined thread */
+        int64_t skipped;             /* upper entries on another mount than the root's, left out */
 };
 
 /* Opens the parent directory of rel (relative to the view's root) by a
@@ -528,7 +528,8 @@ static int check_template(struct restore *rs, struct archive *in)
         for (;;) {
                 la_ssize_t n = archive_read_data(in, buf + len, SANDBOX_JSON_MAX - len);
                 if (n < 0) {
-                        snprintf(rs->err, rs->errsize, "cordon/sandbox.json: %s", archive_error_string(in) ?: "unreadable");
+                        snprintf(rs->err, rs->errsize, "cordon/sandbox.json: %s",
+                                 archive_error_string(in) ?: "unreadable");
                         return -EINVAL;
                 }
                 if (n == 0)

@@ -256,7 +256,8 @@ static int snapshot_prepare(struct xfer *x, json_t **ret_error)
         if (r == -ENOENT)
                 return 0; /* the default root: its layer directories say all */
         if (r < 0) {
-                *ret_error = error_reply("snapshot: cannot compute the template's digest: %s", err[0] ? err : strerror(-r));
+                *ret_error =
+                        error_reply("snapshot: cannot compute the template's digest: %s", err[0] ? err : strerror(-r));
                 return r;
         }
         if (st->layer_fd < 0 ||
