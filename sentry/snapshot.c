@@ -131,19 +131,25 @@ static int add_file(struct archive *a, struct sink *sk, int dirfd, const char *n
         return r == ARCHIVE_OK || r == ARCHIVE_WARN ? 0 : -EIO;
 }
 
+/* A directory stream of its own on the directory top (top stays open). */
+static DIR *dir_stream(int top)
+{
+        int dfd = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+        if (!d && dfd >= 0)
+                close(dfd);
+        return d;
+}
+
 /* Adds what is below dirfd, never leaving its mount (dev) and never
  * following a symlink. */
 static int walk(struct archive *a, struct sink *sk, int top, const char *prefix, dev_t dev, int depth)
 {
         if (depth > WALK_MAX_DEPTH)
                 return 0;
-        int dfd = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-        if (!d) {
-                if (dfd >= 0)
-                        close(dfd);
+        DIR *d = dir_stream(top);
+        if (!d)
                 return 0;
-        }
         struct dirent *de;
         int r = 0;
         while (r == 0 && (de = readdir(d))) {
@@ -218,13 +224,9 @@ static int walk_upper(struct archive *a, struct sink *sk, int top, const char *r
 {
         if (depth > WALK_MAX_DEPTH)
                 return 0;
-        int dfd = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-        if (!d) {
-                if (dfd >= 0)
-                        close(dfd);
+        DIR *d = dir_stream(top);
+        if (!d)
                 return 0;
-        }
         struct dirent *de;
         int r = 0;
         while (r == 0 && (de = readdir(d))) {
