@@ -1263,7 +1263,7 @@ int cgroup_run_create(struct cgroup *cg, int num, int *ret_procs_fd)
         return 0;
 }
 
-int cgroup_run_kill(struct cgroup *cg, int num)
+int cgroup_run_kill(struct cgroup *cg, int num, bool wait)
 {
         char name[32];
         if (!cg || run_name(num, name) < 0)
@@ -1273,10 +1273,12 @@ int cgroup_run_kill(struct cgroup *cg, int num)
         _cleanup_close_ int gfd = openat(cg->dirs[cg->v2_at].fd, name, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (gfd < 0)
                 return errno == ENOENT ? 0 : negative_errno();
-        /* cgroup.kill alone, not waited for: the run's exit comes back from
+        /* without wait, cgroup.kill alone: the run's exit comes back from
          * init as usual, and a wait here would hold the serve loop (for
          * seconds where a v1 freezer keeps the killed tasks frozen) */
         _cleanup_free_ char *path = xasprintf("%s/%s", cg->dirs[cg->v2_at].path, name);
+        if (wait)
+                return v2_kill_dir(gfd, path);
         int r = ctl_write(gfd, path, "cgroup.kill", "1", NULL, NULL);
         if (r == -ENOENT)
                 r = v2_kill_dir(gfd, path); /* Linux < 5.14: freeze, kill pid by pid */

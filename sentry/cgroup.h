@@ -72,9 +72,10 @@ int cgroup_destroy(struct cgroup *cg);
  * -EOPNOTSUPP when the sandbox has no v2 group. */
 int cgroup_run_create(struct cgroup *cg, int num, int *ret_procs_fd);
 /* SIGKILLs every process in the run's group, whatever session or process
- * group it made (cgroup.kill: not waited for; on kernels without it, frozen
- * and killed pid by pid, bounded); 0 if the group is gone. */
-int cgroup_run_kill(struct cgroup *cg, int num);
+ * group it made (cgroup.kill; on kernels without it, frozen and killed pid
+ * by pid, bounded); with wait, waits (bounded, about 5 s) until the group is
+ * empty. 0 if the group is gone. */
+int cgroup_run_kill(struct cgroup *cg, int num, bool wait);
 /* Removes the run's group if it is empty (a run may leave processes behind:
  * then it stays, and goes with the sandbox's group). */
 int cgroup_run_remove(struct cgroup *cg, int num);

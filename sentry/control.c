@@ -65,7 +65,8 @@ struct run_rec {
         struct stream *streams; /* [2]: stdout, stderr of an attached run; NULL otherwise */
         json_t *argv;
         bool detached, running, timed_out, cancelled;
-        bool cgroup; /* the run has its own control group (cgroup_run_create) */
+        bool cgroup;      /* the run has its own control group (cgroup_run_create) */
+        bool cgroup_left; /* it ended, but its group could not be removed yet */
         bool tty;    /* streams[0] is the pty master's output, streams[1] the client's input into it */
         pid_t pid;   /* in the sandbox's pid namespace; 0 until init says */
         int conn;    /* the waiting client, or -1 */
@@ -510,7 +511,7 @@ static struct run_rec *find_run_id(struct serve *srv, const char *id)
 static void kill_run(struct sandbox_state *st, struct run_rec *r, int sig)
 {
         if (sig == SIGKILL && r->cgroup) {
-                int q = cgroup_run_kill(st->cg, r->num);
+                int q = cgroup_run_kill(st->cg, r->num, false);
                 if (q < 0)
                         fprintf(stderr, "cordon: sandbox %s: cannot kill the group of run r%d: %s\n", st->serve->id,
                                 r->num, strerror(-q));
@@ -859,11 +860,19 @@ static void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
         if (r->cgroup) {
                 /* a cancelled or timed-out run: anything of it that got into
                  * its group after the kill (the kill and the run's first
-                 * fork may cross) ends now too */
+                 * fork may cross) ends now too, and is waited for (the run
+                 * itself is gone, so nothing of it is frozen mid-way: a
+                 * short wait), so that the group can go at once */
                 if (r->cancelled || r->timed_out)
-                        (void)cgroup_run_kill(st->cg, r->num);
-                /* empty unless the run left processes behind it */
-                (void)cgroup_run_remove(st->cg, r->num);
+                        (void)cgroup_run_kill(st->cg, r->num, true);
+                /* empty unless the run left processes behind it (or
+                 * killed ones are still on their way out): then it is
+                 * tried again as later runs end, and goes with the
+                 * sandbox's group at the latest */
+                r->cgroup_left = cgroup_run_remove(st->cg, r->num) < 0;
+                for (int i = 0; i < srv->n_runs; i++)
+                        if (srv->runs[i].cgroup_left && !srv->runs[i].running && &srv->runs[i] != r)
+                                srv->runs[i].cgroup_left = cgroup_run_remove(st->cg, srv->runs[i].num) < 0;
         }
         r->running = false;
         r->status = status;

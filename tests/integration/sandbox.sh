@@ -630,6 +630,15 @@ PY
         [ -n "$procs" ] && expect_eq 1 "$procs" "only init is left in the sandbox's cgroup"
         sb cancel "$ID" "$run"
         expect_true "cancelling an ended run fails" test "$RC" != 0
+        # the runs' own groups (cgroup v2) go as the runs end: none of the 500 is left
+        local g2=
+        for g in $(cgroups_of "$ID"); do
+                [ -f "$g/cgroup.kill" ] && g2=$g
+        done
+        if [ -n "$g2" ]; then
+                wait_until 5 sh -c "! ls '$g2' | grep -q '^run-'" || true
+                expect_eq "" "$(ls "$g2" | grep '^run-' | tr '\n' ' ')" "no run's group is left behind"
+        fi
 }
 
 # the command lines of every process in the sandbox, one a line, as the sandbox's own /proc shows them
