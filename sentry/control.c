@@ -67,9 +67,9 @@ struct run_rec {
         bool detached, running, timed_out, cancelled;
         bool cgroup;      /* the run has its own control group (cgroup_run_create) */
         bool cgroup_left; /* it ended, but its group could not be removed yet */
-        bool tty;    /* streams[0] is the pty master's output, streams[1] the client's input into it */
-        pid_t pid;   /* in the sandbox's pid namespace; 0 until init says */
-        int conn;    /* the waiting client, or -1 */
+        bool tty;         /* streams[0] is the pty master's output, streams[1] the client's input into it */
+        pid_t pid;        /* in the sandbox's pid namespace; 0 until init says */
+        int conn;         /* the waiting client, or -1 */
         int log_in, log_fd;
         int64_t log_bytes;
         bool log_truncated;
