@@ -53,6 +53,8 @@ int admission_apply(const struct admission *a, struct run_limits *l, char **ret_
 /* /run/cordon for root; $XDG_RUNTIME_DIR/cordon or /tmp/cordon-UID otherwise;
  * or what --root set. */
 const char *state_root(void);
+/* true unless --root chose another directory than the default */
+bool state_root_is_default(void);
 /* --root DIR: where sandboxes' state lives from now on (absolute; short
  * enough for the control sockets under it). 0, or -errno with a message. */
 int state_set_root(const char *dir, char **ret_error);

@@ -53,48 +53,6 @@
 
 /* Parser plumbing shared with oci-seccomp.c (sentry/oci-internal.h). */
 
-/* Renders untrusted text for a message: quoted, control and non-ASCII bytes
- * escaped, long text cut short, so a document cannot put terminal escapes
- * or megabytes into a log. */
-const char *oci_quote(char buf[static OCI_QUOTE_MAX], const char *s, size_t len)
-{
-        size_t o = 0;
-
-        buf[o++] = '"';
-        for (size_t i = 0; i < len; i++) {
-                unsigned char c = (unsigned char)s[i];
-                char esc[8];
-                size_t n;
-
-                if (c == '"' || c == '\\')
-                        n = (size_t)snprintf(esc, sizeof(esc), "\\%c", c);
-                else if (c < 0x20 || c >= 0x7f)
-                        n = (size_t)snprintf(esc, sizeof(esc), "\\x%02x", c);
-                else
-                        n = (size_t)snprintf(esc, sizeof(esc), "%c", c);
-                if (o + n + 5 > OCI_QUOTE_MAX) {
-                        memcpy(buf + o, "...", 3);
-                        o += 3;
-                        break;
-                }
-                memcpy(buf + o, esc, n);
-                o += n;
-        }
-        buf[o++] = '"';
-        buf[o] = '\0';
-        return buf;
-}
-
-static bool is_identifier(const char *s)
-{
-        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
-                return false;
-        for (s++; *s; s++)
-                if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
-                        return false;
-        return true;
-}
-
 _printf_(2, 3) static size_t path_push(struct oci_parser *p, const char *fmt, ...)
 {
         size_t saved = p->path_len, room = sizeof(p->path) - p->path_len;
@@ -122,11 +80,11 @@ void oci_path_pop(struct oci_parser *p, size_t saved)
 
 size_t oci_path_push_key(struct oci_parser *p, const char *key)
 {
-        char q[OCI_QUOTE_MAX];
+        char q[POLICY_QUOTE_MAX];
 
-        if (is_identifier(key))
+        if (policy_key_is_identifier(key))
                 return path_push(p, "%s%s", p->path_len > 0 ? "." : "", key);
-        return path_push(p, "[%s]", oci_quote(q, key, strlen(key)));
+        return path_push(p, "[%s]", policy_quote(q, key, strlen(key)));
 }
 
 size_t oci_path_push_index(struct oci_parser *p, size_t i)
@@ -300,7 +258,7 @@ int oci_dup_string(struct oci_parser *p, json_t *v, char **ret)
 int oci_get_name(struct oci_parser *p, json_t *v, const struct oci_name *table, size_t n, const char *what,
                  int64_t *ret)
 {
-        char q[OCI_QUOTE_MAX];
+        char q[POLICY_QUOTE_MAX];
         const char *s;
         int r = oci_get_string(p, v, &s);
         if (r < 0)
@@ -310,7 +268,7 @@ int oci_get_name(struct oci_parser *p, json_t *v, const struct oci_name *table, 
                         *ret = table[i].value;
                         return 0;
                 }
-        return oci_fail(p, "unknown %s %s", what, oci_quote(q, s, strlen(s)));
+        return oci_fail(p, "unknown %s %s", what, policy_quote(q, s, strlen(s)));
 }
 
 int oci_get_bool(struct oci_parser *p, json_t *v, bool *ret)
@@ -373,7 +331,7 @@ int oci_get_u32(struct oci_parser *p, json_t *v, uint32_t *ret)
 static int normalise_path(struct oci_parser *p, const char *s, char **ret)
 {
         _cleanup_free_ char *out = NULL;
-        char q[OCI_QUOTE_MAX];
+        char q[POLICY_QUOTE_MAX];
         size_t len = strlen(s), o = 0;
 
         if (len == 0)
@@ -381,7 +339,7 @@ static int normalise_path(struct oci_parser *p, const char *s, char **ret)
         if (len >= OCI_PATH_MAX)
                 return oci_fail(p, "path too long (%zu bytes, the limit is %d)", len, OCI_PATH_MAX - 1);
         if (s[0] != '/')
-                return oci_fail(p, "expected an absolute path, got %s", oci_quote(q, s, len));
+                return oci_fail(p, "expected an absolute path, got %s", policy_quote(q, s, len));
         out = xmalloc(len + 2);
         for (const char *c = s; *c;) {
                 size_t n;
@@ -392,7 +350,7 @@ static int normalise_path(struct oci_parser *p, const char *s, char **ret)
                         break;
                 n = strcspn(c, "/");
                 if (n == 2 && c[0] == '.' && c[1] == '.')
-                        return oci_fail(p, "\"..\" components are not allowed, got %s", oci_quote(q, s, len));
+                        return oci_fail(p, "\"..\" components are not allowed, got %s", policy_quote(q, s, len));
                 if (!(n == 1 && c[0] == '.')) {
                         out[o++] = '/';
                         memcpy(out + o, c, n);
@@ -533,10 +491,10 @@ int oci_refuse_set(struct oci_parser *p, json_t *obj, const char *key, const cha
 
 static int check_env(struct oci_parser *p, const char *s)
 {
-        char q[OCI_QUOTE_MAX];
+        char q[POLICY_QUOTE_MAX];
         const char *eq = strchr(s, '=');
         if (!eq || eq == s)
-                return oci_fail(p, "expected \"NAME=VALUE\", got %s", oci_quote(q, s, strlen(s)));
+                return oci_fail(p, "expected \"NAME=VALUE\", got %s", policy_quote(q, s, strlen(s)));
         return 0;
 }
 
@@ -595,14 +553,14 @@ int oci_cap_from_name(const char *name)
 static int cap_at(struct oci_parser *p, json_t *e, size_t i, void *item, void *ctx)
 {
         uint64_t *mask = ctx;
-        char q[OCI_QUOTE_MAX];
+        char q[POLICY_QUOTE_MAX];
         const char *s;
         int cap, r = oci_get_string(p, e, &s);
         if (r < 0)
                 return r;
         cap = oci_cap_from_name(s);
         if (cap < 0)
-                return oci_fail(p, "unknown capability %s", oci_quote(q, s, strlen(s)));
+                return oci_fail(p, "unknown capability %s", policy_quote(q, s, strlen(s)));
         *mask |= UINT64_C(1) << cap;
         return 0;
 }
@@ -917,12 +875,12 @@ static int parse_mount_options(struct oci_parser *p, json_t *v, struct oci_mount
         for (size_t i = 0; i < n; i++) {
                 size_t saved = oci_path_push_index(p, i);
                 const char *o = NULL;
-                char q[OCI_QUOTE_MAX];
+                char q[POLICY_QUOTE_MAX];
                 bool known = false;
 
                 r = oci_get_string(p, json_array_get(v, i), &o);
                 if (r >= 0 && (o[0] == '\0' || strchr(o, ',')))
-                        r = oci_fail(p, "expected one mount option, got %s", oci_quote(q, o, strlen(o)));
+                        r = oci_fail(p, "expected one mount option, got %s", policy_quote(q, o, strlen(o)));
                 for (size_t k = 0; r >= 0 && k < ELEMENTSOF(mount_opts); k++)
                         if (streq(mount_opts[k].name, o)) {
                                 known = true;
@@ -936,7 +894,7 @@ static int parse_mount_options(struct oci_parser *p, json_t *v, struct oci_mount
                 for (size_t k = 0; r >= 0 && k < ELEMENTSOF(refused_mount_opts); k++)
                         if (streq(refused_mount_opts[k].name, o))
                                 r = oci_fail(p, "mount option %s is not supported by cordon (%s)",
-                                             oci_quote(q, o, strlen(o)), refused_mount_opts[k].why);
+                                             policy_quote(q, o, strlen(o)), refused_mount_opts[k].why);
                 if (r >= 0 && !known && streq(o, "tmpcopyup")) {
                         m->tmpcopyup = true;
                         known = true;
@@ -973,7 +931,7 @@ static int parse_mount(struct oci_parser *p, json_t *v, size_t i, void *item, vo
 {
         struct oci_mount *m = item;
         const char *type = NULL;
-        char q[OCI_QUOTE_MAX];
+        char q[POLICY_QUOTE_MAX];
         json_t *src;
         int r = oci_check_object(p, v);
         if (r < 0)
@@ -1005,7 +963,7 @@ static int parse_mount(struct oci_parser *p, json_t *v, size_t i, void *item, vo
                                 p, "type",
                                 "filesystem %s is not supported by cordon (bind, tmpfs, proc, sysfs, devpts, "
                                 "mqueue, cgroup and cgroup2 are)",
-                                oci_quote(q, type, strlen(type)));
+                                policy_quote(q, type, strlen(type)));
                 m->type = xstrdup(type);
                 if (streq(type, "bind"))
                         m->flags |= MS_BIND;
@@ -1021,7 +979,7 @@ static int parse_mount(struct oci_parser *p, json_t *v, size_t i, void *item, vo
                  * recognise is a typo or a feature it lacks, not data. */
                 if (m->data)
                         return oci_fail_at(p, "options", "option(s) %s are not valid for a bind mount",
-                                           oci_quote(q, m->data, strlen(m->data)));
+                                           policy_quote(q, m->data, strlen(m->data)));
         } else if (src) {
                 if ((r = AT(p, v, "source", oci_dup_string(p, it, &m->source))) < 0)
                         return r;
@@ -1152,7 +1110,7 @@ static int normalise_path_list(struct oci_parser *p, const char *key, char **lis
 
 static int check_version(struct oci_parser *p, json_t *v, struct oci_spec *s)
 {
-        char q[OCI_QUOTE_MAX];
+        char q[POLICY_QUOTE_MAX];
         int r = oci_dup_string(p, v, &s->oci_version);
         if (r < 0)
                 return r;
@@ -1160,7 +1118,7 @@ static int check_version(struct oci_parser *p, json_t *v, struct oci_spec *s)
          * drafts and a future 2 are not. */
         if (!startswith(s->oci_version, "1."))
                 return oci_fail(p, "unsupported OCI runtime-spec version %s (cordon reads 1.x)",
-                                oci_quote(q, s->oci_version, strlen(s->oci_version)));
+                                policy_quote(q, s->oci_version, strlen(s->oci_version)));
         return 0;
 }
 

@@ -19,9 +19,6 @@
 #define OCI_STRING_MAX  (1024 * 1024)
 #define OCI_PATH_MAX    4096
 
-/* Room for a quoted excerpt of untrusted text in a message. */
-#define OCI_QUOTE_MAX 80
-
 /* The prefix oci_spec_parse() gives an integer literal above INT64_MAX
  * (which jansson cannot hold) when it rewrites it as a string. Every reader
  * takes such a string for the integer it was: oci_get_u64() accepts it,
@@ -39,7 +36,6 @@ struct oci_parser {
         char *error; /* the first error */
 };
 
-const char *oci_quote(char buf[static OCI_QUOTE_MAX], const char *s, size_t len);
 size_t oci_path_push_key(struct oci_parser *p, const char *key);
 size_t oci_path_push_index(struct oci_parser *p, size_t i);
 void oci_path_pop(struct oci_parser *p, size_t saved);

@@ -846,52 +846,14 @@ static int start_sentry(struct oci_prepared *p, bool foreground, pid_t *ret_pid,
         o.policy = p->policy;
         o.oci = &p->sb;
         int memfd = memfd_create("cordon-oci-create", MFD_CLOEXEC);
-        int ready[2];
-        if (memfd < 0 || pipe2(ready, O_CLOEXEC) < 0) {
+        if (memfd < 0) {
                 oci_error("create: %s", strerror(errno));
                 return -errno;
         }
-        struct serve_config cfg = {.ready_fd = ready[1], .policy_text = p->policy_text, .oci = true};
-        o.serve = &cfg;
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid < 0) {
-                oci_error("create: fork: %s", strerror(errno));
-                return -errno;
-        }
-        if (pid == 0) {
-                close(ready[0]);
-                if (!foreground)
-                        setsid();
-                int nul = open("/dev/null", O_RDWR);
-                if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(memfd, 2) < 0)
-                        _exit(EXIT_SANDBOX);
-                if (nul > 2)
-                        close(nul);
-                if (dup2(ready[1], 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0 ||
-                    syscall(SYS_close_range, 4, ~0U, 0) < 0)
-                        _exit(EXIT_SANDBOX);
-                cfg.ready_fd = 3;
-                signal(SIGPIPE, SIG_IGN);
-                _exit(sentry_run(&o));
-        }
-        close(ready[1]);
-        char line[128] = "";
-        size_t len = 0;
-        while (len < sizeof(line) - 1) {
-                ssize_t n = read(ready[0], line + len, 1);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0 || line[len] == '\n')
-                        break;
-                len++;
-        }
-        line[len] = '\0';
-        close(ready[0]);
-        if (!startswith(line, "READY ") || strlen(line + 6) != 16) {
-                int status = 0;
-                while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                        ;
+        struct serve_config cfg = {.policy_text = p->policy_text, .oci = true};
+        int status;
+        int r = sandbox_spawn_sentry(&o, &cfg, !foreground, memfd, ret_pid, ret_sid, &status);
+        if (r == -ECHILD) {
                 char buf[3000] = "";
                 ssize_t n = pread(memfd, buf, sizeof(buf) - 1, 0);
                 close(memfd);
@@ -905,9 +867,9 @@ static int start_sentry(struct oci_prepared *p, bool foreground, pid_t *ret_pid,
                 return -EIO;
         }
         close(memfd);
-        memcpy(ret_sid, line + 6, 17);
-        *ret_pid = pid;
-        return 0;
+        if (r < 0)
+                oci_error("create: %s", strerror(-r));
+        return r;
 }
 
 static json_t *process_request(const struct oci_process *pr, bool main_run, bool tty)

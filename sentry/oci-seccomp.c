@@ -74,7 +74,7 @@ static int get_errno(struct oci_parser *p, json_t *v, uint32_t *ret)
 static int get_arch(struct oci_parser *p, json_t *v, size_t idx, void *item, void *ctx)
 {
         uint32_t *ret = item;
-        char name[32], q[OCI_QUOTE_MAX];
+        char name[32], q[POLICY_QUOTE_MAX];
         const char *s;
         uint32_t arch;
         size_t n;
@@ -84,12 +84,12 @@ static int get_arch(struct oci_parser *p, json_t *v, size_t idx, void *item, voi
         /* "SCMP_ARCH_X86_64" is libseccomp's "x86_64", and so on for all */
         n = strlen(s);
         if (!startswith(s, "SCMP_ARCH_") || n - 10 >= sizeof(name) || n == 10)
-                return oci_fail(p, "unknown architecture %s", oci_quote(q, s, n));
+                return oci_fail(p, "unknown architecture %s", policy_quote(q, s, n));
         for (size_t i = 10; i <= n; i++)
                 name[i - 10] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
         arch = seccomp_arch_resolve_name(name);
         if (arch == 0)
-                return oci_fail(p, "unknown architecture %s", oci_quote(q, s, n));
+                return oci_fail(p, "unknown architecture %s", policy_quote(q, s, n));
         *ret = arch;
         return 0;
 }
@@ -102,7 +102,7 @@ static int parse_arches(struct oci_parser *p, json_t *v, struct oci_seccomp *sc)
 static int flag_at(struct oci_parser *p, json_t *e, size_t i, void *item, void *ctx)
 {
         struct oci_seccomp *sc = ctx;
-        char q[OCI_QUOTE_MAX];
+        char q[POLICY_QUOTE_MAX];
         const char *s;
         int r = oci_get_string(p, e, &s);
         if (r < 0)
@@ -116,7 +116,7 @@ static int flag_at(struct oci_parser *p, json_t *e, size_t i, void *item, void *
                                    "speculative-store-bypass mitigation");
         /* WAIT_KILLABLE_RECV only means something with a listener, which is refused */
         else if (!streq(s, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"))
-                return oci_fail(p, "unknown seccomp flag %s", oci_quote(q, s, strlen(s)));
+                return oci_fail(p, "unknown seccomp flag %s", policy_quote(q, s, strlen(s)));
         return 0;
 }
 
@@ -389,11 +389,11 @@ int oci_seccomp_compile(const struct oci_seccomp *s, struct sock_fprog *ret, cha
                                 continue;
                         r = add_rule(ctx, rule, nr);
                         if (r < 0) {
-                                char q[OCI_QUOTE_MAX];
+                                char q[POLICY_QUOTE_MAX];
                                 return compile_fail(ret_error, -EINVAL,
                                                     "linux.seccomp.syscalls[%zu]: libseccomp refuses the rule for %s: "
                                                     "%s",
-                                                    i, oci_quote(q, rule->names[k], strlen(rule->names[k])),
+                                                    i, policy_quote(q, rule->names[k], strlen(rule->names[k])),
                                                     strerror(-r));
                         }
                 }

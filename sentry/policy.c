@@ -29,7 +29,6 @@
 #define DAY_MS                      (INT64_C(24) * 60 * 60 * 1000)
 
 /* Room for a quoted excerpt of untrusted text in a message. */
-#define QUOTE_MAX 80
 
 struct parser {
         const char *origin;
@@ -40,7 +39,7 @@ struct parser {
 
 /* Renders untrusted text for a message: quoted, with control and non-ASCII bytes escaped and
  * long text cut short, so a document cannot put terminal escapes or megabytes into a log. */
-static const char *quote(char buf[static QUOTE_MAX], const char *s, size_t len)
+const char *policy_quote(char buf[static POLICY_QUOTE_MAX], const char *s, size_t len)
 {
         size_t o = 0;
 
@@ -58,7 +57,7 @@ static const char *quote(char buf[static QUOTE_MAX], const char *s, size_t len)
                         n = (size_t)snprintf(esc, sizeof(esc), "%c", c);
 
                 /* keep room for `..."` and the NUL */
-                if (o + n + 5 > QUOTE_MAX) {
+                if (o + n + 5 > POLICY_QUOTE_MAX) {
                         memcpy(buf + o, "...", 3);
                         o += 3;
                         break;
@@ -71,7 +70,7 @@ static const char *quote(char buf[static QUOTE_MAX], const char *s, size_t len)
         return buf;
 }
 
-static bool is_identifier(const char *s)
+bool policy_key_is_identifier(const char *s)
 {
         if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
                 return false;
@@ -109,11 +108,11 @@ static void path_pop(struct parser *p, size_t saved)
 
 static size_t path_push_key(struct parser *p, const char *key)
 {
-        char q[QUOTE_MAX];
+        char q[POLICY_QUOTE_MAX];
 
-        if (is_identifier(key))
+        if (policy_key_is_identifier(key))
                 return path_push(p, "%s%s", p->path_len > 0 ? "." : "", key);
-        return path_push(p, "[%s]", quote(q, key, strlen(key)));
+        return path_push(p, "[%s]", policy_quote(q, key, strlen(key)));
 }
 
 static size_t path_push_index(struct parser *p, size_t i)
@@ -187,7 +186,7 @@ static int parse_string(struct parser *p, json_t *v, size_t max, const char **re
 /* Matches a string against names; the message lists them as a person would write them. */
 static int parse_enum(struct parser *p, json_t *v, const char *const *names, size_t n, size_t *ret)
 {
-        char expected[256] = "", q[QUOTE_MAX];
+        char expected[256] = "", q[POLICY_QUOTE_MAX];
         size_t o = 0;
 
         for (size_t i = 0; i < n; i++) {
@@ -204,7 +203,7 @@ static int parse_enum(struct parser *p, json_t *v, const char *const *names, siz
                         *ret = i;
                         return 0;
                 }
-        return fail(p, "expected %s, got %s", expected, quote(q, json_string_value(v), json_string_length(v)));
+        return fail(p, "expected %s, got %s", expected, policy_quote(q, json_string_value(v), json_string_length(v)));
 }
 
 static int check_array(struct parser *p, json_t *v, size_t *ret_n)
@@ -334,7 +333,7 @@ static int field_tristate(struct parser *p, json_t *v, const struct field *f, vo
 static int field_abs_path(struct parser *p, json_t *v, const struct field *f, void *target)
 {
         _cleanup_free_ char *out = NULL;
-        char **t = target, q[QUOTE_MAX];
+        char **t = target, q[POLICY_QUOTE_MAX];
         const char *s, *c;
         size_t len, o = 0;
         int r;
@@ -346,7 +345,7 @@ static int field_abs_path(struct parser *p, json_t *v, const struct field *f, vo
         if (len == 0)
                 return fail(p, "expected an absolute path, got an empty string");
         if (s[0] != '/')
-                return fail(p, "expected an absolute path, got %s", quote(q, s, len));
+                return fail(p, "expected an absolute path, got %s", policy_quote(q, s, len));
 
         out = xmalloc(len + 1);
         for (c = s; *c;) {
@@ -358,7 +357,7 @@ static int field_abs_path(struct parser *p, json_t *v, const struct field *f, vo
                         break;
                 n = strcspn(c, "/");
                 if (n == 2 && c[0] == '.' && c[1] == '.')
-                        return fail(p, "\"..\" components are not allowed, got %s", quote(q, s, len));
+                        return fail(p, "\"..\" components are not allowed, got %s", policy_quote(q, s, len));
                 if (!(n == 1 && c[0] == '.')) {
                         out[o++] = '/';
                         memcpy(out + o, c, n);
@@ -393,7 +392,7 @@ static int field_source_kind(struct parser *p, json_t *v, const struct field *f,
 static int field_digest(struct parser *p, json_t *v, const struct field *f, void *target)
 {
         static const char prefix[] = "sha256:";
-        char **t = target, q[QUOTE_MAX];
+        char **t = target, q[POLICY_QUOTE_MAX];
         const char *s;
         size_t len;
         int r;
@@ -404,7 +403,8 @@ static int field_digest(struct parser *p, json_t *v, const struct field *f, void
         len = strlen(s);
         if (len != strlen(prefix) + 64 || !startswith(s, prefix) ||
             strspn(s + strlen(prefix), "0123456789abcdef") != 64)
-                return fail(p, "expected \"sha256:\" followed by 64 lowercase hex digits, got %s", quote(q, s, len));
+                return fail(p, "expected \"sha256:\" followed by 64 lowercase hex digits, got %s",
+                            policy_quote(q, s, len));
         free(*t);
         *t = xstrdup(s);
         return 0;
@@ -460,7 +460,7 @@ static int field_net_mode(struct parser *p, json_t *v, const struct field *f, vo
 static int field_host(struct parser *p, json_t *v, const struct field *f, void *target)
 {
         _cleanup_free_ char *h = NULL;
-        char **t = target, q[QUOTE_MAX];
+        char **t = target, q[POLICY_QUOTE_MAX];
         const char *s, *label, *last = NULL;
         struct in_addr addr;
         size_t len, last_len = 0;
@@ -471,15 +471,17 @@ static int field_host(struct parser *p, json_t *v, const struct field *f, void *
                 return r;
         len = strlen(s);
         if (strchr(s, '*'))
-                return fail(p, "wildcards are not allowed, got %s: list each host by its exact name", quote(q, s, len));
+                return fail(p, "wildcards are not allowed, got %s: list each host by its exact name",
+                            policy_quote(q, s, len));
         if (strpbrk(s, ":[]"))
-                return fail(p, "IP literals are not allowed, got %s: give the host's DNS name", quote(q, s, len));
+                return fail(p, "IP literals are not allowed, got %s: give the host's DNS name",
+                            policy_quote(q, s, len));
 
         h = xstrdup(s);
         if (len > 0 && h[len - 1] == '.')
                 h[--len] = '\0';
         if (len == 0)
-                return fail(p, "expected a DNS name, got %s", quote(q, s, strlen(s)));
+                return fail(p, "expected a DNS name, got %s", policy_quote(q, s, strlen(s)));
         if (len > HOST_MAX)
                 return fail(p, "DNS name is longer than %d characters (%zu)", HOST_MAX, len);
 
@@ -487,9 +489,9 @@ static int field_host(struct parser *p, json_t *v, const struct field *f, void *
                 if (*c >= 'A' && *c <= 'Z')
                         *c = (char)(*c - 'A' + 'a');
                 if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '.')) {
-                        char qc[QUOTE_MAX];
+                        char qc[POLICY_QUOTE_MAX];
                         return fail(p, "invalid character %s in DNS name %s (allowed: a-z, 0-9, '-' and '.')",
-                                    quote(qc, c, 1), quote(q, s, strlen(s)));
+                                    policy_quote(qc, c, 1), policy_quote(q, s, strlen(s)));
                 }
         }
 
@@ -497,12 +499,12 @@ static int field_host(struct parser *p, json_t *v, const struct field *f, void *
                 size_t n = strcspn(label, ".");
 
                 if (n == 0)
-                        return fail(p, "empty label in DNS name %s", quote(q, s, strlen(s)));
+                        return fail(p, "empty label in DNS name %s", policy_quote(q, s, strlen(s)));
                 if (n > LABEL_MAX)
                         return fail(p, "a label is longer than %d characters in DNS name %s", LABEL_MAX,
-                                    quote(q, s, strlen(s)));
+                                    policy_quote(q, s, strlen(s)));
                 if (label[0] == '-' || label[n - 1] == '-')
-                        return fail(p, "a label starts or ends with '-' in DNS name %s", quote(q, s, strlen(s)));
+                        return fail(p, "a label starts or ends with '-' in DNS name %s", policy_quote(q, s, strlen(s)));
                 if (label[n] == '\0') {
                         last = label;
                         last_len = n;
@@ -512,10 +514,11 @@ static int field_host(struct parser *p, json_t *v, const struct field *f, void *
         }
 
         if (inet_aton(h, &addr) != 0)
-                return fail(p, "IP literals are not allowed, got %s: give the host's DNS name", quote(q, s, strlen(s)));
+                return fail(p, "IP literals are not allowed, got %s: give the host's DNS name",
+                            policy_quote(q, s, strlen(s)));
         if (strspn(last, "0123456789") == last_len)
                 return fail(p, "%s is not a DNS name: its last label is all digits (no IP literals)",
-                            quote(q, s, strlen(s)));
+                            policy_quote(q, s, strlen(s)));
 
         free(*t);
         *t = TAKE_PTR(h);
@@ -569,7 +572,7 @@ static bool parse_digits(const char *s, size_t n, int *ret)
  * would otherwise quietly turn February 30 into March 2. */
 static int field_timestamp(struct parser *p, json_t *v, const struct field *f, void *target)
 {
-        char q[QUOTE_MAX];
+        char q[POLICY_QUOTE_MAX];
         const char *s, *zone;
         struct tm tm = {}, back;
         int year, mon, mday, hour, min, sec;
@@ -598,7 +601,7 @@ static int field_timestamp(struct parser *p, json_t *v, const struct field *f, v
                 int zh, zm;
                 if (strlen(zone) == 6 && (zone[0] == '+' || zone[0] == '-') && parse_digits(zone + 1, 2, &zh) &&
                     zone[3] == ':' && parse_digits(zone + 4, 2, &zm))
-                        return fail(p, "must be in UTC (end in \"Z\" or \"+00:00\"), got %s", quote(q, s, len));
+                        return fail(p, "must be in UTC (end in \"Z\" or \"+00:00\"), got %s", policy_quote(q, s, len));
                 goto bad_format;
         }
 
@@ -611,16 +614,17 @@ static int field_timestamp(struct parser *p, json_t *v, const struct field *f, v
         t = timegm(&tm);
         if (!gmtime_r(&t, &back) || back.tm_year != year - 1900 || back.tm_mon != mon - 1 || back.tm_mday != mday ||
             back.tm_hour != hour || back.tm_min != min || back.tm_sec != sec)
-                return fail(p, "%s is not a valid date and time", quote(q, s, len));
+                return fail(p, "%s is not a valid date and time", policy_quote(q, s, len));
         /* (time_t)-1 means "not given" in struct policy, so the epoch bounds what can be said. */
         if (year < 1970)
-                return fail(p, "must not be before 1970, got %s", quote(q, s, len));
+                return fail(p, "must not be before 1970, got %s", policy_quote(q, s, len));
 
         *(time_t *)target = t;
         return 0;
 
 bad_format:
-        return fail(p, "expected an RFC 3339 UTC timestamp such as \"2026-12-01T12:00:00Z\", got %s", quote(q, s, len));
+        return fail(p, "expected an RFC 3339 UTC timestamp such as \"2026-12-01T12:00:00Z\", got %s",
+                    policy_quote(q, s, len));
 }
 
 /* The sections. */
@@ -672,7 +676,7 @@ static int check_bind_target(struct parser *p, const struct policy *pol, size_t 
 {
         static const char *const owned[] = {"/proc", "/dev"};
         const char *target = pol->binds[i].target;
-        char q[QUOTE_MAX];
+        char q[POLICY_QUOTE_MAX];
         size_t saved = path_push_key(p, "target");
         int r = 0;
 
@@ -680,11 +684,11 @@ static int check_bind_target(struct parser *p, const struct policy *pol, size_t 
                 r = fail(p, "binding over / is not allowed (the view's root comes from the source)");
         for (size_t k = 0; r == 0 && k < ELEMENTSOF(owned); k++)
                 if (path_is_under(target, owned[k]))
-                        r = fail(p, "%s is under %s, which cordon provides itself", quote(q, target, strlen(target)),
-                                 owned[k]);
+                        r = fail(p, "%s is under %s, which cordon provides itself",
+                                 policy_quote(q, target, strlen(target)), owned[k]);
         for (size_t j = 0; r == 0 && j < i; j++)
                 if (streq(pol->binds[j].target, target))
-                        r = fail(p, "%s is already the target of %.*s[%zu]", quote(q, target, strlen(target)),
+                        r = fail(p, "%s is already the target of %.*s[%zu]", policy_quote(q, target, strlen(target)),
                                  (int)parent_len, p->path, j);
         path_pop(p, saved);
         return r;
@@ -742,9 +746,9 @@ static int field_rules(struct parser *p, json_t *v, const struct field *f, void 
                 /* Two rules for one path would leave "longest prefix wins" without a winner. */
                 for (size_t j = 0; r >= 0 && j < i; j++)
                         if (streq(pol->rules[j].path, rule->path)) {
-                                char q[QUOTE_MAX];
+                                char q[POLICY_QUOTE_MAX];
                                 size_t s2 = path_push_key(p, "path");
-                                quote(q, rule->path, strlen(rule->path));
+                                policy_quote(q, rule->path, strlen(rule->path));
                                 r = fail(p, "%s already has a rule, %.*s[%zu]", q, (int)parent_len, p->path, j);
                                 path_pop(p, s2);
                         }
@@ -791,9 +795,9 @@ static int field_net_rules(struct parser *p, json_t *v, const struct field *f, v
                 r = dispatch(p, json_array_get(v, i), net_rule_fields, ELEMENTSOF(net_rule_fields), rule);
                 for (size_t j = 0; r >= 0 && j < i; j++)
                         if (streq(pol->net_rules[j].host, rule->host)) {
-                                char q[QUOTE_MAX];
+                                char q[POLICY_QUOTE_MAX];
                                 size_t s2 = path_push_key(p, "host");
-                                quote(q, rule->host, strlen(rule->host));
+                                policy_quote(q, rule->host, strlen(rule->host));
                                 r = fail(p, "%s is already listed in %.*s[%zu]", q, (int)parent_len, p->path, j);
                                 path_pop(p, s2);
                         }
@@ -808,14 +812,14 @@ static int field_net_rules(struct parser *p, json_t *v, const struct field *f, v
 static int parse_cidr(struct parser *p, json_t *v, struct policy_net_cidr *ret)
 {
         const char *s;
-        char buf[64], q[QUOTE_MAX];
+        char buf[64], q[POLICY_QUOTE_MAX];
         int r = parse_string(p, v, sizeof(buf) - 1, &s);
         if (r < 0)
                 return r;
         strcpy(buf, s);
         char *slash = strchr(buf, '/');
         if (!slash)
-                return fail(p, "expected ADDRESS/PREFIX, got %s", quote(q, s, strlen(s)));
+                return fail(p, "expected ADDRESS/PREFIX, got %s", policy_quote(q, s, strlen(s)));
         *slash = '\0';
         char *end;
         errno = 0;
@@ -826,13 +830,13 @@ static int parse_cidr(struct parser *p, json_t *v, struct policy_net_cidr *ret)
         else if (inet_pton(AF_INET6, buf, c.addr) == 1)
                 c.family = AF_INET6;
         else
-                return fail(p, "expected an IPv4 or IPv6 network, got %s", quote(q, s, strlen(s)));
+                return fail(p, "expected an IPv4 or IPv6 network, got %s", policy_quote(q, s, strlen(s)));
         unsigned bits = c.family == AF_INET ? 32 : 128;
         if (errno || *end || end == slash + 1 || prefix > bits)
-                return fail(p, "bad prefix length in %s", quote(q, s, strlen(s)));
+                return fail(p, "bad prefix length in %s", policy_quote(q, s, strlen(s)));
         for (unsigned b = (unsigned)prefix; b < bits; b++)
                 if (c.addr[b / 8] & (0x80 >> (b % 8)))
-                        return fail(p, "%s has host bits set beyond /%lu", quote(q, s, strlen(s)), prefix);
+                        return fail(p, "%s has host bits set beyond /%lu", policy_quote(q, s, strlen(s)), prefix);
         c.prefix = (unsigned)prefix;
         *ret = c;
         return 0;
@@ -918,14 +922,14 @@ static int field_env(struct parser *p, json_t *v, const struct field *f, void *t
         {
                 size_t saved = path_push_key(p, key);
                 const char *s = NULL;
-                char q[QUOTE_MAX];
+                char q[POLICY_QUOTE_MAX];
                 int r;
 
-                if (!is_identifier(key))
+                if (!policy_key_is_identifier(key))
                         r = fail(p,
                                  "invalid variable name %s (expected letters, digits and '_', not starting "
                                  "with a digit)",
-                                 quote(q, key, strlen(key)));
+                                 policy_quote(q, key, strlen(key)));
                 else
                         r = parse_string(p, value, SIZE_MAX, &s);
                 path_pop(p, saved);

@@ -79,11 +79,16 @@ static int connect_sandbox(const char *id, int *ret)
                 struct stat st;
                 if (stat(dir, &st) < 0)
                         fprintf(stderr, "cordon: no sandbox %s\n", id);
-                else
+                else if (state_root_is_default())
                         fprintf(stderr,
                                 "cordon: sandbox %s does not answer (%s); if its sentry died, `cordon gc` removes "
                                 "what it left\n",
                                 id, strerror(-r));
+                else
+                        fprintf(stderr,
+                                "cordon: sandbox %s does not answer (%s); if its sentry died, `cordon gc --root %s` "
+                                "removes what it left\n",
+                                id, strerror(-r), state_root());
                 return r;
         }
         *ret = fd;
@@ -233,6 +238,80 @@ static void copy_out(int fd)
         }
 }
 
+int sandbox_spawn_sentry(struct run_options *o, struct serve_config *cfg, bool new_session, int memfd, pid_t *ret_pid,
+                         char ret_id[static 17], int *ret_status)
+{
+        int ready[2];
+        if (pipe2(ready, O_CLOEXEC) < 0)
+                return negative_errno();
+        cfg->ready_fd = ready[1];
+        o->serve = cfg;
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0) {
+                int r = negative_errno();
+                close(ready[0]);
+                close(ready[1]);
+                return r;
+        }
+        if (pid == 0) {
+                /* the detached sentry: no terminal, the creating client's
+                 * stderr replaced by the memfd it reads */
+                close(ready[0]);
+                if (new_session)
+                        setsid();
+                int nul = open("/dev/null", O_RDWR);
+                if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(memfd, 2) < 0)
+                        _exit(EXIT_SANDBOX);
+                if (nul > 2)
+                        close(nul);
+                /* nothing else of the client's goes with it: an inherited
+                 * pipe (a test runner's, a shell's) would stay open for the
+                 * sandbox's whole life */
+                if (dup2(ready[1], 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0 ||
+                    syscall(SYS_close_range, 4, ~0U, 0) < 0)
+                        _exit(EXIT_SANDBOX);
+                cfg->ready_fd = 3;
+                signal(SIGPIPE, SIG_IGN);
+                _exit(sentry_run(o));
+        }
+        close(ready[1]);
+        /* "READY <id>", after any "PROGRESS <bytes> <total> <entries>" of a
+         * restore (sent only when cfg->progress) */
+        char line[128] = "";
+        bool shown = false;
+        for (;;) {
+                size_t len = 0;
+                while (len < sizeof(line) - 1) {
+                        ssize_t n = read(ready[0], line + len, 1);
+                        if (n < 0 && errno == EINTR)
+                                continue;
+                        if (n <= 0 || line[len] == '\n')
+                                break;
+                        len++;
+                }
+                line[len] = '\0';
+                long long b, t, e;
+                if (!startswith(line, "PROGRESS ") || sscanf(line + 9, "%lld %lld %lld", &b, &t, &e) != 3)
+                        break;
+                show_progress("restoring the snapshot", b, t, e, false);
+                shown = true;
+        }
+        if (shown)
+                fputc('\n', stderr);
+        close(ready[0]);
+        *ret_pid = pid;
+        if (!startswith(line, "READY ") || strlen(line + 6) != 16) {
+                int status = 0;
+                while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                        ;
+                *ret_status = status;
+                return -ECHILD;
+        }
+        memcpy(ret_id, line + 6, 17);
+        return 0;
+}
+
 static int cmd_create(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -343,72 +422,19 @@ static int cmd_create(int argc, char **argv)
         o.policy = policy;
 
         int memfd = memfd_create("cordon-create", MFD_CLOEXEC);
-        int ready[2];
-        if (memfd < 0 || pipe2(ready, O_CLOEXEC) < 0) {
+        if (memfd < 0) {
                 fprintf(stderr, "cordon: create: %m\n");
                 return EXIT_SANDBOX;
         }
-        struct serve_config cfg = {.ready_fd = ready[1],
-                                   .policy_text = policy_text,
+        struct serve_config cfg = {.policy_text = policy_text,
                                    .snapshot = snapshot,
                                    .snapshot_digest = digest,
                                    .progress = snapshot && isatty(STDERR_FILENO)};
-        o.serve = &cfg;
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid < 0) {
-                fprintf(stderr, "cordon: create: fork: %m\n");
-                return EXIT_SANDBOX;
-        }
-        if (pid == 0) {
-                /* the detached sentry: its own session, no terminal, the
-                 * creating client's stderr replaced by the memfd it reads */
-                close(ready[0]);
-                setsid();
-                int nul = open("/dev/null", O_RDWR);
-                if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(memfd, 2) < 0)
-                        _exit(EXIT_SANDBOX);
-                if (nul > 2)
-                        close(nul);
-                /* nothing else of the client's goes with it: an inherited
-                 * pipe (a test runner's, a shell's) would stay open for the
-                 * sandbox's whole life */
-                if (dup2(ready[1], 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0 ||
-                    syscall(SYS_close_range, 4, ~0U, 0) < 0)
-                        _exit(EXIT_SANDBOX);
-                cfg.ready_fd = 3;
-                signal(SIGPIPE, SIG_IGN);
-                _exit(sentry_run(&o));
-        }
-        close(ready[1]);
-        /* "READY <id>", after any "PROGRESS <bytes> <total> <entries>" of a
-         * restore (sent only when cfg.progress) */
-        char line[128] = "";
-        bool shown = false;
-        for (;;) {
-                size_t len = 0;
-                while (len < sizeof(line) - 1) {
-                        ssize_t n = read(ready[0], line + len, 1);
-                        if (n < 0 && errno == EINTR)
-                                continue;
-                        if (n <= 0 || line[len] == '\n')
-                                break;
-                        len++;
-                }
-                line[len] = '\0';
-                long long b, t, e;
-                if (!startswith(line, "PROGRESS ") || sscanf(line + 9, "%lld %lld %lld", &b, &t, &e) != 3)
-                        break;
-                show_progress("restoring the snapshot", b, t, e, false);
-                shown = true;
-        }
-        if (shown)
-                fputc('\n', stderr);
-        close(ready[0]);
-        if (!startswith(line, "READY ")) {
-                int status = 0;
-                while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                        ;
+        pid_t pid;
+        char id[17];
+        int status;
+        int r = sandbox_spawn_sentry(&o, &cfg, true, memfd, &pid, id, &status);
+        if (r == -ECHILD) {
                 copy_out(memfd);
                 int code = WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_SANDBOX;
                 if (code == 0)
@@ -416,9 +442,12 @@ static int cmd_create(int argc, char **argv)
                 fprintf(stderr, "cordon: the sandbox could not be created\n");
                 return code;
         }
+        if (r < 0) {
+                fprintf(stderr, "cordon: create: %s\n", strerror(-r));
+                return EXIT_SANDBOX;
+        }
         copy_out(memfd); /* warnings, --verbose */
         close(memfd);
-        const char *id = line + 6;
         if (json) {
                 json_t *j = json_pack("{s:s, s:I}", "id", id, "sentryPid", (json_int_t)pid);
                 json_dumpf(j, stdout, JSON_COMPACT);

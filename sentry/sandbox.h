@@ -45,6 +45,14 @@ struct serve_config {
 
 struct serve;
 
+/* Forks the detached sentry for o (o->serve = cfg; cfg->ready_fd is filled
+ * in here; new_session: setsid, so no terminal reaches it) with its stderr
+ * on memfd, and waits for its READY line. 0 with *ret_pid and ret_id (16
+ * hex digits); -ECHILD when it ended during set-up (*ret_pid reaped, its
+ * wait status in *ret_status, its messages in memfd); other -errno. */
+int sandbox_spawn_sentry(struct run_options *o, struct serve_config *cfg, bool new_session, int memfd, pid_t *ret_pid,
+                         char ret_id[static 17], int *ret_status);
+
 /* Before the clone: the state directory's files (policy.json, meta.json,
  * events.jsonl, the control socket) and the audit pipe. */
 int serve_prepare(const struct serve_config *cfg, const char *id, const struct run_limits *l, struct serve **ret);

@@ -66,6 +66,11 @@ const char *state_root(void)
         return root_dir[0] ? root_dir : default_root();
 }
 
+bool state_root_is_default(void)
+{
+        return streq(state_root(), default_root());
+}
+
 void sandbox_new_id(char ret[17])
 {
         uint8_t b[8];

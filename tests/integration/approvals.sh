@@ -30,30 +30,6 @@ STATE=/run/cordon/sandboxes
 need_root() { [ "$(id -u)" = 0 ] || skip "these tests read the sandbox's state as root"; }
 need_py() { [ -x /usr/bin/python3 ] || skip "no /usr/bin/python3 for the programs inside the sandbox"; }
 
-sb() {
-        local errf
-        errf=$(mktemp -p "$IT_TMP" stderr.XXXXXX) || fail "mktemp failed"
-        printf '+ cordon sandbox' >&2
-        printf ' %q' "$@" >&2
-        printf '\n' >&2
-        OUT=$(timeout -k 5 "$IT_CMD_TIMEOUT" "$CORDON" sandbox "$@" 2>"$errf")
-        RC=$?
-        ERR=$(cat "$errf")
-        rm -f "$errf"
-        printf '  [exit %s]\n' "$RC" >&2
-        [ -n "$OUT" ] && printf '%s\n' "$OUT" | sed 's/^/  stdout| /' | head -n 40 >&2
-        [ -n "$ERR" ] && printf '%s\n' "$ERR" | sed 's/^/  stderr| /' | head -n 40 >&2
-        return 0
-}
-
-new_sandbox() {
-        sb create "$@"
-        [ "$RC" = 0 ] || fail "create failed with $RC: $ERR"
-        ID=$OUT
-        [[ $ID =~ ^[0-9a-f]{16}$ ]] || fail "create printed '$ID', not an id"
-        at_exit "timeout 30 '$CORDON' sandbox terminate $ID"
-}
-
 # job_dirs: a host directory bound at /job: out/ (writes ask), free/ (no rule), bin/ (execs
 # ask; holds a copy of /usr/bin/id); sets JOB
 job_dirs() {
@@ -354,8 +330,10 @@ def opener(i):
 def ticker():
     while not stop[0]:
         ticks[0] += 1
-        with open("/job/free/ticks", "w") as f:
+        # written whole and renamed: the test never reads a truncated file
+        with open("/job/free/ticks.new", "w") as f:
             f.write("%d\n" % ticks[0])
+        os.replace("/job/free/ticks.new", "/job/free/ticks")
         time.sleep(0.02)
 t = threading.Thread(target=ticker)
 t.start()

@@ -150,6 +150,32 @@ scratch_dir() {
         printf '%s\n' "$d"
 }
 
+# `cordon sandbox ARGS...` under timeout; sets OUT, ERR and RC like crun
+sb() {
+        local errf
+        errf=$(mktemp -p "$IT_TMP" stderr.XXXXXX) || fail "mktemp failed"
+        printf '+ cordon sandbox' >&2
+        printf ' %q' "$@" >&2
+        printf '\n' >&2
+        OUT=$(timeout -k 5 "$IT_CMD_TIMEOUT" "$CORDON" sandbox "$@" 2>"$errf")
+        RC=$?
+        ERR=$(cat "$errf")
+        rm -f "$errf"
+        printf '  [exit %s]\n' "$RC" >&2
+        [ -n "$OUT" ] && printf '%s\n' "$OUT" | sed 's/^/  stdout| /' | head -n 40 >&2
+        [ -n "$ERR" ] && printf '%s\n' "$ERR" | sed 's/^/  stderr| /' | head -n 40 >&2
+        return 0
+}
+
+# creates a sandbox (extra ARGS for create) and makes sure the test's end terminates it
+new_sandbox() {
+        sb create "$@"
+        [ "$RC" = 0 ] || fail "create failed with $RC: $ERR"
+        ID=$OUT
+        [[ $ID =~ ^[0-9a-f]{16}$ ]] || fail "create printed '$ID', not an id"
+        at_exit "timeout 30 '$CORDON' sandbox terminate $ID"
+}
+
 wait_until() {
         local secs=$1 i n
         shift
