@@ -64,8 +64,12 @@ int fs_template_idmapped(int template_fd, int userns_fd, int *ret_fd);
  * secrets), then on either root private /tmp and home, a minimal /dev, its
  * own /proc with host-revealing entries masked, the binds and the rules;
  * then pivots into it and detaches the host's tree. On failure
- * returns -errno and writes which step and path failed into err. */
-int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize);
+ * returns -errno and writes which step and path failed into err. With
+ * ret_layer_fd, also an O_PATH fd on the writable layer's root, which the
+ * view does not show: "upper" there is a template root's overlay upper
+ * directory (snapshots read it), "tmp", "var-tmp", "run", "home", "shm" the
+ * private directories. */
+int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize, int *ret_layer_fd);
 
 /* "sha256:" and 64 hex digits and a NUL */
 #define FS_DIGEST_SIZE 72

@@ -449,7 +449,7 @@ static int setup_rule(int rootfd, const struct fs_rule *rule, char *err)
         return 0;
 }
 
-static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lowerfd, char *err);
+static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lowerfd, char *err, int *ret_layer_fd);
 
 /* Opens the template's directory in the child's own mount namespace (an fd
  * from the sentry's namespace cannot be a layer here: overlayfs clones the
@@ -657,7 +657,7 @@ int fs_template_idmapped(int template_fd, int userns_fd, int *ret_fd)
         return r;
 }
 
-int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize)
+int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize, int *ret_layer_fd)
 {
         int r;
         (void)errsize; /* fail() writes at most 1024 bytes; callers pass that */
@@ -680,13 +680,13 @@ int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize)
                         return r;
                 }
         }
-        r = build_view(spec, srcfds, lowerfd, err);
+        r = build_view(spec, srcfds, lowerfd, err, ret_layer_fd);
         for (size_t i = 0; i < spec->n_binds; i++)
                 close(srcfds[i]);
         return r;
 }
 
-static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lowerfd, char *err)
+static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lowerfd, char *err, int *ret_layer_fd)
 {
         int r;
         bool template = spec->template_path != NULL;
@@ -814,6 +814,12 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
             (r = mount_setattr_path(NEWROOT, false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0)
                 return fail(r, err, "make the view's root read-only");
 
+        /* the writable layer's own root (its tmpfs, with a template root's
+         * upper directory in it), which the view does not show: opened
+         * before the pivot detaches it, for snapshots of the upper layer */
+        _cleanup_close_ int layerfd = -1;
+        if (ret_layer_fd && (layerfd = open(WRITABLE, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+                return fail(negative_errno(), err, "open the writable layer %s", WRITABLE);
         if (chdir(NEWROOT) < 0)
                 return fail(negative_errno(), err, "chdir to new root");
         /* pivot_root(".", ".") stacks the old root on top of the new one;
@@ -824,5 +830,7 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
                 return fail(negative_errno(), err, "detach the host's root");
         if (chdir("/") < 0)
                 return fail(negative_errno(), err, "chdir /");
+        if (ret_layer_fd)
+                *ret_layer_fd = TAKE_FD(layerfd);
         return 0;
 }

@@ -1001,6 +1001,10 @@ static int v1_kill_all(struct cgroup *cg)
 static int v1_freeze(struct cgroup *cg, bool frozen)
 {
         int f = cg->at[V1_FREEZER];
+        /* no v1 freezer: a hybrid host's v2 group (v1_add_v2_group) holds
+         * the same processes and has a freezer of its own */
+        if (f < 0 && cg->v2_at >= 0)
+                return v2_freeze_dir(cg->dirs[cg->v2_at].fd, cg->dirs[cg->v2_at].path, frozen, FREEZE_TIMEOUT_MS);
         if (f < 0)
                 return -EOPNOTSUPP;
         return v1_freezer_set(cg->dirs[f].fd, cg->dirs[f].path, frozen, FREEZE_TIMEOUT_MS);
@@ -1192,18 +1196,125 @@ const char *cgroup_v2_path(const struct cgroup *cg)
         return cg && cg->v2_at >= 0 ? cg->dirs[cg->v2_at].path : NULL;
 }
 
+static void remove_run_groups(int dfd);
+
 int cgroup_destroy(struct cgroup *cg)
 {
         if (!cg)
                 return 0;
         int r = cg->backend->kill_all(cg);
         for (size_t i = cg->n_dirs; i-- > 0;) {
+                remove_run_groups(cg->dirs[i].fd);
                 int q = rmdir_retry(AT_FDCWD, cg->dirs[i].path);
                 if (q < 0 && r >= 0)
                         r = q;
         }
         cgroup_free(cg);
         return r < 0 ? r : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* a run's own group */
+
+/* Each run of a long-lived sandbox gets a group "run-<n>" beneath the
+ * sandbox's group in the cgroup v2 hierarchy. A process cannot leave its
+ * group from inside the sandbox (no cgroupfs in the view; writing
+ * cgroup.procs needs the sentry's fd), so every process the run ever forks,
+ * whatever session or process group it makes for itself (setsid, a double
+ * fork, nohup), is found there, and cgroup.kill ends exactly the run's
+ * processes and nothing of another run. Only v2: it carries no limits (they
+ * stay on the sandbox's group, which counts its subgroups), and a v1
+ * hierarchy would list the run's processes apart from its parent's, where
+ * cgroup_kill_all must still find them. Without a v2 group the caller falls
+ * back to the run's process group (see control.c). */
+
+static int run_name(int num, char buf[32])
+{
+        if (num <= 0)
+                return -EINVAL;
+        snprintf(buf, 32, "run-%d", num);
+        return 0;
+}
+
+int cgroup_run_create(struct cgroup *cg, int num, int *ret_procs_fd)
+{
+        char name[32];
+        if (!cg || !ret_procs_fd || run_name(num, name) < 0)
+                return -EINVAL;
+        if (cg->v2_at < 0)
+                return -EOPNOTSUPP;
+        int dfd = cg->dirs[cg->v2_at].fd;
+        if (mkdirat(dfd, name, 0755) < 0 && errno != EEXIST)
+                return negative_errno();
+        _cleanup_close_ int gfd = openat(dfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (gfd < 0)
+                return negative_errno();
+        /* opened here, by the sentry: the kernel checks a migration against
+         * the credentials and cgroup namespace the file was opened with, so
+         * the run's first process (which holds no right to the cgroupfs) can
+         * move itself in with it, before it runs anything of its own */
+        int fd = openat(gfd, "cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) {
+                int r = negative_errno();
+                (void)unlinkat(dfd, name, AT_REMOVEDIR);
+                return r;
+        }
+        *ret_procs_fd = fd;
+        return 0;
+}
+
+int cgroup_run_kill(struct cgroup *cg, int num, bool wait)
+{
+        char name[32];
+        if (!cg || run_name(num, name) < 0)
+                return -EINVAL;
+        if (cg->v2_at < 0)
+                return -EOPNOTSUPP;
+        _cleanup_close_ int gfd = openat(cg->dirs[cg->v2_at].fd, name, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (gfd < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        /* without wait, cgroup.kill alone: the run's exit comes back from
+         * init as usual, and a wait here would hold the serve loop (for
+         * seconds where a v1 freezer keeps the killed tasks frozen) */
+        _cleanup_free_ char *path = xasprintf("%s/%s", cg->dirs[cg->v2_at].path, name);
+        if (wait)
+                return v2_kill_dir(gfd, path);
+        int r = ctl_write(gfd, path, "cgroup.kill", "1", NULL, NULL);
+        if (r == -ENOENT)
+                r = v2_kill_dir(gfd, path); /* Linux < 5.14: freeze, kill pid by pid */
+        return r;
+}
+
+int cgroup_run_remove(struct cgroup *cg, int num)
+{
+        char name[32];
+        if (!cg || run_name(num, name) < 0)
+                return -EINVAL;
+        if (cg->v2_at < 0)
+                return 0;
+        /* not retried: a run may leave processes behind it (a detached
+         * server), and its group stays until they end or the sandbox does */
+        if (unlinkat(cg->dirs[cg->v2_at].fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                return negative_errno();
+        return 0;
+}
+
+/* Removes the (killed, so emptying) run groups beneath a sandbox's group
+ * dfd, so that the group itself can be removed. */
+static void remove_run_groups(int dfd)
+{
+        int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!d) {
+                if (fd >= 0)
+                        close(fd);
+                return;
+        }
+        struct dirent *de;
+        while ((de = readdir(d)))
+                if (de->d_type == DT_DIR && startswith(de->d_name, "run-"))
+                        (void)rmdir_retry(dirfd(d), de->d_name);
+        closedir(d);
 }
 
 int cgroup_remove_dir(const char *dir)
@@ -1240,6 +1351,7 @@ int cgroup_remove_dir(const char *dir)
                 return -EINVAL;
         if (r < 0)
                 return r;
+        remove_run_groups(fd);
         return rmdir_retry(pfd, base);
 }
 

@@ -66,6 +66,20 @@ const char *cgroup_v2_path(const struct cgroup *cg);
 /* Kills what is left, removes the directories, frees. Accepts NULL. */
 int cgroup_destroy(struct cgroup *cg);
 
+/* A run's own group "run-<num>" beneath the sandbox's group in the cgroup v2
+ * hierarchy: created, with an O_WRONLY fd on its cgroup.procs in
+ * *ret_procs_fd for the run's first process to move itself in (write "0").
+ * -EOPNOTSUPP when the sandbox has no v2 group. */
+int cgroup_run_create(struct cgroup *cg, int num, int *ret_procs_fd);
+/* SIGKILLs every process in the run's group, whatever session or process
+ * group it made (cgroup.kill; on kernels without it, frozen and killed pid
+ * by pid, bounded); with wait, waits (bounded, about 5 s) until the group is
+ * empty. 0 if the group is gone. */
+int cgroup_run_kill(struct cgroup *cg, int num, bool wait);
+/* Removes the run's group if it is empty (a run may leave processes behind:
+ * then it stays, and goes with the sandbox's group). */
+int cgroup_run_remove(struct cgroup *cg, int num);
+
 /* For `cordon gc`: kills every process in a leftover group directory (of
  * either version) and removes it. -ENOENT if already gone. */
 int cgroup_remove_dir(const char *dir);

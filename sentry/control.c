@@ -49,7 +49,10 @@
  * sentry passes the bytes on into a pipe whose other end the client holds
  * and copies to its own stream. The sentry's ends are non-blocking: a slow
  * client holds back only its own run (the pipe fills and the run waits),
- * never the serve loop. */
+ * never the serve loop. A run with a terminal: stream 0 reads the pty's
+ * master (the terminal's output, recorded as "tty" events) and stream 1
+ * carries the client's input from its pipe into the master (not recorded:
+ * a terminal echoes what is typed, and that echo is in stream 0). */
 struct stream {
         int in, to;
         char buf[16384];
@@ -63,8 +66,11 @@ struct run_rec {
         struct stream *streams; /* [2]: stdout, stderr of an attached run; NULL otherwise */
         json_t *argv;
         bool detached, running, timed_out, cancelled;
-        pid_t pid; /* in the sandbox's pid namespace; 0 until init says */
-        int conn;  /* the waiting client, or -1 */
+        bool cgroup;      /* the run has its own control group (cgroup_run_create) */
+        bool cgroup_left; /* it ended, but its group could not be removed yet */
+        bool tty;         /* streams[0] is the pty master's output, streams[1] the client's input into it */
+        pid_t pid;        /* in the sandbox's pid namespace; 0 until init says */
+        int conn;         /* the waiting client, or -1 */
         int log_in, log_fd;
         int64_t log_bytes;
         bool log_truncated;
@@ -102,6 +108,7 @@ struct serve {
         int ready_fd;
         char *policy_text;
         const char *snapshot, *snapshot_digest;
+        bool progress; /* restore progress on ready_fd for a client on a terminal */
         time_t created, expires;
         const char *status; /* running, paused, terminating */
         bool terminate;
@@ -290,8 +297,8 @@ static json_t *isolation_json(const struct sandbox_state *st)
                  "sentry, proc agent and exec tracer each confined by their own seccomp allow-list "
                  "(sentry: %zu rows)",
                  sentry_confine_rows());
-        return json_pack("{s:[sssssss], s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:s}", "namespaces", "user", "mount",
-                         "pid", "net", "ipc", "uts", "cgroup", "identity",
+        return json_pack("{s:[sssssss], s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "namespaces", "user",
+                         "mount", "pid", "net", "ipc", "uts", "cgroup", "identity",
                          "uid/gid 0 in the sandbox; no capabilities; no_new_privs", "hostUid", (json_int_t)st->uid,
                          "hostGid", (json_int_t)st->gid, "view",
                          "host system dirs read-only, private writable layer, own /proc and /dev", "network",
@@ -299,7 +306,11 @@ static json_t *isolation_json(const struct sandbox_state *st)
                          "filter from the syscall table; path and socket calls emulated by the sentry", "cgroup",
                          st->cg ? cgroup_backend(st->cg) : "none", "privileged",
                          st->privileged ? "sentry runs as root" : "sentry runs in its own user namespace",
-                         "confinement", confined);
+                         "confinement", confined, "runKill",
+                         cgroup_v2_path(st->cg) ? "each run in its own cgroup v2 group: cancel and --timeout end all "
+                                                  "of a run's processes, also those that left its session"
+                                                : "no cgroup v2 group: cancel and --timeout reach the run's process "
+                                                  "and process group only");
 }
 
 static json_t *meta_json(const struct sandbox_state *st, bool live)
@@ -375,6 +386,7 @@ int serve_prepare(const struct serve_config *cfg, const char *id, const struct r
         srv->snapshot = cfg->snapshot;
         srv->snapshot_digest = cfg->snapshot_digest;
         srv->oci = cfg->oci;
+        srv->progress = cfg->progress;
         srv->status = "starting";
         srv->owner = geteuid();
         for (size_t i = 0; i < MAX_CONNS; i++)
@@ -513,8 +525,20 @@ static struct run_rec *find_run_id(struct serve *srv, const char *id)
         return find_run(srv, (int)n);
 }
 
+/* A signal for a run: init sends it to the run's process and process
+ * group. SIGKILL (cancel, --timeout) also goes to the run's own control
+ * group, which holds every process the run forked, also those that left its
+ * session (setsid, double fork): they all end, and no other run's does.
+ * Without a group (no cgroup v2 on the host: see cgroup_run_create) only
+ * the process group is reached, and a process that left it survives. */
 static void kill_run(struct sandbox_state *st, struct run_rec *r, int sig)
 {
+        if (sig == SIGKILL && r->cgroup) {
+                int q = cgroup_run_kill(st->cg, r->num, false);
+                if (q < 0)
+                        fprintf(stderr, "cordon: sandbox %s: cannot kill the group of run r%d: %s\n", st->serve->id,
+                                r->num, strerror(-q));
+        }
         struct msg m = {.type = MSG_KILL, .value = sig, .aux = r->num};
         (void)send(st->sock, &m, sizeof(m), MSG_NOSIGNAL);
 }
@@ -697,8 +721,8 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXE
                 reply_error(conn, "exec: the container already has its process");
                 return;
         }
-        if (n_preserve < 0 || n_preserve > EXEC_MAX_FDS - 4) {
-                reply_error(conn, "exec: at most %d preserved fds", EXEC_MAX_FDS - 4);
+        if (n_preserve < 0 || n_preserve > EXEC_MAX_FDS - 5) {
+                reply_error(conn, "exec: at most %d preserved fds", EXEC_MAX_FDS - 5);
                 return;
         }
         for (json_int_t i = 0; i < n_preserve; i++) {
@@ -732,13 +756,15 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXE
                 e.flags |= EXEC_HOLD;
         }
         int log_in = -1, log_fd = -1;
-        int pass[3] = {fds[0], fds[1], fds[2]};
+        int pass[4] = {fds[0], fds[1], fds[2], -1};
         _cleanup_(close_pipes) int run_pipe[2][2] = {{-1, -1}, {-1, -1}};
         _cleanup_(close_pipes) int client_pipe[2][2] = {{-1, -1}, {-1, -1}};
         _cleanup_close_ int nul = -1, pw = -1, master = -1, slave = -1;
         if (tty) {
                 /* a terminal from the sandbox's own devpts instance: the run
-                 * gets its slave, the client its master and relays it */
+                 * gets its slave; the sentry keeps the master and relays it
+                 * to the client through two pipes, so that what the run
+                 * shows on its terminal becomes events too */
                 int r = open_sandbox_pty(st, &master, &slave);
                 if (r < 0) {
                         reply_error(conn, "exec: cannot open a terminal in the sandbox: %s", strerror(-r));
@@ -750,6 +776,24 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXE
                         (void)ioctl(master, TIOCSWINSZ, &ws);
                 pass[0] = pass[1] = pass[2] = slave;
                 e.flags |= EXEC_TTY;
+                /* run_pipe[0]: the master's output (from a dup of it, so
+                 * that the two directions close apart); client_pipe[0]: out
+                 * to the client; client_pipe[1]: the client's input in;
+                 * run_pipe[1]: into the master */
+                if (pipe2(client_pipe[0], O_CLOEXEC) < 0 || pipe2(client_pipe[1], O_CLOEXEC) < 0) {
+                        reply_error(conn, "exec: cannot make the terminal's pipes: %s", strerror(errno));
+                        return;
+                }
+                run_pipe[0][0] = fcntl(master, F_DUPFD_CLOEXEC, 3);
+                run_pipe[1][1] = TAKE_FD(master);
+                if (run_pipe[0][0] < 0) {
+                        reply_error(conn, "exec: cannot relay the terminal: %s", strerror(errno));
+                        return;
+                }
+                fcntl(run_pipe[0][0], F_SETFL, O_NONBLOCK);
+                fcntl(run_pipe[1][1], F_SETFL, O_NONBLOCK);
+                fcntl(client_pipe[0][1], F_SETFL, O_NONBLOCK);
+                fcntl(client_pipe[1][0], F_SETFL, O_NONBLOCK);
         } else if (direct) {
                 for (int i = 0; i < 3; i++)
                         if (fds[i] < 0) {
@@ -803,13 +847,30 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXE
                 pass[1] = run_pipe[0][1];
                 pass[2] = run_pipe[1][1];
         }
+        /* the run's own control group, which its first process enters
+         * before anything of the run executes (initd.c exec_run) */
+        _cleanup_close_ int procs = -1;
+        if (st->cg) {
+                int q = cgroup_run_create(st->cg, num, &procs);
+                if (q < 0 && q != -EOPNOTSUPP) {
+                        reply_error(conn, "exec: cannot make the run's control group: %s", strerror(-q));
+                        return;
+                }
+        }
+        if (procs >= 0)
+                e.flags |= EXEC_CGROUP;
         int all[EXEC_MAX_FDS] = {pass[0], pass[1], pass[2]};
         size_t n_all = 3;
         if (hold)
                 all[n_all++] = hold_rd;
         for (json_int_t i = 0; i < n_preserve; i++)
                 all[n_all++] = fds[3 + i];
+        /* last, where init looks for it (initd.c exec_run) */
+        if (procs >= 0)
+                all[n_all++] = procs;
         if (send_fds(st->sock, &e, offsetof(struct exec_msg, strings) + e.len, all, n_all) < 0) {
+                if (procs >= 0)
+                        (void)cgroup_run_remove(st->cg, num);
                 reply_error(conn, "the sandbox's init is gone");
                 if (log_in >= 0)
                         close(log_in);
@@ -821,6 +882,8 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXE
         *r = (struct run_rec){.num = num,
                               .argv = json_incref(json_object_get(req, "argv")),
                               .detached = detach,
+                              .cgroup = procs >= 0,
+                              .tty = tty,
                               .running = true,
                               .conn = -1,
                               .log_in = log_in,
@@ -832,9 +895,20 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXE
                 srv->main_run = num;
         if (timeout_ms > 0)
                 r->timer = arm_ms(CLOCK_MONOTONIC, false, timeout_ms);
-        int back[2] = {master, -1};
-        size_t n_back = master >= 0 ? 1 : 0;
-        if (run_pipe[0][0] >= 0) {
+        int back[2] = {-1, -1};
+        size_t n_back = 0;
+        if (tty) {
+                /* the client reads the terminal's output from back[0] and
+                 * writes its input into back[1] */
+                r->streams = xcalloc(2, sizeof(struct stream));
+                r->streams[0].in = TAKE_FD(run_pipe[0][0]);
+                r->streams[0].to = TAKE_FD(client_pipe[0][1]);
+                r->streams[1].in = TAKE_FD(client_pipe[1][0]);
+                r->streams[1].to = TAKE_FD(run_pipe[1][1]);
+                back[0] = client_pipe[0][0];
+                back[1] = client_pipe[1][1];
+                n_back = 2;
+        } else if (run_pipe[0][0] >= 0) {
                 r->streams = xcalloc(2, sizeof(struct stream));
                 for (int k = 0; k < 2; k++) {
                         r->streams[k].in = TAKE_FD(run_pipe[k][0]);
@@ -854,6 +928,7 @@ static void do_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXE
 
 static void drain_log(struct serve *srv, struct run_rec *r);
 static void streams_flush(struct serve *srv, struct run_rec *r);
+static void stream_close(struct serve *srv, struct run_rec *r, int k);
 static bool stream_pump(struct serve *srv, struct run_rec *r, int k);
 
 static void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
@@ -869,7 +944,27 @@ static void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
                         break;
                 drain_log(srv, r);
         }
+        /* a terminal's input has nowhere to go any more */
+        if (r->tty && r->streams && r->streams[1].in >= 0)
+                stream_close(srv, r, 1);
         streams_flush(srv, r);
+        if (r->cgroup) {
+                /* a cancelled or timed-out run: anything of it that got into
+                 * its group after the kill (the kill and the run's first
+                 * fork may cross) ends now too, and is waited for (the run
+                 * itself is gone, so nothing of it is frozen mid-way: a
+                 * short wait), so that the group can go at once */
+                if (r->cancelled || r->timed_out)
+                        (void)cgroup_run_kill(st->cg, r->num, true);
+                /* empty unless the run left processes behind it (or
+                 * killed ones are still on their way out): then it is
+                 * tried again as later runs end, and goes with the
+                 * sandbox's group at the latest */
+                r->cgroup_left = cgroup_run_remove(st->cg, r->num) < 0;
+                for (int i = 0; i < srv->n_runs; i++)
+                        if (srv->runs[i].cgroup_left && !srv->runs[i].running && &srv->runs[i] != r)
+                                srv->runs[i].cgroup_left = cgroup_run_remove(st->cg, srv->runs[i].num) < 0;
+        }
         r->running = false;
         r->status = status;
         if (r->hold_wr >= 0)
@@ -997,17 +1092,28 @@ static void drain_log(struct serve *srv, struct run_rec *r)
 
 static const char *const stream_names[2] = {"stdout", "stderr"};
 
+static const char *stream_name(const struct run_rec *r, int k)
+{
+        return r->tty ? "tty" : stream_names[k];
+}
+
 static void stream_lines(struct serve *srv, struct run_rec *r, int k, const char *buf, size_t n)
 {
         struct stream *sm = &r->streams[k];
+        if (r->tty && k == 1)
+                return; /* what the client types: its echo comes back on stream 0 */
         for (size_t i = 0; i < n; i++) {
                 if (buf[i] == '\n') {
-                        output_event(srv, r, sm->line, sm->line_len, false, stream_names[k]);
+                        /* a terminal ends its lines with \r\n */
+                        size_t len = sm->line_len;
+                        if (r->tty && len > 0 && sm->line[len - 1] == '\r')
+                                len--;
+                        output_event(srv, r, sm->line, len, false, stream_name(r, k));
                         sm->line_len = 0;
                         continue;
                 }
                 if (sm->line_len == sizeof(sm->line)) {
-                        output_event(srv, r, sm->line, sm->line_len, true, stream_names[k]);
+                        output_event(srv, r, sm->line, sm->line_len, true, stream_name(r, k));
                         sm->line_len = 0;
                 }
                 sm->line[sm->line_len++] = buf[i];
@@ -1018,7 +1124,7 @@ static void stream_close(struct serve *srv, struct run_rec *r, int k)
 {
         struct stream *sm = &r->streams[k];
         if (sm->line_len > 0)
-                output_event(srv, r, sm->line, sm->line_len, false, stream_names[k]);
+                output_event(srv, r, sm->line, sm->line_len, false, stream_name(r, k));
         sm->line_len = 0;
         if (sm->in >= 0)
                 close(TAKE_FD(sm->in));
@@ -1055,6 +1161,13 @@ static bool stream_pump(struct serve *srv, struct run_rec *r, int k)
                 ssize_t n = read(sm->in, sm->buf, sizeof(sm->buf));
                 if (n < 0 && (errno == EAGAIN || errno == EINTR))
                         return true;
+                if (n == 0 && r->tty && k == 1 && sm->to >= 0) {
+                        /* the client's input ended: on a terminal that is
+                         * its EOF character, not a closed master */
+                        struct termios t;
+                        if (tcgetattr(sm->to, &t) == 0 && t.c_cc[VEOF])
+                                (void)!write(sm->to, &t.c_cc[VEOF], 1);
+                }
                 if (n <= 0) {
                         stream_close(srv, r, k);
                         return false;
@@ -1273,6 +1386,47 @@ static void decide(struct sandbox_state *st, int conn, json_t *req, bool approve
                            NULL, 0);
 }
 
+/* inspect's reply: the live metadata, which must fit one control message.
+ * A sandbox keeps up to MAX_RUNS run records, far more than fit: the oldest
+ * ended runs are left out (counted in runsOmitted; meta.json and the
+ * run_exited events keep them all), running ones never. */
+static json_t *inspect_json(struct sandbox_state *st)
+{
+        json_t *j = meta_json(st, true);
+        json_t *runs = json_incref(json_object_get(j, "runs"));
+        size_t n = json_array_size(runs);
+        size_t *sizes = xcalloc(n + 1, sizeof(size_t));
+        size_t total = 0;
+        for (size_t i = 0; i < n; i++) {
+                char *t = json_dumps(json_array_get(runs, i), JSON_COMPACT);
+                sizes[i] = (t ? strlen(t) : 0) + 1;
+                total += sizes[i];
+                free(t);
+        }
+        json_object_del(j, "runs");
+        char *rest = json_dumps(j, JSON_COMPACT);
+        size_t budget = CONTROL_MAX_MSG - 1024;
+        size_t base = rest ? strlen(rest) : budget;
+        free(rest);
+        json_t *kept = json_array();
+        size_t omitted = 0;
+        for (size_t i = 0; i < n; i++) {
+                json_t *r = json_array_get(runs, i);
+                bool running = streq(json_string_value(json_object_get(r, "status")) ?: "", "running");
+                if (!running && base + total > budget) {
+                        total -= sizes[i];
+                        omitted++;
+                        continue;
+                }
+                json_array_append(kept, r);
+        }
+        free(sizes);
+        json_decref(runs);
+        json_object_set_new(j, "runs", kept);
+        json_object_set_new(j, "runsOmitted", json_integer((json_int_t)omitted));
+        return j;
+}
+
 static void handle_request(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_FDS])
 {
         struct serve *srv = st->serve;
@@ -1334,8 +1488,11 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
         } else if (streq(op, "pause") || streq(op, "resume")) {
                 bool pause = streq(op, "pause");
                 if (!st->cg) {
-                        reply_error(conn, "sandbox %s has no cgroup on this host, so it cannot be %s", srv->id,
-                                    pause ? "paused" : "resumed");
+                        reply_error(conn,
+                                    "cannot %s sandbox %s: it has no control group (none could be made for it on "
+                                    "this host, e.g. no delegated cgroup for this user), so there is no freezer "
+                                    "to stop its processes; it keeps running",
+                                    op, srv->id);
                         return;
                 }
                 if (streq(srv->status, pause ? "paused" : "running")) {
@@ -1343,6 +1500,14 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
                         return;
                 }
                 int r = cgroup_freeze(st->cg, pause);
+                if (r == -EOPNOTSUPP) {
+                        reply_error(conn,
+                                    "cannot %s sandbox %s: no cgroup freezer is available for it (cgroup v1 "
+                                    "without a freezer hierarchy and no cgroup v2 group, or a kernel before "
+                                    "5.2 without cgroup.freeze); it keeps running",
+                                    op, srv->id);
+                        return;
+                }
                 if (r < 0) {
                         reply_error(conn, "cannot %s sandbox %s: %s", op, srv->id, strerror(-r));
                         return;
@@ -1352,7 +1517,7 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
                 write_meta(st);
                 (void)control_send(conn, json_pack("{s:b, s:s}", "ok", 1, "status", srv->status), NULL, 0);
         } else if (streq(op, "inspect")) {
-                (void)control_send(conn, meta_json(st, true), NULL, 0);
+                (void)control_send(conn, inspect_json(st), NULL, 0);
         } else if (streq(op, "approve") || streq(op, "deny")) {
                 decide(st, conn, req, streq(op, "approve"));
         } else if (streq(op, "pending")) {
@@ -1396,6 +1561,8 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
                 x->op = xstrdup(op);
                 x->path = xstrdup(path ? path : "/");
                 x->mode = (int)json_integer_value(json_object_get(req, "mode"));
+                x->upper_fd = -1;
+                x->progress = json_is_true(json_object_get(req, "progress"));
                 if (streq(op, "snapshot")) {
                         json_t *extra =
                                 json_pack("{s:o, s:s}", "meta", meta_json(st, false), "policy", srv->policy_text);
@@ -1476,6 +1643,14 @@ static void read_run_conn(struct sandbox_state *st, struct run_rec *r)
         json_int_t sig = json_integer_value(json_object_get(req, "signal"));
         if (sig > 0 && sig < 65 && r->running)
                 kill_run(st, r, (int)sig);
+        /* the client's terminal changed size: the run's follows (the kernel
+         * sends the run's foreground group SIGWINCH) */
+        json_int_t rows = json_integer_value(json_object_get(req, "rows")),
+                   cols = json_integer_value(json_object_get(req, "cols"));
+        if (r->tty && r->streams && r->streams[0].in >= 0 && rows > 0 && rows < 65536 && cols > 0 && cols < 65536) {
+                struct winsize ws = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
+                (void)ioctl(r->streams[0].in, TIOCSWINSZ, &ws);
+        }
         json_decref(req);
 }
 
@@ -1538,7 +1713,9 @@ int serve_loop(struct sandbox_state *st)
         if (!srv->terminate && srv->snapshot) {
                 char err[512] = "";
                 _cleanup_close_ int afd = open(srv->snapshot, O_RDONLY | O_CLOEXEC);
-                int r = afd < 0 ? negative_errno() : snapshot_restore(st, afd, srv->snapshot_digest, err, sizeof(err));
+                int r = afd < 0 ? negative_errno()
+                                : snapshot_restore(st, afd, srv->snapshot_digest, srv->progress ? srv->ready_fd : -1,
+                                                   err, sizeof(err));
                 if (r < 0) {
                         fprintf(stderr, "cordon: cannot restore the snapshot %s: %s\n", srv->snapshot,
                                 err[0] ? err : strerror(-r));

@@ -44,6 +44,23 @@ static void report(int sock, uint32_t type, int32_t value, int64_t run)
 
 _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX_FDS], const struct oci_sandbox *oci)
 {
+        /* first of all, into the run's own group (cgroup_run_create): from
+         * here on everything this run forks is found there by cancel and
+         * --timeout, whatever session it makes. A run that cannot be put
+         * there does not run (the fd is the sentry's, opened with its
+         * rights; this process itself has none on the cgroupfs). */
+        if (e->flags & EXEC_CGROUP) {
+                /* the last fd: after stdio, the hold pipe and preserved fds */
+                size_t cg = ((e->flags & EXEC_HOLD) ? 4 : 3) + e->n_preserve;
+                if (cg >= EXEC_MAX_FDS || fds[cg] < 0 || write(fds[cg], "0", 1) != 1) {
+                        int err = cg >= EXEC_MAX_FDS || fds[cg] < 0 ? EBADF : errno;
+                        if (fds[2] >= 0)
+                                dprintf(fds[2], "cordon: cannot move the run into its control group: %s\n",
+                                        strerror(err));
+                        _exit(EXIT_SANDBOX);
+                }
+                close(fds[cg]);
+        }
         sigset_t none;
         sigemptyset(&none);
         for (int s = 1; s < NSIG; s++)
@@ -130,7 +147,7 @@ static bool exec_msg_valid(const struct exec_msg *e, size_t n)
 {
         if (n < offsetof(struct exec_msg, strings) || e->len > EXEC_MAX_STRINGS ||
             n != offsetof(struct exec_msg, strings) + e->len || e->argc == 0 || e->argc > 4096 || e->envc > 4096 ||
-            e->n_preserve > EXEC_MAX_FDS - 4)
+            e->n_preserve > EXEC_MAX_FDS - 5)
                 return false;
         uint32_t want = 1 + e->argc + e->envc, seen = 0;
         for (uint32_t i = 0; i < e->len; i++)

@@ -104,6 +104,7 @@ struct sandbox_state {
         bool have_status;
         int64_t tasks_started;  /* -1 unknown */
         int writable_fd;        /* the writable layer (O_PATH), for its usage at the end */
+        int layer_fd;           /* the writable layer's root (O_PATH; init sent it): a template root's "upper" */
         bool floor_on;          /* the BPF egress floor is attached to the sandbox's cgroup */
         char floor_why[320];    /* else why not */
         int landlock_abi;       /* the Landlock ABI init enforced; 0: none */

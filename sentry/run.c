@@ -450,7 +450,8 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
                 child_fail(sock, "PR_SET_PDEATHSIG: %s", strerror(errno));
 
         char err[1024] = "";
-        r = fs_view_enter(&view, err, sizeof(err));
+        int layerfd = -1;
+        r = fs_view_enter(&view, err, sizeof(err), &layerfd);
         if (r < 0)
                 child_fail(sock, "cannot build the sandbox's view: %s", err);
         const char *hostname = plan->oci && plan->oci->hostname ? plan->oci->hostname : "cordon";
@@ -508,7 +509,7 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         if (netnsfd < 0)
                 child_fail(sock, "open the sandbox's network namespace: %s", strerror(errno));
 
-        int keep[] = {sock, master, slave, rootfd, usernsfd, lastpid, netnsfd};
+        int keep[] = {sock, master, slave, rootfd, usernsfd, lastpid, netnsfd, layerfd};
         if ((r = close_all_but(keep, ELEMENTSOF(keep))) < 0)
                 child_fail(sock, "close_range: %s", strerror(-r));
 
@@ -544,9 +545,10 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
          * until the sentry has the listener. */
         if (send_mounts(sock, mount_ids, (size_t)n_mounts) < 0)
                 _exit(EXIT_SANDBOX);
-        int out[4] = {rootfd, usernsfd, netnsfd, master};
-        if (send_msg(sock, MSG_FDS, ll_abi, ll_why, out, master >= 0 ? 4 : 3) < 0)
+        int out[5] = {rootfd, usernsfd, netnsfd, layerfd, master};
+        if (send_msg(sock, MSG_FDS, ll_abi, ll_why, out, master >= 0 ? 5 : 4) < 0)
                 _exit(EXIT_SANDBOX);
+        close(layerfd); /* the sentry's alone: nothing of the sandbox may reach the layer's hidden parts */
 
         /* The command's working directory, entered with the command's own
          * standing (no capabilities left) and inherited through the fork:
@@ -1042,6 +1044,7 @@ int sentry_run(const struct run_options *o)
                 .sock = -1,
                 .pidfd = -1,
                 .pty_master = -1,
+                .layer_fd = -1,
                 .serve = srv,
                 .approve_tty = approve_tty,
                 .prompt_wake = {-1, -1},
@@ -1060,6 +1063,8 @@ int sentry_run(const struct run_options *o)
                 (void)write_stats(&st, o->stats_path, code);
         if (st.writable_fd >= 0)
                 close(st.writable_fd);
+        if (st.layer_fd >= 0)
+                close(st.layer_fd);
         cgroup_destroy(cg);
         state_remove(id);
         return code;
@@ -1279,7 +1284,7 @@ static int start_exec_tracer(struct sandbox_state *st)
 static int sentry_main_loop(struct sandbox_state *st)
 {
         struct msg m;
-        int fds[4];
+        int fds[5];
         int r;
 
         int tree = st->plan->view.template_tree_fd;
@@ -1309,7 +1314,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                         r > 0 && m.type == MSG_ERROR ? m.text : "the sandbox's init died during set-up");
                 return EXIT_SANDBOX;
         }
-        r = recv_msg(st->sock, &m, fds, 4);
+        r = recv_msg(st->sock, &m, fds, 5);
         if (r > 0 && m.type == MSG_FDS) {
                 st->landlock_abi = m.value;
                 snprintf(st->landlock_why, sizeof(st->landlock_why), "%.300s", m.text);
@@ -1318,7 +1323,8 @@ static int sentry_main_loop(struct sandbox_state *st)
         }
         _cleanup_close_ int usernsfd = fds[1];
         _cleanup_close_ int netnsfd = fds[2];
-        st->pty_master = fds[3];
+        st->layer_fd = fds[3];
+        st->pty_master = fds[4];
         if (r <= 0 || m.type != MSG_READY) {
                 kill_and_reap(st);
                 if (r > 0 && m.type == MSG_ERROR)

@@ -95,8 +95,11 @@ static int connect_sandbox(const char *id, int *ret)
         return 0;
 }
 
-/* One request, one reply; prints an error reply. 0, or 1 for an error reply. */
-static int request(const char *id, json_t *req, const int *fds, size_t n_fds, json_t **ret)
+/* One request, one reply, with any {"progress": ...} messages before the
+ * reply handed to on_progress (may be NULL); prints an error reply. 0, or 1
+ * for an error reply. */
+static int request_progress(const char *id, json_t *req, const int *fds, size_t n_fds, void (*on_progress)(json_t *p),
+                            json_t **ret)
 {
         _cleanup_close_ int fd = -1;
         if (connect_sandbox(id, &fd) < 0) {
@@ -105,8 +108,13 @@ static int request(const char *id, json_t *req, const int *fds, size_t n_fds, js
         }
         int r = control_send(fd, req, fds, n_fds);
         json_t *rep = NULL;
-        if (r >= 0)
-                r = control_recv(fd, &rep, NULL, 0);
+        while (r >= 0 && (r = control_recv(fd, &rep, NULL, 0)) > 0 && json_object_get(rep, "progress") &&
+               !json_object_get(rep, "error")) {
+                if (on_progress)
+                        on_progress(json_object_get(rep, "progress"));
+                json_decref(rep);
+                rep = NULL;
+        }
         if (r <= 0) {
                 fprintf(stderr, "cordon: sandbox %s: no answer from its sentry (%s)\n", id,
                         r == 0 ? "connection closed" : strerror(-r));
@@ -123,6 +131,51 @@ static int request(const char *id, json_t *req, const int *fds, size_t n_fds, js
         else
                 json_decref(rep);
         return 0;
+}
+
+static int request(const char *id, json_t *req, const int *fds, size_t n_fds, json_t **ret)
+{
+        return request_progress(id, req, fds, n_fds, NULL, ret);
+}
+
+/* "12.3 MB" */
+static void human_bytes(long long n, char buf[32])
+{
+        static const char *const units[] = {"bytes", "kB", "MB", "GB", "TB"};
+        double v = (double)n;
+        size_t u = 0;
+        while (v >= 1000 && u + 1 < ELEMENTSOF(units)) {
+                v /= 1000;
+                u++;
+        }
+        if (u == 0)
+                snprintf(buf, 32, "%lld bytes", n);
+        else
+                snprintf(buf, 32, "%.1f %s", v, units[u]);
+}
+
+/* A progress line on the terminal (stderr), rewritten in place; the final
+ * one ends it. */
+static void show_progress(const char *what, long long bytes, long long total, long long entries, bool final)
+{
+        char b[32], t[32];
+        human_bytes(bytes, b);
+        if (total > 0) {
+                human_bytes(total, t);
+                fprintf(stderr, "\rcordon: %s: %s of %s (%lld%%), %lld entries\033[K", what, b, t,
+                        total ? bytes * 100 / total : 0, entries);
+        } else
+                fprintf(stderr, "\rcordon: %s: %s, %lld entries\033[K", what, b, entries);
+        if (final)
+                fputc('\n', stderr);
+        fflush(stderr);
+}
+
+static void snapshot_progress(json_t *p)
+{
+        show_progress("snapshot", (long long)json_integer_value(json_object_get(p, "bytes")), 0,
+                      (long long)json_integer_value(json_object_get(p, "entries")),
+                      json_is_true(json_object_get(p, "final")));
 }
 
 static int simple_verb(const char *op, int argc, char **argv)
@@ -223,17 +276,29 @@ int sandbox_spawn_sentry(struct run_options *o, struct serve_config *cfg, bool n
                 _exit(sentry_run(o));
         }
         close(ready[1]);
+        /* "READY <id>", after any "PROGRESS <bytes> <total> <entries>" of a
+         * restore (sent only when cfg->progress) */
         char line[128] = "";
-        size_t len = 0;
-        while (len < sizeof(line) - 1) {
-                ssize_t n = read(ready[0], line + len, 1);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0 || line[len] == '\n')
+        bool shown = false;
+        for (;;) {
+                size_t len = 0;
+                while (len < sizeof(line) - 1) {
+                        ssize_t n = read(ready[0], line + len, 1);
+                        if (n < 0 && errno == EINTR)
+                                continue;
+                        if (n <= 0 || line[len] == '\n')
+                                break;
+                        len++;
+                }
+                line[len] = '\0';
+                long long b, t, e;
+                if (!startswith(line, "PROGRESS ") || sscanf(line + 9, "%lld %lld %lld", &b, &t, &e) != 3)
                         break;
-                len++;
+                show_progress("restoring the snapshot", b, t, e, false);
+                shown = true;
         }
-        line[len] = '\0';
+        if (shown)
+                fputc('\n', stderr);
         close(ready[0]);
         *ret_pid = pid;
         if (!startswith(line, "READY ") || strlen(line + 6) != 16) {
@@ -361,7 +426,10 @@ static int cmd_create(int argc, char **argv)
                 fprintf(stderr, "cordon: create: %m\n");
                 return EXIT_SANDBOX;
         }
-        struct serve_config cfg = {.policy_text = policy_text, .snapshot = snapshot, .snapshot_digest = digest};
+        struct serve_config cfg = {.policy_text = policy_text,
+                                   .snapshot = snapshot,
+                                   .snapshot_digest = digest,
+                                   .progress = snapshot && isatty(STDERR_FILENO)};
         pid_t pid;
         char id[17];
         int status;
@@ -497,13 +565,15 @@ static int cmd_exec(int argc, char **argv)
         }
         int r = control_send(fd, req, detach || tty ? NULL : fds, detach || tty ? 0 : 3);
         json_t *rep = NULL;
-        /* back come: a terminal's master, or the pipes of the run's stdout
-         * and stderr (the sentry records them as events on the way) */
+        /* back come the pipes of the run's stdout and stderr, or with a
+         * terminal, of the terminal's output and of our input into it (the
+         * sentry holds the pty's master and records the output as events
+         * on the way) */
         int back[2] = {-1, -1};
         if (r >= 0)
                 r = control_recv(fd, &rep, back, 2);
-        _cleanup_close_ int master = tty ? back[0] : -1;
-        _cleanup_close_ int out_pipe = tty ? -1 : back[0], err_pipe = back[1];
+        _cleanup_close_ int tty_in = tty ? back[1] : -1;
+        _cleanup_close_ int out_pipe = back[0], err_pipe = tty ? -1 : back[1];
         if (r == -E2BIG) {
                 fprintf(stderr, "cordon: sandbox exec: the command line and environment are too long\n");
                 return EXIT_USAGE;
@@ -525,20 +595,25 @@ static int cmd_exec(int argc, char **argv)
         }
         json_decref(rep);
 
-        if (tty && master < 0) {
+        if (tty && (out_pipe < 0 || tty_in < 0)) {
                 fprintf(stderr, "cordon: sandbox %s: no terminal came back for the run\n", id);
                 return EXIT_SANDBOX;
         }
 
-        /* the run's own output goes straight to our stdout and stderr (or,
-         * with a terminal, through the pty master we relay); we wait for its
-         * status and forward the signals a user sends us */
+        /* the run's output comes through the sentry's pipes to our stdout
+         * and stderr (with a terminal, our input goes the other way); we
+         * wait for its status and forward the signals a user sends us and
+         * our terminal's size */
         static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH};
         struct sigaction sa = {.sa_handler = on_signal};
         sigemptyset(&sa.sa_mask);
         for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
                 if (sigs[i] != SIGWINCH || tty)
                         sigaction(sigs[i], &sa, NULL);
+        /* the sentry closes our input's pipe when the run ends: that is
+         * the end of the input, not of us */
+        if (tty)
+                signal(SIGPIPE, SIG_IGN);
         struct termios saved;
         bool raw = false;
         if (tty && tcgetattr(STDIN_FILENO, &saved) == 0 && tcgetpgrp(STDIN_FILENO) == getpgrp()) {
@@ -546,7 +621,7 @@ static int cmd_exec(int argc, char **argv)
                 cfmakeraw(&t);
                 raw = tcsetattr(STDIN_FILENO, TCSADRAIN, &t) == 0;
         }
-        bool in_open = tty, out_open = tty;
+        bool in_open = tty;
         bool run_out_open = out_pipe >= 0, run_err_open = err_pipe >= 0;
         for (;;) {
                 if (pending_signal) {
@@ -555,13 +630,16 @@ static int cmd_exec(int argc, char **argv)
                         struct winsize ws;
                         if (sig == SIGWINCH) {
                                 if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
-                                        (void)ioctl(master, TIOCSWINSZ, &ws);
+                                        (void)control_send(fd,
+                                                           json_pack("{s:s, s:i, s:i}", "op", "winsize", "rows",
+                                                                     ws.ws_row, "cols", ws.ws_col),
+                                                           NULL, 0);
                         } else
                                 (void)control_send(fd, json_pack("{s:s, s:i}", "op", "signal", "signal", sig), NULL, 0);
                 }
                 struct pollfd p[5] = {{fd, POLLIN, 0},
                                       {in_open ? STDIN_FILENO : -1, POLLIN, 0},
-                                      {out_open ? master : -1, POLLIN, 0},
+                                      {-1, 0, 0},
                                       {run_out_open ? out_pipe : -1, POLLIN, 0},
                                       {run_err_open ? err_pipe : -1, POLLIN, 0}};
                 if (poll(p, 5, -1) < 0) {
@@ -569,15 +647,12 @@ static int cmd_exec(int argc, char **argv)
                                 continue;
                         break;
                 }
-                if (p[1].revents && relay_some(STDIN_FILENO, master) < 0) {
+                if (p[1].revents && relay_some(STDIN_FILENO, tty_in) < 0) {
+                        /* our input ended: the sentry types the terminal's
+                         * EOF character when its pipe closes */
                         in_open = false;
-                        /* our input ended: the terminal's EOF character says so */
-                        struct termios t;
-                        if (tcgetattr(master, &t) == 0 && t.c_cc[VEOF])
-                                (void)write_all(master, &t.c_cc[VEOF], 1);
+                        close(TAKE_FD(tty_in));
                 }
-                if (p[2].revents && relay_some(master, STDOUT_FILENO) < 0)
-                        out_open = false;
                 if (p[3].revents && relay_some(out_pipe, STDOUT_FILENO) < 0)
                         run_out_open = false;
                 if (p[4].revents && relay_some(err_pipe, STDERR_FILENO) < 0)
@@ -594,13 +669,6 @@ static int cmd_exec(int argc, char **argv)
                 if (json_object_get(rep, "exitCode"))
                         break;
                 json_decref(rep);
-        }
-        if (out_open) {
-                /* the last of the run's output */
-                fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
-                struct pollfd q = {master, POLLIN, 0};
-                while (poll(&q, 1, 50) > 0 && relay_some(master, STDOUT_FILENO) == 0)
-                        ;
         }
         /* the sentry passed on all the run wrote before its status; take
          * it until the pipes end (or stay quiet: a process the run left
@@ -808,6 +876,9 @@ static int cmd_inspect(int argc, char **argv)
         char *pol = json_dumps(json_object_get(m, "policy"), JSON_COMPACT | JSON_ENCODE_ANY);
         printf("policy    %s\nruns\n", pol ? pol : "null");
         free(pol);
+        json_int_t omitted = json_integer_value(json_object_get(m, "runsOmitted"));
+        if (omitted > 0)
+                printf("  (%lld older runs not shown: see meta.json or `cordon sandbox events`)\n", (long long)omitted);
         size_t i;
         json_array_foreach(json_object_get(m, "runs"), i, v)
         {
@@ -985,10 +1056,12 @@ static int cmd_snapshot(int argc, char **argv)
                 fprintf(stderr, "cordon: snapshot: %s: %m\n", argv[2]);
                 return 1;
         }
-        if (isatty(STDERR_FILENO))
-                fprintf(stderr, "cordon: writing snapshot of %s to %s ...\n", argv[1], argv[2]);
+        /* progress only for a person at a terminal: a program reading
+         * stderr gets the errors alone */
+        bool tty = isatty(STDERR_FILENO);
         json_t *rep = NULL;
-        int r = request(argv[1], json_pack("{s:s}", "op", "snapshot"), &fd, 1, &rep);
+        int r = request_progress(argv[1], json_pack("{s:s, s:b}", "op", "snapshot", "progress", tty), &fd, 1,
+                                 tty ? snapshot_progress : NULL, &rep);
         if (r != 0) {
                 unlink(argv[2]);
                 return 1;

@@ -17,6 +17,7 @@
 #define EXEC_TTY         1 /* 0-2 are a terminal: the run takes it as its controlling one */
 #define EXEC_HOLD        2 /* fd 3 is a pipe: the run waits for a byte on it before its exec (OCI create/start) */
 #define EXEC_MAX_FDS     8 /* stdin, stdout, stderr, the hold pipe, then n_preserve fds */
+#define EXEC_CGROUP      4 /* the last fd: the run's own group's cgroup.procs, to move into before anything runs */
 struct exec_msg {
         uint32_t type; /* MSG_EXEC */
         int32_t run;
@@ -39,6 +40,7 @@ struct serve_config {
          * (code, or 128+signal), which is what conmon and containerd's shim
          * wait for on the pid-file's pid */
         bool oci;
+        bool progress; /* the creating client's stderr is a terminal: PROGRESS lines on ready_fd */
 };
 
 struct serve;
@@ -89,6 +91,8 @@ struct xfer {
         char *path;       /* in the view */
         int mode;         /* put: file mode */
         char *extra_json; /* snapshot: policy and metadata to store */
+        bool progress;    /* snapshot: the client shows progress (its stderr is a terminal) */
+        int upper_fd;     /* snapshot of a template root: its overlay's upper directory; else -1 */
         int done_fd;      /* the result goes here too, as one JSON line (an event) */
 };
 int xfer_start(struct xfer *x); /* takes x */
@@ -119,16 +123,39 @@ extern const struct snapshot_layer_dir snapshot_layer_dirs[SNAPSHOT_LAYER_DIRS];
 /* "layer/tmp/a/b" -> "tmp/a/b" (relative to the view's root); NULL: not
  * part of the layer, or the layer directory itself. */
 char *snapshot_view_name(const char *arc);
-/* What a restore does with archive entry e: 1, writes it as *ret_name (and,
- * for a hard link, links it to *ret_hardlink, else NULL), both relative to
- * the view's root and inside the layer; 0, leaves it out (outside the layer,
- * or of a type a snapshot does not hold); -EINVAL, refuses the archive (a
- * ".." in a name). */
+/* A template root's changes in a snapshot: "upper/..." (snapshot-entry.c
+ * describes the names), deletions as OCI-style whiteout markers. */
+#define SNAPSHOT_UPPER    "upper"
+#define SNAPSHOT_WHITEOUT ".wh."
+#define SNAPSHOT_OPAQUE   ".wh..wh..opq"
+enum snapshot_action {
+        SNAPSHOT_ACT_WRITE = 1, /* write the entry at name: a layer directory's content */
+        SNAPSHOT_ACT_UPPER,     /* write the entry at name: a template root's change, on the root's own mount */
+        SNAPSHOT_ACT_WHITEOUT,  /* remove name (and what is beneath it) from the view */
+        SNAPSHOT_ACT_OPAQUE,    /* remove everything beneath the directory name */
+};
+struct snapshot_plan {
+        enum snapshot_action action;
+        char *name;     /* relative to the view's root, no ".." */
+        char *hardlink; /* a hard link's target, likewise (same area as name); else NULL */
+};
+/* What a restore does with archive entry e: the action (> 0) with *ret
+ * filled (free with snapshot_plan_done); 0, leaves it out (outside layer/
+ * and upper/, of a type a snapshot does not hold, or a hard link to outside
+ * its area), *ret untouched; -EINVAL, refuses the archive (a ".." in a name,
+ * a malformed marker). */
 struct archive_entry;
-int snapshot_entry_plan(struct archive_entry *e, char **ret_name, char **ret_hardlink);
+int snapshot_entry_plan(struct archive_entry *e, struct snapshot_plan *ret);
+void snapshot_plan_done(struct snapshot_plan *p);
 
 /* snapshot.c: writes the archive to x->fd; the reply (digest or error). */
 json_t *snapshot_write(struct xfer *x);
 /* Restores a snapshot's layer into the view (create --from-snapshot), as
- * the sandbox's user; synchronous. */
-int snapshot_restore(struct sandbox_state *st, int archive_fd, const char *want_digest, char *err, size_t errsize);
+ * the sandbox's user; synchronous. With progress_fd >= 0, writes lines
+ * "PROGRESS <bytes read> <archive size> <entries>\n" there as it goes. */
+int snapshot_restore(struct sandbox_state *st, int archive_fd, const char *want_digest, int progress_fd, char *err,
+                     size_t errsize);
+/* A template root's digest as snapshots record it: the policy's
+ * source.digest, else computed from the template's path. -ENOENT: the root
+ * is no template. Call from an unconfined thread. */
+int snapshot_template_digest(const struct sandbox_state *st, char ret[FS_DIGEST_SIZE], char *err, size_t errsize);

@@ -1,7 +1,26 @@
 /* Which entries of a snapshot archive a restore writes, and where: the
  * decision restore_thread (snapshot.c) takes for each entry, a function of
  * the entry alone so that a fuzz target can run it on any archive without a
- * sandbox (tests/fuzz/fuzz-snapshot.c). */
+ * sandbox (tests/fuzz/fuzz-snapshot.c).
+ *
+ * The archive's names (snapshot.c writes them):
+ *   cordon/sandbox.json      the policy and metadata (and, for a template
+ *                            root, the template's path and digest)
+ *   layer/<dir>/...          the private /tmp, /var/tmp, /run, home and
+ *                            /dev/shm (snapshot_layer_dirs)
+ *   upper/...                a template root's changes: its overlay's upper
+ *                            layer, as in OCI image layers:
+ *     upper/D/.wh.NAME       NAME was deleted from D (an overlay whiteout)
+ *     upper/D/.wh..wh..opq   D replaced the template's D (an opaque
+ *                            directory): nothing of the template's D shows
+ *                            beneath it; it follows D's own entry and comes
+ *                            before D's content
+ *     anything else          a file, directory or symlink as the upper layer
+ *                            holds it
+ * A restore applies upper/ through the new sandbox's view (never into the
+ * upper directory behind the overlay's back): entries are written there,
+ * whiteouts and opaque markers remove what the view shows, and overlayfs
+ * records those removals as its own whiteouts. */
 #include "config.h"
 
 #include <archive_entry.h>
@@ -38,9 +57,96 @@ char *snapshot_view_name(const char *arc)
         return NULL;
 }
 
-int snapshot_entry_plan(struct archive_entry *e, char **ret_name, char **ret_hardlink)
+/* "upper/a/b" -> "a/b" (relative to the view's root); NULL: not an upper
+ * entry, or the upper directory itself. */
+static const char *upper_rel(const char *arc)
 {
-        _cleanup_free_ char *name = snapshot_view_name(archive_entry_pathname(e));
+        if (!arc || strncmp(arc, SNAPSHOT_UPPER "/", sizeof(SNAPSHOT_UPPER)) != 0)
+                return NULL;
+        const char *rel = arc + sizeof(SNAPSHOT_UPPER);
+        rel += strspn(rel, "/");
+        return *rel ? rel : NULL;
+}
+
+/* Whether a component of rel other than the last starts with ".wh." (never
+ * written by a snapshot: such names are markers, see above). */
+static bool wh_inside(const char *rel)
+{
+        for (const char *c = rel; *c;) {
+                size_t n = strcspn(c, "/");
+                const char *next = c + n + strspn(c + n, "/");
+                if (*next && n >= 4 && strncmp(c, SNAPSHOT_WHITEOUT, 4) == 0)
+                        return true;
+                c = next;
+        }
+        return false;
+}
+
+static int plan_upper(struct archive_entry *e, const char *rel, struct snapshot_plan *ret)
+{
+        mode_t type = archive_entry_filetype(e);
+        const char *hl = archive_entry_hardlink(e);
+        if (has_dotdot(rel) || wh_inside(rel))
+                return -EINVAL;
+        /* the last component: a marker, or a name */
+        size_t len = strlen(rel);
+        while (len > 0 && rel[len - 1] == '/')
+                len--;
+        const char *base = rel + len;
+        while (base > rel && base[-1] != '/')
+                base--;
+        size_t dirlen = (size_t)(base - rel);
+        while (dirlen > 0 && rel[dirlen - 1] == '/')
+                dirlen--;
+        size_t baselen = (size_t)(rel + len - base);
+        if (baselen >= 4 && strncmp(base, SNAPSHOT_WHITEOUT, 4) == 0) {
+                /* a marker is an empty regular file, never a link */
+                if (type != AE_IFREG || hl)
+                        return -EINVAL;
+                if (baselen == strlen(SNAPSHOT_OPAQUE) && strncmp(base, SNAPSHOT_OPAQUE, baselen) == 0) {
+                        /* the root is never opaque (overlayfs cannot remove it) */
+                        if (dirlen == 0)
+                                return -EINVAL;
+                        *ret = (struct snapshot_plan){SNAPSHOT_ACT_OPAQUE, xasprintf("%.*s", (int)dirlen, rel), NULL};
+                        return SNAPSHOT_ACT_OPAQUE;
+                }
+                if (strncmp(base, SNAPSHOT_OPAQUE, 8) == 0)
+                        return 0; /* another tool's metadata (aufs .wh..wh.plnk, ...) */
+                const char *victim = base + 4;
+                size_t vlen = baselen - 4;
+                if (vlen == 0 || (vlen == 1 && victim[0] == '.') || (vlen == 2 && victim[0] == '.' && victim[1] == '.'))
+                        return -EINVAL;
+                char *name = dirlen ? xasprintf("%.*s/%.*s", (int)dirlen, rel, (int)vlen, victim)
+                                    : xasprintf("%.*s", (int)vlen, victim);
+                *ret = (struct snapshot_plan){SNAPSHOT_ACT_WHITEOUT, name, NULL};
+                return SNAPSHOT_ACT_WHITEOUT;
+        }
+        if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)
+                return 0;
+        char *hname = NULL;
+        if (hl) {
+                /* a hard link within the upper layer only */
+                const char *hrel = upper_rel(hl);
+                if (!hrel)
+                        return 0;
+                if (has_dotdot(hrel) || wh_inside(hrel))
+                        return -EINVAL;
+                const char *hb = strrchr(hrel, '/');
+                if (strncmp(hb ? hb + 1 : hrel, SNAPSHOT_WHITEOUT, 4) == 0)
+                        return -EINVAL;
+                hname = xstrdup(hrel);
+        }
+        *ret = (struct snapshot_plan){SNAPSHOT_ACT_UPPER, xstrdup(rel), hname};
+        return SNAPSHOT_ACT_UPPER;
+}
+
+int snapshot_entry_plan(struct archive_entry *e, struct snapshot_plan *ret)
+{
+        const char *arc = archive_entry_pathname(e);
+        const char *rel = upper_rel(arc);
+        if (rel)
+                return plan_upper(e, rel, ret);
+        _cleanup_free_ char *name = snapshot_view_name(arc);
         if (!name)
                 return 0;
         mode_t type = archive_entry_filetype(e);
@@ -61,7 +167,13 @@ int snapshot_entry_plan(struct archive_entry *e, char **ret_name, char **ret_har
                 if (has_dotdot(hname))
                         return -EINVAL;
         }
-        *ret_name = TAKE_PTR(name);
-        *ret_hardlink = TAKE_PTR(hname);
-        return 1;
+        *ret = (struct snapshot_plan){SNAPSHOT_ACT_WRITE, TAKE_PTR(name), TAKE_PTR(hname)};
+        return SNAPSHOT_ACT_WRITE;
+}
+
+void snapshot_plan_done(struct snapshot_plan *p)
+{
+        free(p->name);
+        free(p->hardlink);
+        p->name = p->hardlink = NULL;
 }

@@ -71,6 +71,8 @@ static void xfer_free(struct xfer *x)
                 close(x->fd);
         if (x->done_fd >= 0)
                 close(x->done_fd);
+        if (x->upper_fd >= 0)
+                close(x->upper_fd);
         free(x->op);
         free(x->path);
         free(x->extra_json);
@@ -242,21 +244,52 @@ static json_t *do_ls(struct xfer *x)
         return json_pack("{s:b, s:i, s:b}", "ok", 1, "count", count, "truncated", truncated);
 }
 
+/* Before a snapshot's thread is confined: for a template root, the
+ * template's path and digest go into the archive's record, and the
+ * overlay's upper directory is opened (from the writable layer's root,
+ * which init handed the sentry; the view does not show it). */
+static int snapshot_prepare(struct xfer *x, json_t **ret_error)
+{
+        struct sandbox_state *st = x->st;
+        char digest[FS_DIGEST_SIZE], err[512] = "";
+        int r = snapshot_template_digest(st, digest, err, sizeof(err));
+        if (r == -ENOENT)
+                return 0; /* the default root: its layer directories say all */
+        if (r < 0) {
+                *ret_error =
+                        error_reply("snapshot: cannot compute the template's digest: %s", err[0] ? err : strerror(-r));
+                return r;
+        }
+        if (st->layer_fd < 0 ||
+            (x->upper_fd = openat(st->layer_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+                *ret_error = error_reply("snapshot: cannot open the template root's upper layer: %s",
+                                         strerror(st->layer_fd < 0 ? EBADF : errno));
+                return -EIO;
+        }
+        json_error_t jerr;
+        json_t *extra = json_loads(x->extra_json ? x->extra_json : "{}", 0, &jerr);
+        if (!extra)
+                extra = json_object();
+        json_object_set_new(extra, "template",
+                            json_pack("{s:s, s:s}", "path", st->plan->view.template_path, "digest", digest));
+        free(x->extra_json);
+        x->extra_json = json_dumps(extra, JSON_INDENT(2) | JSON_SORT_KEYS);
+        json_decref(extra);
+        return 0;
+}
+
 static void *xfer_thread(void *arg)
 {
         struct xfer *x = arg;
-        json_t *res;
-        int r = xfer_confine(&x->st->fsctx);
-        if (r < 0)
+        json_t *res = NULL;
+        int r = streq(x->op, "snapshot") ? snapshot_prepare(x, &res) : 0; /* on failure res says why */
+        if (r >= 0 && (r = xfer_confine(&x->st->fsctx)) < 0)
                 res = error_reply("cannot enter the sandbox's view: %s", strerror(-r));
-        else if (streq(x->op, "put"))
-                res = do_put(x);
-        else if (streq(x->op, "get"))
-                res = do_get(x);
-        else if (streq(x->op, "ls"))
-                res = do_ls(x);
-        else
-                res = snapshot_write(x);
+        if (r >= 0)
+                res = streq(x->op, "put")   ? do_put(x)
+                      : streq(x->op, "get") ? do_get(x)
+                      : streq(x->op, "ls")  ? do_ls(x)
+                                            : snapshot_write(x);
         /* the result as an event, through the serve loop (which owns the
          * events file): one write below PIPE_BUF, so lines never mix */
         json_t *ev = json_pack("{s:s, s:s}", "op", x->op, "path", x->path);

@@ -770,6 +770,146 @@ if grep -rqaF "$OS_SECRET" "$WORK"/out.* 2>/dev/null; then
         FAILED_NAMES+=(other-sandbox-output)
 fi
 
+# --- snapshot archives at restore (issue #9) --------------------------------
+#
+# `sandbox create --from-snapshot` with hostile archives (their digest given, so they are
+# restored): symlinks the archive makes and then writes through, symlinks and magic links to
+# host paths, hard links to what such a link reaches, "..", absolute names; for a template root
+# also upper/ entries, whiteouts and opaque markers aimed through a symlink at the host. The
+# restore runs confined in the new sandbox's view as its user: nothing may be written, removed
+# or linked on the host, and nothing of the host may be read back from the sandbox.
+SNAP_TPL=
+SNAP_TPL_POLICY=
+snap_template() {
+        local t=$WORK/snap-tpl p lib
+        mkdir -p "$t/usr/bin" "$t/usr/lib/x86_64-linux-gnu" "$t/usr/lib64" "$t/etc" "$t/data" || return 1
+        ln -s usr/bin "$t/bin" && ln -s usr/lib "$t/lib" && ln -s usr/lib64 "$t/lib64" || return 1
+        for p in sh cat ls; do
+                cp -L "$(command -v "$p")" "$t/usr/bin/$p" || return 1
+                for lib in $(ldd "$t/usr/bin/$p" 2>/dev/null | grep -o '/[^ ]*'); do
+                        case $lib in
+                        */ld-linux*) cp -Ln "$lib" "$t/usr/lib64/" ;;
+                        *) cp -Ln "$lib" "$t/usr/lib/x86_64-linux-gnu/" ;;
+                        esac || return 1
+                done
+        done
+        echo data >"$t/data/file"
+        chmod -R go+rX "$t" && chmod 755 "$WORK"
+        SNAP_TPL=$t
+        SNAP_TPL_POLICY=$WORK/snap-tpl.json
+        printf '{"source": {"kind": "template", "path": "%s", "digest": "%s"}}\n' "$t" \
+                "$("$CORDON" digest "$t")" >"$SNAP_TPL_POLICY"
+}
+
+# the host's side of the secret: its directory's entries, the file's content and link count
+snap_host_state() {
+        ls -A "$SECRET_DIR"
+        stat -c '%h %s' "$SECRET_FILE"
+        cat "$SECRET_FILE"
+        cat /proc/sys/kernel/hostname
+}
+
+# snap_attempt NAME template|default READ-BACK-PATHS ENTRIES-JSON
+snap_attempt() {
+        local name=$1 root=$2 readback=$3 entries=$4 arc digest id rc out before after pol=()
+        N=$((N + 1))
+        out=$WORK/out.$N
+        arc=$WORK/snap-$name.tar
+        if [ "$root" = template ]; then
+                [ -n "$SNAP_TPL" ] || {
+                        echo "escape snapshot-$name: skipped (no template could be built)"
+                        return
+                }
+                pol=(--policy "$SNAP_TPL_POLICY")
+        fi
+        "$PYTHON" - "$arc" "$entries" "$root" "${SNAP_TPL:-}" "$("$CORDON" digest "${SNAP_TPL:-/nonexistent}" 2>/dev/null)" <<'PY' ||
+import io, json, sys, tarfile
+arc, entries, root, tpl, tdigest = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+rec = {"policy": "{}"}
+if root == "template":
+    rec["template"] = {"path": tpl, "digest": tdigest}
+with tarfile.open(arc, "w", format=tarfile.PAX_FORMAT) as t:
+    blob = json.dumps(rec).encode()
+    ti = tarfile.TarInfo("cordon/sandbox.json"); ti.size = len(blob)
+    t.addfile(ti, io.BytesIO(blob))
+    for kind, name, arg in entries:
+        ti = tarfile.TarInfo(name)
+        data = None
+        if kind == "file":
+            data = arg.encode(); ti.size = len(data); ti.mode = 0o644
+        elif kind == "dir":
+            ti.type = tarfile.DIRTYPE; ti.mode = 0o755
+        elif kind == "symlink":
+            ti.type = tarfile.SYMTYPE; ti.linkname = arg
+        elif kind == "hardlink":
+            ti.type = tarfile.LNKTYPE; ti.linkname = arg
+        t.addfile(ti, io.BytesIO(data) if data is not None else None)
+PY
+                {
+                        echo "escape snapshot-$name: FAILED (cannot build the archive)"
+                        FAILED=$((FAILED + 1))
+                        FAILED_NAMES+=("snapshot-$name")
+                        return
+                }
+        zstd -q -f --rm "$arc" -o "$arc.zst" || return
+        digest="sha256:$(sha256sum <"$arc.zst" | cut -d' ' -f1)"
+        before=$(snap_host_state)
+        id=$(timeout -k 5 60 "$CORDON" sandbox create "${pol[@]}" --from-snapshot "$arc.zst" --digest "$digest" \
+                2>"$out.err")
+        rc=$?
+        {
+                echo "create exit $rc: $(grep -v -F "$SECRET" "$out.err" | head -n 3 | tr '\n' ' ')"
+                if [ "$rc" = 0 ]; then
+                        timeout -k 5 30 "$CORDON" sandbox exec "$id" -- sh -c \
+                                "for f in $readback; do echo \"== \$f\"; cat \"\$f\" 2>&1; ls -A \"\$f\" 2>&1; done"
+                        timeout -k 5 30 "$CORDON" sandbox terminate "$id" >/dev/null 2>&1
+                fi
+        } >"$out" 2>&1
+        after=$(snap_host_state)
+        local why=
+        [ "$before" = "$after" ] || why="the host's secret directory or file changed"
+        grep -qaF "$SECRET" "$out" && why="${why:+$why; }the host's secret was read back in the sandbox"
+        if [ -z "$why" ]; then
+                echo "escape snapshot-$name: blocked ($([ "$rc" = 0 ] && echo "restored" || echo "restore refused"); nothing on the host written, removed or read)" >>"$out"
+        else
+                echo "escape snapshot-$name: GOT THROUGH ($why)" >>"$out"
+        fi
+        record "" "snapshot-$name" 0 "$out"
+}
+
+if [ "$(id -u)" = 0 ] && [ -n "$PYTHON" ] && command -v zstd >/dev/null; then
+        snap_template || SNAP_TPL=
+        D=$SECRET_DIR
+        snap_attempt symlink-dir default "/tmp/a /tmp/a/planted" \
+                '[["symlink", "layer/tmp/a", "'"$D"'"], ["file", "layer/tmp/a/planted", "x"]]'
+        snap_attempt symlink-file default "/tmp/s" \
+                '[["symlink", "layer/tmp/s", "'"$S"'"], ["file", "layer/tmp/s", "overwritten"]]'
+        snap_attempt magic-link default "/tmp/m /tmp/m/planted /tmp/p" \
+                '[["symlink", "layer/tmp/m", "/proc/1/root'"$D"'"], ["file", "layer/tmp/m/planted", "x"],
+                  ["symlink", "layer/tmp/p", "/proc/self/root'"$D"'"], ["file", "layer/tmp/p/planted", "x"]]'
+        snap_attempt hardlink-through-symlink default "/tmp/h /tmp/h2" \
+                '[["symlink", "layer/tmp/a", "'"$D"'"], ["hardlink", "layer/tmp/h", "layer/tmp/a/secret"],
+                  ["symlink", "layer/tmp/s", "'"$S"'"], ["hardlink", "layer/tmp/h2", "layer/tmp/s"]]'
+        snap_attempt dotdot default "/tmp" \
+                '[["file", "layer/tmp/../../../../..'"$D"'/planted", "x"],
+                  ["hardlink", "layer/tmp/h", "layer/tmp/../../../../..'"$S"'"]]'
+        snap_attempt absolute default "/tmp" \
+                '[["file", "'"$D"'/planted", "x"], ["hardlink", "layer/tmp/h", "'"$S"'"]]'
+        snap_attempt upper-symlink-dir template "/etc/a /etc/a/planted /etc/h" \
+                '[["symlink", "upper/etc/a", "'"$D"'"], ["file", "upper/etc/a/planted", "x"],
+                  ["hardlink", "upper/etc/h", "upper/etc/a/secret"]]'
+        snap_attempt upper-whiteout-through-symlink template "/x /y" \
+                '[["symlink", "upper/x", "'"$D"'"], ["file", "upper/x/.wh.secret", ""],
+                  ["symlink", "upper/y", "'"$D"'"], ["file", "upper/y/.wh..wh..opq", ""]]'
+        snap_attempt upper-dotdot template "/etc" \
+                '[["file", "upper/../../../..'"$D"'/planted", "x"]]'
+        snap_attempt upper-mount-points template "/proc/sys/kernel/hostname /tmp/x" \
+                '[["file", "upper/proc/sys/kernel/hostname", "pwned"], ["file", "upper/tmp/x", "x"],
+                  ["file", "upper/proc/.wh.sys", ""]]'
+else
+        echo "escape snapshot-*: skipped (needs root, python3 and zstd)"
+fi
+
 # --- the same with the sandbox's own tools ---------------------------------
 
 shell sh-cat-secret "

@@ -4,13 +4,17 @@
  * goes through snapshot_entry_plan (sentry/snapshot-entry.c), the decision
  * of what the restore writes where.
  *
- * Errors must be reported, never crash. An entry the plan accepts must be
- * written only inside the writable layer: a name relative to the view's
- * root, under one of the layer's directories, with something after it and
- * no ".." component; a hard link's target likewise, and present exactly
- * when the entry is a hard link. An entry outside layer/, or of a type a
- * snapshot does not hold, is never accepted. The data of every entry is
- * read too, as the restore would.
+ * Errors must be reported, never crash. An entry the plan accepts for a
+ * layer directory must be written only inside the writable layer: a name
+ * relative to the view's root, under one of the layer's directories, with
+ * something after it and no ".." component; a hard link's target likewise,
+ * and present exactly when the entry is a hard link. An entry of upper/ (a
+ * template root's changes) gets a non-empty relative name without ".." and
+ * without a marker (".wh.") among its components, a hard link only to
+ * another upper/ entry; a whiteout or opaque marker is an empty regular
+ * file, never a link, and never names the root. An entry outside layer/ and
+ * upper/, or of a type a snapshot does not hold, is never accepted. The
+ * data of every entry is read too, as the restore would.
  *
  * Built with -fsanitize=fuzzer for libFuzzer (make fuzz), or with
  * tests/fuzz/standalone.c to replay a corpus (tests/fuzz/run.sh). */
@@ -63,6 +67,23 @@ static void check_inside(const char *name)
         CHECK(under);
 }
 
+/* a name for upper/: relative, non-empty, no "..", no ".wh." component */
+static void check_upper_name(const char *name)
+{
+        CHECK(name && name[0] && name[0] != '/');
+        CHECK(!has_dotdot(name));
+        for (const char *c = name; *c;) {
+                const char *end = strchrnul(c, '/');
+                CHECK(!(end - c >= 4 && strncmp(c, ".wh.", 4) == 0));
+                c = *end ? end + 1 : end;
+        }
+}
+
+static bool in_upper(const char *arc)
+{
+        return arc && strncmp(arc, "upper/", 6) == 0;
+}
+
 static bool in_layer(const char *arc)
 {
         if (!arc)
@@ -95,26 +116,48 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 const char *arc = archive_entry_pathname(e);
                 mode_t type = archive_entry_filetype(e);
                 const char *hl = archive_entry_hardlink(e);
-                char *name = (char *)"unset", *hname = (char *)"unset";
-                int p = snapshot_entry_plan(e, &name, &hname);
-                CHECK(p == 1 || p == 0 || p == -EINVAL);
-                if (p != 1) {
+                struct snapshot_plan p = {.action = 0, .name = (char *)"unset", .hardlink = (char *)"unset"};
+                int act = snapshot_entry_plan(e, &p);
+                CHECK(act == 0 || act == -EINVAL || act == SNAPSHOT_ACT_WRITE || act == SNAPSHOT_ACT_UPPER ||
+                      act == SNAPSHOT_ACT_WHITEOUT || act == SNAPSHOT_ACT_OPAQUE);
+                if (act <= 0) {
                         /* untouched outputs when nothing is restored */
-                        CHECK(streq(name, "unset") && streq(hname, "unset"));
+                        CHECK(streq(p.name, "unset") && streq(p.hardlink, "unset"));
                 } else {
-                        CHECK(in_layer(arc));
-                        CHECK(type == AE_IFREG || type == AE_IFDIR || type == AE_IFLNK);
-                        check_inside(name);
-                        CHECK((hname != NULL) == (hl != NULL));
-                        if (hname) {
-                                CHECK(in_layer(hl));
-                                check_inside(hname);
+                        CHECK((int)p.action == act);
+                        switch (act) {
+                        case SNAPSHOT_ACT_WRITE:
+                                CHECK(in_layer(arc));
+                                CHECK(type == AE_IFREG || type == AE_IFDIR || type == AE_IFLNK);
+                                check_inside(p.name);
+                                CHECK((p.hardlink != NULL) == (hl != NULL));
+                                if (p.hardlink) {
+                                        CHECK(in_layer(hl));
+                                        check_inside(p.hardlink);
+                                }
+                                break;
+                        case SNAPSHOT_ACT_UPPER:
+                                CHECK(in_upper(arc));
+                                CHECK(type == AE_IFREG || type == AE_IFDIR || type == AE_IFLNK);
+                                check_upper_name(p.name);
+                                CHECK((p.hardlink != NULL) == (hl != NULL));
+                                if (p.hardlink) {
+                                        CHECK(in_upper(hl));
+                                        check_upper_name(p.hardlink);
+                                }
+                                break;
+                        default: /* whiteout, opaque */
+                                CHECK(in_upper(arc));
+                                CHECK(type == AE_IFREG && hl == NULL && p.hardlink == NULL);
+                                check_upper_name(p.name);
+                                if (act == SNAPSHOT_ACT_OPAQUE)
+                                        CHECK(strstr(arc, "/.wh..wh..opq") != NULL);
+                                break;
                         }
-                        free(name);
-                        free(hname);
+                        snapshot_plan_done(&p);
                 }
-                if (!in_layer(arc))
-                        CHECK(p == 0);
+                if (!in_layer(arc) && !in_upper(arc))
+                        CHECK(act == 0);
                 /* the data, as the restore reads it */
                 const void *buf;
                 size_t len;

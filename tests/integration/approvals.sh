@@ -330,8 +330,10 @@ def opener(i):
 def ticker():
     while not stop[0]:
         ticks[0] += 1
-        with open("/job/free/ticks", "w") as f:
+        # written whole and renamed: the test never reads a truncated file
+        with open("/job/free/ticks.new", "w") as f:
             f.write("%d\n" % ticks[0])
+        os.replace("/job/free/ticks.new", "/job/free/ticks")
         time.sleep(0.02)
 t = threading.Thread(target=ticker)
 t.start()
