@@ -82,10 +82,20 @@ static int confine_agent(void)
         return allowlist_install(allowed, ELEMENTSOF(allowed));
 }
 
-_noreturn_ static void agent_main(int sock, int userns_fd, int root_fd, bool may_setgroups)
+_noreturn_ static void agent_main(int sock, int userns_fd, int init_pidfd, int root_fd, bool may_setgroups)
 {
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-        if (setns(userns_fd, CLONE_NEWUSER) < 0)
+        /* The sandbox's user namespace, and its net, ipc and uts ones too:
+         * a /proc/sys file acts on the namespace of whoever opens it (net
+         * and ipc tables are looked up at open), so an agent left in the
+         * host's would show the sandbox the host's interfaces and values.
+         * Through init's pidfd all at once (the kernel joins the user
+         * namespace first, and checks the rest with what that gives). */
+        if (init_pidfd >= 0) {
+                if (setns(init_pidfd, CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) < 0)
+                        _exit(10);
+                close(init_pidfd);
+        } else if (setns(userns_fd, CLONE_NEWUSER) < 0)
                 _exit(10);
         close(userns_fd);
         if (fchdir(root_fd) < 0 || chroot(".") < 0 || chdir("/") < 0)
@@ -144,7 +154,7 @@ _noreturn_ static void agent_main(int sock, int userns_fd, int root_fd, bool may
         }
 }
 
-int fs_agent_start(struct fs_context *ctx, int userns)
+int fs_agent_start(struct fs_context *ctx, int userns, int init_pidfd)
 {
         int sp[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
@@ -158,7 +168,7 @@ int fs_agent_start(struct fs_context *ctx, int userns)
         }
         if (pid == 0) {
                 close(sp[0]);
-                agent_main(sp[1], userns, ctx->root_fd, !ctx->keep_groups);
+                agent_main(sp[1], userns, init_pidfd, ctx->root_fd, !ctx->keep_groups);
         }
         close(sp[1]);
         ctx->agent_sock = sp[0];

@@ -138,8 +138,11 @@ int fs_cmp_u64(const void *a, const void *b);
 
 /* Starts the proc agent in the sandbox's user namespace (userns_fd): /proc
  * files that render ids for their opener are opened there, so the command
- * reads its own ids. Call while single-threaded (before the engine). */
-int fs_agent_start(struct fs_context *ctx, int userns_fd);
+ * reads its own ids. With init_pidfd (a pidfd of the sandbox's init, or
+ * -1 to join the user namespace alone), also in its net, ipc and uts
+ * namespaces, which /proc/sys files show. Call while single-threaded
+ * (before the engine). */
+int fs_agent_start(struct fs_context *ctx, int userns_fd, int init_pidfd);
 void fs_agent_stop(struct fs_context *ctx);
 
 /* notify worker thread_init: gives the calling thread its own fs context,

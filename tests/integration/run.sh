@@ -877,6 +877,19 @@ proc_status_ids_match_id() {
         expect_contains "$OUT" "status=0 0" "Uid/Gid in /proc/self/status (compare: id=0 0)"
 }
 
+# /proc/sys files act on the namespaces of whoever opens them: opened natively by the child or,
+# when opens are trapped (--trap-all, a hidden rule, an OCI container's masked paths), by the
+# sentry's proc agent, they must show the sandbox's network, never the host's interfaces.
+it_test proc_sys_is_sandbox_own
+proc_sys_is_sandbox_own() {
+        local mode
+        for mode in "" --trap-all; do
+                crun $mode -- sh -c 'ls /proc/sys/net/ipv4/conf | tr "\n" " "; echo; cat /proc/sys/kernel/hostname'
+                expect_rc 0 "exit status ${mode:-(default)}"
+                expect_eq $'all default lo \ncordon' "$OUT" "the sandbox's interfaces and hostname ${mode:-(default)}"
+        done
+}
+
 # =============================================================================================
 # network: the sandbox has its own loopback
 
