@@ -782,6 +782,12 @@ static int prepare(const char *bundle, struct oci_prepared *p)
                 }
                 sb->seccomp_flags = s->seccomp->flags;
         }
+        sb->sysctls = s->sysctls;
+        sb->n_sysctls = s->n_sysctls;
+        sb->has_umask = s->process.user.has_umask;
+        sb->umask = s->process.user.umask;
+        sb->has_oom_score_adj = s->process.has_oom_score_adj;
+        sb->oom_score_adj = s->process.oom_score_adj;
         sb->mounts = xcalloc(s->n_mounts + 1, sizeof(struct oci_extra_mount));
         for (size_t i = 0; i < s->n_mounts; i++) {
                 const struct oci_mount *m = &s->mounts[i];

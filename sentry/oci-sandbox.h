@@ -19,6 +19,8 @@
 #define OCI_MAX_IDS      32 /* additional gids mapped */
 #define OCI_MAX_PRESERVE 4  /* --preserve-fds (the set-up channel carries 8 fds: 3 stdio, the start gate) */
 
+struct oci_sysctl; /* sentry/oci.h */
+
 struct oci_limit {
         int resource;
         uint64_t soft, hard;
@@ -47,6 +49,15 @@ struct oci_sandbox {
         unsigned seccomp_flags;
         struct oci_extra_mount *mounts;
         size_t n_mounts;
+        /* linux.sysctl (names checked by the parser: namespaced, no ".."
+         * or "/"), written by init in the sandbox's own namespaces */
+        const struct oci_sysctl *sysctls;
+        size_t n_sysctls;
+        /* process.umask and process.oomScoreAdj, set by init and inherited
+         * by every process of the container */
+        bool has_umask, has_oom_score_adj;
+        uint32_t umask;
+        int oom_score_adj;
 };
 
 /* The host id for container id n (0 stays the sandbox's root identity). */

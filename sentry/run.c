@@ -16,6 +16,7 @@
 #include <grp.h>
 #include <jansson.h>
 #include <linux/capability.h>
+#include <linux/openat2.h>
 #include <linux/sched.h>
 #include <malloc.h>
 #include <poll.h>
@@ -43,6 +44,7 @@
 #include "sentry/cgroup.h"
 #include "sentry/limits.h"
 #include "sentry/oci-sandbox.h"
+#include "sentry/oci.h"
 #include "sentry/run-internal.h"
 #include "sentry/sandbox.h"
 #include "sentry/sentry.h"
@@ -403,6 +405,56 @@ static void oci_mount(int sock, const struct oci_extra_mount *m)
                            strerror(errno));
 }
 
+/* linux.sysctl, written by init while the host's /proc is still mounted
+ * (the view's /proc/sys is read-only): a net, ipc or uts sysctl file acts
+ * on the namespace of the process that opens it, which is the sandbox's
+ * own here, and init is root of the user namespace that owns them. Like
+ * runc, a value the kernel refuses fails the start. */
+static void oci_sysctls(int sock, const struct oci_sandbox *oci)
+{
+        _cleanup_close_ int sys = oci->n_sysctls ? open("/proc/sys", O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+        if (oci->n_sysctls && sys < 0)
+                child_fail(sock, "linux.sysctl: open /proc/sys: %s", strerror(errno));
+        for (size_t i = 0; i < oci->n_sysctls; i++) {
+                const struct oci_sysctl *c = &oci->sysctls[i];
+                char rel[256];
+                if (snprintf(rel, sizeof(rel), "%s", c->key) >= (int)sizeof(rel))
+                        child_fail(sock, "linux.sysctl: %s: name too long", c->key);
+                for (char *p = rel; *p; p++)
+                        if (*p == '.')
+                                *p = '/';
+                /* the parser refused "..", "/" and empty parts; beneath
+                 * /proc/sys without symlinks all the same */
+                struct open_how how = {.flags = O_WRONLY | O_CLOEXEC | O_TRUNC,
+                                       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+                int fd = (int)syscall(SYS_openat2, sys, rel, &how, sizeof(how));
+                if (fd < 0)
+                        child_fail(sock, "linux.sysctl: %s: %s", c->key, strerror(errno));
+                size_t n = strlen(c->value);
+                ssize_t w = write(fd, c->value, n);
+                int err = w < 0 ? errno : EIO;
+                close(fd);
+                if (w != (ssize_t)n)
+                        child_fail(sock, "linux.sysctl: %s = \"%s\": %s", c->key, c->value, strerror(err));
+        }
+}
+
+/* process.oomScoreAdj, written by the sentry into init before init forks
+ * anything (every process of the container inherits it), as runc does
+ * for the container's process. */
+static int set_oom_score_adj(pid_t pid, int value)
+{
+        char path[64], v[16];
+        snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
+        int n = snprintf(v, sizeof(v), "%d", value);
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        if (write(fd, v, (size_t)n) != n)
+                return errno ? negative_errno() : -EIO;
+        return 0;
+}
+
 /* pid 1 of the sandbox. */
 _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
 {
@@ -448,6 +500,9 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
          * before this line, the next message to it fails and we exit. */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                 child_fail(sock, "PR_SET_PDEATHSIG: %s", strerror(errno));
+
+        if (plan->oci)
+                oci_sysctls(sock, plan->oci);
 
         char err[1024] = "";
         int layerfd = -1;
@@ -522,6 +577,8 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
                         child_fail(sock, "process.rlimits: resource %d soft %llu hard %llu: %s", l->resource,
                                    (unsigned long long)l->soft, (unsigned long long)l->hard, strerror(errno));
         }
+        if (plan->oci && plan->oci->has_umask)
+                umask((mode_t)plan->oci->umask);
         r = drop_privileges(plan->oci);
         if (r < 0)
                 child_fail(sock, "drop privileges%s: %s",
@@ -1144,6 +1201,10 @@ static int run_sandbox(struct sandbox_state *st)
         r = write_id_maps(pid, child_uid, child_gid, !privileged, plan->oci);
         if (r < 0)
                 fprintf(stderr, "cordon: cannot write the sandbox's uid/gid maps: %s\n", strerror(-r));
+        else if (plan->oci && plan->oci->has_oom_score_adj &&
+                 (r = set_oom_score_adj(pid, plan->oci->oom_score_adj)) < 0)
+                fprintf(stderr, "cordon: process.oomScoreAdj %d: %s%s\n", plan->oci->oom_score_adj, strerror(-r),
+                        r == -EACCES ? " (lowering it needs CAP_SYS_RESOURCE, which the runtime lacks here)" : "");
         else if (st->cg && (r = cgroup_attach(st->cg, pid)) < 0)
                 fprintf(stderr, "cordon: cannot move the sandbox into its cgroup: %s\n", strerror(-r));
         else if (plan->view.template_path && privileged && (r = template_lower(plan, pid)) < 0)
@@ -1387,7 +1448,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
 
-        r = fs_agent_start(&st->fsctx, usernsfd);
+        r = fs_agent_start(&st->fsctx, usernsfd, st->pidfd);
         if (r < 0) {
                 fprintf(stderr, "cordon: cannot start the proc agent in the sandbox's user namespace: %s\n",
                         strerror(-r));

@@ -130,6 +130,37 @@ cli_run_exit_status() {
         expect_true "run removes the container" test ! -e "$OCI_ROOT/r1"
 }
 
+it_test cli_sysctl_umask_oom
+cli_sysctl_umask_oom() {
+        oci_setup
+        local host_range host_shm
+        host_range=$(cat /proc/sys/net/ipv4/ping_group_range)
+        host_shm=$(cat /proc/sys/kernel/shmmni)
+        make_bundle "$IT_TMP/b" '["sh", "-c", "cat /proc/sys/net/ipv4/ping_group_range /proc/sys/kernel/shmmni /proc/self/oom_score_adj; umask; : > /tmp/f; stat -c %a /tmp/f"]' \
+                'c["linux"]["sysctl"] = {"net.ipv4.ping_group_range": "0 0", "kernel.shmmni": "1234"}
+c["process"]["user"]["umask"] = 0o027
+c["process"]["oomScoreAdj"] = 500'
+        oci run --bundle "$IT_TMP/b" s1
+        expect_rc 0 "run with sysctls, umask and oomScoreAdj"
+        expect_eq "$(printf '0\t0\n1234\n500\n0027\n640')" "$OUT" "each one is in force in the container"
+        expect_eq "$host_range" "$(cat /proc/sys/net/ipv4/ping_group_range)" "the host's net sysctl is untouched"
+        expect_eq "$host_shm" "$(cat /proc/sys/kernel/shmmni)" "the host's ipc sysctl is untouched"
+        make_bundle "$IT_TMP/b2" '["true"]' 'c["linux"]["sysctl"] = {"net.ipv4.no_such_knob": "1"}'
+        oci run --bundle "$IT_TMP/b2" s2
+        expect_true "a sysctl the kernel lacks fails the start" test "$RC" != 0
+        expect_contains "$ERR" "linux.sysctl: net.ipv4.no_such_knob" "naming it"
+        # lowering the score needs CAP_SYS_RESOURCE, which some hosts (this VM) do not give root
+        make_bundle "$IT_TMP/b3" '["cat", "/proc/self/oom_score_adj"]' 'c["process"]["oomScoreAdj"] = -500'
+        oci run --bundle "$IT_TMP/b3" s3
+        if (( 0x$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) & (1 << 24) )); then
+                expect_eq "-500" "$OUT" "a lower oomScoreAdj is applied"
+        else
+                expect_true "a lower oomScoreAdj fails the start without CAP_SYS_RESOURCE" test "$RC" != 0
+                expect_contains "$ERR" "process.oomScoreAdj -500: Permission denied (lowering it needs CAP_SYS_RESOURCE" \
+                        "saying why"
+        fi
+}
+
 it_test cli_lifecycle
 cli_lifecycle() {
         oci_setup
