@@ -287,8 +287,18 @@ static int count_thread_init(void *userdata)
         return 0;
 }
 
+/* Emulates umask(2) as cordon's table does: the cache is told, the kernel
+ * runs it. Without this row the umask cache would keep stale values. */
+static int h_umask(struct notify_call *call, struct notify_verdict *ret)
+{
+        notify_umask_changing(call);
+        ret->kind = VERDICT_CONTINUE;
+        return 0;
+}
+
 static const struct syscall_entry test_table[] = {
         {.name = "openat", .action = SC_EMULATE, .handler = h_openat, .note = "the test handler"},
+        {.name = "umask", .action = SC_EMULATE, .handler = h_umask, .note = "noted, then run by the kernel"},
         {.name = "unlinkat", .action = SC_EMULATE, .handler = h_unlinkat, .note = "answers 7"},
         {.name = "mkdirat", .action = SC_EMULATE, .handler = NULL, .note = "notified but no handler: ENOSYS"},
         {.name = "getppid", .action = SC_ERRNO, .err = EPERM, .note = "refused in the filter"},
@@ -381,6 +391,7 @@ struct outcome {
         pid_t child; /* in our pid namespace */
         uint64_t count_openat, count_unlinkat, count_mkdirat;
         int fds_before, fds_after;
+        struct notify_umask_stats umask;
 };
 
 static int64_t child_got[MAX_CASES];
@@ -540,6 +551,7 @@ static void run_scenario(const struct scenario *sc, struct outcome *out)
         out->count_openat = notify_engine_count(e, __NR_openat);
         out->count_unlinkat = notify_engine_count(e, __NR_unlinkat);
         out->count_mkdirat = notify_engine_count(e, __NR_mkdirat);
+        notify_umask_get_stats(e, &out->umask);
         notify_engine_stop(e);
         alarm(0);
         out->fds_after = count_fds();
