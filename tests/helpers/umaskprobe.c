@@ -156,7 +156,7 @@ static void *own_fs_thread(void *arg)
         umask(077);
         create("thread-own-1");
         xwrite(t_done[1]);
-        xread(t_go[0]); /* main changed its own to 0 */
+        xread(t_go[0]);         /* main changed its own to 0 */
         create("thread-own-2"); /* still 077 */
         return NULL;
 }
