@@ -245,7 +245,10 @@ static void serve_one(struct notify_engine *e, struct seccomp_notif *req, struct
                         .engine = e,
                         .approved = approved,
                 };
-                notify_umask_observe(&call);
+                /* a fresh call proves the thread's previous one over; a
+                 * held call served again is the same call */
+                if (!approved)
+                        notify_umask_observe(&call);
                 int r = entry->handler(&call, &v);
                 if (approved && v.kind == VERDICT_HELD) {
                         /* cannot happen (notify_ask never holds an approved

@@ -33,7 +33,8 @@
  * not touch the fs_struct's umask (setns and new namespaces are refused by
  * the filter anyway).
  *
- * If a pending call cannot be tracked (a pidfd cannot be opened, more than
+ * If a pending call cannot be tracked (a pidfd cannot be opened: out of fds,
+ * or a thread that is not its group's leader before Linux 6.9; more than
  * PENDING_MAX at once), the cache switches itself off for the rest of the
  * run: slower, never wrong.
  *
@@ -186,8 +187,9 @@ static void pending_add(const struct notify_call *call)
         pthread_mutex_lock(&c->lock);
         c->gen++;
         unsigned n = atomic_load_explicit(&c->n_pend, memory_order_relaxed);
-        if (pidfd >= 0 && !alive) {
-                close(pidfd); /* gone: its change never happens */
+        if (!alive) {
+                if (pidfd >= 0)
+                        close(pidfd); /* gone: its change never happens */
         } else if (pidfd < 0 || n == PENDING_MAX) {
                 if (pidfd >= 0)
                         close(pidfd);
