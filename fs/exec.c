@@ -322,6 +322,9 @@ int fs_handle_exec(struct notify_call *call, struct notify_verdict *ret)
                 ret->error = ENOSYS;
                 return 0;
         }
+        /* before anything can let the exec happen: a non-leader's exec
+         * moves it to the leader's tid, which the umask cache keys on */
+        notify_exec_starting(call);
         if (flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) {
                 ret->error = EINVAL;
                 return 0;

@@ -72,6 +72,7 @@ struct notify_engine {
         _Atomic uint64_t nsecs[NOTIFY_NR_MAX]; /* time served, RECV to reply */
         _Atomic uint64_t max_nsecs[NOTIFY_NR_MAX];
         _Atomic uint64_t failures;
+        struct notify_umask_cache *umask_cache;
 
         /* held calls (notify_ask): decided ones wait here for a resume
          * thread; under lock */
@@ -244,6 +245,10 @@ static void serve_one(struct notify_engine *e, struct seccomp_notif *req, struct
                         .engine = e,
                         .approved = approved,
                 };
+                /* a fresh call proves the thread's previous one over; a
+                 * held call served again is the same call */
+                if (!approved)
+                        notify_umask_observe(&call);
                 int r = entry->handler(&call, &v);
                 if (approved && v.kind == VERDICT_HELD) {
                         /* cannot happen (notify_ask never holds an approved
@@ -575,6 +580,7 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
                 free(e);
                 return r;
         }
+        e->umask_cache = notify_umask_cache_new();
 
         for (size_t i = 0; i < cfg->n_table; i++) {
                 const struct syscall_entry *t = &cfg->table[i];
@@ -585,6 +591,7 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
                         nr = t->nr;
                 if (nr < 0 || nr >= NOTIFY_NR_MAX) {
                         close(e->hostproc_fd);
+                        notify_umask_cache_free(e->umask_cache);
                         free(e);
                         return -ENOSYS;
                 }
@@ -646,6 +653,11 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
         e->have_watchdog = true;
         *ret = e;
         return 0;
+}
+
+struct notify_umask_cache *notify_engine_umask_cache(const struct notify_engine *e)
+{
+        return e->umask_cache;
 }
 
 bool notify_engine_sync_wakeup(const struct notify_engine *e)
@@ -731,6 +743,7 @@ joined:;
                 close(e->listener_fd);
         if (e->hostproc_fd >= 0)
                 close(e->hostproc_fd);
+        notify_umask_cache_free(e->umask_cache);
         pthread_mutex_destroy(&e->lock);
         pthread_cond_destroy(&e->unpark);
         free(e->threads);

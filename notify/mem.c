@@ -367,7 +367,7 @@ int notify_ns_ids(const struct notify_call *call, pid_t *ret_nspid, pid_t *ret_n
         return 0;
 }
 
-int notify_umask(const struct notify_call *call)
+int notify_umask_uncached(const struct notify_call *call)
 {
         _cleanup_free_ char *status = NULL;
         int r = read_status(call, &status);

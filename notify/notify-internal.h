@@ -37,3 +37,17 @@ struct seccomp_notif_addfd {
 
 /* the highest x86_64 syscall number the dispatch table indexes, plus one */
 #define NOTIFY_NR_MAX 512
+
+struct notify_call;
+struct notify_engine;
+/* The engine's umask cache (notify/umask.c): made and freed with the engine. */
+struct notify_umask_cache;
+struct notify_umask_cache *notify_umask_cache_new(void);
+void notify_umask_cache_free(struct notify_umask_cache *c);
+struct notify_umask_cache *notify_engine_umask_cache(const struct notify_engine *e);
+/* The caller's umask from the whole of /proc/TID/status (notify/mem.c):
+ * umask.c's fallback when its short read did not find the line. */
+int notify_umask_uncached(const struct notify_call *call);
+/* Called by the engine for every notification before its handler: a
+ * thread's new call proves its pending umask/execve is over (umask.c). */
+void notify_umask_observe(const struct notify_call *call);

@@ -213,8 +213,24 @@ int notify_child_fd_cloexec(const struct notify_call *call, int fd);
 
 /* The calling thread's pid and tgid as seen inside its pid namespace. */
 int notify_ns_ids(const struct notify_call *call, pid_t *ret_nspid, pid_t *ret_nstgid);
-/* The calling thread's umask, or -errno. */
+/* The calling thread's umask, or -errno. Cached per thread (notify/umask.c
+ * says when an entry is trusted); a miss reads /proc/TID/status. */
 int notify_umask(const struct notify_call *call);
+/* The umask(2) handler calls this before answering CONTINUE: the cache is
+ * dropped and not refilled until the change is known to be applied. */
+void notify_umask_changing(const struct notify_call *call);
+/* The execve handlers call this first: a thread that is not its group's
+ * leader takes over the leader's tid when its exec succeeds, so the cache
+ * treats it as a umask change. */
+void notify_exec_starting(const struct notify_call *call);
+/* For tests and --stats: what the cache did. */
+struct notify_umask_stats {
+        uint64_t hits;
+        uint64_t misses;
+        unsigned pending; /* umask/execve calls not yet known to be over */
+        bool off;         /* a change could not be tracked: the cache is off for this run */
+};
+void notify_umask_get_stats(const struct notify_engine *e, struct notify_umask_stats *ret);
 
 /* Makes cordon behave as if the kernel lacked a feature, so tests exercise
  * the fallback or the refusal: "process_vm_readv" (child memory through

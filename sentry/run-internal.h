@@ -115,6 +115,8 @@ struct sandbox_state {
                 uint64_t total_ns, max_ns; /* the sentry's time on them (notify_engine_call_stats) */
         } trapped[64];                     /* notifications served, per emulated syscall */
         size_t n_trapped;
+        /* the umask cache's hits and misses, for --stats */
+        struct notify_umask_stats umask_cache;
         struct serve *serve;         /* `cordon sandbox create`: the detached sentry's state, else NULL */
         struct approvals *approvals; /* "ask" rules' pending requests (sentry/approvals.h) */
         int approve_tty;             /* --approve-interactive: the controlling terminal, else -1 */

@@ -1286,6 +1286,7 @@ static void capture_trapped_counts(struct sandbox_state *st)
                 st->trapped[st->n_trapped++] = (struct trapped_count){
                         .name = t[i].name, .count = cs.count, .total_ns = cs.total_ns, .max_ns = cs.max_ns};
         }
+        notify_umask_get_stats(st->engine, &st->umask_cache);
 }
 
 void sandbox_kill_all(struct sandbox_state *st)

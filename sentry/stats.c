@@ -67,6 +67,13 @@ int write_stats(struct sandbox_state *st, const char *path, int exit_code)
         json_object_set_new(root, "writableBytesUsed", int_or_null(written));
         json_object_set_new(root, "trappedSyscalls", trapped);
         json_object_set_new(root, "trappedSyscallTime", timing);
+        /* creating calls take the caller's umask from a per-thread cache
+         * (notify/umask.c); a miss reads /proc/TID/status */
+        json_t *um = json_object();
+        json_object_set_new(um, "hits", json_integer((json_int_t)st->umask_cache.hits));
+        json_object_set_new(um, "misses", json_integer((json_int_t)st->umask_cache.misses));
+        json_object_set_new(um, "off", json_boolean(st->umask_cache.off));
+        json_object_set_new(root, "umaskCache", um);
 
         int r = 0;
         _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);

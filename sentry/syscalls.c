@@ -67,6 +67,17 @@ static int handle_personality(struct notify_call *call, struct notify_verdict *r
         return 0;
 }
 
+/* umask(2): trapped only so the umask cache (notify/umask.c) learns that a
+ * umask is about to change; the call itself is the kernel's. CONTINUE is
+ * safe: nothing is decided, and the value is a register the kernel uses
+ * as it is. */
+static int handle_umask(struct notify_call *call, struct notify_verdict *ret)
+{
+        notify_umask_changing(call);
+        ret->kind = VERDICT_CONTINUE;
+        return 0;
+}
+
 static const struct syscall_entry table[] = {
         /* --- the view: path syscalls the sentry performs itself --- */
         /* open and openat: every one emulated with --trap-all or a hidden
@@ -122,6 +133,8 @@ static const struct syscall_entry table[] = {
         PATHCALL("faccessat2", fs_handle_access, "as access; AT_EACCESS, AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH"),
         PATHCALL("readlink", fs_handle_readlink, "/proc/self and /proc/thread-self read as the caller's pids"),
         PATHCALL("readlinkat", fs_handle_readlink, "as readlink"),
+        EMULATE("umask", handle_umask, SUPPORT_FULL,
+                "runs natively after the sentry notes it: cached umasks are dropped until it is applied"),
         PATHWRITE("mkdir", fs_handle_mkdir, "made by the worker as the child, the caller's umask"),
         PATHWRITE("mkdirat", fs_handle_mkdir, "as mkdir"),
         /* always trapped: natively Landlock refuses device nodes (and the

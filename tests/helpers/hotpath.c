@@ -66,6 +66,17 @@ long syscall(long nr, ...)
                 s->seccomp_data = sizeof(struct seccomp_data);
                 return 0;
         }
+        /* valgrind 3.19 knows no pidfd_open either: the umask cache
+         * (notify/umask.c) would then never keep an entry. Stand in for
+         * the pidfd of the live child thread with an fd that never polls
+         * readable (a pipe's read end), so the cache's hit path is what
+         * callgrind counts, as it is what a real sandbox runs. */
+        if (ret == -ENOSYS && nr == SYS_pidfd_open) {
+                int p[2];
+                if (pipe2(p, O_CLOEXEC) < 0)
+                        return -1;
+                return p[0]; /* p[1] stays open: a closed one would poll as "exited" */
+        }
         if (ret < 0 && ret > -4096) {
                 errno = (int)-ret;
                 return -1;
@@ -196,6 +207,10 @@ int main(int argc, char **argv)
         int st;
         waitpid(pid, &st, 0);
         printf("openat served: %llu\n", (unsigned long long)notify_engine_count(e, SYS_openat));
+        struct notify_umask_stats us;
+        notify_umask_get_stats(e, &us);
+        printf("umask cache: %llu hits, %llu misses%s\n", (unsigned long long)us.hits, (unsigned long long)us.misses,
+               us.off ? " (off)" : "");
         notify_engine_stop(e);
         if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
                 fprintf(stderr, "hotpath: the child failed (status %#x)\n", st);

@@ -27,16 +27,21 @@ IT_SCRIPT=$(readlink -f "${BASH_SOURCE[0]}")
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$IT_SCRIPT")/lib.sh"
 
-# the helper, copied into a 0755 directory the sandbox's host uid can read
-stage_pathcases() {
-        local h
-        if [ -z "${HELPERS:-}" ] || [ ! -x "$HELPERS/pathcases" ]; then
-                skip "pathcases not built (HELPERS=${HELPERS:-unset}; make tests/helpers/pathcases)"
+# stage_helper NAME: the helper, copied into a 0755 directory the sandbox's
+# host uid can read
+stage_helper() {
+        local h name=$1
+        if [ -z "${HELPERS:-}" ] || [ ! -x "$HELPERS/$name" ]; then
+                skip "$name not built (HELPERS=${HELPERS:-unset}; make tests/helpers/$name)"
         fi
         h="$IT_TMP/helpers"
-        mkdir -p "$h" && chmod 0755 "$h" && cp "$HELPERS/pathcases" "$h/" && chmod 0755 "$h/pathcases" ||
+        mkdir -p "$h" && chmod 0755 "$h" && cp "$HELPERS/$name" "$h/" && chmod 0755 "$h/$name" ||
                 fail "cannot stage the helper in $h"
         printf '%s\n' "$h"
+}
+
+stage_pathcases() {
+        stage_helper pathcases
 }
 
 host_python_or_skip() {
@@ -142,6 +147,34 @@ semantics_hidden_rule_elsewhere() {
         # none of them under the rule, must still see exactly the kernel's answers
         printf '{"filesystem": {"rules": [{"path": "/etc/ssl/private", "access": "hidden"}]}}\n' >"$IT_TMP/p.json"
         compare "(a hidden rule elsewhere)" --policy "$IT_TMP/p.json"
+}
+
+# The sentry creates emulated files with the umask it believes the caller
+# has (notify/umask.c caches it per thread): a program that changes its umask
+# between creates, from a second process sharing its fs_struct
+# (clone(CLONE_FS)), in a forked child after the parent's change, in a thread
+# with its own fs_struct, and across execve (also by such a thread, which
+# takes over the leader's tid) must get exactly the modes it gets natively.
+it_test umask_changes_match_native
+umask_changes_match_native() {
+        local h native sbox mode diffs
+        h=$(stage_helper umaskprobe)
+        native=$(scratch_dir umask-native)
+        "$h/umaskprobe" "$native" >"$IT_TMP/umask-native.out" 2>"$IT_TMP/umask-native.err" ||
+                fail "the native run failed: $(head -c 300 "$IT_TMP/umask-native.err")"
+        [ "$(wc -l <"$IT_TMP/umask-native.out")" -ge 30 ] || fail "the native run listed too few files"
+        for mode in default --trap-all; do
+                sbox=$(scratch_dir "umask-sandbox$mode")
+                if [ "$mode" = default ]; then
+                        crun --bind "$sbox:/u" --bind "$h:/h:ro" -- /h/umaskprobe /u
+                else
+                        crun "$mode" --bind "$sbox:/u" --bind "$h:/h:ro" -- /h/umaskprobe /u
+                fi
+                expect_rc 0 "umaskprobe under cordon ($mode)"
+                diffs=$(diff "$IT_TMP/umask-native.out" - <<<"$OUT")
+                [ -z "$diffs" ] || fail "file modes differ between native (<) and cordon $mode (>): $diffs"
+        done
+        it_log "$(wc -l <"$IT_TMP/umask-native.out") files, the same modes natively, under cordon and with --trap-all"
 }
 
 it_test syscalls_lists_path_rows

@@ -376,6 +376,26 @@ ok = ok and "execve" in d["trappedSyscallTime"] and "connect" not in d["trappedS
 print("ok" if ok else d)' "$stats")" "openat counted and timed, untrapped syscalls absent"
 }
 
+# --stats: the umask cache (notify/umask.c) serves a process's repeated
+# creates, and a umask change is seen by the very next one
+it_test stats_umask_cache
+stats_umask_cache() {
+        local stats
+        stats=$(scratch_dir stats)/s.json
+        crun --stats "$stats" -- sh -c 'cd /tmp; for i in 1 2 3 4 5; do exec 3>f$i; done
+umask 077; exec 3>g; umask 0; exec 3>h; stat -c "%n %a" f5 g h'
+        expect_rc 0 "exit status"
+        expect_eq $'f5 644\ng 600\nh 666' "$OUT" "the shell's own creates get its umask of the moment"
+        local py
+        py=$(command -v /usr/bin/python3 || command -v python3)
+        expect_eq "ok" "$("$py" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+u = d["umaskCache"]
+print("ok" if u["hits"] >= 4 and u["misses"] >= 3 and not u["off"] and d["trappedSyscalls"]["umask"] >= 2 else d)' \
+                "$stats")" "the creates after the first hit the cache; each umask call costs a miss"
+}
+
 # =============================================================================================
 # the view: what the sandbox can and cannot see or change
 

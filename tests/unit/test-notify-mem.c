@@ -23,6 +23,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -287,8 +288,18 @@ static int count_thread_init(void *userdata)
         return 0;
 }
 
+/* Emulates umask(2) as cordon's table does: the cache is told, the kernel
+ * runs it. Without this row the umask cache would keep stale values. */
+static int h_umask(struct notify_call *call, struct notify_verdict *ret)
+{
+        notify_umask_changing(call);
+        ret->kind = VERDICT_CONTINUE;
+        return 0;
+}
+
 static const struct syscall_entry test_table[] = {
         {.name = "openat", .action = SC_EMULATE, .handler = h_openat, .note = "the test handler"},
+        {.name = "umask", .action = SC_EMULATE, .handler = h_umask, .note = "noted, then run by the kernel"},
         {.name = "unlinkat", .action = SC_EMULATE, .handler = h_unlinkat, .note = "answers 7"},
         {.name = "mkdirat", .action = SC_EMULATE, .handler = NULL, .note = "notified but no handler: ENOSYS"},
         {.name = "getppid", .action = SC_ERRNO, .err = EPERM, .note = "refused in the filter"},
@@ -381,6 +392,7 @@ struct outcome {
         pid_t child; /* in our pid namespace */
         uint64_t count_openat, count_unlinkat, count_mkdirat;
         int fds_before, fds_after;
+        struct notify_umask_stats umask;
 };
 
 static int64_t child_got[MAX_CASES];
@@ -540,6 +552,7 @@ static void run_scenario(const struct scenario *sc, struct outcome *out)
         out->count_openat = notify_engine_count(e, __NR_openat);
         out->count_unlinkat = notify_engine_count(e, __NR_unlinkat);
         out->count_mkdirat = notify_engine_count(e, __NR_mkdirat);
+        notify_umask_get_stats(e, &out->umask);
         notify_engine_stop(e);
         alarm(0);
         out->fds_after = count_fds();
@@ -1055,6 +1068,304 @@ static int64_t run_umask_comm(const struct mcase *c)
         (void)prctl(PR_SET_NAME, "test-child", 0, 0, 0);
         return r == 022 && r2 == 022 ? 022 : r * 1000 + r2;
 }
+
+/* ------------------------------------------------------------------------ */
+/* the umask cache (notify/umask.c): every value must be what the kernel
+ * holds when the call is made, whatever the cache kept */
+
+static int64_t um_now(void)
+{
+        return trap(OP_UMASK, 0, 0, 0, 0, 0);
+}
+
+/* The same thread asks again and again: hits, and a change is seen at once. */
+static int64_t run_umask_repeat(const struct mcase *c)
+{
+        umask(027);
+        int64_t a[4];
+        for (int i = 0; i < 4; i++)
+                a[i] = um_now();
+        umask(0);
+        int64_t z = um_now(), z2 = um_now();
+        for (int i = 0; i < 4; i++)
+                if (a[i] != 027)
+                        return -1000 - a[i];
+        return z == 0 && z2 == 0 ? 1 : -2000 - z * 1000 - z2;
+}
+
+struct sib {
+        int to_sib[2], to_parent[2];
+        int64_t got[3];
+};
+
+static int sib_main(void *arg)
+{
+        struct sib *sb = arg;
+        char x;
+        int64_t got[3];
+        got[0] = um_now(); /* 022, now cached for this thread */
+        if (write(sb->to_parent[1], "a", 1) != 1 || read(sb->to_sib[0], &x, 1) != 1)
+                _exit(3);
+        got[1] = um_now(); /* after the parent's umask(077): 077 */
+        got[2] = um_now();
+        umask(0); /* and the other way round: the parent must see 0 */
+        if (write(sb->to_parent[1], got, sizeof(got)) != sizeof(got))
+                _exit(4);
+        _exit(0);
+}
+
+/* Two processes sharing one fs_struct (clone(CLONE_FS), not threads): a
+ * umask call by either is the other's too. A cache per thread group, or
+ * one that forgets only the caller's entry, gives the old value. */
+static int64_t run_umask_clone_fs(const struct mcase *c)
+{
+        umask(022);
+        struct sib sb;
+        if (pipe(sb.to_sib) < 0 || pipe(sb.to_parent) < 0)
+                return -1000;
+        size_t size = 256 * 1024;
+        char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (stack == MAP_FAILED)
+                return -1001;
+        int64_t before = um_now(); /* 022 cached for this thread too */
+        pid_t pid = clone(sib_main, stack + size, CLONE_FS | SIGCHLD, &sb);
+        if (pid < 0)
+                return -1002;
+        char x;
+        if (read(sb.to_parent[0], &x, 1) != 1)
+                return -1003;
+        umask(077);
+        if (write(sb.to_sib[1], "b", 1) != 1)
+                return -1004;
+        int64_t got[3];
+        if (read_full(sb.to_parent[0], got, sizeof(got)) != (ssize_t)sizeof(got))
+                return -1005;
+        int st;
+        if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                return -1006;
+        int64_t after = um_now(); /* the sibling set 0 */
+        munmap(stack, size);
+        if (before == 022 && got[0] == 022 && got[1] == 077 && got[2] == 077 && after == 0)
+                return 1;
+        return -(before * 100000000 + got[0] * 1000000 + got[1] * 10000 + got[2] * 100 + after);
+}
+
+/* fork copies the umask: the child starts with the parent's value at the
+ * fork, and a later change by either is its own. */
+static int64_t run_umask_fork(const struct mcase *c)
+{
+        umask(027);
+        int64_t p0 = um_now();
+        int go[2], done[2];
+        if (pipe(go) < 0 || pipe(done) < 0)
+                return -1000;
+        pid_t pid = fork();
+        if (pid < 0)
+                return -1001;
+        if (pid == 0) {
+                char x;
+                int64_t got[2];
+                got[0] = um_now(); /* 027, inherited */
+                if (read(go[0], &x, 1) != 1)
+                        _exit(3);
+                got[1] = um_now(); /* still 027 after the parent's umask(077) */
+                _exit(write(done[1], got, sizeof(got)) == sizeof(got) ? 0 : 4);
+        }
+        umask(077);
+        int64_t p1 = um_now();
+        if (write(go[1], "g", 1) != 1)
+                return -1002;
+        int64_t got[2];
+        if (read_full(done[0], got, sizeof(got)) != (ssize_t)sizeof(got))
+                return -1003;
+        int st;
+        if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                return -1004;
+        if (p0 == 027 && p1 == 077 && got[0] == 027 && got[1] == 027)
+                return 1;
+        return -(p0 * 1000000 + p1 * 10000 + got[0] * 100 + got[1]);
+}
+
+/* A sharer whose umask(2) the sentry answered but that has not provably
+ * finished it (it runs on without another syscall) keeps the cache from
+ * filling: the other asks read /proc each time and see the new value. */
+static atomic_bool spin_stop;
+
+static int spinner_main(void *arg)
+{
+        int *ready = arg;
+        umask(077);
+        if (write(ready[1], "s", 1) != 1)
+                _exit(3);
+        /* no syscall from here on: only its exit proves the umask done */
+        for (unsigned long i = 0; i < 4000000000UL && !atomic_load_explicit(&spin_stop, memory_order_relaxed); i++)
+                __asm__ volatile("" ::: "memory");
+        _exit(0);
+}
+
+static int64_t run_umask_in_flight(const struct mcase *c)
+{
+        umask(022);
+        int ready[2];
+        if (pipe(ready) < 0)
+                return -1000;
+        size_t size = 256 * 1024;
+        char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (stack == MAP_FAILED)
+                return -1001;
+        /* CLONE_VM too, so spin_stop reaches it; no CLONE_THREAD: its own pid */
+        pid_t pid = clone(spinner_main, stack + size, CLONE_FS | CLONE_VM | SIGCHLD, ready);
+        if (pid < 0)
+                return -1002;
+        char x;
+        if (read(ready[0], &x, 1) != 1)
+                return -1003;
+        int64_t got[3];
+        for (int i = 0; i < 3; i++)
+                got[i] = um_now();
+        atomic_store(&spin_stop, true);
+        int st;
+        if (waitpid(pid, &st, 0) != pid)
+                return -1004;
+        munmap(stack, size);
+        int64_t later[3];
+        for (int i = 0; i < 3; i++)
+                later[i] = um_now();
+        for (int i = 0; i < 3; i++)
+                if (got[i] != 077 || later[i] != 077)
+                        return -(got[i] * 1000 + later[i]);
+        return 1;
+}
+
+/* A recycled tid must never get the umask of the thread that had it
+ * before. In a pid namespace of its own the test can make the next fork
+ * reuse a pid (ns_last_pid); the engine runs inside it, so the tids it sees
+ * are those. */
+static int last_pid_fd = -1;
+
+static int64_t run_umask_pid_reuse(const struct mcase *c)
+{
+        umask(022);
+        int64_t mine = um_now();
+        int p[2];
+        if (pipe(p) < 0)
+                return -1000;
+        pid_t a = fork();
+        if (a == 0) {
+                umask(077);
+                int64_t got[2] = {um_now(), um_now()}; /* a miss, then a hit */
+                _exit(write(p[1], got, sizeof(got)) == sizeof(got) ? 0 : 3);
+        }
+        int64_t got[2] = {0, 0}, reused = 0;
+        if (a < 0 || read_full(p[0], got, sizeof(got)) != (ssize_t)sizeof(got) || waitpid(a, NULL, 0) != a)
+                return -1001;
+        char num[16];
+        int len = snprintf(num, sizeof(num), "%d", (int)a - 1);
+        if (pwrite(last_pid_fd, num, (size_t)len, 0) != len)
+                return -1002;
+        pid_t b = fork(); /* gets a's pid again, and this process's umask, 022 */
+        if (b == 0) {
+                int64_t z = um_now();
+                _exit(write(p[1], &z, sizeof(z)) == sizeof(z) ? 0 : 3);
+        }
+        if (b < 0 || read_full(p[0], &reused, sizeof(reused)) != (ssize_t)sizeof(reused) || waitpid(b, NULL, 0) != b)
+                return -1003;
+        if (b != a)
+                return -1004; /* the pid was not reused: nothing was tested */
+        if (mine == 022 && got[0] == 077 && got[1] == 077 && reused == 022)
+                return 1;
+        return -(mine * 1000000 + got[0] * 10000 + got[1] * 100 + reused);
+}
+
+/* pid 1 of the new pid namespace: its own /proc, then the scenario */
+_noreturn_ static void pid_reuse_init(void)
+{
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+            mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+                _exit(77);
+        last_pid_fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
+        if (last_pid_fd < 0)
+                _exit(77);
+        const struct mcase cases[] = {
+                {.what = "a recycled pid after a umask 077 thread", .run = run_umask_pid_reuse, .want = 1},
+        };
+        struct scenario sc = {.cases = cases, .n = ELEMENTSOF(cases)};
+        struct outcome out;
+        run_scenario(&sc, &out);
+        report_results(cases, ELEMENTSOF(cases), out.got, "umask cache, pid reuse");
+        /* the first thread's entry was there to be misused: it hit once */
+        ck_assert_msg(out.umask.hits == 1 && out.umask.misses == 3, "umask cache: %" PRIu64 " hits, %" PRIu64 " misses",
+                      out.umask.hits, out.umask.misses);
+        _exit(0);
+}
+
+START_TEST(test_umask_cache_pid_reuse)
+{
+        pid_t w = fork();
+        ck_assert_int_ge(w, 0);
+        if (w == 0) {
+                if (unshare(CLONE_NEWPID | CLONE_NEWNS) < 0)
+                        _exit(77);
+                pid_t init = fork();
+                if (init == 0)
+                        pid_reuse_init();
+                int st;
+                if (init < 0 || waitpid(init, &st, 0) != init)
+                        _exit(2);
+                _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+        }
+        int st;
+        ck_assert_int_eq(waitpid(w, &st, 0), w);
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
+                fprintf(stderr, "test_umask_cache_pid_reuse: no pid and mount namespace of our own here; not run\n");
+                return;
+        }
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "pid namespace's init: status %#x", st);
+}
+END_TEST
+
+START_TEST(test_umask_cache)
+{
+        const struct mcase cases[] = {
+                {.what = "one thread, umask 027 then 0", .run = run_umask_repeat, .want = 1},
+        };
+        struct scenario sc = {.cases = cases, .n = ELEMENTSOF(cases)};
+        struct outcome out;
+        run_scenario(&sc, &out);
+        report_results(cases, ELEMENTSOF(cases), out.got, "umask cache");
+        /* each change is a miss, the asks after it hit */
+        ck_assert_msg(out.umask.hits == 4 && out.umask.misses == 2, "umask cache: %" PRIu64 " hits, %" PRIu64 " misses",
+                      out.umask.hits, out.umask.misses);
+        ck_assert(!out.umask.off);
+}
+END_TEST
+
+START_TEST(test_umask_cache_sharing)
+{
+        const struct mcase cases[] = {
+                {.what = "two processes sharing CLONE_FS change it in turn", .run = run_umask_clone_fs, .want = 1},
+                {.what = "a forked child keeps the value of the fork", .run = run_umask_fork, .want = 1},
+                {.what = "a thread with its own umask (CLONE_FS unshared)", .run = run_umask_thread, .want = 1},
+        };
+        run_cases(cases, ELEMENTSOF(cases), "umask cache, shared and copied fs");
+}
+END_TEST
+
+START_TEST(test_umask_cache_in_flight)
+{
+        const struct mcase cases[] = {
+                {.what = "a sharer's umask not yet provably applied", .run = run_umask_in_flight, .want = 1},
+        };
+        struct scenario sc = {.cases = cases, .n = ELEMENTSOF(cases)};
+        struct outcome out;
+        run_scenario(&sc, &out);
+        report_results(cases, ELEMENTSOF(cases), out.got, "umask cache, change in flight");
+        /* while the spinner ran, nothing was cached: three misses; once
+         * it exited: one miss, then hits */
+        ck_assert_msg(out.umask.misses == 4 && out.umask.hits == 2, "umask cache: %" PRIu64 " hits, %" PRIu64 " misses",
+                      out.umask.hits, out.umask.misses);
+}
+END_TEST
 
 /* notify_write_mem: the bytes land where the thread asked, and a pointer
  * the kernel's copy to user memory would refuse (unmapped, read-only,
@@ -1645,6 +1956,10 @@ static Suite *mem_suite(void)
         tcase_add_test(tc, test_dirfd);
         tcase_add_test(tc, test_umask);
         tcase_add_test(tc, test_umask_thread_name);
+        tcase_add_test(tc, test_umask_cache);
+        tcase_add_test(tc, test_umask_cache_sharing);
+        tcase_add_test(tc, test_umask_cache_in_flight);
+        tcase_add_test(tc, test_umask_cache_pid_reuse);
         tcase_add_test(tc, test_ns_ids);
         tcase_add_test(tc, test_ns_ids_pidns);
         tcase_add_test(tc, test_ns_ids_large_status);
