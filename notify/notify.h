@@ -219,8 +219,10 @@ int notify_umask(const struct notify_call *call);
 /* Makes cordon behave as if the kernel lacked a feature, so tests exercise
  * the fallback or the refusal: "process_vm_readv" (child memory through
  * /proc/TID/mem), "openat2" (component walks without symlinks; the child's
- * openat2 gets ENOSYS), "sync_wakeup" (served without it), "pidfd_getfd" and
- * "addfd" (required: the run refuses to start). -EINVAL for an unknown name. */
+ * openat2 gets ENOSYS), "sync_wakeup" (served without it),
+ * "clone_into_cgroup" (the sentry's clone of init: the sentry moves it into
+ * its cgroup v2 group instead), "pidfd_getfd" and "addfd" (required: the run
+ * refuses to start). -EINVAL for an unknown name. */
 int notify_force_fallback(const char *feature);
 /* Whether feature (a name notify_force_fallback knows) was forced absent. */
 bool notify_feature_absent(const char *feature);

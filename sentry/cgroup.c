@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "common/trace.h"
 #include "common/util.h"
 #include "sentry/cgroup.h"
 
@@ -1118,6 +1119,75 @@ int cgroup_attach(struct cgroup *cg, pid_t pid)
                 int r = ctl_write(cg->dirs[i].fd, cg->dirs[i].path, "cgroup.procs", val, NULL, NULL);
                 if (r < 0)
                         return r;
+                if (trace_on) {
+                        char what[128];
+                        snprintf(what, sizeof(what), "cgroup attach: %s", cg->dirs[i].path);
+                        trace_mark(what);
+                }
+        }
+        return 0;
+}
+
+int cgroup_entry_open(const struct cgroup *cg, struct cgroup_entry *ret, const char **ret_path)
+{
+        if (!cg || !ret)
+                return -EINVAL;
+        struct cgroup_entry e = CGROUP_ENTRY_NULL;
+        int r = 0;
+        for (size_t i = 0; i < cg->n_dirs && r >= 0; i++) {
+                if ((int)i == cg->v2_at) {
+                        /* CLONE_INTO_CGROUP takes an O_PATH fd as it is */
+                        e.v2_fd = fcntl(cg->dirs[i].fd, F_DUPFD_CLOEXEC, 3);
+                        if (e.v2_fd < 0) {
+                                r = negative_errno();
+                                if (ret_path)
+                                        *ret_path = cg->dirs[i].path;
+                        }
+                        continue;
+                }
+                int fd = openat(cg->dirs[i].fd, "tasks", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+                if (fd < 0) {
+                        r = negative_errno();
+                        if (ret_path)
+                                *ret_path = cg->dirs[i].path;
+                        break;
+                }
+                e.tasks_fd[e.n_tasks] = fd;
+                e.path[e.n_tasks] = cg->dirs[i].path;
+                e.n_tasks++;
+        }
+        if (r < 0) {
+                cgroup_entry_close(&e);
+                return r;
+        }
+        *ret = e;
+        return 0;
+}
+
+void cgroup_entry_close(struct cgroup_entry *e)
+{
+        if (!e)
+                return;
+        if (e->v2_fd >= 0)
+                close(TAKE_FD(e->v2_fd));
+        for (size_t i = 0; i < e->n_tasks; i++)
+                if (e->tasks_fd[i] >= 0)
+                        close(TAKE_FD(e->tasks_fd[i]));
+        e->n_tasks = 0;
+}
+
+int cgroup_entry_join(const struct cgroup_entry *e, const char **ret_path)
+{
+        for (size_t i = 0; i < e->n_tasks; i++) {
+                ssize_t n;
+                do
+                        n = write(e->tasks_fd[i], "0", 1);
+                while (n < 0 && errno == EINTR);
+                if (n != 1) {
+                        if (ret_path)
+                                *ret_path = e->path[i];
+                        return n < 0 ? negative_errno() : -EIO;
+                }
         }
         return 0;
 }
