@@ -93,6 +93,12 @@ struct syscall_entry {
  * offending row when one cannot be expressed. */
 int notify_filter_build(const struct syscall_entry *table, size_t n, struct sock_fprog *ret, const char **ret_bad);
 
+/* The classic-BPF program of a libseccomp filter context (a scmp_filter_ctx,
+ * which libseccomp declares as void *), compiled without loading it: so that
+ * the compile can run before, or beside, the point where it is loaded.
+ * *ret is malloc'd; free ret->filter. */
+int notify_filter_export(void *scmp_ctx, struct sock_fprog *ret);
+
 /* Runs a built filter on one seccomp_data without loading it (the unit tests'
  * and `cordon syscalls --explain` interpreter). Returns the SECCOMP_RET_*
  * value, or -EINVAL for a malformed program. */

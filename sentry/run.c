@@ -730,6 +730,31 @@ static int enter_own_userns(uid_t uid, gid_t gid)
 static int sentry_main_loop(struct sandbox_state *st);
 static int run_sandbox(struct sandbox_state *st);
 
+static void *confine_compile(void *arg)
+{
+        struct confine_job *j = arg;
+        j->r = sentry_confine_build(&j->prog, &j->bad);
+        return NULL;
+}
+
+/* The sentry's own filter is the same every run, but libseccomp's compile of
+ * it costs about a millisecond: done on a thread while the sentry waits for
+ * init to set up. Started only after the clone of init (a raw clone, which
+ * must not copy a lock another thread holds), and joined before the exec
+ * tracer's fork, which wants a single-threaded sentry. Where the thread
+ * cannot start, the compile runs at the load instead. */
+static void confine_compile_start(struct sandbox_state *st)
+{
+        st->confine.running = pthread_create(&st->confine.thread, NULL, confine_compile, &st->confine) == 0;
+}
+
+static void confine_compile_join(struct sandbox_state *st)
+{
+        if (st->confine.running)
+                pthread_join(st->confine.thread, NULL);
+        st->confine.running = false;
+}
+
 /* clone3 into the cgroup v2 group cgroup_fd (-1: none); where the kernel
  * or a seccomp filter around us refuses clone3 or CLONE_INTO_CGROUP (ENOSYS
  * before 5.3 and inside a sandbox; E2BIG or EINVAL before 5.7), clone as
@@ -1211,11 +1236,12 @@ static int run_sandbox(struct sandbox_state *st)
                 sandbox_init(plan, sp[1], &cg_entry);
         }
         close(sp[1]);
+        trace_mark("cloned");
+        confine_compile_start(st);
         /* a v2 group the clone could not put init in: moved the slow way
          * (the v1 groups init enters itself all the same) */
         bool attach_v2 = cg_entry.v2_fd >= 0 && !born_in_group;
         cgroup_entry_close(&cg_entry);
-        trace_mark("cloned");
 
         st->sock = sp[0];
         st->pidfd = pidfd;
@@ -1242,11 +1268,16 @@ static int run_sandbox(struct sandbox_state *st)
                 waitpid(pid, NULL, 0);
                 close(st->sock);
                 close(pidfd);
+                confine_compile_join(st);
+                free(TAKE_PTR(st->confine.prog.filter));
                 sigprocmask(SIG_SETMASK, &old, NULL);
                 return EXIT_SANDBOX;
         }
         trace_mark("cgroup attached");
         r = sentry_main_loop(st);
+        /* (an early failure may have left it running) */
+        confine_compile_join(st);
+        free(TAKE_PTR(st->confine.prog.filter));
         sigprocmask(SIG_SETMASK, &old, NULL);
         return r;
 }
@@ -1468,6 +1499,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         st->writable_fd = openat(st->fsctx.root_fd, "tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
         trace_mark("listener taken");
+        confine_compile_join(st);
         r = start_exec_tracer(st);
         trace_mark("exec tracer started");
         if (r < 0) {
@@ -1594,9 +1626,13 @@ static int sentry_main_loop(struct sandbox_state *st)
 
         /* Set-up is over: from here on the sentry serves, relays and cleans
          * up, and confines itself to that before the command runs. */
-        const char *bad;
+        const char *bad = st->confine.bad;
         trace_mark("verbose printed");
-        r = sentry_confine(&bad);
+        r = st->confine.r;
+        if (!st->confine.prog.filter && r >= 0)
+                r = sentry_confine_build(&st->confine.prog, &bad);
+        if (r >= 0 && (r = sentry_confine_load(&st->confine.prog)) < 0)
+                bad = "(load)";
         trace_mark("sentry confined");
         if (r < 0) {
                 fprintf(stderr, "cordon: cannot confine the sentry with its own seccomp filter (%s): %s\n",
