@@ -19,6 +19,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/magic.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -410,11 +411,57 @@ static bool has_dotdot(const char *path)
         return false;
 }
 
+/* /proc/self/cgroup and /proc/self/mountinfo, read once per process: a start
+ * looked each hierarchy up in them a dozen times over (gc's scan for
+ * leftovers, the backend's choice, each group's parent), some 25 opens and
+ * reads. What they say about this process does not change while it sets a
+ * sandbox up: cordon never moves itself, and a mount made meanwhile beside
+ * the cgroup hierarchies is nothing cordon would use. */
+static FILE *self_fopen(const char *path)
+{
+        static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+        static struct {
+                const char *path;
+                char *text;
+                size_t len;
+        } cache[] = {{"/proc/self/cgroup", NULL, 0}, {"/proc/self/mountinfo", NULL, 0}};
+        for (size_t i = 0; i < ELEMENTSOF(cache); i++) {
+                if (!streq(path, cache[i].path))
+                        continue;
+                pthread_mutex_lock(&lock);
+                if (!cache[i].text) {
+                        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+                        size_t size = 0, len = 0;
+                        char *text = NULL;
+                        for (ssize_t n = 1; fd >= 0 && n > 0; len += (size_t)n) {
+                                if (len + 4096 > size)
+                                        text = xrealloc(text, size = size * 2 + 8192);
+                                do
+                                        n = read(fd, text + len, size - len);
+                                while (n < 0 && errno == EINTR);
+                                if (n < 0) {
+                                        free(TAKE_PTR(text));
+                                        break;
+                                }
+                        }
+                        if (len > 0) {
+                                cache[i].text = text;
+                                cache[i].len = len;
+                        } else
+                                free(text); /* unreadable or empty: not kept, read each time */
+                }
+                FILE *f = cache[i].text ? fmemopen(cache[i].text, cache[i].len, "r") : fopen(path, "re");
+                pthread_mutex_unlock(&lock);
+                return f;
+        }
+        return fopen(path, "re");
+}
+
 /* The sentry's own group in a hierarchy, from /proc/self/cgroup: the v1 line
  * "N:a,b:/path" listing ctrl, or with ctrl NULL the v2 line "0::/path". */
 static int own_group(const char *ctrl, char **ret_path)
 {
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/cgroup", "re");
+        _cleanup_fclose_ FILE *f = self_fopen("/proc/self/cgroup");
         if (!f)
                 return negative_errno();
         _cleanup_free_ char *line = NULL;
@@ -460,7 +507,7 @@ static void unescape_octal(char *s)
  * mounted. */
 static int find_mount(const char *ctrl, const char *own, char **ret_dir)
 {
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+        _cleanup_fclose_ FILE *f = self_fopen("/proc/self/mountinfo");
         if (!f)
                 return negative_errno();
         _cleanup_free_ char *line = NULL;
