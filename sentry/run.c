@@ -740,9 +740,10 @@ static void *confine_compile(void *arg)
 /* The sentry's own filter is the same every run, but libseccomp's compile of
  * it costs about a millisecond: done on a thread while the sentry waits for
  * init to set up. Started only after the clone of init (a raw clone, which
- * must not copy a lock another thread holds), and joined before the exec
- * tracer's fork, which wants a single-threaded sentry. Where the thread
- * cannot start, the compile runs at the load instead. */
+ * must not copy a lock another thread holds) and the exec tracer's fork, and
+ * joined before the proc agent's, so that both forks are of a single-
+ * threaded sentry, as they were. Where the thread cannot start, the compile
+ * runs at the load instead. */
 static void confine_compile_start(struct sandbox_state *st)
 {
         st->confine.running = pthread_create(&st->confine.thread, NULL, confine_compile, &st->confine) == 0;
@@ -1237,7 +1238,6 @@ static int run_sandbox(struct sandbox_state *st)
         }
         close(sp[1]);
         trace_mark("cloned");
-        confine_compile_start(st);
         /* a v2 group the clone could not put init in: moved the slow way
          * (the v1 groups init enters itself all the same) */
         bool attach_v2 = cg_entry.v2_fd >= 0 && !born_in_group;
@@ -1422,6 +1422,17 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
         trace_mark("go sent");
+        /* While init builds its view: the exec tracer (a fork, so while the
+         * sentry is still single-threaded; it must have seized init before
+         * init forks the command, which waits for MSG_START), then the
+         * compile of the sentry's own filter on a thread. */
+        r = start_exec_tracer(st);
+        trace_mark("exec tracer started");
+        if (r < 0) {
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+        confine_compile_start(st);
         m.type = 0;
         st->fsctx.mount_ids = recv_mounts(st->sock, &st->fsctx.n_mount_ids, &m);
         if (!st->fsctx.mount_ids) {
@@ -1499,14 +1510,8 @@ static int sentry_main_loop(struct sandbox_state *st)
         st->writable_fd = openat(st->fsctx.root_fd, "tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
         trace_mark("listener taken");
+        /* single-threaded again before the proc agent's fork */
         confine_compile_join(st);
-        r = start_exec_tracer(st);
-        trace_mark("exec tracer started");
-        if (r < 0) {
-                close(listener);
-                kill_and_reap(st);
-                return EXIT_SANDBOX;
-        }
 
         r = fs_agent_start(&st->fsctx, usernsfd);
         if (r < 0) {
@@ -1661,6 +1666,9 @@ static int sentry_main_loop(struct sandbox_state *st)
         trace_mark("start sent");
         int code = st->serve ? serve_loop(st) : supervise(st);
         trace_mark("supervise returned");
+        /* init is gone: the proc agent's exit can run beside the rest of
+         * the teardown (reaped in fs_agent_stop below) */
+        fs_agent_kill(&st->fsctx);
         tty_end(st);
         exectrace_stop(st->exec_tracer);
         st->exec_tracer = 0;
