@@ -41,6 +41,7 @@
 #include "fs/fs.h"
 #include "net/net.h"
 #include "sentry/approvals.h"
+#include "sentry/archive-dl.h"
 #include "sentry/cgroup.h"
 #include "sentry/limits.h"
 #include "sentry/oci-sandbox.h"
@@ -1631,6 +1632,12 @@ static int sentry_main_loop(struct sandbox_state *st)
 
         /* Set-up is over: from here on the sentry serves, relays and cleans
          * up, and confines itself to that before the command runs. */
+        /* A long-lived sandbox's snapshots need libarchive, loaded on first
+         * use (archive-dl.h): for such a sentry, now, before its own filter,
+         * which may refuse what dlopen and the libraries' constructors do. */
+        const char *dl_why = NULL;
+        if (st->serve && archive_dl_load(&dl_why) < 0)
+                fprintf(stderr, "cordon: warning: %s; snapshots of this sandbox will fail\n", dl_why);
         const char *bad = st->confine.bad;
         trace_mark("verbose printed");
         r = st->confine.r;

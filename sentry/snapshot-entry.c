@@ -6,6 +6,7 @@
 
 #include <archive_entry.h>
 
+#include "sentry/archive-dl.h"
 #include "sentry/sandbox.h"
 
 const struct snapshot_layer_dir snapshot_layer_dirs[SNAPSHOT_LAYER_DIRS] = {
@@ -40,6 +41,8 @@ char *snapshot_view_name(const char *arc)
 
 int snapshot_entry_plan(struct archive_entry *e, char **ret_name, char **ret_hardlink)
 {
+        if (archive_dl_load(NULL) < 0)
+                return -ELIBACC;
         _cleanup_free_ char *name = snapshot_view_name(archive_entry_pathname(e));
         if (!name)
                 return 0;
