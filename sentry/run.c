@@ -35,6 +35,7 @@
 #include <sys/wait.h>
 #include <termios.h>
 
+#include "common/crypto-dl.h"
 #include "common/fdpass.h"
 #include "common/trace.h"
 #include "common/util.h"
@@ -1632,11 +1633,12 @@ static int sentry_main_loop(struct sandbox_state *st)
 
         /* Set-up is over: from here on the sentry serves, relays and cleans
          * up, and confines itself to that before the command runs. */
-        /* A long-lived sandbox's snapshots need libarchive, loaded on first
-         * use (archive-dl.h): for such a sentry, now, before its own filter,
-         * which may refuse what dlopen and the libraries' constructors do. */
+        /* A long-lived sandbox's snapshots need libarchive and libcrypto,
+         * loaded on first use (archive-dl.h, crypto-dl.h): for such a sentry,
+         * now, before its own filter, which may refuse what dlopen and the
+         * libraries' constructors do. */
         const char *dl_why = NULL;
-        if (st->serve && archive_dl_load(&dl_why) < 0)
+        if (st->serve && (archive_dl_load(&dl_why) < 0 || crypto_dl_load(&dl_why) < 0))
                 fprintf(stderr, "cordon: warning: %s; snapshots of this sandbox will fail\n", dl_why);
         const char *bad = st->confine.bad;
         trace_mark("verbose printed");

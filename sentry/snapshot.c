@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <sys/stat.h>
 
+#include "common/crypto-dl.h"
 #include "sentry/archive-dl.h"
 #include "sentry/sandbox.h"
 
@@ -146,7 +147,7 @@ static int add_blob(struct archive *a, const char *name, const char *text)
 json_t *snapshot_write(struct xfer *x)
 {
         const char *why = NULL;
-        if (archive_dl_load(&why) < 0)
+        if (archive_dl_load(&why) < 0 || crypto_dl_load(&why) < 0)
                 return error_reply("snapshot: %s", why);
         struct sink s = {.fd = x->fd, .md = EVP_MD_CTX_new()};
         if (!s.md || EVP_DigestInit_ex(s.md, EVP_sha256(), NULL) != 1)
@@ -308,7 +309,7 @@ static void *restore_thread(void *arg)
 int snapshot_restore(struct sandbox_state *st, int fd, const char *want_digest, char *err, size_t errsize)
 {
         const char *why = NULL;
-        if (archive_dl_load(&why) < 0) {
+        if (archive_dl_load(&why) < 0 || crypto_dl_load(&why) < 0) {
                 snprintf(err, errsize, "%s", why);
                 return -ELIBACC;
         }
