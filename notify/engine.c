@@ -28,6 +28,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "common/trace.h"
 #include "common/util.h"
 #include "notify/notify-internal.h"
 #include "notify/notify.h"
@@ -259,6 +260,7 @@ static void serve_one(struct notify_engine *e, struct seccomp_notif *req, struct
                 }
         }
         answer(e, req, resp, &v, sv);
+        trace_mark("sentry: call answered");
         served(e, req, sv); /* once on every path; a no-op if answer() did */
 }
 
