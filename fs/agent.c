@@ -177,6 +177,12 @@ int fs_agent_start(struct fs_context *ctx, int userns, int init_pidfd)
         return 0;
 }
 
+void fs_agent_kill(struct fs_context *ctx)
+{
+        if (ctx->agent_pid > 0)
+                kill(ctx->agent_pid, SIGKILL);
+}
+
 void fs_agent_stop(struct fs_context *ctx)
 {
         if (ctx->agent_pid <= 0)

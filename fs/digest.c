@@ -50,6 +50,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
+#include "common/crypto-dl.h"
 #include "common/util.h"
 #include "fs/fs.h"
 
@@ -332,6 +333,9 @@ int fs_digest_tree(int dirfd, char *err, size_t errsize, char ret_digest[FS_DIGE
 {
         struct walk w = {.err = err, .errsize = errsize};
         int r;
+        const char *why = NULL;
+        if (crypto_dl_load(&why) < 0)
+                return walk_fail(&w, -ELIBACC, "%s", why);
         struct stat st;
         if (fstat(dirfd, &st) < 0)
                 return walk_fail(&w, negative_errno(), "stat the tree's root");

@@ -21,6 +21,7 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 
+#include "common/trace.h"
 #include "common/util.h"
 #include "fs/fs-internal.h"
 #include "fs/fs.h"
@@ -309,6 +310,7 @@ static int check_chain(struct notify_call *call, int fd, struct fs_exec_approval
  * records it for the exec tracer; the kernel then performs the exec. */
 int fs_handle_exec(struct notify_call *call, struct notify_verdict *ret)
 {
+        trace_mark("sentry: execve trapped");
         const struct seccomp_data *d = &call->req->data;
         int dirfd = AT_FDCWD, flags = 0;
         uint64_t addr;

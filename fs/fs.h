@@ -144,6 +144,10 @@ int fs_cmp_u64(const void *a, const void *b);
  * (before the engine). */
 int fs_agent_start(struct fs_context *ctx, int userns_fd, int init_pidfd);
 void fs_agent_stop(struct fs_context *ctx);
+/* Sends the agent SIGKILL without waiting, so that its exit overlaps the
+ * rest of a teardown; fs_agent_stop reaps it later. For when the sandbox is
+ * gone and no handler can need it. */
+void fs_agent_kill(struct fs_context *ctx);
 
 /* notify worker thread_init: gives the calling thread its own fs context,
  * chroots it into the view, and takes the child's filesystem identity (fsuid,

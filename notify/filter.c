@@ -133,11 +133,16 @@ int notify_filter_build(const struct syscall_entry *table, size_t n, struct sock
                 }
         }
 
-        /* Export through a memfd: libseccomp 2.5 has no in-memory export. */
+        return notify_filter_export(ctx, ret);
+}
+
+int notify_filter_export(void *scmp_ctx, struct sock_fprog *ret)
+{
+        /* Through a memfd: libseccomp 2.5 has no in-memory export. */
         _cleanup_close_ int fd = memfd_create("cordon-filter", MFD_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
-        r = seccomp_export_bpf(ctx, fd);
+        int r = seccomp_export_bpf(scmp_ctx, fd);
         if (r < 0)
                 return r;
         struct stat st;

@@ -93,6 +93,12 @@ struct syscall_entry {
  * offending row when one cannot be expressed. */
 int notify_filter_build(const struct syscall_entry *table, size_t n, struct sock_fprog *ret, const char **ret_bad);
 
+/* The classic-BPF program of a libseccomp filter context (a scmp_filter_ctx,
+ * which libseccomp declares as void *), compiled without loading it: so that
+ * the compile can run before, or beside, the point where it is loaded.
+ * *ret is malloc'd; free ret->filter. */
+int notify_filter_export(void *scmp_ctx, struct sock_fprog *ret);
+
 /* Runs a built filter on one seccomp_data without loading it (the unit tests'
  * and `cordon syscalls --explain` interpreter). Returns the SECCOMP_RET_*
  * value, or -EINVAL for a malformed program. */
@@ -235,8 +241,10 @@ void notify_umask_get_stats(const struct notify_engine *e, struct notify_umask_s
 /* Makes cordon behave as if the kernel lacked a feature, so tests exercise
  * the fallback or the refusal: "process_vm_readv" (child memory through
  * /proc/TID/mem), "openat2" (component walks without symlinks; the child's
- * openat2 gets ENOSYS), "sync_wakeup" (served without it), "pidfd_getfd" and
- * "addfd" (required: the run refuses to start). -EINVAL for an unknown name. */
+ * openat2 gets ENOSYS), "sync_wakeup" (served without it),
+ * "clone_into_cgroup" (the sentry's clone of init: the sentry moves it into
+ * its cgroup v2 group instead), "pidfd_getfd" and "addfd" (required: the run
+ * refuses to start). -EINVAL for an unknown name. */
 int notify_force_fallback(const char *feature);
 /* Whether feature (a name notify_force_fallback knows) was forced absent. */
 bool notify_feature_absent(const char *feature);

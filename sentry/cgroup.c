@@ -19,6 +19,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/magic.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -26,6 +27,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "common/trace.h"
 #include "common/util.h"
 #include "sentry/cgroup.h"
 
@@ -409,11 +411,57 @@ static bool has_dotdot(const char *path)
         return false;
 }
 
+/* /proc/self/cgroup and /proc/self/mountinfo, read once per process: a start
+ * looked each hierarchy up in them a dozen times over (gc's scan for
+ * leftovers, the backend's choice, each group's parent), some 25 opens and
+ * reads. What they say about this process does not change while it sets a
+ * sandbox up: cordon never moves itself, and a mount made meanwhile beside
+ * the cgroup hierarchies is nothing cordon would use. */
+static FILE *self_fopen(const char *path)
+{
+        static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+        static struct {
+                const char *path;
+                char *text;
+                size_t len;
+        } cache[] = {{"/proc/self/cgroup", NULL, 0}, {"/proc/self/mountinfo", NULL, 0}};
+        for (size_t i = 0; i < ELEMENTSOF(cache); i++) {
+                if (!streq(path, cache[i].path))
+                        continue;
+                pthread_mutex_lock(&lock);
+                if (!cache[i].text) {
+                        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+                        size_t size = 0, len = 0;
+                        char *text = NULL;
+                        for (ssize_t n = 1; fd >= 0 && n > 0; len += (size_t)n) {
+                                if (len + 4096 > size)
+                                        text = xrealloc(text, size = size * 2 + 8192);
+                                do
+                                        n = read(fd, text + len, size - len);
+                                while (n < 0 && errno == EINTR);
+                                if (n < 0) {
+                                        free(TAKE_PTR(text));
+                                        break;
+                                }
+                        }
+                        if (len > 0) {
+                                cache[i].text = text;
+                                cache[i].len = len;
+                        } else
+                                free(text); /* unreadable or empty: not kept, read each time */
+                }
+                FILE *f = cache[i].text ? fmemopen(cache[i].text, cache[i].len, "r") : fopen(path, "re");
+                pthread_mutex_unlock(&lock);
+                return f;
+        }
+        return fopen(path, "re");
+}
+
 /* The sentry's own group in a hierarchy, from /proc/self/cgroup: the v1 line
  * "N:a,b:/path" listing ctrl, or with ctrl NULL the v2 line "0::/path". */
 static int own_group(const char *ctrl, char **ret_path)
 {
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/cgroup", "re");
+        _cleanup_fclose_ FILE *f = self_fopen("/proc/self/cgroup");
         if (!f)
                 return negative_errno();
         _cleanup_free_ char *line = NULL;
@@ -459,7 +507,7 @@ static void unescape_octal(char *s)
  * mounted. */
 static int find_mount(const char *ctrl, const char *own, char **ret_dir)
 {
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+        _cleanup_fclose_ FILE *f = self_fopen("/proc/self/mountinfo");
         if (!f)
                 return negative_errno();
         _cleanup_free_ char *line = NULL;
@@ -1122,6 +1170,75 @@ int cgroup_attach(struct cgroup *cg, pid_t pid)
                 int r = ctl_write(cg->dirs[i].fd, cg->dirs[i].path, "cgroup.procs", val, NULL, NULL);
                 if (r < 0)
                         return r;
+                if (trace_on) {
+                        char what[128];
+                        snprintf(what, sizeof(what), "cgroup attach: %s", cg->dirs[i].path);
+                        trace_mark(what);
+                }
+        }
+        return 0;
+}
+
+int cgroup_entry_open(const struct cgroup *cg, struct cgroup_entry *ret, const char **ret_path)
+{
+        if (!cg || !ret)
+                return -EINVAL;
+        struct cgroup_entry e = CGROUP_ENTRY_NULL;
+        int r = 0;
+        for (size_t i = 0; i < cg->n_dirs && r >= 0; i++) {
+                if ((int)i == cg->v2_at) {
+                        /* CLONE_INTO_CGROUP takes an O_PATH fd as it is */
+                        e.v2_fd = fcntl(cg->dirs[i].fd, F_DUPFD_CLOEXEC, 3);
+                        if (e.v2_fd < 0) {
+                                r = negative_errno();
+                                if (ret_path)
+                                        *ret_path = cg->dirs[i].path;
+                        }
+                        continue;
+                }
+                int fd = openat(cg->dirs[i].fd, "tasks", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+                if (fd < 0) {
+                        r = negative_errno();
+                        if (ret_path)
+                                *ret_path = cg->dirs[i].path;
+                        break;
+                }
+                e.tasks_fd[e.n_tasks] = fd;
+                e.path[e.n_tasks] = cg->dirs[i].path;
+                e.n_tasks++;
+        }
+        if (r < 0) {
+                cgroup_entry_close(&e);
+                return r;
+        }
+        *ret = e;
+        return 0;
+}
+
+void cgroup_entry_close(struct cgroup_entry *e)
+{
+        if (!e)
+                return;
+        if (e->v2_fd >= 0)
+                close(TAKE_FD(e->v2_fd));
+        for (size_t i = 0; i < e->n_tasks; i++)
+                if (e->tasks_fd[i] >= 0)
+                        close(TAKE_FD(e->tasks_fd[i]));
+        e->n_tasks = 0;
+}
+
+int cgroup_entry_join(const struct cgroup_entry *e, const char **ret_path)
+{
+        for (size_t i = 0; i < e->n_tasks; i++) {
+                ssize_t n;
+                do
+                        n = write(e->tasks_fd[i], "0", 1);
+                while (n < 0 && errno == EINTR);
+                if (n != 1) {
+                        if (ret_path)
+                                *ret_path = e->path[i];
+                        return n < 0 ? negative_errno() : -EIO;
+                }
         }
         return 0;
 }
@@ -1202,12 +1319,37 @@ int cgroup_destroy(struct cgroup *cg)
 {
         if (!cg)
                 return 0;
-        int r = cg->backend->kill_all(cg);
-        for (size_t i = cg->n_dirs; i-- > 0;) {
-                remove_run_groups(cg->dirs[i].fd);
-                int q = rmdir_retry(AT_FDCWD, cg->dirs[i].path);
-                if (q < 0 && r >= 0)
-                        r = q;
+        /* The usual end: init reaped, and with it its pid namespace, so the
+         * groups are empty and an rmdir of each is all there is to do. The
+         * kernel refuses to remove a group that holds a process (EBUSY, in
+         * either version), so a successful rmdir is the proof that nothing
+         * was left; only a refusal needs the kill (freeze, kill, thaw, and
+         * wait, about half a millisecond even on empty v1 groups). */
+        bool busy = false;
+        for (size_t i = cg->n_dirs; i-- > 0 && !busy;) {
+                remove_run_groups(cg->dirs[i].fd); /* a run's own v2 group, under the sandbox's */
+                if (unlinkat(AT_FDCWD, cg->dirs[i].path, AT_REMOVEDIR) == 0 || errno == ENOENT) {
+                        free(cg->dirs[i].path);
+                        close(cg->dirs[i].fd);
+                        cg->n_dirs--;
+                } else
+                        busy = true;
+        }
+        int r = 0;
+        if (busy) {
+                /* what was removed is no longer any controller's */
+                for (size_t c = 0; c < _V1_MAX; c++)
+                        if (cg->at[c] >= (int)cg->n_dirs)
+                                cg->at[c] = -1;
+                if (cg->v2_at >= (int)cg->n_dirs)
+                        cg->v2_at = -1;
+                r = cg->backend->kill_all(cg);
+                for (size_t i = cg->n_dirs; i-- > 0;) {
+                        remove_run_groups(cg->dirs[i].fd);
+                        int q = rmdir_retry(AT_FDCWD, cg->dirs[i].path);
+                        if (q < 0 && r >= 0)
+                                r = q;
+                }
         }
         cgroup_free(cg);
         return r < 0 ? r : 0;

@@ -40,8 +40,41 @@ struct cgroup;
  * path and why. */
 int cgroup_create(enum cg_mode mode, const char *id, const struct cg_limits *lim, struct cgroup **ret,
                   char **ret_error);
-/* Moves pid (and so everything it forks afterwards) into the group. */
+/* Moves pid (and so everything it forks afterwards) into the group. Each
+ * write to a cgroup.procs file takes the kernel's cgroup_threadgroup_rwsem
+ * for writing, and where nothing else holds it that waits for an RCU grace
+ * period (4-20 ms on a small VM): the fallback where cgroup_entry cannot be
+ * used. */
 int cgroup_attach(struct cgroup *cg, pid_t pid);
+
+/* How a new process enters the group without that wait: it is cloned into
+ * the cgroup v2 group (clone3 with CLONE_INTO_CGROUP, which takes the rwsem
+ * for reading only), and moves itself into each cgroup v1 group by writing
+ * "0" to that group's "tasks" file, which moves the calling thread alone and
+ * so, on kernels with the "single thread migration" change (about
+ * Linux 6.0; measured on 6.18), takes no global lock either. The files are opened by
+ * the sentry (the kernel checks the opener's credentials), before the clone,
+ * so the child inherits them. */
+#define CG_ENTRY_MAX 6
+struct cgroup_entry {
+        int v2_fd;                      /* the v2 group's directory for CLONE_INTO_CGROUP, or -1 */
+        size_t n_tasks;                 /* v1 groups */
+        int tasks_fd[CG_ENTRY_MAX];     /* each one's "tasks", opened O_WRONLY */
+        const char *path[CG_ENTRY_MAX]; /* its directory, for messages (owned by the cgroup) */
+};
+#define CGROUP_ENTRY_NULL ((struct cgroup_entry){.v2_fd = -1})
+/* Opens them. Everything the group has is covered: the v2 group (if any) by
+ * v2_fd, every other directory by a tasks fd. On failure *ret_path names
+ * the group. */
+int cgroup_entry_open(const struct cgroup *cg, struct cgroup_entry *ret, const char **ret_path);
+/* Closes them (also in the child, once it has joined). Accepts
+ * CGROUP_ENTRY_NULL and an entry already closed. */
+void cgroup_entry_close(struct cgroup_entry *e);
+/* In the new process, before it forks or runs anything it does not
+ * control: moves the calling thread into each v1 group. The caller must be
+ * single-threaded, so that the thread is the whole process. On failure
+ * *ret_path names the group. */
+int cgroup_entry_join(const struct cgroup_entry *e, const char **ret_path);
 /* SIGKILLs every process in the group and waits (bounded, about 5 s) until
  * it is empty. v2: cgroup.kill where present; v1: freeze, kill, thaw. */
 int cgroup_kill_all(struct cgroup *cg);

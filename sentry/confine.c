@@ -16,6 +16,7 @@
 #include <seccomp.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include "common/util.h"
 #include "sentry/run-internal.h"
@@ -168,7 +169,7 @@ static bool conditional(const char *name)
         return streq(name, "socket") || streq(name, "unshare");
 }
 
-int sentry_confine(const char **ret_bad)
+int sentry_confine_build(struct sock_fprog *ret, const char **ret_bad)
 {
         const char *bad = NULL;
         scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
@@ -188,17 +189,37 @@ int sentry_confine(const char **ret_bad)
         }
         if (r >= 0)
                 r = allow_some(ctx, &bad);
-        /* every thread now and later; fail rather than leave one unconfined */
-        if (r >= 0 && (r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) < 0)
-                bad = "(TSYNC)";
-        if (r >= 0 && (r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1)) < 0)
-                bad = "(no_new_privs)";
-        if (r >= 0 && (r = seccomp_load(ctx)) < 0)
-                bad = "(load)";
+        if (r >= 0 && (r = notify_filter_export(ctx, ret)) < 0)
+                bad = "(compile)";
         seccomp_release(ctx);
         if (ret_bad)
                 *ret_bad = r < 0 ? bad : NULL;
         return r < 0 ? r : 0;
+}
+
+int sentry_confine_load(const struct sock_fprog *prog)
+{
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return negative_errno();
+        /* every thread now and later; fail rather than leave one unconfined
+         * (a positive return is the id of a thread that could not be synced) */
+        long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, prog);
+        if (r < 0)
+                return negative_errno();
+        return r > 0 ? -ESRCH : 0;
+}
+
+int sentry_confine(const char **ret_bad)
+{
+        struct sock_fprog prog = {0};
+        int r = sentry_confine_build(&prog, ret_bad);
+        if (r < 0)
+                return r;
+        r = sentry_confine_load(&prog);
+        free(prog.filter);
+        if (r < 0 && ret_bad)
+                *ret_bad = "(load)";
+        return r;
 }
 
 size_t sentry_confine_rows(void)

@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "common/allowlist.h"
+#include "common/trace.h"
 #include "common/util.h"
 #include "fs/fs.h"
 #include "sentry/run-internal.h"
@@ -217,8 +218,10 @@ _noreturn_ static void tracer_main(const struct exectrace_config *c, pid_t sentr
                                 ptrace(PTRACE_CONT, pid, NULL, NULL);
                         break;
                 case PTRACE_EVENT_EXEC:
+                        trace_mark("tracer: exec event");
                         if (verify_exec(c, pid))
                                 ptrace(PTRACE_CONT, pid, NULL, NULL);
+                        trace_mark("tracer: exec verified");
                         break;
                 default: /* fork, vfork, clone: the new task is traced already */
                         ptrace(PTRACE_CONT, pid, NULL, NULL);

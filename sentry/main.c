@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <seccomp.h>
 
+#include "common/trace.h"
 #include "common/util.h"
 #include "fs/fs.h"
 #include "sentry/sentry.h"
@@ -306,7 +307,9 @@ static int cmd_run(int argc, char **argv)
         } else
                 policy = policy_new_default();
         o.policy = policy;
+        trace_mark("policy parsed");
         code = sentry_run(&o);
+        trace_mark("sentry_run returned");
 out:
         for (size_t i = 0; i < o.n_binds; i++) {
                 free(o.binds[i].source);
@@ -333,6 +336,8 @@ _public_ const char *__asan_default_options(void)
 
 int main(int argc, char **argv)
 {
+        trace_init();
+        trace_mark("main");
         /* installed as cordon-oci (a link to cordon): runc's command line */
         const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
         if (streq(prog, "cordon-oci"))

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <termios.h>
@@ -121,6 +122,15 @@ struct sandbox_state {
         struct approvals *approvals; /* "ask" rules' pending requests (sentry/approvals.h) */
         int approve_tty;             /* --approve-interactive: the controlling terminal, else -1 */
         int prompt_wake[2];          /* a terminal prompt started or ended: the relay re-polls; -1 */
+        /* the sentry's own filter, compiled on a thread while init sets up
+         * (see confine_compile_start in run.c) */
+        struct confine_job {
+                pthread_t thread;
+                bool running;
+                int r;
+                const char *bad;
+                struct sock_fprog prog;
+        } confine;
 };
 
 /* The exec tracer (exectrace.c): verifies after each exec in the sandbox
@@ -157,5 +167,9 @@ void tty_end(struct sandbox_state *st);
  * Call once set-up is done: afterwards no exec, no new process, no mount,
  * no namespace. 0, or -errno with *ret_bad naming the row that failed. */
 int sentry_confine(const char **ret_bad);
+/* The same in two steps: the compile (libseccomp's, about a millisecond),
+ * which can run on a thread of its own during set-up, and the load. */
+int sentry_confine_build(struct sock_fprog *ret, const char **ret_bad);
+int sentry_confine_load(const struct sock_fprog *prog);
 /* How many rows the allow-list has (for -v and `cordon check`). */
 size_t sentry_confine_rows(void);

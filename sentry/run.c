@@ -36,11 +36,14 @@
 #include <sys/wait.h>
 #include <termios.h>
 
+#include "common/crypto-dl.h"
 #include "common/fdpass.h"
+#include "common/trace.h"
 #include "common/util.h"
 #include "fs/fs.h"
 #include "net/net.h"
 #include "sentry/approvals.h"
+#include "sentry/archive-dl.h"
 #include "sentry/cgroup.h"
 #include "sentry/limits.h"
 #include "sentry/oci-sandbox.h"
@@ -456,7 +459,7 @@ static int set_oom_score_adj(pid_t pid, int value)
 }
 
 /* pid 1 of the sandbox. */
-_noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
+_noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock, struct cgroup_entry *cg_entry)
 {
         struct msg m;
         int fds[4];
@@ -466,8 +469,10 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
          * fds) is not init's: a copy here would outlive a killed sentry.
          * The template's directory stays until the view is built (the view
          * checks that the template it mounts is the one the sentry hashed). */
-        int only_sock[2 + 64] = {sock, plan->view.template_fd};
+        int only_sock[2 + CG_ENTRY_MAX + 64] = {sock, plan->view.template_fd};
         size_t n_keep = 2;
+        for (size_t i = 0; i < cg_entry->n_tasks; i++)
+                only_sock[n_keep++] = cg_entry->tasks_fd[i];
         for (size_t i = 0; i < plan->n_bind_fds && n_keep < ELEMENTSOF(only_sock); i++)
                 only_sock[n_keep++] = plan->bind_fds[i];
         if (close_all_but(only_sock, n_keep) < 0)
@@ -477,14 +482,26 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
          * sentry only, which forwards it once (init would otherwise get it
          * too and the command would see it twice). */
         setsid();
+        trace_mark("init: started");
         /* with the go: the template's idmapped lower layer, when the sentry made one */
         fds[0] = -1;
         r = recv_msg(sock, &m, fds, 1);
         if (r <= 0 || m.type != MSG_GO)
                 _exit(EXIT_SANDBOX);
+        trace_mark("init: go received");
         struct fs_view_spec view = plan->view;
         view.template_tree_fd = fds[0];
-        /* the sentry has moved us into the sandbox's cgroup: make it our root */
+        /* Into the sandbox's control groups before anything else: born in
+         * its v2 group (CLONE_INTO_CGROUP), init moves itself into the v1
+         * ones; it is single-threaded, so its thread is all of it. Nothing
+         * of the sandbox's has run or forked yet. */
+        const char *cg_path = NULL;
+        r = cgroup_entry_join(cg_entry, &cg_path);
+        if (r < 0)
+                child_fail(sock, "cannot enter the sandbox's control group %s: %s", cg_path, strerror(-r));
+        cgroup_entry_close(cg_entry);
+        trace_mark("init: joined its cgroups");
+        /* that group is now our cgroup namespace's root */
         if (unshare(CLONE_NEWCGROUP) < 0)
                 child_fail(sock, "unshare the cgroup namespace: %s", strerror(errno));
 
@@ -501,6 +518,7 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                 child_fail(sock, "PR_SET_PDEATHSIG: %s", strerror(errno));
 
+        trace_mark("init: credentials set");
         if (plan->oci)
                 oci_sysctls(sock, plan->oci);
 
@@ -509,12 +527,14 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         r = fs_view_enter(&view, err, sizeof(err), &layerfd);
         if (r < 0)
                 child_fail(sock, "cannot build the sandbox's view: %s", err);
+        trace_mark("init: view built");
         const char *hostname = plan->oci && plan->oci->hostname ? plan->oci->hostname : "cordon";
         if (sethostname(hostname, strlen(hostname)) < 0)
                 child_fail(sock, "sethostname: %s", strerror(errno));
         r = net_loopback_up();
         if (r < 0)
                 child_fail(sock, "bring up loopback in the sandbox: %s", strerror(-r));
+        trace_mark("init: hostname, loopback up");
         for (size_t i = 0; plan->oci && i < plan->oci->n_mounts; i++)
                 oci_mount(sock, &plan->oci->mounts[i]);
         if (plan->debug_disable & (DEBUG_OFF_RO_BINDS | DEBUG_OFF_NOEXEC_RULES))
@@ -597,6 +617,7 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
                         child_fail(sock, "cannot apply the Landlock ruleset: %s", ll_why);
         }
 
+        trace_mark("init: privileges dropped, landlock applied");
         /* Everything for the sentry goes before the filter: once it is
          * installed, sendmsg and opens are trapped, and nobody serves them
          * until the sentry has the listener. */
@@ -617,9 +638,11 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
                 child_fail(sock, "cannot change to %s in the sandbox: %s", plan->cwd, strerror(errno));
 
         bool killable = false;
+        trace_mark("init: fds sent");
         int listener = notify_filter_install(&plan->filter, &killable);
         if (listener < 0)
                 child_fail(sock, "install the seccomp filter: %s", strerror(-listener));
+        trace_mark("init: filter installed");
         /* The listener's number only, with send() (sendto without an address
          * runs natively); the sentry takes the fd itself with pidfd_getfd. */
         struct msg ready = {.type = MSG_READY, .value = killable, .aux = listener};
@@ -628,6 +651,7 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
         r = recv_msg(sock, &m, fds, 0);
         if (r <= 0 || m.type != MSG_START)
                 _exit(EXIT_SANDBOX);
+        trace_mark("init: start received");
         /* The sentry has taken the listener (pidfd_getfd needs init to be
          * dumpable for an unprivileged sentry). Now, before the command
          * exists: init holds the channel to the sentry, and the command must
@@ -664,6 +688,7 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
                 child_fail(sock, "fork: %s", strerror(errno));
         if (cmd == 0) {
                 close(sock);
+                trace_mark("cmd: exec");
                 exec_command(plan, slave);
         }
         init_cmd_pid = cmd;
@@ -681,6 +706,7 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock)
                         _exit(EXIT_SANDBOX);
                 }
                 if (p == cmd) {
+                        trace_mark("init: command reaped");
                         int64_t tasks = -1;
                         char buf[32];
                         ssize_t n = lastpid >= 0 ? pread(lastpid, buf, sizeof(buf) - 1, 0) : -1;
@@ -764,6 +790,56 @@ static int enter_own_userns(uid_t uid, gid_t gid)
 
 static int sentry_main_loop(struct sandbox_state *st);
 static int run_sandbox(struct sandbox_state *st);
+
+static void *confine_compile(void *arg)
+{
+        struct confine_job *j = arg;
+        j->r = sentry_confine_build(&j->prog, &j->bad);
+        return NULL;
+}
+
+/* The sentry's own filter is the same every run, but libseccomp's compile of
+ * it costs about a millisecond: done on a thread while the sentry waits for
+ * init to set up. Started only after the clone of init (a raw clone, which
+ * must not copy a lock another thread holds) and the exec tracer's fork, and
+ * joined before the proc agent's, so that both forks are of a single-
+ * threaded sentry, as they were. Where the thread cannot start, the compile
+ * runs at the load instead. */
+static void confine_compile_start(struct sandbox_state *st)
+{
+        st->confine.running = pthread_create(&st->confine.thread, NULL, confine_compile, &st->confine) == 0;
+}
+
+static void confine_compile_join(struct sandbox_state *st)
+{
+        if (st->confine.running)
+                pthread_join(st->confine.thread, NULL);
+        st->confine.running = false;
+}
+
+/* clone3 into the cgroup v2 group cgroup_fd (-1: none); where the kernel
+ * or a seccomp filter around us refuses clone3 or CLONE_INTO_CGROUP (ENOSYS
+ * before 5.3 and inside a sandbox; E2BIG or EINVAL before 5.7), clone as
+ * before. *ret_into: the child was born in the group (and, on failure, that
+ * clone3 into it was what failed); if not, the caller attaches it. */
+static pid_t clone_init(unsigned long flags, int cgroup_fd, int *ret_pidfd, bool *ret_into)
+{
+        *ret_into = false;
+        if (cgroup_fd >= 0 && !notify_feature_absent("clone_into_cgroup")) {
+                struct clone_args ca = {
+                        .flags = flags | CLONE_INTO_CGROUP,
+                        .pidfd = (uint64_t)(uintptr_t)ret_pidfd,
+                        .exit_signal = SIGCHLD,
+                        .cgroup = (uint64_t)cgroup_fd,
+                };
+                *ret_into = true;
+                pid_t pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+                if (pid >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EINVAL))
+                        return pid;
+                *ret_into = false;
+        }
+        return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, ret_pidfd, NULL, NULL);
+}
 
 /* As host root: the template's lower layer, idmapped through the sandbox's
  * user namespace (its maps are written by now) so that host root's files
@@ -925,6 +1001,9 @@ static const struct {
                     "ENOSYS"},
         {"sync_wakeup",
          "SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP not used: emulated calls are slower, isolation is the same"},
+        {"clone_into_cgroup",
+         "init is cloned outside its cgroup v2 group and the sentry moves it there through cgroup.procs, which "
+         "waits for an RCU grace period: a slower start, the same groups"},
         {"pidfd_getfd", "required"},
         {"addfd", "required"},
 };
@@ -977,6 +1056,7 @@ int sentry_run(const struct run_options *o)
         r = sandbox_plan_build(o, &plan);
         if (r < 0)
                 return r == PLAN_POLICY_ERROR ? EXIT_USAGE : EXIT_SANDBOX; /* plan_build printed why */
+        trace_mark("plan built (table, filter)");
 
         /* limits: command line and policy (the stricter wins), then the host's admission policy */
         struct run_limits limits = o->limits;
@@ -1033,8 +1113,10 @@ int sentry_run(const struct run_options *o)
                                         "(--approve-interactive not given): every such call is denied\n");
         }
 
+        trace_mark("admission, stdio checked");
         /* what crashed sentries left behind goes first (never a live sandbox) */
         (void)state_gc(true);
+        trace_mark("state gc");
 
         char id[17];
         sandbox_new_id(id);
@@ -1044,6 +1126,7 @@ int sentry_run(const struct run_options *o)
                 return lock == -EDQUOT ? EXIT_QUOTA : EXIT_SANDBOX;
         }
 
+        trace_mark("admitted");
         struct cgroup *cg = NULL;
         struct cg_limits cgl = {limits.memory_bytes, limits.max_processes, limits.cpu_millis};
         free(TAKE_PTR(err));
@@ -1060,8 +1143,10 @@ int sentry_run(const struct run_options *o)
                         fprintf(stderr, "cordon: no cgroup for this sandbox (%s); no limits were requested\n", err);
                 cg = NULL;
         }
+        trace_mark("cgroup created");
         _cleanup_free_ char *sj = state_json(id, cg, &limits);
         (void)state_write(id, sj);
+        trace_mark("state written");
         test_stall("start");
 
         /* `sandbox create`: the state directory's files, the control socket */
@@ -1112,7 +1197,9 @@ int sentry_run(const struct run_options *o)
                 state_remove(id);
                 return EXIT_SANDBOX;
         }
+        trace_mark("floor attached");
         int code = run_sandbox(&st);
+        trace_mark("run_sandbox returned");
         serve_free(srv);
 
         test_stall("teardown");
@@ -1122,8 +1209,11 @@ int sentry_run(const struct run_options *o)
                 close(st.writable_fd);
         if (st.layer_fd >= 0)
                 close(st.layer_fd);
+        trace_mark("stats written");
         cgroup_destroy(cg);
+        trace_mark("cgroup destroyed");
         state_remove(id);
+        trace_mark("state removed");
         return code;
 }
 
@@ -1163,21 +1253,43 @@ static int run_sandbox(struct sandbox_state *st)
         sigaddset(&mask, SIGPIPE);
         sigprocmask(SIG_BLOCK, &mask, &old);
 
+        /* The sandbox's groups, entered at birth (see cgroup_entry): opened
+         * now, as the sentry, for init to inherit. */
+        _cleanup_(cgroup_entry_close) struct cgroup_entry cg_entry = CGROUP_ENTRY_NULL;
+        const char *cg_path = NULL;
+        if (st->cg && (r = cgroup_entry_open(st->cg, &cg_entry, &cg_path)) < 0) {
+                fprintf(stderr, "cordon: cannot enter the sandbox's control group %s: %s\n", cg_path ?: "?",
+                        strerror(-r));
+                close(sp[0]);
+                close(sp[1]);
+                sigprocmask(SIG_SETMASK, &old, NULL);
+                return EXIT_SANDBOX;
+        }
+
         /* No CLONE_NEWCGROUP here: init joins its own cgroup namespace once
-         * the sentry has moved it into the sandbox's group, so that group is
-         * its cgroup root. */
+         * it is in the sandbox's groups, so that the group is its cgroup
+         * root. */
         int pidfd = -1;
-        unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
-                              CLONE_PIDFD | SIGCHLD;
-        pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, &pidfd, NULL, NULL);
+        unsigned long flags =
+                CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_PIDFD;
+        bool born_in_group = false;
+        trace_mark("clone");
+        pid_t pid = clone_init(flags, cg_entry.v2_fd, &pidfd, &born_in_group);
         if (pid < 0) {
                 int e = errno;
-                fprintf(stderr,
-                        "cordon: cannot create the sandbox's namespaces (user, mount, pid, net, ipc, uts, cgroup): %s%s\n",
-                        strerror(e),
-                        e == EPERM || e == ENOSPC
-                                ? "; user namespaces may be disabled on this host (see `cordon check`)"
-                                : "");
+                if (born_in_group)
+                        fprintf(stderr,
+                                "cordon: cannot create the sandbox's init in its control group %s (clone3 "
+                                "CLONE_INTO_CGROUP): %s\n",
+                                cgroup_v2_path(st->cg), strerror(e));
+                else
+                        fprintf(stderr,
+                                "cordon: cannot create the sandbox's namespaces (user, mount, pid, net, ipc, uts, "
+                                "cgroup): %s%s\n",
+                                strerror(e),
+                                e == EPERM || e == ENOSPC
+                                        ? "; user namespaces may be disabled on this host (see `cordon check`)"
+                                        : "");
                 close(sp[0]);
                 close(sp[1]);
                 sigprocmask(SIG_SETMASK, &old, NULL);
@@ -1186,9 +1298,14 @@ static int run_sandbox(struct sandbox_state *st)
         if (pid == 0) {
                 close(sp[0]);
                 sigprocmask(SIG_SETMASK, &old, NULL);
-                sandbox_init(plan, sp[1]);
+                sandbox_init(plan, sp[1], &cg_entry);
         }
         close(sp[1]);
+        trace_mark("cloned");
+        /* a v2 group the clone could not put init in: moved the slow way
+         * (the v1 groups init enters itself all the same) */
+        bool attach_v2 = cg_entry.v2_fd >= 0 && !born_in_group;
+        cgroup_entry_close(&cg_entry);
 
         st->sock = sp[0];
         st->pidfd = pidfd;
@@ -1199,13 +1316,14 @@ static int run_sandbox(struct sandbox_state *st)
         st->privileged = privileged;
 
         r = write_id_maps(pid, child_uid, child_gid, !privileged, plan->oci);
+        trace_mark("id maps written");
         if (r < 0)
                 fprintf(stderr, "cordon: cannot write the sandbox's uid/gid maps: %s\n", strerror(-r));
         else if (plan->oci && plan->oci->has_oom_score_adj &&
                  (r = set_oom_score_adj(pid, plan->oci->oom_score_adj)) < 0)
                 fprintf(stderr, "cordon: process.oomScoreAdj %d: %s%s\n", plan->oci->oom_score_adj, strerror(-r),
                         r == -EACCES ? " (lowering it needs CAP_SYS_RESOURCE, which the runtime lacks here)" : "");
-        else if (st->cg && (r = cgroup_attach(st->cg, pid)) < 0)
+        else if (attach_v2 && (r = cgroup_attach(st->cg, pid)) < 0)
                 fprintf(stderr, "cordon: cannot move the sandbox into its cgroup: %s\n", strerror(-r));
         else if (plan->view.template_path && privileged && (r = template_lower(plan, pid)) < 0)
                 fprintf(stderr,
@@ -1218,10 +1336,16 @@ static int run_sandbox(struct sandbox_state *st)
                 waitpid(pid, NULL, 0);
                 close(st->sock);
                 close(pidfd);
+                confine_compile_join(st);
+                free(TAKE_PTR(st->confine.prog.filter));
                 sigprocmask(SIG_SETMASK, &old, NULL);
                 return EXIT_SANDBOX;
         }
+        trace_mark("cgroup attached");
         r = sentry_main_loop(st);
+        /* (an early failure may have left it running) */
+        confine_compile_join(st);
+        free(TAKE_PTR(st->confine.prog.filter));
         sigprocmask(SIG_SETMASK, &old, NULL);
         return r;
 }
@@ -1366,6 +1490,18 @@ static int sentry_main_loop(struct sandbox_state *st)
                 fprintf(stderr, "cordon: the sandbox's init went away during set-up\n");
                 return EXIT_SANDBOX;
         }
+        trace_mark("go sent");
+        /* While init builds its view: the exec tracer (a fork, so while the
+         * sentry is still single-threaded; it must have seized init before
+         * init forks the command, which waits for MSG_START), then the
+         * compile of the sentry's own filter on a thread. */
+        r = start_exec_tracer(st);
+        trace_mark("exec tracer started");
+        if (r < 0) {
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+        confine_compile_start(st);
         m.type = 0;
         st->fsctx.mount_ids = recv_mounts(st->sock, &st->fsctx.n_mount_ids, &m);
         if (!st->fsctx.mount_ids) {
@@ -1397,6 +1533,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         }
         /* init's listener, taken across (init may make no trapped call, such
          * as the sendmsg that would pass it, before we serve) */
+        trace_mark("ready received");
         int listener = (int)syscall(SYS_pidfd_getfd, st->pidfd, (int)m.aux, 0);
         if (listener < 0)
                 fprintf(stderr, "cordon: pidfd_getfd of the sandbox's seccomp listener: %m\n");
@@ -1442,12 +1579,9 @@ static int sentry_main_loop(struct sandbox_state *st)
          * readable after the mount namespace is gone) */
         st->writable_fd = openat(st->fsctx.root_fd, "tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-        r = start_exec_tracer(st);
-        if (r < 0) {
-                close(listener);
-                kill_and_reap(st);
-                return EXIT_SANDBOX;
-        }
+        trace_mark("listener taken");
+        /* single-threaded again before the proc agent's fork */
+        confine_compile_join(st);
 
         r = fs_agent_start(&st->fsctx, usernsfd, st->pidfd);
         if (r < 0) {
@@ -1457,7 +1591,9 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
 
+        trace_mark("proc agent started");
         r = start_gate(st, netnsfd);
+        trace_mark("gate started");
         if (r < 0) {
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
@@ -1498,7 +1634,9 @@ static int sentry_main_loop(struct sandbox_state *st)
                 .max_workers = 64,
                 .wait_killable = m.value != 0,
         };
+        trace_mark("approvals");
         r = notify_engine_start(&cfg, listener, &st->engine);
+        trace_mark("engine started");
         if (r < 0) {
                 fprintf(stderr, "cordon: cannot start the notification engine: %s\n", strerror(-r));
                 approvals_free(TAKE_PTR(st->approvals));
@@ -1563,8 +1701,21 @@ static int sentry_main_loop(struct sandbox_state *st)
 
         /* Set-up is over: from here on the sentry serves, relays and cleans
          * up, and confines itself to that before the command runs. */
-        const char *bad;
-        r = sentry_confine(&bad);
+        /* A long-lived sandbox's snapshots need libarchive and libcrypto,
+         * loaded on first use (archive-dl.h, crypto-dl.h): for such a sentry,
+         * now, before its own filter, which may refuse what dlopen and the
+         * libraries' constructors do. */
+        const char *dl_why = NULL;
+        if (st->serve && (archive_dl_load(&dl_why) < 0 || crypto_dl_load(&dl_why) < 0))
+                fprintf(stderr, "cordon: warning: %s; snapshots of this sandbox will fail\n", dl_why);
+        const char *bad = st->confine.bad;
+        trace_mark("verbose printed");
+        r = st->confine.r;
+        if (!st->confine.prog.filter && r >= 0)
+                r = sentry_confine_build(&st->confine.prog, &bad);
+        if (r >= 0 && (r = sentry_confine_load(&st->confine.prog)) < 0)
+                bad = "(load)";
+        trace_mark("sentry confined");
         if (r < 0) {
                 fprintf(stderr, "cordon: cannot confine the sentry with its own seccomp filter (%s): %s\n",
                         bad ? bad : "?", strerror(-r));
@@ -1589,10 +1740,16 @@ static int sentry_main_loop(struct sandbox_state *st)
          * allocated and freed (its RSS is the cost of each one more) */
         if (st->serve)
                 malloc_trim(0);
+        trace_mark("start sent");
         int code = st->serve ? serve_loop(st) : supervise(st);
+        trace_mark("supervise returned");
+        /* init is gone: the proc agent's exit can run beside the rest of
+         * the teardown (reaped in fs_agent_stop below) */
+        fs_agent_kill(&st->fsctx);
         tty_end(st);
         exectrace_stop(st->exec_tracer);
         st->exec_tracer = 0;
+        trace_mark("exec tracer stopped");
         /* init has exited; the pid namespace is gone with it. The workers may
          * still sit in a receive: stopping the engine wakes them. */
         capture_trapped_counts(st);
@@ -1601,13 +1758,16 @@ static int sentry_main_loop(struct sandbox_state *st)
          * a worker still in a handler may ask it (and is refused: closed) */
         approvals_close(st->approvals, "terminate");
         notify_engine_stop(st->engine);
+        trace_mark("engine stopped");
         approvals_free(TAKE_PTR(st->approvals));
         for (int i = 0; i < 2; i++)
                 if (st->prompt_wake[i] >= 0)
                         close(TAKE_FD(st->prompt_wake[i]));
         net_gate_free(st->gate);
         st->gate = NULL;
+        trace_mark("gate freed");
         fs_agent_stop(&st->fsctx);
+        trace_mark("proc agent stopped");
         free(st->fsctx.mount_ids);
         fs_exec_table_free(TAKE_PTR(st->fsctx.exec));
         close(st->fsctx.root_fd);

@@ -25,6 +25,7 @@
 
 #include <archive_entry.h>
 
+#include "sentry/archive-dl.h"
 #include "sentry/sandbox.h"
 
 const struct snapshot_layer_dir snapshot_layer_dirs[SNAPSHOT_LAYER_DIRS] = {
@@ -142,6 +143,8 @@ static int plan_upper(struct archive_entry *e, const char *rel, struct snapshot_
 
 int snapshot_entry_plan(struct archive_entry *e, struct snapshot_plan *ret)
 {
+        if (archive_dl_load(NULL) < 0)
+                return -ELIBACC;
         const char *arc = archive_entry_pathname(e);
         const char *rel = upper_rel(arc);
         if (rel)

@@ -21,7 +21,9 @@
 #include <sys/xattr.h>
 #include <time.h>
 
+#include "common/crypto-dl.h"
 #include "fs/fs.h"
+#include "sentry/archive-dl.h"
 #include "sentry/sandbox.h"
 
 #define WALK_MAX_DEPTH   128
@@ -296,6 +298,9 @@ int snapshot_template_digest(const struct sandbox_state *st, char ret[FS_DIGEST_
 
 json_t *snapshot_write(struct xfer *x)
 {
+        const char *why = NULL;
+        if (archive_dl_load(&why) < 0 || crypto_dl_load(&why) < 0)
+                return error_reply("snapshot: %s", why);
         struct sink s = {.fd = x->fd, .md = EVP_MD_CTX_new(), .progress_conn = x->progress ? x->conn : -1};
         if (!s.md || EVP_DigestInit_ex(s.md, EVP_sha256(), NULL) != 1)
                 oom();
@@ -713,6 +718,11 @@ static void *restore_thread(void *arg)
 int snapshot_restore(struct sandbox_state *st, int fd, const char *want_digest, int progress_fd, char *err,
                      size_t errsize)
 {
+        const char *why = NULL;
+        if (archive_dl_load(&why) < 0 || crypto_dl_load(&why) < 0) {
+                snprintf(err, errsize, "%s", why);
+                return -ELIBACC;
+        }
         char got[80];
         int r = digest_fd(fd, got);
         if (r < 0) {
