@@ -1434,6 +1434,29 @@ static void kill_and_reap(struct sandbox_state *st)
  * init forks the command, so that every process of the sandbox is traced
  * from its birth. Where the host refuses ptrace the sandbox does not start,
  * unless --allow-unverified-exec accepts the weaker tier (said plainly). */
+/* Whether init already failed its set-up: the tracer attaches while init
+ * builds its view, and an init that gave up (a child_fail message, sent
+ * before it exits) cannot be traced any more; its message is the cause to
+ * show, not the tracer's. Prints it. */
+static bool init_failed_first(struct sandbox_state *st)
+{
+        /* only once init is gone: a live init's next message belongs to the
+         * set-up that goes on (--allow-unverified-exec) */
+        struct pollfd gone = {.fd = st->pidfd, .events = POLLIN};
+        if (poll(&gone, 1, 0) <= 0)
+                return false;
+        struct pollfd p = {.fd = st->sock, .events = POLLIN};
+        if (poll(&p, 1, 0) <= 0)
+                return false;
+        struct msg m;
+        int fds[5];
+        int n = recv_msg(st->sock, &m, fds, ELEMENTSOF(fds));
+        if (n <= 0 || m.type != MSG_ERROR)
+                return false;
+        fprintf(stderr, "cordon: %s\n", m.text);
+        return true;
+}
+
 static int start_exec_tracer(struct sandbox_state *st)
 {
         int r = fs_exec_table_new(&st->fsctx.exec);
@@ -1452,6 +1475,8 @@ static int start_exec_tracer(struct sandbox_state *st)
         if (r == 0)
                 return 0;
         fs_exec_table_free(TAKE_PTR(st->fsctx.exec));
+        if (init_failed_first(st))
+                return r;
         if (!st->allow_unverified_exec) {
                 fprintf(stderr,
                         "cordon: cannot trace the sandbox's exec events (PTRACE_SEIZE: %s): without them the "
