@@ -4,6 +4,7 @@
 #define CRYPTO_DL_IMPL
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "common/crypto-dl.h"
 #include "common/util.h"
@@ -12,9 +13,25 @@ struct crypto_dl crypto_dl;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const char *load_error;
+static atomic_bool sealed;
+
+void dl_seal(void)
+{
+        atomic_store(&sealed, true);
+}
+
+bool dl_sealed(void)
+{
+        return atomic_load(&sealed);
+}
 
 static void load(void)
 {
+        if (dl_sealed()) {
+                load_error = "libcrypto.so.3 was not loaded before the sentry started serving, and is not loaded "
+                             "after (the sentry's threads see the sandbox's files)";
+                return;
+        }
         /* the soname of the OpenSSL 3 the headers are from */
         void *h = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
         if (!h) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <openssl/evp.h>
+#include <stdbool.h>
 
 #define CRYPTO_DL_FUNCS(X)    \
         X(EVP_MD_CTX_new)     \
@@ -26,6 +27,15 @@ extern struct crypto_dl crypto_dl;
  * (static) saying what was missing: the caller refuses what needed the
  * hash (a digest that cannot be computed is not a digest that matched). */
 int crypto_dl_load(const char **ret_error);
+
+/* From now on no library is loaded any more: a load not done yet fails
+ * (-ELIBACC) instead of calling dlopen. The sentry seals before it serves:
+ * its workers and transfer threads are chrooted into the sandbox's view,
+ * where dlopen would search the sandbox's own /usr/lib (writable in a
+ * template root) and run what the tenant put there. For libcrypto and
+ * libarchive (sentry/archive-dl.c) alike. */
+void dl_seal(void);
+bool dl_sealed(void);
 
 #ifndef CRYPTO_DL_IMPL
 #define EVP_MD_CTX_new     crypto_dl.EVP_MD_CTX_new

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 
+#include "common/crypto-dl.h"
 #include "common/util.h"
 #include "sentry/archive-dl.h"
 
@@ -16,6 +17,11 @@ static const char *load_error;
 static void load(void)
 {
         /* the soname the headers were written for (libarchive 3: .13) */
+        if (dl_sealed()) {
+                load_error = "libarchive.so.13 was not loaded before the sentry started serving, and is not "
+                             "loaded after (the sentry's threads see the sandbox's files)";
+                return;
+        }
         void *h = dlopen("libarchive.so.13", RTLD_NOW | RTLD_LOCAL);
         if (!h) {
                 load_error = "cannot load libarchive.so.13 (snapshots need libarchive 3)";

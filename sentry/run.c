@@ -1733,6 +1733,9 @@ static int sentry_main_loop(struct sandbox_state *st)
         const char *dl_why = NULL;
         if (st->serve && (archive_dl_load(&dl_why) < 0 || crypto_dl_load(&dl_why) < 0))
                 fprintf(stderr, "cordon: warning: %s; snapshots of this sandbox will fail\n", dl_why);
+        /* and none after: a later dlopen from a thread chrooted into the
+         * view would load the sandbox's own copy of the library */
+        dl_seal();
         const char *bad = st->confine.bad;
         trace_mark("verbose printed");
         r = st->confine.r;

@@ -381,6 +381,23 @@ START_TEST(test_openat2_fallback_walks)
 END_TEST
 
 /* Two trees with the same contents made apart give the same digest. */
+/* common/crypto-dl.h's seal: once the sentry serves, libcrypto is never
+ * loaded any more (a dlopen from a thread chrooted into a view would load
+ * the sandbox's copy); a digest then fails rather than loading it. Runs in
+ * its own forked process, where nothing was loaded before. */
+void dl_seal(void);
+START_TEST(test_sealed_loads_nothing)
+{
+        if (getenv("CK_FORK") && streq(getenv("CK_FORK"), "no"))
+                return; /* needs a process of its own */
+        dl_seal();
+        _cleanup_close_ int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        char err[512] = "", d[FS_DIGEST_SIZE];
+        ck_assert_int_eq(fs_digest_tree(fd, err, sizeof(err), d), -ELIBACC);
+        ck_assert_msg(strstr(err, "not loaded before the sentry started serving"), "%s", err);
+}
+END_TEST
+
 START_TEST(test_copy_same)
 {
         build_tree();
@@ -410,6 +427,7 @@ static Suite *digest_suite(void)
         tcase_add_test(tc, test_openat2_fallback_same);
         tcase_add_test(tc, test_openat2_fallback_walks);
         tcase_add_test(tc, test_special_files);
+        tcase_add_test(tc, test_sealed_loads_nothing);
         tcase_add_test(tc, test_errors);
         suite_add_tcase(s, tc);
         return s;
