@@ -4,34 +4,19 @@
 #define CRYPTO_DL_IMPL
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdatomic.h>
+#include <unistd.h>
 
 #include "common/crypto-dl.h"
 #include "common/util.h"
 
 struct crypto_dl crypto_dl;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static bool tried;
 static const char *load_error;
-static atomic_bool sealed;
-
-void dl_seal(void)
-{
-        atomic_store(&sealed, true);
-}
-
-bool dl_sealed(void)
-{
-        return atomic_load(&sealed);
-}
 
 static void load(void)
 {
-        if (dl_sealed()) {
-                load_error = "libcrypto.so.3 was not loaded before the sentry started serving, and is not loaded "
-                             "after (the sentry's threads see the sandbox's files)";
-                return;
-        }
         /* the soname of the OpenSSL 3 the headers are from */
         void *h = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
         if (!h) {
@@ -49,12 +34,29 @@ static void load(void)
         crypto_dl = t;
 }
 
+bool dl_may_load(void)
+{
+        return gettid() == getpid();
+}
+
 int crypto_dl_load(const char **ret_error)
 {
-        pthread_once(&once, load);
-        if (load_error) {
+        pthread_mutex_lock(&lock);
+        const char *why = NULL;
+        if (!tried && !dl_may_load())
+                why = "libcrypto.so.3 is loaded by the sentry's main thread only (this thread may see the "
+                      "sandbox's files)";
+        else {
+                if (!tried) {
+                        tried = true;
+                        load();
+                }
+                why = load_error;
+        }
+        pthread_mutex_unlock(&lock);
+        if (why) {
                 if (ret_error)
-                        *ret_error = load_error;
+                        *ret_error = why;
                 return -ELIBACC;
         }
         return 0;

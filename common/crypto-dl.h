@@ -28,14 +28,14 @@ extern struct crypto_dl crypto_dl;
  * hash (a digest that cannot be computed is not a digest that matched). */
 int crypto_dl_load(const char **ret_error);
 
-/* From now on no library is loaded any more: a load not done yet fails
- * (-ELIBACC) instead of calling dlopen. The sentry seals before it serves:
- * its workers and transfer threads are chrooted into the sandbox's view,
- * where dlopen would search the sandbox's own /usr/lib (writable in a
- * template root) and run what the tenant put there. For libcrypto and
+/* Whether this thread may dlopen: the sentry's main thread only. Its
+ * workers, transfer and resume threads are chrooted into the sandbox's
+ * view, where dlopen would search the sandbox's own /usr/lib (writable in a
+ * template root) and run what the tenant put there. A load asked for on
+ * another thread before the main thread made it fails (-ELIBACC) and
+ * leaves the library loadable by the main thread. For libcrypto and
  * libarchive (sentry/archive-dl.c) alike. */
-void dl_seal(void);
-bool dl_sealed(void);
+bool dl_may_load(void);
 
 #ifndef CRYPTO_DL_IMPL
 #define EVP_MD_CTX_new     crypto_dl.EVP_MD_CTX_new

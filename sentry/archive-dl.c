@@ -11,17 +11,13 @@
 
 struct archive_dl archive_dl;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static bool tried;
 static const char *load_error;
 
 static void load(void)
 {
         /* the soname the headers were written for (libarchive 3: .13) */
-        if (dl_sealed()) {
-                load_error = "libarchive.so.13 was not loaded before the sentry started serving, and is not "
-                             "loaded after (the sentry's threads see the sandbox's files)";
-                return;
-        }
         void *h = dlopen("libarchive.so.13", RTLD_NOW | RTLD_LOCAL);
         if (!h) {
                 load_error = "cannot load libarchive.so.13 (snapshots need libarchive 3)";
@@ -40,10 +36,22 @@ static void load(void)
 
 int archive_dl_load(const char **ret_error)
 {
-        pthread_once(&once, load);
-        if (load_error) {
+        pthread_mutex_lock(&lock);
+        const char *why = NULL;
+        if (!tried && !dl_may_load())
+                why = "libarchive.so.13 is loaded by the sentry's main thread only (this thread may see the "
+                      "sandbox's files)";
+        else {
+                if (!tried) {
+                        tried = true;
+                        load();
+                }
+                why = load_error;
+        }
+        pthread_mutex_unlock(&lock);
+        if (why) {
                 if (ret_error)
-                        *ret_error = load_error;
+                        *ret_error = why;
                 return -ELIBACC;
         }
         return 0;

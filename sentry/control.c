@@ -30,8 +30,10 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "common/crypto-dl.h"
 #include "common/fdpass.h"
 #include "sentry/approvals.h"
+#include "sentry/archive-dl.h"
 #include "sentry/run-internal.h"
 #include "sentry/sandbox.h"
 
@@ -1552,6 +1554,13 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
                 }
                 if (!streq(op, "ls") && fds[0] < 0) {
                         reply_error(conn, "%s: no local file was passed", op);
+                        return;
+                }
+                const char *why = NULL;
+                if (streq(op, "snapshot") && (archive_dl_load(&why) < 0 || crypto_dl_load(&why) < 0)) {
+                        /* here, on the main thread: the transfer thread is
+                         * chrooted into the view (common/crypto-dl.h) */
+                        reply_error(conn, "snapshot: %s", why);
                         return;
                 }
                 struct xfer *x = xcalloc(1, sizeof(*x));

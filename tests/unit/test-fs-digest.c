@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -381,20 +382,34 @@ START_TEST(test_openat2_fallback_walks)
 END_TEST
 
 /* Two trees with the same contents made apart give the same digest. */
-/* common/crypto-dl.h's seal: once the sentry serves, libcrypto is never
- * loaded any more (a dlopen from a thread chrooted into a view would load
- * the sandbox's copy); a digest then fails rather than loading it. Runs in
- * its own forked process, where nothing was loaded before. */
-void dl_seal(void);
-START_TEST(test_sealed_loads_nothing)
+/* common/crypto-dl.h: only the main thread loads libcrypto (the sentry's
+ * other threads are chrooted into a view, where dlopen would load the
+ * sandbox's copy). A digest asked for first on another thread fails
+ * without loading, and leaves the library loadable by the main thread.
+ * Runs in its own forked process, where nothing was loaded before. */
+static void *digest_on_thread(void *arg)
+{
+        char *err = arg, d[FS_DIGEST_SIZE];
+        _cleanup_close_ int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        return (void *)(intptr_t)fs_digest_tree(fd, err, 512, d);
+}
+
+START_TEST(test_only_main_thread_loads)
 {
         if (getenv("CK_FORK") && streq(getenv("CK_FORK"), "no"))
                 return; /* needs a process of its own */
-        dl_seal();
-        _cleanup_close_ int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        char err[512] = "", d[FS_DIGEST_SIZE];
-        ck_assert_int_eq(fs_digest_tree(fd, err, sizeof(err), d), -ELIBACC);
-        ck_assert_msg(strstr(err, "not loaded before the sentry started serving"), "%s", err);
+        char err[512] = "";
+        pthread_t t;
+        void *ret;
+        ck_assert_int_eq(pthread_create(&t, NULL, digest_on_thread, err), 0);
+        ck_assert_int_eq(pthread_join(t, &ret), 0);
+        ck_assert_int_eq((int)(intptr_t)ret, -ELIBACC);
+        ck_assert_msg(strstr(err, "main thread only"), "%s", err);
+        char dir[] = "/tmp/cordon-digest-XXXXXX", d[FS_DIGEST_SIZE];
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        _cleanup_close_ int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_eq(fs_digest_tree(fd, err, sizeof(err), d), 0);
+        rmdir(dir);
 }
 END_TEST
 
@@ -427,7 +442,7 @@ static Suite *digest_suite(void)
         tcase_add_test(tc, test_openat2_fallback_same);
         tcase_add_test(tc, test_openat2_fallback_walks);
         tcase_add_test(tc, test_special_files);
-        tcase_add_test(tc, test_sealed_loads_nothing);
+        tcase_add_test(tc, test_only_main_thread_loads);
         tcase_add_test(tc, test_errors);
         suite_add_tcase(s, tc);
         return s;
