@@ -6,7 +6,6 @@
 #pragma once
 
 #include <openssl/evp.h>
-#include <stdbool.h>
 
 #define CRYPTO_DL_FUNCS(X)    \
         X(EVP_MD_CTX_new)     \
@@ -25,17 +24,9 @@ extern struct crypto_dl crypto_dl;
 
 /* Loads libcrypto (once; thread-safe). 0, or -ELIBACC with *ret_error
  * (static) saying what was missing: the caller refuses what needed the
- * hash (a digest that cannot be computed is not a digest that matched). */
+ * hash (a digest that cannot be computed is not a digest that matched).
+ * On the main thread only (common/dl.h). */
 int crypto_dl_load(const char **ret_error);
-
-/* Whether this thread may dlopen: the sentry's main thread only. Its
- * workers, transfer and resume threads are chrooted into the sandbox's
- * view, where dlopen would search the sandbox's own /usr/lib (writable in a
- * template root) and run what the tenant put there. A load asked for on
- * another thread before the main thread made it fails (-ELIBACC) and
- * leaves the library loadable by the main thread. For libcrypto and
- * libarchive (sentry/archive-dl.c) alike. */
-bool dl_may_load(void);
 
 #ifndef CRYPTO_DL_IMPL
 #define EVP_MD_CTX_new     crypto_dl.EVP_MD_CTX_new

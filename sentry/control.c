@@ -1559,7 +1559,7 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
                 const char *why = NULL;
                 if (streq(op, "snapshot") && (archive_dl_load(&why) < 0 || crypto_dl_load(&why) < 0)) {
                         /* here, on the main thread: the transfer thread is
-                         * chrooted into the view (common/crypto-dl.h) */
+                         * chrooted into the view (common/dl.h) */
                         reply_error(conn, "snapshot: %s", why);
                         return;
                 }

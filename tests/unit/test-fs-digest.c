@@ -382,7 +382,7 @@ START_TEST(test_openat2_fallback_walks)
 END_TEST
 
 /* Two trees with the same contents made apart give the same digest. */
-/* common/crypto-dl.h: only the main thread loads libcrypto (the sentry's
+/* common/dl.h: only the main thread loads libcrypto (the sentry's
  * other threads are chrooted into a view, where dlopen would load the
  * sandbox's copy). A digest asked for first on another thread fails
  * without loading, and leaves the library loadable by the main thread.
