@@ -428,32 +428,13 @@ static void oci_sysctls(int sock, const struct oci_sandbox *oci)
                  * /proc/sys without symlinks all the same */
                 struct open_how how = {.flags = O_WRONLY | O_CLOEXEC | O_TRUNC,
                                        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-                int fd = (int)syscall(SYS_openat2, sys, rel, &how, sizeof(how));
+                _cleanup_close_ int fd = (int)syscall(SYS_openat2, sys, rel, &how, sizeof(how));
                 if (fd < 0)
                         child_fail(sock, "linux.sysctl: %s: %s", c->key, strerror(errno));
-                size_t n = strlen(c->value);
-                ssize_t w = write(fd, c->value, n);
-                int err = w < 0 ? errno : EIO;
-                close(fd);
-                if (w != (ssize_t)n)
-                        child_fail(sock, "linux.sysctl: %s = \"%s\": %s", c->key, c->value, strerror(err));
+                int r = write_all(fd, c->value, strlen(c->value));
+                if (r < 0)
+                        child_fail(sock, "linux.sysctl: %s = \"%s\": %s", c->key, c->value, strerror(-r));
         }
-}
-
-/* process.oomScoreAdj, written by the sentry into init before init forks
- * anything (every process of the container inherits it), as runc does
- * for the container's process. */
-static int set_oom_score_adj(pid_t pid, int value)
-{
-        char path[64], v[16];
-        snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
-        int n = snprintf(v, sizeof(v), "%d", value);
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        if (write(fd, v, (size_t)n) != n)
-                return errno ? negative_errno() : -EIO;
-        return 0;
 }
 
 /* pid 1 of the sandbox. */
@@ -727,6 +708,17 @@ static int write_file(const char *path, const char *text)
         if (fd < 0)
                 return negative_errno();
         return write_all(fd, text, strlen(text));
+}
+
+/* process.oomScoreAdj, written by the sentry into init before init forks
+ * anything (every process of the container inherits it), as runc does
+ * for the container's process. */
+static int set_oom_score_adj(pid_t pid, int value)
+{
+        char path[64], v[16];
+        snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
+        snprintf(v, sizeof(v), "%d", value);
+        return write_file(path, v);
 }
 
 /* "0 HOST 1" and, for an OCI identity, one line per other container id
