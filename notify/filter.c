@@ -55,8 +55,10 @@ static struct scmp_arg_cmp cmp_of(const struct syscall_arg_cond *c, uint64_t bit
         case ARG_GE:
                 return SCMP_CMP(c->arg, SCMP_CMP_GE, c->datum);
         case ARG_MASKED_ANY:
-                /* "any bit of mask set" is one rule per bit, each (arg & bit) == bit */
-                return SCMP_CMP(c->arg, SCMP_CMP_MASKED_EQ, bit, bit);
+                /* "any bit of mask set, none of datum" is one rule per bit,
+                 * each (arg & (bit | datum)) == bit: libseccomp takes one
+                 * comparison per argument in a rule */
+                return SCMP_CMP(c->arg, SCMP_CMP_MASKED_EQ, bit | c->datum, bit);
         }
         return SCMP_CMP(c->arg, SCMP_CMP_EQ, 0);
 }
@@ -73,8 +75,9 @@ static int add_row(scmp_filter_ctx ctx, const struct syscall_entry *e, int nr)
                 if (e->cond[i].op == ARG_MASKED_ANY) {
                         if (any >= 0)
                                 return -EINVAL; /* two fan-outs in one row: split the row */
-                        if (e->cond[i].mask == 0)
-                                return -EINVAL; /* no bit to test: the row would vanish */
+                        if (e->cond[i].mask == 0 || (e->cond[i].mask & e->cond[i].datum))
+                                return -EINVAL; /* no bit to test, or a bit both set and clear:
+                                                   the row (or a rule of it) would vanish */
                         any = (int)i;
                 }
 

@@ -27,7 +27,9 @@ enum syscall_support {
 enum arg_op {
         ARG_EQ = 1,     /* (arg & mask) == datum, mask 0 means all 64 bits */
         ARG_MASKED_EQ,  /* (arg & mask) == datum */
-        ARG_MASKED_ANY, /* (arg & mask) != 0: one filter rule per bit */
+        ARG_MASKED_ANY, /* (arg & mask) != 0 and (arg & datum) == 0: one filter
+                           rule per bit of mask (datum: bits that must be clear,
+                           none of them in mask) */
         ARG_NE,         /* arg != datum (all 64 bits) */
         ARG_GE,         /* arg >= datum (all 64 bits: a value with garbage in the
                            upper half compares large, so GE rows fail closed) */
@@ -64,11 +66,15 @@ enum {
          * these trapped (the sentry asks before them) while calls that only
          * read stay native. */
         SC_F_PATH_WRITE = 1u << 1,
-        /* The row is the conditional form of an SC_F_PATH_POLICY row of the
-         * same call, in force exactly when that one is left out: the forms
-         * the mount view cannot decide alone (an open that writes, creates
-         * or truncates) are still trapped, the rest runs natively. */
+        /* The row is a conditional form of an SC_F_PATH_POLICY row of the
+         * same call, in force only when that one is left out: the forms
+         * the mount view cannot decide alone are still trapped, the rest
+         * runs natively. SC_F_PATH_FAST rows are in force under a write ask
+         * rule (every open that writes, creates or truncates trapped);
+         * SC_F_PATH_FAST_NOASK rows without one (an exclusive create,
+         * which cannot open an existing file, native too). */
         SC_F_PATH_FAST = 1u << 2,
+        SC_F_PATH_FAST_NOASK = 1u << 3,
 };
 
 struct syscall_entry {

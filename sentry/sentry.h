@@ -79,12 +79,15 @@ const struct syscall_entry *sentry_syscall_table(size_t *ret_n);
 /* The rows in force for one run, copied into ret (room for size rows; the
  * whole table fits in sentry_syscall_table's count): every row when
  * trap_paths (--trap-all, or a policy with a hidden rule) but the
- * SC_F_PATH_FAST ones, else all but the SC_F_PATH_POLICY rows, whose calls
- * then run natively (or, for the open family, only their read-only forms).
+ * conditional open rows, else all but the SC_F_PATH_POLICY rows, whose calls
+ * then run natively (the open family's with the SC_F_PATH_FAST_NOASK rows:
+ * only opens that write, truncate or create without O_EXCL trapped).
  * Returns the count. */
 size_t sentry_syscall_select(bool trap_paths, struct syscall_entry *ret, size_t size);
 /* The same, and with trap_writes (a policy with write "ask" rules) also the
- * SC_F_PATH_WRITE rows: the calls that change the file system. */
+ * SC_F_PATH_WRITE rows, the calls that change the file system, and the
+ * SC_F_PATH_FAST open rows (every open that writes, creates or truncates)
+ * in place of the SC_F_PATH_FAST_NOASK ones. */
 size_t sentry_syscall_select_rows(bool trap_paths, bool trap_writes, struct syscall_entry *ret, size_t size);
 
 /* `cordon check`: prints what this host supports; returns 0 when every

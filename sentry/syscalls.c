@@ -104,13 +104,58 @@ static const struct syscall_entry table[] = {
          .ctx = CTX_FS,
          .flags = SC_F_PATH_POLICY,
          .note = "as open"},
+        /* Without a write ask rule an exclusive create (O_CREAT|O_EXCL:
+         * mkstemp, git's objects, lock files) is native too: it makes a new
+         * file or fails, never opens an existing one (not even through a
+         * symlink), so it cannot reach another process's /proc/PID/mem,
+         * and where it may create is the view's and Landlock's to say, as
+         * for mkdir. Two rows each: writes without O_CREAT, and O_CREAT
+         * without O_EXCL; the kernel reads the int flags' low 32 bits. */
+        {.name = "open",
+         .action = SC_EMULATE,
+         .handler = fs_handle_open,
+         .support = SUPPORT_FULL,
+         .ctx = CTX_FS,
+         .flags = SC_F_PATH_FAST_NOASK,
+         .note = "writing or truncating opens emulated; read-only ones and exclusive creates native (the view decides)",
+         .n_cond = 1,
+         .cond = {{.arg = 1, .op = ARG_MASKED_ANY, .mask = OPEN_WRITES & ~O_CREAT, .datum = O_CREAT}}},
+        {.name = "open",
+         .action = SC_EMULATE,
+         .handler = fs_handle_open,
+         .support = SUPPORT_FULL,
+         .ctx = CTX_FS,
+         .flags = SC_F_PATH_FAST_NOASK,
+         .note = "as open: a create without O_EXCL emulated",
+         .n_cond = 1,
+         .cond = {{.arg = 1, .op = ARG_MASKED_EQ, .mask = O_CREAT | O_EXCL, .datum = O_CREAT}}},
+        {.name = "openat",
+         .action = SC_EMULATE,
+         .handler = fs_handle_open,
+         .support = SUPPORT_FULL,
+         .ctx = CTX_FS,
+         .flags = SC_F_PATH_FAST_NOASK,
+         .note = "as open",
+         .n_cond = 1,
+         .cond = {{.arg = 2, .op = ARG_MASKED_ANY, .mask = OPEN_WRITES & ~O_CREAT, .datum = O_CREAT}}},
+        {.name = "openat",
+         .action = SC_EMULATE,
+         .handler = fs_handle_open,
+         .support = SUPPORT_FULL,
+         .ctx = CTX_FS,
+         .flags = SC_F_PATH_FAST_NOASK,
+         .note = "as open: a create without O_EXCL emulated",
+         .n_cond = 1,
+         .cond = {{.arg = 2, .op = ARG_MASKED_EQ, .mask = O_CREAT | O_EXCL, .datum = O_CREAT}}},
+        /* under a write ask rule every open that writes, creates or
+         * truncates is trapped (and asked about) */
         {.name = "open",
          .action = SC_EMULATE,
          .handler = fs_handle_open,
          .support = SUPPORT_FULL,
          .ctx = CTX_FS,
          .flags = SC_F_PATH_FAST,
-         .note = "writing, creating or truncating opens emulated; read-only ones native (the view decides)",
+         .note = "with a write ask rule: writing, creating or truncating opens emulated; read-only ones native",
          .n_cond = 1,
          .cond = {{.arg = 1, .op = ARG_MASKED_ANY, .mask = OPEN_WRITES}}},
         {.name = "openat",
@@ -379,7 +424,10 @@ size_t sentry_syscall_select_rows(bool trap_paths, bool trap_writes, struct sysc
                 /* the conditional open rows stand in for the unconditional
                  * ones exactly when those are left out */
                 if (all[i].flags & SC_F_PATH_FAST) {
-                        if (!trap_paths)
+                        if (!trap_paths && trap_writes)
+                                ret[n++] = all[i];
+                } else if (all[i].flags & SC_F_PATH_FAST_NOASK) {
+                        if (!trap_paths && !trap_writes)
                                 ret[n++] = all[i];
                 } else if (!(all[i].flags & SC_F_PATH_POLICY) || trap_paths ||
                            (trap_writes && (all[i].flags & SC_F_PATH_WRITE)))

@@ -3736,18 +3736,32 @@ static int a_process_vm_writev(int argc, char **argv)
  * worked (or the open did). */
 static bool mem_write_fails(struct notes *n, pid_t p, void *addr, const char *who)
 {
+        /* every way an open may ask for write access: the filter traps
+         * some forms and lets others (an exclusive create) run natively */
+        static const struct {
+                int flags;
+                const char *name;
+        } forms[] = {{O_RDWR, "O_RDWR"},
+                     {O_WRONLY | O_CREAT, "O_WRONLY|O_CREAT"},
+                     {O_WRONLY | O_CREAT | O_TRUNC, "O_WRONLY|O_CREAT|O_TRUNC"},
+                     {O_RDWR | O_CREAT | O_EXCL, "O_RDWR|O_CREAT|O_EXCL"},
+                     {O_WRONLY | O_EXCL, "O_WRONLY|O_EXCL"}};
         char path[64];
         snprintf(path, sizeof(path), "/proc/%d/mem", (int)p);
-        int fd = open(path, O_RDWR | O_CLOEXEC);
-        if (fd < 0) {
-                note(n, "%s %s O_RDWR: %s", who, path, en(errno));
-                return true;
+        bool ok = true;
+        for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+                int fd = open(path, forms[i].flags | O_CLOEXEC, 0600);
+                if (fd < 0) {
+                        note(n, "%s %s %s: %s", who, path, forms[i].name, en(errno));
+                        continue;
+                }
+                char b = 'X';
+                ssize_t k = pwrite(fd, &b, 1, (off_t)(uintptr_t)addr);
+                note(n, "%s %s opened %s, pwrite %s", who, path, forms[i].name, k == 1 ? "wrote" : en(errno));
+                close(fd);
+                ok = false;
         }
-        char b = 'X';
-        ssize_t k = pwrite(fd, &b, 1, (off_t)(uintptr_t)addr);
-        note(n, "%s %s opened O_RDWR, pwrite %s", who, path, k == 1 ? "wrote" : en(errno));
-        close(fd);
-        return false;
+        return ok;
 }
 
 /* Writes through /proc/PID/mem to init, to a sibling and to every pid the
@@ -4287,6 +4301,20 @@ static const struct {
         {"ask-exec-ran", a_ask_exec_ran},
 };
 
+/* uid 0 of the host's own user namespace (the sandbox's uid 0 is mapped) */
+static bool host_root(void)
+{
+        if (geteuid() != 0)
+                return false;
+        FILE *f = fopen("/proc/self/uid_map", "re");
+        unsigned long inside, outside, count;
+        bool identity = !f || (fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0 &&
+                               outside == 0 && count == 4294967295UL);
+        if (f)
+                fclose(f);
+        return identity;
+}
+
 int main(int argc, char **argv)
 {
         if (argc < 2) {
@@ -4299,6 +4327,13 @@ int main(int argc, char **argv)
                 return 0;
         }
         setvbuf(stdout, NULL, _IOLBF, 0);
+        if (host_root()) {
+                /* the attempts are real: proc-mem-write writes into every
+                 * process it can see, others change host files */
+                fprintf(stderr, "escape-probe: refusing to run as the host's root (the attempts would reach the "
+                                "host's processes and files); run it under cordon\n");
+                return 2;
+        }
         if (strcmp(argv[1], "hold-secrets") == 0)
                 return hold_secrets(argc, argv);
         /* a hung attempt must not hang the suite */

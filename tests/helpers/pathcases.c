@@ -402,6 +402,48 @@ static void create_cases(void)
         close(dfd);
 }
 
+/* An openat that may create: its result (an fd shown as 0) and the lstat
+ * of what it names afterwards. */
+static void open_case(const char *name, int flags, mode_t mode, const char *path, const char *after)
+{
+        long r;
+        int e;
+        CALL(syscall(SYS_openat, AT_FDCWD, arg(path), flags | O_CLOEXEC, mode));
+        if (r >= 0) {
+                close((int)r);
+                r = 0;
+        }
+        show_after(name, "openat", r, e, after ? after : path);
+}
+
+/* Exclusive creates run natively on the fast path, the other creating
+ * opens are emulated: both must answer as the kernel does. */
+static void open_create_cases(void)
+{
+        umask(022);
+        open_case("open-excl-new", O_RDWR | O_CREAT | O_EXCL, 0666, "o1", NULL);
+        open_case("open-excl-exists", O_RDWR | O_CREAT | O_EXCL, 0666, "f", NULL);
+        open_case("open-excl-dir", O_WRONLY | O_CREAT | O_EXCL, 0666, "d", NULL);
+        open_case("open-excl-dangling", O_WRONLY | O_CREAT | O_EXCL, 0666, "ldang", NULL);
+        open_case("open-excl-symlink", O_WRONLY | O_CREAT | O_EXCL, 0666, "lf", NULL);
+        open_case("open-excl-selfloop", O_WRONLY | O_CREAT | O_EXCL, 0666, "lself", NULL);
+        open_case("open-excl-trailing-slash", O_WRONLY | O_CREAT | O_EXCL, 0666, "o2/", "o2");
+        open_case("open-excl-noparent", O_WRONLY | O_CREAT | O_EXCL, 0666, "nonexist/x", NULL);
+        open_case("open-excl-notdir", O_WRONLY | O_CREAT | O_EXCL, 0666, "f/x", NULL);
+        open_case("open-excl-through-link-dir", O_WRONLY | O_CREAT | O_EXCL, 0600, "ld/o3", "d/o3");
+        open_case("open-excl-longcomp", O_WRONLY | O_CREAT | O_EXCL, 0666, "LONGCOMP", NULL);
+        open_case("open-excl-proc", O_RDWR | O_CREAT | O_EXCL, 0600, "/proc/self/mem", "/proc/self/mem");
+        open_case("open-excl-trunc", O_WRONLY | O_CREAT | O_EXCL | O_TRUNC, 0640, "o4", NULL);
+        umask(077);
+        open_case("open-excl-umask077", O_RDWR | O_CREAT | O_EXCL, 0666, "o5", NULL);
+        umask(022);
+        open_case("open-creat-new", O_WRONLY | O_CREAT | O_TRUNC, 0644, "o6", NULL);
+        open_case("open-creat-exists", O_WRONLY | O_CREAT | O_TRUNC, 0600, "g", NULL);
+        open_case("open-creat-dangling", O_WRONLY | O_CREAT, 0600, "ldang", "nonexistent");
+        open_case("open-excl-noncreat", O_WRONLY | O_EXCL, 0600, "o6", NULL);
+        unlink("nonexistent");
+}
+
 static void link_cases(void)
 {
         long r;
@@ -739,6 +781,23 @@ static void misc_cases(void)
         line("getxattr-mode-000", "getxattr", r, e, NULL);
 }
 
+/* Whether this is uid 0 of the host's own user namespace: owner of the
+ * host's files, which some cases try to change to show they cannot
+ * (truncate-not-writable truncates /etc/passwd), so capabilities dropped
+ * are not enough. Run as another uid, or in a user namespace. */
+static bool host_root(void)
+{
+        if (geteuid() != 0)
+                return false;
+        FILE *f = fopen("/proc/self/uid_map", "re");
+        unsigned long inside, outside, count;
+        bool identity = !f || (fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0 &&
+                               outside == 0 && count == 4294967295UL);
+        if (f)
+                fclose(f);
+        return identity;
+}
+
 static void drop_caps(void)
 {
         struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
@@ -756,6 +815,11 @@ int main(int argc, char **argv)
                 return 2;
         }
         root = argv[1];
+        if (host_root()) {
+                fprintf(stderr, "pathcases: refusing to run as the host's root, which owns the files some cases "
+                                "try to change (/etc/passwd); run it as another uid or under unshare -Ur\n");
+                return 2;
+        }
         setvbuf(stdout, NULL, _IOLBF, 0);
         drop_caps();
         umask(022);
@@ -766,6 +830,7 @@ int main(int argc, char **argv)
         setup();
         stat_cases();
         create_cases();
+        open_create_cases();
         link_cases();
         rename_cases();
         attr_cases();

@@ -328,8 +328,9 @@ START_TEST(test_row)
 END_TEST
 
 /* The path rows are in the filter only when the run needs them: without
- * --trap-all or a hidden rule, stat and friends and read-only opens run
- * natively and the opens that write, create or truncate are still trapped;
+ * --trap-all or a hidden rule, stat and friends, read-only opens and
+ * exclusive creates run natively and the opens that write, truncate or
+ * create without O_EXCL are still trapped;
  * with it, every path call is. */
 START_TEST(test_path_rows_selected)
 {
@@ -344,7 +345,7 @@ START_TEST(test_path_rows_selected)
                 size_t n = sentry_syscall_select(trap, t, n_all);
                 ck_assert_uint_le(n, n_all);
                 if (trap)
-                        ck_assert_uint_eq(n, n_all - 2); /* all but open's and openat's fast rows */
+                        ck_assert_uint_eq(n, n_all - 6); /* all but open's and openat's conditional rows */
                 struct sock_fprog prog = {0};
                 const char *bad = NULL;
                 ck_assert_int_eq(notify_filter_build(t, n, &prog, &bad), 0);
@@ -360,14 +361,16 @@ START_TEST(test_path_rows_selected)
                 static const uint64_t ro[] = {O_RDONLY, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW,
                                               O_RDONLY | O_NONBLOCK | O_NOCTTY, O_PATH,
                                               O_RDONLY | 0xffffffff00000000ULL /* upper half: ignored */};
-                static const uint64_t wr[] = {O_WRONLY,
-                                              O_RDWR,
-                                              O_WRONLY | O_RDWR,
-                                              O_RDONLY | O_CREAT,
-                                              O_RDONLY | O_TRUNC,
-                                              O_TMPFILE | O_RDWR,
-                                              O_RDONLY | O_CREAT | O_EXCL,
-                                              O_WRONLY | O_APPEND};
+                /* exclusive creates: native unless trapping paths (they
+                 * cannot open an existing file) */
+                static const uint64_t excl[] = {O_RDONLY | O_CREAT | O_EXCL, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+                                                O_WRONLY | O_CREAT | O_EXCL | O_TRUNC | O_APPEND};
+                static const uint64_t wr[] = {O_WRONLY, O_RDWR, O_WRONLY | O_RDWR, O_RDONLY | O_CREAT,
+                                              O_RDONLY | O_TRUNC, O_TMPFILE | O_RDWR, O_WRONLY | O_APPEND,
+                                              O_WRONLY | O_CREAT | O_TRUNC,
+                                              /* O_EXCL without O_CREAT opens what exists */
+                                              O_WRONLY | O_EXCL, O_RDWR | O_EXCL | O_TRUNC, O_TMPFILE | O_RDWR | O_EXCL,
+                                              O_RDWR | O_CREAT | 0xffffffff00000000ULL};
                 for (size_t i = 0; i < ELEMENTSOF(ro); i++) {
                         const uint64_t a_at[6] = {(uint64_t)AT_FDCWD, 0x1000, ro[i]}, a_open[6] = {0x1000, ro[i]};
                         ck_assert_msg(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("openat"), a_at) ==
@@ -376,6 +379,15 @@ START_TEST(test_path_rows_selected)
                         ck_assert_msg(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("open"), a_open) ==
                                               (trap ? NOTIF : ALLOW),
                                       "open flags %#llx with trap_paths=%d", (unsigned long long)ro[i], trap);
+                }
+                for (size_t i = 0; i < ELEMENTSOF(excl); i++) {
+                        const uint64_t a_at[6] = {(uint64_t)AT_FDCWD, 0x1000, excl[i]}, a_open[6] = {0x1000, excl[i]};
+                        ck_assert_msg(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("openat"), a_at) ==
+                                              (trap ? NOTIF : ALLOW),
+                                      "openat flags %#llx with trap_paths=%d", (unsigned long long)excl[i], trap);
+                        ck_assert_msg(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("open"), a_open) ==
+                                              (trap ? NOTIF : ALLOW),
+                                      "open flags %#llx with trap_paths=%d", (unsigned long long)excl[i], trap);
                 }
                 for (size_t i = 0; i < ELEMENTSOF(wr); i++) {
                         const uint64_t a_at[6] = {(uint64_t)AT_FDCWD, 0x1000, wr[i]}, a_open[6] = {0x1000, wr[i]};
@@ -421,6 +433,9 @@ START_TEST(test_write_rows_selected)
         ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("openat"), args), ALLOW);
         const uint64_t wargs[6] = {AT_FDCWD, 0, O_WRONLY | O_CREAT};
         ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("openat"), wargs), NOTIF);
+        /* an exclusive create makes a file: asked about too */
+        const uint64_t xargs[6] = {AT_FDCWD, 0, O_RDWR | O_CREAT | O_EXCL};
+        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("openat"), xargs), NOTIF);
         ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("creat"), args), NOTIF);
         ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("execve"), args), NOTIF);
         free(prog.filter);
@@ -484,7 +499,7 @@ static uint64_t satisfying(const struct syscall_arg_cond *c, uint64_t bit, bool 
         case ARG_MASKED_EQ:
                 return garbage ? (c->datum & mask) | ~mask : c->datum & mask;
         case ARG_MASKED_ANY:
-                return garbage ? bit | ~mask : bit;
+                return garbage ? bit | ~(mask | c->datum) : bit;
         case ARG_NE:
                 return garbage ? ~c->datum : c->datum + 1;
         case ARG_GE:
@@ -704,6 +719,37 @@ START_TEST(test_build_empty_fanout_refused)
         ck_assert_int_eq(r, -EINVAL);
         ck_assert_ptr_nonnull(bad);
         ck_assert_str_eq(bad, "unshare");
+}
+END_TEST
+
+/* A bit both required set and required clear makes that bit's rule match
+ * nothing: refused as well. And the clear bits do what they say: with
+ * O_CREAT as the bit that must be clear, O_WRONLY traps alone and not with
+ * O_CREAT. */
+START_TEST(test_build_fanout_clear_bits)
+{
+        struct syscall_entry table[] = {
+                {.name = "openat",
+                 .action = SC_ERRNO,
+                 .err = EPERM,
+                 .n_cond = 1,
+                 .note = "t",
+                 .cond = {{.arg = 2, .op = ARG_MASKED_ANY, .mask = O_WRONLY | O_RDWR, .datum = O_RDWR}}},
+        };
+        struct sock_fprog prog = {0};
+        const char *bad = NULL;
+        ck_assert_int_eq(notify_filter_build(table, ELEMENTSOF(table), &prog, &bad), -EINVAL);
+        ck_assert_str_eq(bad, "openat");
+        table[0].cond[0].mask = O_WRONLY | O_RDWR;
+        table[0].cond[0].datum = O_CREAT;
+        ck_assert_int_eq(notify_filter_build(table, ELEMENTSOF(table), &prog, &bad), 0);
+        const uint64_t w[6] = {0, 0, O_WRONLY}, rw[6] = {0, 0, O_RDWR | O_TRUNC}, wc[6] = {0, 0, O_WRONLY | O_CREAT},
+                       r[6] = {0, 0, O_RDONLY};
+        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, __NR_openat, w), SECCOMP_RET_ERRNO | EPERM);
+        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, __NR_openat, rw), SECCOMP_RET_ERRNO | EPERM);
+        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, __NR_openat, wc), ALLOW);
+        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, __NR_openat, r), ALLOW);
+        free(prog.filter);
 }
 END_TEST
 
@@ -1007,6 +1053,7 @@ static Suite *filter_suite(void)
         tcase_add_test(tc, test_build_own_number);
         tcase_add_test(tc, test_build_two_fanouts);
         tcase_add_test(tc, test_build_empty_fanout_refused);
+        tcase_add_test(tc, test_build_fanout_clear_bits);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("interpreter");
