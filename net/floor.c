@@ -18,6 +18,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 
 #include "common/util.h"
@@ -78,6 +80,63 @@ static int load(struct floor_bpf **ret, char *why, size_t size)
         return 0;
 }
 
+/* The load begun early on a thread (net_floor_preload): libbpf's feature
+ * probes and the verifier take about a millisecond, which then overlaps
+ * the sentry's other set-up instead of delaying the sandbox's start. One
+ * per process; only the thread that started it joins it, so no lock. */
+static struct {
+        pthread_t thread;
+        bool started;
+        struct floor_bpf *skel;
+        int r;
+        char why[256];
+} pre;
+
+static void *preload_main(void *arg)
+{
+        (void)arg;
+        pre.r = load(&pre.skel, pre.why, sizeof(pre.why));
+        return NULL;
+}
+
+void net_floor_preload(void)
+{
+        if (pre.started)
+                return;
+        /* no signal is this thread's to take: the sentry's handlers run on
+         * the threads that expect them */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        pre.started = pthread_create(&pre.thread, NULL, preload_main, NULL) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The preloaded programs (waiting for the load to end), or a load now. */
+static int take_loaded(struct floor_bpf **ret, char *why, size_t size)
+{
+        if (!pre.started)
+                return load(ret, why, size);
+        pthread_join(pre.thread, NULL);
+        pre.started = false;
+        if (pre.r < 0) {
+                set_why(why, size, "%s", pre.why);
+                return pre.r;
+        }
+        *ret = TAKE_PTR(pre.skel);
+        return 0;
+}
+
+void net_floor_preload_end(void)
+{
+        if (!pre.started)
+                return;
+        pthread_join(pre.thread, NULL);
+        pre.started = false;
+        if (pre.skel)
+                floor_bpf__destroy(TAKE_PTR(pre.skel));
+}
+
 int net_floor_probe(char *why, size_t size)
 {
         struct floor_bpf *skel = NULL;
@@ -91,7 +150,7 @@ int net_floor_probe(char *why, size_t size)
 int net_floor_attach(int cgroup_fd, char *why, size_t size)
 {
         struct floor_bpf *skel = NULL;
-        int r = load(&skel, why, size);
+        int r = take_loaded(&skel, why, size);
         if (r < 0)
                 return r;
         size_t done = 0;

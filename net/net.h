@@ -24,6 +24,13 @@ int net_loopback_up(void);
  * directory cgroup_fd (O_RDONLY), all or none. They stay attached until the group is removed. 0, or -errno with why
  * (what failed and why) filled: -EPERM or -EACCES when this process may not load or attach BPF programs. */
 int net_floor_attach(int cgroup_fd, char *why, size_t size);
+/* Begins loading the programs on a thread, so that the load overlaps other
+ * set-up; the next net_floor_attach takes them. The thread must be over
+ * before the process forks or clones (its locks would be copied taken):
+ * net_floor_attach and net_floor_preload_end wait for it. */
+void net_floor_preload(void);
+/* Waits for a preload net_floor_attach did not take, and frees it. */
+void net_floor_preload_end(void);
 /* Loads the programs without attaching them (cordon check). 0 or -errno, why filled. */
 int net_floor_probe(char *why, size_t size);
 /* How many of the floor's hooks have a program attached directly to the

@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 
 #include "common/util.h"
+#include "sentry/prebuilt.h"
 #include "sentry/run-internal.h"
 
 struct allow {
@@ -170,6 +171,17 @@ static bool conditional(const char *name)
 }
 
 int sentry_confine_build(struct sock_fprog *ret, const char **ret_bad)
+{
+        /* compiled at build time from the same rows (sentry/gen-filters.c) */
+        if (sentry_prebuilt_confine && sentry_prebuilt_confine(ret)) {
+                if (ret_bad)
+                        *ret_bad = NULL;
+                return 0;
+        }
+        return sentry_confine_build_fresh(ret, ret_bad);
+}
+
+int sentry_confine_build_fresh(struct sock_fprog *ret, const char **ret_bad)
 {
         const char *bad = NULL;
         scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));

@@ -266,15 +266,26 @@ int exectrace_start(const struct exectrace_config *c, pid_t *ret_pid)
         return 0;
 }
 
-void exectrace_stop(pid_t pid)
+void exectrace_kill(pid_t pid)
+{
+        /* by now init is gone and the tracer has left by itself, or is about
+         * to; SIGKILL covers a tracer that is stuck */
+        if (pid > 0)
+                kill(pid, SIGKILL);
+}
+
+void exectrace_reap(pid_t pid)
 {
         if (pid <= 0)
                 return;
-        /* by now init is gone and the tracer has left by itself, or is about
-         * to; SIGKILL covers a tracer that is stuck */
-        kill(pid, SIGKILL);
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
                 ;
+}
+
+void exectrace_stop(pid_t pid)
+{
+        exectrace_kill(pid);
+        exectrace_reap(pid);
 }
 
 int exectrace_probe(void)

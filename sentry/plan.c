@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 
 #include "common/util.h"
+#include "sentry/prebuilt.h"
 #include "sentry/run-internal.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -237,7 +238,12 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
         p.table = xcalloc(n_all, sizeof(struct syscall_entry));
         p.n_table = sentry_syscall_select_rows(p.trap_paths, p.trap_writes, p.table, n_all);
         const char *bad = NULL;
-        r = notify_filter_build(p.table, p.n_table, &p.filter, &bad);
+        /* compiled at build time from the same rows where the binary has
+         * it (sentry/prebuilt.h), else now */
+        if (sentry_prebuilt_sandbox && sentry_prebuilt_sandbox(p.trap_paths, p.trap_writes, &p.filter))
+                r = 0;
+        else
+                r = notify_filter_build(p.table, p.n_table, &p.filter, &bad);
         if (r < 0) {
                 fprintf(stderr, "cordon: cannot build the seccomp filter (row %s): %s\n", bad ? bad : "?",
                         strerror(-r));

@@ -122,6 +122,9 @@ struct sandbox_state {
         struct approvals *approvals; /* "ask" rules' pending requests (sentry/approvals.h) */
         int approve_tty;             /* --approve-interactive: the controlling terminal, else -1 */
         int prompt_wake[2];          /* a terminal prompt started or ended: the relay re-polls; -1 */
+        /* the state gc, on a thread while the command runs (gc_start) */
+        pthread_t gc_thread;
+        bool gc_running;
         /* the sentry's own filter, compiled on a thread while init sets up
          * (see confine_compile_start in run.c) */
         struct confine_job {
@@ -148,6 +151,10 @@ struct exectrace_config {
 int exectrace_start(const struct exectrace_config *c, pid_t *ret_pid);
 /* Ends and reaps the tracer; call after init has been waited for. */
 void exectrace_stop(pid_t pid);
+/* exectrace_stop in two steps: the tracer's exit then runs beside what the
+ * caller does in between (it must reap it before it returns) */
+void exectrace_kill(pid_t pid);
+void exectrace_reap(pid_t pid);
 /* Refuses a directory, O_PATH or aimable host socket among fds (stdin,
  * stdout, stderr of a command): 0, or -EBADF with why filled in. */
 int check_passed_fds(const int fds[3], char *why, size_t size);
@@ -170,6 +177,9 @@ int sentry_confine(const char **ret_bad);
 /* The same in two steps: the compile (libseccomp's, about a millisecond),
  * which can run on a thread of its own during set-up, and the load. */
 int sentry_confine_build(struct sock_fprog *ret, const char **ret_bad);
+/* The same, compiled now with libseccomp (sentry_confine_build takes the
+ * build-time copy where the binary has one: sentry/prebuilt.h). */
+int sentry_confine_build_fresh(struct sock_fprog *ret, const char **ret_bad);
 int sentry_confine_load(const struct sock_fprog *prog);
 /* How many rows the allow-list has (for -v and `cordon check`). */
 size_t sentry_confine_rows(void);

@@ -807,6 +807,36 @@ static void confine_compile_join(struct sandbox_state *st)
         st->confine.running = false;
 }
 
+static void *gc_main(void *arg)
+{
+        (void)arg;
+        (void)state_gc(true);
+        return NULL;
+}
+
+/* What crashed sentries left behind (state directories, cgroups) is
+ * collected while the command runs, off the start's path: admission counts
+ * only live claims, so nothing waits for it, and this sandbox is live (its
+ * lock and claim are held). After the start the sentry is confined and
+ * forks nothing more; its filter allows what gc does. Joined at the
+ * teardown: a slow removal (a leftover group still dying) delays only
+ * that. Where the thread cannot start, gc is left to the next run. */
+static void gc_start(struct sandbox_state *st)
+{
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        st->gc_running = pthread_create(&st->gc_thread, NULL, gc_main, NULL) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void gc_join(struct sandbox_state *st)
+{
+        if (st->gc_running)
+                pthread_join(st->gc_thread, NULL);
+        st->gc_running = false;
+}
+
 /* clone3 into the cgroup v2 group cgroup_fd (-1: none); where the kernel
  * or a seccomp filter around us refuses clone3 or CLONE_INTO_CGROUP (ENOSYS
  * before 5.3 and inside a sandbox; E2BIG or EINVAL before 5.7), clone as
@@ -1037,11 +1067,24 @@ static int apply_forced_fallbacks(bool verbose)
         return 0;
 }
 
+static void floor_preload_end(bool *started)
+{
+        if (*started)
+                net_floor_preload_end();
+}
+
 int sentry_run(const struct run_options *o)
 {
         int r = apply_forced_fallbacks(o->verbose);
         if (r != 0)
                 return r;
+        /* The floor's programs load on a thread while the plan, admission,
+         * state and cgroup are made: attach_floor takes them before the
+         * clone (nothing here forks or clones before it), and any return
+         * before that waits for the thread. */
+        _cleanup_(floor_preload_end) bool floor_preloading = !(o->debug_disable & DEBUG_OFF_EGRESS_FLOOR);
+        if (floor_preloading)
+                net_floor_preload();
         _cleanup_(sandbox_plan_done) struct sandbox_plan plan = {0};
         r = sandbox_plan_build(o, &plan);
         if (r < 0)
@@ -1104,9 +1147,6 @@ int sentry_run(const struct run_options *o)
         }
 
         trace_mark("admission, stdio checked");
-        /* what crashed sentries left behind goes first (never a live sandbox) */
-        (void)state_gc(true);
-        trace_mark("state gc");
 
         char id[17];
         sandbox_new_id(id);
@@ -1753,14 +1793,16 @@ static int sentry_main_loop(struct sandbox_state *st)
         if (st->serve)
                 malloc_trim(0);
         trace_mark("start sent");
+        gc_start(st);
         int code = st->serve ? serve_loop(st) : supervise(st);
         trace_mark("supervise returned");
+        gc_join(st);
         /* init is gone: the proc agent's exit can run beside the rest of
          * the teardown (reaped in fs_agent_stop below) */
         fs_agent_kill(&st->fsctx);
         tty_end(st);
-        exectrace_stop(st->exec_tracer);
-        st->exec_tracer = 0;
+        /* so is the exec tracer's (reaped at the end) */
+        exectrace_kill(st->exec_tracer);
         trace_mark("exec tracer stopped");
         /* init has exited; the pid namespace is gone with it. The workers may
          * still sit in a receive: stopping the engine wakes them. */
@@ -1785,5 +1827,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         close(st->fsctx.root_fd);
         close(st->sock);
         close(st->pidfd);
+        exectrace_reap(st->exec_tracer);
+        st->exec_tracer = 0;
         return code;
 }

@@ -300,6 +300,30 @@ gc_after_killed_sentry() {
         expect_eq "" "$(cgroups_of "$id")" "no cgroup left"
 }
 
+# `cordon run` collects what a killed sentry left (its gc runs on a thread
+# while the command runs, under the sentry's own seccomp filter): the state
+# directory and the cgroups of a sandbox whose sentry was killed are gone
+# once a run has ended. (Runs of suites in parallel collect it as well; if
+# the run's gc could not work, none would.)
+it_test run_collects_killed_sentry
+run_collects_killed_sentry() {
+        need_root
+        local id init sentry
+        sb create
+        [ "$RC" = 0 ] || fail "create failed with $RC: $ERR"
+        id=$OUT
+        at_exit "timeout 30 '$CORDON' gc >/dev/null 2>&1"
+        init=$(meta "$id" initPid)
+        sentry=$(meta "$id" sentryPid)
+        expect_true "the sandbox has cgroups" test -n "$(cgroups_of "$id")"
+        kill -KILL "$sentry"
+        wait_until 5 pid_gone "$init" || _it_soft_fail "init dies with its sentry"
+        crun -- true
+        expect_rc 0 "a run after the sentry was killed"
+        expect_true "the killed sandbox's state is gone when the run has ended" test ! -e "$STATE/$id"
+        expect_eq "" "$(cgroups_of "$id")" "no cgroup left"
+}
+
 it_test snapshot_and_restore
 snapshot_and_restore() {
         need_root

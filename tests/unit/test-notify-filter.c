@@ -26,6 +26,8 @@
 
 #include "common/util.h"
 #include "notify/notify.h"
+#include "sentry/prebuilt.h"
+#include "sentry/run-internal.h"
 #include "sentry/sentry.h"
 
 #ifndef CLONE_NEWTIME
@@ -753,6 +755,42 @@ START_TEST(test_build_fanout_clear_bits)
 }
 END_TEST
 
+/* The filters cordon links from build time (sentry/filters.gen.c, linked
+ * into this test too) are exactly what the run would compile now: for each
+ * combination of the options that select rows, and the sentry's own. */
+START_TEST(test_prebuilt_filters_match)
+{
+        ck_assert_msg(sentry_prebuilt_sandbox != NULL && sentry_prebuilt_confine != NULL,
+                      "the build-time filters are not linked into this test");
+        size_t n_all;
+        (void)sentry_syscall_table(&n_all);
+        struct syscall_entry *t = calloc(n_all, sizeof(*t));
+        for (int paths = 0; paths < 2; paths++)
+                for (int writes = 0; writes < 2; writes++) {
+                        size_t n = sentry_syscall_select_rows(paths, writes, t, n_all);
+                        struct sock_fprog fresh = {0}, pre = {0};
+                        const char *bad = NULL;
+                        ck_assert_int_eq(notify_filter_build(t, n, &fresh, &bad), 0);
+                        ck_assert(sentry_prebuilt_sandbox(paths, writes, &pre));
+                        ck_assert_msg(pre.len == fresh.len &&
+                                              memcmp(pre.filter, fresh.filter, fresh.len * sizeof(*fresh.filter)) == 0,
+                                      "trap_paths=%d trap_writes=%d: the build-time filter (%u insns) differs from "
+                                      "a fresh compile (%u)",
+                                      paths, writes, pre.len, fresh.len);
+                        free(fresh.filter);
+                        free(pre.filter);
+                }
+        free(t);
+        struct sock_fprog fresh = {0}, pre = {0};
+        ck_assert_int_eq(sentry_confine_build_fresh(&fresh, NULL), 0);
+        ck_assert(sentry_prebuilt_confine(&pre));
+        ck_assert_uint_eq(pre.len, fresh.len);
+        ck_assert_mem_eq(pre.filter, fresh.filter, fresh.len * sizeof(*fresh.filter));
+        free(fresh.filter);
+        free(pre.filter);
+}
+END_TEST
+
 /* --- the interpreter --- */
 
 #define LD_NR  BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
@@ -1054,6 +1092,7 @@ static Suite *filter_suite(void)
         tcase_add_test(tc, test_build_two_fanouts);
         tcase_add_test(tc, test_build_empty_fanout_refused);
         tcase_add_test(tc, test_build_fanout_clear_bits);
+        tcase_add_test(tc, test_prebuilt_filters_match);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("interpreter");
