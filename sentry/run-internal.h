@@ -25,6 +25,9 @@ enum msg_type {
         MSG_READY,
         MSG_START,
         MSG_STATUS,
+        /* init → sentry between MSG_FDS and MSG_READY: value is the Landlock
+         * ABI in force (0: none), text why not */
+        MSG_LANDLOCK,
         /* after MSG_START, to an init that serves runs (`cordon sandbox`):
          * MSG_EXEC (sentry → init, struct exec_msg with the run's stdin,
          * stdout and stderr attached), MSG_KILL (value: signal, aux: run);

@@ -567,6 +567,16 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock, s
         if ((r = close_all_but(keep, ELEMENTSOF(keep))) < 0)
                 child_fail(sock, "close_range: %s", strerror(-r));
 
+        /* The view, its mounts and the namespaces are final: the sentry
+         * starts its proc agent and DNS stub with them while init drops its
+         * privileges and installs Landlock and the filter. */
+        if (send_mounts(sock, mount_ids, (size_t)n_mounts) < 0)
+                _exit(EXIT_SANDBOX);
+        int out[5] = {rootfd, usernsfd, netnsfd, layerfd, master};
+        if (send_msg(sock, MSG_FDS, 0, NULL, out, master >= 0 ? 5 : 4) < 0)
+                _exit(EXIT_SANDBOX);
+        close(layerfd); /* the sentry's alone: nothing of the sandbox may reach the layer's hidden parts */
+
         /* the container's rlimits, while init may still raise them within
          * what the host allows (it cannot exceed the hard limits it got) */
         for (size_t i = 0; plan->oci && i < plan->oci->n_rlimits; i++) {
@@ -600,12 +610,8 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock, s
         /* Everything for the sentry goes before the filter: once it is
          * installed, sendmsg and opens are trapped, and nobody serves them
          * until the sentry has the listener. */
-        if (send_mounts(sock, mount_ids, (size_t)n_mounts) < 0)
+        if (send_msg(sock, MSG_LANDLOCK, ll_abi, ll_why, NULL, 0) < 0)
                 _exit(EXIT_SANDBOX);
-        int out[5] = {rootfd, usernsfd, netnsfd, layerfd, master};
-        if (send_msg(sock, MSG_FDS, ll_abi, ll_why, out, master >= 0 ? 5 : 4) < 0)
-                _exit(EXIT_SANDBOX);
-        close(layerfd); /* the sentry's alone: nothing of the sandbox may reach the layer's hidden parts */
 
         /* The command's working directory, entered with the command's own
          * standing (no capabilities left) and inherited through the fork:
@@ -1475,16 +1481,29 @@ static bool init_failed_first(struct sandbox_state *st)
         struct pollfd gone = {.fd = st->pidfd, .events = POLLIN};
         if (poll(&gone, 1, 0) <= 0)
                 return false;
-        struct pollfd p = {.fd = st->sock, .events = POLLIN};
-        if (poll(&p, 1, 0) <= 0)
-                return false;
-        struct msg m;
-        int fds[5];
-        int n = recv_msg(st->sock, &m, fds, ELEMENTSOF(fds));
-        if (n <= 0 || m.type != MSG_ERROR)
-                return false;
-        fprintf(stderr, "cordon: %s\n", m.text);
-        return true;
+        /* its error follows whatever it sent before (the view's mounts, its
+         * fds, the Landlock report): passed over, their fds closed */
+        for (;;) {
+                struct pollfd p = {.fd = st->sock, .events = POLLIN};
+                if (poll(&p, 1, 0) <= 0)
+                        return false;
+                union {
+                        struct msg m;
+                        uint64_t mounts[1 + MAX_VIEW_MOUNTS];
+                } buf;
+                int fds[5];
+                ssize_t n = recv_fds(st->sock, &buf, sizeof(buf), fds, ELEMENTSOF(fds));
+                for (size_t i = 0; n >= 0 && i < ELEMENTSOF(fds); i++)
+                        if (fds[i] >= 0)
+                                close(fds[i]);
+                if (n <= 0)
+                        return false;
+                if (n == (ssize_t)sizeof(buf.m) && buf.m.type == MSG_ERROR) {
+                        buf.m.text[sizeof(buf.m.text) - 1] = '\0';
+                        fprintf(stderr, "cordon: %s\n", buf.m.text);
+                        return true;
+                }
+        }
 }
 
 static int start_exec_tracer(struct sandbox_state *st)
@@ -1550,6 +1569,7 @@ static int sentry_main_loop(struct sandbox_state *st)
          * sentry is still single-threaded; it must have seized init before
          * init forks the command, which waits for MSG_START), then the
          * compile of the sentry's own filter on a thread. */
+        test_stall("tracer");
         r = start_exec_tracer(st);
         trace_mark("exec tracer started");
         if (r < 0) {
@@ -1568,49 +1588,22 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
         r = recv_msg(st->sock, &m, fds, 5);
-        if (r > 0 && m.type == MSG_FDS) {
-                st->landlock_abi = m.value;
-                snprintf(st->landlock_why, sizeof(st->landlock_why), "%.300s", m.text);
-                st->fsctx.root_fd = fds[0];
-                r = recv_msg(st->sock, &m, NULL, 0);
+        if (r <= 0 || m.type != MSG_FDS) {
+                kill_and_reap(st);
+                fprintf(stderr, "cordon: %s\n",
+                        r > 0 && m.type == MSG_ERROR ? m.text : "the sandbox's init died during set-up");
+                return EXIT_SANDBOX;
         }
+        st->fsctx.root_fd = fds[0];
         _cleanup_close_ int usernsfd = fds[1];
         _cleanup_close_ int netnsfd = fds[2];
         st->layer_fd = fds[3];
         st->pty_master = fds[4];
-        if (r <= 0 || m.type != MSG_READY) {
+        if (st->fsctx.root_fd < 0 || usernsfd < 0 || netnsfd < 0) {
                 kill_and_reap(st);
-                if (r > 0 && m.type == MSG_ERROR)
-                        fprintf(stderr, "cordon: %s\n", m.text);
-                else
-                        fprintf(stderr, "cordon: the sandbox's init died during set-up\n");
+                fprintf(stderr, "cordon: no root or namespaces from the sandbox\n");
                 return EXIT_SANDBOX;
         }
-        /* init's listener, taken across (init may make no trapped call, such
-         * as the sendmsg that would pass it, before we serve) */
-        trace_mark("ready received");
-        int listener = (int)syscall(SYS_pidfd_getfd, st->pidfd, (int)m.aux, 0);
-        if (listener < 0)
-                fprintf(stderr, "cordon: pidfd_getfd of the sandbox's seccomp listener: %m\n");
-        if (listener < 0 || st->fsctx.root_fd < 0 || usernsfd < 0 || netnsfd < 0) {
-                kill_and_reap(st);
-                fprintf(stderr, "cordon: no seccomp listener or root from the sandbox\n");
-                return EXIT_SANDBOX;
-        }
-        /* A kernel without ADDFD (before 5.9) cannot run a sandbox at all
-         * (see apply_forced_fallbacks): say so now, before the command runs,
-         * rather than failing at its first open. */
-        if (!notify_listener_has_addfd(listener)) {
-                close(listener);
-                kill_and_reap(st);
-                fprintf(stderr, "cordon: the kernel lacks SECCOMP_IOCTL_NOTIF_ADDFD (Linux 5.9), which cordon "
-                                "requires to inject the files and sockets it opens for the sandbox; refusing to "
-                                "start\n");
-                return EXIT_SANDBOX;
-        }
-        if (!m.value && st->verbose)
-                fprintf(stderr, "cordon: kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV; "
-                                "a signal can interrupt an emulated call\n");
 
         st->fsctx.fsuid = st->uid;
         st->fsctx.fsgid = st->gid;
@@ -1625,7 +1618,6 @@ static int sentry_main_loop(struct sandbox_state *st)
         struct stat pst;
         if (fstatat(st->fsctx.root_fd, "proc", &pst, 0) < 0) {
                 fprintf(stderr, "cordon: the view has no /proc: %m\n");
-                close(listener);
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
@@ -1634,10 +1626,11 @@ static int sentry_main_loop(struct sandbox_state *st)
          * readable after the mount namespace is gone) */
         st->writable_fd = openat(st->fsctx.root_fd, "tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-        trace_mark("listener taken");
-        /* single-threaded again before the proc agent's fork */
+        /* The proc agent and the gate's DNS stub need only the view and the
+         * namespaces: started while init drops its privileges and installs
+         * Landlock and the filter. Single-threaded again before the agent's
+         * fork. */
         confine_compile_join(st);
-
         r = fs_agent_start(&st->fsctx, usernsfd, st->pidfd);
         if (r < 0) {
                 fprintf(stderr, "cordon: cannot start the proc agent in the sandbox's user namespace: %s\n",
@@ -1645,14 +1638,57 @@ static int sentry_main_loop(struct sandbox_state *st)
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
-
         trace_mark("proc agent started");
         r = start_gate(st, netnsfd);
         trace_mark("gate started");
         if (r < 0) {
+                fs_agent_stop(&st->fsctx);
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
+
+        r = recv_msg(st->sock, &m, NULL, 0);
+        if (r > 0 && m.type == MSG_LANDLOCK) {
+                st->landlock_abi = m.value;
+                snprintf(st->landlock_why, sizeof(st->landlock_why), "%.300s", m.text);
+                r = recv_msg(st->sock, &m, NULL, 0);
+        }
+        if (r <= 0 || m.type != MSG_READY) {
+                net_gate_free(TAKE_PTR(st->gate));
+                fs_agent_stop(&st->fsctx);
+                kill_and_reap(st);
+                fprintf(stderr, "cordon: %s\n",
+                        r > 0 && m.type == MSG_ERROR ? m.text : "the sandbox's init died during set-up");
+                return EXIT_SANDBOX;
+        }
+        /* init's listener, taken across (init may make no trapped call, such
+         * as the sendmsg that would pass it, before we serve) */
+        trace_mark("ready received");
+        int listener = (int)syscall(SYS_pidfd_getfd, st->pidfd, (int)m.aux, 0);
+        if (listener < 0) {
+                fprintf(stderr, "cordon: pidfd_getfd of the sandbox's seccomp listener: %m\n");
+                net_gate_free(TAKE_PTR(st->gate));
+                fs_agent_stop(&st->fsctx);
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+        /* A kernel without ADDFD (before 5.9) cannot run a sandbox at all
+         * (see apply_forced_fallbacks): say so now, before the command runs,
+         * rather than failing at its first open. */
+        if (!notify_listener_has_addfd(listener)) {
+                close(listener);
+                net_gate_free(TAKE_PTR(st->gate));
+                fs_agent_stop(&st->fsctx);
+                kill_and_reap(st);
+                fprintf(stderr, "cordon: the kernel lacks SECCOMP_IOCTL_NOTIF_ADDFD (Linux 5.9), which cordon "
+                                "requires to inject the files and sockets it opens for the sandbox; refusing to "
+                                "start\n");
+                return EXIT_SANDBOX;
+        }
+        if (!m.value && st->verbose)
+                fprintf(stderr, "cordon: kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV; "
+                                "a signal can interrupt an emulated call\n");
+        trace_mark("listener taken");
 
         /* the approver: before the engine, which hands it the asks */
         if (st->approve_tty >= 0 && pipe2(st->prompt_wake, O_CLOEXEC | O_NONBLOCK) < 0) {

@@ -150,4 +150,26 @@ v2_group_gone_before_clone() {
         expect_nothing_left
 }
 
+# init fails after it has sent the sentry the view and the namespaces (the working directory
+# is entered last, after Landlock): by then the sentry has started its proc agent and DNS stub
+# beside init's set-up. The run fails with init's message, exit 125, the command never runs,
+# and no process of it is left (the agent carries cordon's command line).
+it_test late_set_up_failure_leaves_nothing
+late_set_up_failure_leaves_nothing() {
+        need_cgroups
+        local dir="/no/such/dir-$$-$RANDOM"
+        crun -C "$dir" -- sh -c 'echo RAN'
+        expect_rc 125 "a run whose working directory is missing"
+        expect_contains "$ERR" "cannot change to $dir in the sandbox" "init's own message"
+        expect_not_contains "$OUT" "RAN" "the command must not run"
+        expect_eq "" "$(pgrep -f -- "$dir")" "no process of the run is left (the proc agent)"
+        # the same failure before the exec tracer can seize init (held back a second): the
+        # tracer's error would then be the first to surface; init's, sent after its fds and
+        # its Landlock report, is the one shown
+        CORDON_TEST_STALL=tracer CORDON_TEST_STALL_SECONDS=1 crun -C "$dir" -- sh -c 'echo RAN'
+        expect_rc 125 "the same run with the tracer late"
+        expect_contains "$ERR" "cannot change to $dir in the sandbox" "init's own message, not the tracer's"
+        expect_not_contains "$OUT" "RAN" "the command must not run"
+}
+
 it_main "$@"
