@@ -12,6 +12,7 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <strings.h>
 #include <termios.h>
@@ -201,6 +202,8 @@ static void remember_locked(struct approvals *ap, const struct notify_ask *q)
         r->target = xstrdup(q->target);
 }
 
+static void *timer_main(void *arg);
+
 static int ask(void *userdata, const struct notify_ask *q, struct notify_hold *hold)
 {
         struct approvals *ap = userdata;
@@ -225,6 +228,21 @@ static int ask(void *userdata, const struct notify_ask *q, struct notify_hold *h
                 record(ap, NULL, q, "denied", "too-many-pending", false);
                 pthread_mutex_unlock(&ap->lock);
                 return -EACCES;
+        }
+        /* the thread that expires requests, at the first one: most runs
+         * never ask, and a thread less is a faster start. Without it a
+         * request could never expire: refused instead. */
+        if (!ap->timer_started) {
+                sigset_t all, old;
+                sigfillset(&all);
+                pthread_sigmask(SIG_SETMASK, &all, &old);
+                ap->timer_started = pthread_create(&ap->timer, NULL, timer_main, ap) == 0;
+                pthread_sigmask(SIG_SETMASK, &old, NULL);
+                if (!ap->timer_started) {
+                        record(ap, NULL, q, "denied", "no-timer", false);
+                        pthread_mutex_unlock(&ap->lock);
+                        return -EACCES;
+                }
         }
         struct pending *p = xcalloc(1, sizeof(*p));
         snprintf(p->id, sizeof(p->id), "q%llu", (unsigned long long)++ap->next_id);
@@ -528,14 +546,9 @@ int approvals_new(const struct approvals_config *cfg, struct approvals **ret)
         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
         pthread_cond_init(&ap->cond, &ca);
         pthread_condattr_destroy(&ca);
-        int r = pthread_create(&ap->timer, NULL, timer_main, ap);
-        if (r != 0) {
-                approvals_free(ap);
-                return -r;
-        }
-        ap->timer_started = true;
+        /* the timer starts with the first request (ask) */
         if (cfg->tty_fd >= 0) {
-                r = pthread_create(&ap->prompter, NULL, prompter_main, ap);
+                int r = pthread_create(&ap->prompter, NULL, prompter_main, ap);
                 if (r != 0) {
                         approvals_free(ap);
                         return -r;

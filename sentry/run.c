@@ -46,6 +46,7 @@
 #include "sentry/limits.h"
 #include "sentry/oci-sandbox.h"
 #include "sentry/oci.h"
+#include "sentry/prebuilt.h"
 #include "sentry/run-internal.h"
 #include "sentry/sandbox.h"
 #include "sentry/sentry.h"
@@ -803,6 +804,12 @@ static void *confine_compile(void *arg)
  * runs at the load instead. */
 static void confine_compile_start(struct sandbox_state *st)
 {
+        /* the build-time copy (sentry/prebuilt.h) is only a copy: no thread */
+        if (sentry_prebuilt_confine && sentry_prebuilt_confine(&st->confine.prog)) {
+                st->confine.r = 0;
+                st->confine.running = false;
+                return;
+        }
         st->confine.running = pthread_create(&st->confine.thread, NULL, confine_compile, &st->confine) == 0;
 }
 
