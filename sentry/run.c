@@ -1235,7 +1235,12 @@ int sentry_run(const struct run_options *o)
                 .prompt_wake = {-1, -1},
         };
         clock_gettime(CLOCK_MONOTONIC, &st.started);
-        if (attach_floor(&st, o->debug_disable) < 0) {
+        r = attach_floor(&st, o->debug_disable);
+        /* the preload thread is over before the clone, whether the floor
+         * took its programs or not (no cgroup to attach them to) */
+        net_floor_preload_end();
+        floor_preloading = false;
+        if (r < 0) {
                 cgroup_destroy(cg);
                 state_remove(id);
                 return EXIT_SANDBOX;
