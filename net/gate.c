@@ -133,6 +133,46 @@ static int gate_resolve(struct net_gate *g, const char *name, struct resolve_req
         return req->error;
 }
 
+/* --- socket options --- */
+
+/* Options the child may have set on its socket before connecting, carried
+ * over to the one that replaces it. */
+static const struct {
+        int level, name;
+} carried_opts[NET_CARRIED_OPTS] = {
+        {SOL_SOCKET, SO_KEEPALIVE}, {SOL_SOCKET, SO_REUSEADDR},      {SOL_SOCKET, SO_LINGER},
+        {SOL_SOCKET, SO_RCVTIMEO},  {SOL_SOCKET, SO_SNDTIMEO},       {SOL_SOCKET, SO_OOBINLINE},
+        {IPPROTO_TCP, TCP_NODELAY}, {IPPROTO_TCP, TCP_KEEPIDLE},     {IPPROTO_TCP, TCP_KEEPINTVL},
+        {IPPROTO_TCP, TCP_KEEPCNT}, {IPPROTO_TCP, TCP_USER_TIMEOUT}, {IPPROTO_TCP, TCP_QUICKACK},
+};
+
+static void read_socket_options(int fd, struct net_sockopt ret[static NET_CARRIED_OPTS])
+{
+        for (size_t i = 0; i < NET_CARRIED_OPTS; i++) {
+                ret[i].len = sizeof(ret[i].val);
+                ret[i].ok = getsockopt(fd, carried_opts[i].level, carried_opts[i].name, ret[i].val, &ret[i].len) == 0;
+        }
+}
+
+/* Carries the child's options over from `from` to `to`. One whose value is
+ * what a fresh socket of the gate's has anyway (g->opt_defaults, read once
+ * at start) is left alone: setting it would change nothing, and each is a
+ * system call on the connect path (12 of them for a socket the child did
+ * not touch). */
+static void copy_socket_options(const struct net_gate *g, int from, int to)
+{
+        struct net_sockopt opts[NET_CARRIED_OPTS];
+        read_socket_options(from, opts);
+        for (size_t i = 0; i < NET_CARRIED_OPTS; i++) {
+                if (!opts[i].ok)
+                        continue;
+                const struct net_sockopt *d = &g->opt_defaults[i];
+                if (d->ok && d->len == opts[i].len && memcmp(d->val, opts[i].val, d->len) == 0)
+                        continue;
+                (void)setsockopt(to, carried_opts[i].level, carried_opts[i].name, opts[i].val, opts[i].len);
+        }
+}
+
 /* --- the gate --- */
 
 int net_gate_new(const struct net_gate_config *cfg, struct net_gate **ret)
@@ -153,6 +193,15 @@ int net_gate_new(const struct net_gate_config *cfg, struct net_gate **ret)
         memcpy(g->test_allow, cfg->test_allow, g->n_test_allow * sizeof(*g->test_allow));
         g->audit_fd = cfg->audit_fd;
         g->stub_udp = g->stub_tcp = g->stub_stop = -1;
+        /* the carried options' values on a fresh socket of the host's
+         * namespace, as the gate makes them (none known: all are copied) */
+        int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+        if (probe < 0)
+                probe = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+        if (probe >= 0) {
+                read_socket_options(probe, g->opt_defaults);
+                close(probe);
+        }
         pthread_mutex_init(&g->lock, NULL);
         pthread_cond_init(&g->cond, NULL);
         pthread_mutex_init(&g->audit_lock, NULL);
@@ -255,26 +304,6 @@ static bool is_loopback(const struct sockaddr *sa, size_t len)
                 return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
         }
         return false;
-}
-
-/* Options the child may have set on its socket before connecting, carried
- * over to the one that replaces it. */
-static void copy_socket_options(int from, int to)
-{
-        static const struct {
-                int level, name;
-        } opts[] = {
-                {SOL_SOCKET, SO_KEEPALIVE}, {SOL_SOCKET, SO_REUSEADDR},      {SOL_SOCKET, SO_LINGER},
-                {SOL_SOCKET, SO_RCVTIMEO},  {SOL_SOCKET, SO_SNDTIMEO},       {SOL_SOCKET, SO_OOBINLINE},
-                {IPPROTO_TCP, TCP_NODELAY}, {IPPROTO_TCP, TCP_KEEPIDLE},     {IPPROTO_TCP, TCP_KEEPINTVL},
-                {IPPROTO_TCP, TCP_KEEPCNT}, {IPPROTO_TCP, TCP_USER_TIMEOUT}, {IPPROTO_TCP, TCP_QUICKACK},
-        };
-        for (size_t i = 0; i < ELEMENTSOF(opts); i++) {
-                char buf[64];
-                socklen_t l = sizeof(buf);
-                if (getsockopt(from, opts[i].level, opts[i].name, buf, &l) == 0)
-                        (void)setsockopt(to, opts[i].level, opts[i].name, buf, l);
-        }
 }
 
 struct child_socket {
@@ -384,7 +413,7 @@ static int gate_connect(struct net_gate *g, struct notify_call *call, const char
         int s = socket(target->ss_family, SOCK_STREAM | SOCK_CLOEXEC | (cs->nonblock ? SOCK_NONBLOCK : 0), IPPROTO_TCP);
         if (s < 0)
                 return negative_errno();
-        copy_socket_options(cs->dup, s);
+        copy_socket_options(g, cs->dup, s);
         if (connect(s, (const struct sockaddr *)target, (socklen_t)sockaddr_len(target->ss_family)) < 0) {
                 if (errno == EINPROGRESS && cs->nonblock) {
                         *ret_inprogress = true;

@@ -21,6 +21,14 @@ enum net_reason {
         REASON_COUNT,
 };
 
+/* A socket option's value as getsockopt gave it. */
+#define NET_CARRIED_OPTS 12
+struct net_sockopt {
+        bool ok;
+        socklen_t len;
+        uint8_t val[32];
+};
+
 struct net_gate {
         struct net_gate_config cfg;
         char *sandbox_id;
@@ -45,6 +53,9 @@ struct net_gate {
         int stub_udp, stub_tcp;
         int stub_stop;                 /* eventfd that ends the stub thread */
         uint64_t sandbox_netns_cookie; /* SO_NETNS_COOKIE of the sandbox's namespace */
+
+        /* the carried socket options' values on a fresh socket of the gate's */
+        struct net_sockopt opt_defaults[NET_CARRIED_OPTS];
 
         /* audit */
         int audit_fd;

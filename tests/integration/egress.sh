@@ -302,6 +302,14 @@ elif mode == "fdnum":
     s2 = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s2.set_inheritable(True)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    # options the gate carries over to the socket it connects: set ones, and
+    # one set and then put back to its default (the gate copies only what a
+    # fresh socket of its own would not have anyway)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, 77)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 3))
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, 4321)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, 0)
     fd = s.fileno()
     before_fds, before_ino = fds(), os.fstat(fd).st_ino
     s.settimeout(10)
@@ -315,6 +323,10 @@ elif mode == "fdnum":
     print("raw_peer %s:%d" % raw.getpeername())
     raw.close()
     print("nodelay", s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+    print("keepalive", s.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE))
+    print("keepidle", s.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE))
+    print("linger %d,%d" % struct.unpack("ii", s.getsockopt(socket.SOL_SOCKET, socket.SO_LINGER, 8)))
+    print("user_timeout", s.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT))
     print("cloexec", not os.get_inheritable(fd))
     s2.settimeout(10)
     s2.connect(a)
@@ -972,6 +984,10 @@ fd_number_preserved() {
         expect_eq "$EG_UP:443" "$(field peer)" "getpeername"
         expect_eq "$EG_UP:443" "$(field raw_peer)" "getpeername of a dup of the fd number"
         expect_eq 1 "$(field nodelay)" "TCP_NODELAY set before connect"
+        expect_eq 1 "$(field keepalive)" "SO_KEEPALIVE set before connect"
+        expect_eq 77 "$(field keepidle)" "TCP_KEEPIDLE set before connect"
+        expect_eq 1,3 "$(field linger)" "SO_LINGER set before connect"
+        expect_eq 0 "$(field user_timeout)" "TCP_USER_TIMEOUT set and put back to its default before connect"
         expect_eq True "$(field cloexec)" "FD_CLOEXEC kept"
         expect_eq True "$(field inheritable_kept)" "an inheritable socket stays inheritable"
         expect_eq "$EG_TOKEN" "$(field body)" "TLS and HTTP over the socket"
