@@ -519,6 +519,7 @@ bool notify_hold_alive(const struct notify_hold *h)
 /* The caller's command line, arguments joined by spaces, bounded. */
 static void read_cmdline(const struct notify_call *call, char *buf, size_t size)
 {
+        notify_privileged();
         char path[32];
         snprintf(path, sizeof(path), "%u/cmdline", call->req->pid);
         buf[0] = '\0';

@@ -19,6 +19,19 @@
  * off); once it says ENOSYS/EPERM we use /proc/TID/mem for the rest of the run. */
 static atomic_bool vm_readv_broken;
 
+static __thread void (*privilege_hook)(void);
+
+void notify_set_privilege_hook(void (*ensure)(void))
+{
+        privilege_hook = ensure;
+}
+
+void notify_privileged(void)
+{
+        if (privilege_hook)
+                privilege_hook();
+}
+
 /* /proc/TID/mem reads and writes with FOLL_FORCE: it would read a PROT_NONE
  * or unreadable mapping (write a read-only one) that the kernel's own copy
  * from or to user memory refuses. Check the range is in mappings with the
@@ -139,6 +152,7 @@ static int vm_copy(const struct notify_call *call, uint64_t addr, void *buf, siz
 
 int notify_read_mem(const struct notify_call *call, uint64_t addr, void *buf, size_t len)
 {
+        notify_privileged();
         if (len == 0)
                 return 0;
         if (addr + len < addr)
@@ -171,6 +185,7 @@ static int write_proc_mem(const struct notify_call *call, uint64_t addr, const v
 
 int notify_write_mem(const struct notify_call *call, uint64_t addr, const void *buf, size_t len)
 {
+        notify_privileged();
         if (len == 0)
                 return 0;
         if (addr + len < addr)
@@ -235,6 +250,7 @@ int notify_install_fd(const struct notify_call *call, int srcfd, int target_fd, 
 
 int notify_dup_child_fd(const struct notify_call *call, int fd)
 {
+        notify_privileged();
         if (fd < 0)
                 return -EBADF;
         /* No fallback: reopening /proc/TID/fd/N is not the same open file (a
@@ -268,6 +284,7 @@ int notify_dup_child_fd(const struct notify_call *call, int fd)
 
 int notify_child_fd_cloexec(const struct notify_call *call, int fd)
 {
+        notify_privileged();
         char path[64], buf[512];
         snprintf(path, sizeof(path), "%u/fdinfo/%d", call->req->pid, fd);
         _cleanup_close_ int f = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
@@ -285,6 +302,7 @@ int notify_child_fd_cloexec(const struct notify_call *call, int fd)
 
 int notify_open_dirfd(const struct notify_call *call, int dirfd)
 {
+        notify_privileged();
         char path[64];
         if (dirfd == AT_FDCWD)
                 snprintf(path, sizeof(path), "%u/cwd", call->req->pid);
@@ -306,6 +324,7 @@ int notify_open_dirfd(const struct notify_call *call, int dirfd)
  * very line we want. 0 or -errno. */
 static int read_status(const struct notify_call *call, char **ret)
 {
+        notify_privileged();
         char path[64];
         snprintf(path, sizeof(path), "%u/status", call->req->pid);
         _cleanup_close_ int fd = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);

@@ -188,6 +188,16 @@ struct notify_verdict {
         unsigned fd_flags; /* O_CLOEXEC or 0, for the child's new fd */
 };
 
+/* The calling worker thread's way back to the privilege that reading a
+ * trapped thread's memory and its /proc/TID entries may need
+ * (CAP_SYS_PTRACE). A worker may stay unprivileged after acting as the
+ * child (fs/worker.c restores the capability lazily, not after every
+ * operation): every function here that touches the trapped thread calls
+ * notify_privileged() first, and so must any handler code that opens
+ * /proc/TID itself. Per thread; NULL (the default) does nothing. */
+void notify_set_privilege_hook(void (*ensure)(void));
+void notify_privileged(void);
+
 /* Copies len bytes at addr in the calling thread's memory (process_vm_readv,
  * falling back to /proc/TID/mem). 0 or -EFAULT/-ESRCH. */
 int notify_read_mem(const struct notify_call *call, uint64_t addr, void *buf, size_t len);

@@ -138,6 +138,7 @@ static bool pidfd_exited(int pidfd)
  * ptrace access) or anything unparsable: no proof. */
 static bool blocked_elsewhere(int hostproc_fd, pid_t tid, int nr)
 {
+        notify_privileged();
         char path[64], buf[64];
         snprintf(path, sizeof(path), "%d/syscall", (int)tid);
         _cleanup_close_ int fd = openat(hostproc_fd, path, O_RDONLY | O_CLOEXEC);
@@ -242,6 +243,7 @@ void notify_umask_observe(const struct notify_call *call)
  * finds it; the whole file is read only if it did not. */
 static int read_umask(const struct notify_call *call)
 {
+        notify_privileged();
         char path[64], buf[256];
         snprintf(path, sizeof(path), "%u/status", call->req->pid);
         _cleanup_close_ int fd = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
