@@ -78,9 +78,8 @@ static int decode(struct notify_call *call, struct open_args *a)
 static int controlling_tty(struct notify_call *call, char *out, size_t size)
 {
         char path[64], stat[1024];
-        fs_privileged(); /* /proc/TID of the caller */
         snprintf(path, sizeof(path), "%u/stat", call->req->pid);
-        _cleanup_close_ int fd = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = notify_proc_open(call->hostproc_fd, path, O_RDONLY);
         if (fd < 0)
                 return negative_errno();
         ssize_t n = read_full(fd, stat, sizeof(stat) - 1);

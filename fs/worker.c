@@ -24,12 +24,17 @@
  * The resting set is CAP_SYS_PTRACE alone (reading the child's memory and
  * /proc/TID); fs_as_child_begin empties it for the operation done as the
  * child, and fs_as_child_end does not give it back: the thread stays
- * without it until something needs it, which notify_privileged() (called
- * by every notify/ function that touches the trapped thread, and by
- * handler code that opens /proc/TID itself) says. Operations performed
- * while it is off are checked with fewer privileges than before, never
- * more; an operation done as the child always runs with the empty set, as
- * it did when every end raised the capability again. */
+ * without it, and notify/ tries its reads of the trapped thread as the
+ * thread is, calling fs_privileged (through notify_privileged) and trying
+ * again only when one is refused. Usually none is: the sentry (euid 0)
+ * owns the sandbox's user namespace and so passes the ptrace checks for
+ * its processes without an effective capability; what needs it is a
+ * process whose mm still belongs to the host's namespace (the OCI init
+ * before its exec). So an emulated call usually makes no capset at all.
+ * Nothing runs with more privilege than before: an operation done as the
+ * child always runs with the empty set (begin makes sure), anything else
+ * runs with the empty set or, after a refusal, with CAP_SYS_PTRACE as it
+ * always did. */
 static __thread struct {
         bool known;
         uint32_t permitted[2];
@@ -136,13 +141,13 @@ void fs_as_child_end(void)
                 (void)set_effective(1U << CAP_SYS_PTRACE);
 }
 
-void fs_privileged(void)
+bool fs_privileged(void)
 {
         if (!own_caps.known || own_caps.effective == own_caps.resting)
-                return;
+                return false;
         /* a failure leaves the thread with less: the read that needed it
-         * fails (EPERM/EACCES) and the call is refused, never widened */
-        (void)set_effective(own_caps.resting);
+         * stays refused and the call fails, never widened */
+        return set_effective(own_caps.resting) == 0;
 }
 
 void fs_set_umask(mode_t um)

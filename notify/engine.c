@@ -519,11 +519,10 @@ bool notify_hold_alive(const struct notify_hold *h)
 /* The caller's command line, arguments joined by spaces, bounded. */
 static void read_cmdline(const struct notify_call *call, char *buf, size_t size)
 {
-        notify_privileged();
         char path[32];
         snprintf(path, sizeof(path), "%u/cmdline", call->req->pid);
         buf[0] = '\0';
-        _cleanup_close_ int fd = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = notify_proc_open(call->hostproc_fd, path, O_RDONLY);
         if (fd < 0)
                 return;
         ssize_t n = read(fd, buf, size - 1);

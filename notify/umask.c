@@ -138,10 +138,9 @@ static bool pidfd_exited(int pidfd)
  * ptrace access) or anything unparsable: no proof. */
 static bool blocked_elsewhere(int hostproc_fd, pid_t tid, int nr)
 {
-        notify_privileged();
         char path[64], buf[64];
         snprintf(path, sizeof(path), "%d/syscall", (int)tid);
-        _cleanup_close_ int fd = openat(hostproc_fd, path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = notify_proc_open(hostproc_fd, path, O_RDONLY);
         if (fd < 0)
                 return false;
         ssize_t n = read(fd, buf, sizeof(buf) - 1);
@@ -243,10 +242,9 @@ void notify_umask_observe(const struct notify_call *call)
  * finds it; the whole file is read only if it did not. */
 static int read_umask(const struct notify_call *call)
 {
-        notify_privileged();
         char path[64], buf[256];
         snprintf(path, sizeof(path), "%u/status", call->req->pid);
-        _cleanup_close_ int fd = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = notify_proc_open(call->hostproc_fd, path, O_RDONLY);
         if (fd < 0)
                 return negative_errno();
         ssize_t n = read(fd, buf, sizeof(buf) - 1);
