@@ -16,6 +16,14 @@
  * could not. */
 int fs_as_child_begin(void);
 void fs_as_child_end(void);
+/* Gives the worker its CAP_SYS_PTRACE back if an operation as the child
+ * left it off (fs_as_child_end does not restore it): true if it did, and
+ * a refused read of the trapped thread is worth trying again. notify/
+ * calls it through notify_privileged (the hook fs_worker_init sets). */
+bool fs_privileged(void);
+/* Sets this worker's umask (its fs_struct is private) to um, the caller's,
+ * for a create made as the child; no system call when it already is. */
+void fs_set_umask(mode_t um);
 
 /* The owner of fd as the sandbox's user namespace renders it, from the
  * proc agent (which stands in that namespace). -ENOSYS without an agent. */

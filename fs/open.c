@@ -79,7 +79,7 @@ static int controlling_tty(struct notify_call *call, char *out, size_t size)
 {
         char path[64], stat[1024];
         snprintf(path, sizeof(path), "%u/stat", call->req->pid);
-        _cleanup_close_ int fd = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = notify_proc_open(call->hostproc_fd, path, O_RDONLY);
         if (fd < 0)
                 return negative_errno();
         ssize_t n = read_full(fd, stat, sizeof(stat) - 1);
@@ -326,7 +326,7 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                         ret->error = ESRCH;
                         return 0;
                 }
-                umask((mode_t)um);
+                fs_set_umask((mode_t)um);
         }
 
         /* Everything we decide on is now our own copy; make sure the pid we

@@ -60,7 +60,7 @@ static int take_umask(struct notify_call *call)
         int um = notify_umask(call);
         if (um < 0)
                 return -ESRCH;
-        umask((mode_t)um);
+        fs_set_umask((mode_t)um);
         return 0;
 }
 

@@ -522,7 +522,7 @@ static void read_cmdline(const struct notify_call *call, char *buf, size_t size)
         char path[32];
         snprintf(path, sizeof(path), "%u/cmdline", call->req->pid);
         buf[0] = '\0';
-        _cleanup_close_ int fd = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = notify_proc_open(call->hostproc_fd, path, O_RDONLY);
         if (fd < 0)
                 return;
         ssize_t n = read(fd, buf, size - 1);

@@ -19,6 +19,28 @@
  * off); once it says ENOSYS/EPERM we use /proc/TID/mem for the rest of the run. */
 static atomic_bool vm_readv_broken;
 
+static __thread bool (*privilege_hook)(void);
+
+void notify_set_privilege_hook(bool (*ensure)(void))
+{
+        privilege_hook = ensure;
+}
+
+bool notify_privileged(void)
+{
+        return privilege_hook && privilege_hook();
+}
+
+int notify_proc_open(int hostproc_fd, const char *path, int flags)
+{
+        int fd = openat(hostproc_fd, path, flags | O_CLOEXEC);
+        /* refused (or, under hidepid=invisible, hidden) for want of
+         * CAP_SYS_PTRACE: tried again once the worker has it back */
+        if (fd < 0 && (errno == EACCES || errno == EPERM || errno == ENOENT) && notify_privileged())
+                fd = openat(hostproc_fd, path, flags | O_CLOEXEC);
+        return fd;
+}
+
 /* /proc/TID/mem reads and writes with FOLL_FORCE: it would read a PROT_NONE
  * or unreadable mapping (write a read-only one) that the kernel's own copy
  * from or to user memory refuses. Check the range is in mappings with the
@@ -28,7 +50,7 @@ static int range_allowed(const struct notify_call *call, uint64_t addr, size_t l
 {
         char path[64];
         snprintf(path, sizeof(path), "%u/maps", call->req->pid);
-        int fd = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
+        int fd = notify_proc_open(call->hostproc_fd, path, O_RDONLY);
         if (fd < 0)
                 return errno == ENOENT ? -ESRCH : negative_errno();
         FILE *f = fdopen(fd, "re");
@@ -70,7 +92,7 @@ static int read_proc_mem(const struct notify_call *call, uint64_t addr, void *bu
                 return r;
         char path[64];
         snprintf(path, sizeof(path), "%u/mem", call->req->pid);
-        _cleanup_close_ int fd = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = notify_proc_open(call->hostproc_fd, path, O_RDONLY);
         if (fd < 0)
                 return errno == ENOENT ? -ESRCH : negative_errno();
         ssize_t n = pread(fd, buf, len, (off_t)addr);
@@ -124,6 +146,11 @@ static int vm_copy(const struct notify_call *call, uint64_t addr, void *buf, siz
         pid_t pid = (pid_t)call->req->pid;
         ssize_t n = write ? process_vm_writev(pid, &local, 1, &remote, 1, 0)
                           : process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        /* a worker may be without CAP_SYS_PTRACE (fs/worker.c gives it back
+         * lazily): the same copy again once it has it */
+        if (n < 0 && errno == EPERM && notify_privileged())
+                n = write ? process_vm_writev(pid, &local, 1, &remote, 1, 0)
+                          : process_vm_readv(pid, &local, 1, &remote, 1, 0);
         if (n == (ssize_t)len)
                 return 0;
         if (n >= 0 || errno == EFAULT)
@@ -153,7 +180,7 @@ static int write_proc_mem(const struct notify_call *call, uint64_t addr, const v
                 return -EFAULT;
         char path[64];
         snprintf(path, sizeof(path), "%u/mem", call->req->pid);
-        _cleanup_close_ int fd = openat(call->hostproc_fd, path, O_WRONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = notify_proc_open(call->hostproc_fd, path, O_WRONLY);
         if (fd < 0)
                 return errno == ENOENT ? -ESRCH : negative_errno();
         /* the mem fd is bound to the address space it was opened on: once
@@ -248,7 +275,7 @@ int notify_dup_child_fd(const struct notify_call *call, int fd)
         if (pidfd < 0) {
                 char status[64], buf[4096];
                 snprintf(status, sizeof(status), "%u/status", call->req->pid);
-                _cleanup_close_ int sfd = openat(call->hostproc_fd, status, O_RDONLY | O_CLOEXEC);
+                _cleanup_close_ int sfd = notify_proc_open(call->hostproc_fd, status, O_RDONLY);
                 ssize_t n = sfd < 0 ? -1 : read_full(sfd, buf, sizeof(buf) - 1);
                 if (n <= 0)
                         return -ESRCH;
@@ -261,6 +288,8 @@ int notify_dup_child_fd(const struct notify_call *call, int fd)
                         return negative_errno();
         }
         int r = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+        if (r < 0 && errno == EPERM && notify_privileged())
+                r = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
         r = r < 0 ? negative_errno() : r;
         close(pidfd);
         return r;
@@ -270,7 +299,7 @@ int notify_child_fd_cloexec(const struct notify_call *call, int fd)
 {
         char path[64], buf[512];
         snprintf(path, sizeof(path), "%u/fdinfo/%d", call->req->pid, fd);
-        _cleanup_close_ int f = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int f = notify_proc_open(call->hostproc_fd, path, O_RDONLY);
         if (f < 0)
                 return errno == ENOENT ? -EBADF : negative_errno();
         ssize_t n = read_full(f, buf, sizeof(buf) - 1);
@@ -292,7 +321,7 @@ int notify_open_dirfd(const struct notify_call *call, int dirfd)
                 snprintf(path, sizeof(path), "%u/fd/%d", call->req->pid, dirfd);
         else
                 return -EBADF;
-        int fd = openat(call->hostproc_fd, path, O_PATH | O_CLOEXEC);
+        int fd = notify_proc_open(call->hostproc_fd, path, O_PATH);
         if (fd < 0) {
                 if (errno == ENOENT && dirfd != AT_FDCWD)
                         return -EBADF;
@@ -308,7 +337,7 @@ static int read_status(const struct notify_call *call, char **ret)
 {
         char path[64];
         snprintf(path, sizeof(path), "%u/status", call->req->pid);
-        _cleanup_close_ int fd = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = notify_proc_open(call->hostproc_fd, path, O_RDONLY);
         if (fd < 0)
                 return negative_errno();
         size_t size = 4096, got = 0;

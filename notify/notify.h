@@ -188,6 +188,22 @@ struct notify_verdict {
         unsigned fd_flags; /* O_CLOEXEC or 0, for the child's new fd */
 };
 
+/* The calling worker thread's way back to the privilege that reading a
+ * trapped thread's memory and its /proc/TID entries may need
+ * (CAP_SYS_PTRACE). A worker stays without it after acting as the child
+ * (fs/worker.c) and usually needs none: operations on the trapped thread
+ * are tried as the thread is, and tried once more after
+ * notify_privileged() when they were refused for want of it — the same
+ * result as with the capability always on, reached without two capset
+ * calls per emulated call. The hook returns whether it raised anything.
+ * Per thread; none (the default) raises nothing. */
+void notify_set_privilege_hook(bool (*ensure)(void));
+bool notify_privileged(void);
+/* openat(hostproc_fd, path, flags | O_CLOEXEC) for a trapped thread's
+ * /proc/TID entry (path relative to /proc), tried again after
+ * notify_privileged() when refused or hidden. The fd, or -1 with errno. */
+int notify_proc_open(int hostproc_fd, const char *path, int flags);
+
 /* Copies len bytes at addr in the calling thread's memory (process_vm_readv,
  * falling back to /proc/TID/mem). 0 or -EFAULT/-ESRCH. */
 int notify_read_mem(const struct notify_call *call, uint64_t addr, void *buf, size_t len);

@@ -140,7 +140,7 @@ static bool blocked_elsewhere(int hostproc_fd, pid_t tid, int nr)
 {
         char path[64], buf[64];
         snprintf(path, sizeof(path), "%d/syscall", (int)tid);
-        _cleanup_close_ int fd = openat(hostproc_fd, path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = notify_proc_open(hostproc_fd, path, O_RDONLY);
         if (fd < 0)
                 return false;
         ssize_t n = read(fd, buf, sizeof(buf) - 1);
@@ -244,7 +244,7 @@ static int read_umask(const struct notify_call *call)
 {
         char path[64], buf[256];
         snprintf(path, sizeof(path), "%u/status", call->req->pid);
-        _cleanup_close_ int fd = openat(call->hostproc_fd, path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = notify_proc_open(call->hostproc_fd, path, O_RDONLY);
         if (fd < 0)
                 return negative_errno();
         ssize_t n = read(fd, buf, sizeof(buf) - 1);

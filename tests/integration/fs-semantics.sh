@@ -409,6 +409,52 @@ print(os.path.exists(d))
         expect_eq $'7 42\n0o600 b/f3\n3\n[\'x\']\nFalse' "$OUT" "os.walk / shutil.copytree / tempfile"
 }
 
+# A worker drops CAP_SYS_PTRACE for each operation done as the child and
+# takes it back only when a read of a trapped thread is refused without it
+# (fs/worker.c, notify_privileged). A non-dumpable caller is the case where
+# the ptrace checks look hardest: its relative-path calls (its memory, its
+# /proc/TID/cwd and status), each after a call that left the worker without
+# the capability, must all be served.
+it_test non_dumpable_caller_under_trap_all
+non_dumpable_caller_under_trap_all() {
+        need_in_sandbox python3
+        crun --trap-all -- python3 -c '
+import ctypes, os, sys, tempfile, time
+libc = ctypes.CDLL(None, use_errno=True)
+d = tempfile.mkdtemp()
+os.mkdir(d + "/sub")
+with open(d + "/sub/secret", "w") as f:
+    f.write("s")
+r, w = os.pipe()
+r2, w2 = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(r); os.close(w2)
+    if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE
+        os._exit(3)
+    os.chdir(d + "/sub")
+    out = []
+    for i in range(30):
+        os.stat("secret")
+        fd = os.open("secret", os.O_RDONLY)
+        out.append(os.read(fd, 1)); os.close(fd)
+        fd = os.open("new%d" % i, os.O_WRONLY | os.O_CREAT, 0o640); os.close(fd)
+        os.mkdir("dir%d" % i); os.rmdir("dir%d" % i)
+        os.unlink("new%d" % i)
+    ok = out == [b"s"] * 30 and os.listdir(".") == ["secret"]
+    os.write(w, b"ok" if ok else b"no")
+    os.read(r2, 1)
+    os._exit(0)
+os.close(w); os.close(r2)
+print("child", os.read(r, 2).decode())
+os.write(w2, b"x")
+_, st = os.waitpid(pid, 0)
+print("exit", os.waitstatus_to_exitcode(st))
+'
+        expect_rc 0 "python with a non-dumpable child"
+        expect_eq $'child ok\nexit 0' "$OUT" "a non-dumpable caller's relative-path calls served"
+}
+
 it_test sqlite3_wal_under_trap_all
 sqlite3_wal_under_trap_all() {
         need_in_sandbox python3

@@ -891,6 +891,53 @@ START_TEST(test_force_fallback_unknown)
 }
 END_TEST
 
+/* notify_proc_open and the privilege hook: an open that succeeds asks
+ * for nothing; one refused or hidden is tried again exactly once, and only
+ * when the hook raised something (a worker already privileged gains
+ * nothing from a second try). */
+static int hook_calls;
+static bool hook_raises;
+static bool count_hook(void)
+{
+        hook_calls++;
+        return hook_raises;
+}
+
+START_TEST(test_privilege_hook_retry)
+{
+        int proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(proc, 0);
+        char self[64];
+        snprintf(self, sizeof(self), "%d/status", (int)getpid());
+
+        ck_assert(!notify_privileged()); /* no hook: nothing raised */
+        notify_set_privilege_hook(count_hook);
+        hook_calls = 0;
+        hook_raises = true;
+        int fd = notify_proc_open(proc, self, O_RDONLY);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+        close(fd);
+        ck_assert_int_eq(hook_calls, 0);
+
+        /* ENOENT (what hidepid=invisible answers): one hook call, one retry */
+        errno = 0;
+        ck_assert_int_lt(notify_proc_open(proc, "999999999/status", O_RDONLY), 0);
+        ck_assert_int_eq(errno, ENOENT);
+        ck_assert_int_eq(hook_calls, 1);
+
+        /* a hook that raised nothing: no second try, the first error stands */
+        hook_raises = false;
+        ck_assert_int_lt(notify_proc_open(proc, "999999999/status", O_RDONLY), 0);
+        ck_assert_int_eq(errno, ENOENT);
+        ck_assert_int_eq(hook_calls, 2);
+        ck_assert(!notify_privileged());
+
+        notify_set_privilege_hook(NULL);
+        close(proc);
+}
+END_TEST
+
 /* A thread that is gone: every helper fails, none pretends. */
 START_TEST(test_dead_thread)
 {
@@ -1943,6 +1990,7 @@ static Suite *mem_suite(void)
         tc = tcase_create("fallback");
         tcase_set_timeout(tc, 30);
         tcase_add_test(tc, test_force_fallback_unknown);
+        tcase_add_test(tc, test_privilege_hook_retry);
         tcase_add_test(tc, test_write_mem);
         tcase_add_test(tc, test_write_mem_fallback);
         tcase_add_test(tc, test_strings_fallback_direct);
