@@ -114,6 +114,39 @@ static int do_open(int dirfd, const char *path, const struct open_args *a)
         return fd < 0 ? negative_errno() : fd;
 }
 
+/* The kernel's open flags (VALID_OPEN_FLAGS), which open and openat keep
+ * (ignoring the rest) and openat2 insists on */
+#define OPEN_FLAGS_KNOWN                                                                                           \
+        (O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC | FASYNC | O_DIRECT | \
+         O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_PATH | __O_TMPFILE | O_SYNC)
+
+/* The child's open, performed by the worker in the view without following
+ * a magic link (/proc/PID/cwd, /root, /fd/N, /exe, reached through a
+ * symlink or a relative walk): the kernel lets the sentry's threads through
+ * such a link by a rule the child does not have (their euid owns the
+ * sandbox's user namespace, which grants every capability in it, the
+ * effective set notwithstanding), so a link into a process the child may
+ * not trace would lead somewhere the child's own open could not go.
+ * -ELOOP for those (and for real loops); the caller redoes them in the
+ * proc agent, which has the child's standing. open and openat keep their
+ * semantics through openat2: unknown flag bits dropped, O_LARGEFILE
+ * forced, the mode masked, as the kernel does for them. */
+static int do_open_view(int dirfd, const char *path, const struct open_args *a)
+{
+        if (notify_feature_absent("openat2"))
+                return do_open(dirfd, path, a); /* (a test's forced fallback: links followed) */
+        struct open_how how = a->how;
+        if (!a->is_openat2) {
+                how.flags = (how.flags & OPEN_FLAGS_KNOWN) | O_LARGEFILE;
+                how.mode &= 07777;
+                how.resolve = 0;
+        }
+        how.flags |= O_CLOEXEC | O_NOCTTY;
+        how.resolve |= RESOLVE_NO_MAGICLINKS;
+        long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+        return fd < 0 ? negative_errno() : (int)fd;
+}
+
 int fs_cmp_u64(const void *a, const void *b)
 {
         uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -378,8 +411,12 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                 r = fs_as_child_begin();
                 if (r < 0)
                         return r;
-                fd = do_open(at, p, &a);
+                fd = do_open_view(at, p, &a);
                 fs_as_child_end();
+                if (fd == -ELOOP)
+                        /* a magic link on the way (or a loop, which fails
+                         * there the same): opened with the child's standing */
+                        fd = open_in_agent(call, at, p, &a, um);
         }
         struct stat st;
         if ((r = stat_or_close(&fd, &st)) < 0)

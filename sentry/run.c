@@ -823,7 +823,7 @@ static void confine_compile_join(struct sandbox_state *st)
 static void *gc_main(void *arg)
 {
         (void)arg;
-        (void)state_gc(true);
+        (void)state_gc_nowait();
         return NULL;
 }
 
@@ -831,9 +831,13 @@ static void *gc_main(void *arg)
  * collected while the command runs, off the start's path: admission counts
  * only live claims, so nothing waits for it, and this sandbox is live (its
  * lock and claim are held). After the start the sentry is confined and
- * forks nothing more; its filter allows what gc does. Joined at the
- * teardown: a slow removal (a leftover group still dying) delays only
- * that. Where the thread cannot start, gc is left to the next run. */
+ * forks nothing more; its filter allows what gc does. It never waits for
+ * another process's admission or gc (the lock busy: left to them or the
+ * next run), and the teardown waits for it a bounded time only: killing a
+ * leftover group that will not die can take seconds, which must not keep
+ * this sandbox's end (an OCI kill, a run's exit) waiting. An abandoned gc
+ * is taken up by the next (each step is idempotent). Where the thread
+ * cannot start, gc is left to the next run. */
 static void gc_start(struct sandbox_state *st)
 {
         sigset_t all, old;
@@ -843,10 +847,21 @@ static void gc_start(struct sandbox_state *st)
         pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+#define GC_JOIN_WAIT_MS 200
+
 static void gc_join(struct sandbox_state *st)
 {
-        if (st->gc_running)
-                pthread_join(st->gc_thread, NULL);
+        if (!st->gc_running)
+                return;
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += GC_JOIN_WAIT_MS * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+        }
+        if (pthread_timedjoin_np(st->gc_thread, NULL, &until) != 0)
+                pthread_detach(st->gc_thread); /* ends with the process */
         st->gc_running = false;
 }
 

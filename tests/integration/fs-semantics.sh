@@ -409,6 +409,67 @@ print(os.path.exists(d))
         expect_eq $'7 42\n0o600 b/f3\n3\n[\'x\']\nFalse' "$OUT" "os.walk / shutil.copytree / tempfile"
 }
 
+# A magic link (/proc/PID/cwd) reached through a plain symlink leads into another sandbox
+# process only where the caller may trace it: a non-dumpable process's working directory is
+# out of the caller's reach, natively and in the sandbox, for reads (emulated with
+# --trap-all) and writes (emulated always). The sentry's workers pass such links by a rule of
+# their own (their euid owns the sandbox's user namespace): they must not open through them.
+it_test magic_link_into_nondumpable_refused
+magic_link_into_nondumpable_refused() {
+        need_in_sandbox python3
+        local script='
+import ctypes, os, tempfile
+libc = ctypes.CDLL(None, use_errno=True)
+d = tempfile.mkdtemp()
+os.mkdir(d + "/sub")
+with open(d + "/sub/secret", "w") as f:
+    f.write("s")
+r, w = os.pipe()
+r2, w2 = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(r); os.close(w2)
+    if libc.prctl(4, 0, 0, 0, 0) != 0:
+        os._exit(3)
+    os.chdir(d + "/sub")
+    os.write(w, b"k")
+    os.read(r2, 1)
+    os._exit(0)
+os.close(w); os.close(r2)
+os.read(r, 1)
+os.symlink("/proc/%d/cwd" % pid, d + "/l")
+for how, mode in (("read", "r"), ("append", "a"), ("create", "w")):
+    for path in (d + "/l/secret", "/proc/%d/cwd/secret" % pid):
+        try:
+            open(path, mode).close()
+            print(how, "opened")
+        except PermissionError:
+            print(how, "EACCES")
+os.write(w2, b"x")
+os.waitpid(pid, 0)
+'
+        local want=$'read EACCES\nread EACCES\nappend EACCES\nappend EACCES\ncreate EACCES\ncreate EACCES'
+        crun -- python3 -c "$script"
+        expect_rc 0 "python"
+        expect_eq "$want" "$OUT" "default: opens through a link into a non-dumpable process"
+        crun --trap-all -- python3 -c "$script"
+        expect_rc 0 "python under --trap-all"
+        expect_eq "$want" "$OUT" "--trap-all: opens through a link into a non-dumpable process"
+        # and a link into a process the caller may trace still works
+        crun --trap-all -- python3 -c '
+import os, tempfile
+d = tempfile.mkdtemp()
+open(d + "/f", "w").write("mine")
+os.chdir(d)
+os.symlink("/proc/%d/cwd" % os.getpid(), "/tmp/mylink")
+print(open("/tmp/mylink/f").read())
+open("/tmp/mylink/g", "w").write("new")
+print(open(d + "/g").read())
+'
+        expect_rc 0 "a link into the caller itself"
+        expect_eq $'mine\nnew' "$OUT" "opens through a link into the caller's own cwd"
+}
+
 # A worker drops CAP_SYS_PTRACE for each operation done as the child and
 # takes it back only when a read of a trapped thread is refused without it
 # (fs/worker.c, notify_privileged). A non-dumpable caller is the case where

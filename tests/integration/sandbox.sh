@@ -318,9 +318,15 @@ run_collects_killed_sentry() {
         expect_true "the sandbox has cgroups" test -n "$(cgroups_of "$id")"
         kill -KILL "$sentry"
         wait_until 5 pid_gone "$init" || _it_soft_fail "init dies with its sentry"
-        crun -- true
-        expect_rc 0 "a run after the sentry was killed"
-        expect_true "the killed sandbox's state is gone when the run has ended" test ! -e "$STATE/$id"
+        # a run's gc gives way to another process's admission or gc (runs of the suites in
+        # parallel): a few runs, one of them collects it
+        local i
+        for i in 1 2 3 4 5; do
+                crun -- true
+                expect_rc 0 "a run after the sentry was killed"
+                [ -e "$STATE/$id" ] || break
+        done
+        expect_true "the killed sandbox's state is gone after a run" test ! -e "$STATE/$id"
         expect_eq "" "$(cgroups_of "$id")" "no cgroup left"
 }
 
