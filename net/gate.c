@@ -192,7 +192,7 @@ int net_gate_new(const struct net_gate_config *cfg, struct net_gate **ret)
         g->test_allow = xcalloc(g->n_test_allow, sizeof(*g->test_allow));
         memcpy(g->test_allow, cfg->test_allow, g->n_test_allow * sizeof(*g->test_allow));
         g->audit_fd = cfg->audit_fd;
-        g->stub_udp = g->stub_tcp = g->stub_stop = -1;
+        g->stub_udp = g->stub_tcp = g->stub_stop = g->stub_ready_fd = -1;
         /* the carried options' values on a fresh socket of the host's
          * namespace, as the gate makes them (none known: all are copied) */
         int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);

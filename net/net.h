@@ -150,8 +150,14 @@ struct net_gate;
  * resolution reads the host's resolver configuration. */
 int net_gate_new(const struct net_gate_config *cfg, struct net_gate **ret);
 /* Starts the DNS stub inside the sandbox's network namespace (netns_fd) at
- * 127.0.0.53:53 (UDP and TCP). */
+ * 127.0.0.53:53 (UDP and TCP), on a thread: net_gate_stub_ready says when
+ * it listens. */
 int net_gate_start_stub(struct net_gate *g, int netns_fd);
+/* Waits until the stub listens: 0, or -EADDRNOTAVAIL when it could not
+ * (the caller must not let the sandbox start). The stub's thread joins the
+ * sandbox's network namespace (setns), which the sentry's own seccomp
+ * filter refuses: call it before that filter is loaded. */
+int net_gate_stub_ready(struct net_gate *g);
 /* Prints the decision summary (with verbose) and frees. Accepts NULL. */
 void net_gate_free(struct net_gate *g);
 

@@ -179,14 +179,31 @@ int net_gate_start_stub(struct net_gate *g, int netns_fd)
                 return -r;
         }
         g->stub_started = true;
+        g->stub_ready_fd = ready;
+        return 0;
+}
+
+int net_gate_stub_ready(struct net_gate *g)
+{
+        if (g->stub_ready_fd < 0)
+                return g->stub_started ? 0 : -ESRCH;
         uint64_t v = 0;
-        (void)!read(ready, &v, sizeof(v));
-        close(ready);
+        ssize_t n;
+        do
+                n = read(g->stub_ready_fd, &v, sizeof(v));
+        while (n < 0 && errno == EINTR);
+        close(g->stub_ready_fd);
+        g->stub_ready_fd = -1;
+        g->stub_failed = v != 1;
         return v == 1 ? 0 : -EADDRNOTAVAIL;
 }
 
 void net_gate_stop_stub(struct net_gate *g)
 {
+        if (g->stub_ready_fd >= 0) {
+                close(g->stub_ready_fd);
+                g->stub_ready_fd = -1;
+        }
         if (!g->stub_started)
                 return;
         uint64_t one = 1;

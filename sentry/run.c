@@ -1825,6 +1825,14 @@ static int sentry_main_loop(struct sandbox_state *st)
          * resident pages once mapped). */
         const char *bad = st->confine.bad;
         trace_mark("verbose printed");
+        /* the DNS stub, started beside the above, listens before the
+         * sentry's filter (which refuses its setns) and the start */
+        r = net_gate_stub_ready(st->gate);
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot start the DNS stub in the sandbox: %s\n", strerror(-r));
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
         r = st->confine.r;
         if (!st->confine.prog.filter && r >= 0)
                 r = sentry_confine_build(&st->confine.prog, &bad);
