@@ -25,6 +25,7 @@
 #include <seccomp.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -61,6 +62,7 @@ struct notify_engine {
         unsigned n_threads, n_parked, max_workers;
         unsigned handoffs; /* receiving roles offered to parked workers */
         atomic_bool stopping;
+        int stop_efd; /* written at stop: wakes workers in wait_for_stop */
 
         /* The receiver's state, odd while it serves a call. Written by the
          * receiver (and, to take the role away, by the watchdog with a
@@ -333,13 +335,15 @@ static bool listener_dead(struct notify_engine *e)
         return poll(&p, 1, 0) == 1 && (p.revents & POLLHUP);
 }
 
-/* Nothing can arrive any more: sleep until notify_engine_stop, whose
- * WAKE_SIGNAL (repeated until the thread has gone) ends the wait. (poll
- * with nothing to watch: the sentry's own filter allows poll, not pause.) */
+/* Nothing can arrive any more: sleep until notify_engine_stop writes the
+ * stop eventfd (a signal landing just before the poll would be lost, and
+ * the stop would wait for its next knock, half a millisecond later). */
 static void wait_for_stop(struct notify_engine *e)
 {
-        while (!atomic_load(&e->stopping))
-                (void)poll(NULL, 0, -1);
+        while (!atomic_load(&e->stopping)) {
+                struct pollfd p = {.fd = e->stop_efd, .events = POLLIN};
+                (void)poll(&p, 1, e->stop_efd >= 0 ? -1 : 1);
+        }
 }
 
 static void *worker_main(void *arg)
@@ -397,7 +401,13 @@ static void *watchdog_main(void *arg)
         only_wake_signal();
         uint32_t last = atomic_load(&e->serve_seq);
         while (!atomic_load(&e->stopping)) {
-                (void)clock_nanosleep(CLOCK_MONOTONIC, 0, &(struct timespec){0, WATCHDOG_TICK_NS}, NULL);
+                /* a tick, cut short by the stop (a signal could land just
+                 * before a sleep, and the stop would wait out the tick) */
+                if (e->stop_efd >= 0) {
+                        struct pollfd p = {.fd = e->stop_efd, .events = POLLIN};
+                        (void)ppoll(&p, 1, &(struct timespec){0, WATCHDOG_TICK_NS}, NULL);
+                } else
+                        (void)clock_nanosleep(CLOCK_MONOTONIC, 0, &(struct timespec){0, WATCHDOG_TICK_NS}, NULL);
                 uint32_t v = atomic_load(&e->serve_seq);
                 if (v == last && (v & 1)) {
                         /* the same call for a tick: hand the role on */
@@ -588,6 +598,7 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
         struct notify_engine *e = xcalloc(1, sizeof(*e));
         e->listener_fd = -1;
         e->hostproc_fd = -1;
+        e->stop_efd = -1;
 
         if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &e->sizes) < 0) {
                 int r = negative_errno();
@@ -649,6 +660,7 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
                 e->has_approver = true;
         }
         e->listener_fd = TAKE_FD(lfd);
+        e->stop_efd = eventfd(0, EFD_CLOEXEC); /* -1: wait_for_stop polls every ms instead */
 
         /* one receiver; the rest park, ready for a handoff */
         unsigned start = cfg->min_workers ? cfg->min_workers : 2;
@@ -720,6 +732,8 @@ void notify_engine_stop(struct notify_engine *e)
         unsigned n = e->n_threads;
         pthread_cond_broadcast(&e->unpark);
         pthread_mutex_unlock(&e->lock);
+        if (e->stop_efd >= 0)
+                (void)!write(e->stop_efd, &(uint64_t){1}, sizeof(uint64_t));
         if (e->have_watchdog) {
                 /* a sleep without a timeout ends when the word changes */
                 atomic_fetch_add(&e->serve_seq, 2);
@@ -775,6 +789,8 @@ joined:;
         pthread_cond_destroy(&e->resume_cond);
         if (e->listener_fd >= 0)
                 close(e->listener_fd);
+        if (e->stop_efd >= 0)
+                close(e->stop_efd);
         if (e->hostproc_fd >= 0)
                 close(e->hostproc_fd);
         notify_umask_cache_free(e->umask_cache);
