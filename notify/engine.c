@@ -61,6 +61,7 @@ struct notify_engine {
         pthread_t *threads;
         unsigned n_threads, n_parked, max_workers;
         unsigned handoffs; /* receiving roles offered to parked workers */
+        bool released;     /* calls may be served (notify_engine_release) */
         atomic_bool stopping;
         int stop_efd; /* written at stop: wakes workers in wait_for_stop */
 
@@ -302,7 +303,7 @@ static bool take_role(struct notify_engine *e)
 {
         bool ok = false;
         pthread_mutex_lock(&e->lock);
-        while (!atomic_load(&e->stopping) && e->handoffs == 0) {
+        while (!atomic_load(&e->stopping) && (e->handoffs == 0 || !e->released)) {
                 e->n_parked++;
                 pthread_cond_wait(&e->unpark, &e->lock);
                 e->n_parked--;
@@ -649,6 +650,7 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
         e->two_step_addfd = cfg->wait_killable;
         memcpy(e->contexts, cfg->contexts, sizeof(e->contexts));
         e->thread_init = cfg->thread_init;
+        e->released = !cfg->hold_calls;
         e->max_workers = cfg->max_workers ? cfg->max_workers : 64;
         e->threads = xcalloc(e->max_workers, sizeof(pthread_t));
         pthread_mutex_init(&e->lock, NULL);
@@ -719,6 +721,14 @@ void notify_engine_call_stats(const struct notify_engine *e, int nr, struct noti
         ret->count = atomic_load(&m->counts[nr]);
         ret->total_ns = atomic_load(&m->nsecs[nr]);
         ret->max_ns = atomic_load(&m->max_nsecs[nr]);
+}
+
+void notify_engine_release(struct notify_engine *e)
+{
+        pthread_mutex_lock(&e->lock);
+        e->released = true;
+        pthread_cond_broadcast(&e->unpark);
+        pthread_mutex_unlock(&e->lock);
 }
 
 void notify_engine_stop(struct notify_engine *e)

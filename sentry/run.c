@@ -1751,6 +1751,10 @@ static int sentry_main_loop(struct sandbox_state *st)
                 .min_workers = 1, /* more start when a call blocks (notify/engine.c) */
                 .max_workers = 64,
                 .wait_killable = m.value != 0,
+                /* nothing served before the sentry's own filter is on
+                 * (below, after the start: confined while init starts the
+                 * command, whose first trapped call waits for it) */
+                .hold_calls = true,
         };
         trace_mark("approvals");
         r = notify_engine_start(&cfg, listener, &st->engine);
@@ -1833,22 +1837,6 @@ static int sentry_main_loop(struct sandbox_state *st)
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
-        r = st->confine.r;
-        if (!st->confine.prog.filter && r >= 0)
-                r = sentry_confine_build(&st->confine.prog, &bad);
-        if (r >= 0 && (r = sentry_confine_load(&st->confine.prog)) < 0)
-                bad = "(load)";
-        trace_mark("sentry confined");
-        if (r < 0) {
-                fprintf(stderr, "cordon: cannot confine the sentry with its own seccomp filter (%s): %s\n",
-                        bad ? bad : "?", strerror(-r));
-                kill_and_reap(st);
-                return EXIT_SANDBOX;
-        }
-        if (st->verbose)
-                fprintf(stderr, "cordon:   sentry: confined by its own seccomp allow-list (%zu rows; exec kills it)\n",
-                        sentry_confine_rows());
-
         if (st->pty_master >= 0)
                 tty_begin(st);
 
@@ -1858,6 +1846,28 @@ static int sentry_main_loop(struct sandbox_state *st)
                 fprintf(stderr, "cordon: the sandbox's init died during set-up\n");
                 return EXIT_SANDBOX;
         }
+
+        /* The sentry's own filter, loaded while init starts the command:
+         * the engine serves no call before it is on (hold_calls), so the
+         * command's first trapped call (its execve) waits for it, and no
+         * input of the sandbox's reaches an unconfined sentry. */
+        r = st->confine.r;
+        if (!st->confine.prog.filter && r >= 0)
+                r = sentry_confine_build(&st->confine.prog, &bad);
+        if (r >= 0 && (r = sentry_confine_load(&st->confine.prog)) < 0)
+                bad = "(load)";
+        trace_mark("sentry confined");
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot confine the sentry with its own seccomp filter (%s): %s\n",
+                        bad ? bad : "?", strerror(-r));
+                tty_end(st);
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+        notify_engine_release(st->engine);
+        if (st->verbose)
+                fprintf(stderr, "cordon:   sentry: confined by its own seccomp allow-list (%zu rows; exec kills it)\n",
+                        sentry_confine_rows());
 
         /* a long-lived sandbox idles for hours: give back what set-up
          * allocated and freed (its RSS is the cost of each one more) */
