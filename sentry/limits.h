@@ -72,9 +72,6 @@ int state_remove(const char *id);
  * sandbox. Never touches a live sandbox. Prints what it removed unless
  * quiet. Returns the number of things removed, or -errno. */
 int state_gc(bool quiet);
-/* state_gc(true), but -EWOULDBLOCK at once when another process holds the
- * admission lock (admitting, or collecting already) */
-int state_gc_nowait(void);
 
 /* a fresh sandbox id: 16 hex digits */
 void sandbox_new_id(char ret[17]);

@@ -820,51 +820,6 @@ static void confine_compile_join(struct sandbox_state *st)
         st->confine.running = false;
 }
 
-static void *gc_main(void *arg)
-{
-        (void)arg;
-        (void)state_gc_nowait();
-        return NULL;
-}
-
-/* What crashed sentries left behind (state directories, cgroups) is
- * collected while the command runs, off the start's path: admission counts
- * only live claims, so nothing waits for it, and this sandbox is live (its
- * lock and claim are held). After the start the sentry is confined and
- * forks nothing more; its filter allows what gc does. It never waits for
- * another process's admission or gc (the lock busy: left to them or the
- * next run), and the teardown waits for it a bounded time only: killing a
- * leftover group that will not die can take seconds, which must not keep
- * this sandbox's end (an OCI kill, a run's exit) waiting. An abandoned gc
- * is taken up by the next (each step is idempotent). Where the thread
- * cannot start, gc is left to the next run. */
-static void gc_start(struct sandbox_state *st)
-{
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        st->gc_running = pthread_create(&st->gc_thread, NULL, gc_main, NULL) == 0;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
-#define GC_JOIN_WAIT_MS 200
-
-static void gc_join(struct sandbox_state *st)
-{
-        if (!st->gc_running)
-                return;
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += GC_JOIN_WAIT_MS * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-        }
-        if (pthread_timedjoin_np(st->gc_thread, NULL, &until) != 0)
-                pthread_detach(st->gc_thread); /* ends with the process */
-        st->gc_running = false;
-}
-
 /* clone3 into the cgroup v2 group cgroup_fd (-1: none); where the kernel
  * or a seccomp filter around us refuses clone3 or CLONE_INTO_CGROUP (ENOSYS
  * before 5.3 and inside a sandbox; E2BIG or EINVAL before 5.7), clone as
@@ -1175,6 +1130,9 @@ int sentry_run(const struct run_options *o)
         }
 
         trace_mark("admission, stdio checked");
+        /* what crashed sentries left behind goes first (never a live sandbox) */
+        (void)state_gc(true);
+        trace_mark("state gc");
 
         char id[17];
         sandbox_new_id(id);
@@ -1874,10 +1832,8 @@ static int sentry_main_loop(struct sandbox_state *st)
         if (st->serve)
                 malloc_trim(0);
         trace_mark("start sent");
-        gc_start(st);
         int code = st->serve ? serve_loop(st) : supervise(st);
         trace_mark("supervise returned");
-        gc_join(st);
         /* init is gone: the proc agent's exit can run beside the rest of
          * the teardown (reaped in fs_agent_stop below) */
         fs_agent_kill(&st->fsctx);

@@ -367,19 +367,7 @@ static int gc_leftover_cgroup(const char *dir, const char *id, void *userdata)
         return 0;
 }
 
-static int gc(bool quiet, bool nowait);
-
 int state_gc(bool quiet)
-{
-        return gc(quiet, false);
-}
-
-int state_gc_nowait(void)
-{
-        return gc(true, true);
-}
-
-static int gc(bool quiet, bool nowait)
 {
         char dir[600], path[700];
         int removed = 0;
@@ -387,8 +375,8 @@ static int gc(bool quiet, bool nowait)
          * directory before it has its lock, and must not be taken for dead */
         snprintf(path, sizeof(path), "%s/admission.lock", default_root());
         _cleanup_close_ int adm = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-        if (adm >= 0 && flock(adm, LOCK_EX | (nowait ? LOCK_NB : 0)) < 0 && nowait)
-                return -EWOULDBLOCK;
+        if (adm >= 0)
+                flock(adm, LOCK_EX);
         snprintf(dir, sizeof(dir), "%s/sandboxes", state_root());
         _cleanup_close_ int sfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (sfd >= 0) {

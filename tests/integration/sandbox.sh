@@ -300,11 +300,10 @@ gc_after_killed_sentry() {
         expect_eq "" "$(cgroups_of "$id")" "no cgroup left"
 }
 
-# `cordon run` collects what a killed sentry left (its gc runs on a thread
-# while the command runs, under the sentry's own seccomp filter): the state
-# directory and the cgroups of a sandbox whose sentry was killed are gone
-# once a run has ended. (Runs of suites in parallel collect it as well; if
-# the run's gc could not work, none would.)
+# `cordon run` collects what a killed sentry left: the state directory and
+# the cgroups of a sandbox whose sentry was killed are gone once a run has
+# ended. (Runs of suites in parallel collect it as well; if the run's gc
+# could not work, none would.)
 it_test run_collects_killed_sentry
 run_collects_killed_sentry() {
         need_root
@@ -318,8 +317,7 @@ run_collects_killed_sentry() {
         expect_true "the sandbox has cgroups" test -n "$(cgroups_of "$id")"
         kill -KILL "$sentry"
         wait_until 5 pid_gone "$init" || _it_soft_fail "init dies with its sentry"
-        # a run's gc gives way to another process's admission or gc (runs of the suites in
-        # parallel): a few runs, one of them collects it
+        # a few runs (another suite's gc may hold the admission lock): one of them collects it
         local i
         for i in 1 2 3 4 5; do
                 crun -- true
