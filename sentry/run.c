@@ -1449,6 +1449,7 @@ static void kill_and_reap(struct sandbox_state *st)
         exectrace_stop(st->exec_tracer);
         st->exec_tracer = 0;
         fs_exec_table_free(TAKE_PTR(st->fsctx.exec));
+        free(TAKE_PTR(st->fsctx.mount_ids)); /* a set-up that failed after init sent them */
 }
 
 /* The exec tracer, started while the sentry is single-threaded and before
