@@ -199,12 +199,10 @@ static int resolve(struct notify_call *call, int dirfd, const char *path, bool n
         r = fs_as_child_begin();
         if (r < 0)
                 return r;
-        int fd = openat(p[0] == '/' ? AT_FDCWD : dfd, p, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
-        if (fd < 0)
-                r = negative_errno();
+        int fd = fs_view_open_path(call, p[0] == '/' ? AT_FDCWD : dfd, p, nofollow ? O_NOFOLLOW : 0);
         fs_as_child_end();
         if (fd < 0)
-                return r;
+                return fd;
         struct stat st;
         if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
                 close(fd);

@@ -31,6 +31,12 @@ int fs_agent_ids(struct fs_context *ctx, int fd, uint32_t *ret_uid, uint32_t *re
 
 /* Opens path (relative to dirfd when >= 0) in the proc agent. Returns the fd
  * or -errno; -ENOSYS when there is no agent. */
+/* An O_PATH open (flags: O_DIRECTORY, O_NOFOLLOW) by a worker in the view
+ * that does not go through a magic link itself: the worker's euid owns the
+ * sandbox's user namespace, which would let it through links into
+ * processes the child may not trace. One that meets a magic link is redone
+ * by the proc agent, with the child's standing. The fd or -errno. */
+int fs_view_open_path(struct notify_call *call, int dirfd, const char *path, int flags);
 int fs_agent_open(struct fs_context *ctx, int dirfd, const char *path, int flags, mode_t mode, uint64_t resolve,
                   mode_t um);
 

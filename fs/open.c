@@ -210,8 +210,8 @@ static int open_decided(struct notify_call *call, const struct open_args *a, con
         int r = fs_as_child_begin();
         if (r < 0)
                 return r;
-        _cleanup_close_ int obj = openat(t->dirfd, t->name, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
-        int oerr = obj < 0 ? errno : 0;
+        _cleanup_close_ int obj = fs_view_open_path(call, t->dirfd, t->name, nofollow ? O_NOFOLLOW : 0);
+        int oerr = obj < 0 ? -obj : 0;
         struct stat st;
         bool dangling = false;
         if (obj < 0 && oerr == ENOENT && !nofollow)

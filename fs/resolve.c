@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -55,6 +56,23 @@ static int call_ns_ids(void *userdata, pid_t *ret_nspid, pid_t *ret_nstgid)
 int fs_rewrite_self(struct notify_call *call, const char *path, bool exact, char *out, size_t size, bool *ret_changed)
 {
         return fs_rewrite_self_with(path, exact, call_ns_ids, call, mtab_is_proc_link, out, size, ret_changed);
+}
+
+int fs_view_open_path(struct notify_call *call, int dirfd, const char *path, int flags)
+{
+        flags = (flags & (O_DIRECTORY | O_NOFOLLOW)) | O_PATH | O_CLOEXEC;
+        if (notify_feature_absent("openat2")) {
+                int fd = openat(dirfd, path, flags);
+                return fd < 0 ? negative_errno() : fd;
+        }
+        struct open_how how = {.flags = (uint64_t)flags, .resolve = RESOLVE_NO_MAGICLINKS};
+        long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+        if (fd >= 0)
+                return (int)fd;
+        if (errno != ELOOP)
+                return negative_errno();
+        /* a magic link on the way (or a loop, which fails there the same) */
+        return fs_agent_open(call->userdata, dirfd == AT_FDCWD ? -1 : dirfd, path, flags, 0, 0, 0);
 }
 
 /* Whether fd is on one of the view's mounts. A directory fd from outside
@@ -159,9 +177,9 @@ static int check_fd(struct notify_call *call, int fd)
 static int pin_object(struct notify_call *call, struct fs_target *t, bool follow)
 {
         const struct fs_context *ctx = call->userdata;
-        int fd = openat(t->dirfd, t->name, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+        int fd = fs_view_open_path(call, t->dirfd, t->name, follow ? 0 : O_NOFOLLOW);
         if (fd < 0)
-                return negative_errno();
+                return fd;
         t->fd = fd;
         struct stat st;
         if (fstat(fd, &st) < 0)
@@ -183,9 +201,9 @@ static int check_dotdot(struct notify_call *call, int base, const char *dir)
                 if (!starts || !ends || c == dir)
                         continue;
                 snprintf(prefix, sizeof(prefix), "%.*s", (int)(c - dir), dir);
-                _cleanup_close_ int fd = openat(base >= 0 ? base : AT_FDCWD, prefix, O_PATH | O_CLOEXEC);
+                _cleanup_close_ int fd = fs_view_open_path(call, base >= 0 ? base : AT_FDCWD, prefix, 0);
                 if (fd < 0)
-                        return negative_errno();
+                        return fd;
                 int r = check_fd(call, fd);
                 if (r < 0)
                         return r;
@@ -283,9 +301,9 @@ int fs_resolve_at(struct notify_call *call, int base, unsigned flags, struct fs_
         r = fs_as_child_begin();
         if (r < 0)
                 return r;
-        int pfd = openat(base >= 0 ? base : AT_FDCWD, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int pfd = fs_view_open_path(call, base >= 0 ? base : AT_FDCWD, dir, O_DIRECTORY);
         if (pfd < 0) {
-                r = negative_errno();
+                r = pfd;
                 goto out;
         }
         ret->dirfd = pfd;
@@ -311,7 +329,7 @@ int fs_resolve_at(struct notify_call *call, int base, unsigned flags, struct fs_
                 r = pin_object(call, ret, (flags & FS_FOLLOW) || slash);
         else if (slash && ctx->n_rules) {
                 /* "name/" makes the kernel follow name: check where it leads */
-                int fd = openat(pfd, ret->name, O_PATH | O_CLOEXEC);
+                int fd = fs_view_open_path(call, pfd, ret->name, 0);
                 if (fd >= 0) {
                         r = check_fd(call, fd);
                         close(fd);
