@@ -82,22 +82,24 @@ static int confine_agent(void)
         return allowlist_install(allowed, ELEMENTSOF(allowed));
 }
 
-_noreturn_ static void agent_main(int sock, int userns_fd, int init_pidfd, int root_fd, bool may_setgroups)
+_noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bool may_setgroups)
 {
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
         /* The sandbox's user namespace, and its net, ipc and uts ones too:
          * a /proc/sys file acts on the namespace of whoever opens it (net
          * and ipc tables are looked up at open), so an agent left in the
          * host's would show the sandbox the host's interfaces and values.
-         * Through init's pidfd all at once (the kernel joins the user
-         * namespace first, and checks the rest with what that gives). */
-        if (init_pidfd >= 0) {
-                if (setns(init_pidfd, CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) < 0)
+         * The user namespace first: the rest are then joined with the
+         * capabilities it gives. By namespace fds, not init's pidfd: a
+         * pidfd's setns takes a ptrace check of init, which an unprivileged
+         * agent failed in some runs (EPERM however long it retried), and
+         * the agent died, failing every /proc open of the sandbox. */
+        static const int types[4] = {CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS};
+        for (size_t i = 0; i < 4; i++) {
+                if (setns(ns_fds[i], types[i]) < 0)
                         _exit(10);
-                close(init_pidfd);
-        } else if (setns(userns_fd, CLONE_NEWUSER) < 0)
-                _exit(10);
-        close(userns_fd);
+                close(ns_fds[i]);
+        }
         if (fchdir(root_fd) < 0 || chroot(".") < 0 || chdir("/") < 0)
                 _exit(11);
         close(root_fd);
@@ -154,7 +156,7 @@ _noreturn_ static void agent_main(int sock, int userns_fd, int init_pidfd, int r
         }
 }
 
-int fs_agent_start(struct fs_context *ctx, int userns, int init_pidfd)
+int fs_agent_start(struct fs_context *ctx, const int ns_fds[4])
 {
         int sp[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
@@ -168,7 +170,7 @@ int fs_agent_start(struct fs_context *ctx, int userns, int init_pidfd)
         }
         if (pid == 0) {
                 close(sp[0]);
-                agent_main(sp[1], userns, init_pidfd, ctx->root_fd, !ctx->keep_groups);
+                agent_main(sp[1], ns_fds, ctx->root_fd, !ctx->keep_groups);
         }
         close(sp[1]);
         ctx->agent_sock = sp[0];

@@ -136,13 +136,12 @@ struct fs_context {
 /* qsort/bsearch comparator for mount ids */
 int fs_cmp_u64(const void *a, const void *b);
 
-/* Starts the proc agent in the sandbox's user namespace (userns_fd): /proc
+/* Starts the proc agent in the sandbox's user namespace (ns_fds[0]): /proc
  * files that render ids for their opener are opened there, so the command
- * reads its own ids. With init_pidfd (a pidfd of the sandbox's init, or
- * -1 to join the user namespace alone), also in its net, ipc and uts
- * namespaces, which /proc/sys files show. Call while single-threaded
- * (before the engine). */
-int fs_agent_start(struct fs_context *ctx, int userns_fd, int init_pidfd);
+ * reads its own ids; and in its net, ipc and uts namespaces (ns_fds[1..3]),
+ * which /proc/sys files show. Call while single-threaded (before the
+ * engine). */
+int fs_agent_start(struct fs_context *ctx, const int ns_fds[4]);
 void fs_agent_stop(struct fs_context *ctx);
 /* Sends the agent SIGKILL without waiting, so that its exit overlaps the
  * rest of a teardown; fs_agent_stop reaps it later. For when the sandbox is

@@ -563,8 +563,15 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock, s
         int netnsfd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
         if (netnsfd < 0)
                 child_fail(sock, "open the sandbox's network namespace: %s", strerror(errno));
+        /* its ipc and uts namespaces, which the proc agent joins with the
+         * user and net ones (their /proc/sys files are looked up in the
+         * opener's); by fd, which takes no ptrace check of init */
+        int ipcnsfd = open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC);
+        int utsnsfd = open("/proc/self/ns/uts", O_RDONLY | O_CLOEXEC);
+        if (ipcnsfd < 0 || utsnsfd < 0)
+                child_fail(sock, "open the sandbox's ipc and uts namespaces: %s", strerror(errno));
 
-        int keep[] = {sock, master, slave, rootfd, usernsfd, lastpid, netnsfd, layerfd};
+        int keep[] = {sock, master, slave, rootfd, usernsfd, lastpid, netnsfd, layerfd, ipcnsfd, utsnsfd};
         if ((r = close_all_but(keep, ELEMENTSOF(keep))) < 0)
                 child_fail(sock, "close_range: %s", strerror(-r));
 
@@ -573,10 +580,12 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock, s
          * privileges and installs Landlock and the filter. */
         if (send_mounts(sock, mount_ids, (size_t)n_mounts) < 0)
                 _exit(EXIT_SANDBOX);
-        int out[5] = {rootfd, usernsfd, netnsfd, layerfd, master};
-        if (send_msg(sock, MSG_FDS, 0, NULL, out, master >= 0 ? 5 : 4) < 0)
+        int out[7] = {rootfd, usernsfd, netnsfd, layerfd, ipcnsfd, utsnsfd, master};
+        if (send_msg(sock, MSG_FDS, 0, NULL, out, master >= 0 ? 7 : 6) < 0)
                 _exit(EXIT_SANDBOX);
         close(layerfd); /* the sentry's alone: nothing of the sandbox may reach the layer's hidden parts */
+        close(ipcnsfd);
+        close(utsnsfd);
 
         /* the container's rlimits, while init may still raise them within
          * what the host allows (it cannot exceed the hard limits it got) */
@@ -1477,7 +1486,7 @@ static bool init_failed_first(struct sandbox_state *st)
                         struct msg m;
                         uint64_t mounts[1 + MAX_VIEW_MOUNTS];
                 } buf;
-                int fds[5];
+                int fds[7];
                 ssize_t n = recv_fds(st->sock, &buf, sizeof(buf), fds, ELEMENTSOF(fds));
                 for (size_t i = 0; n >= 0 && i < ELEMENTSOF(fds); i++)
                         if (fds[i] >= 0)
@@ -1530,7 +1539,7 @@ static int start_exec_tracer(struct sandbox_state *st)
 static int sentry_main_loop(struct sandbox_state *st)
 {
         struct msg m;
-        int fds[5];
+        int fds[7];
         int r;
 
         int tree = st->plan->view.template_tree_fd;
@@ -1573,7 +1582,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                         r > 0 && m.type == MSG_ERROR ? m.text : "the sandbox's init died during set-up");
                 return EXIT_SANDBOX;
         }
-        r = recv_msg(st->sock, &m, fds, 5);
+        r = recv_msg(st->sock, &m, fds, 7);
         if (r <= 0 || m.type != MSG_FDS) {
                 kill_and_reap(st);
                 fprintf(stderr, "cordon: %s\n",
@@ -1584,8 +1593,10 @@ static int sentry_main_loop(struct sandbox_state *st)
         _cleanup_close_ int usernsfd = fds[1];
         _cleanup_close_ int netnsfd = fds[2];
         st->layer_fd = fds[3];
-        st->pty_master = fds[4];
-        if (st->fsctx.root_fd < 0 || usernsfd < 0 || netnsfd < 0) {
+        _cleanup_close_ int ipcnsfd = fds[4];
+        _cleanup_close_ int utsnsfd = fds[5];
+        st->pty_master = fds[6];
+        if (st->fsctx.root_fd < 0 || usernsfd < 0 || netnsfd < 0 || ipcnsfd < 0 || utsnsfd < 0) {
                 kill_and_reap(st);
                 fprintf(stderr, "cordon: no root or namespaces from the sandbox\n");
                 return EXIT_SANDBOX;
@@ -1617,18 +1628,9 @@ static int sentry_main_loop(struct sandbox_state *st)
          * Landlock and the filter. Single-threaded again before the agent's
          * fork. */
         confine_compile_join(st);
-        r = fs_agent_start(&st->fsctx, usernsfd, st->pidfd);
-        if (r < 0) {
-                fprintf(stderr, "cordon: cannot start the proc agent in the sandbox's user namespace: %s\n",
-                        strerror(-r));
-                kill_and_reap(st);
-                return EXIT_SANDBOX;
-        }
-        trace_mark("proc agent started");
         r = start_gate(st, netnsfd);
         trace_mark("gate started");
         if (r < 0) {
-                fs_agent_stop(&st->fsctx);
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
@@ -1641,7 +1643,6 @@ static int sentry_main_loop(struct sandbox_state *st)
         }
         if (r <= 0 || m.type != MSG_READY) {
                 net_gate_free(TAKE_PTR(st->gate));
-                fs_agent_stop(&st->fsctx);
                 kill_and_reap(st);
                 fprintf(stderr, "cordon: %s\n",
                         r > 0 && m.type == MSG_ERROR ? m.text : "the sandbox's init died during set-up");
@@ -1654,7 +1655,6 @@ static int sentry_main_loop(struct sandbox_state *st)
         if (listener < 0) {
                 fprintf(stderr, "cordon: pidfd_getfd of the sandbox's seccomp listener: %m\n");
                 net_gate_free(TAKE_PTR(st->gate));
-                fs_agent_stop(&st->fsctx);
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
@@ -1664,7 +1664,6 @@ static int sentry_main_loop(struct sandbox_state *st)
         if (!notify_listener_has_addfd(listener)) {
                 close(listener);
                 net_gate_free(TAKE_PTR(st->gate));
-                fs_agent_stop(&st->fsctx);
                 kill_and_reap(st);
                 fprintf(stderr, "cordon: the kernel lacks SECCOMP_IOCTL_NOTIF_ADDFD (Linux 5.9), which cordon "
                                 "requires to inject the files and sockets it opens for the sandbox; refusing to "
@@ -1675,6 +1674,18 @@ static int sentry_main_loop(struct sandbox_state *st)
                 fprintf(stderr, "cordon: kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV; "
                                 "a signal can interrupt an emulated call\n");
         trace_mark("listener taken");
+        /* the proc agent, in the sandbox's user, net, ipc and uts
+         * namespaces (by the fds init sent) */
+        r = fs_agent_start(&st->fsctx, (const int[4]){usernsfd, netnsfd, ipcnsfd, utsnsfd});
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot start the proc agent in the sandbox's user namespace: %s\n",
+                        strerror(-r));
+                close(listener);
+                net_gate_free(TAKE_PTR(st->gate));
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+        trace_mark("proc agent started");
 
         /* the approver: before the engine, which hands it the asks */
         if (st->approve_tty >= 0 && pipe2(st->prompt_wake, O_CLOEXEC | O_NONBLOCK) < 0) {

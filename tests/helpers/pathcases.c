@@ -791,8 +791,10 @@ static bool host_root(void)
                 return false;
         FILE *f = fopen("/proc/self/uid_map", "re");
         unsigned long inside, outside, count;
-        bool identity = !f || (fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0 &&
-                               outside == 0 && count == 4294967295UL);
+        /* only a map read and found the identity says so: unreadable
+         * (a sandbox's /proc may refuse) is no proof */
+        bool identity = f && fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0 && outside == 0 &&
+                        count == 4294967295UL;
         if (f)
                 fclose(f);
         return identity;

@@ -136,6 +136,28 @@ semantics_unprivileged_trap_all() {
         compare "--trap-all, run by uid 65534" --trap-all
 }
 
+# The proc agent of a sentry run by an unprivileged user must start every time: it joined the
+# sandbox's namespaces through init's pidfd, whose ptrace check of init it failed in some runs
+# (5-70% depending on timing), and then every /proc open of a --trap-all sandbox failed with
+# EPIPE. Twenty runs in a row, each reading its uid_map through the agent.
+it_test unprivileged_proc_agent_every_run
+unprivileged_proc_agent_every_run() {
+        [ "$(id -u)" = 0 ] || skip "needs root to run cordon as uid 65534"
+        command -v setpriv >/dev/null || skip "setpriv is not installed"
+        local bin="$IT_TMP/bin" i bad=0 out
+        mkdir -p "$bin" && chmod 0755 "$bin" && cp "$CORDON" "$bin/cordon" && chmod 0755 "$bin/cordon" ||
+                fail "cannot copy cordon to $bin"
+        for i in $(seq 20); do
+                out=$(cd / && timeout 30 setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+                        "$bin/cordon" run -T --trap-all -- cat /proc/self/uid_map 2>&1 </dev/null)
+                [[ "$out" =~ ^[[:space:]]*0[[:space:]]+65534[[:space:]]+1$ ]] || {
+                        bad=$((bad + 1))
+                        it_log "run $i: $out"
+                }
+        done
+        expect_eq 0 "$bad" "runs whose /proc/self/uid_map could not be read (of 20)"
+}
+
 it_test semantics_fast_path
 semantics_fast_path() {
         compare "(fast path: path calls native)"
@@ -455,6 +477,23 @@ os.waitpid(pid, 0)
         crun --trap-all -- python3 -c "$script"
         expect_rc 0 "python under --trap-all"
         expect_eq "$want" "$OUT" "--trap-all: opens through a link into a non-dumpable process"
+        # the other path calls, emulated with --trap-all, refuse the same way
+        crun --trap-all -- python3 -c "${script%%for how, mode in*}"'
+for name, fn in (("stat", lambda: os.stat(d + "/l/secret")), ("listdir", lambda: os.listdir(d + "/l")),
+                 ("access", lambda: os.access(d + "/l/secret", os.R_OK) or (_ for _ in ()).throw(PermissionError())),
+                 ("unlink", lambda: os.unlink(d + "/l/secret")), ("mkdir", lambda: os.mkdir(d + "/l/newdir")),
+                 ("rename", lambda: os.rename(d + "/l/secret", d + "/l/moved"))):
+    try:
+        fn()
+        print(name, "done")
+    except OSError as e:
+        print(name, e.__class__.__name__)
+os.write(w2, b"x")
+os.waitpid(pid, 0)
+'
+        expect_rc 0 "python, path calls under --trap-all"
+        expect_eq $'stat PermissionError\nlistdir PermissionError\naccess PermissionError\nunlink PermissionError\nmkdir PermissionError\nrename PermissionError' \
+                "$OUT" "--trap-all: path calls through a link into a non-dumpable process"
         # and a link into a process the caller may trace still works
         crun --trap-all -- python3 -c '
 import os, tempfile
