@@ -50,7 +50,6 @@ struct net_gate {
         /* the DNS stub */
         pthread_t stub;
         bool stub_started;
-        bool stub_failed;
         int stub_ready_fd; /* the stub's readiness, until net_gate_stub_ready read it; -1 */
         int stub_udp, stub_tcp;
         int stub_stop;                 /* eventfd that ends the stub thread */

@@ -194,7 +194,6 @@ int net_gate_stub_ready(struct net_gate *g)
         while (n < 0 && errno == EINTR);
         close(g->stub_ready_fd);
         g->stub_ready_fd = -1;
-        g->stub_failed = v != 1;
         return v == 1 ? 0 : -EADDRNOTAVAIL;
 }
 

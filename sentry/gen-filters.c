@@ -4,7 +4,7 @@
  * as C for the cordon binary (sentry/filters.gen.c; see sentry/prebuilt.h).
  *
  * The same code the run would call builds them (sentry_syscall_select_rows,
- * notify_filter_build, sentry_confine_build), from the same tables, so the
+ * notify_filter_build, sentry_confine_build_fresh), from the same tables, so the
  * programs are the ones a run would have made; test-notify-filter compares
  * them with fresh compiles. */
 #include "config.h"

@@ -125,15 +125,6 @@ struct sandbox_state {
         struct approvals *approvals; /* "ask" rules' pending requests (sentry/approvals.h) */
         int approve_tty;             /* --approve-interactive: the controlling terminal, else -1 */
         int prompt_wake[2];          /* a terminal prompt started or ended: the relay re-polls; -1 */
-        /* the sentry's own filter, compiled on a thread while init sets up
-         * (see confine_compile_start in run.c) */
-        struct confine_job {
-                pthread_t thread;
-                bool running;
-                int r;
-                const char *bad;
-                struct sock_fprog prog;
-        } confine;
 };
 
 /* The exec tracer (exectrace.c): verifies after each exec in the sandbox

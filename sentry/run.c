@@ -797,38 +797,6 @@ static int enter_own_userns(uid_t uid, gid_t gid)
 static int sentry_main_loop(struct sandbox_state *st);
 static int run_sandbox(struct sandbox_state *st);
 
-static void *confine_compile(void *arg)
-{
-        struct confine_job *j = arg;
-        j->r = sentry_confine_build(&j->prog, &j->bad);
-        return NULL;
-}
-
-/* The sentry's own filter is the same every run, but libseccomp's compile of
- * it costs about a millisecond: done on a thread while the sentry waits for
- * init to set up. Started only after the clone of init (a raw clone, which
- * must not copy a lock another thread holds) and the exec tracer's fork, and
- * joined before the proc agent's, so that both forks are of a single-
- * threaded sentry, as they were. Where the thread cannot start, the compile
- * runs at the load instead. */
-static void confine_compile_start(struct sandbox_state *st)
-{
-        /* the build-time copy (sentry/prebuilt.h) is only a copy: no thread */
-        if (sentry_prebuilt_confine && sentry_prebuilt_confine(&st->confine.prog)) {
-                st->confine.r = 0;
-                st->confine.running = false;
-                return;
-        }
-        st->confine.running = pthread_create(&st->confine.thread, NULL, confine_compile, &st->confine) == 0;
-}
-
-static void confine_compile_join(struct sandbox_state *st)
-{
-        if (st->confine.running)
-                pthread_join(st->confine.thread, NULL);
-        st->confine.running = false;
-}
-
 /* clone3 into the cgroup v2 group cgroup_fd (-1: none); where the kernel
  * or a seccomp filter around us refuses clone3 or CLONE_INTO_CGROUP (ENOSYS
  * before 5.3 and inside a sandbox; E2BIG or EINVAL before 5.7), clone as
@@ -1059,10 +1027,11 @@ static int apply_forced_fallbacks(bool verbose)
         return 0;
 }
 
-static void floor_preload_end(bool *started)
+/* (a cleanup: net_floor_preload_end is a no-op once ended or never begun) */
+static void floor_preload_end(bool *preloading)
 {
-        if (*started)
-                net_floor_preload_end();
+        (void)preloading;
+        net_floor_preload_end();
 }
 
 int sentry_run(const struct run_options *o)
@@ -1221,7 +1190,6 @@ int sentry_run(const struct run_options *o)
         /* the preload thread is over before the clone, whether the floor
          * took its programs or not (no cgroup to attach them to) */
         net_floor_preload_end();
-        floor_preloading = false;
         if (r < 0) {
                 cgroup_destroy(cg);
                 state_remove(id);
@@ -1366,16 +1334,11 @@ static int run_sandbox(struct sandbox_state *st)
                 waitpid(pid, NULL, 0);
                 close(st->sock);
                 close(pidfd);
-                confine_compile_join(st);
-                free(TAKE_PTR(st->confine.prog.filter));
                 sigprocmask(SIG_SETMASK, &old, NULL);
                 return EXIT_SANDBOX;
         }
         trace_mark("cgroup attached");
         r = sentry_main_loop(st);
-        /* (an early failure may have left it running) */
-        confine_compile_join(st);
-        free(TAKE_PTR(st->confine.prog.filter));
         sigprocmask(SIG_SETMASK, &old, NULL);
         return r;
 }
@@ -1571,7 +1534,6 @@ static int sentry_main_loop(struct sandbox_state *st)
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
-        confine_compile_start(st);
         m.type = 0;
         st->fsctx.mount_ids = recv_mounts(st->sock, &st->fsctx.n_mount_ids, &m);
         if (!st->fsctx.mount_ids) {
@@ -1623,11 +1585,9 @@ static int sentry_main_loop(struct sandbox_state *st)
          * readable after the mount namespace is gone) */
         st->writable_fd = openat(st->fsctx.root_fd, "tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-        /* The proc agent and the gate's DNS stub need only the view and the
-         * namespaces: started while init drops its privileges and installs
-         * Landlock and the filter. Single-threaded again before the agent's
-         * fork. */
-        confine_compile_join(st);
+        /* The gate's DNS stub needs only the view and the namespaces:
+         * started while init drops its privileges and installs Landlock and
+         * the filter. */
         r = start_gate(st, netnsfd);
         trace_mark("gate started");
         if (r < 0) {
@@ -1797,7 +1757,7 @@ static int sentry_main_loop(struct sandbox_state *st)
          * when the first one is asked for, on the main thread (control.c):
          * never loaded, they cost an idle sentry nothing (about 3.5 MiB of
          * resident pages once mapped). */
-        const char *bad = st->confine.bad;
+        const char *bad = NULL;
         trace_mark("verbose printed");
         /* the DNS stub, started beside the above, listens before the
          * sentry's filter (which refuses its setns) and the start */
@@ -1821,11 +1781,7 @@ static int sentry_main_loop(struct sandbox_state *st)
          * the engine serves no call before it is on (hold_calls), so the
          * command's first trapped call (its execve) waits for it, and no
          * input of the sandbox's reaches an unconfined sentry. */
-        r = st->confine.r;
-        if (!st->confine.prog.filter && r >= 0)
-                r = sentry_confine_build(&st->confine.prog, &bad);
-        if (r >= 0 && (r = sentry_confine_load(&st->confine.prog)) < 0)
-                bad = "(load)";
+        r = sentry_confine(&bad); /* the build-time filter's copy (sentry/prebuilt.h), loaded */
         trace_mark("sentry confined");
         if (r < 0) {
                 fprintf(stderr, "cordon: cannot confine the sentry with its own seccomp filter (%s): %s\n",

@@ -41,6 +41,12 @@
         {.name = n, .action = SC_EMULATE, .handler = h, .support = SUPPORT_FULL, .ctx = CTX_FS, \
          .flags = SC_F_PATH_POLICY | SC_F_PATH_WRITE, .note = why FASTW}
 #define FASTW "; native unless --trap-all, a hidden rule or a write ask rule (the mount view decides the same)"
+/* A conditional row of open or openat (their flags: argument 1 and 2), in
+ * force per rowflags (SC_F_PATH_FAST or SC_F_PATH_FAST_NOASK): trapped when
+ * its one condition on the flags holds. */
+#define OPENCOND(n, flags_arg, rowflags, why, ...) \
+        {.name = n, .action = SC_EMULATE, .handler = fs_handle_open, .support = SUPPORT_FULL, .ctx = CTX_FS, \
+         .flags = rowflags, .note = why, .n_cond = 1, .cond = {{.arg = flags_arg, __VA_ARGS__}}}
 /* an int argument: the kernel reads the low 32 bits only */
 #define LOW32 UINT64_C(0xffffffff)
 /* the open flags that make an open more than a read: any one set traps it
@@ -111,62 +117,21 @@ static const struct syscall_entry table[] = {
          * and where it may create is the view's and Landlock's to say, as
          * for mkdir. Two rows each: writes without O_CREAT, and O_CREAT
          * without O_EXCL; the kernel reads the int flags' low 32 bits. */
-        {.name = "open",
-         .action = SC_EMULATE,
-         .handler = fs_handle_open,
-         .support = SUPPORT_FULL,
-         .ctx = CTX_FS,
-         .flags = SC_F_PATH_FAST_NOASK,
-         .note = "writing or truncating opens emulated; read-only ones and exclusive creates native (the view decides)",
-         .n_cond = 1,
-         .cond = {{.arg = 1, .op = ARG_MASKED_ANY, .mask = OPEN_WRITES & ~O_CREAT, .datum = O_CREAT}}},
-        {.name = "open",
-         .action = SC_EMULATE,
-         .handler = fs_handle_open,
-         .support = SUPPORT_FULL,
-         .ctx = CTX_FS,
-         .flags = SC_F_PATH_FAST_NOASK,
-         .note = "as open: a create without O_EXCL emulated",
-         .n_cond = 1,
-         .cond = {{.arg = 1, .op = ARG_MASKED_EQ, .mask = O_CREAT | O_EXCL, .datum = O_CREAT}}},
-        {.name = "openat",
-         .action = SC_EMULATE,
-         .handler = fs_handle_open,
-         .support = SUPPORT_FULL,
-         .ctx = CTX_FS,
-         .flags = SC_F_PATH_FAST_NOASK,
-         .note = "as open",
-         .n_cond = 1,
-         .cond = {{.arg = 2, .op = ARG_MASKED_ANY, .mask = OPEN_WRITES & ~O_CREAT, .datum = O_CREAT}}},
-        {.name = "openat",
-         .action = SC_EMULATE,
-         .handler = fs_handle_open,
-         .support = SUPPORT_FULL,
-         .ctx = CTX_FS,
-         .flags = SC_F_PATH_FAST_NOASK,
-         .note = "as open: a create without O_EXCL emulated",
-         .n_cond = 1,
-         .cond = {{.arg = 2, .op = ARG_MASKED_EQ, .mask = O_CREAT | O_EXCL, .datum = O_CREAT}}},
+        OPENCOND("open", 1, SC_F_PATH_FAST_NOASK,
+                 "writing or truncating opens emulated; read-only ones and exclusive creates native (the view decides)",
+                 .op = ARG_MASKED_ANY, .mask = OPEN_WRITES & ~O_CREAT, .datum = O_CREAT),
+        OPENCOND("open", 1, SC_F_PATH_FAST_NOASK, "as open: a create without O_EXCL emulated", .op = ARG_MASKED_EQ,
+                 .mask = O_CREAT | O_EXCL, .datum = O_CREAT),
+        OPENCOND("openat", 2, SC_F_PATH_FAST_NOASK, "as open", .op = ARG_MASKED_ANY, .mask = OPEN_WRITES & ~O_CREAT,
+                 .datum = O_CREAT),
+        OPENCOND("openat", 2, SC_F_PATH_FAST_NOASK, "as open: a create without O_EXCL emulated", .op = ARG_MASKED_EQ,
+                 .mask = O_CREAT | O_EXCL, .datum = O_CREAT),
         /* under a write ask rule every open that writes, creates or
          * truncates is trapped (and asked about) */
-        {.name = "open",
-         .action = SC_EMULATE,
-         .handler = fs_handle_open,
-         .support = SUPPORT_FULL,
-         .ctx = CTX_FS,
-         .flags = SC_F_PATH_FAST,
-         .note = "with a write ask rule: writing, creating or truncating opens emulated; read-only ones native",
-         .n_cond = 1,
-         .cond = {{.arg = 1, .op = ARG_MASKED_ANY, .mask = OPEN_WRITES}}},
-        {.name = "openat",
-         .action = SC_EMULATE,
-         .handler = fs_handle_open,
-         .support = SUPPORT_FULL,
-         .ctx = CTX_FS,
-         .flags = SC_F_PATH_FAST,
-         .note = "as open",
-         .n_cond = 1,
-         .cond = {{.arg = 2, .op = ARG_MASKED_ANY, .mask = OPEN_WRITES}}},
+        OPENCOND("open", 1, SC_F_PATH_FAST,
+                 "with a write ask rule: writing, creating or truncating opens emulated; read-only ones native",
+                 .op = ARG_MASKED_ANY, .mask = OPEN_WRITES),
+        OPENCOND("openat", 2, SC_F_PATH_FAST, "as open", .op = ARG_MASKED_ANY, .mask = OPEN_WRITES),
         EMULATE("openat2", fs_handle_open, SUPPORT_FULL, "open_how copied once; RESOLVE_* honoured by the kernel"),
         EMULATE("creat", fs_handle_open, SUPPORT_FULL, "as open(O_CREAT|O_WRONLY|O_TRUNC)"),
         PATHCALL("stat", fs_handle_stat, "stat by the worker as the child, ids translated"),

@@ -72,6 +72,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host-root.h"
+
 #ifndef __NR_open_tree
 #define __NR_open_tree 428
 #endif
@@ -4300,22 +4302,6 @@ static const struct {
         {"ask-swap-exec", a_ask_swap_exec},
         {"ask-exec-ran", a_ask_exec_ran},
 };
-
-/* uid 0 of the host's own user namespace (the sandbox's uid 0 is mapped) */
-static bool host_root(void)
-{
-        if (geteuid() != 0)
-                return false;
-        FILE *f = fopen("/proc/self/uid_map", "re");
-        unsigned long inside, outside, count;
-        /* only a map read and found the identity says so: unreadable
-         * (a sandbox's /proc may refuse) is no proof */
-        bool identity = f && fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0 && outside == 0 &&
-                        count == 4294967295UL;
-        if (f)
-                fclose(f);
-        return identity;
-}
 
 int main(int argc, char **argv)
 {

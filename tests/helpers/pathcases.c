@@ -36,6 +36,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "host-root.h"
+
 #ifndef SYS_faccessat2
 #define SYS_faccessat2 439
 #endif
@@ -779,25 +781,6 @@ static void misc_cases(void)
         line("access-mode-000", "access", r, e, NULL);
         CALL(syscall(SYS_getxattr, "secret0", "user.t", NULL, 0));
         line("getxattr-mode-000", "getxattr", r, e, NULL);
-}
-
-/* Whether this is uid 0 of the host's own user namespace: owner of the
- * host's files, which some cases try to change to show they cannot
- * (truncate-not-writable truncates /etc/passwd), so capabilities dropped
- * are not enough. Run as another uid, or in a user namespace. */
-static bool host_root(void)
-{
-        if (geteuid() != 0)
-                return false;
-        FILE *f = fopen("/proc/self/uid_map", "re");
-        unsigned long inside, outside, count;
-        /* only a map read and found the identity says so: unreadable
-         * (a sandbox's /proc may refuse) is no proof */
-        bool identity = f && fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0 && outside == 0 &&
-                        count == 4294967295UL;
-        if (f)
-                fclose(f);
-        return identity;
 }
 
 static void drop_caps(void)

@@ -120,11 +120,8 @@ semantics_trap_all_sync_wakeup_fallback() {
         unset CORDON_TEST_FORCE_FALLBACK
 }
 
-it_test semantics_unprivileged_trap_all
-semantics_unprivileged_trap_all() {
-        # cordon itself run by uid 65534: the sentry then sits in a user
-        # namespace of its own, where the overflow id and the sandbox's own
-        # id are both 65534 (stat results must still be told apart)
+# Points CORDON at a copy of cordon that uid 65534 runs (a wrapper around setpriv, from /).
+cordon_as_65534() {
         [ "$(id -u)" = 0 ] || skip "needs root to run cordon as uid 65534"
         command -v setpriv >/dev/null || skip "setpriv is not installed"
         local bin="$IT_TMP/bin"
@@ -133,6 +130,14 @@ semantics_unprivileged_trap_all() {
         printf '#!/bin/sh\ncd / && exec setpriv --reuid=65534 --regid=65534 --clear-groups -- %s "$@"\n' \
                 "$bin/cordon" >"$bin/cordon-65534" && chmod 0755 "$bin/cordon-65534" || fail "wrapper"
         CORDON=$bin/cordon-65534
+}
+
+it_test semantics_unprivileged_trap_all
+semantics_unprivileged_trap_all() {
+        # cordon itself run by uid 65534: the sentry then sits in a user
+        # namespace of its own, where the overflow id and the sandbox's own
+        # id are both 65534 (stat results must still be told apart)
+        cordon_as_65534
         compare "--trap-all, run by uid 65534" --trap-all
 }
 
@@ -142,14 +147,10 @@ semantics_unprivileged_trap_all() {
 # EPIPE. Twenty runs in a row, each reading its uid_map through the agent.
 it_test unprivileged_proc_agent_every_run
 unprivileged_proc_agent_every_run() {
-        [ "$(id -u)" = 0 ] || skip "needs root to run cordon as uid 65534"
-        command -v setpriv >/dev/null || skip "setpriv is not installed"
-        local bin="$IT_TMP/bin" i bad=0 out
-        mkdir -p "$bin" && chmod 0755 "$bin" && cp "$CORDON" "$bin/cordon" && chmod 0755 "$bin/cordon" ||
-                fail "cannot copy cordon to $bin"
+        cordon_as_65534
+        local i bad=0 out
         for i in $(seq 20); do
-                out=$(cd / && timeout 30 setpriv --reuid=65534 --regid=65534 --clear-groups -- \
-                        "$bin/cordon" run -T --trap-all -- cat /proc/self/uid_map 2>&1 </dev/null)
+                out=$(timeout 30 "$CORDON" run -T --trap-all -- cat /proc/self/uid_map 2>&1 </dev/null)
                 [[ "$out" =~ ^[[:space:]]*0[[:space:]]+65534[[:space:]]+1$ ]] || {
                         bad=$((bad + 1))
                         it_log "run $i: $out"
@@ -431,16 +432,10 @@ print(os.path.exists(d))
         expect_eq $'7 42\n0o600 b/f3\n3\n[\'x\']\nFalse' "$OUT" "os.walk / shutil.copytree / tempfile"
 }
 
-# A magic link (/proc/PID/cwd) reached through a plain symlink leads into another sandbox
-# process only where the caller may trace it: a non-dumpable process's working directory is
-# out of the caller's reach, natively and in the sandbox, for reads (emulated with
-# --trap-all) and writes (emulated always). The sentry's workers pass such links by a rule of
-# their own (their euid owns the sandbox's user namespace): they must not open through them.
-it_test magic_link_into_nondumpable_refused
-magic_link_into_nondumpable_refused() {
-        need_in_sandbox python3
-        local script='
-import ctypes, os, tempfile
+# Python that forks a non-dumpable child in a fresh directory holding sub/secret: the child's
+# part follows (indented), and the parent's after it; w/r2 are the child's pipes to the parent.
+NONDUMPABLE_FORK='
+import ctypes, os, sys, tempfile, time
 libc = ctypes.CDLL(None, use_errno=True)
 d = tempfile.mkdtemp()
 os.mkdir(d + "/sub")
@@ -451,8 +446,20 @@ r2, w2 = os.pipe()
 pid = os.fork()
 if pid == 0:
     os.close(r); os.close(w2)
-    if libc.prctl(4, 0, 0, 0, 0) != 0:
+    if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE
         os._exit(3)
+'
+
+# A magic link (/proc/PID/cwd) reached through a plain symlink leads into another sandbox
+# process only where the caller may trace it: a non-dumpable process's working directory is
+# out of the caller's reach, natively and in the sandbox, for reads (emulated with
+# --trap-all) and writes (emulated always). The sentry's workers pass such links by a rule of
+# their own (their euid owns the sandbox's user namespace): they must not open through them.
+it_test magic_link_into_nondumpable_refused
+magic_link_into_nondumpable_refused() {
+        need_in_sandbox python3
+        # the child stays in sub/ until told; the parent links l to its cwd
+        local child='
     os.chdir(d + "/sub")
     os.write(w, b"k")
     os.read(r2, 1)
@@ -460,16 +467,18 @@ if pid == 0:
 os.close(w); os.close(r2)
 os.read(r, 1)
 os.symlink("/proc/%d/cwd" % pid, d + "/l")
+' end='
+os.write(w2, b"x")
+os.waitpid(pid, 0)
+'
+        local script="$NONDUMPABLE_FORK$child"'
 for how, mode in (("read", "r"), ("append", "a"), ("create", "w")):
     for path in (d + "/l/secret", "/proc/%d/cwd/secret" % pid):
         try:
             open(path, mode).close()
             print(how, "opened")
         except PermissionError:
-            print(how, "EACCES")
-os.write(w2, b"x")
-os.waitpid(pid, 0)
-'
+            print(how, "EACCES")'"$end"
         local want=$'read EACCES\nread EACCES\nappend EACCES\nappend EACCES\ncreate EACCES\ncreate EACCES'
         crun -- python3 -c "$script"
         expect_rc 0 "python"
@@ -478,7 +487,7 @@ os.waitpid(pid, 0)
         expect_rc 0 "python under --trap-all"
         expect_eq "$want" "$OUT" "--trap-all: opens through a link into a non-dumpable process"
         # the other path calls, emulated with --trap-all, refuse the same way
-        crun --trap-all -- python3 -c "${script%%for how, mode in*}"'
+        crun --trap-all -- python3 -c "$NONDUMPABLE_FORK$child"'
 for name, fn in (("stat", lambda: os.stat(d + "/l/secret")), ("listdir", lambda: os.listdir(d + "/l")),
                  ("access", lambda: os.access(d + "/l/secret", os.R_OK) or (_ for _ in ()).throw(PermissionError())),
                  ("unlink", lambda: os.unlink(d + "/l/secret")), ("mkdir", lambda: os.mkdir(d + "/l/newdir")),
@@ -487,10 +496,7 @@ for name, fn in (("stat", lambda: os.stat(d + "/l/secret")), ("listdir", lambda:
         fn()
         print(name, "done")
     except OSError as e:
-        print(name, e.__class__.__name__)
-os.write(w2, b"x")
-os.waitpid(pid, 0)
-'
+        print(name, e.__class__.__name__)'"$end"
         expect_rc 0 "python, path calls under --trap-all"
         expect_eq $'stat PermissionError\nlistdir PermissionError\naccess PermissionError\nunlink PermissionError\nmkdir PermissionError\nrename PermissionError' \
                 "$OUT" "--trap-all: path calls through a link into a non-dumpable process"
@@ -518,20 +524,7 @@ print(open(d + "/g").read())
 it_test non_dumpable_caller_under_trap_all
 non_dumpable_caller_under_trap_all() {
         need_in_sandbox python3
-        crun --trap-all -- python3 -c '
-import ctypes, os, sys, tempfile, time
-libc = ctypes.CDLL(None, use_errno=True)
-d = tempfile.mkdtemp()
-os.mkdir(d + "/sub")
-with open(d + "/sub/secret", "w") as f:
-    f.write("s")
-r, w = os.pipe()
-r2, w2 = os.pipe()
-pid = os.fork()
-if pid == 0:
-    os.close(r); os.close(w2)
-    if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE
-        os._exit(3)
+        crun --trap-all -- python3 -c "$NONDUMPABLE_FORK"'
     os.chdir(d + "/sub")
     out = []
     for i in range(30):

@@ -329,6 +329,18 @@ START_TEST(test_row)
 }
 END_TEST
 
+/* open and openat with each of flags must come out as want. */
+static void expect_open_flags(const struct sock_fprog *prog, const uint64_t *flags, size_t n, int64_t want, int trap)
+{
+        for (size_t i = 0; i < n; i++) {
+                const uint64_t a_at[6] = {(uint64_t)AT_FDCWD, 0x1000, flags[i]}, a_open[6] = {0x1000, flags[i]};
+                ck_assert_msg(eval_raw(prog, AUDIT_ARCH_X86_64, nr_of("openat"), a_at) == want,
+                              "openat flags %#llx with trap_paths=%d", (unsigned long long)flags[i], trap);
+                ck_assert_msg(eval_raw(prog, AUDIT_ARCH_X86_64, nr_of("open"), a_open) == want,
+                              "open flags %#llx with trap_paths=%d", (unsigned long long)flags[i], trap);
+        }
+}
+
 /* The path rows are in the filter only when the run needs them: without
  * --trap-all or a hidden rule, stat and friends, read-only opens and
  * exclusive creates run natively and the opens that write, truncate or
@@ -373,31 +385,9 @@ START_TEST(test_path_rows_selected)
                                               /* O_EXCL without O_CREAT opens what exists */
                                               O_WRONLY | O_EXCL, O_RDWR | O_EXCL | O_TRUNC, O_TMPFILE | O_RDWR | O_EXCL,
                                               O_RDWR | O_CREAT | 0xffffffff00000000ULL};
-                for (size_t i = 0; i < ELEMENTSOF(ro); i++) {
-                        const uint64_t a_at[6] = {(uint64_t)AT_FDCWD, 0x1000, ro[i]}, a_open[6] = {0x1000, ro[i]};
-                        ck_assert_msg(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("openat"), a_at) ==
-                                              (trap ? NOTIF : ALLOW),
-                                      "openat flags %#llx with trap_paths=%d", (unsigned long long)ro[i], trap);
-                        ck_assert_msg(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("open"), a_open) ==
-                                              (trap ? NOTIF : ALLOW),
-                                      "open flags %#llx with trap_paths=%d", (unsigned long long)ro[i], trap);
-                }
-                for (size_t i = 0; i < ELEMENTSOF(excl); i++) {
-                        const uint64_t a_at[6] = {(uint64_t)AT_FDCWD, 0x1000, excl[i]}, a_open[6] = {0x1000, excl[i]};
-                        ck_assert_msg(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("openat"), a_at) ==
-                                              (trap ? NOTIF : ALLOW),
-                                      "openat flags %#llx with trap_paths=%d", (unsigned long long)excl[i], trap);
-                        ck_assert_msg(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("open"), a_open) ==
-                                              (trap ? NOTIF : ALLOW),
-                                      "open flags %#llx with trap_paths=%d", (unsigned long long)excl[i], trap);
-                }
-                for (size_t i = 0; i < ELEMENTSOF(wr); i++) {
-                        const uint64_t a_at[6] = {(uint64_t)AT_FDCWD, 0x1000, wr[i]}, a_open[6] = {0x1000, wr[i]};
-                        ck_assert_msg(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("openat"), a_at) == NOTIF,
-                                      "openat flags %#llx with trap_paths=%d", (unsigned long long)wr[i], trap);
-                        ck_assert_msg(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("open"), a_open) == NOTIF,
-                                      "open flags %#llx with trap_paths=%d", (unsigned long long)wr[i], trap);
-                }
+                expect_open_flags(&prog, ro, ELEMENTSOF(ro), trap ? NOTIF : ALLOW, trap);
+                expect_open_flags(&prog, excl, ELEMENTSOF(excl), trap ? NOTIF : ALLOW, trap);
+                expect_open_flags(&prog, wr, ELEMENTSOF(wr), NOTIF, trap);
                 ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("openat2"), args), NOTIF);
                 ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("creat"), args), NOTIF);
                 ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("mount"), args), SECCOMP_RET_ERRNO | EPERM);
