@@ -29,6 +29,18 @@ struct init_run {
 
 static struct init_run runs[MAX_INIT_RUNS];
 
+/* Test hook, read by the sentry before init is cloned (init's copy of the
+ * environment is scrubbed): CORDON_TEST_STALL=run-fork holds each forked run
+ * before it takes back the default signal actions, where a signal used to
+ * be lost (oci.sh cli_kill_created). It only delays. */
+static bool stall_run_fork;
+
+void init_read_test_hooks(void)
+{
+        const char *s = getenv("CORDON_TEST_STALL");
+        stall_run_fork = s && streq(s, "run-fork");
+}
+
 static void on_sigchld(int sig)
 {
         (void)sig;
@@ -61,6 +73,11 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
                 }
                 close(fds[cg]);
         }
+        /* init forked us with every signal blocked: one sent meanwhile (OCI
+         * kill right after create) stays pending instead of meeting init's
+         * SIG_IGN, and acts here once the defaults are back */
+        if (stall_run_fork)
+                (void)usleep(300 * 1000);
         sigset_t none;
         sigemptyset(&none);
         for (int s = 1; s < NSIG; s++)
@@ -225,11 +242,18 @@ _noreturn_ void init_serve_runs(int sock, const struct oci_sandbox *oci)
                         for (size_t i = 0; i < MAX_INIT_RUNS && slot == MAX_INIT_RUNS; i++)
                                 if (runs[i].pid == 0)
                                         slot = i;
+                        /* every signal blocked across the fork: the run
+                         * inherits init's SIG_IGN, and an ignored signal
+                         * that is not blocked is dropped when sent */
+                        sigset_t all, before;
+                        sigfillset(&all);
+                        sigprocmask(SIG_SETMASK, &all, &before);
                         pid_t pid = slot < MAX_INIT_RUNS ? fork() : -1;
                         if (pid == 0) {
                                 close(sock);
                                 exec_run(&e, fds, oci);
                         }
+                        sigprocmask(SIG_SETMASK, &before, NULL);
                         if (pid < 0)
                                 report(sock, MSG_RUN_EXIT, EXIT_SANDBOX << 8, e.run);
                         else {

@@ -1271,6 +1271,7 @@ static int run_sandbox(struct sandbox_state *st)
         unsigned long flags =
                 CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_PIDFD;
         bool born_in_group = false;
+        init_read_test_hooks();
         trace_mark("clone");
         pid_t pid = clone_init(flags, cg_entry.v2_fd, &pidfd, &born_in_group);
         if (pid < 0) {

@@ -70,6 +70,8 @@ void serve_free(struct serve *srv);
  * oci, each run gets its seccomp profile just before its exec. */
 struct oci_sandbox;
 _noreturn_ void init_serve_runs(int sock, const struct oci_sandbox *oci);
+/* The sentry, before init's clone: init's test hooks (CORDON_TEST_STALL). */
+void init_read_test_hooks(void);
 
 /* The state directory of sandbox id (valid hex id or -EINVAL). */
 int sandbox_dir(const char *id, char *buf, size_t size);
