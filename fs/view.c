@@ -47,8 +47,11 @@ struct cordon_mount_attr {
  * (the host's /tmp is untouched and never visible in the view). */
 #define BASE       "/tmp"
 #define NEWROOT    BASE "/root"
-#define EMPTY_FILE BASE "/empty"
-#define EMPTY_DIR  BASE "/emptydir"
+/* what a mask shows: an empty file and an empty directory on one
+ * read-only, nosuid, nodev, noexec bind of their own */
+#define MASKS      BASE "/masks"
+#define EMPTY_FILE MASKS "/file"
+#define EMPTY_DIR  MASKS "/dir"
 #define WRITABLE   BASE "/rw"
 /* a template root: its lower layer, and the overlay's upper and work
  * directories inside the writable layer (so the disk limit covers them) */
@@ -202,7 +205,10 @@ static int setattr_in_root(int rootfd, const char *path, bool recursive, uint64_
 }
 
 /* Hides a path in the view by mounting an empty read-only file or directory
- * over it (missing paths are left alone). */
+ * over it (missing paths are left alone): a clone of the mask mount, which
+ * brings its read-only, nosuid, nodev and noexec flags along. No filesystem
+ * is made per mask, and none is torn down at the end (a tmpfs per masked
+ * directory cost every start and every teardown). */
 static int mask_path(int rootfd, const char *path)
 {
         _cleanup_close_ int fd = open_in_root(rootfd, path, false, false);
@@ -213,17 +219,13 @@ static int mask_path(int rootfd, const char *path)
         struct stat st;
         if (fstat(fd, &st) < 0)
                 return negative_errno();
-        char p[64];
-        fd_path(fd, p, sizeof(p));
-        if (S_ISDIR(st.st_mode)) {
-                if (mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0,mode=0555") < 0)
-                        return negative_errno();
-                return 0;
-        }
-        if (mount(EMPTY_FILE, p, NULL, MS_BIND, NULL) < 0)
+        _cleanup_close_ int mask = (int)syscall(SYS_open_tree, AT_FDCWD, S_ISDIR(st.st_mode) ? EMPTY_DIR : EMPTY_FILE,
+                                                OPEN_TREE_CLONE | O_CLOEXEC);
+        if (mask < 0)
                 return negative_errno();
-        return setattr_in_root(rootfd, path, false,
-                               MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0);
+        if (syscall(SYS_move_mount, mask, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                return negative_errno();
+        return 0;
 }
 
 /* A directory at the top of the new root to mount on: created, or a
@@ -696,10 +698,14 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
                 return fail(negative_errno(), err, "make / private");
         if (mount("tmpfs", BASE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=1m") < 0)
                 return fail(negative_errno(), err, "mount staging tmpfs on %s", BASE);
-        if (mkdir(NEWROOT, 0755) < 0 || mkdir(EMPTY_DIR, 0555) < 0)
+        if (mkdir(NEWROOT, 0755) < 0 || mkdir(MASKS, 0755) < 0 || mkdir(EMPTY_DIR, 0555) < 0)
                 return fail(negative_errno(), err, "staging directories");
         if ((r = touch(EMPTY_FILE, 0444)) < 0)
                 return fail(r, err, "staging empty file");
+        if (mount(MASKS, MASKS, NULL, MS_BIND, NULL) < 0 ||
+            (r = mount_setattr_path(MASKS, false,
+                                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)) < 0)
+                return fail(r < 0 ? r : negative_errno(), err, "read-only mask mount %s", MASKS);
 
         /* The writable layer: one tmpfs, capped at writable_bytes, whose
          * subdirectories are the private /tmp, /var/tmp, /run, home and
