@@ -45,8 +45,8 @@ struct cordon_mount_attr {
 
 /* The staging area: a tmpfs over /tmp in the child's own mount namespace
  * (the host's /tmp is untouched and never visible in the view). */
-#define BASE       "/tmp"
-#define NEWROOT    BASE "/root"
+#define BASE    "/tmp"
+#define NEWROOT BASE "/root"
 /* what a mask shows: an empty file and an empty directory on one
  * read-only, nosuid, nodev, noexec bind of their own */
 #define MASKS      BASE "/masks"

@@ -1416,6 +1416,7 @@ void sandbox_kill_all(struct sandbox_state *st)
 
 static void kill_and_reap(struct sandbox_state *st)
 {
+        tty_end(st); /* a failure after the start had made the terminal raw */
         sandbox_kill_all(st);
         while (waitpid(st->init_pid, NULL, 0) < 0 && errno == EINTR)
                 ;
@@ -1635,6 +1636,23 @@ static int sentry_main_loop(struct sandbox_state *st)
                 fprintf(stderr, "cordon: kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV; "
                                 "a signal can interrupt an emulated call\n");
         trace_mark("listener taken");
+        /* The start, now that the listener is ours (init becomes
+         * non-dumpable on it): init forks the command while the rest is
+         * started here. Nothing of the command's own runs before the engine
+         * serves its execve, which is after the sentry's filter is on
+         * (hold_calls, below): its calls until then wait in the kernel, and
+         * a failure below kills it with init. */
+        if (st->pty_master >= 0)
+                tty_begin(st);
+        if (send_msg(st->sock, MSG_START, 0, NULL, NULL, 0) < 0) {
+                tty_end(st);
+                close(listener);
+                net_gate_free(TAKE_PTR(st->gate));
+                kill_and_reap(st);
+                fprintf(stderr, "cordon: the sandbox's init died during set-up\n");
+                return EXIT_SANDBOX;
+        }
+        trace_mark("start sent");
         /* the proc agent, in the sandbox's user, net, ipc and uts
          * namespaces (by the fds init sent) */
         r = fs_agent_start(&st->fsctx, (const int[4]){usernsfd, netnsfd, ipcnsfd, utsnsfd});
@@ -1768,15 +1786,6 @@ static int sentry_main_loop(struct sandbox_state *st)
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
-        if (st->pty_master >= 0)
-                tty_begin(st);
-
-        if (send_msg(st->sock, MSG_START, 0, NULL, NULL, 0) < 0) {
-                tty_end(st);
-                kill_and_reap(st);
-                fprintf(stderr, "cordon: the sandbox's init died during set-up\n");
-                return EXIT_SANDBOX;
-        }
 
         /* The sentry's own filter, loaded while init starts the command:
          * the engine serves no call before it is on (hold_calls), so the
@@ -1800,7 +1809,7 @@ static int sentry_main_loop(struct sandbox_state *st)
          * allocated and freed (its RSS is the cost of each one more) */
         if (st->serve)
                 malloc_trim(0);
-        trace_mark("start sent");
+        trace_mark("calls released");
         int code = st->serve ? serve_loop(st) : supervise(st);
         trace_mark("supervise returned");
         /* init is gone: the proc agent's exit can run beside the rest of
