@@ -106,6 +106,7 @@ struct sandbox_state {
         const char *exit_reason; /* exited, signaled, oom, timeout, expired, sentry-error */
         int cmd_status;          /* the command's wait status, when have_status */
         bool have_status;
+        bool wound_down;        /* run_wind_down done */
         int64_t tasks_started;  /* -1 unknown */
         int writable_fd;        /* the writable layer (O_PATH), for its usage at the end */
         int layer_fd;           /* the writable layer's root (O_PATH; init sent it): a template root's "upper" */
@@ -156,8 +157,13 @@ int write_stats(struct sandbox_state *st, const char *path, int exit_code);
  * namespace). */
 void sandbox_kill_all(struct sandbox_state *st);
 
-/* Runs until init exits; returns cordon's exit code. */
+/* Runs until init exits; returns cordon's exit code. Calls run_wind_down
+ * as soon as the command's status is in. */
 int supervise(struct sandbox_state *st);
+/* The first of the teardown, once the command has ended (init's own exit,
+ * the namespaces' teardown, runs beside it): the trapped-call counts taken,
+ * the approvals closed, the engine stopped. Once only. */
+void run_wind_down(struct sandbox_state *st);
 void tty_begin(struct sandbox_state *st);
 void tty_end(struct sandbox_state *st);
 

@@ -1407,6 +1407,23 @@ static void capture_trapped_counts(struct sandbox_state *st)
         notify_umask_get_stats(st->engine, &st->umask_cache);
 }
 
+void run_wind_down(struct sandbox_state *st)
+{
+        if (st->wound_down)
+                return;
+        st->wound_down = true;
+        capture_trapped_counts(st);
+        /* every hold decided (denied) before the engine that holds them
+         * goes; the approver itself stays until the engine has stopped, as
+         * a worker still in a handler may ask it (and is refused: closed) */
+        approvals_close(st->approvals, "terminate");
+        /* What is left of the sandbox until init's exit has killed it (a
+         * daemon the command left) finds nobody to serve its trapped calls:
+         * they wait, and end with it. */
+        notify_engine_stop(st->engine);
+        trace_mark("engine stopped");
+}
+
 void sandbox_kill_all(struct sandbox_state *st)
 {
         if (st->cg)
@@ -1819,15 +1836,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         /* so is the exec tracer's (reaped at the end) */
         exectrace_kill(st->exec_tracer);
         trace_mark("exec tracer stopped");
-        /* init has exited; the pid namespace is gone with it. The workers may
-         * still sit in a receive: stopping the engine wakes them. */
-        capture_trapped_counts(st);
-        /* every hold decided (denied) before the engine that holds them
-         * goes; the approver itself stays until the engine has stopped, as
-         * a worker still in a handler may ask it (and is refused: closed) */
-        approvals_close(st->approvals, "terminate");
-        notify_engine_stop(st->engine);
-        trace_mark("engine stopped");
+        run_wind_down(st); /* done already when the command's status came */
         approvals_free(TAKE_PTR(st->approvals));
         for (int i = 0; i < 2; i++)
                 if (st->prompt_wake[i] >= 0)

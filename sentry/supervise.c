@@ -129,9 +129,12 @@ int supervise(struct sandbox_state *st)
                 if (p[1].revents) {
                         struct msg m;
                         ssize_t n = recv(st->sock, &m, sizeof(m), MSG_DONTWAIT);
-                        if (n == (ssize_t)sizeof(m) && m.type == MSG_STATUS)
+                        if (n == (ssize_t)sizeof(m) && m.type == MSG_STATUS) {
                                 take_status(st, &m);
-                        else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                                /* beside init's exit, which tears the
+                                 * namespaces down */
+                                run_wind_down(st);
+                        } else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
                                 close(st->sock);
                                 st->sock = -1;
                         }
