@@ -158,6 +158,9 @@ int net_gate_start_stub(struct net_gate *g, int netns_fd);
  * sandbox's network namespace (setns), which the sentry's own seccomp
  * filter refuses: call it before that filter is loaded. */
 int net_gate_stub_ready(struct net_gate *g);
+/* Tells the stub's thread to end, without waiting for it (the sandbox is
+ * ending: net_gate_free, later, joins it). Accepts NULL. */
+void net_gate_wind_down(struct net_gate *g);
 /* Prints the decision summary (with verbose) and frees. Accepts NULL. */
 void net_gate_free(struct net_gate *g);
 

@@ -197,6 +197,12 @@ int net_gate_stub_ready(struct net_gate *g)
         return v == 1 ? 0 : -EADDRNOTAVAIL;
 }
 
+void net_gate_wind_down(struct net_gate *g)
+{
+        if (g && g->stub_started)
+                (void)!write(g->stub_stop, &(uint64_t){1}, sizeof(uint64_t));
+}
+
 void net_gate_stop_stub(struct net_gate *g)
 {
         if (g->stub_ready_fd >= 0) {

@@ -1418,8 +1418,10 @@ void run_wind_down(struct sandbox_state *st)
          * a worker still in a handler may ask it (and is refused: closed) */
         approvals_close(st->approvals, "terminate");
         /* What is left of the sandbox until init's exit has killed it (a
-         * daemon the command left) finds nobody to serve its trapped calls:
-         * they wait, and end with it. */
+         * daemon the command left) finds nobody to serve its trapped calls
+         * or its DNS queries: they wait, and end with it. The stub's thread
+         * ends beside the engine's (joined when the gate is freed). */
+        net_gate_wind_down(st->gate);
         notify_engine_stop(st->engine);
         trace_mark("engine stopped");
 }
