@@ -65,8 +65,14 @@ int state_set_root(const char *dir, char **ret_error);
 int state_admit(const char *id, int64_t max_sandboxes, char **ret_error);
 /* Writes state.json in the sandbox's directory (replaced atomically). */
 int state_write(const char *id, const char *json);
-/* Removes the sandbox's state directory. */
+/* Removes the sandbox's state directory and drops its claim. */
 int state_remove(const char *id);
+/* The two halves of state_remove, for a teardown that removes the
+ * directory early (beside init's exit: ext4 makes a directory's removal
+ * cost a few hundred microseconds) and keeps the claim, which alone tells
+ * gc that the sandbox's groups are still in use, until they are gone. */
+int state_remove_dir(const char *id);
+void state_drop_claim(const char *id);
 /* `cordon gc`: removes what crashed sentries left: state directories whose
  * lock nobody holds, their cgroups, and cordon cgroups with no live
  * sandbox. Never touches a live sandbox. Prints what it removed unless

@@ -107,6 +107,7 @@ struct sandbox_state {
         int cmd_status;          /* the command's wait status, when have_status */
         bool have_status;
         bool wound_down;        /* run_wind_down done */
+        int state_lock;         /* the state directory's lock (state_admit); -1 once removed */
         int64_t tasks_started;  /* -1 unknown */
         int writable_fd;        /* the writable layer (O_PATH), for its usage at the end */
         int layer_fd;           /* the writable layer's root (O_PATH; init sent it): a template root's "upper" */
@@ -162,7 +163,8 @@ void sandbox_kill_all(struct sandbox_state *st);
 int supervise(struct sandbox_state *st);
 /* The first of the teardown, once the command has ended (init's own exit,
  * the namespaces' teardown, runs beside it): the trapped-call counts taken,
- * the approvals closed, the engine stopped. Once only. */
+ * the approvals closed, the engine stopped, and (`cordon run`) the state
+ * directory removed, its claim kept until the groups are gone. Once only. */
 void run_wind_down(struct sandbox_state *st);
 void tty_begin(struct sandbox_state *st);
 void tty_end(struct sandbox_state *st);

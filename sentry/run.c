@@ -1184,6 +1184,7 @@ int sentry_run(const struct run_options *o)
                 .serve = srv,
                 .approve_tty = approve_tty,
                 .prompt_wake = {-1, -1},
+                .state_lock = TAKE_FD(lock),
         };
         clock_gettime(CLOCK_MONOTONIC, &st.started);
         r = attach_floor(&st, o->debug_disable);
@@ -1193,6 +1194,7 @@ int sentry_run(const struct run_options *o)
         if (r < 0) {
                 cgroup_destroy(cg);
                 state_remove(id);
+                close(st.state_lock);
                 return EXIT_SANDBOX;
         }
         trace_mark("floor attached");
@@ -1210,7 +1212,11 @@ int sentry_run(const struct run_options *o)
         trace_mark("stats written");
         cgroup_destroy(cg);
         trace_mark("cgroup destroyed");
-        state_remove(id);
+        if (st.state_lock >= 0) {
+                state_remove(id);
+                close(st.state_lock);
+        } else
+                state_drop_claim(id); /* the directory went at the wind-down */
         trace_mark("state removed");
         return code;
 }
@@ -1423,6 +1429,18 @@ void run_wind_down(struct sandbox_state *st)
          * ends beside the engine's (joined when the gate is freed). */
         net_gate_wind_down(st->gate);
         notify_engine_stop(st->engine);
+        /* no handler is left to ask the proc agent: its exit can run now
+         * (reaped in fs_agent_stop) */
+        fs_agent_kill(&st->fsctx);
+        /* `cordon run`'s state directory goes now too (a long-lived
+         * sandbox's still takes its last events). Its claim stays held
+         * until the groups are gone: gc takes a group for garbage only
+         * when neither is held. */
+        if (!st->serve && st->state_lock >= 0) {
+                (void)state_remove_dir(st->id);
+                close(TAKE_FD(st->state_lock));
+                trace_mark("state directory removed");
+        }
         trace_mark("engine stopped");
 }
 

@@ -298,17 +298,32 @@ static int remove_state_dir(int parent, const char *id)
         return 0;
 }
 
-int state_remove(const char *id)
+int state_remove_dir(const char *id)
 {
-        char claim[700];
-        snprintf(claim, sizeof(claim), "%s/claims/%s", default_root(), id);
-        (void)unlink(claim);
         char dir[600];
         snprintf(dir, sizeof(dir), "%s/sandboxes", state_root());
         _cleanup_close_ int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
         return remove_state_dir(fd, id);
+}
+
+void state_drop_claim(const char *id)
+{
+        char claim[700];
+        snprintf(claim, sizeof(claim), "%s/claims/%s", default_root(), id);
+        /* closed first: an unlinked file still open is put on the
+         * filesystem's orphan list, and freed only at the last close */
+        if (claim_fd >= 0)
+                close(TAKE_FD(claim_fd));
+        (void)unlink(claim);
+}
+
+int state_remove(const char *id)
+{
+        int r = state_remove_dir(id);
+        state_drop_claim(id);
+        return r;
 }
 
 /* Removes the cgroups a dead sandbox's state.json lists. */
