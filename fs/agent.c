@@ -111,7 +111,8 @@ _noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bo
          * went before this line, the socket's EOF ends the loop below) */
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
         for (int cap = 0; cap <= 63; cap++)
-                prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno == EINVAL)
+                        break; /* past the kernel's last capability */
         struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
         struct __user_cap_data_struct d[2] = {0};
         if (syscall(SYS_capset, &h, d) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

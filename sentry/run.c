@@ -150,9 +150,14 @@ static int drop_privileges(const struct oci_sandbox *oci)
 {
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
                 return negative_errno();
+        /* up to the kernel's last capability: the first it does not know
+         * (EINVAL) is past it */
         for (int cap = 0; cap <= 63; cap++)
-                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+                        if (errno == EINVAL)
+                                break;
                         return negative_errno();
+                }
         if (prctl(PR_SET_SECUREBITS,
                   SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
                           SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
@@ -1210,13 +1215,16 @@ int sentry_run(const struct run_options *o)
         if (st.layer_fd >= 0)
                 close(st.layer_fd);
         trace_mark("stats written");
-        cgroup_destroy(cg);
+        /* A group that could not be removed keeps the claim on disk (closed,
+         * so stale): the next gc finds it, and with it the group. */
+        bool groups_gone = cgroup_destroy(cg) == 0;
         trace_mark("cgroup destroyed");
         if (st.state_lock >= 0) {
-                state_remove(id);
+                (void)state_remove_dir(id);
                 close(st.state_lock);
-        } else
-                state_drop_claim(id); /* the directory went at the wind-down */
+        }
+        if (groups_gone)
+                state_drop_claim(id);
         trace_mark("state removed");
         return code;
 }

@@ -154,8 +154,10 @@ static bool claim_held(const char *id)
         return false;
 }
 
-/* Held claims; stale ones (their sentry is gone) are removed on the way. */
-static int count_claims(void)
+/* Held claims. With ret_dropped (gc), stale ones (their sentry is gone) are
+ * removed on the way and counted there: only gc drops them, as it is what
+ * then looks for the groups a dead sentry left (state_gc). */
+static int count_claims_dropping(int *ret_dropped)
 {
         char dir[600];
         int r = claims_dir(dir, sizeof(dir));
@@ -171,11 +173,16 @@ static int count_claims(void)
                         continue;
                 if (claim_held(de->d_name))
                         n++;
-                else
-                        (void)unlinkat(dirfd(d), de->d_name, 0);
+                else if (ret_dropped && unlinkat(dirfd(d), de->d_name, 0) == 0)
+                        (*ret_dropped)++;
         }
         closedir(d);
         return n;
+}
+
+static int count_claims(void)
+{
+        return count_claims_dropping(NULL);
 }
 
 static int take_claim(const char *id, char **ret_error)
@@ -413,8 +420,16 @@ int state_gc(bool quiet)
                 if (d)
                         closedir(d);
         }
+        int dropped = 0;
+        (void)count_claims_dropping(&dropped);
+        /* The groups' own scan (a directory in each hierarchy) only where a
+         * sentry died: a dead sentry's claim stays behind, and a sentry
+         * drops its own only once its groups are gone (state_drop_claim),
+         * so a group can be left over only beside a claim this gc just
+         * dropped, or a state directory it removed. `cordon gc` (not
+         * quiet) always looks. */
         struct leftover_ctx c = {.sandboxes_fd = sfd, .quiet = quiet};
-        (void)cgroup_foreach_leftover(gc_leftover_cgroup, &c);
-        (void)count_claims(); /* and drops the claims of dead sentries */
+        if (!quiet || dropped > 0 || removed > 0)
+                (void)cgroup_foreach_leftover(gc_leftover_cgroup, &c);
         return removed + c.removed;
 }

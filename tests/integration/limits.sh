@@ -256,6 +256,21 @@ kill_sentry_at() {
                 fail "processes of the sandbox survived ($point): $(pgrep -af "[c]${marker#c}")"
 }
 
+# A sentry killed in its teardown (its state directory already gone, its groups not yet)
+# leaves only its groups and its claim: the next sandbox's own start (a quiet gc, which
+# scans the groups only when it drops a dead sentry's claim) collects them, no `cordon gc`.
+it_test killed_in_teardown_collected_by_next_run
+killed_in_teardown_collected_by_next_run() {
+        need_root
+        local point=teardown # kill_sentry_at's out= expands $point before its own local
+        "$CORDON" gc >/dev/null 2>&1
+        kill_sentry_at "$point" "cordon-it-fault-$$-next-run"
+        expect_true "groups are left after the kill" sh -c "find /sys/fs/cgroup -maxdepth 6 -type d -name 'cordon-*' | grep -q ."
+        crun -- true
+        expect_rc 0 "the next run"
+        expect_eq "" "$(leftovers)" "cgroups or state left after the next run"
+}
+
 it_test sentry_killed_then_gc
 sentry_killed_then_gc() {
         need_root
