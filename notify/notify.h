@@ -98,6 +98,10 @@ struct syscall_entry {
  * malloc'd; free ret->filter. Returns 0 or -errno with *ret_bad naming the
  * offending row when one cannot be expressed. */
 int notify_filter_build(const struct syscall_entry *table, size_t n, struct sock_fprog *ret, const char **ret_bad);
+/* Has libseccomp emit ctx (a scmp_filter_ctx) as a binary tree of the
+ * syscall numbers instead of a chain: the kernel's load-time walk and every
+ * uncached check become logarithmic. For every filter cordon builds. */
+int notify_filter_tree(void *ctx);
 
 /* The classic-BPF program of a libseccomp filter context (a scmp_filter_ctx,
  * which libseccomp declares as void *), compiled without loading it: so that
@@ -109,6 +113,8 @@ int notify_filter_export(void *scmp_ctx, struct sock_fprog *ret);
  * and `cordon syscalls --explain` interpreter). Returns the SECCOMP_RET_*
  * value, or -EINVAL for a malformed program. */
 int64_t notify_filter_eval(const struct sock_fprog *prog, const struct seccomp_data *data);
+/* The same, counting in *ret_steps the instructions it ran. */
+int64_t notify_filter_eval_steps(const struct sock_fprog *prog, const struct seccomp_data *data, unsigned *ret_steps);
 
 /* Installs prog on the calling thread with a new listener; returns the
  * listener fd or -errno. Must run after PR_SET_NO_NEW_PRIVS. Uses

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "common/util.h"
+#include "notify/notify.h"
 #include "sentry/oci-internal.h"
 #include "sentry/oci.h"
 
@@ -366,6 +367,8 @@ int oci_seccomp_compile(const struct oci_seccomp *s, struct sock_fprog *ret, cha
          * itself, and the filter is for the native architecture (cordon's
          * own filter kills every other one). */
         r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+        if (r >= 0)
+                r = notify_filter_tree(ctx); /* a profile has hundreds of rows */
         if (r < 0)
                 return compile_fail(ret_error, r, "linux.seccomp: libseccomp: %s", strerror(-r));
 
