@@ -330,7 +330,10 @@ static void scrub_host_memory(void)
                 memset((void *)v[2], 0, v[3] - v[2]);
 }
 
-_noreturn_ static void exec_command(const struct sandbox_plan *plan, int tty_slave)
+/* The command's process before its go: default signal actions, its own
+ * session, the terminal. Done while it waits for init's go (which is on the
+ * path to its first instruction), not after. */
+static void prepare_command(int tty_slave)
 {
         sigset_t none;
         sigemptyset(&none);
@@ -348,6 +351,10 @@ _noreturn_ static void exec_command(const struct sandbox_plan *plan, int tty_sla
                 if (tty_slave > 2)
                         close(tty_slave);
         }
+}
+
+_noreturn_ static void exec_command(const struct sandbox_plan *plan)
+{
         /* the working directory is init's, set before the filter (below) */
         /* init made itself non-dumpable, and this fork inherited that with
          * init's mm, which belongs to the host's user namespace: an
@@ -643,19 +650,65 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock, s
         if (listener < 0)
                 child_fail(sock, "install the seccomp filter: %s", strerror(-listener));
         trace_mark("init: filter installed");
+        /* no core dumps: a host core_pattern pipe would hand the dump to a
+         * host program; and the open-files limit asked for (before the
+         * command's fork, which inherits them) */
+        struct rlimit core = {0, 0};
+        setrlimit(RLIMIT_CORE, &core);
+        if (plan->max_open_files > 0) {
+                struct rlimit nofile = {(rlim_t)plan->max_open_files, (rlim_t)plan->max_open_files};
+                if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
+                        child_fail(sock, "RLIMIT_NOFILE %lld: %s", (long long)plan->max_open_files, strerror(errno));
+        }
         /* The listener's number only, with send() (sendto without an address
          * runs natively); the sentry takes the fd itself with pidfd_getfd. */
         struct msg ready = {.type = MSG_READY, .value = killable, .aux = listener};
         if (send(sock, &ready, sizeof(ready), MSG_NOSIGNAL) != (ssize_t)sizeof(ready))
                 _exit(EXIT_SANDBOX);
+
+        /* The command's process, forked while the sentry takes the listener
+         * and sends the start (a fork of init's copy of the sentry's memory,
+         * with the exec tracer's fork events, costs a few hundred
+         * microseconds). It runs nothing but waits for init's go, which
+         * comes after the start, once init is no longer dumpable; its
+         * copies of init's fds are close-on-exec (the listener, the view's
+         * root, the namespaces, the terminal's master). */
+        pid_t cmd = -1;
+        int go[2] = {-1, -1};
+        if (!plan->serve_runs) {
+                if (pipe2(go, O_CLOEXEC) < 0)
+                        child_fail(sock, "pipe: %s", strerror(errno));
+                cmd = fork();
+                if (cmd < 0)
+                        child_fail(sock, "fork: %s", strerror(errno));
+                if (cmd == 0) {
+                        close(sock);
+                        close(go[1]);
+                        prepare_command(slave);
+                        char c;
+                        ssize_t n;
+                        do
+                                n = read(go[0], &c, 1);
+                        while (n < 0 && errno == EINTR);
+                        if (n != 1)
+                                _exit(EXIT_SANDBOX); /* init is gone: so is the sandbox */
+                        close(go[0]);
+                        trace_mark("cmd: exec");
+                        exec_command(plan);
+                }
+                close(go[0]);
+                init_cmd_pid = cmd;
+        }
+
         r = recv_msg(sock, &m, fds, 0);
         if (r <= 0 || m.type != MSG_START)
                 _exit(EXIT_SANDBOX);
         trace_mark("init: start received");
         /* The sentry has taken the listener (pidfd_getfd needs init to be
          * dumpable for an unprivileged sentry). Now, before the command
-         * exists: init holds the channel to the sentry, and the command must
-         * not be able to read or write its memory through /proc/1/mem. */
+         * runs anything: init holds the channel to the sentry, and the
+         * command must not be able to read or write its memory through
+         * /proc/1/mem. */
         if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
                 _exit(EXIT_SANDBOX);
         close(listener);
@@ -670,28 +723,12 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock, s
         for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
                 sigaction(forwarded_signals[i], &sa, NULL);
 
-        /* no core dumps: a host core_pattern pipe would hand the dump to a
-         * host program; and the open-files limit asked for */
-        struct rlimit core = {0, 0};
-        setrlimit(RLIMIT_CORE, &core);
-        if (plan->max_open_files > 0) {
-                struct rlimit nofile = {(rlim_t)plan->max_open_files, (rlim_t)plan->max_open_files};
-                if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
-                        child_fail(sock, "RLIMIT_NOFILE %lld: %s", (long long)plan->max_open_files, strerror(errno));
-        }
-
         if (plan->serve_runs)
                 init_serve_runs(sock, plan->oci);
 
-        pid_t cmd = fork();
-        if (cmd < 0)
-                child_fail(sock, "fork: %s", strerror(errno));
-        if (cmd == 0) {
-                close(sock);
-                trace_mark("cmd: exec");
-                exec_command(plan, slave);
-        }
-        init_cmd_pid = cmd;
+        if (write(go[1], "g", 1) != 1)
+                _exit(EXIT_SANDBOX);
+        close(go[1]);
         if (slave >= 0)
                 close(slave);
 
