@@ -53,6 +53,11 @@ struct exec_slot {
 struct fs_exec_table {
         pthread_mutex_t lock;
         uint64_t seq;
+        /* slots at and above high are free: the scans stop there, so they
+         * touch the table's first page or so, not all 64 KiB of it (each
+         * page of the shared mapping is a fault, in the sentry and again in
+         * the tracer: 16 of them cost the first exec ~60 us) */
+        size_t high;
         struct exec_slot slot[FS_EXEC_SLOTS];
 };
 
@@ -87,13 +92,15 @@ static void table_lock(struct fs_exec_table *t)
          * left at worst one stale slot, which fails closed */
         if (pthread_mutex_lock(&t->lock) == EOWNERDEAD)
                 pthread_mutex_consistent(&t->lock);
+        if (t->high > FS_EXEC_SLOTS)
+                t->high = FS_EXEC_SLOTS;
 }
 
 void fs_exec_record(struct fs_exec_table *t, pid_t tid, const struct fs_exec_approval *a)
 {
         table_lock(t);
         struct exec_slot *use = NULL, *oldest = &t->slot[0];
-        for (size_t i = 0; i < FS_EXEC_SLOTS; i++) {
+        for (size_t i = 0; i < t->high; i++) {
                 struct exec_slot *s = &t->slot[i];
                 if (s->tid == tid) {
                         use = s;
@@ -105,7 +112,7 @@ void fs_exec_record(struct fs_exec_table *t, pid_t tid, const struct fs_exec_app
                         oldest = s;
         }
         if (!use)
-                use = oldest;
+                use = t->high < FS_EXEC_SLOTS ? &t->slot[t->high++] : oldest;
         use->tid = tid;
         use->seq = ++t->seq;
         use->a = *a;
@@ -116,7 +123,7 @@ int fs_exec_take(struct fs_exec_table *t, pid_t tid, struct fs_exec_approval *re
 {
         int r = -ENOENT;
         table_lock(t);
-        for (size_t i = 0; i < FS_EXEC_SLOTS; i++) {
+        for (size_t i = 0; i < t->high; i++) {
                 struct exec_slot *s = &t->slot[i];
                 if (s->tid != tid || tid == 0)
                         continue;
@@ -125,6 +132,8 @@ int fs_exec_take(struct fs_exec_table *t, pid_t tid, struct fs_exec_approval *re
                 r = 0;
                 break;
         }
+        while (t->high > 0 && t->slot[t->high - 1].tid == 0)
+                t->high--;
         pthread_mutex_unlock(&t->lock);
         return r;
 }
