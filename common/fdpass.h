@@ -8,6 +8,6 @@
 /* Sends len bytes with n_fds (at most 8) descriptors. 0 or -errno. */
 int send_fds(int sock, const void *buf, size_t len, const int *fds, size_t n_fds);
 /* Receives one message into buf; up to max_fds descriptors into fds (the
- * rest, and any beyond 4, are closed; unused slots are -1). Returns the
+ * rest, and any beyond 8, are closed; unused slots are -1). Returns the
  * message length (0 at EOF) or -errno. Received fds are O_CLOEXEC. */
 ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, size_t max_fds);

@@ -157,7 +157,20 @@ _noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bo
         }
 }
 
-int fs_agent_start(struct fs_context *ctx, const int ns_fds[4])
+/* The forked agent's first message: its namespaces and the view's root. */
+_noreturn_ static void agent_wait(int sock, bool may_setgroups)
+{
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        char what;
+        int fds[5];
+        ssize_t n = recv_fds(sock, &what, 1, fds, 5);
+        for (size_t i = 0; i < 5; i++)
+                if (n != 1 || fds[i] < 0)
+                        _exit(n == 0 ? 0 : 17); /* EOF: the sentry gave up on the sandbox */
+        agent_main(sock, fds, fds[4], may_setgroups);
+}
+
+int fs_agent_fork(struct fs_context *ctx, bool may_setgroups)
 {
         int sp[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
@@ -171,13 +184,21 @@ int fs_agent_start(struct fs_context *ctx, const int ns_fds[4])
         }
         if (pid == 0) {
                 close(sp[0]);
-                agent_main(sp[1], ns_fds, ctx->root_fd, !ctx->keep_groups);
+                agent_wait(sp[1], may_setgroups);
         }
         close(sp[1]);
         ctx->agent_sock = sp[0];
         ctx->agent_pid = pid;
         pthread_mutex_init(&ctx->agent_lock, NULL);
         return 0;
+}
+
+int fs_agent_begin(struct fs_context *ctx, const int ns_fds[4])
+{
+        if (ctx->agent_pid <= 0)
+                return -ESRCH;
+        const int fds[5] = {ns_fds[0], ns_fds[1], ns_fds[2], ns_fds[3], ctx->root_fd};
+        return send_fds(ctx->agent_sock, "n", 1, fds, 5);
 }
 
 void fs_agent_kill(struct fs_context *ctx)

@@ -136,12 +136,16 @@ struct fs_context {
 /* qsort/bsearch comparator for mount ids */
 int fs_cmp_u64(const void *a, const void *b);
 
-/* Starts the proc agent in the sandbox's user namespace (ns_fds[0]): /proc
- * files that render ids for their opener are opened there, so the command
- * reads its own ids; and in its net, ipc and uts namespaces (ns_fds[1..3]),
- * which /proc/sys files show. Call while single-threaded (before the
- * engine). */
-int fs_agent_start(struct fs_context *ctx, const int ns_fds[4]);
+/* The proc agent: a process in the sandbox's user namespace, where /proc
+ * files that render ids for their opener are opened, so the command reads
+ * its own ids; and in its net, ipc and uts namespaces, which /proc/sys
+ * files show. Forked early (fs_agent_fork, while the sentry waits for
+ * init's view, single-threaded: no lock of another thread is copied), it
+ * waits for fs_agent_begin to hand it the namespaces (ns_fds: user, net,
+ * ipc, uts) and ctx->root_fd, which it joins. may_setgroups: it drops its
+ * supplementary groups (a privileged sentry's sandbox). */
+int fs_agent_fork(struct fs_context *ctx, bool may_setgroups);
+int fs_agent_begin(struct fs_context *ctx, const int ns_fds[4]);
 void fs_agent_stop(struct fs_context *ctx);
 /* Sends the agent SIGKILL without waiting, so that its exit overlaps the
  * rest of a teardown; fs_agent_stop reaps it later. For when the sandbox is

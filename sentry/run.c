@@ -1500,6 +1500,7 @@ static void kill_and_reap(struct sandbox_state *st)
 {
         tty_end(st); /* a failure after the start had made the terminal raw */
         sandbox_kill_all(st);
+        fs_agent_stop(&st->fsctx);
         while (waitpid(st->init_pid, NULL, 0) < 0 && errno == EINTR)
                 ;
         exectrace_stop(st->exec_tracer);
@@ -1618,6 +1619,14 @@ static int sentry_main_loop(struct sandbox_state *st)
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
+        /* and the proc agent, still single-threaded: it waits for the
+         * namespaces and the view's root, sent once init has them */
+        r = fs_agent_fork(&st->fsctx, st->privileged);
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot start the proc agent: %s\n", strerror(-r));
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
         m.type = 0;
         st->fsctx.mount_ids = recv_mounts(st->sock, &st->fsctx.n_mount_ids, &m);
         if (!st->fsctx.mount_ids) {
@@ -1668,6 +1677,17 @@ static int sentry_main_loop(struct sandbox_state *st)
         /* the writable layer, for its usage at the end (the fd keeps it
          * readable after the mount namespace is gone) */
         st->writable_fd = openat(st->fsctx.root_fd, "tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        /* the proc agent joins the sandbox's user, net, ipc and uts
+         * namespaces (by the fds init sent) while init finishes */
+        r = fs_agent_begin(&st->fsctx, (const int[4]){usernsfd, netnsfd, ipcnsfd, utsnsfd});
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot start the proc agent in the sandbox's user namespace: %s\n",
+                        strerror(-r));
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+        trace_mark("proc agent started");
 
         /* The gate's DNS stub needs only the view and the namespaces:
          * started while init drops its privileges and installs Landlock and
@@ -1735,19 +1755,6 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
         trace_mark("start sent");
-        /* the proc agent, in the sandbox's user, net, ipc and uts
-         * namespaces (by the fds init sent) */
-        r = fs_agent_start(&st->fsctx, (const int[4]){usernsfd, netnsfd, ipcnsfd, utsnsfd});
-        if (r < 0) {
-                fprintf(stderr, "cordon: cannot start the proc agent in the sandbox's user namespace: %s\n",
-                        strerror(-r));
-                close(listener);
-                net_gate_free(TAKE_PTR(st->gate));
-                kill_and_reap(st);
-                return EXIT_SANDBOX;
-        }
-        trace_mark("proc agent started");
-
         /* the approver: before the engine, which hands it the asks */
         if (st->approve_tty >= 0 && pipe2(st->prompt_wake, O_CLOEXEC | O_NONBLOCK) < 0) {
                 fprintf(stderr, "cordon: pipe: %m\n");
