@@ -239,6 +239,11 @@ terminate_leaves_nothing() {
         sentry=$(meta "$ID" sentryPid)
         ns=$(readlink "/proc/$init/ns/mnt")
         [ -n "$ns" ] || fail "cannot read init's mount namespace"
+        # held open, so that its inode number (which names it in /proc/PID/ns)
+        # is not given to a namespace made after it is freed: another test's
+        # sandbox, started meanwhile, was once taken for a leftover of this one
+        local nsfd
+        exec {nsfd}<"/proc/$init/ns/mnt" || fail "cannot open init's mount namespace"
         expect_true "the sandbox's mount namespace is in use" test -n "$(procs_in_ns "$ns")"
         # pause first: terminate must also end a frozen sandbox
         sb pause "$ID"
@@ -249,6 +254,7 @@ terminate_leaves_nothing() {
         expect_true "init is gone" pid_gone "$init"
         wait_until 5 pid_gone "$sentry" || _it_soft_fail "the sentry is gone"
         expect_eq "" "$(procs_in_ns "$ns")" "no process holds the sandbox's mounts"
+        exec {nsfd}<&-
         sb terminate "$ID"
         expect_rc 0 "terminate is idempotent"
         sb exec "$ID" -- true
