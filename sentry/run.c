@@ -91,44 +91,6 @@ static int recv_msg(int sock, struct msg *m, int *fds, size_t max_fds)
 
 #define MAX_VIEW_MOUNTS 1024
 
-static int send_mounts(int sock, const uint64_t *ids, size_t n)
-{
-        uint64_t buf[1 + MAX_VIEW_MOUNTS];
-        buf[0] = n;
-        memcpy(buf + 1, ids, n * sizeof(uint64_t));
-        ssize_t len = (ssize_t)((1 + n) * sizeof(uint64_t));
-        return send(sock, buf, (size_t)len, MSG_NOSIGNAL) == len ? 0 : -EIO;
-}
-
-/* Returns a malloc'd sorted array of ids, or NULL. When init failed before
- * sending them, what arrived is its MSG_ERROR: copied to ret_err. */
-static uint64_t *recv_mounts(int sock, size_t *ret_n, struct msg *ret_err)
-{
-        uint64_t buf[1 + MAX_VIEW_MOUNTS];
-        ssize_t len;
-        do
-                len = recv(sock, buf, sizeof(buf), 0);
-        while (len < 0 && errno == EINTR);
-        if (len == (ssize_t)sizeof(struct msg)) {
-                struct msg m;
-                memcpy(&m, buf, sizeof(m));
-                if (m.type == MSG_ERROR) {
-                        m.text[sizeof(m.text) - 1] = '\0';
-                        *ret_err = m;
-                        return NULL;
-                }
-        }
-        if (len < (ssize_t)sizeof(uint64_t) || buf[0] == 0 || buf[0] > MAX_VIEW_MOUNTS ||
-            (size_t)len != (1 + buf[0]) * sizeof(uint64_t))
-                return NULL;
-        size_t n = buf[0];
-        uint64_t *ids = xmalloc(n * sizeof(uint64_t));
-        memcpy(ids, buf + 1, n * sizeof(uint64_t));
-        qsort(ids, n, sizeof(uint64_t), fs_cmp_u64);
-        *ret_n = n;
-        return ids;
-}
-
 _noreturn_ _printf_(2, 3) static void child_fail(int sock, const char *fmt, ...)
 {
         char text[1024];
@@ -280,22 +242,38 @@ static int check_stdio(char *why, size_t size)
 
 /* Reads the mount ids of the view (init's own mount namespace, after the
  * pivot). Returns how many, or -errno. */
-static int read_mount_ids(uint64_t *ids, size_t max)
+/* The mount ids of init's view (its mountinfo's first column), sorted: what
+ * the workers tell a walk that starts outside the view by (defence in depth
+ * behind check_stdio). Read by the sentry once init has sent its fds (the
+ * view is final then), beside init's last steps, not by init. NULL with
+ * errno set on failure. */
+static uint64_t *read_mount_ids(pid_t init_pid, size_t *ret_n)
 {
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)init_pid);
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
         if (!f)
-                return negative_errno();
+                return NULL;
+        _cleanup_free_ uint64_t *ids = xmalloc(MAX_VIEW_MOUNTS * sizeof(uint64_t));
         char line[4096];
         size_t n = 0;
         while (fgets(line, sizeof(line), f)) {
                 unsigned long long id;
                 if (sscanf(line, "%llu", &id) != 1)
                         continue;
-                if (n == max)
-                        return -E2BIG;
+                if (n == MAX_VIEW_MOUNTS) {
+                        errno = E2BIG;
+                        return NULL;
+                }
                 ids[n++] = id;
         }
-        return (int)n;
+        if (n == 0) {
+                errno = EIO;
+                return NULL;
+        }
+        qsort(ids, n, sizeof(uint64_t), fs_cmp_u64);
+        *ret_n = n;
+        return TAKE_PTR(ids);
 }
 
 /* init is a fork of the cordon process: its argument and environment areas
@@ -554,12 +532,6 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock, s
         if (rootfd < 0)
                 child_fail(sock, "open the view's root: %s", strerror(errno));
 
-        /* the view's mounts, so the sentry can tell a walk that starts
-         * outside the view (defence in depth behind check_stdio) */
-        static uint64_t mount_ids[MAX_VIEW_MOUNTS];
-        int n_mounts = read_mount_ids(mount_ids, ELEMENTSOF(mount_ids));
-        if (n_mounts <= 0)
-                child_fail(sock, "read the view's mount table: %s", strerror(n_mounts < 0 ? -n_mounts : EIO));
         scrub_host_memory();
 
         /* the pid namespace's last pid, read when the command ends: how many
@@ -590,8 +562,6 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock, s
         /* The view, its mounts and the namespaces are final: the sentry
          * starts its proc agent and DNS stub with them while init drops its
          * privileges and installs Landlock and the filter. */
-        if (send_mounts(sock, mount_ids, (size_t)n_mounts) < 0)
-                _exit(EXIT_SANDBOX);
         int out[7] = {rootfd, usernsfd, netnsfd, layerfd, ipcnsfd, utsnsfd, master};
         if (send_msg(sock, MSG_FDS, 0, NULL, out, master >= 0 ? 7 : 6) < 0)
                 _exit(EXIT_SANDBOX);
@@ -1524,15 +1494,14 @@ static bool init_failed_first(struct sandbox_state *st)
         struct pollfd gone = {.fd = st->pidfd, .events = POLLIN};
         if (poll(&gone, 1, 0) <= 0)
                 return false;
-        /* its error follows whatever it sent before (the view's mounts, its
-         * fds, the Landlock report): passed over, their fds closed */
+        /* its error follows whatever it sent before (its fds, the Landlock
+         * report): passed over, their fds closed */
         for (;;) {
                 struct pollfd p = {.fd = st->sock, .events = POLLIN};
                 if (poll(&p, 1, 0) <= 0)
                         return false;
-                union {
+                struct {
                         struct msg m;
-                        uint64_t mounts[1 + MAX_VIEW_MOUNTS];
                 } buf;
                 int fds[7];
                 ssize_t n = recv_fds(st->sock, &buf, sizeof(buf), fds, ELEMENTSOF(fds));
@@ -1627,16 +1596,6 @@ static int sentry_main_loop(struct sandbox_state *st)
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
-        m.type = 0;
-        st->fsctx.mount_ids = recv_mounts(st->sock, &st->fsctx.n_mount_ids, &m);
-        if (!st->fsctx.mount_ids) {
-                /* init failed before sending them: that was its error message */
-                r = m.type == MSG_ERROR ? 1 : 0;
-                kill_and_reap(st);
-                fprintf(stderr, "cordon: %s\n",
-                        r > 0 && m.type == MSG_ERROR ? m.text : "the sandbox's init died during set-up");
-                return EXIT_SANDBOX;
-        }
         r = recv_msg(st->sock, &m, fds, 7);
         if (r <= 0 || m.type != MSG_FDS) {
                 kill_and_reap(st);
@@ -1654,6 +1613,23 @@ static int sentry_main_loop(struct sandbox_state *st)
         if (st->fsctx.root_fd < 0 || usernsfd < 0 || netnsfd < 0 || ipcnsfd < 0 || utsnsfd < 0) {
                 kill_and_reap(st);
                 fprintf(stderr, "cordon: no root or namespaces from the sandbox\n");
+                return EXIT_SANDBOX;
+        }
+        /* the proc agent joins the sandbox's user, net, ipc and uts
+         * namespaces (by the fds init sent) while init finishes */
+        r = fs_agent_begin(&st->fsctx, (const int[4]){usernsfd, netnsfd, ipcnsfd, utsnsfd});
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot start the proc agent in the sandbox's user namespace: %s\n",
+                        strerror(-r));
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+        trace_mark("proc agent started");
+        st->fsctx.mount_ids = read_mount_ids(st->init_pid, &st->fsctx.n_mount_ids);
+        if (!st->fsctx.mount_ids) {
+                fprintf(stderr, "cordon: cannot read the view's mount table (/proc/%d/mountinfo): %m\n",
+                        (int)st->init_pid);
+                kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
 
@@ -1677,17 +1653,6 @@ static int sentry_main_loop(struct sandbox_state *st)
         /* the writable layer, for its usage at the end (the fd keeps it
          * readable after the mount namespace is gone) */
         st->writable_fd = openat(st->fsctx.root_fd, "tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-        /* the proc agent joins the sandbox's user, net, ipc and uts
-         * namespaces (by the fds init sent) while init finishes */
-        r = fs_agent_begin(&st->fsctx, (const int[4]){usernsfd, netnsfd, ipcnsfd, utsnsfd});
-        if (r < 0) {
-                fprintf(stderr, "cordon: cannot start the proc agent in the sandbox's user namespace: %s\n",
-                        strerror(-r));
-                kill_and_reap(st);
-                return EXIT_SANDBOX;
-        }
-        trace_mark("proc agent started");
 
         /* The gate's DNS stub needs only the view and the namespaces:
          * started while init drops its privileges and installs Landlock and
