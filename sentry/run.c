@@ -1627,8 +1627,14 @@ static int sentry_main_loop(struct sandbox_state *st)
         trace_mark("proc agent started");
         st->fsctx.mount_ids = read_mount_ids(st->init_pid, &st->fsctx.n_mount_ids);
         if (!st->fsctx.mount_ids) {
-                fprintf(stderr, "cordon: cannot read the view's mount table (/proc/%d/mountinfo): %m\n",
-                        (int)st->init_pid);
+                /* an init that failed just after sending its fds is gone
+                 * (a zombie has no mount table): its message says why */
+                int err = errno;
+                struct pollfd gone = {.fd = st->pidfd, .events = POLLIN};
+                (void)poll(&gone, 1, 1000); /* its exit may be under way */
+                if (!init_failed_first(st))
+                        fprintf(stderr, "cordon: cannot read the view's mount table (/proc/%d/mountinfo): %s\n",
+                                (int)st->init_pid, strerror(err));
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
