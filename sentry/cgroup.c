@@ -99,6 +99,7 @@ struct cgroup {
         int at[_V1_MAX];                 /* index into dirs[] per controller, -1 when absent (v2: all 0) */
         int v2_at;                       /* index of the group in the cgroup v2 hierarchy, -1 when none */
         char *v2_why;                    /* why there is none (malloc'd), for cordon run -v */
+        bool has_runs;                   /* cgroup_run_create made a run's group (under the v2 one) */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -1327,7 +1328,10 @@ int cgroup_destroy(struct cgroup *cg)
          * wait, about half a millisecond even on empty v1 groups). */
         bool busy = false;
         for (size_t i = cg->n_dirs; i-- > 0 && !busy;) {
-                remove_run_groups(cg->dirs[i].fd); /* a run's own v2 group, under the sandbox's */
+                /* a run's own group, under the sandbox's v2 one (listed only
+                 * where runs had groups: `cordon run` makes none) */
+                if (cg->has_runs && (int)i == cg->v2_at)
+                        remove_run_groups(cg->dirs[i].fd);
                 if (unlinkat(AT_FDCWD, cg->dirs[i].path, AT_REMOVEDIR) == 0 || errno == ENOENT) {
                         free(cg->dirs[i].path);
                         close(cg->dirs[i].fd);
@@ -1386,6 +1390,7 @@ int cgroup_run_create(struct cgroup *cg, int num, int *ret_procs_fd)
         if (cg->v2_at < 0)
                 return -EOPNOTSUPP;
         int dfd = cg->dirs[cg->v2_at].fd;
+        cg->has_runs = true;
         if (mkdirat(dfd, name, 0755) < 0 && errno != EEXIST)
                 return negative_errno();
         _cleanup_close_ int gfd = openat(dfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
