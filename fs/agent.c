@@ -161,6 +161,13 @@ _noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bo
 _noreturn_ static void agent_wait(int sock, bool may_setgroups)
 {
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        /* nothing of the sentry's but our socket and stderr: not init's
+         * channel, not a long-lived sandbox's control socket (which a
+         * client could otherwise still reach for a moment after the sentry
+         * died), not the tracer's */
+        if (sock > 3)
+                (void)syscall(SYS_close_range, 3, (unsigned)sock - 1, 0);
+        (void)syscall(SYS_close_range, (unsigned)sock + 1, ~0U, 0);
         char what;
         int fds[5];
         ssize_t n = recv_fds(sock, &what, 1, fds, 5);

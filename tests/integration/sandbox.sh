@@ -38,6 +38,24 @@ procs_in_ns() {
         return 0
 }
 
+# The control socket is the sentry's alone: no helper it forked (the proc agent, the exec
+# tracer, init) holds a copy. One that did kept the socket accepting for a moment after the
+# sentry was killed, and a client got "no answer" instead of being told to run gc.
+it_test control_socket_held_by_the_sentry_alone
+control_socket_held_by_the_sentry_alone() {
+        need_root
+        new_sandbox
+        sb exec "$ID" -- true
+        local sentry inode holders
+        sentry=$(meta "$ID" sentryPid)
+        inode=$(awk -v p="$STATE/$ID/control.sock" '$8 == p {print $7}' /proc/net/unix | head -1)
+        [ -n "$inode" ] || fail "the control socket is not in /proc/net/unix"
+        holders=$(for f in /proc/[0-9]*/fd/*; do
+                [ "$(readlink "$f" 2>/dev/null)" = "socket:[$inode]" ] && echo "${f%/fd/*}"
+        done | sort -u | tr '\n' ' ')
+        expect_eq "/proc/$sentry " "$holders" "processes holding the control socket"
+}
+
 it_test create_exec_status
 create_exec_status() {
         need_root
