@@ -7,16 +7,18 @@
 
 #include "common/allowlist.h"
 
+int seccomp_ctx_tree(void *ctx)
+{
+        int r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+        return r == -EINVAL || r == -EOPNOTSUPP ? 0 : r;
+}
+
 int allowlist_install(const int *nrs, size_t n)
 {
         scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
         if (!ctx)
                 return -ENOMEM;
-        /* a tree, not a chain: the kernel walks it for every syscall number
-         * at load (notify_filter_tree) */
-        int r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
-        if (r == -EINVAL || r == -EOPNOTSUPP)
-                r = 0;
+        int r = seccomp_ctx_tree(ctx);
         for (size_t i = 0; r >= 0 && i < n; i++)
                 r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nrs[i], 0);
         /* what any thread's runtime may call at its end */

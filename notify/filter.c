@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "common/allowlist.h"
 #include "common/util.h"
 #include "notify/notify.h"
 
@@ -98,19 +99,6 @@ static int add_row(scmp_filter_ctx ctx, const struct syscall_entry *e, int nr)
         return 0;
 }
 
-int notify_filter_tree(void *ctx)
-{
-        /* Loading a filter costs the kernel a walk of it for every syscall
-         * number of each of its architectures (the constant-action cache,
-         * Linux 5.11), and every call that misses the cache walks it
-         * again. In libseccomp's default chain a syscall without a row of
-         * its own (most of them) passes every row's compare: the sandbox's
-         * filter took ~260 us to load, the sentry's ~380 us. A binary tree
-         * (libseccomp 2.5) makes each walk logarithmic. */
-        int r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
-        return r == -EINVAL || r == -EOPNOTSUPP ? 0 : r; /* an older libseccomp: the chain */
-}
-
 int notify_filter_build(const struct syscall_entry *table, size_t n, struct sock_fprog *ret, const char **ret_bad)
 {
         _cleanup_seccomp_ scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -128,8 +116,8 @@ int notify_filter_build(const struct syscall_entry *table, size_t n, struct sock
         r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
         if (r < 0)
                 return r;
-        /* the rows as a binary tree, not a chain: see notify_filter_tree */
-        r = notify_filter_tree(ctx);
+        /* the rows as a binary tree, not a chain (its load took ~260 us) */
+        r = seccomp_ctx_tree(ctx);
         if (r < 0)
                 return r;
 

@@ -98,10 +98,6 @@ struct syscall_entry {
  * malloc'd; free ret->filter. Returns 0 or -errno with *ret_bad naming the
  * offending row when one cannot be expressed. */
 int notify_filter_build(const struct syscall_entry *table, size_t n, struct sock_fprog *ret, const char **ret_bad);
-/* Has libseccomp emit ctx (a scmp_filter_ctx) as a binary tree of the
- * syscall numbers instead of a chain: the kernel's load-time walk and every
- * uncached check become logarithmic. For every filter cordon builds. */
-int notify_filter_tree(void *ctx);
 
 /* The classic-BPF program of a libseccomp filter context (a scmp_filter_ctx,
  * which libseccomp declares as void *), compiled without loading it: so that

@@ -18,8 +18,8 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
+#include "common/allowlist.h"
 #include "common/util.h"
-#include "notify/notify.h"
 #include "sentry/prebuilt.h"
 #include "sentry/run-internal.h"
 
@@ -188,7 +188,7 @@ int sentry_confine_build_fresh(struct sock_fprog *ret, const char **ret_bad)
         scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
         if (!ctx)
                 return -ENOMEM;
-        int r = notify_filter_tree(ctx);
+        int r = seccomp_ctx_tree(ctx); /* its load took ~345 us as a chain */
         /* the unconditional rows (socket and unshare get theirs in allow_some) */
         for (size_t i = 0; i < ELEMENTSOF(allowed) && r >= 0; i++) {
                 if (conditional(allowed[i].name))

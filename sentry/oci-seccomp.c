@@ -11,8 +11,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "common/allowlist.h"
 #include "common/util.h"
-#include "notify/notify.h"
 #include "sentry/oci-internal.h"
 #include "sentry/oci.h"
 
@@ -368,7 +368,7 @@ int oci_seccomp_compile(const struct oci_seccomp *s, struct sock_fprog *ret, cha
          * own filter kills every other one). */
         r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
         if (r >= 0)
-                r = notify_filter_tree(ctx); /* a profile has hundreds of rows */
+                r = seccomp_ctx_tree(ctx); /* a profile has hundreds of rows */
         if (r < 0)
                 return compile_fail(ret_error, r, "linux.seccomp: libseccomp: %s", strerror(-r));
 

@@ -240,8 +240,6 @@ static int check_stdio(char *why, size_t size)
         return check_passed_fds(stdio, why, size);
 }
 
-/* Reads the mount ids of the view (init's own mount namespace, after the
- * pivot). Returns how many, or -errno. */
 /* The mount ids of init's view (its mountinfo's first column), sorted: what
  * the workers tell a walk that starts outside the view by (defence in depth
  * behind check_stdio). Read by the sentry once init has sent its fds (the
@@ -334,13 +332,14 @@ static void prepare_command(int tty_slave)
 _noreturn_ static void exec_command(const struct sandbox_plan *plan)
 {
         /* the working directory is init's, set before the filter (below) */
-        /* init made itself non-dumpable, and this fork inherited that with
-         * init's mm, which belongs to the host's user namespace: an
-         * unprivileged sentry could not read this process's memory to check
-         * its execve. Dumpable again for the moment until exec replaces the
-         * image (which resets it anyway): no other process of the sandbox
-         * exists yet to look, and this copy of init holds nothing the command
-         * may not see (the channel to the sentry is closed). */
+        /* This copy of init's mm belongs to the host's user namespace: were
+         * it not dumpable, an unprivileged sentry could not read this
+         * process's memory to check its execve. It was forked while init
+         * still was (init drops that at the start, after our fork), and
+         * stays so until exec replaces the image (which resets it anyway):
+         * no other process of the sandbox exists yet to look, and this copy
+         * of init holds nothing the command may not see (the channel to the
+         * sentry is closed). */
         (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
         execvpe(plan->argv[0], plan->argv, plan->envp);
         int e = errno;
@@ -1444,6 +1443,7 @@ void run_wind_down(struct sandbox_state *st)
          * ends beside the engine's (joined when the gate is freed). */
         net_gate_wind_down(st->gate);
         notify_engine_stop(st->engine);
+        trace_mark("engine stopped");
         /* no handler is left to ask the proc agent: its exit can run now
          * (reaped in fs_agent_stop) */
         fs_agent_kill(&st->fsctx);
@@ -1456,7 +1456,6 @@ void run_wind_down(struct sandbox_state *st)
                 close(TAKE_FD(st->state_lock));
                 trace_mark("state directory removed");
         }
-        trace_mark("engine stopped");
 }
 
 void sandbox_kill_all(struct sandbox_state *st)
@@ -1500,19 +1499,17 @@ static bool init_failed_first(struct sandbox_state *st)
                 struct pollfd p = {.fd = st->sock, .events = POLLIN};
                 if (poll(&p, 1, 0) <= 0)
                         return false;
-                struct {
-                        struct msg m;
-                } buf;
+                struct msg m;
                 int fds[7];
-                ssize_t n = recv_fds(st->sock, &buf, sizeof(buf), fds, ELEMENTSOF(fds));
+                ssize_t n = recv_fds(st->sock, &m, sizeof(m), fds, ELEMENTSOF(fds));
                 for (size_t i = 0; n >= 0 && i < ELEMENTSOF(fds); i++)
                         if (fds[i] >= 0)
                                 close(fds[i]);
                 if (n <= 0)
                         return false;
-                if (n == (ssize_t)sizeof(buf.m) && buf.m.type == MSG_ERROR) {
-                        buf.m.text[sizeof(buf.m.text) - 1] = '\0';
-                        fprintf(stderr, "cordon: %s\n", buf.m.text);
+                if (n == (ssize_t)sizeof(m) && m.type == MSG_ERROR) {
+                        m.text[sizeof(m.text) - 1] = '\0';
+                        fprintf(stderr, "cordon: %s\n", m.text);
                         return true;
                 }
         }
@@ -1718,7 +1715,6 @@ static int sentry_main_loop(struct sandbox_state *st)
         if (st->pty_master >= 0)
                 tty_begin(st);
         if (send_msg(st->sock, MSG_START, 0, NULL, NULL, 0) < 0) {
-                tty_end(st);
                 close(listener);
                 net_gate_free(TAKE_PTR(st->gate));
                 kill_and_reap(st);
@@ -1856,7 +1852,6 @@ static int sentry_main_loop(struct sandbox_state *st)
         if (r < 0) {
                 fprintf(stderr, "cordon: cannot confine the sentry with its own seccomp filter (%s): %s\n",
                         bad ? bad : "?", strerror(-r));
-                tty_end(st);
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }

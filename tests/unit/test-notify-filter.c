@@ -745,6 +745,21 @@ START_TEST(test_build_fanout_clear_bits)
 }
 END_TEST
 
+/* The sandbox's filter for one combination of the options that select
+ * rows, compiled now. */
+static struct sock_fprog build_selected(bool paths, bool writes)
+{
+        size_t n_all;
+        (void)sentry_syscall_table(&n_all);
+        struct syscall_entry *t = calloc(n_all, sizeof(*t));
+        size_t n = sentry_syscall_select_rows(paths, writes, t, n_all);
+        struct sock_fprog prog = {0};
+        const char *bad = NULL;
+        ck_assert_int_eq(notify_filter_build(t, n, &prog, &bad), 0);
+        free(t);
+        return prog;
+}
+
 /* The filters cordon links from build time (sentry/filters.gen.c, linked
  * into this test too) are exactly what the run would compile now: for each
  * combination of the options that select rows, and the sentry's own. */
@@ -752,15 +767,9 @@ START_TEST(test_prebuilt_filters_match)
 {
         ck_assert_msg(sentry_prebuilt_sandbox != NULL && sentry_prebuilt_confine != NULL,
                       "the build-time filters are not linked into this test");
-        size_t n_all;
-        (void)sentry_syscall_table(&n_all);
-        struct syscall_entry *t = calloc(n_all, sizeof(*t));
         for (int paths = 0; paths < 2; paths++)
                 for (int writes = 0; writes < 2; writes++) {
-                        size_t n = sentry_syscall_select_rows(paths, writes, t, n_all);
-                        struct sock_fprog fresh = {0}, pre = {0};
-                        const char *bad = NULL;
-                        ck_assert_int_eq(notify_filter_build(t, n, &fresh, &bad), 0);
+                        struct sock_fprog fresh = build_selected(paths, writes), pre = {0};
                         ck_assert(sentry_prebuilt_sandbox(paths, writes, &pre));
                         ck_assert_msg(pre.len == fresh.len &&
                                               memcmp(pre.filter, fresh.filter, fresh.len * sizeof(*fresh.filter)) == 0,
@@ -770,7 +779,6 @@ START_TEST(test_prebuilt_filters_match)
                         free(fresh.filter);
                         free(pre.filter);
                 }
-        free(t);
         struct sock_fprog fresh = {0}, pre = {0};
         ck_assert_int_eq(sentry_confine_build_fresh(&fresh, NULL), 0);
         ck_assert(sentry_prebuilt_confine(&pre));
@@ -801,15 +809,9 @@ static unsigned longest_walk(const struct sock_fprog *prog)
 
 START_TEST(test_filters_are_trees)
 {
-        size_t n_all;
-        (void)sentry_syscall_table(&n_all);
-        struct syscall_entry *t = calloc(n_all, sizeof(*t));
         for (int paths = 0; paths < 2; paths++)
                 for (int writes = 0; writes < 2; writes++) {
-                        size_t n = sentry_syscall_select_rows(paths, writes, t, n_all);
-                        struct sock_fprog prog = {0};
-                        const char *bad = NULL;
-                        ck_assert_int_eq(notify_filter_build(t, n, &prog, &bad), 0);
+                        struct sock_fprog prog = build_selected(paths, writes);
                         unsigned w = longest_walk(&prog);
                         /* the arch and x32 checks, ~log2 of the rows, and
                          * the argument checks of the longest row */
@@ -817,7 +819,6 @@ START_TEST(test_filters_are_trees)
                                       writes, w, prog.len);
                         free(prog.filter);
                 }
-        free(t);
         struct sock_fprog confine = {0};
         ck_assert_int_eq(sentry_confine_build_fresh(&confine, NULL), 0);
         unsigned w = longest_walk(&confine);
