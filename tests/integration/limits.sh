@@ -224,6 +224,50 @@ while time.monotonic() < end:
         expect_eq v1 "$(json_field "$stats" cgroup)" "backend"
 }
 
+# Without a CPU limit the sandbox stays in the sentry's own group of the v1 cpu
+# controller: a group there is a scheduler group of its own, and with the
+# sandbox in one and the sentry outside it, every trapped call answered with
+# an fd costs a migration to the other CPU and back (bench/micro/floor.c).
+# The CPU time is then counted by the v2 group.
+it_test cpu_group_only_for_a_cpu_limit
+cpu_group_only_for_a_cpu_limit() {
+        need_root
+        grep -qE '^[0-9]+:([^:]*,)?cpu(,[^:]*)?:' /proc/self/cgroup || skip "no cgroup v1 cpu hierarchy on this host"
+        local out="$IT_TMP/cpu.out" mine pid theirs stats="$IT_TMP/stats.json"
+        mine=$(grep -E '^[0-9]+:([^:]*,)?cpu(,[^:]*)?:' /proc/self/cgroup)
+        for lim in none 1; do
+                if [ "$lim" = none ]; then
+                        bg_cordon "$out" --cgroup v1 -- sh -c 'echo up; sleep 30; : cpu-group-probe'
+                else
+                        bg_cordon "$out" --cgroup v1 --cpus "$lim" -- sh -c 'echo up; sleep 30; : cpu-group-probe'
+                fi
+                wait_until 10 grep -q up "$out" || fail "the sandbox did not start: $(cat "$out")"
+                # the sandboxed shell itself (^sh), not cordon's or timeout's command line
+                pid=$(pgrep -f '^sh -c echo up; sleep 30; : cpu-group-prob[e]' | head -1)
+                [ -n "$pid" ] || fail "no sandboxed shell found"
+                theirs=$(grep -E '^[0-9]+:([^:]*,)?cpu(,[^:]*)?:' "/proc/$pid/cgroup")
+                if [ "$lim" = none ]; then
+                        expect_eq "$mine" "$theirs" "the sandbox's cpu group without a CPU limit"
+                else
+                        expect_contains "$theirs" "cordon-" "the sandbox's cpu group with --cpus $lim"
+                fi
+                kill "$BG_PID"
+                wait "$BG_PID" 2>/dev/null
+                wait_until 5 sh -c "! pgrep -f '^sh -c echo up; sleep 30; : cpu-group-prob[e]' >/dev/null" ||
+                        fail "the sandbox outlived its sentry"
+        done
+        if [ -d /sys/fs/cgroup/unified ] || grep -q ' cgroup2 ' /proc/mounts; then
+                crun --cgroup v1 --stats "$stats" -- python3 -c '
+import time
+end = time.monotonic() + 0.3
+while time.monotonic() < end:
+    pass'
+                expect_rc 0 "a busy run on the v1 backend"
+                expect_true "CPU time counted without a cpu group (got $(json_field "$stats" cpuTimeUsec))" \
+                        test "$(json_field "$stats" cpuTimeUsec)" -gt 100000
+        fi
+}
+
 it_test nothing_left_behind
 nothing_left_behind() {
         need_root
