@@ -54,7 +54,12 @@ struct notify_engine {
         const struct syscall_entry *dispatch[NOTIFY_NR_MAX];
         struct seccomp_notif_sizes sizes;
         bool sync_wakeup;
-        bool two_step_addfd;
+        /* fds injected into a caller that has been woken while our copy is
+         * still open (between the ADDFD ioctl and our close), and whether
+         * an execve waits for them to be closed (see answer()) */
+        _Atomic uint32_t open_copies;
+        atomic_uint copy_waiters;
+        bool stall_copies; /* test hook: CORDON_TEST_STALL=fd-copy */
 
         pthread_mutex_t lock;
         pthread_cond_t unpark;
@@ -152,6 +157,27 @@ static void served(struct notify_engine *e, const struct seccomp_notif *req, str
         sv->receiver = atomic_compare_exchange_strong(&e->serve_seq, &want, sv->seq + 1);
 }
 
+static void copy_closed(struct notify_engine *e)
+{
+        if (atomic_fetch_sub(&e->open_copies, 1) == 1 && atomic_load(&e->copy_waiters) > 0)
+                syscall(SYS_futex, &e->open_copies, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* Until every injected fd's copy here is closed (see answer()). */
+static void wait_for_copies(struct notify_engine *e)
+{
+        uint32_t n;
+        if (atomic_load(&e->open_copies) == 0)
+                return;
+        /* counted before the load: a close that empties the count after
+         * it either sees us (and wakes) or changed the word before our
+         * wait (which then returns at once) */
+        atomic_fetch_add(&e->copy_waiters, 1);
+        while ((n = atomic_load(&e->open_copies)) != 0)
+                syscall(SYS_futex, &e->open_copies, FUTEX_WAIT_PRIVATE, n, NULL, NULL, 0);
+        atomic_fetch_sub(&e->copy_waiters, 1);
+}
+
 static void answer(struct notify_engine *e, const struct seccomp_notif *req, struct seccomp_notif_resp *resp,
                    struct notify_verdict *v, struct serving *sv)
 {
@@ -167,6 +193,8 @@ static void answer(struct notify_engine *e, const struct seccomp_notif *req, str
                 break;
         case VERDICT_CONTINUE:
                 resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+                if (req->data.nr == SYS_execve || req->data.nr == SYS_execveat)
+                        wait_for_copies(e);
                 break;
         case VERDICT_HELD:
                 /* the approver holds it: answered by a resume thread once
@@ -176,39 +204,47 @@ static void answer(struct notify_engine *e, const struct seccomp_notif *req, str
         case VERDICT_FD: {
                 struct seccomp_notif_addfd addfd = {
                         .id = req->id,
-                        .flags = e->two_step_addfd ? 0 : SECCOMP_ADDFD_FLAG_SEND,
+                        .flags = SECCOMP_ADDFD_FLAG_SEND,
                         .srcfd = (__u32)v->fd,
                         .newfd = 0,
                         .newfd_flags = v->fd_flags,
                 };
-                /* Two ways to hand the fd over:
-                 * - ADDFD with SEND installs it and completes the call in one
-                 *   step. Needed where a non-fatal signal can interrupt the
-                 *   waiting thread (no WAIT_KILLABLE_RECV): between two steps
-                 *   the call could be restarted and the fd left behind.
-                 * - ADDFD, then SEND with the fd's number. With the killable
-                 *   wait nothing but death ends the wait between the steps
-                 *   (an fd installed in a dying process is harmless), and it
-                 *   is several times faster: the SEND ioctl wakes the thread
-                 *   synchronously (SYNC_WAKE_UP) where ADDFD|SEND does not
-                 *   (measured: 11.7 us against 98 us per open, bench/). */
-                bool one_step = addfd.flags != 0;
-                if (one_step)
-                        served(e, req, sv);
+                /* ADDFD with SEND installs the fd and completes the call in
+                 * one step: one wakeup of the caller, and no window in which
+                 * a signal could restart the call with the fd left behind.
+                 * ADDFD, then SEND with the fd's number, wakes it twice, and
+                 * the first (ADDFD's, never a same-CPU one) tends to land it
+                 * on an idle CPU, from which SEND's SYNC_WAKE_UP pulls it
+                 * back: two migrations per call (bench/: an emulated open
+                 * 11.7 against 16.8 us, an O_TRUNC open 13.2 against 16.4).
+                 *
+                 * The caller runs again before our copy is closed. A file
+                 * still open for writing here makes an execve of it fail
+                 * with ETXTBSY (cp f /tmp/t && /tmp/t), so an execve waits
+                 * until no copy is open (wait_for_copies). The receiver
+                 * closes its copy before it receives again, so only copies
+                 * held by another worker (a handoff, a resume thread) can
+                 * make it wait, and only as long as that close takes. */
+                if (e->stall_copies)
+                        /* long enough for the watchdog to hand the receiving
+                         * role to another worker */
+                        (void)clock_nanosleep(CLOCK_MONOTONIC, 0, &(struct timespec){0, 4 * WATCHDOG_TICK_NS}, NULL);
+                served(e, req, sv);
+                atomic_fetch_add(&e->open_copies, 1);
                 int r = ioctl(e->listener_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
-                if (r < 0 && errno == EINVAL && one_step) {
-                        /* before 5.14: no SEND flag; two steps it is */
+                if (r < 0 && errno == EINVAL) {
+                        /* before 5.14: no SEND flag; two steps it is, our
+                         * copy closed before the reply */
                         addfd.flags = 0;
                         r = ioctl(e->listener_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
                 }
-                /* our copy goes before the reply wakes the caller: a file
-                 * opened for writing and still open here makes the caller's
-                 * next execve of it fail with ETXTBSY (cp f /tmp/t && /tmp/t) */
                 int err = errno;
+                if (e->stall_copies)
+                        (void)clock_nanosleep(CLOCK_MONOTONIC, 0, &(struct timespec){0, 200 * 1000 * 1000}, NULL);
                 close(v->fd);
                 v->fd = -1;
+                copy_closed(e);
                 if (addfd.flags == 0) {
-                        served(e, req, sv);
                         if (r >= 0) {
                                 resp->val = r;
                                 (void)reply(e, resp);
@@ -647,11 +683,16 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
         sigaction(WAKE_SIGNAL, &sa, NULL); /* no SA_RESTART: it must break the receive */
 
         e->userdata = cfg->userdata;
-        e->two_step_addfd = cfg->wait_killable;
         memcpy(e->contexts, cfg->contexts, sizeof(e->contexts));
         e->thread_init = cfg->thread_init;
         e->released = !cfg->hold_calls;
         e->max_workers = cfg->max_workers ? cfg->max_workers : 64;
+        /* Test hook: a worker injecting an fd first holds the call until
+         * another worker receives, then keeps its copy open for 200 ms, so
+         * a test can show an execve waits for that copy (answer()). It only
+         * delays; it changes no decision. */
+        const char *stall = getenv("CORDON_TEST_STALL");
+        e->stall_copies = stall && streq(stall, "fd-copy");
         e->threads = xcalloc(e->max_workers, sizeof(pthread_t));
         pthread_mutex_init(&e->lock, NULL);
         pthread_cond_init(&e->unpark, NULL);

@@ -137,7 +137,6 @@ struct notify_engine_config {
          * notify_engine_release: the caller finishes its own set-up (the
          * sentry confines itself) while the sandbox starts */
         bool hold_calls;
-        bool wait_killable; /* the filter was loaded with WAIT_KILLABLE_RECV (see the VERDICT_FD reply) */
         /* who decides calls a handler holds for a person (notify_ask); NULL:
          * every ask is denied at once */
         const struct notify_approver *approver;

@@ -1755,7 +1755,6 @@ static int sentry_main_loop(struct sandbox_state *st)
                 .thread_init = fs_worker_init,
                 .min_workers = 1, /* more start when a call blocks (notify/engine.c) */
                 .max_workers = 64,
-                .wait_killable = m.value != 0,
                 /* nothing served before the sentry's own filter is on
                  * (below, after the start: confined while init starts the
                  * command, whose first trapped call waits for it) */

@@ -194,7 +194,6 @@ int main(int argc, char **argv)
                 .thread_init = fs_worker_init,
                 .min_workers = 1,
                 .max_workers = 4,
-                .wait_killable = true,
         };
         struct notify_engine *e = NULL;
         int r = notify_engine_start(&cfg, lfd, &e);

@@ -1075,10 +1075,23 @@ it_test copy_then_exec
 copy_then_exec() {
         # cp writes through an fd the sentry opened and injected; the sentry's
         # own copy must be gone before cp is woken, or the exec right after it
-        # fails "Text file busy" (seen in floor.sh under load)
+        # fails "Text file busy" (seen in floor.sh under load). --trap-all: by
+        # default the view decides cp's open alone and nothing is injected.
         # shellcheck disable=SC2016
-        crun -- sh -c 'n=0; for i in $(seq 1 300); do cp /bin/true /tmp/t$i && /tmp/t$i || n=$((n+1)); done; echo "busy $n"'
+        crun --trap-all -- sh -c 'n=0; for i in $(seq 1 300); do cp /bin/true /tmp/t$i && /tmp/t$i || n=$((n+1)); done; echo "busy $n"'
         expect_rc 0 "300 copies each executed at once"
+        expect_eq "busy 0" "$OUT" "execs that failed"
+}
+
+it_test exec_waits_for_another_workers_copy
+exec_waits_for_another_workers_copy() {
+        # The fd reaches cp before the sentry closes its own copy (ADDFD with
+        # SEND), so an execve waits until no copy is open. Here the worker
+        # that injected it loses the receiving role first and keeps its copy
+        # 200 ms, so the execve is received by another worker meanwhile.
+        # shellcheck disable=SC2016
+        CORDON_TEST_STALL=fd-copy crun --trap-all -- sh -c 'n=0; for i in 1 2 3 4 5; do cp /bin/true /tmp/t$i && /tmp/t$i || n=$((n+1)); done; echo "busy $n"'
+        expect_rc 0 "5 copies each executed at once"
         expect_eq "busy 0" "$OUT" "execs that failed"
 }
 
