@@ -313,6 +313,21 @@ static int check_chain(struct notify_call *call, int fd, struct fs_exec_approval
         return 0;
 }
 
+/* Has the exec tracer seize thread tid (sentry/exectrace.c), which must be
+ * traced when its exec happens. One request at a time on the channel (a
+ * sentry serves one sandbox: one lock for the process). 0 or -errno. */
+static int tracer_seize(const struct fs_context *ctx, pid_t tid)
+{
+        static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+        int res = -EIO;
+        pthread_mutex_lock(&lock);
+        if (write(ctx->exec_channel, &tid, sizeof(tid)) == sizeof(tid) &&
+            read(ctx->exec_channel, &res, sizeof(res)) != sizeof(res))
+                res = -EIO;
+        pthread_mutex_unlock(&lock);
+        return res;
+}
+
 /* Emulates execve(2) and execveat(2): checks the file against the view and
  * records it for the exec tracer; the kernel then performs the exec. */
 int fs_handle_exec(struct notify_call *call, struct notify_verdict *ret)
@@ -392,8 +407,23 @@ int fs_handle_exec(struct notify_call *call, struct notify_verdict *ret)
                                 return r;
                 }
         }
-        if (ctx->exec)
+        if (ctx->exec) {
                 fs_exec_record(ctx->exec, (pid_t)call->req->pid, &a);
+                /* traced from here to its exec event, where the tracer lets
+                 * go of it again: a process that does not exec never stops
+                 * for the tracer, not at its forks, signals or exit */
+                r = tracer_seize(ctx, (pid_t)call->req->pid);
+                if (r < 0) {
+                        /* untraced, its exec would go unverified: refused */
+                        ret->error = r == -ESRCH ? ENOENT : EPERM;
+                        return 0;
+                }
+                /* the call still pending: the tid seized was the caller's */
+                if (notify_id_valid(call) < 0) {
+                        ret->error = ENOENT;
+                        return 0;
+                }
+        }
         /* CONTINUE, although the decision read child memory (the path): the
          * kernel cannot be handed a file to execute, so it walks the path
          * again and may find another file there (the buffer rewritten by a

@@ -129,6 +129,9 @@ struct fs_context {
         /* approved executions, shared with the exec tracer (exec.c); NULL
          * when exec is not verified after the fact */
         struct fs_exec_table *exec;
+        /* with exec: the tracer's channel, where the handler asks it to
+         * seize a thread before letting its execve run */
+        int exec_channel;
         /* the rules have "ask" for writes / for execs (fs_rules_ask) */
         bool ask_write, ask_exec;
 };

@@ -3,12 +3,15 @@
  * otherwise.
  *
  * It is a process of its own, forked by the sentry while the sentry is still
- * single-threaded, that PTRACE_SEIZEs the sandbox's init before init forks the
- * command. Only event stops are asked for (fork, vfork, clone, exec): no
- * per-syscall stops, so a process that does not fork or exec never meets the
- * tracer. Forks, vforks and clones attach the new task from its birth, so
- * every process and thread of the sandbox is traced before it can exec (a
- * non-leader thread that execs reports the event itself).
+ * single-threaded. It PTRACE_SEIZEs the sandbox's init before init forks the
+ * command, and keeps it. Every other thread it seizes only when the exec
+ * handler asks (over the channel, before it lets a trapped execve run), and
+ * lets go of at that exec's event, once the image is verified. Only exec
+ * events are asked for, and no per-syscall stops: a process stops for the
+ * tracer at its exec and nowhere else, not at its forks, its signals or its
+ * exit (a traced child's exit would also wait for the tracer before its
+ * parent could reap it). Every exec is still seen: execve and execveat are
+ * always trapped, and the thread is traced before the handler answers.
  *
  * Why a process and not a thread of the sentry: ptrace belongs to the tracing
  * thread, and waiting for tracees is waitpid(-1, __WALL) — in the sentry that
@@ -17,17 +20,22 @@
  * tracee; when a traced init exits, the tracer's wait passes it on to its real
  * parent, the sentry, as the kernel does for any ptraced child.
  *
- * Lifetime: PTRACE_O_EXITKILL kills every tracee if the tracer dies, so no
- * process of the sandbox runs on unverified; the tracer dies with the sentry
- * (PR_SET_PDEATHSIG), and exits by itself once it has no tracee left. */
+ * Lifetime: PTRACE_O_EXITKILL kills every tracee if the tracer dies, init
+ * among them, and with init the whole sandbox; a process that outlived it a
+ * moment could not exec (the handler's request fails: refused). The tracer
+ * dies with the sentry (PR_SET_PDEATHSIG), and exits by itself once init is
+ * gone and no tracee is left. */
 #include "config.h"
 
 #include <seccomp.h>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -43,8 +51,7 @@
 #define PTRACE_EVENT_STOP 128
 #endif
 
-#define TRACE_OPTIONS \
-        (PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL)
+#define TRACE_OPTIONS (PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL)
 
 /* One audit line: to stderr with -v, to the audit log when one is open. */
 static void audit_kill(const struct exectrace_config *c, pid_t pid, pid_t former, const char *why,
@@ -134,7 +141,116 @@ static bool is_stop_signal(int sig)
         return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-_noreturn_ static void tracer_main(const struct exectrace_config *c, pid_t sentry, int ready_fd)
+/* The sandbox's pid namespace, as stat shows /proc/PID/ns/pid. */
+struct ns_id {
+        dev_t dev;
+        ino_t ino;
+};
+
+static bool pidns_of(pid_t pid, struct ns_id *ret)
+{
+        char path[64];
+        struct stat st;
+        snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+        if (stat(path, &st) < 0)
+                return false;
+        *ret = (struct ns_id){st.st_dev, st.st_ino};
+        return true;
+}
+
+static bool traced_by_us(pid_t tid)
+{
+        char path[64], buf[1024];
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        const char *t = strstr(buf, "\nTracerPid:");
+        return t && strtol(t + 12, NULL, 10) == getpid();
+}
+
+/* Lets go of a task seized by mistake: PTRACE_DETACH needs a stopped
+ * tracee, so it is interrupted first. */
+static void release(pid_t tid)
+{
+        if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0)
+                return;
+        int status;
+        while (waitpid(tid, &status, __WALL) < 0 && errno == EINTR)
+                ;
+        (void)ptrace(PTRACE_DETACH, tid, NULL, NULL);
+}
+
+/* A thread the sentry is about to let exec (fs/exec.c): seized, not
+ * stopped, so that its exec event stops it. The sentry asks while the
+ * thread waits in its trapped execve, and checks afterwards that the call
+ * is still pending, so the tid was the caller's throughout; should it have
+ * died and its number gone to a task outside the sandbox in between, that
+ * task is let go at once. Already ours (an exec the kernel then failed
+ * leaves the thread seized): fine. 0 or -errno. */
+static int seize(pid_t tid, const struct ns_id *sandbox)
+{
+        if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(unsigned long)TRACE_OPTIONS) < 0) {
+                int r = -errno;
+                return r == -EPERM && traced_by_us(tid) ? 0 : r;
+        }
+        struct ns_id ns;
+        if (pidns_of(tid, &ns) && ns.dev == sandbox->dev && ns.ino == sandbox->ino)
+                return 0;
+        release(tid);
+        return -ESRCH;
+}
+
+/* Every stop and exit waiting to be collected. 0 while tracees are left,
+ * -ECHILD once none is (init and all are gone), or another -errno. */
+static int collect(const struct exectrace_config *c)
+{
+        for (;;) {
+                int status;
+                pid_t pid = waitpid(-1, &status, __WALL | WNOHANG);
+                if (pid == 0)
+                        return 0;
+                if (pid < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (!WIFSTOPPED(status))
+                        continue; /* a tracee exited: reaped (init goes on to the sentry) */
+                int sig = WSTOPSIG(status), event = status >> 16;
+                switch (event) {
+                case 0:
+                        /* signal-delivery-stop: deliver it as it came */
+                        ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
+                        break;
+                case PTRACE_EVENT_STOP:
+                        /* group-stop (kill -STOP, job control): stay stopped
+                         * but let the stop and a later SIGCONT work as without
+                         * a tracer; any other event-stop (the end of a listen)
+                         * just goes on */
+                        if (is_stop_signal(sig))
+                                ptrace(PTRACE_LISTEN, pid, NULL, NULL);
+                        else
+                                ptrace(PTRACE_CONT, pid, NULL, NULL);
+                        break;
+                case PTRACE_EVENT_EXEC:
+                        trace_mark("tracer: exec event");
+                        /* verified: let go of it; its next exec is seized
+                         * anew (init, which never execs, stays ours) */
+                        if (verify_exec(c, pid))
+                                ptrace(PTRACE_DETACH, pid, NULL, NULL);
+                        trace_mark("tracer: exec verified");
+                        break;
+                default:
+                        ptrace(PTRACE_CONT, pid, NULL, NULL);
+                        break;
+                }
+        }
+}
+
+_noreturn_ static void tracer_main(const struct exectrace_config *c, pid_t sentry, int ready_fd, int req_fd)
 {
         /* dies with the sentry; checked after, for a sentry already gone */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != sentry)
@@ -147,13 +263,14 @@ _noreturn_ static void tracer_main(const struct exectrace_config *c, pid_t sentr
         sigprocmask(SIG_SETMASK, &all, NULL);
         /* nothing of the sentry's but the audit log and stderr: not the
          * listener, not the view's root, not init's channel */
-        int lo = ready_fd, hi = c->audit_fd;
-        if (hi >= 0 && hi < lo) {
-                lo = c->audit_fd;
-                hi = ready_fd;
-        }
+        int keep[] = {ready_fd, req_fd, c->audit_fd};
+        for (size_t i = 1; i < ELEMENTSOF(keep); i++)
+                for (size_t j = i; j > 0 && keep[j] < keep[j - 1]; j--) {
+                        int t = keep[j];
+                        keep[j] = keep[j - 1];
+                        keep[j - 1] = t;
+                }
         unsigned from = 3;
-        int keep[] = {lo, hi};
         for (size_t i = 0; i < ELEMENTSOF(keep); i++) {
                 if (keep[i] < (int)from)
                         continue;
@@ -164,7 +281,18 @@ _noreturn_ static void tracer_main(const struct exectrace_config *c, pid_t sentr
         (void)syscall(SYS_close_range, from, ~0U, 0);
 
         int r = 0;
-        if (ptrace(PTRACE_SEIZE, c->init_pid, NULL, (void *)(unsigned long)TRACE_OPTIONS) < 0)
+        /* a stop or an exit of a tracee sends us SIGCHLD (blocked above):
+         * read through a signalfd beside the sentry's requests */
+        sigset_t chld;
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        int sig_fd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+        if (sig_fd < 0)
+                r = -errno;
+        struct ns_id sandbox = {0, 0};
+        if (r >= 0 && !pidns_of(c->init_pid, &sandbox))
+                r = -ESRCH;
+        if (r >= 0 && ptrace(PTRACE_SEIZE, c->init_pid, NULL, (void *)(unsigned long)TRACE_OPTIONS) < 0)
                 r = -errno;
         /* From here on the tracer only waits, continues, reads /proc and
          * the ELF header of what was exec'd, kills and writes its audit
@@ -181,7 +309,8 @@ _noreturn_ static void tracer_main(const struct exectrace_config *c, pid_t sentr
                 SCMP_SYS(mmap),           SCMP_SYS(munmap),       SCMP_SYS(mprotect),
                 SCMP_SYS(madvise),        SCMP_SYS(mremap),       SCMP_SYS(futex),
                 SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn), SCMP_SYS(restart_syscall),
-                SCMP_SYS(exit),           SCMP_SYS(exit_group),
+                SCMP_SYS(exit),           SCMP_SYS(exit_group),   SCMP_SYS(poll),
+                SCMP_SYS(ppoll),
         };
         if (r >= 0 && allowlist_install(allowed, ELEMENTSOF(allowed)) < 0)
                 r = -EPERM;
@@ -191,63 +320,56 @@ _noreturn_ static void tracer_main(const struct exectrace_config *c, pid_t sentr
                 _exit(1);
 
         for (;;) {
-                int status;
-                pid_t pid = waitpid(-1, &status, __WALL);
-                if (pid < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        /* ECHILD: no tracee left (init and all are gone) */
-                        _exit(errno == ECHILD ? 0 : 1);
+                struct pollfd p[2] = {{.fd = sig_fd, .events = POLLIN}, {.fd = req_fd, .events = POLLIN}};
+                if (poll(p, 2, -1) < 0 && errno != EINTR)
+                        _exit(1);
+                if (p[1].revents) {
+                        pid_t tid;
+                        if (read(req_fd, &tid, sizeof(tid)) == sizeof(tid)) {
+                                int res = seize(tid, &sandbox);
+                                (void)!write(req_fd, &res, sizeof(res));
+                        } else
+                                req_fd = -1; /* the sentry is done: only the tracees matter now */
                 }
-                if (!WIFSTOPPED(status))
-                        continue; /* a tracee exited: reaped (init goes on to the sentry) */
-                int sig = WSTOPSIG(status), event = status >> 16;
-                switch (event) {
-                case 0:
-                        /* signal-delivery-stop: deliver it as it came */
-                        ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
-                        break;
-                case PTRACE_EVENT_STOP:
-                        /* group-stop (kill -STOP, job control): stay stopped
-                         * but let the stop and a later SIGCONT work as without
-                         * a tracer; any other event-stop (a new task's first
-                         * stop, the end of a listen) just goes on */
-                        if (is_stop_signal(sig))
-                                ptrace(PTRACE_LISTEN, pid, NULL, NULL);
-                        else
-                                ptrace(PTRACE_CONT, pid, NULL, NULL);
-                        break;
-                case PTRACE_EVENT_EXEC:
-                        trace_mark("tracer: exec event");
-                        if (verify_exec(c, pid))
-                                ptrace(PTRACE_CONT, pid, NULL, NULL);
-                        trace_mark("tracer: exec verified");
-                        break;
-                default: /* fork, vfork, clone: the new task is traced already */
-                        ptrace(PTRACE_CONT, pid, NULL, NULL);
-                        break;
+                if (p[0].revents & POLLIN) {
+                        struct signalfd_siginfo si;
+                        while (read(sig_fd, &si, sizeof(si)) == sizeof(si))
+                                ;
                 }
+                int collected = collect(c);
+                if (collected < 0)
+                        _exit(collected == -ECHILD ? 0 : 1);
         }
 }
 
-int exectrace_start(const struct exectrace_config *c, pid_t *ret_pid)
+int exectrace_start(const struct exectrace_config *c, pid_t *ret_pid, int *ret_channel)
 {
-        int p[2];
-        if (pipe2(p, O_CLOEXEC) < 0)
+        int p[2], q[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, q) < 0)
                 return negative_errno();
+        if (pipe2(p, O_CLOEXEC) < 0) {
+                int r = negative_errno();
+                close(q[0]);
+                close(q[1]);
+                return r;
+        }
         pid_t sentry = getpid();
         pid_t pid = fork();
         if (pid < 0) {
                 int r = negative_errno();
                 close(p[0]);
                 close(p[1]);
+                close(q[0]);
+                close(q[1]);
                 return r;
         }
         if (pid == 0) {
                 close(p[0]);
-                tracer_main(c, sentry, p[1]);
+                close(q[0]);
+                tracer_main(c, sentry, p[1], q[1]);
         }
         close(p[1]);
+        close(q[1]);
         int r = 0;
         ssize_t n;
         do
@@ -257,12 +379,14 @@ int exectrace_start(const struct exectrace_config *c, pid_t *ret_pid)
         if (n != (ssize_t)sizeof(r))
                 r = -ECHILD;
         if (r < 0) {
+                close(q[0]);
                 kill(pid, SIGKILL);
                 while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
                         ;
                 return r;
         }
         *ret_pid = pid;
+        *ret_channel = q[0];
         return 0;
 }
 

@@ -141,7 +141,7 @@ struct exectrace_config {
 /* Forks the tracer (call while single-threaded) and waits until it has
  * seized init (before init forks the command). 0 with *ret_pid, or -errno
  * from PTRACE_SEIZE. */
-int exectrace_start(const struct exectrace_config *c, pid_t *ret_pid);
+int exectrace_start(const struct exectrace_config *c, pid_t *ret_pid, int *ret_channel);
 /* Ends and reaps the tracer; call after init has been waited for. */
 void exectrace_stop(pid_t pid);
 /* exectrace_stop in two steps: the tracer's exit then runs beside what the

@@ -636,12 +636,12 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock, s
                 _exit(EXIT_SANDBOX);
 
         /* The command's process, forked while the sentry takes the listener
-         * and sends the start (a fork of init's copy of the sentry's memory,
-         * with the exec tracer's fork events, costs a few hundred
-         * microseconds). It runs nothing but waits for init's go, which
-         * comes after the start, once init is no longer dumpable; its
-         * copies of init's fds are close-on-exec (the listener, the view's
-         * root, the namespaces, the terminal's master). */
+         * and sends the start (a fork of init's copy of the sentry's memory
+         * costs a few hundred microseconds). It runs nothing but waits for
+         * init's go, which comes after the start, once init is no longer
+         * dumpable; its copies of init's fds are close-on-exec (the
+         * listener, the view's root, the namespaces, the terminal's
+         * master). */
         pid_t cmd = -1;
         int go[2] = {-1, -1};
         if (!plan->serve_runs) {
@@ -1196,6 +1196,7 @@ int sentry_run(const struct run_options *o)
                 .approve_tty = approve_tty,
                 .prompt_wake = {-1, -1},
                 .state_lock = TAKE_FD(lock),
+                .fsctx = {.exec_channel = -1},
         };
         clock_gettime(CLOCK_MONOTONIC, &st.started);
         r = attach_floor(&st, o->debug_disable);
@@ -1465,6 +1466,14 @@ void sandbox_kill_all(struct sandbox_state *st)
         kill(st->init_pid, SIGKILL);
 }
 
+/* The approval table and the tracer's channel, once no handler runs. */
+static void end_exec_checks(struct sandbox_state *st)
+{
+        fs_exec_table_free(TAKE_PTR(st->fsctx.exec));
+        if (st->fsctx.exec_channel >= 0)
+                close(TAKE_FD(st->fsctx.exec_channel));
+}
+
 static void kill_and_reap(struct sandbox_state *st)
 {
         tty_end(st); /* a failure after the start had made the terminal raw */
@@ -1474,14 +1483,15 @@ static void kill_and_reap(struct sandbox_state *st)
                 ;
         exectrace_stop(st->exec_tracer);
         st->exec_tracer = 0;
-        fs_exec_table_free(TAKE_PTR(st->fsctx.exec));
+        end_exec_checks(st);
         free(TAKE_PTR(st->fsctx.mount_ids)); /* a set-up that failed after init sent them */
 }
 
 /* The exec tracer, started while the sentry is single-threaded and before
- * init forks the command, so that every process of the sandbox is traced
- * from its birth. Where the host refuses ptrace the sandbox does not start,
- * unless --allow-unverified-exec accepts the weaker tier (said plainly). */
+ * init forks the command: it holds init, and every other thread from its
+ * trapped execve to that exec's event. Where the host refuses ptrace the
+ * sandbox does not start, unless --allow-unverified-exec accepts the weaker
+ * tier (said plainly). */
 /* Whether init already failed its set-up: the tracer attaches while init
  * builds its view, and an init that gave up (a child_fail message, sent
  * before it exits) cannot be traced any more; its message is the cause to
@@ -1529,7 +1539,7 @@ static int start_exec_tracer(struct sandbox_state *st)
                 .verbose = st->verbose,
                 .sandbox_id = st->id,
         };
-        r = exectrace_start(&c, &st->exec_tracer);
+        r = exectrace_start(&c, &st->exec_tracer, &st->fsctx.exec_channel);
         if (r == 0)
                 return 0;
         fs_exec_table_free(TAKE_PTR(st->fsctx.exec));
@@ -1884,7 +1894,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         fs_agent_stop(&st->fsctx);
         trace_mark("proc agent stopped");
         free(st->fsctx.mount_ids);
-        fs_exec_table_free(TAKE_PTR(st->fsctx.exec));
+        end_exec_checks(st);
         close(st->fsctx.root_fd);
         close(st->sock);
         close(st->pidfd);

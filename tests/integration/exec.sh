@@ -331,6 +331,40 @@ exec_mismatch_reported() {
         expect_true "the audit log has an exec_mismatch record" grep -q '"reason":"exec_mismatch"' "$audit"
 }
 
+# The tracer holds init for the sandbox's life, and any other thread only from its trapped
+# execve to that exec's event: a process that has been verified runs untraced, so its forks,
+# signals and exit never wait for the tracer (sentry/exectrace.c).
+it_test tracer_lets_go_after_verifying
+tracer_lets_go_after_verifying() {
+        local out="$IT_TMP/out" tracer init pid
+        bg_cordon "$out" -- sh -c 'echo up; sleep 30; : exec-release-probe'
+        wait_until 10 grep -q up "$out" || fail "the sandbox did not start: $(cat "$out")"
+        tracer=$(pgrep -P "$BG_CORDON" -x cordon-exectrac | head -1)
+        [ -n "$tracer" ] || fail "no exec tracer beside the sentry"
+        pid=$(pgrep -f '^sh -c echo up; sleep 30; : exec-release-prob[e]' | head -1)
+        [ -n "$pid" ] || fail "the sandboxed shell was not found"
+        expect_eq "0" "$(awk '/^TracerPid:/ { print $2 }' "/proc/$pid/status")" "the shell's tracer after its exec"
+        init=$(awk '/^PPid:/ { print $2 }' "/proc/$pid/status")
+        expect_eq "$tracer" "$(awk '/^TracerPid:/ { print $2 }' "/proc/$init/status")" "init's tracer"
+}
+
+# With the tracer gone no exec can be verified: init (its tracee for the sandbox's life) is
+# killed with it (PTRACE_O_EXITKILL), and with init every process of the sandbox.
+it_test tracer_killed_ends_sandbox
+tracer_killed_ends_sandbox() {
+        local out="$IT_TMP/out" tracer rc
+        bg_cordon "$out" -- sh -c 'echo up; sleep 30; : exec-tracer-kill-probe'
+        wait_until 10 grep -q up "$out" || fail "the sandbox did not start: $(cat "$out")"
+        tracer=$(pgrep -P "$BG_CORDON" -x cordon-exectrac | head -1)
+        [ -n "$tracer" ] || fail "no exec tracer beside the sentry"
+        kill -9 "$tracer"
+        wait_until 5 sh -c "! pgrep -f '^sh -c echo up; sleep 30; : exec-tracer-kill-prob[e]' >/dev/null" ||
+                fail "the sandbox's processes outlived the exec tracer"
+        wait "$BG_PID"
+        rc=$?
+        expect_true "cordon ends with a failure (got $rc)" test "$rc" -ne 0
+}
+
 it_test exec_check_row
 exec_check_row() {
         OUT=$("$CORDON" check 2>&1)
