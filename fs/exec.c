@@ -388,6 +388,19 @@ int fs_handle_exec(struct notify_call *call, struct notify_verdict *ret)
                 ret->error = -r;
                 return 0;
         }
+        if (ctx->exec) {
+                /* traced from here to its exec event, where the tracer lets
+                 * go of it again: a process that does not exec never stops
+                 * for the tracer, not at its forks, signals or exit */
+                r = tracer_seize(ctx, (pid_t)call->req->pid);
+                if (r < 0) {
+                        /* untraced, its exec would go unverified: refused */
+                        ret->error = r == -ESRCH ? ENOENT : EPERM;
+                        return 0;
+                }
+        }
+        /* the call still pending: the file checked and the tid seized were
+         * the caller's */
         if (notify_id_valid(call) < 0) {
                 ret->error = ENOENT;
                 return 0;
@@ -407,23 +420,9 @@ int fs_handle_exec(struct notify_call *call, struct notify_verdict *ret)
                                 return r;
                 }
         }
-        if (ctx->exec) {
+        if (ctx->exec)
                 fs_exec_record(ctx->exec, (pid_t)call->req->pid, &a);
-                /* traced from here to its exec event, where the tracer lets
-                 * go of it again: a process that does not exec never stops
-                 * for the tracer, not at its forks, signals or exit */
-                r = tracer_seize(ctx, (pid_t)call->req->pid);
-                if (r < 0) {
-                        /* untraced, its exec would go unverified: refused */
-                        ret->error = r == -ESRCH ? ENOENT : EPERM;
-                        return 0;
-                }
-                /* the call still pending: the tid seized was the caller's */
-                if (notify_id_valid(call) < 0) {
-                        ret->error = ENOENT;
-                        return 0;
-                }
-        }
+        notify_wait_injected(call);
         /* CONTINUE, although the decision read child memory (the path): the
          * kernel cannot be handed a file to execute, so it walks the path
          * again and may find another file there (the buffer rewritten by a

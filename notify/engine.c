@@ -56,7 +56,7 @@ struct notify_engine {
         bool sync_wakeup;
         /* fds injected into a caller that has been woken while our copy is
          * still open (between the ADDFD ioctl and our close), and whether
-         * an execve waits for them to be closed (see answer()) */
+         * an execve waits for them to be closed (notify_wait_injected) */
         _Atomic uint32_t open_copies;
         atomic_uint copy_waiters;
         bool stall_copies; /* test hook: CORDON_TEST_STALL=fd-copy */
@@ -163,11 +163,11 @@ static void copy_closed(struct notify_engine *e)
                 syscall(SYS_futex, &e->open_copies, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
-/* Until every injected fd's copy here is closed (see answer()). */
-static void wait_for_copies(struct notify_engine *e)
+void notify_wait_injected(const struct notify_call *call)
 {
+        struct notify_engine *e = call->engine;
         uint32_t n;
-        if (atomic_load(&e->open_copies) == 0)
+        if (!e || atomic_load(&e->open_copies) == 0)
                 return;
         /* counted before the load: a close that empties the count after
          * it either sees us (and wakes) or changed the word before our
@@ -193,8 +193,6 @@ static void answer(struct notify_engine *e, const struct seccomp_notif *req, str
                 break;
         case VERDICT_CONTINUE:
                 resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-                if (req->data.nr == SYS_execve || req->data.nr == SYS_execveat)
-                        wait_for_copies(e);
                 break;
         case VERDICT_HELD:
                 /* the approver holds it: answered by a resume thread once
@@ -221,7 +219,7 @@ static void answer(struct notify_engine *e, const struct seccomp_notif *req, str
                  * The caller runs again before our copy is closed. A file
                  * still open for writing here makes an execve of it fail
                  * with ETXTBSY (cp f /tmp/t && /tmp/t), so an execve waits
-                 * until no copy is open (wait_for_copies). The receiver
+                 * until no copy is open (notify_wait_injected). The receiver
                  * closes its copy before it receives again, so only copies
                  * held by another worker (a handoff, a resume thread) can
                  * make it wait, and only as long as that close takes. */
@@ -689,7 +687,7 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
         e->max_workers = cfg->max_workers ? cfg->max_workers : 64;
         /* Test hook: a worker injecting an fd first holds the call until
          * another worker receives, then keeps its copy open for 200 ms, so
-         * a test can show an execve waits for that copy (answer()). It only
+         * a test can show an execve waits for that copy. It only
          * delays; it changes no decision. */
         const char *stall = getenv("CORDON_TEST_STALL");
         e->stall_copies = stall && streq(stall, "fd-copy");

@@ -258,6 +258,12 @@ void notify_umask_changing(const struct notify_call *call);
  * leader takes over the leader's tid when its exec succeeds, so the cache
  * treats it as a umask change. */
 void notify_exec_starting(const struct notify_call *call);
+/* The execve handlers call this before answering CONTINUE: it waits until
+ * no fd the engine injected is still open here too. The caller of an
+ * injection runs again before the engine closes its own copy (ADDFD with
+ * SEND), and a file still open for writing here would make an execve of it
+ * fail with ETXTBSY. */
+void notify_wait_injected(const struct notify_call *call);
 /* For tests and --stats: what the cache did. */
 struct notify_umask_stats {
         uint64_t hits;

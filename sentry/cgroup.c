@@ -978,15 +978,10 @@ static int v1_create(struct cgroup *cg, const char *name, const struct cg_limits
          * often co-mounted ("cpu,cpuacct"): one directory, which then holds
          * the usage only where no v2 group can (below). */
         bool cpu_tied = where[V1_CPU] && where[V1_CPUACCT] && streq(where[V1_CPU], where[V1_CPUACCT]);
-        bool cpu_deferred = false;
         for (size_t c = 0; c < _V1_MAX; c++) {
                 cg->at[c] = -1;
-                if (!where[c])
+                if (!where[c] || (!need[V1_CPU] && (c == V1_CPU || (c == V1_CPUACCT && cpu_tied))))
                         continue;
-                if ((c == V1_CPU || (c == V1_CPUACCT && cpu_tied)) && !need[V1_CPU]) {
-                        cpu_deferred |= c == V1_CPUACCT;
-                        continue;
-                }
                 for (size_t e = 0; e < c; e++)
                         if (where[e] && streq(where[e], where[c]))
                                 cg->at[c] = cg->at[e];
@@ -998,7 +993,7 @@ static int v1_create(struct cgroup *cg, const char *name, const struct cg_limits
                 cg->at[c] = (int)cg->n_dirs - 1;
         }
         v1_add_v2_group(cg, name);
-        if (cpu_deferred && cg->v2_at < 0) {
+        if (!need[V1_CPU] && cpu_tied && cg->v2_at < 0) {
                 /* no v2 group to count the CPU time: the co-mounted group
                  * it is, scheduler group and all */
                 r = make_group(cg, where[V1_CPUACCT], name, ret_error);

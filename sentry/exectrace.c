@@ -263,22 +263,7 @@ _noreturn_ static void tracer_main(const struct exectrace_config *c, pid_t sentr
         sigprocmask(SIG_SETMASK, &all, NULL);
         /* nothing of the sentry's but the audit log and stderr: not the
          * listener, not the view's root, not init's channel */
-        int keep[] = {ready_fd, req_fd, c->audit_fd};
-        for (size_t i = 1; i < ELEMENTSOF(keep); i++)
-                for (size_t j = i; j > 0 && keep[j] < keep[j - 1]; j--) {
-                        int t = keep[j];
-                        keep[j] = keep[j - 1];
-                        keep[j - 1] = t;
-                }
-        unsigned from = 3;
-        for (size_t i = 0; i < ELEMENTSOF(keep); i++) {
-                if (keep[i] < (int)from)
-                        continue;
-                if ((unsigned)keep[i] > from)
-                        (void)syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0);
-                from = (unsigned)keep[i] + 1;
-        }
-        (void)syscall(SYS_close_range, from, ~0U, 0);
+        (void)close_all_but((const int[]){ready_fd, req_fd, c->audit_fd}, 3);
 
         int r = 0;
         /* a stop or an exit of a tracee sends us SIGCHLD (blocked above):

@@ -151,6 +151,9 @@ void exectrace_reap(pid_t pid);
 /* Refuses a directory, O_PATH or aimable host socket among fds (stdin,
  * stdout, stderr of a command): 0, or -EBADF with why filled in. */
 int check_passed_fds(const int fds[3], char *why, size_t size);
+/* Closes every fd from 3 up except those in keep (-1 entries ignored), with
+ * close_range over the gaps (run.c). 0 or -errno. */
+int close_all_but(const int *keep, size_t n);
 
 /* Writes the --stats JSON; 0 or -errno. */
 int write_stats(struct sandbox_state *st, const char *path, int exit_code);

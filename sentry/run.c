@@ -162,7 +162,7 @@ static int cmp_int(const void *a, const void *b)
 
 /* Closes every fd from 3 up except those in keep (-1 entries ignored), with
  * close_range over the gaps: one call per gap instead of one per number. */
-static int close_all_but(const int *keep, size_t n)
+int close_all_but(const int *keep, size_t n)
 {
         int k[80];
         size_t m = 0;
