@@ -66,7 +66,6 @@ struct notify_engine {
         pthread_t *threads;
         unsigned n_threads, n_parked, max_workers;
         unsigned handoffs; /* receiving roles offered to parked workers */
-        bool released;     /* calls may be served (notify_engine_release) */
         atomic_bool stopping;
         int stop_efd; /* written at stop: wakes workers in wait_for_stop */
 
@@ -337,7 +336,7 @@ static bool take_role(struct notify_engine *e)
 {
         bool ok = false;
         pthread_mutex_lock(&e->lock);
-        while (!atomic_load(&e->stopping) && (e->handoffs == 0 || !e->released)) {
+        while (!atomic_load(&e->stopping) && e->handoffs == 0) {
                 e->n_parked++;
                 pthread_cond_wait(&e->unpark, &e->lock);
                 e->n_parked--;
@@ -627,24 +626,40 @@ int notify_ask(struct notify_call *call, struct notify_ask *q, struct notify_ver
         return 0;
 }
 
+static struct seccomp_notif_sizes kernel_sizes;
+static pthread_once_t kernel_sizes_once = PTHREAD_ONCE_INIT;
+static int kernel_sizes_error;
+
+static void ask_kernel_sizes(void)
+{
+        if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &kernel_sizes) < 0) {
+                kernel_sizes_error = errno;
+                return;
+        }
+        /* The kernel's structs may be larger than ours; never smaller. */
+        if (kernel_sizes.seccomp_notif < sizeof(struct seccomp_notif))
+                kernel_sizes.seccomp_notif = sizeof(struct seccomp_notif);
+        if (kernel_sizes.seccomp_notif_resp < sizeof(struct seccomp_notif_resp))
+                kernel_sizes.seccomp_notif_resp = sizeof(struct seccomp_notif_resp);
+}
+
+int notify_engine_prepare(void)
+{
+        pthread_once(&kernel_sizes_once, ask_kernel_sizes);
+        return -kernel_sizes_error;
+}
+
 int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd, struct notify_engine **ret)
 {
         _cleanup_close_ int lfd = listener_fd;
+        int prepared = notify_engine_prepare();
+        if (prepared < 0)
+                return prepared;
         struct notify_engine *e = xcalloc(1, sizeof(*e));
         e->listener_fd = -1;
         e->hostproc_fd = -1;
         e->stop_efd = -1;
-
-        if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &e->sizes) < 0) {
-                int r = negative_errno();
-                free(e);
-                return r;
-        }
-        /* The kernel's structs may be larger than ours; never smaller. */
-        if (e->sizes.seccomp_notif < sizeof(struct seccomp_notif))
-                e->sizes.seccomp_notif = sizeof(struct seccomp_notif);
-        if (e->sizes.seccomp_notif_resp < sizeof(struct seccomp_notif_resp))
-                e->sizes.seccomp_notif_resp = sizeof(struct seccomp_notif_resp);
+        e->sizes = kernel_sizes;
 
         e->hostproc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (e->hostproc_fd < 0) {
@@ -683,7 +698,6 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
         e->userdata = cfg->userdata;
         memcpy(e->contexts, cfg->contexts, sizeof(e->contexts));
         e->thread_init = cfg->thread_init;
-        e->released = !cfg->hold_calls;
         e->max_workers = cfg->max_workers ? cfg->max_workers : 64;
         /* Test hook: a worker injecting an fd first holds the call until
          * another worker receives, then keeps its copy open for 200 ms, so
@@ -760,14 +774,6 @@ void notify_engine_call_stats(const struct notify_engine *e, int nr, struct noti
         ret->count = atomic_load(&m->counts[nr]);
         ret->total_ns = atomic_load(&m->nsecs[nr]);
         ret->max_ns = atomic_load(&m->max_nsecs[nr]);
-}
-
-void notify_engine_release(struct notify_engine *e)
-{
-        pthread_mutex_lock(&e->lock);
-        e->released = true;
-        pthread_cond_broadcast(&e->unpark);
-        pthread_mutex_unlock(&e->lock);
 }
 
 void notify_engine_stop(struct notify_engine *e)

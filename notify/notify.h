@@ -133,19 +133,17 @@ struct notify_engine_config {
         int (*thread_init)(void *userdata);  /* run once in each worker before it serves */
         unsigned min_workers;                /* started up front */
         unsigned max_workers;                /* more are started while all are busy, up to this */
-        /* the workers start (thread_init runs) but serve no call until
-         * notify_engine_release: the caller finishes its own set-up (the
-         * sentry confines itself) while the sandbox starts */
-        bool hold_calls;
         /* who decides calls a handler holds for a person (notify_ask); NULL:
          * every ask is denied at once */
         const struct notify_approver *approver;
 };
 
+/* What the engine asks of the kernel once per process (the size of its
+ * notification structs, through seccomp()): a caller that will refuse itself
+ * seccomp() asks first. 0, or -errno as the engine's start would fail. */
+int notify_engine_prepare(void);
 /* Takes ownership of listener_fd. Starts the worker threads. */
 int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd, struct notify_engine **ret);
-/* Lets the workers of an engine started with hold_calls serve. */
-void notify_engine_release(struct notify_engine *e);
 /* Whether the kernel accepted SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP. */
 bool notify_engine_sync_wakeup(const struct notify_engine *e);
 /* Count of notifications served per syscall number (for --stats). */

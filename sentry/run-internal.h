@@ -21,6 +21,10 @@ enum { CTX_FS = 0, CTX_NET = 1 };
 enum msg_type {
         MSG_GO = 1,
         MSG_ERROR,
+        /* init → sentry after MSG_GO: its user, net, ipc and uts namespaces;
+         * MSG_FDS once the view is built: its root, the writable layer and
+         * the terminal's master side (when there is one) */
+        MSG_NS,
         MSG_FDS,
         MSG_READY,
         MSG_START,

@@ -396,6 +396,27 @@ static void oci_mount(int sock, const struct oci_extra_mount *m)
                            strerror(errno));
 }
 
+/* init's user, net, ipc and uts namespaces, to the sentry (MSG_NS): its
+ * proc agent joins them all (a /proc/sys file is looked up in the opener's),
+ * its DNS stub listens in the net one. By fd, which takes no ptrace check of
+ * init (a non-dumpable init would refuse an unprivileged sentry). */
+static void send_namespaces(int sock)
+{
+        static const char *const names[4] = {"user", "net", "ipc", "uts"};
+        int fds[4];
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                char path[32];
+                snprintf(path, sizeof(path), "/proc/self/ns/%s", names[i]);
+                fds[i] = open(path, O_RDONLY | O_CLOEXEC);
+                if (fds[i] < 0)
+                        child_fail(sock, "open the sandbox's %s namespace: %s", names[i], strerror(errno));
+        }
+        if (send_msg(sock, MSG_NS, 0, NULL, fds, ELEMENTSOF(fds)) < 0)
+                _exit(EXIT_SANDBOX);
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+                close(fds[i]);
+}
+
 /* linux.sysctl, written by init while the host's /proc is still mounted
  * (the view's /proc/sys is read-only): a net, ipc or uts sysctl file acts
  * on the namespace of the process that opens it, which is the sandbox's
@@ -491,12 +512,11 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock, s
         if (plan->oci)
                 oci_sysctls(sock, plan->oci);
 
-        char err[1024] = "";
-        int layerfd = -1;
-        r = fs_view_enter(&view, err, sizeof(err), &layerfd);
-        if (r < 0)
-                child_fail(sock, "cannot build the sandbox's view: %s", err);
-        trace_mark("init: view built");
+        /* The namespaces but the mount one are final since the clone: sent
+         * now, so that the sentry starts its DNS stub in the network one
+         * while init builds the view. Loopback first: the stub listens on
+         * it. (Opened through the host's /proc, still mounted here: /proc/self
+         * is init in any pid namespace's view.) */
         const char *hostname = plan->oci && plan->oci->hostname ? plan->oci->hostname : "cordon";
         if (sethostname(hostname, strlen(hostname)) < 0)
                 child_fail(sock, "sethostname: %s", strerror(errno));
@@ -504,6 +524,15 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock, s
         if (r < 0)
                 child_fail(sock, "bring up loopback in the sandbox: %s", strerror(-r));
         trace_mark("init: hostname, loopback up");
+        send_namespaces(sock);
+        trace_mark("init: namespaces sent");
+
+        char err[1024] = "";
+        int layerfd = -1;
+        r = fs_view_enter(&view, err, sizeof(err), &layerfd);
+        if (r < 0)
+                child_fail(sock, "cannot build the sandbox's view: %s", err);
+        trace_mark("init: view built");
         for (size_t i = 0; plan->oci && i < plan->oci->n_mounts; i++)
                 oci_mount(sock, &plan->oci->mounts[i]);
         if (plan->debug_disable & (DEBUG_OFF_RO_BINDS | DEBUG_OFF_NOEXEC_RULES))
@@ -537,36 +566,17 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock, s
          * tasks the sandbox started (opened now: later opens are trapped) */
         int lastpid = open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
 
-        /* its user namespace, for the sentry's proc agent (same reason) */
-        int usernsfd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
-        if (usernsfd < 0)
-                child_fail(sock, "open the sandbox's user namespace: %s", strerror(errno));
-
-        /* its network namespace, where the sentry's DNS stub will listen */
-        int netnsfd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-        if (netnsfd < 0)
-                child_fail(sock, "open the sandbox's network namespace: %s", strerror(errno));
-        /* its ipc and uts namespaces, which the proc agent joins with the
-         * user and net ones (their /proc/sys files are looked up in the
-         * opener's); by fd, which takes no ptrace check of init */
-        int ipcnsfd = open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC);
-        int utsnsfd = open("/proc/self/ns/uts", O_RDONLY | O_CLOEXEC);
-        if (ipcnsfd < 0 || utsnsfd < 0)
-                child_fail(sock, "open the sandbox's ipc and uts namespaces: %s", strerror(errno));
-
-        int keep[] = {sock, master, slave, rootfd, usernsfd, lastpid, netnsfd, layerfd, ipcnsfd, utsnsfd};
+        int keep[] = {sock, master, slave, rootfd, lastpid, layerfd};
         if ((r = close_all_but(keep, ELEMENTSOF(keep))) < 0)
                 child_fail(sock, "close_range: %s", strerror(-r));
 
-        /* The view, its mounts and the namespaces are final: the sentry
-         * starts its proc agent and DNS stub with them while init drops its
-         * privileges and installs Landlock and the filter. */
-        int out[7] = {rootfd, usernsfd, netnsfd, layerfd, ipcnsfd, utsnsfd, master};
-        if (send_msg(sock, MSG_FDS, 0, NULL, out, master >= 0 ? 7 : 6) < 0)
+        /* The view and its mounts are final: the sentry starts its proc
+         * agent with them while init drops its privileges and installs
+         * Landlock and the filter. */
+        int out[3] = {rootfd, layerfd, master};
+        if (send_msg(sock, MSG_FDS, 0, NULL, out, master >= 0 ? 3 : 2) < 0)
                 _exit(EXIT_SANDBOX);
         close(layerfd); /* the sentry's alone: nothing of the sandbox may reach the layer's hidden parts */
-        close(ipcnsfd);
-        close(utsnsfd);
 
         /* the container's rlimits, while init may still raise them within
          * what the host allows (it cannot exceed the hard limits it got) */
@@ -682,8 +692,6 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock, s
                 _exit(EXIT_SANDBOX);
         close(listener);
         close(rootfd);
-        close(usernsfd);
-        close(netnsfd);
         if (master >= 0)
                 close(master);
 
@@ -1487,7 +1495,8 @@ static void end_exec_checks(struct sandbox_state *st)
 
 static void kill_and_reap(struct sandbox_state *st)
 {
-        tty_end(st); /* a failure after the start had made the terminal raw */
+        net_gate_free(TAKE_PTR(st->gate)); /* a set-up that failed after the gate started */
+        tty_end(st);                       /* a failure after the start had made the terminal raw */
         sandbox_kill_all(st);
         fs_agent_stop(&st->fsctx);
         while (waitpid(st->init_pid, NULL, 0) < 0 && errno == EINTR)
@@ -1571,6 +1580,21 @@ static int start_exec_tracer(struct sandbox_state *st)
         return 0;
 }
 
+/* The set-up message from init that comes next, with its fds: false when
+ * init sent its error instead or died, which is said; the sandbox is then
+ * killed and reaped. */
+static bool recv_setup_msg(struct sandbox_state *st, uint32_t type, int *fds, size_t n_fds)
+{
+        struct msg m;
+        int r = recv_msg(st->sock, &m, fds, n_fds);
+        if (r > 0 && m.type == type)
+                return true;
+        kill_and_reap(st);
+        fprintf(stderr, "cordon: %s\n",
+                r > 0 && m.type == MSG_ERROR ? m.text : "the sandbox's init died during set-up");
+        return false;
+}
+
 static int sentry_main_loop(struct sandbox_state *st)
 {
         struct msg m;
@@ -1614,23 +1638,35 @@ static int sentry_main_loop(struct sandbox_state *st)
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
-        r = recv_msg(st->sock, &m, fds, 7);
-        if (r <= 0 || m.type != MSG_FDS) {
+        trace_mark("proc agent forked");
+        if (!recv_setup_msg(st, MSG_NS, fds, 4))
+                return EXIT_SANDBOX;
+        _cleanup_close_ int usernsfd = fds[0];
+        _cleanup_close_ int netnsfd = fds[1];
+        _cleanup_close_ int ipcnsfd = fds[2];
+        _cleanup_close_ int utsnsfd = fds[3];
+        if (usernsfd < 0 || netnsfd < 0 || ipcnsfd < 0 || utsnsfd < 0) {
                 kill_and_reap(st);
-                fprintf(stderr, "cordon: %s\n",
-                        r > 0 && m.type == MSG_ERROR ? m.text : "the sandbox's init died during set-up");
+                fprintf(stderr, "cordon: no namespaces from the sandbox\n");
                 return EXIT_SANDBOX;
         }
-        st->fsctx.root_fd = fds[0];
-        _cleanup_close_ int usernsfd = fds[1];
-        _cleanup_close_ int netnsfd = fds[2];
-        st->layer_fd = fds[3];
-        _cleanup_close_ int ipcnsfd = fds[4];
-        _cleanup_close_ int utsnsfd = fds[5];
-        st->pty_master = fds[6];
-        if (st->fsctx.root_fd < 0 || usernsfd < 0 || netnsfd < 0 || ipcnsfd < 0 || utsnsfd < 0) {
+        /* The gate's DNS stub needs only the network namespace, whose
+         * loopback init has brought up: started (its threads, after the
+         * last fork) while init builds the view. */
+        r = start_gate(st, netnsfd);
+        trace_mark("gate started");
+        if (r < 0) {
                 kill_and_reap(st);
-                fprintf(stderr, "cordon: no root or namespaces from the sandbox\n");
+                return EXIT_SANDBOX;
+        }
+        if (!recv_setup_msg(st, MSG_FDS, fds, 3))
+                return EXIT_SANDBOX;
+        st->fsctx.root_fd = fds[0];
+        st->layer_fd = fds[1];
+        st->pty_master = fds[2];
+        if (st->fsctx.root_fd < 0 || st->layer_fd < 0) {
+                kill_and_reap(st);
+                fprintf(stderr, "cordon: no root or writable layer from the sandbox\n");
                 return EXIT_SANDBOX;
         }
         /* the proc agent joins the sandbox's user, net, ipc and uts
@@ -1678,12 +1714,31 @@ static int sentry_main_loop(struct sandbox_state *st)
          * readable after the mount namespace is gone) */
         st->writable_fd = openat(st->fsctx.root_fd, "tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-        /* The gate's DNS stub needs only the view and the namespaces:
-         * started while init drops its privileges and installs Landlock and
-         * the filter. */
-        r = start_gate(st, netnsfd);
-        trace_mark("gate started");
+        /* The sentry's own filter, while init drops its privileges and
+         * installs Landlock and the sandbox's filter: the sentry makes no
+         * process and joins no namespace from here on (the DNS stub has
+         * joined the sandbox's and listens there). Nothing of the sandbox's
+         * has run yet; the engine that will serve it starts below, confined
+         * from its first thread, and no input of the sandbox's ever reaches
+         * an unconfined sentry. */
+        r = net_gate_stub_ready(st->gate);
         if (r < 0) {
+                fprintf(stderr, "cordon: cannot start the DNS stub in the sandbox: %s\n", strerror(-r));
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+        const char *bad = NULL;
+        r = notify_engine_prepare(); /* its seccomp() is refused once confined */
+        if (r < 0) {
+                fprintf(stderr, "cordon: seccomp(SECCOMP_GET_NOTIF_SIZES): %s\n", strerror(-r));
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+        r = sentry_confine(&bad); /* the build-time filter's copy (sentry/prebuilt.h), loaded */
+        trace_mark("sentry confined");
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot confine the sentry with its own seccomp filter (%s): %s\n",
+                        bad ? bad : "?", strerror(-r));
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
@@ -1695,7 +1750,6 @@ static int sentry_main_loop(struct sandbox_state *st)
                 r = recv_msg(st->sock, &m, NULL, 0);
         }
         if (r <= 0 || m.type != MSG_READY) {
-                net_gate_free(TAKE_PTR(st->gate));
                 kill_and_reap(st);
                 fprintf(stderr, "cordon: %s\n",
                         r > 0 && m.type == MSG_ERROR ? m.text : "the sandbox's init died during set-up");
@@ -1707,7 +1761,6 @@ static int sentry_main_loop(struct sandbox_state *st)
         int listener = (int)syscall(SYS_pidfd_getfd, st->pidfd, (int)m.aux, 0);
         if (listener < 0) {
                 fprintf(stderr, "cordon: pidfd_getfd of the sandbox's seccomp listener: %m\n");
-                net_gate_free(TAKE_PTR(st->gate));
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
@@ -1716,7 +1769,6 @@ static int sentry_main_loop(struct sandbox_state *st)
          * rather than failing at its first open. */
         if (!notify_listener_has_addfd(listener)) {
                 close(listener);
-                net_gate_free(TAKE_PTR(st->gate));
                 kill_and_reap(st);
                 fprintf(stderr, "cordon: the kernel lacks SECCOMP_IOCTL_NOTIF_ADDFD (Linux 5.9), which cordon "
                                 "requires to inject the files and sockets it opens for the sandbox; refusing to "
@@ -1730,14 +1782,12 @@ static int sentry_main_loop(struct sandbox_state *st)
         /* The start, now that the listener is ours (init becomes
          * non-dumpable on it): init forks the command while the rest is
          * started here. Nothing of the command's own runs before the engine
-         * serves its execve, which is after the sentry's filter is on
-         * (hold_calls, below): its calls until then wait in the kernel, and
-         * a failure below kills it with init. */
+         * serves its execve: its calls until then wait in the kernel, and a
+         * failure below kills it with init. */
         if (st->pty_master >= 0)
                 tty_begin(st);
         if (send_msg(st->sock, MSG_START, 0, NULL, NULL, 0) < 0) {
                 close(listener);
-                net_gate_free(TAKE_PTR(st->gate));
                 kill_and_reap(st);
                 fprintf(stderr, "cordon: the sandbox's init died during set-up\n");
                 return EXIT_SANDBOX;
@@ -1776,10 +1826,6 @@ static int sentry_main_loop(struct sandbox_state *st)
                 .thread_init = fs_worker_init,
                 .min_workers = 1, /* more start when a call blocks (notify/engine.c) */
                 .max_workers = 64,
-                /* nothing served before the sentry's own filter is on
-                 * (below, after the start: confined while init starts the
-                 * command, whose first trapped call waits for it) */
-                .hold_calls = true,
         };
         trace_mark("approvals");
         r = notify_engine_start(&cfg, listener, &st->engine);
@@ -1847,35 +1893,11 @@ static int sentry_main_loop(struct sandbox_state *st)
         }
 
         /* Set-up is over: from here on the sentry serves, relays and cleans
-         * up, and confines itself to that before the command runs. */
-        /* A long-lived sandbox's snapshots load libarchive and libcrypto
-         * when the first one is asked for, on the main thread (control.c):
-         * never loaded, they cost an idle sentry nothing (about 3.5 MiB of
-         * resident pages once mapped). */
-        const char *bad = NULL;
-        trace_mark("verbose printed");
-        /* the DNS stub, started beside the above, listens before the
-         * sentry's filter (which refuses its setns) and the start */
-        r = net_gate_stub_ready(st->gate);
-        if (r < 0) {
-                fprintf(stderr, "cordon: cannot start the DNS stub in the sandbox: %s\n", strerror(-r));
-                kill_and_reap(st);
-                return EXIT_SANDBOX;
-        }
-
-        /* The sentry's own filter, loaded while init starts the command:
-         * the engine serves no call before it is on (hold_calls), so the
-         * command's first trapped call (its execve) waits for it, and no
-         * input of the sandbox's reaches an unconfined sentry. */
-        r = sentry_confine(&bad); /* the build-time filter's copy (sentry/prebuilt.h), loaded */
-        trace_mark("sentry confined");
-        if (r < 0) {
-                fprintf(stderr, "cordon: cannot confine the sentry with its own seccomp filter (%s): %s\n",
-                        bad ? bad : "?", strerror(-r));
-                kill_and_reap(st);
-                return EXIT_SANDBOX;
-        }
-        notify_engine_release(st->engine);
+         * up, confined to that since before the start. A long-lived
+         * sandbox's snapshots load libarchive and libcrypto when the first
+         * one is asked for, on the main thread (control.c): never loaded,
+         * they cost an idle sentry nothing (about 3.5 MiB of resident pages
+         * once mapped). */
         if (st->verbose)
                 fprintf(stderr, "cordon:   sentry: confined by its own seccomp allow-list (%zu rows; exec kills it)\n",
                         sentry_confine_rows());
@@ -1884,7 +1906,7 @@ static int sentry_main_loop(struct sandbox_state *st)
          * allocated and freed (its RSS is the cost of each one more) */
         if (st->serve)
                 malloc_trim(0);
-        trace_mark("calls released");
+        trace_mark("serving");
         int code = st->serve ? serve_loop(st) : supervise(st);
         trace_mark("supervise returned");
         /* init is gone: the proc agent's exit can run beside the rest of

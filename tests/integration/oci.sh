@@ -161,6 +161,23 @@ c["process"]["oomScoreAdj"] = 500'
         fi
 }
 
+# init fails after the sentry has started its egress gate and DNS stub: an
+# OCI mount is made once the view is built, and a tmpfs size the kernel
+# refuses fails it. init's own message is the one shown, and the run ends
+# at once, its state gone (the sanitizer build also finds any leak of the
+# gate's on this path).
+it_test cli_mount_fails_after_the_gate_started
+cli_mount_fails_after_the_gate_started() {
+        oci_setup
+        make_bundle "$IT_TMP/b" '["true"]' \
+                'c["mounts"].append({"destination": "/bad", "type": "tmpfs", "source": "tmpfs", "options": ["size=lots"]})'
+        oci run --bundle "$IT_TMP/b" m1
+        expect_true "a mount the kernel refuses fails the start" test "$RC" != 0
+        expect_contains "$ERR" "mounts: tmpfs /bad (size=lots): Invalid argument" "with init's message naming the mount"
+        expect_not_contains "$ERR" "died during set-up" "not a generic one"
+        expect_true "run removes the container" test ! -e "$OCI_ROOT/m1"
+}
+
 it_test cli_lifecycle
 cli_lifecycle() {
         oci_setup
