@@ -270,8 +270,11 @@ if c and fl:
            "%.0f ns vs %.0f ns: ×%.2f" % (c, fl, c / fl))
 c, fl = med("h-open-trap", "cordon"), floor_of(FLOOR_OPEN)
 if c and fl:
+    same = med("floor:" + FLOOR_OPEN[1], "native")
     target("trapped round trip ≤ 1.3× the bare floor (emulated openat + fd injection)", c / fl <= 1.3,
-           "%.0f ns vs %.0f ns: ×%.2f" % (c, fl, c / fl))
+           "%.0f ns vs %.0f ns: ×%.2f" % (c, fl, c / fl) +
+           ("; against the floor's one-step ADDFD_FLAG_SEND, the reply cordon makes: %.0f ns, ×%.2f" %
+            (same, c / same) if same and same != fl else ""))
 real = [w for w in ("python", "gcc", "git") if med(w, "cordon") and med(w, "native")]
 if real:
     g = geomean([med(w, "cordon") / med(w, "native") for w in real])
