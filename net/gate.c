@@ -102,11 +102,25 @@ static void *resolver_main(void *arg)
                         break;
                 struct resolve_req *req = g->queue;
                 g->queue = req->next;
+                /* Resolved in a copy of our own: the asker may give up while
+                 * we wait on a DNS server (the sandbox has ended), and its
+                 * request is on its stack. */
+                struct resolve_req work = *req;
+                g->inflight = req;
+                g->resolving = true;
                 pthread_mutex_unlock(&g->lock);
-                resolve_now(g, req);
+                resolve_now(g, &work);
                 pthread_mutex_lock(&g->lock);
-                req->done = true;
-                pthread_cond_broadcast(&g->cond);
+                g->resolving = false;
+                if (g->inflight == req) {
+                        memcpy(req->addrs, work.addrs, sizeof(work.addrs));
+                        req->n = work.n;
+                        req->error = work.error;
+                        req->overridden = work.overridden;
+                        req->done = true;
+                        pthread_cond_broadcast(&g->cond);
+                }
+                g->inflight = NULL;
         }
         pthread_mutex_unlock(&g->lock);
         return NULL;
@@ -127,10 +141,21 @@ static int gate_resolve(struct net_gate *g, const char *name, struct resolve_req
         pthread_cond_broadcast(&g->cond);
         while (!req->done && !g->stopping)
                 pthread_cond_wait(&g->cond, &g->lock);
+        bool done = req->done;
+        if (!done) {
+                /* the gate winds down: nobody is left to connect for, and
+                 * this request goes with our stack, out of the resolver's
+                 * hands (it drops an answer that comes) or out of its queue */
+                if (g->inflight == req)
+                        g->inflight = NULL;
+                for (struct resolve_req **p = &g->queue; *p; p = &(*p)->next)
+                        if (*p == req) {
+                                *p = req->next;
+                                break;
+                        }
+        }
         pthread_mutex_unlock(&g->lock);
-        if (!req->done)
-                return -ECANCELED;
-        return req->error;
+        return done ? req->error : -ECANCELED;
 }
 
 /* --- socket options --- */
@@ -223,9 +248,15 @@ void net_gate_free(struct net_gate *g)
         pthread_mutex_lock(&g->lock);
         g->stopping = true;
         pthread_cond_broadcast(&g->cond);
+        /* A lookup in flight ends only by its own timeout (a DNS server
+         * that does not answer: many seconds). The resolver is left to it,
+         * and the gate to the resolver: the sentry ends soon after. */
+        bool abandoned = g->resolver_started && g->resolving;
         pthread_mutex_unlock(&g->lock);
-        if (g->resolver_started)
-                pthread_join(g->resolver, NULL); /* a getaddrinfo in flight ends by its own timeout */
+        if (abandoned)
+                pthread_detach(g->resolver);
+        else if (g->resolver_started)
+                pthread_join(g->resolver, NULL);
         if (g->cfg.verbose) {
                 fprintf(stderr, "cordon: egress:");
                 bool any = false;
@@ -238,6 +269,8 @@ void net_gate_free(struct net_gate *g)
                 }
                 fprintf(stderr, any ? "\n" : " no network activity\n");
         }
+        if (abandoned)
+                return;
         for (size_t i = 0; i < g->n_rules; i++)
                 free(g->hosts[i]);
         free(g->hosts);

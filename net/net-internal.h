@@ -45,7 +45,11 @@ struct net_gate {
         pthread_mutex_t lock;
         pthread_cond_t cond;
         struct resolve_req *queue;
-        bool stopping;
+        /* the request being resolved; NULL once its asker has given up (the
+         * resolver then drops the answer: the request was on its stack) */
+        struct resolve_req *inflight;
+        bool resolving; /* the resolver is in a lookup, which it cannot cut short */
+        bool stopping;  /* from the wind-down: nobody waits for an answer any more */
 
         /* the DNS stub */
         pthread_t stub;

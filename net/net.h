@@ -159,7 +159,8 @@ int net_gate_start_stub(struct net_gate *g, int netns_fd);
  * filter refuses: call it before that filter is loaded. */
 int net_gate_stub_ready(struct net_gate *g);
 /* Tells the stub's thread to end, without waiting for it (the sandbox is
- * ending: net_gate_free, later, joins it). Accepts NULL. */
+ * ending: net_gate_free, later, joins it), and every connect waiting for a
+ * name's lookup to give up (-ECANCELED). Accepts NULL. */
 void net_gate_wind_down(struct net_gate *g);
 /* Prints the decision summary (with verbose) and frees. Accepts NULL. */
 void net_gate_free(struct net_gate *g);

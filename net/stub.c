@@ -203,8 +203,16 @@ int net_gate_stub_ready(struct net_gate *g)
 
 void net_gate_wind_down(struct net_gate *g)
 {
-        if (g && g->stub_started)
+        if (!g)
+                return;
+        if (g->stub_started)
                 (void)!write(g->stub_stop, &(uint64_t){1}, sizeof(uint64_t));
+        /* a worker waiting for a lookup gives up now (it could not be
+         * woken out of that wait to end with the engine) */
+        pthread_mutex_lock(&g->lock);
+        g->stopping = true;
+        pthread_cond_broadcast(&g->cond);
+        pthread_mutex_unlock(&g->lock);
 }
 
 void net_gate_stop_stub(struct net_gate *g)

@@ -1130,6 +1130,28 @@ slow_upstream() {
         expect_true "cordon took $(((t1 - t0) / 1000000)) ms to end (want < 8000)" test $(((t1 - t0) / 1000000)) -lt 8000
 }
 
+# The gate's resolver is still resolving a rule's name when the command ends: here its hosts
+# file is a FIFO nobody writes, as an upstream DNS server that never answers would be. cordon
+# ends at once with the command's status: it neither waits for that resolution nor for the
+# worker that asked for it (which used to hold the engine's stop for a second, and the resolver's
+# join for as long as the resolution took: here, for ever).
+it_test resolution_in_flight_at_the_end
+resolution_in_flight_at_the_end() {
+        local fifo="$IT_TMP/hosts.fifo" pol="$IT_TMP/policy.json" t0 t1
+        mkfifo "$fifo" || fail "mkfifo"
+        cat >"$pol" <<EOF
+{"networkPolicy": {"mode": "allow-listed",
+                   "rules": [{"host": "$UPSTREAM", "port": 443, "reason": "egress tests"}],
+                   "testing": {"hostsFile": "$fifo"}}}
+EOF
+        t0=$(date +%s%N)
+        IT_CMD_TIMEOUT=20 crun --policy "$pol" -- sh -c \
+                "python3 -c 'import socket; socket.create_connection((\"$UPSTREAM\", 443), timeout=60)' & sleep 1; exit 7"
+        t1=$(date +%s%N)
+        expect_rc 7 "cordon ends with the command's status"
+        expect_true "cordon took $(((t1 - t0) / 1000000)) ms to end (want < 4000)" test $(((t1 - t0) / 1000000)) -lt 4000
+}
+
 it_test audit_lines_valid_json
 audit_lines_valid_json() {
         egress_setup
