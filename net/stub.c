@@ -99,8 +99,10 @@ static void *stub_main(void *arg)
         uint64_t v = 2;
 
         /* This thread alone joins the sandbox's network namespace (a
-         * per-thread attribute): the sockets it makes live there. */
-        if (setns(a.netns_fd, CLONE_NEWNET) == 0) {
+         * per-thread attribute): the sockets it makes live there. Its
+         * loopback, where the stub listens, is brought up here too, beside
+         * init's set-up rather than in it. */
+        if (setns(a.netns_fd, CLONE_NEWNET) == 0 && net_loopback_up() == 0) {
                 g->stub_udp = bind_stub(SOCK_DGRAM);
                 g->stub_tcp = bind_stub(SOCK_STREAM);
                 /* the namespace's identity, to tell the sandbox's own sockets

@@ -104,10 +104,11 @@ static int read_proc_mem(const struct notify_call *call, uint64_t addr, void *bu
 /* Kernel features a test has declared absent (CORDON_TEST_FORCE_FALLBACK).
  * Each is looked at where the feature is used, so the code that would run on
  * a kernel without it is the code that runs. */
-/* (clone_into_cgroup is the sentry's, for its clone of init: kept here so
- * that one list and one variable name every feature a test can force off) */
-static const char *const forcible[] = {"process_vm_readv", "openat2",     "addfd",
-                                       "pidfd_getfd",      "sync_wakeup", "clone_into_cgroup"};
+/* (clone_into_cgroup and ptrace are the sentry's, for its clone of init and
+ * its exec tracer: kept here so that one list and one variable name every
+ * feature a test can force off) */
+static const char *const forcible[] = {"process_vm_readv", "openat2",           "addfd", "pidfd_getfd",
+                                       "sync_wakeup",      "clone_into_cgroup", "ptrace"};
 static atomic_uint forced_absent; /* bit i: forcible[i] */
 
 int notify_force_fallback(const char *feature)

@@ -98,6 +98,7 @@ struct sandbox_state {
         int audit_fd;               /* --audit FILE, or -1 */
         bool allow_unverified_exec; /* --allow-unverified-exec: run on without the exec tracer */
         pid_t exec_tracer;          /* 0: none */
+        int exec_tracer_ready;      /* its word on seizing init, until read (check_exec_tracer); -1 */
 
         int pty_master;
         bool tty_raw;
@@ -142,10 +143,14 @@ struct exectrace_config {
         bool verbose;
         const char *sandbox_id;
 };
-/* Forks the tracer (call while single-threaded) and waits until it has
- * seized init (before init forks the command). 0 with *ret_pid, or -errno
- * from PTRACE_SEIZE. */
-int exectrace_start(const struct exectrace_config *c, pid_t *ret_pid, int *ret_channel);
+/* Forks the tracer (call while single-threaded): 0 with *ret_pid, its
+ * request channel and *ret_ready, where it says whether it has seized init
+ * (it sets itself up beside the caller); or -errno. */
+int exectrace_start(const struct exectrace_config *c, pid_t *ret_pid, int *ret_channel, int *ret_ready);
+/* Waits for the tracer's word (before init forks the command) and closes
+ * ready_fd: 0 once it has seized init, else -errno from PTRACE_SEIZE (the
+ * tracer is then killed and reaped). */
+int exectrace_ready(pid_t pid, int ready_fd);
 /* Ends and reaps the tracer; call after init has been waited for. */
 void exectrace_stop(pid_t pid);
 /* exectrace_stop in two steps: the tracer's exit then runs beside what the

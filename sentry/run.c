@@ -252,6 +252,10 @@ static uint64_t *read_mount_ids(pid_t init_pid, size_t *ret_n)
         _cleanup_fclose_ FILE *f = fopen(path, "re");
         if (!f)
                 return NULL;
+        /* in one read, not procfs's 1 KiB blocks: each read renders the
+         * table again up to where it left off */
+        char buf[16384];
+        setvbuf(f, buf, _IOFBF, sizeof(buf));
         _cleanup_free_ uint64_t *ids = xmalloc(MAX_VIEW_MOUNTS * sizeof(uint64_t));
         char line[4096];
         size_t n = 0;
@@ -514,16 +518,12 @@ _noreturn_ static void sandbox_init(const struct sandbox_plan *plan, int sock, s
 
         /* The namespaces but the mount one are final since the clone: sent
          * now, so that the sentry starts its DNS stub in the network one
-         * while init builds the view. Loopback first: the stub listens on
-         * it. (Opened through the host's /proc, still mounted here: /proc/self
-         * is init in any pid namespace's view.) */
+         * (and brings its loopback up) while init builds the view. (Opened
+         * through the host's /proc, still mounted here: /proc/self is init
+         * in any pid namespace's view.) */
         const char *hostname = plan->oci && plan->oci->hostname ? plan->oci->hostname : "cordon";
         if (sethostname(hostname, strlen(hostname)) < 0)
                 child_fail(sock, "sethostname: %s", strerror(errno));
-        r = net_loopback_up();
-        if (r < 0)
-                child_fail(sock, "bring up loopback in the sandbox: %s", strerror(-r));
-        trace_mark("init: hostname, loopback up");
         send_namespaces(sock);
         trace_mark("init: namespaces sent");
 
@@ -1016,6 +1016,8 @@ static const struct {
          "waits for an RCU grace period: a slower start, the same groups"},
         {"pidfd_getfd", "required"},
         {"addfd", "required"},
+        {"ptrace", "the exec tracer cannot seize init: the run is refused, unless --allow-unverified-exec accepts "
+                   "execs that are not verified after the fact"},
 };
 
 /* Tests re-run the suite with a kernel feature forced absent so the fallback
@@ -1216,6 +1218,7 @@ int sentry_run(const struct run_options *o)
                 .prompt_wake = {-1, -1},
                 .state_lock = TAKE_FD(lock),
                 .fsctx = {.exec_channel = -1},
+                .exec_tracer_ready = -1,
         };
         clock_gettime(CLOCK_MONOTONIC, &st.started);
         r = attach_floor(&st, o->debug_disable);
@@ -1491,6 +1494,8 @@ static void end_exec_checks(struct sandbox_state *st)
         fs_exec_table_free(TAKE_PTR(st->fsctx.exec));
         if (st->fsctx.exec_channel >= 0)
                 close(TAKE_FD(st->fsctx.exec_channel));
+        if (st->exec_tracer_ready >= 0)
+                close(TAKE_FD(st->exec_tracer_ready));
 }
 
 static void kill_and_reap(struct sandbox_state *st)
@@ -1507,11 +1512,6 @@ static void kill_and_reap(struct sandbox_state *st)
         free(TAKE_PTR(st->fsctx.mount_ids)); /* a set-up that failed after init sent them */
 }
 
-/* The exec tracer, started while the sentry is single-threaded and before
- * init forks the command: it holds init, and every other thread from its
- * trapped execve to that exec's event. Where the host refuses ptrace the
- * sandbox does not start, unless --allow-unverified-exec accepts the weaker
- * tier (said plainly). */
 /* Whether init already failed its set-up: the tracer attaches while init
  * builds its view, and an init that gave up (a child_fail message, sent
  * before it exits) cannot be traced any more; its message is the cause to
@@ -1545,6 +1545,9 @@ static bool init_failed_first(struct sandbox_state *st)
         }
 }
 
+/* The exec tracer, forked while the sentry is single-threaded: it holds
+ * init, and every other thread from its trapped execve to that exec's event
+ * (fs/exec.c). Its word on seizing init is taken later (check_exec_tracer). */
 static int start_exec_tracer(struct sandbox_state *st)
 {
         int r = fs_exec_table_new(&st->fsctx.exec);
@@ -1559,12 +1562,27 @@ static int start_exec_tracer(struct sandbox_state *st)
                 .verbose = st->verbose,
                 .sandbox_id = st->id,
         };
-        r = exectrace_start(&c, &st->exec_tracer, &st->fsctx.exec_channel);
+        r = exectrace_start(&c, &st->exec_tracer, &st->fsctx.exec_channel, &st->exec_tracer_ready);
+        if (r < 0) {
+                fs_exec_table_free(TAKE_PTR(st->fsctx.exec));
+                fprintf(stderr, "cordon: cannot start the exec tracer: %s\n", strerror(-r));
+        }
+        return r;
+}
+
+/* The tracer's word, taken once init is ready and before it may fork the
+ * command (the tracer seizes init and sets itself up beside the rest of
+ * the set-up). Where the host refuses ptrace the sandbox does not start,
+ * unless --allow-unverified-exec accepts the weaker tier (said plainly). */
+static int check_exec_tracer(struct sandbox_state *st)
+{
+        if (st->exec_tracer_ready < 0)
+                return 0;
+        int r = exectrace_ready(st->exec_tracer, TAKE_FD(st->exec_tracer_ready));
         if (r == 0)
                 return 0;
-        fs_exec_table_free(TAKE_PTR(st->fsctx.exec));
-        if (init_failed_first(st))
-                return r;
+        st->exec_tracer = 0; /* reaped */
+        end_exec_checks(st);
         if (!st->allow_unverified_exec) {
                 fprintf(stderr,
                         "cordon: cannot trace the sandbox's exec events (PTRACE_SEIZE: %s): without them the "
@@ -1621,8 +1639,8 @@ static int sentry_main_loop(struct sandbox_state *st)
         trace_mark("go sent");
         /* While init builds its view: the exec tracer (a fork, so while the
          * sentry is still single-threaded; it must have seized init before
-         * init forks the command, which waits for MSG_START), then the
-         * compile of the sentry's own filter on a thread. */
+         * init forks the command, which waits for MSG_START: its word is
+         * taken before that). */
         test_stall("tracer");
         r = start_exec_tracer(st);
         trace_mark("exec tracer started");
@@ -1659,6 +1677,34 @@ static int sentry_main_loop(struct sandbox_state *st)
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
+        /* The sentry's own filter, while init builds the view: the sentry
+         * makes no process and joins no namespace from here on (the DNS
+         * stub has joined the sandbox's and listens there). Nothing of the
+         * sandbox's has run yet; the engine that will serve it starts
+         * below, confined from its first thread, and no input of the
+         * sandbox's ever reaches an unconfined sentry. */
+        r = net_gate_stub_ready(st->gate);
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot start the DNS stub in the sandbox: %s\n", strerror(-r));
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+        const char *bad = NULL;
+        r = notify_engine_prepare(); /* its seccomp() is refused once confined */
+        if (r < 0) {
+                fprintf(stderr, "cordon: seccomp(SECCOMP_GET_NOTIF_SIZES): %s\n", strerror(-r));
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+        r = sentry_confine(&bad); /* the build-time filter's copy (sentry/prebuilt.h), loaded */
+        trace_mark("sentry confined");
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot confine the sentry with its own seccomp filter (%s): %s\n",
+                        bad ? bad : "?", strerror(-r));
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+
         if (!recv_setup_msg(st, MSG_FDS, fds, 3))
                 return EXIT_SANDBOX;
         st->fsctx.root_fd = fds[0];
@@ -1714,35 +1760,6 @@ static int sentry_main_loop(struct sandbox_state *st)
          * readable after the mount namespace is gone) */
         st->writable_fd = openat(st->fsctx.root_fd, "tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-        /* The sentry's own filter, while init drops its privileges and
-         * installs Landlock and the sandbox's filter: the sentry makes no
-         * process and joins no namespace from here on (the DNS stub has
-         * joined the sandbox's and listens there). Nothing of the sandbox's
-         * has run yet; the engine that will serve it starts below, confined
-         * from its first thread, and no input of the sandbox's ever reaches
-         * an unconfined sentry. */
-        r = net_gate_stub_ready(st->gate);
-        if (r < 0) {
-                fprintf(stderr, "cordon: cannot start the DNS stub in the sandbox: %s\n", strerror(-r));
-                kill_and_reap(st);
-                return EXIT_SANDBOX;
-        }
-        const char *bad = NULL;
-        r = notify_engine_prepare(); /* its seccomp() is refused once confined */
-        if (r < 0) {
-                fprintf(stderr, "cordon: seccomp(SECCOMP_GET_NOTIF_SIZES): %s\n", strerror(-r));
-                kill_and_reap(st);
-                return EXIT_SANDBOX;
-        }
-        r = sentry_confine(&bad); /* the build-time filter's copy (sentry/prebuilt.h), loaded */
-        trace_mark("sentry confined");
-        if (r < 0) {
-                fprintf(stderr, "cordon: cannot confine the sentry with its own seccomp filter (%s): %s\n",
-                        bad ? bad : "?", strerror(-r));
-                kill_and_reap(st);
-                return EXIT_SANDBOX;
-        }
-
         r = recv_msg(st->sock, &m, NULL, 0);
         if (r > 0 && m.type == MSG_LANDLOCK) {
                 st->landlock_abi = m.value;
@@ -1779,6 +1796,12 @@ static int sentry_main_loop(struct sandbox_state *st)
                 fprintf(stderr, "cordon: kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV; "
                                 "a signal can interrupt an emulated call\n");
         trace_mark("listener taken");
+        if (check_exec_tracer(st) < 0) {
+                close(listener);
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+        trace_mark("exec tracer ready");
         /* The start, now that the listener is ours (init becomes
          * non-dumpable on it): init forks the command while the rest is
          * started here. Nothing of the command's own runs before the engine

@@ -377,4 +377,22 @@ exec_check_row() {
         expect_contains "$ERR" "verified at each exec event" "-v says exec is verified"
 }
 
+# A host that refuses ptrace (here forced: CORDON_TEST_FORCE_FALLBACK=ptrace) leaves the exec
+# tracer unable to seize init. The sentry takes the tracer's word only just before the start,
+# so the set-up goes on beside it; the run must still be refused before anything of the
+# command's runs, with the reason, unless --allow-unverified-exec asks for the weaker tier,
+# which is then said.
+it_test tracer_refused_fails_closed
+tracer_refused_fails_closed() {
+        CORDON_TEST_FORCE_FALLBACK=ptrace crun -- sh -c '/bin/echo RAN'
+        expect_rc 125 "a run whose exec tracer cannot seize init"
+        expect_contains "$ERR" "cannot trace the sandbox's exec events (PTRACE_SEIZE: Operation not permitted)" \
+                "saying why"
+        expect_not_contains "$OUT" "RAN" "the command must not run"
+        CORDON_TEST_FORCE_FALLBACK=ptrace crun --allow-unverified-exec -- sh -c '/bin/echo RAN'
+        expect_rc 0 "the same run with --allow-unverified-exec"
+        expect_eq "RAN" "$OUT" "the command and its own exec run"
+        expect_contains "$ERR" "exec is NOT verified after the fact" "the weaker tier is said"
+}
+
 it_main "$@"
