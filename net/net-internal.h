@@ -57,6 +57,8 @@ struct net_gate {
         int stub_ready_fd; /* the stub's readiness, until net_gate_stub_ready read it; -1 */
         int stub_udp, stub_tcp;
         int stub_stop;                 /* eventfd that ends the stub thread */
+        int stub_err;                  /* why it did not start: -errno of ... */
+        const char *stub_step;         /* ... this step */
         uint64_t sandbox_netns_cookie; /* SO_NETNS_COOKIE of the sandbox's namespace */
 
         /* the carried socket options' values on a fresh socket of the gate's */

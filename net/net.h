@@ -153,11 +153,12 @@ int net_gate_new(const struct net_gate_config *cfg, struct net_gate **ret);
  * 127.0.0.53:53 (UDP and TCP), on a thread: net_gate_stub_ready says when
  * it listens. */
 int net_gate_start_stub(struct net_gate *g, int netns_fd);
-/* Waits until the stub listens: 0, or -EADDRNOTAVAIL when it could not
- * (the caller must not let the sandbox start). The stub's thread joins the
- * sandbox's network namespace (setns), which the sentry's own seccomp
- * filter refuses: call it before that filter is loaded. */
-int net_gate_stub_ready(struct net_gate *g);
+/* Waits until the stub listens: 0, or -errno when it could not, with
+ * *ret_step saying at what (the caller must not let the sandbox start).
+ * The stub's thread joins the sandbox's network namespace (setns) and
+ * brings its loopback up, which the sentry's own seccomp filter refuses:
+ * call it before that filter is loaded. */
+int net_gate_stub_ready(struct net_gate *g, const char **ret_step);
 /* Tells the stub's thread to end, without waiting for it (the sandbox is
  * ending: net_gate_free, later, joins it), and every connect waiting for a
  * name's lookup to give up (-ECANCELED). Accepts NULL. */

@@ -101,8 +101,15 @@ static void *stub_main(void *arg)
         /* This thread alone joins the sandbox's network namespace (a
          * per-thread attribute): the sockets it makes live there. Its
          * loopback, where the stub listens, is brought up here too, beside
-         * init's set-up rather than in it. */
-        if (setns(a.netns_fd, CLONE_NEWNET) == 0 && net_loopback_up() == 0) {
+         * init's set-up rather than in it. The step that fails is kept for
+         * net_gate_stub_ready (read after the eventfd). */
+        int err = 0;
+        if (setns(a.netns_fd, CLONE_NEWNET) < 0) {
+                err = negative_errno();
+                g->stub_step = "join the sandbox's network namespace";
+        } else if ((err = net_loopback_up()) < 0)
+                g->stub_step = "bring up the sandbox's loopback";
+        if (err == 0) {
                 g->stub_udp = bind_stub(SOCK_DGRAM);
                 g->stub_tcp = bind_stub(SOCK_STREAM);
                 /* the namespace's identity, to tell the sandbox's own sockets
@@ -111,9 +118,16 @@ static void *stub_main(void *arg)
                 socklen_t l = sizeof(cookie);
                 if (g->stub_udp >= 0 && getsockopt(g->stub_udp, SOL_SOCKET, 71 /* SO_NETNS_COOKIE */, &cookie, &l) == 0)
                         g->sandbox_netns_cookie = cookie;
-                if (g->stub_udp >= 0 && g->stub_tcp >= 0 && g->sandbox_netns_cookie != 0)
+                err = g->stub_udp < 0 ? g->stub_udp : g->stub_tcp < 0 ? g->stub_tcp : 0;
+                g->stub_step = "listen on " NET_STUB_ADDR ":53";
+                if (err == 0 && g->sandbox_netns_cookie == 0) {
+                        err = -ENOPROTOOPT;
+                        g->stub_step = "read the namespace's cookie (SO_NETNS_COOKIE, Linux 5.14)";
+                }
+                if (err == 0)
                         v = 1;
         }
+        g->stub_err = err;
         close(a.netns_fd);
         (void)!write(a.ready_fd, &v, sizeof(v));
         if (v != 1)
@@ -189,8 +203,10 @@ int net_gate_start_stub(struct net_gate *g, int netns_fd)
         return 0;
 }
 
-int net_gate_stub_ready(struct net_gate *g)
+int net_gate_stub_ready(struct net_gate *g, const char **ret_step)
 {
+        if (ret_step)
+                *ret_step = "start its thread";
         if (g->stub_ready_fd < 0)
                 return g->stub_started ? 0 : -ESRCH;
         uint64_t v = 0;
@@ -200,7 +216,11 @@ int net_gate_stub_ready(struct net_gate *g)
         while (n < 0 && errno == EINTR);
         close(g->stub_ready_fd);
         g->stub_ready_fd = -1;
-        return v == 1 ? 0 : -EADDRNOTAVAIL;
+        if (v == 1)
+                return 0;
+        if (ret_step && g->stub_step)
+                *ret_step = g->stub_step;
+        return g->stub_err < 0 ? g->stub_err : -EIO;
 }
 
 void net_gate_wind_down(struct net_gate *g)

@@ -249,12 +249,13 @@ static uint64_t *read_mount_ids(pid_t init_pid, size_t *ret_n)
 {
         char path[64];
         snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)init_pid);
+        /* in one read, not procfs's 1 KiB blocks: each read renders the
+         * table again up to where it left off (declared before the stream,
+         * which uses it until it is closed) */
+        char buf[16384];
         _cleanup_fclose_ FILE *f = fopen(path, "re");
         if (!f)
                 return NULL;
-        /* in one read, not procfs's 1 KiB blocks: each read renders the
-         * table again up to where it left off */
-        char buf[16384];
         setvbuf(f, buf, _IOFBF, sizeof(buf));
         _cleanup_free_ uint64_t *ids = xmalloc(MAX_VIEW_MOUNTS * sizeof(uint64_t));
         char line[4096];
@@ -1683,9 +1684,10 @@ static int sentry_main_loop(struct sandbox_state *st)
          * sandbox's has run yet; the engine that will serve it starts
          * below, confined from its first thread, and no input of the
          * sandbox's ever reaches an unconfined sentry. */
-        r = net_gate_stub_ready(st->gate);
+        const char *step = NULL;
+        r = net_gate_stub_ready(st->gate, &step);
         if (r < 0) {
-                fprintf(stderr, "cordon: cannot start the DNS stub in the sandbox: %s\n", strerror(-r));
+                fprintf(stderr, "cordon: cannot start the DNS stub in the sandbox (%s): %s\n", step, strerror(-r));
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
