@@ -257,9 +257,16 @@ static int setup_dev(int rootfd, char *err)
                 snprintf(src, sizeof(src), "/dev/%s", dev_nodes[i]);
                 if ((r = touch(path, 0666)) < 0)
                         return fail(r, err, "create /dev/%s", dev_nodes[i]);
-                /* a user namespace cannot mknod; bind the host's node instead */
-                if (mount(src, path, NULL, MS_BIND, NULL) < 0)
-                        return fail(negative_errno(), err, "bind %s", src);
+                /* A user namespace cannot mknod: the host's node, bound.
+                 * Read-only: the device still reads and writes (a read-only
+                 * mount refuses writes to files, not to devices), but the
+                 * node's owner, mode, times and xattrs are the host's and
+                 * stay so (EROFS), even where the host left a node owned by
+                 * the uid the sandbox runs as (runsc leaves /dev/null to
+                 * nobody, which is the sandbox's root when cordon runs as
+                 * root). */
+                if ((r = bind_path(src, path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC)) < 0)
+                        return fail(r, err, "bind %s", src);
         }
         snprintf(path, sizeof(path), "%s/pts", dev);
         if (mkdir(path, 0755) < 0)

@@ -86,6 +86,7 @@ cleanup() {
         [ -n "$EG_NS" ] && ip netns del "$EG_NS" >/dev/null 2>&1
         exec 7<&- 8<&- 2>/dev/null
         [ -n "$SHMID" ] && ipcrm -m "$SHMID" 2>/dev/null
+        [ -n "${DEVFULL_OWNER:-}" ] && chown "$DEVFULL_OWNER" /dev/full 2>/dev/null
         [ -n "$SECRET_DIR" ] && rm -rf -- "$SECRET_DIR"
         [ -n "$WORK" ] && rm -rf -- "$WORK"
 }
@@ -971,6 +972,25 @@ exec /bin/bash -c 'if timeout 3 bash -c \"exec 3<>/dev/tcp/127.0.0.1/$PORT && he
 fi
 echo \"escape bash-dev-tcp: blocked (/dev/tcp/127.0.0.1/$PORT reached no host server)\"'"
         fi
+fi
+
+# The host's device nodes, bound into the view, keep their host metadata. A peer sandbox can
+# leave one owned by the uid a cordon sandbox runs as (runsc's `do` leaves /dev/null to nobody,
+# which is the sandbox's root when cordon runs as root): the sandbox must still not change the
+# host node's mode, owner or times. /dev/full stands in, owned by 65534 for this attempt only;
+# the chmod asks for the mode it already has, so getting through changes nothing but its ctime.
+if [ "$(id -u)" = 0 ] && [ -c /dev/full ]; then
+        DEVFULL_OWNER=$(stat -c %u:%g /dev/full)
+        chown 65534:65534 /dev/full
+        DEVFULL_MODE=$(stat -c %a /dev/full)
+        shell dev-node-metadata "
+got=
+chmod $DEVFULL_MODE /dev/full 2>/dev/null && got=\"\$got chmod\"
+chown 0:0 /dev/full 2>/dev/null && got=\"\$got chown\"
+touch /dev/full 2>/dev/null && got=\"\$got utimes\"
+if [ -n \"\$got\" ]; then echo \"escape dev-node-metadata: GOT THROUGH (host /dev/full:\$got)\"; exit 1; fi
+echo 'escape dev-node-metadata: blocked (chmod, chown and touch of /dev/full, owned on the host by the sandbox uid: all refused)'"
+        chown "$DEVFULL_OWNER" /dev/full
 fi
 
 # --- the secrets must appear in no output --------------------------------
