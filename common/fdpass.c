@@ -1,6 +1,9 @@
 #include "config.h"
 
+#include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "common/fdpass.h"
 #include "common/util.h"
@@ -61,4 +64,33 @@ ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, size_t max_fds)
                 }
         }
         return n;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+        return *(const int *)a - *(const int *)b;
+}
+
+int close_all_but(const int *keep, size_t n)
+{
+        int k[80];
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+                if (keep[i] >= 3) {
+                        if (m == ELEMENTSOF(k))
+                                return -E2BIG; /* rather than close one that was to stay */
+                        k[m++] = keep[i];
+                }
+        qsort(k, m, sizeof(int), cmp_int);
+        unsigned from = 3;
+        for (size_t i = 0; i <= m; i++) {
+                unsigned to = i < m ? (unsigned)k[i] : ~0U;
+                if (i < m && (unsigned)k[i] < from)
+                        continue; /* a duplicate */
+                if (to > from && syscall(SYS_close_range, from, i < m ? to - 1 : ~0U, 0) < 0)
+                        return negative_errno();
+                if (i < m)
+                        from = to + 1;
+        }
+        return 0;
 }

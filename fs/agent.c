@@ -165,9 +165,7 @@ _noreturn_ static void agent_wait(int sock, bool may_setgroups)
          * channel, not a long-lived sandbox's control socket (which a
          * client could otherwise still reach for a moment after the sentry
          * died), not the tracer's */
-        if (sock > 3)
-                (void)syscall(SYS_close_range, 3, (unsigned)sock - 1, 0);
-        (void)syscall(SYS_close_range, (unsigned)sock + 1, ~0U, 0);
+        (void)close_all_but(&sock, 1);
         char what;
         int fds[5];
         ssize_t n = recv_fds(sock, &what, 1, fds, 5);

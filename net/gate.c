@@ -113,10 +113,7 @@ static void *resolver_main(void *arg)
                 pthread_mutex_lock(&g->lock);
                 g->resolving = false;
                 if (g->inflight == req) {
-                        memcpy(req->addrs, work.addrs, sizeof(work.addrs));
-                        req->n = work.n;
-                        req->error = work.error;
-                        req->overridden = work.overridden;
+                        *req = work; /* out of the queue: its next is no more read */
                         req->done = true;
                         pthread_cond_broadcast(&g->cond);
                 }

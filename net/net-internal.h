@@ -57,7 +57,7 @@ struct net_gate {
         int stub_ready_fd; /* the stub's readiness, until net_gate_stub_ready read it; -1 */
         int stub_udp, stub_tcp;
         int stub_stop;                 /* eventfd that ends the stub thread */
-        int stub_err;                  /* why it did not start: -errno of ... */
+        int stub_err;                  /* 0 once it listens, or -errno of ... */
         const char *stub_step;         /* ... this step */
         uint64_t sandbox_netns_cookie; /* SO_NETNS_COOKIE of the sandbox's namespace */
 

@@ -71,7 +71,7 @@ struct stub_args {
         struct net_gate *g;
         int netns_fd;
         int stop_fd;
-        int ready_fd; /* eventfd: 1 ready, 2 failed */
+        int ready_fd; /* eventfd, written once the stub listens or has failed (g->stub_err) */
 };
 
 static int bind_stub(int type)
@@ -96,13 +96,12 @@ static void *stub_main(void *arg)
         struct stub_args a = *(struct stub_args *)arg;
         free(arg);
         struct net_gate *g = a.g;
-        uint64_t v = 2;
 
         /* This thread alone joins the sandbox's network namespace (a
          * per-thread attribute): the sockets it makes live there. Its
          * loopback, where the stub listens, is brought up here too, beside
-         * init's set-up rather than in it. The step that fails is kept for
-         * net_gate_stub_ready (read after the eventfd). */
+         * init's set-up rather than in it. The outcome, and the step that
+         * failed, are kept for net_gate_stub_ready (read after the eventfd). */
         int err = 0;
         if (setns(a.netns_fd, CLONE_NEWNET) < 0) {
                 err = negative_errno();
@@ -124,13 +123,11 @@ static void *stub_main(void *arg)
                         err = -ENOPROTOOPT;
                         g->stub_step = "read the namespace's cookie (SO_NETNS_COOKIE, Linux 5.14)";
                 }
-                if (err == 0)
-                        v = 1;
         }
         g->stub_err = err;
         close(a.netns_fd);
-        (void)!write(a.ready_fd, &v, sizeof(v));
-        if (v != 1)
+        (void)!write(a.ready_fd, &(uint64_t){1}, sizeof(uint64_t));
+        if (err < 0)
                 return NULL;
 
         uint8_t q[DNS_MAX_PACKET], out[DNS_MAX_PACKET];
@@ -216,11 +213,11 @@ int net_gate_stub_ready(struct net_gate *g, const char **ret_step)
         while (n < 0 && errno == EINTR);
         close(g->stub_ready_fd);
         g->stub_ready_fd = -1;
-        if (v == 1)
-                return 0;
-        if (ret_step && g->stub_step)
+        if (n != (ssize_t)sizeof(v))
+                return -EIO;
+        if (g->stub_err < 0 && ret_step)
                 *ret_step = g->stub_step;
-        return g->stub_err < 0 ? g->stub_err : -EIO;
+        return g->stub_err;
 }
 
 void net_gate_wind_down(struct net_gate *g)

@@ -42,6 +42,7 @@
 #include <time.h>
 
 #include "common/allowlist.h"
+#include "common/fdpass.h"
 #include "common/trace.h"
 #include "common/util.h"
 #include "fs/fs.h"
@@ -251,7 +252,7 @@ static int collect(const struct exectrace_config *c)
         }
 }
 
-_noreturn_ static void tracer_main(const struct exectrace_config *c, pid_t sentry, int ready_fd, int req_fd)
+_noreturn_ static void tracer_main(const struct exectrace_config *c, pid_t sentry, int req_fd)
 {
         /* dies with the sentry; checked after, for a sentry already gone */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != sentry)
@@ -264,7 +265,7 @@ _noreturn_ static void tracer_main(const struct exectrace_config *c, pid_t sentr
         sigprocmask(SIG_SETMASK, &all, NULL);
         /* nothing of the sentry's but the audit log and stderr: not the
          * listener, not the view's root, not init's channel */
-        (void)close_all_but((const int[]){ready_fd, req_fd, c->audit_fd}, 3);
+        (void)close_all_but((const int[]){req_fd, c->audit_fd}, 2);
 
         int r = 0;
         /* a stop or an exit of a tracee sends us SIGCHLD (blocked above):
@@ -304,8 +305,8 @@ _noreturn_ static void tracer_main(const struct exectrace_config *c, pid_t sentr
         };
         if (r >= 0 && allowlist_install(allowed, ELEMENTSOF(allowed)) < 0)
                 r = -EPERM;
-        (void)!write(ready_fd, &r, sizeof(r));
-        close(ready_fd);
+        /* our word on init, the channel's first message (exectrace_ready) */
+        (void)!write(req_fd, &r, sizeof(r));
         if (r < 0)
                 _exit(1);
 
@@ -332,48 +333,36 @@ _noreturn_ static void tracer_main(const struct exectrace_config *c, pid_t sentr
         }
 }
 
-int exectrace_start(const struct exectrace_config *c, pid_t *ret_pid, int *ret_channel, int *ret_ready)
+int exectrace_start(const struct exectrace_config *c, pid_t *ret_pid, int *ret_channel)
 {
-        int p[2], q[2];
+        int q[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, q) < 0)
                 return negative_errno();
-        if (pipe2(p, O_CLOEXEC) < 0) {
-                int r = negative_errno();
-                close(q[0]);
-                close(q[1]);
-                return r;
-        }
         pid_t sentry = getpid();
         pid_t pid = fork();
         if (pid < 0) {
                 int r = negative_errno();
-                close(p[0]);
-                close(p[1]);
                 close(q[0]);
                 close(q[1]);
                 return r;
         }
         if (pid == 0) {
-                close(p[0]);
                 close(q[0]);
-                tracer_main(c, sentry, p[1], q[1]);
+                tracer_main(c, sentry, q[1]);
         }
-        close(p[1]);
         close(q[1]);
         *ret_pid = pid;
         *ret_channel = q[0];
-        *ret_ready = p[0];
         return 0;
 }
 
-int exectrace_ready(pid_t pid, int ready_fd)
+int exectrace_ready(pid_t pid, int channel)
 {
         int r = 0;
         ssize_t n;
         do
-                n = read(ready_fd, &r, sizeof(r));
+                n = read(channel, &r, sizeof(r));
         while (n < 0 && errno == EINTR);
-        close(ready_fd);
         if (n != (ssize_t)sizeof(r))
                 r = -ECHILD;
         if (r < 0) {

@@ -98,7 +98,6 @@ struct sandbox_state {
         int audit_fd;               /* --audit FILE, or -1 */
         bool allow_unverified_exec; /* --allow-unverified-exec: run on without the exec tracer */
         pid_t exec_tracer;          /* 0: none */
-        int exec_tracer_ready;      /* its word on seizing init, until read (check_exec_tracer); -1 */
 
         int pty_master;
         bool tty_raw;
@@ -143,14 +142,14 @@ struct exectrace_config {
         bool verbose;
         const char *sandbox_id;
 };
-/* Forks the tracer (call while single-threaded): 0 with *ret_pid, its
- * request channel and *ret_ready, where it says whether it has seized init
- * (it sets itself up beside the caller); or -errno. */
-int exectrace_start(const struct exectrace_config *c, pid_t *ret_pid, int *ret_channel, int *ret_ready);
-/* Waits for the tracer's word (before init forks the command) and closes
- * ready_fd: 0 once it has seized init, else -errno from PTRACE_SEIZE (the
- * tracer is then killed and reaped). */
-int exectrace_ready(pid_t pid, int ready_fd);
+/* Forks the tracer (call while single-threaded): 0 with *ret_pid and its
+ * channel, whose first message says whether it has seized init (it sets
+ * itself up beside the caller); or -errno. */
+int exectrace_start(const struct exectrace_config *c, pid_t *ret_pid, int *ret_channel);
+/* Takes that first message (before init forks the command, and before any
+ * request on the channel): 0 once the tracer has seized init, else -errno
+ * from PTRACE_SEIZE (the tracer is then killed and reaped). */
+int exectrace_ready(pid_t pid, int channel);
 /* Ends and reaps the tracer; call after init has been waited for. */
 void exectrace_stop(pid_t pid);
 /* exectrace_stop in two steps: the tracer's exit then runs beside what the
@@ -160,9 +159,6 @@ void exectrace_reap(pid_t pid);
 /* Refuses a directory, O_PATH or aimable host socket among fds (stdin,
  * stdout, stderr of a command): 0, or -EBADF with why filled in. */
 int check_passed_fds(const int fds[3], char *why, size_t size);
-/* Closes every fd from 3 up except those in keep (-1 entries ignored), with
- * close_range over the gaps (run.c). 0 or -errno. */
-int close_all_but(const int *keep, size_t n);
 
 /* Writes the --stats JSON; 0 or -errno. */
 int write_stats(struct sandbox_state *st, const char *path, int exit_code);

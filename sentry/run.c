@@ -153,36 +153,6 @@ static void init_forward(int sig)
                 kill(init_cmd_pid, sig);
 }
 
-/* The command's process: its own session (with the pty as its controlling
- * terminal in tty mode), a clean signal state, the built environment. */
-static int cmp_int(const void *a, const void *b)
-{
-        return *(const int *)a - *(const int *)b;
-}
-
-/* Closes every fd from 3 up except those in keep (-1 entries ignored), with
- * close_range over the gaps: one call per gap instead of one per number. */
-int close_all_but(const int *keep, size_t n)
-{
-        int k[80];
-        size_t m = 0;
-        for (size_t i = 0; i < n && m < ELEMENTSOF(k); i++)
-                if (keep[i] >= 3)
-                        k[m++] = keep[i];
-        qsort(k, m, sizeof(int), cmp_int);
-        unsigned from = 3;
-        for (size_t i = 0; i <= m; i++) {
-                unsigned to = i < m ? (unsigned)k[i] : ~0U;
-                if (i < m && (unsigned)k[i] < from)
-                        continue; /* a duplicate */
-                if (to > from && syscall(SYS_close_range, from, i < m ? to - 1 : ~0U, 0) < 0)
-                        return negative_errno();
-                if (i < m)
-                        from = to + 1;
-        }
-        return 0;
-}
-
 /* A directory (or O_PATH) fd handed in as stdin/stdout/stderr would be a
  * way out of the view: openat(0, "../..") or fchdir(0) starts a walk the
  * view's root never bounds (runc's CVE-2024-21626 is this class). Such a
@@ -1219,7 +1189,6 @@ int sentry_run(const struct run_options *o)
                 .prompt_wake = {-1, -1},
                 .state_lock = TAKE_FD(lock),
                 .fsctx = {.exec_channel = -1},
-                .exec_tracer_ready = -1,
         };
         clock_gettime(CLOCK_MONOTONIC, &st.started);
         r = attach_floor(&st, o->debug_disable);
@@ -1495,8 +1464,6 @@ static void end_exec_checks(struct sandbox_state *st)
         fs_exec_table_free(TAKE_PTR(st->fsctx.exec));
         if (st->fsctx.exec_channel >= 0)
                 close(TAKE_FD(st->fsctx.exec_channel));
-        if (st->exec_tracer_ready >= 0)
-                close(TAKE_FD(st->exec_tracer_ready));
 }
 
 static void kill_and_reap(struct sandbox_state *st)
@@ -1513,14 +1480,14 @@ static void kill_and_reap(struct sandbox_state *st)
         free(TAKE_PTR(st->fsctx.mount_ids)); /* a set-up that failed after init sent them */
 }
 
-/* Whether init already failed its set-up: the tracer attaches while init
- * builds its view, and an init that gave up (a child_fail message, sent
- * before it exits) cannot be traced any more; its message is the cause to
- * show, not the tracer's. Prints it. */
+/* Whether init already failed its set-up: an init that gave up (a
+ * child_fail message, sent before it exits) leaves the sentry's next step
+ * failing too (its mount table is gone); its message is the cause to show.
+ * Prints it. */
 static bool init_failed_first(struct sandbox_state *st)
 {
         /* only once init is gone: a live init's next message belongs to the
-         * set-up that goes on (--allow-unverified-exec) */
+         * set-up that goes on */
         struct pollfd gone = {.fd = st->pidfd, .events = POLLIN};
         if (poll(&gone, 1, 0) <= 0)
                 return false;
@@ -1531,7 +1498,7 @@ static bool init_failed_first(struct sandbox_state *st)
                 if (poll(&p, 1, 0) <= 0)
                         return false;
                 struct msg m;
-                int fds[7];
+                int fds[4];
                 ssize_t n = recv_fds(st->sock, &m, sizeof(m), fds, ELEMENTSOF(fds));
                 for (size_t i = 0; n >= 0 && i < ELEMENTSOF(fds); i++)
                         if (fds[i] >= 0)
@@ -1563,7 +1530,7 @@ static int start_exec_tracer(struct sandbox_state *st)
                 .verbose = st->verbose,
                 .sandbox_id = st->id,
         };
-        r = exectrace_start(&c, &st->exec_tracer, &st->fsctx.exec_channel, &st->exec_tracer_ready);
+        r = exectrace_start(&c, &st->exec_tracer, &st->fsctx.exec_channel);
         if (r < 0) {
                 fs_exec_table_free(TAKE_PTR(st->fsctx.exec));
                 fprintf(stderr, "cordon: cannot start the exec tracer: %s\n", strerror(-r));
@@ -1577,9 +1544,7 @@ static int start_exec_tracer(struct sandbox_state *st)
  * unless --allow-unverified-exec accepts the weaker tier (said plainly). */
 static int check_exec_tracer(struct sandbox_state *st)
 {
-        if (st->exec_tracer_ready < 0)
-                return 0;
-        int r = exectrace_ready(st->exec_tracer, TAKE_FD(st->exec_tracer_ready));
+        int r = exectrace_ready(st->exec_tracer, st->fsctx.exec_channel);
         if (r == 0)
                 return 0;
         st->exec_tracer = 0; /* reaped */
@@ -1599,18 +1564,17 @@ static int check_exec_tracer(struct sandbox_state *st)
         return 0;
 }
 
-/* The set-up message from init that comes next, with its fds: false when
- * init sent its error instead or died, which is said; the sandbox is then
- * killed and reaped. */
-static bool recv_setup_msg(struct sandbox_state *st, uint32_t type, int *fds, size_t n_fds)
+/* The set-up message from init that comes next, into *m with its fds:
+ * false when init sent its error instead or died, which is said; the
+ * sandbox is then killed and reaped. */
+static bool recv_setup_msg(struct sandbox_state *st, uint32_t type, struct msg *m, int *fds, size_t n_fds)
 {
-        struct msg m;
-        int r = recv_msg(st->sock, &m, fds, n_fds);
-        if (r > 0 && m.type == type)
+        int r = recv_msg(st->sock, m, fds, n_fds);
+        if (r > 0 && m->type == type)
                 return true;
         kill_and_reap(st);
         fprintf(stderr, "cordon: %s\n",
-                r > 0 && m.type == MSG_ERROR ? m.text : "the sandbox's init died during set-up");
+                r > 0 && m->type == MSG_ERROR ? m->text : "the sandbox's init died during set-up");
         return false;
 }
 
@@ -1658,7 +1622,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
         trace_mark("proc agent forked");
-        if (!recv_setup_msg(st, MSG_NS, fds, 4))
+        if (!recv_setup_msg(st, MSG_NS, &m, fds, 4))
                 return EXIT_SANDBOX;
         _cleanup_close_ int usernsfd = fds[0];
         _cleanup_close_ int netnsfd = fds[1];
@@ -1669,9 +1633,9 @@ static int sentry_main_loop(struct sandbox_state *st)
                 fprintf(stderr, "cordon: no namespaces from the sandbox\n");
                 return EXIT_SANDBOX;
         }
-        /* The gate's DNS stub needs only the network namespace, whose
-         * loopback init has brought up: started (its threads, after the
-         * last fork) while init builds the view. */
+        /* The gate's DNS stub needs only the network namespace (its thread
+         * brings the loopback up): started, its threads after the last
+         * fork, while init builds the view. */
         r = start_gate(st, netnsfd);
         trace_mark("gate started");
         if (r < 0) {
@@ -1707,7 +1671,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
 
-        if (!recv_setup_msg(st, MSG_FDS, fds, 3))
+        if (!recv_setup_msg(st, MSG_FDS, &m, fds, 3))
                 return EXIT_SANDBOX;
         st->fsctx.root_fd = fds[0];
         st->layer_fd = fds[1];
@@ -1762,18 +1726,13 @@ static int sentry_main_loop(struct sandbox_state *st)
          * readable after the mount namespace is gone) */
         st->writable_fd = openat(st->fsctx.root_fd, "tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-        r = recv_msg(st->sock, &m, NULL, 0);
-        if (r > 0 && m.type == MSG_LANDLOCK) {
-                st->landlock_abi = m.value;
-                snprintf(st->landlock_why, sizeof(st->landlock_why), "%.300s", m.text);
-                r = recv_msg(st->sock, &m, NULL, 0);
-        }
-        if (r <= 0 || m.type != MSG_READY) {
-                kill_and_reap(st);
-                fprintf(stderr, "cordon: %s\n",
-                        r > 0 && m.type == MSG_ERROR ? m.text : "the sandbox's init died during set-up");
+        /* the Landlock report comes first, then the ready */
+        if (!recv_setup_msg(st, MSG_LANDLOCK, &m, NULL, 0))
                 return EXIT_SANDBOX;
-        }
+        st->landlock_abi = m.value;
+        snprintf(st->landlock_why, sizeof(st->landlock_why), "%.300s", m.text);
+        if (!recv_setup_msg(st, MSG_READY, &m, NULL, 0))
+                return EXIT_SANDBOX;
         /* init's listener, taken across (init may make no trapped call, such
          * as the sendmsg that would pass it, before we serve) */
         trace_mark("ready received");
