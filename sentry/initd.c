@@ -18,7 +18,7 @@
 
 #include "common/fdpass.h"
 #include "sentry/oci-sandbox.h"
-#include "sentry/sandbox.h"
+#include "sentry/sandbox/sandbox.h"
 
 #define MAX_INIT_RUNS 256
 

@@ -10,8 +10,8 @@
 #include "fs/fs.h"
 #include "net/net.h"
 #include "notify/notify.h"
-#include "sentry/cgroup.h"
-#include "sentry/limits.h"
+#include "sentry/cgroup/cgroup.h"
+#include "sentry/policy/limits.h"
 #include "sentry/sentry.h"
 
 /* The engine's handler contexts: which userdata a table row's handler gets. */

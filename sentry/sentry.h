@@ -6,9 +6,9 @@
 #include <stddef.h>
 
 #include "notify/notify.h"
-#include "sentry/cgroup.h"
-#include "sentry/limits.h"
-#include "sentry/policy.h"
+#include "sentry/cgroup/cgroup.h"
+#include "sentry/policy/limits.h"
+#include "sentry/policy/policy.h"
 
 /* exit codes of cordon itself, as podman and docker use them */
 #define EXIT_USAGE       2   /* bad command line or policy */

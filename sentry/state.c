@@ -13,8 +13,8 @@
 #include <sys/un.h>
 
 #include "common/util.h"
-#include "sentry/cgroup.h"
-#include "sentry/limits.h"
+#include "sentry/cgroup/cgroup.h"
+#include "sentry/policy/limits.h"
 
 static char root_dir[512];
 

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 
 #include "common/util.h"
-#include "sentry/approvals.h"
+#include "sentry/approvals/approvals.h"
 #include "sentry/run-internal.h"
 
 static void sync_winsize(struct sandbox_state *st)

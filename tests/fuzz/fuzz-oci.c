@@ -24,8 +24,8 @@
 #include <sys/mount.h>
 
 #include "common/util.h"
-#include "sentry/oci.h"
-#include "sentry/policy.h"
+#include "sentry/oci/oci.h"
+#include "sentry/policy/policy.h"
 
 #define BUNDLE "/fuzz/bundle"
 

@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 
 #include "common/util.h"
-#include "sentry/policy.h"
+#include "sentry/policy/policy.h"
 
 #define CHECK(x)                                                                                  \
         do {                                                                                      \

@@ -29,7 +29,7 @@
 
 #include "common/trace.h"
 #include "common/util.h"
-#include "sentry/cgroup.h"
+#include "sentry/cgroup/cgroup.h"
 
 #ifndef CGROUP_SUPER_MAGIC
 #define CGROUP_SUPER_MAGIC 0x27e0eb

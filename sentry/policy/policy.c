@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "common/util.h"
-#include "sentry/policy.h"
+#include "sentry/policy/policy.h"
 
 /* Bounds on what a document can make the sentry hold. */
 #define POLICY_MAX_BYTES   (1024 * 1024)

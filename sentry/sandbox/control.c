@@ -32,10 +32,10 @@
 
 #include "common/crypto-dl.h"
 #include "common/fdpass.h"
-#include "sentry/approvals.h"
-#include "sentry/archive-dl.h"
+#include "sentry/approvals/approvals.h"
 #include "sentry/run-internal.h"
-#include "sentry/sandbox.h"
+#include "sentry/sandbox/archive-dl.h"
+#include "sentry/sandbox/sandbox.h"
 
 #define MAX_RUNS          1024         /* run records kept per sandbox */
 #define MAX_ACTIVE_RUNS   64           /* runs alive at once */

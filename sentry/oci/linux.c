@@ -7,8 +7,8 @@
 #include <sched.h>
 
 #include "common/util.h"
-#include "sentry/oci-internal.h"
-#include "sentry/oci.h"
+#include "sentry/oci/oci-internal.h"
+#include "sentry/oci/oci.h"
 
 static const struct oci_name ns_names[] = {
         {"pid", CLONE_NEWPID}, {"network", CLONE_NEWNET}, {"mount", CLONE_NEWNS},      {"ipc", CLONE_NEWIPC},

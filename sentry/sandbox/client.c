@@ -26,7 +26,7 @@
 #include <time.h>
 
 #include "common/fdpass.h"
-#include "sentry/sandbox.h"
+#include "sentry/sandbox/sandbox.h"
 
 static void sandbox_usage(FILE *f)
 {

@@ -25,7 +25,7 @@
 #include <time.h>
 
 #include "common/util.h"
-#include "sentry/cgroup.h"
+#include "sentry/cgroup/cgroup.h"
 
 #define MIB (1024 * 1024)
 
@@ -653,7 +653,7 @@ START_TEST(test_remove_dir_refuses)
         ck_assert_int_eq(cgroup_remove_dir("/sys/fs/cgroup/memory/cordon-abc/"), -EINVAL);
 
         /* named like ours, but not a control group */
-        char tmp[] = "/tmp/test-sentry-cgroup-XXXXXX";
+        char tmp[] = "/tmp/test-cgroup-cgroup-XXXXXX";
         ck_assert_ptr_nonnull(mkdtemp(tmp));
         _cleanup_free_ char *fake = xasprintf("%s/cordon-abc", tmp);
         ck_assert_int_eq(mkdir(fake, 0700), 0);
@@ -787,7 +787,7 @@ static int sweep_one(const char *dir, const char *id, void *userdata)
         if (!startswith(id, run_prefix))
                 return 0;
         int r = cgroup_remove_dir(dir);
-        fprintf(stderr, "test-sentry-cgroup: removed a leftover group %s: %s\n", dir, r < 0 ? strerror(-r) : "ok");
+        fprintf(stderr, "test-cgroup-cgroup: removed a leftover group %s: %s\n", dir, r < 0 ? strerror(-r) : "ok");
         ++*(int *)userdata;
         return 0;
 }
@@ -795,7 +795,7 @@ static int sweep_one(const char *dir, const char *id, void *userdata)
 int main(void)
 {
         if (geteuid() != 0) {
-                fprintf(stderr, "test-sentry-cgroup: skipped: creating control groups needs root\n");
+                fprintf(stderr, "test-cgroup-cgroup: skipped: creating control groups needs root\n");
                 return 77;
         }
         snprintf(run_prefix, sizeof(run_prefix), "c0de%x-", (unsigned)getpid());
@@ -808,11 +808,11 @@ int main(void)
                 if (r == 0)
                         have_mode[modes[i]] = cgroup_destroy(cg) == 0;
                 else
-                        fprintf(stderr, "test-sentry-cgroup: no cgroup %s: %s\n", mode_name(modes[i]), err ?: "");
+                        fprintf(stderr, "test-cgroup-cgroup: no cgroup %s: %s\n", mode_name(modes[i]), err ?: "");
                 free(err);
         }
         if (!have_mode[CG_V1] && !have_mode[CG_V2]) {
-                fprintf(stderr, "test-sentry-cgroup: skipped: neither cgroup backend is usable here\n");
+                fprintf(stderr, "test-cgroup-cgroup: skipped: neither cgroup backend is usable here\n");
                 return 77;
         }
 
@@ -824,7 +824,7 @@ int main(void)
         int leftovers = 0;
         (void)cgroup_foreach_leftover(sweep_one, &leftovers);
         if (leftovers > 0) {
-                fprintf(stderr, "test-sentry-cgroup: %d group(s) were left behind\n", leftovers);
+                fprintf(stderr, "test-cgroup-cgroup: %d group(s) were left behind\n", leftovers);
                 failed++;
         }
         return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "common/util.h"
-#include "sentry/oci.h"
+#include "sentry/oci/oci.h"
 
 /* Bounds on what a document can make cordon hold (the document comes from
  * whoever can run podman or talk to containerd; podman's whole default

@@ -13,8 +13,8 @@
 
 #include "common/allowlist.h"
 #include "common/util.h"
-#include "sentry/oci-internal.h"
-#include "sentry/oci.h"
+#include "sentry/oci/oci-internal.h"
+#include "sentry/oci/oci.h"
 
 /* errno values a filter can return: the kernel clamps SECCOMP_RET_DATA to
  * MAX_ERRNO. */

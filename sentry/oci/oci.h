@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "sentry/policy.h"
+#include "sentry/policy/policy.h"
 
 /* The annotation naming cordon's policy for a container: an absolute path
  * to a JSON policy file, or the policy inline (a value starting with '{').

@@ -10,9 +10,9 @@
 #include <sys/mount.h>
 
 #include "common/util.h"
-#include "sentry/oci-internal.h"
-#include "sentry/oci.h"
-#include "sentry/policy.h"
+#include "sentry/oci/oci-internal.h"
+#include "sentry/oci/oci.h"
+#include "sentry/policy/policy.h"
 
 /* fs/ builds the view with at most this many binds (fs/view.c). */
 #define VIEW_MAX_BINDS 64

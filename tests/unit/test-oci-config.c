@@ -22,8 +22,8 @@
 #include <sys/wait.h>
 
 #include "common/util.h"
-#include "sentry/oci.h"
-#include "sentry/policy.h"
+#include "sentry/oci/oci.h"
+#include "sentry/policy/policy.h"
 
 #define BUNDLE "/srv/bundle"
 #define ORIGIN BUNDLE "/config.json"
@@ -763,11 +763,11 @@ END_TEST
 
 /* ---- bundle files ---- */
 
-static char tmpdir[] = "/tmp/test-sentry-oci.XXXXXX";
+static char tmpdir[] = "/tmp/test-oci-config.XXXXXX";
 
 static void make_tmpdir(void)
 {
-        strcpy(tmpdir, "/tmp/test-sentry-oci.XXXXXX");
+        strcpy(tmpdir, "/tmp/test-oci-config.XXXXXX");
         ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 }
 

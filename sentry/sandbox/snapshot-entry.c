@@ -25,8 +25,8 @@
 
 #include <archive_entry.h>
 
-#include "sentry/archive-dl.h"
-#include "sentry/sandbox.h"
+#include "sentry/sandbox/archive-dl.h"
+#include "sentry/sandbox/sandbox.h"
 
 const struct snapshot_layer_dir snapshot_layer_dirs[SNAPSHOT_LAYER_DIRS] = {
         {"tmp", "layer/tmp"},   {"var/tmp", "layer/var-tmp"}, {"run", "layer/run"},

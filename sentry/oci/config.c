@@ -48,8 +48,8 @@
 #include <sys/stat.h>
 
 #include "common/util.h"
-#include "sentry/oci-internal.h"
-#include "sentry/oci.h"
+#include "sentry/oci/oci-internal.h"
+#include "sentry/oci/oci.h"
 
 /* Parser plumbing shared with oci-seccomp.c (sentry/oci-internal.h). */
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "sentry/policy.h"
+#include "sentry/policy/policy.h"
 
 #define EXIT_QUOTA   3   /* a request over the host's admission limits */
 #define EXIT_TIMEOUT 124 /* the sandbox reached its timeout or expiry (as timeout(1)) */

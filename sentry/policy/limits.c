@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "common/util.h"
-#include "sentry/limits.h"
+#include "sentry/policy/limits.h"
 
 void run_limits_unset(struct run_limits *l)
 {

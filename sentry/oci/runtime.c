@@ -45,8 +45,8 @@
 
 #include "common/fdpass.h"
 #include "sentry/oci-sandbox.h"
-#include "sentry/oci.h"
-#include "sentry/sandbox.h"
+#include "sentry/oci/oci.h"
+#include "sentry/sandbox/sandbox.h"
 
 #define OCI_DEFAULT_ROOT "/run/cordon-oci"
 #define OCI_SPEC_VERSION "1.1.0"

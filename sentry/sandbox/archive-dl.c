@@ -6,7 +6,7 @@
 
 #include "common/dl.h"
 #include "common/util.h"
-#include "sentry/archive-dl.h"
+#include "sentry/sandbox/archive-dl.h"
 
 struct archive_dl archive_dl;
 

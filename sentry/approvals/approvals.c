@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "common/util.h"
-#include "sentry/approvals.h"
+#include "sentry/approvals/approvals.h"
 
 /* a line written to a pipe in one write(2) up to PIPE_BUF never interleaves
  * with another writer's: targets are cut to fit */

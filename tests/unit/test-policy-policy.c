@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 #include "common/util.h"
-#include "sentry/policy.h"
+#include "sentry/policy/policy.h"
 
 #define ORIGIN "test.json"
 #define SHA    "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -627,7 +627,7 @@ static char tmpdir[64];
 
 static void make_tmpdir(void)
 {
-        snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-sentry-policy.XXXXXX");
+        snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-policy-policy.XXXXXX");
         ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 }
 
