@@ -21,7 +21,7 @@
 #include "common/allowlist.h"
 #include "common/util.h"
 #include "sentry/prebuilt.h"
-#include "sentry/run-internal.h"
+#include "sentry/sentry-internal.h"
 
 struct allow {
         const char *name;

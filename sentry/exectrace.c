@@ -47,7 +47,7 @@
 #include "common/util.h"
 #include "fs/fs.h"
 #include "notify/notify.h"
-#include "sentry/run-internal.h"
+#include "sentry/sentry-internal.h"
 
 #ifndef PTRACE_EVENT_STOP
 #define PTRACE_EVENT_STOP 128

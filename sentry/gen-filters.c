@@ -14,7 +14,7 @@
 
 #include "common/util.h"
 #include "notify/notify.h"
-#include "sentry/run-internal.h"
+#include "sentry/sentry-internal.h"
 #include "sentry/sentry.h"
 
 static void print_prog(const char *name, const struct sock_fprog *p)

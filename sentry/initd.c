@@ -19,6 +19,7 @@
 #include "common/fdpass.h"
 #include "sentry/oci-sandbox.h"
 #include "sentry/sandbox/sandbox.h"
+#include "sentry/sentry-internal.h"
 
 #define MAX_INIT_RUNS 256
 

@@ -9,7 +9,7 @@
 
 #include "common/util.h"
 #include "sentry/prebuilt.h"
-#include "sentry/run-internal.h"
+#include "sentry/sentry-internal.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define HOME         "/root"

@@ -1,78 +1,14 @@
-/* sentry/ private: what run.c, plan.c and supervise.c share. */
+/* sentry/ private: what the core room's files share (sentry.h is its
+ * public face). */
 #pragma once
 
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdbool.h>
-#include <termios.h>
 
-#include "fs/fs.h"
-#include "net/net.h"
-#include "notify/notify.h"
-#include "sentry/cgroup/cgroup.h"
-#include "sentry/policy/limits.h"
+#include "common/util.h"
 #include "sentry/sentry.h"
 
 /* The engine's handler contexts: which userdata a table row's handler gets. */
 enum { CTX_FS = 0, CTX_NET = 1 };
-
-/* The set-up channel between the sentry and the sandbox's init. */
-enum msg_type {
-        MSG_GO = 1,
-        MSG_ERROR,
-        /* init → sentry after MSG_GO: its user, net, ipc and uts namespaces;
-         * MSG_FDS once the view is built: its root, the writable layer and
-         * the terminal's master side (when there is one) */
-        MSG_NS,
-        MSG_FDS,
-        MSG_READY,
-        MSG_START,
-        MSG_STATUS,
-        /* init → sentry between MSG_FDS and MSG_READY: value is the Landlock
-         * ABI in force (0: none), text why not */
-        MSG_LANDLOCK,
-        /* after MSG_START, to an init that serves runs (`cordon sandbox`):
-         * MSG_EXEC (sentry → init, struct exec_msg with the run's stdin,
-         * stdout and stderr attached), MSG_KILL (value: signal, aux: run);
-         * init answers MSG_RUN_PID (value: pid, aux: run) and later
-         * MSG_RUN_EXIT (value: wait status, aux: run) */
-        MSG_EXEC,
-        MSG_KILL,
-        MSG_RUN_PID,
-        MSG_RUN_EXIT,
-};
-
-struct msg {
-        uint32_t type;
-        int32_t value;
-        int64_t aux; /* MSG_STATUS: tasks the sandbox started (its pid namespace's last pid) */
-        char text[1024];
-};
-
-/* Everything the child needs, computed before the clone so that a bad
- * request fails before any namespace exists. */
-struct sandbox_plan {
-        char **argv;
-        char **envp;
-        char *cwd;
-        struct fs_view_spec view;
-        struct fs_bind *binds;
-        int *bind_fds; /* OCI: the binds' sources opened by the sentry (view.bind_fds), else NULL */
-        size_t n_bind_fds;
-        struct fs_rule *rules;
-        struct sock_fprog filter;
-        /* the syscall table rows in force for this run (see SC_F_PATH_POLICY) */
-        struct syscall_entry *table;
-        size_t n_table;
-        bool trap_paths;  /* --trap-all or a hidden rule: every path call is emulated */
-        bool trap_writes; /* a write "ask" rule: every path call that changes the file system is emulated */
-        bool use_tty;
-        int64_t max_open_files;        /* RLIMIT_NOFILE for the command; -1: inherited */
-        unsigned debug_disable;        /* DEBUG_OFF_* (tests only; see sentry.h) */
-        bool serve_runs;               /* no command: init waits for MSG_EXEC (sentry/initd.c) */
-        const struct oci_sandbox *oci; /* `cordon oci`: applied by init (sentry/oci-sandbox.h), or NULL */
-};
 
 /* Prints why it fails. PLAN_POLICY_ERROR: what the policy asks for cannot be
  * run as written (a template that is missing or fails its digest): cordon
@@ -80,58 +16,6 @@ struct sandbox_plan {
 #define PLAN_POLICY_ERROR (-EBADMSG)
 int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret);
 void sandbox_plan_done(struct sandbox_plan *p);
-
-struct sandbox_state {
-        struct sandbox_plan *plan;
-        const struct policy *policy;
-        int sock;
-        int pidfd;
-        pid_t init_pid;
-        sigset_t sigmask;
-        uid_t uid;
-        gid_t gid;
-        bool verbose;
-        bool privileged;
-        struct fs_context fsctx;
-        struct notify_engine *engine;
-        struct net_gate *gate;
-        int audit_fd;               /* --audit FILE, or -1 */
-        bool allow_unverified_exec; /* --allow-unverified-exec: run on without the exec tracer */
-        pid_t exec_tracer;          /* 0: none */
-
-        int pty_master;
-        bool tty_raw;
-        struct termios saved_termios;
-
-        const char *id;
-        struct cgroup *cg; /* NULL: none (no limits asked, none available) */
-        struct run_limits limits;
-        struct timespec started;
-        const char *exit_reason; /* exited, signaled, oom, timeout, expired, sentry-error */
-        int cmd_status;          /* the command's wait status, when have_status */
-        bool have_status;
-        bool wound_down;        /* run_wind_down done */
-        int state_lock;         /* the state directory's lock (state_admit); -1 once removed */
-        int64_t tasks_started;  /* -1 unknown */
-        int writable_fd;        /* the writable layer (O_PATH), for its usage at the end */
-        int layer_fd;           /* the writable layer's root (O_PATH; init sent it): a template root's "upper" */
-        bool floor_on;          /* the BPF egress floor is attached to the sandbox's cgroup */
-        char floor_why[320];    /* else why not */
-        int landlock_abi;       /* the Landlock ABI init enforced; 0: none */
-        char landlock_why[320]; /* else why not */
-        struct trapped_count {
-                const char *name;
-                uint64_t count;
-                uint64_t total_ns, max_ns; /* the sentry's time on them (notify_engine_call_stats) */
-        } trapped[64];                     /* notifications served, per emulated syscall */
-        size_t n_trapped;
-        /* the umask cache's hits and misses, for --stats */
-        struct notify_umask_stats umask_cache;
-        struct serve *serve;         /* `cordon sandbox create`: the detached sentry's state, else NULL */
-        struct approvals *approvals; /* "ask" rules' pending requests (sentry/approvals.h) */
-        int approve_tty;             /* --approve-interactive: the controlling terminal, else -1 */
-        int prompt_wake[2];          /* a terminal prompt started or ended: the relay re-polls; -1 */
-};
 
 /* The exec tracer (exectrace.c): verifies after each exec in the sandbox
  * that the process runs the image fs_handle_exec approved. */
@@ -156,16 +40,8 @@ void exectrace_stop(pid_t pid);
  * caller does in between (it must reap it before it returns) */
 void exectrace_kill(pid_t pid);
 void exectrace_reap(pid_t pid);
-/* Refuses a directory, O_PATH or aimable host socket among fds (stdin,
- * stdout, stderr of a command): 0, or -EBADF with why filled in. */
-int check_passed_fds(const int fds[3], char *why, size_t size);
-
 /* Writes the --stats JSON; 0 or -errno. */
 int write_stats(struct sandbox_state *st, const char *path, int exit_code);
-/* Kills every process of the sandbox (its cgroup, else init and so its pid
- * namespace). */
-void sandbox_kill_all(struct sandbox_state *st);
-
 /* Runs until init exits; returns cordon's exit code. Calls run_wind_down
  * as soon as the command's status is in. */
 int supervise(struct sandbox_state *st);
@@ -188,5 +64,45 @@ int sentry_confine_build(struct sock_fprog *ret, const char **ret_bad);
  * build-time copy where the binary has one: sentry/prebuilt.h). */
 int sentry_confine_build_fresh(struct sock_fprog *ret, const char **ret_bad);
 int sentry_confine_load(const struct sock_fprog *prog);
-/* How many rows the allow-list has (for -v and `cordon check`). */
-size_t sentry_confine_rows(void);
+
+/* --- init's side of the start-up (init.c) --- */
+
+/* The signals init relays to the command, which the sentry forwards to
+ * init. */
+#define N_FORWARDED_SIGNALS 8
+extern const int forwarded_signals[N_FORWARDED_SIGNALS];
+/* One message on the set-up channel, with fds attached. */
+int msg_send(int sock, uint32_t type, int32_t value, const char *text, const int *fds, size_t n_fds);
+/* Receives one message; up to max_fds fds into fds (others -1). 1, 0 on
+ * EOF, or -errno. */
+int msg_recv(int sock, struct msg *m, int *fds, size_t max_fds);
+/* init's body: from the clone to the command's exec (or to serving runs). */
+_noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct cgroup_entry *cg_entry);
+/* init's side of a sandbox that serves runs (initd.c): waits for MSG_EXEC
+ * and forks each run; never returns. With oci, each run gets its seccomp
+ * profile just before its exec. */
+_noreturn_ void init_serve_runs(int sock, const struct oci_sandbox *oci);
+/* The sentry, before init's clone: init's test hooks (CORDON_TEST_STALL). */
+void init_read_test_hooks(void);
+
+/* --- the user namespace from the host's side (userns.c) --- */
+
+int write_id_maps(pid_t pid, uid_t uid, gid_t gid, bool deny_setgroups, const struct oci_sandbox *oci);
+int enter_own_userns(uid_t uid, gid_t gid);
+int set_oom_score_adj(pid_t pid, int value);
+/* clone3 into the cgroup v2 group cgroup_fd (-1: none), else clone;
+ * *ret_into: the child was born in the group. */
+pid_t clone_init(unsigned long flags, int cgroup_fd, int *ret_pidfd, bool *ret_into);
+/* As host root: the template's lower layer idmapped through init's user
+ * namespace (plan->view.template_tree_fd). */
+int template_lower(struct sandbox_plan *plan, pid_t pid);
+
+/* --- test hooks (testhooks.c) --- */
+
+/* CORDON_TEST_STALL=point: pauses there (tests SIGKILL the sentry). */
+void test_stall(const char *point);
+/* --debug-unsafe: the filter rebuilt with the switched-off emulation's rows
+ * allowed natively. */
+int debug_rebuild_filter(struct sandbox_plan *plan, unsigned off);
+/* CORDON_TEST_FORCE_FALLBACK: 0, or the exit code to refuse the run with. */
+int apply_forced_fallbacks(bool verbose);

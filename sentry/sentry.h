@@ -1,13 +1,33 @@
-/* sentry/: the cordon program. Its public face for the other parts of the
- * program (main.c, the tests): run options, the syscall table, the checks. */
+/* sentry/: the supervision of one sandbox (the core room).
+ *
+ * Promises: sentry_run() builds one sandbox from run_options (its plan: the
+ * view, the filter from the syscall table, the limits), clones init into
+ * every namespace, takes the seccomp listener and serves the trapped calls
+ * through notify/, fs/ and net/, confines itself, verifies each exec, and
+ * tears everything down when the command ends, whatever the cause; the
+ * command never runs unsupervised. A front that keeps a sandbox serving
+ * (sentry/sandbox/) plugs in through run_options, and drives init with the
+ * set-up channel's messages declared here. The state root (state.c) admits
+ * each sandbox and lets `cordon gc` remove what a crashed sentry left.
+ *
+ * Never: it parses no document (sentry/policy/ does), makes no cgroup
+ * itself (sentry/cgroup/ does), and knows no front: nothing here includes
+ * sentry/sandbox/, sentry/oci/ or sentry/cli/. It writes to stderr only the
+ * "cordon: ..." diagnostics of a run it supervises, the only words a
+ * `cordon run` user gets from the sentry. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <pthread.h>
+#include <signal.h>
+#include <termios.h>
+
+#include "fs/fs.h"
+#include "net/net.h"
 #include "notify/notify.h"
 #include "sentry/cgroup/cgroup.h"
-#include "sentry/policy/limits.h"
 #include "sentry/policy/policy.h"
 
 /* exit codes of cordon itself, as podman and docker use them */
@@ -48,13 +68,6 @@ struct run_options {
         const struct oci_sandbox *oci;
 };
 
-/* `cordon oci VERB ...`, or the program run as `cordon-oci`: runc's command
- * line (sentry/oci-runtime.c); argv[0] is the program or "oci". */
-int sentry_oci(int argc, char **argv);
-
-/* `cordon sandbox VERB ...` (sentry/sandbox.c): returns the exit status. */
-int sentry_sandbox(int argc, char **argv);
-
 /* Layers the tests may switch off to show that the next one holds alone:
  * CORDON_DEBUG_DISABLE=name,... honoured only with --debug-unsafe. */
 enum {
@@ -90,13 +103,160 @@ size_t sentry_syscall_select(bool trap_paths, struct syscall_entry *ret, size_t 
  * in place of the SC_F_PATH_FAST_NOASK ones. */
 size_t sentry_syscall_select_rows(bool trap_paths, bool trap_writes, struct syscall_entry *ret, size_t size);
 
-/* `cordon check`: prints what this host supports; returns 0 when every
- * layer `cordon run` requires is there, 1 otherwise. */
-int sentry_check(bool json);
-
 /* Whether this host lets the sentry trace the sandbox's exec events
  * (sentry/exectrace.c): 0 or -errno from PTRACE_SEIZE. */
 int exectrace_probe(void);
+/* How many rows the sentry's own allow-list has (confine.c; for -v and
+ * `cordon check`). */
+size_t sentry_confine_rows(void);
 
-/* `cordon syscalls`: prints the table. */
-void sentry_print_syscalls(void);
+/* The set-up channel between the sentry and the sandbox's init. */
+enum msg_type {
+        MSG_GO = 1,
+        MSG_ERROR,
+        /* init → sentry after MSG_GO: its user, net, ipc and uts namespaces;
+         * MSG_FDS once the view is built: its root, the writable layer and
+         * the terminal's master side (when there is one) */
+        MSG_NS,
+        MSG_FDS,
+        MSG_READY,
+        MSG_START,
+        MSG_STATUS,
+        /* init → sentry between MSG_FDS and MSG_READY: value is the Landlock
+         * ABI in force (0: none), text why not */
+        MSG_LANDLOCK,
+        /* after MSG_START, to an init that serves runs (`cordon sandbox`):
+         * MSG_EXEC (sentry → init, struct exec_msg with the run's stdin,
+         * stdout and stderr attached), MSG_KILL (value: signal, aux: run);
+         * init answers MSG_RUN_PID (value: pid, aux: run) and later
+         * MSG_RUN_EXIT (value: wait status, aux: run) */
+        MSG_EXEC,
+        MSG_KILL,
+        MSG_RUN_PID,
+        MSG_RUN_EXIT,
+};
+
+struct msg {
+        uint32_t type;
+        int32_t value;
+        int64_t aux; /* MSG_STATUS: tasks the sandbox started (its pid namespace's last pid) */
+        char text[1024];
+};
+
+/* Everything the child needs, computed before the clone so that a bad
+ * request fails before any namespace exists. */
+struct sandbox_plan {
+        char **argv;
+        char **envp;
+        char *cwd;
+        struct fs_view_spec view;
+        struct fs_bind *binds;
+        int *bind_fds; /* OCI: the binds' sources opened by the sentry (view.bind_fds), else NULL */
+        size_t n_bind_fds;
+        struct fs_rule *rules;
+        struct sock_fprog filter;
+        /* the syscall table rows in force for this run (see SC_F_PATH_POLICY) */
+        struct syscall_entry *table;
+        size_t n_table;
+        bool trap_paths;  /* --trap-all or a hidden rule: every path call is emulated */
+        bool trap_writes; /* a write "ask" rule: every path call that changes the file system is emulated */
+        bool use_tty;
+        int64_t max_open_files;        /* RLIMIT_NOFILE for the command; -1: inherited */
+        unsigned debug_disable;        /* DEBUG_OFF_* (tests only; see sentry.h) */
+        bool serve_runs;               /* no command: init waits for MSG_EXEC (sentry/initd.c) */
+        const struct oci_sandbox *oci; /* `cordon oci`: applied by init (sentry/oci-sandbox.h), or NULL */
+};
+
+struct sandbox_state {
+        struct sandbox_plan *plan;
+        const struct policy *policy;
+        int sock;
+        int pidfd;
+        pid_t init_pid;
+        sigset_t sigmask;
+        uid_t uid;
+        gid_t gid;
+        bool verbose;
+        bool privileged;
+        struct fs_context fsctx;
+        struct notify_engine *engine;
+        struct net_gate *gate;
+        int audit_fd;               /* --audit FILE, or -1 */
+        bool allow_unverified_exec; /* --allow-unverified-exec: run on without the exec tracer */
+        pid_t exec_tracer;          /* 0: none */
+
+        int pty_master;
+        bool tty_raw;
+        struct termios saved_termios;
+
+        const char *id;
+        struct cgroup *cg; /* NULL: none (no limits asked, none available) */
+        struct run_limits limits;
+        struct timespec started;
+        const char *exit_reason; /* exited, signaled, oom, timeout, expired, sentry-error */
+        int cmd_status;          /* the command's wait status, when have_status */
+        bool have_status;
+        bool wound_down;        /* run_wind_down done */
+        int state_lock;         /* the state directory's lock (state_admit); -1 once removed */
+        int64_t tasks_started;  /* -1 unknown */
+        int writable_fd;        /* the writable layer (O_PATH), for its usage at the end */
+        int layer_fd;           /* the writable layer's root (O_PATH; init sent it): a template root's "upper" */
+        bool floor_on;          /* the BPF egress floor is attached to the sandbox's cgroup */
+        char floor_why[320];    /* else why not */
+        int landlock_abi;       /* the Landlock ABI init enforced; 0: none */
+        char landlock_why[320]; /* else why not */
+        struct trapped_count {
+                const char *name;
+                uint64_t count;
+                uint64_t total_ns, max_ns; /* the sentry's time on them (notify_engine_call_stats) */
+        } trapped[64];                     /* notifications served, per emulated syscall */
+        size_t n_trapped;
+        /* the umask cache's hits and misses, for --stats */
+        struct notify_umask_stats umask_cache;
+        struct serve *serve;         /* `cordon sandbox create`: the detached sentry's state, else NULL */
+        struct approvals *approvals; /* "ask" rules' pending requests (sentry/approvals.h) */
+        int approve_tty;             /* --approve-interactive: the controlling terminal, else -1 */
+        int prompt_wake[2];          /* a terminal prompt started or ended: the relay re-polls; -1 */
+};
+
+/* Refuses a directory, O_PATH or aimable host socket among fds (stdin,
+ * stdout, stderr of a command): 0, or -EBADF with why filled in. */
+int check_passed_fds(const int fds[3], char *why, size_t size);
+
+/* Kills every process of the sandbox (its cgroup, else init and so its pid
+ * namespace). */
+void sandbox_kill_all(struct sandbox_state *st);
+
+/* --- the state root (state.c) --- */
+
+/* /run/cordon for root; $XDG_RUNTIME_DIR/cordon or /tmp/cordon-UID otherwise;
+ * or what --root set. */
+const char *state_root(void);
+/* true unless --root chose another directory than the default */
+bool state_root_is_default(void);
+/* --root DIR: where sandboxes' state lives from now on (absolute; short
+ * enough for the control sockets under it). 0, or -errno with a message. */
+int state_set_root(const char *dir, char **ret_error);
+/* Under the admission lock: counts live sandboxes, refuses (-EDQUOT with
+ * *ret_error) beyond max_sandboxes (<0: no maximum), else creates the
+ * sandbox's state directory and takes its lock. Returns the lock fd (held
+ * for the sandbox's life), or -errno. */
+int state_admit(const char *id, int64_t max_sandboxes, char **ret_error);
+/* Writes state.json in the sandbox's directory (replaced atomically). */
+int state_write(const char *id, const char *json);
+/* Removes the sandbox's state directory and drops its claim. */
+int state_remove(const char *id);
+/* The two halves of state_remove, for a teardown that removes the
+ * directory early (beside init's exit: ext4 makes a directory's removal
+ * cost a few hundred microseconds) and keeps the claim, which alone tells
+ * gc that the sandbox's groups are still in use, until they are gone. */
+int state_remove_dir(const char *id);
+void state_drop_claim(const char *id);
+/* `cordon gc`: removes what crashed sentries left: state directories whose
+ * lock nobody holds, their cgroups, and cordon cgroups with no live
+ * sandbox. Never touches a live sandbox. Prints what it removed unless
+ * quiet. Returns the number of things removed, or -errno. */
+int state_gc(bool quiet);
+
+/* a fresh sandbox id: 16 hex digits */
+void sandbox_new_id(char ret[17]);

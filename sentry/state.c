@@ -14,7 +14,7 @@
 
 #include "common/util.h"
 #include "sentry/cgroup/cgroup.h"
-#include "sentry/policy/limits.h"
+#include "sentry/policy/policy.h"
 
 static char root_dir[512];
 

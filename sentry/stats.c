@@ -7,7 +7,7 @@
 #include <sys/wait.h>
 
 #include "common/util.h"
-#include "sentry/run-internal.h"
+#include "sentry/sentry-internal.h"
 
 static json_t *int_or_null(int64_t v)
 {

@@ -13,7 +13,7 @@
 
 #include "common/util.h"
 #include "sentry/approvals/approvals.h"
-#include "sentry/run-internal.h"
+#include "sentry/sentry-internal.h"
 
 static void sync_winsize(struct sandbox_state *st)
 {

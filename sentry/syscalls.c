@@ -6,15 +6,9 @@
 #include "config.h"
 
 #include <fcntl.h>
-#include <linux/sched.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
 
-#include "common/util.h"
-#include "fs/fs.h"
-#include "net/net.h"
-#include "sentry/run-internal.h"
-#include "sentry/sentry.h"
+#include "sentry/sentry-internal.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -404,35 +398,4 @@ size_t sentry_syscall_select_rows(bool trap_paths, bool trap_writes, struct sysc
 size_t sentry_syscall_select(bool trap_paths, struct syscall_entry *ret, size_t size)
 {
         return sentry_syscall_select_rows(trap_paths, false, ret, size);
-}
-
-static const char *action_name(const struct syscall_entry *e, char *buf, size_t size)
-{
-        switch (e->action) {
-        case SC_ALLOW:
-                return "allow";
-        case SC_EMULATE:
-                return "emulate";
-        case SC_KILL:
-                return "kill";
-        case SC_ERRNO:
-                snprintf(buf, size, "errno %s", strerrorname_np(e->err) ? strerrorname_np(e->err) : "?");
-                return buf;
-        }
-        return "?";
-}
-
-void sentry_print_syscalls(void)
-{
-        size_t n;
-        const struct syscall_entry *t = sentry_syscall_table(&n);
-        printf("%-20s %-18s %-8s %s\n", "SYSCALL", "ACTION", "SUPPORT", "NOTE");
-        printf("%-20s %-18s %-8s %s\n", "(other arch, x32)", "kill", "full",
-               "only the x86_64 ABI is allowed; any other is killed");
-        for (size_t i = 0; i < n; i++) {
-                char buf[64];
-                printf("%-20s %-18s %-8s %s%s\n", t[i].name, action_name(&t[i], buf, sizeof(buf)),
-                       t[i].support == SUPPORT_FULL ? "full" : "partial", t[i].n_cond ? "[when] " : "", t[i].note);
-        }
-        printf("%-20s %-18s %-8s %s\n", "(everything else)", "allow", "full", "runs natively");
 }

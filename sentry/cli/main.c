@@ -8,6 +8,9 @@
 #include "common/trace.h"
 #include "common/util.h"
 #include "fs/fs.h"
+#include "sentry/cli/cli.h"
+#include "sentry/oci/oci.h"
+#include "sentry/sandbox/sandbox.h"
 #include "sentry/sentry.h"
 
 static void usage(FILE *f)

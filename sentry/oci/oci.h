@@ -216,3 +216,8 @@ int oci_spec_policy(const struct oci_spec *s, struct policy **ret, char **ret_er
  * Refuses SCMP_ACT_NOTIFY (cordon's filter owns the listener). Syscall
  * names libseccomp does not know are skipped, as runc does. */
 int oci_seccomp_compile(const struct oci_seccomp *s, struct sock_fprog *ret, char **ret_error);
+
+/* `cordon oci VERB ...`, or the program run as `cordon-oci`: runc's command
+ * line (runtime.c); argv[0] is the program or "oci". Returns the exit
+ * status. */
+int sentry_oci(int argc, char **argv);

@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "common/util.h"
-#include "sentry/policy/limits.h"
+#include "sentry/policy/policy.h"
 
 void run_limits_unset(struct run_limits *l)
 {

@@ -1,6 +1,17 @@
-/* The policy document (DESIGN.md, "The policy"): loaded from JSON with
- * strict validation. Errors name the key by its JSON path, for example
- * "filesystem.rules[1].access: expected one of hidden, read, read-write". */
+/* sentry/policy/: what a sandbox is asked to be, as documents and options.
+ *
+ * Promises: the policy document (DESIGN.md, "The policy") is loaded with
+ * strict validation, and errors name the key by its JSON path, for example
+ * "filesystem.rules[1].access: expected one of hidden, read, read-write";
+ * resource limits from the command line and the policy are merged (the
+ * stricter wins) and checked against the host's admission file, whose
+ * errors name the limit, the value and the maximum.
+ *
+ * Never: this room decides nothing at run time and touches no process, file
+ * or kernel object beyond reading the documents it is given; only
+ * limits_option() prints (it is the command line's option parser). The
+ * rooms above it (the core, the fronts, the command line) depend on it, it
+ * on common/ alone. */
 #pragma once
 
 #include <stdbool.h>
@@ -102,3 +113,45 @@ static inline void policy_freep(struct policy **p)
         if (*p)
                 policy_free(*p);
 }
+
+/* --- limits and admission (limits.c) --- */
+
+#define EXIT_QUOTA   3   /* a request over the host's admission limits */
+#define EXIT_TIMEOUT 124 /* the sandbox reached its timeout or expiry (as timeout(1)) */
+
+#define DEFAULT_ADMISSION_FILE "/etc/cordon/admission.json"
+
+/* Each POLICY_UNSET (-1) when not requested. */
+struct run_limits {
+        int64_t memory_bytes, cpu_millis, disk_bytes, max_processes, max_open_files, timeout_ms;
+        time_t expires_at; /* (time_t)-1: none */
+};
+
+void run_limits_unset(struct run_limits *l);
+/* Folds the policy's limits into l: where both give a value the stricter wins. */
+void run_limits_merge_policy(struct run_limits *l, const struct policy *p);
+
+/* "512M", "1G", "1.5GiB", "4096" (bytes); binary multiples. 0 or -EINVAL. */
+int parse_size(const char *s, int64_t *ret);
+/* "30s", "500ms", "2m", "1h", "45" (seconds). 0 or -EINVAL. */
+int parse_duration_ms(const char *s, int64_t *ret);
+/* "1.5" CPUs -> 1500 millis. 0 or -EINVAL. */
+int parse_cpus(const char *s, int64_t *ret);
+/* One limit option of `run` and `sandbox create` into l: opt is 'M'
+ * (--memory), 'c' (--cpus), 'P' (--pids), 'N' (--nofile) or 'D' (--disk).
+ * On a bad value prints which and what was expected; -EINVAL. */
+int limits_option(char opt, const char *arg, struct run_limits *l);
+
+struct admission {
+        const char *origin; /* the file, for messages */
+        int64_t memory_bytes, cpu_millis, disk_bytes, max_processes, max_open_files, timeout_ms;
+        int64_t max_sandboxes;
+};
+
+/* Loads an admission file. path NULL: the default file, which may be absent
+ * (no host-wide limits). 0, or -errno with *ret_error naming the file and key. */
+int admission_load(const char *path, struct admission *ret, char **ret_error);
+/* Checks l against the maxima; fills unset limits with the maxima (a host
+ * that caps memory caps every sandbox). 0, or -EDQUOT with *ret_error naming
+ * the limit, the value and the maximum. */
+int admission_apply(const struct admission *a, struct run_limits *l, char **ret_error);

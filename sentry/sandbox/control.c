@@ -33,9 +33,9 @@
 #include "common/crypto-dl.h"
 #include "common/fdpass.h"
 #include "sentry/approvals/approvals.h"
-#include "sentry/run-internal.h"
 #include "sentry/sandbox/archive-dl.h"
 #include "sentry/sandbox/sandbox.h"
+#include "sentry/sentry-internal.h"
 
 #define MAX_RUNS          1024         /* run records kept per sandbox */
 #define MAX_ACTIVE_RUNS   64           /* runs alive at once */

@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 #include "common/util.h"
-#include "sentry/run-internal.h"
+#include "sentry/sentry-internal.h"
 
 /* MSG_EXEC's body: cwd, then argc arguments, then envc "K=V" entries, each
  * NUL-terminated, in strings[0..len). */
@@ -65,13 +65,6 @@ int serve_approvals_wake_fd(struct serve *srv);
  * returns once init is gone. */
 int serve_loop(struct sandbox_state *st);
 void serve_free(struct serve *srv);
-
-/* init's side: waits for MSG_EXEC and forks each run; never returns. With
- * oci, each run gets its seccomp profile just before its exec. */
-struct oci_sandbox;
-_noreturn_ void init_serve_runs(int sock, const struct oci_sandbox *oci);
-/* The sentry, before init's clone: init's test hooks (CORDON_TEST_STALL). */
-void init_read_test_hooks(void);
 
 /* The state directory of sandbox id (valid hex id or -EINVAL). */
 int sandbox_dir(const char *id, char *buf, size_t size);
@@ -161,3 +154,6 @@ int snapshot_restore(struct sandbox_state *st, int archive_fd, const char *want_
  * source.digest, else computed from the template's path. -ENOENT: the root
  * is no template. Call from an unconfined thread. */
 int snapshot_template_digest(const struct sandbox_state *st, char ret[FS_DIGEST_SIZE], char *err, size_t errsize);
+
+/* `cordon sandbox VERB ...` (client.c): returns the exit status. */
+int sentry_sandbox(int argc, char **argv);

@@ -27,7 +27,7 @@
 #include "common/util.h"
 #include "notify/notify.h"
 #include "sentry/prebuilt.h"
-#include "sentry/run-internal.h"
+#include "sentry/sentry-internal.h"
 #include "sentry/sentry.h"
 
 #ifndef CLONE_NEWTIME

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 
 #include "common/util.h"
-#include "sentry/run-internal.h"
+#include "sentry/sentry-internal.h"
 
 /* Runs fn in a confined child; returns its wait status. fn's return value
  * becomes the exit code. */

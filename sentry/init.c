@@ -1,0 +1,577 @@
+/* init's side of the start-up: what pid 1 of the sandbox does between the
+ * clone and the command's exec. It sends its namespaces, builds the view,
+ * applies a container's hostname, mounts, sysctls and rlimits, drops every
+ * privilege, loads the filter, waits for the sentry's start, forks the
+ * command (or serves runs: initd.c), relays signals and reports the
+ * command's status. It talks to the sentry only through the set-up channel
+ * (struct msg), and reports a failure with child_fail's MSG_ERROR. */
+#include "config.h"
+
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "common/fdpass.h"
+#include "common/trace.h"
+#include "sentry/oci-sandbox.h"
+#include "sentry/oci/oci.h"
+#include "sentry/sentry-internal.h"
+
+#ifndef SECBIT_NOROOT
+#define SECBIT_NOROOT                      (1 << 0)
+#define SECBIT_NOROOT_LOCKED               (1 << 1)
+#define SECBIT_NO_SETUID_FIXUP             (1 << 2)
+#define SECBIT_NO_SETUID_FIXUP_LOCKED      (1 << 3)
+#define SECBIT_KEEP_CAPS_LOCKED            (1 << 5)
+#define SECBIT_NO_CAP_AMBIENT_RAISE        (1 << 6)
+#define SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED (1 << 7)
+#endif
+
+int msg_send(int sock, uint32_t type, int32_t value, const char *text, const int *fds, size_t n_fds)
+{
+        struct msg m = {.type = type, .value = value};
+        if (text)
+                snprintf(m.text, sizeof(m.text), "%s", text);
+        return send_fds(sock, &m, sizeof(m), fds, n_fds);
+}
+
+/* Receives one message; up to max_fds fds into fds (others -1). 0 on EOF. */
+int msg_recv(int sock, struct msg *m, int *fds, size_t max_fds)
+{
+        ssize_t n = recv_fds(sock, m, sizeof(*m), fds, max_fds);
+        if (n <= 0)
+                return (int)n;
+        if (n != (ssize_t)sizeof(*m))
+                return -EIO;
+        m->text[sizeof(m->text) - 1] = '\0';
+        return 1;
+}
+
+_noreturn_ _printf_(2, 3) static void child_fail(int sock, const char *fmt, ...)
+{
+        char text[1024];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof(text), fmt, ap);
+        va_end(ap);
+        (void)msg_send(sock, MSG_ERROR, 0, text, NULL, 0);
+        _exit(EXIT_SANDBOX);
+}
+
+/* Drops every capability for good: bounding and ambient sets emptied,
+ * securebits locked so uid 0 in the sandbox never regains any on exec.
+ * With an OCI identity (oci->set_user) the process also becomes that
+ * uid/gid with those groups: the bounding set and securebits go first
+ * (they need CAP_SETPCAP), NO_SETUID_FIXUP keeps CAP_SETUID/SETGID across
+ * the switch, and the capset below empties them all the same. */
+static int drop_privileges(const struct oci_sandbox *oci)
+{
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+                return negative_errno();
+        /* up to the kernel's last capability: the first it does not know
+         * (EINVAL) is past it */
+        for (int cap = 0; cap <= 63; cap++)
+                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+                        if (errno == EINVAL)
+                                break;
+                        return negative_errno();
+                }
+        if (prctl(PR_SET_SECUREBITS,
+                  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
+                          SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+                  0, 0, 0) < 0)
+                return negative_errno();
+        if (oci && oci->set_user) {
+                gid_t groups[OCI_MAX_IDS];
+                for (size_t i = 0; i < oci->n_groups; i++)
+                        groups[i] = oci->groups[i];
+                if (setgroups(oci->n_groups, groups) < 0 && !(errno == EPERM && oci->n_groups == 0))
+                        return negative_errno();
+                if (setresgid(oci->gid, oci->gid, oci->gid) < 0 || setresuid(oci->uid, oci->uid, oci->uid) < 0)
+                        return negative_errno();
+        }
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+        struct __user_cap_data_struct d[2] = {0};
+        if (syscall(SYS_capset, &h, d) < 0)
+                return negative_errno();
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return negative_errno();
+        return 0;
+}
+
+const int forwarded_signals[N_FORWARDED_SIGNALS] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT,
+                                                    SIGUSR1, SIGUSR2, SIGCONT, SIGWINCH};
+
+static volatile sig_atomic_t init_cmd_pid;
+
+static void init_forward(int sig)
+{
+        if (init_cmd_pid > 0)
+                kill(init_cmd_pid, sig);
+}
+
+/* init is a fork of the cordon process: its argument and environment areas
+ * still hold the host's command line and environment, and /proc/1/cmdline
+ * is readable in the sandbox. Overwrite both in place. */
+static void scrub_host_memory(void)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/stat", "re");
+        char buf[2048];
+        if (!f || !fgets(buf, sizeof(buf), f))
+                return;
+        const char *p = strrchr(buf, ')');
+        if (!p)
+                return;
+        /* fields 48..51 (arg_start, arg_end, env_start, env_end); p is at field 2's end */
+        unsigned long v[4];
+        int field = 2;
+        const char *q = p + 1;
+        while (*q && field < 47) {
+                if (*q == ' ')
+                        field++;
+                q++;
+        }
+        if (sscanf(q, "%*s %lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) != 4)
+                return;
+        static const char name[] = "cordon-init";
+        if (v[1] > v[0] + sizeof(name)) {
+                memset((void *)v[0], 0, v[1] - v[0]);
+                memcpy((void *)v[0], name, sizeof(name));
+        }
+        if (v[3] > v[2])
+                memset((void *)v[2], 0, v[3] - v[2]);
+}
+
+/* The command's process before its go: default signal actions, its own
+ * session, the terminal. Done while it waits for init's go (which is on the
+ * path to its first instruction), not after. */
+static void prepare_command(int tty_slave)
+{
+        sigset_t none;
+        sigemptyset(&none);
+        for (int s = 1; s < NSIG; s++)
+                signal(s, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+
+        setsid();
+        if (tty_slave >= 0) {
+                if (ioctl(tty_slave, TIOCSCTTY, 0) < 0)
+                        _exit(EXIT_SANDBOX);
+                for (int fd = 0; fd <= 2; fd++)
+                        if (dup2(tty_slave, fd) < 0)
+                                _exit(EXIT_SANDBOX);
+                if (tty_slave > 2)
+                        close(tty_slave);
+        }
+}
+
+_noreturn_ static void exec_command(const struct sandbox_plan *plan)
+{
+        /* the working directory is init's, set before the filter (below) */
+        /* This copy of init's mm belongs to the host's user namespace: were
+         * it not dumpable, an unprivileged sentry could not read this
+         * process's memory to check its execve. It was forked while init
+         * still was (init drops that at the start, after our fork), and
+         * stays so until exec replaces the image (which resets it anyway):
+         * no other process of the sandbox exists yet to look, and this copy
+         * of init holds nothing the command may not see (the channel to the
+         * sentry is closed). */
+        (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+        execvpe(plan->argv[0], plan->argv, plan->envp);
+        int e = errno;
+        if (e == ENOENT && plan->view.template_path)
+                dprintf(STDERR_FILENO,
+                        "cordon: %s: not found in the sandbox's root, the template %s (it must hold the program "
+                        "and, for a dynamically linked one, its ELF interpreter and libraries)\n",
+                        plan->argv[0], plan->view.template_path);
+        else
+                dprintf(STDERR_FILENO, "cordon: %s: %s\n", plan->argv[0], strerror(e));
+        _exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
+}
+
+/* Test only (--debug-unsafe, "ro-binds", "noexec-rules"): mounts the
+ * read-only binds writable again, or the exec:false rules' paths executable,
+ * so a test can show Landlock alone refuses the write or the exec. Runs in
+ * init while it still holds CAP_SYS_ADMIN over its own mount namespace,
+ * where the view's flags were set and are not locked. */
+static void debug_mount_flags(const struct sandbox_plan *plan, int sock)
+{
+        for (size_t i = 0; (plan->debug_disable & DEBUG_OFF_NOEXEC_RULES) && i < plan->view.n_rules; i++) {
+                const struct fs_rule *rule = &plan->view.rules[i];
+                unsigned long ro = rule->access == FS_READ ? MS_RDONLY : 0;
+                if (rule->exec == 0 && rule->access != FS_HIDDEN &&
+                    mount(NULL, rule->path, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | ro, NULL) < 0)
+                        child_fail(sock, "debug: remount %s executable: %s", rule->path, strerror(errno));
+        }
+        for (size_t i = 0; (plan->debug_disable & DEBUG_OFF_RO_BINDS) && i < plan->view.n_binds; i++) {
+                const struct fs_bind *b = &plan->view.binds[i];
+                if (b->read_only && mount(NULL, b->target, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV, NULL) < 0)
+                        child_fail(sock, "debug: remount %s writable: %s", b->target, strerror(errno));
+        }
+}
+
+/* An OCI mount the view does not provide (a tmpfs, mqueue), inside the
+ * sandbox's own mount namespace after the pivot; its mount point made if
+ * the image lacks it. Always nosuid and nodev. */
+static void oci_mount(int sock, const struct oci_extra_mount *m)
+{
+        char path[4096];
+        snprintf(path, sizeof(path), "%s", m->destination);
+        for (char *p = path + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = '\0';
+                if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                        child_fail(sock, "mounts: %s: mkdir %s: %s", m->destination, path, strerror(errno));
+                *p = '/';
+        }
+        if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                child_fail(sock, "mounts: %s: mkdir: %s", m->destination, strerror(errno));
+        if (mount(m->fstype, path, m->fstype, m->flags | MS_NOSUID | MS_NODEV, m->data) < 0)
+                child_fail(sock, "mounts: %s %s (%s): %s", m->fstype, m->destination, m->data ? m->data : "",
+                           strerror(errno));
+}
+
+/* init's user, net, ipc and uts namespaces, to the sentry (MSG_NS): its
+ * proc agent joins them all (a /proc/sys file is looked up in the opener's),
+ * its DNS stub listens in the net one. By fd, which takes no ptrace check of
+ * init (a non-dumpable init would refuse an unprivileged sentry). */
+static void send_namespaces(int sock)
+{
+        static const char *const names[4] = {"user", "net", "ipc", "uts"};
+        int fds[4];
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                char path[32];
+                snprintf(path, sizeof(path), "/proc/self/ns/%s", names[i]);
+                fds[i] = open(path, O_RDONLY | O_CLOEXEC);
+                if (fds[i] < 0)
+                        child_fail(sock, "open the sandbox's %s namespace: %s", names[i], strerror(errno));
+        }
+        if (msg_send(sock, MSG_NS, 0, NULL, fds, ELEMENTSOF(fds)) < 0)
+                _exit(EXIT_SANDBOX);
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+                close(fds[i]);
+}
+
+/* linux.sysctl, written by init while the host's /proc is still mounted
+ * (the view's /proc/sys is read-only): a net, ipc or uts sysctl file acts
+ * on the namespace of the process that opens it, which is the sandbox's
+ * own here, and init is root of the user namespace that owns them. Like
+ * runc, a value the kernel refuses fails the start. */
+static void oci_sysctls(int sock, const struct oci_sandbox *oci)
+{
+        _cleanup_close_ int sys = oci->n_sysctls ? open("/proc/sys", O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+        if (oci->n_sysctls && sys < 0)
+                child_fail(sock, "linux.sysctl: open /proc/sys: %s", strerror(errno));
+        for (size_t i = 0; i < oci->n_sysctls; i++) {
+                const struct oci_sysctl *c = &oci->sysctls[i];
+                char rel[256];
+                if (snprintf(rel, sizeof(rel), "%s", c->key) >= (int)sizeof(rel))
+                        child_fail(sock, "linux.sysctl: %s: name too long", c->key);
+                for (char *p = rel; *p; p++)
+                        if (*p == '.')
+                                *p = '/';
+                /* the parser refused "..", "/" and empty parts; beneath
+                 * /proc/sys without symlinks all the same */
+                struct open_how how = {.flags = O_WRONLY | O_CLOEXEC | O_TRUNC,
+                                       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+                _cleanup_close_ int fd = (int)syscall(SYS_openat2, sys, rel, &how, sizeof(how));
+                if (fd < 0)
+                        child_fail(sock, "linux.sysctl: %s: %s", c->key, strerror(errno));
+                int r = write_all(fd, c->value, strlen(c->value));
+                if (r < 0)
+                        child_fail(sock, "linux.sysctl: %s = \"%s\": %s", c->key, c->value, strerror(-r));
+        }
+}
+
+/* pid 1 of the sandbox. */
+_noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct cgroup_entry *cg_entry)
+{
+        struct msg m;
+        int fds[4];
+        int r;
+
+        /* Whatever the sentry held (the sandbox's state lock, the engine's
+         * fds) is not init's: a copy here would outlive a killed sentry.
+         * The template's directory stays until the view is built (the view
+         * checks that the template it mounts is the one the sentry hashed). */
+        int only_sock[2 + CG_ENTRY_MAX + 64] = {sock, plan->view.template_fd};
+        size_t n_keep = 2;
+        for (size_t i = 0; i < cg_entry->n_tasks; i++)
+                only_sock[n_keep++] = cg_entry->tasks_fd[i];
+        for (size_t i = 0; i < plan->n_bind_fds && n_keep < ELEMENTSOF(only_sock); i++)
+                only_sock[n_keep++] = plan->bind_fds[i];
+        if (close_all_but(only_sock, n_keep) < 0)
+                _exit(EXIT_SANDBOX);
+
+        /* Out of the host terminal's session: a Ctrl-C there reaches the
+         * sentry only, which forwards it once (init would otherwise get it
+         * too and the command would see it twice). */
+        setsid();
+        trace_mark("init: started");
+        /* with the go: the template's idmapped lower layer, when the sentry made one */
+        fds[0] = -1;
+        r = msg_recv(sock, &m, fds, 1);
+        if (r <= 0 || m.type != MSG_GO)
+                _exit(EXIT_SANDBOX);
+        trace_mark("init: go received");
+        struct fs_view_spec view = plan->view;
+        view.template_tree_fd = fds[0];
+        /* Into the sandbox's control groups before anything else: born in
+         * its v2 group (CLONE_INTO_CGROUP), init moves itself into the v1
+         * ones; it is single-threaded, so its thread is all of it. Nothing
+         * of the sandbox's has run or forked yet. */
+        const char *cg_path = NULL;
+        r = cgroup_entry_join(cg_entry, &cg_path);
+        if (r < 0)
+                child_fail(sock, "cannot enter the sandbox's control group %s: %s", cg_path, strerror(-r));
+        cgroup_entry_close(cg_entry);
+        trace_mark("init: joined its cgroups");
+        /* that group is now our cgroup namespace's root */
+        if (unshare(CLONE_NEWCGROUP) < 0)
+                child_fail(sock, "unshare the cgroup namespace: %s", strerror(errno));
+
+        /* become the sandbox's uid/gid 0, which the maps tie to an
+         * unprivileged host identity (our host credentials were still root's) */
+        if (setgroups(0, NULL) < 0 && errno != EPERM)
+                child_fail(sock, "setgroups: %s", strerror(errno));
+        if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+                child_fail(sock, "switch to the sandbox's uid 0: %s", strerror(errno));
+        /* The sentry gone means we go too, and with us the pid namespace.
+         * Set only now: changing credentials (the setresuid above, from host
+         * root to nobody) clears the parent-death signal. Had the sentry died
+         * before this line, the next message to it fails and we exit. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                child_fail(sock, "PR_SET_PDEATHSIG: %s", strerror(errno));
+
+        trace_mark("init: credentials set");
+        if (plan->oci)
+                oci_sysctls(sock, plan->oci);
+
+        /* The namespaces but the mount one are final since the clone: sent
+         * now, so that the sentry starts its DNS stub in the network one
+         * (and brings its loopback up) while init builds the view. (Opened
+         * through the host's /proc, still mounted here: /proc/self is init
+         * in any pid namespace's view.) */
+        const char *hostname = plan->oci && plan->oci->hostname ? plan->oci->hostname : "cordon";
+        if (sethostname(hostname, strlen(hostname)) < 0)
+                child_fail(sock, "sethostname: %s", strerror(errno));
+        send_namespaces(sock);
+        trace_mark("init: namespaces sent");
+
+        char err[1024] = "";
+        int layerfd = -1;
+        r = fs_view_enter(&view, err, sizeof(err), &layerfd);
+        if (r < 0)
+                child_fail(sock, "cannot build the sandbox's view: %s", err);
+        trace_mark("init: view built");
+        for (size_t i = 0; plan->oci && i < plan->oci->n_mounts; i++)
+                oci_mount(sock, &plan->oci->mounts[i]);
+        if (plan->debug_disable & (DEBUG_OFF_RO_BINDS | DEBUG_OFF_NOEXEC_RULES))
+                debug_mount_flags(plan, sock);
+
+        /* the terminal, from the sandbox's own devpts instance */
+        int master = -1, slave = -1;
+        if (plan->use_tty) {
+                master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+                if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0)
+                        child_fail(sock, "open a terminal in the sandbox: %s", strerror(errno));
+                char name[64];
+                if (ptsname_r(master, name, sizeof(name)) != 0)
+                        child_fail(sock, "ptsname: %s", strerror(errno));
+                slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+                if (slave < 0)
+                        child_fail(sock, "open %s: %s", name, strerror(errno));
+        }
+
+        /* nothing of the host's but stdin/stdout/stderr crosses into the sandbox */
+        /* the view's root, for the sentry's workers to chroot into (sent
+         * rather than looked up through /proc, which a non-dumpable init
+         * would refuse to an unprivileged sentry) */
+        int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rootfd < 0)
+                child_fail(sock, "open the view's root: %s", strerror(errno));
+
+        scrub_host_memory();
+
+        /* the pid namespace's last pid, read when the command ends: how many
+         * tasks the sandbox started (opened now: later opens are trapped) */
+        int lastpid = open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
+
+        int keep[] = {sock, master, slave, rootfd, lastpid, layerfd};
+        if ((r = close_all_but(keep, ELEMENTSOF(keep))) < 0)
+                child_fail(sock, "close_range: %s", strerror(-r));
+
+        /* The view and its mounts are final: the sentry starts its proc
+         * agent with them while init drops its privileges and installs
+         * Landlock and the filter. */
+        int out[3] = {rootfd, layerfd, master};
+        if (msg_send(sock, MSG_FDS, 0, NULL, out, master >= 0 ? 3 : 2) < 0)
+                _exit(EXIT_SANDBOX);
+        close(layerfd); /* the sentry's alone: nothing of the sandbox may reach the layer's hidden parts */
+
+        /* the container's rlimits, while init may still raise them within
+         * what the host allows (it cannot exceed the hard limits it got) */
+        for (size_t i = 0; plan->oci && i < plan->oci->n_rlimits; i++) {
+                const struct oci_limit *l = &plan->oci->rlimits[i];
+                struct rlimit rl = {(rlim_t)l->soft, (rlim_t)l->hard};
+                if (setrlimit(l->resource, &rl) < 0)
+                        child_fail(sock, "process.rlimits: resource %d soft %llu hard %llu: %s", l->resource,
+                                   (unsigned long long)l->soft, (unsigned long long)l->hard, strerror(errno));
+        }
+        if (plan->oci && plan->oci->has_umask)
+                umask((mode_t)plan->oci->umask);
+        r = drop_privileges(plan->oci);
+        if (r < 0)
+                child_fail(sock, "drop privileges%s: %s",
+                           plan->oci && plan->oci->set_user ? " and become process.user" : "", strerror(-r));
+
+        /* Landlock, before anything runs that the sandbox controls: init
+         * restricts itself, so the command and all it forks inherit the
+         * domain. Present but failing is fatal (fail closed); absent is
+         * reported to the sentry, which says so with -v. */
+        char ll_why[1024] = "switched off (--debug-unsafe)";
+        int ll_abi = 0;
+        if (!(plan->debug_disable & DEBUG_OFF_LANDLOCK)) {
+                ll_why[0] = '\0';
+                ll_abi = fs_landlock_apply(&plan->view, ll_why, sizeof(ll_why));
+                if (ll_abi < 0)
+                        child_fail(sock, "cannot apply the Landlock ruleset: %s", ll_why);
+        }
+
+        trace_mark("init: privileges dropped, landlock applied");
+        /* Everything for the sentry goes before the filter: once it is
+         * installed, sendmsg and opens are trapped, and nobody serves them
+         * until the sentry has the listener. */
+        if (msg_send(sock, MSG_LANDLOCK, ll_abi, ll_why, NULL, 0) < 0)
+                _exit(EXIT_SANDBOX);
+
+        /* The command's working directory, entered with the command's own
+         * standing (no capabilities left) and inherited through the fork:
+         * done here, before the filter, it is no trapped chdir — which the
+         * sentry could not serve through the /proc/TID/mem fallback anyway,
+         * since a process that is not dumpable (init's fork before its exec)
+         * has /proc files only the host's root may open. */
+        if (chdir(plan->cwd) < 0)
+                child_fail(sock, "cannot change to %s in the sandbox: %s", plan->cwd, strerror(errno));
+
+        bool killable = false;
+        trace_mark("init: fds sent");
+        int listener = notify_filter_install(&plan->filter, &killable);
+        if (listener < 0)
+                child_fail(sock, "install the seccomp filter: %s", strerror(-listener));
+        trace_mark("init: filter installed");
+        /* no core dumps: a host core_pattern pipe would hand the dump to a
+         * host program; and the open-files limit asked for (before the
+         * command's fork, which inherits them) */
+        struct rlimit core = {0, 0};
+        setrlimit(RLIMIT_CORE, &core);
+        if (plan->max_open_files > 0) {
+                struct rlimit nofile = {(rlim_t)plan->max_open_files, (rlim_t)plan->max_open_files};
+                if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
+                        child_fail(sock, "RLIMIT_NOFILE %lld: %s", (long long)plan->max_open_files, strerror(errno));
+        }
+        /* The listener's number only, with send() (sendto without an address
+         * runs natively); the sentry takes the fd itself with pidfd_getfd. */
+        struct msg ready = {.type = MSG_READY, .value = killable, .aux = listener};
+        if (send(sock, &ready, sizeof(ready), MSG_NOSIGNAL) != (ssize_t)sizeof(ready))
+                _exit(EXIT_SANDBOX);
+
+        /* The command's process, forked while the sentry takes the listener
+         * and sends the start (a fork of init's copy of the sentry's memory
+         * costs a few hundred microseconds). It runs nothing but waits for
+         * init's go, which comes after the start, once init is no longer
+         * dumpable; its copies of init's fds are close-on-exec (the
+         * listener, the view's root, the namespaces, the terminal's
+         * master). */
+        pid_t cmd = -1;
+        int go[2] = {-1, -1};
+        if (!plan->serve_runs) {
+                if (pipe2(go, O_CLOEXEC) < 0)
+                        child_fail(sock, "pipe: %s", strerror(errno));
+                cmd = fork();
+                if (cmd < 0)
+                        child_fail(sock, "fork: %s", strerror(errno));
+                if (cmd == 0) {
+                        close(sock);
+                        close(go[1]);
+                        prepare_command(slave);
+                        char c;
+                        ssize_t n;
+                        do
+                                n = read(go[0], &c, 1);
+                        while (n < 0 && errno == EINTR);
+                        if (n != 1)
+                                _exit(EXIT_SANDBOX); /* init is gone: so is the sandbox */
+                        close(go[0]);
+                        trace_mark("cmd: exec");
+                        exec_command(plan);
+                }
+                close(go[0]);
+                init_cmd_pid = cmd;
+        }
+
+        r = msg_recv(sock, &m, fds, 0);
+        if (r <= 0 || m.type != MSG_START)
+                _exit(EXIT_SANDBOX);
+        trace_mark("init: start received");
+        /* The sentry has taken the listener (pidfd_getfd needs init to be
+         * dumpable for an unprivileged sentry). Now, before the command
+         * runs anything: init holds the channel to the sentry, and the
+         * command must not be able to read or write its memory through
+         * /proc/1/mem. */
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                _exit(EXIT_SANDBOX);
+        close(listener);
+        close(rootfd);
+        if (master >= 0)
+                close(master);
+
+        struct sigaction sa = {.sa_handler = init_forward, .sa_flags = SA_RESTART};
+        sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
+                sigaction(forwarded_signals[i], &sa, NULL);
+
+        if (plan->serve_runs)
+                init_serve_runs(sock, plan->oci);
+
+        if (write(go[1], "g", 1) != 1)
+                _exit(EXIT_SANDBOX);
+        close(go[1]);
+        if (slave >= 0)
+                close(slave);
+
+        /* reap everything; report the command's status; leave when it ends
+         * (the kernel then kills what is left in the pid namespace) */
+        for (;;) {
+                int status;
+                pid_t p = waitpid(-1, &status, 0);
+                if (p < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        _exit(EXIT_SANDBOX);
+                }
+                if (p == cmd) {
+                        trace_mark("init: command reaped");
+                        int64_t tasks = -1;
+                        char buf[32];
+                        ssize_t n = lastpid >= 0 ? pread(lastpid, buf, sizeof(buf) - 1, 0) : -1;
+                        if (n > 0) {
+                                buf[n] = '\0';
+                                tasks = strtoll(buf, NULL, 10);
+                        }
+                        /* send(), not sendmsg(): sendto without an address is
+                         * not trapped, so this works even if the sentry is busy */
+                        struct msg st = {.type = MSG_STATUS, .value = status, .aux = tasks};
+                        (void)send(sock, &st, sizeof(st), MSG_NOSIGNAL);
+                        _exit(0);
+                }
+        }
+}

@@ -1,0 +1,69 @@
+/* The end of a sandbox once its command's status is in: the trapped-call
+ * counts kept for --stats, the approvals closed, the engine and the proc
+ * agent stopped, `cordon run`'s state directory removed, and every process
+ * of the sandbox killed. */
+#include "config.h"
+
+#include <seccomp.h>
+
+#include "common/trace.h"
+#include "sentry/approvals/approvals.h"
+#include "sentry/sentry-internal.h"
+
+/* The engine's per-syscall counts, kept for --stats before it is freed. */
+static void capture_trapped_counts(struct sandbox_state *st)
+{
+        size_t n = st->plan->n_table;
+        const struct syscall_entry *t = st->plan->table;
+        st->n_trapped = 0;
+        for (size_t i = 0; i < n && st->n_trapped < ELEMENTSOF(st->trapped); i++) {
+                if (t[i].action != SC_EMULATE)
+                        continue;
+                int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, t[i].name);
+                if (nr == __NR_SCMP_ERROR)
+                        nr = t[i].nr;
+                struct notify_call_stats cs;
+                notify_engine_call_stats(st->engine, nr, &cs);
+                st->trapped[st->n_trapped++] = (struct trapped_count){
+                        .name = t[i].name, .count = cs.count, .total_ns = cs.total_ns, .max_ns = cs.max_ns};
+        }
+        notify_umask_get_stats(st->engine, &st->umask_cache);
+}
+
+void run_wind_down(struct sandbox_state *st)
+{
+        if (st->wound_down)
+                return;
+        st->wound_down = true;
+        capture_trapped_counts(st);
+        /* every hold decided (denied) before the engine that holds them
+         * goes; the approver itself stays until the engine has stopped, as
+         * a worker still in a handler may ask it (and is refused: closed) */
+        approvals_close(st->approvals, "terminate");
+        /* What is left of the sandbox until init's exit has killed it (a
+         * daemon the command left) finds nobody to serve its trapped calls
+         * or its DNS queries: they wait, and end with it. The stub's thread
+         * ends beside the engine's (joined when the gate is freed). */
+        net_gate_wind_down(st->gate);
+        notify_engine_stop(st->engine);
+        trace_mark("engine stopped");
+        /* no handler is left to ask the proc agent: its exit can run now
+         * (reaped in fs_agent_stop) */
+        fs_agent_kill(&st->fsctx);
+        /* `cordon run`'s state directory goes now too (a long-lived
+         * sandbox's still takes its last events). Its claim stays held
+         * until the groups are gone: gc takes a group for garbage only
+         * when neither is held. */
+        if (!st->serve && st->state_lock >= 0) {
+                (void)state_remove_dir(st->id);
+                close(TAKE_FD(st->state_lock));
+                trace_mark("state directory removed");
+        }
+}
+
+void sandbox_kill_all(struct sandbox_state *st)
+{
+        if (st->cg)
+                (void)cgroup_kill_all(st->cg);
+        kill(st->init_pid, SIGKILL);
+}
