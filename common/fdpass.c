@@ -1,3 +1,6 @@
+/* File descriptors across processes: sent and received with a message over
+ * a unix socket (SCM_RIGHTS), and every fd but a kept few closed before a
+ * process runs on. */
 #include "config.h"
 
 #include <stdlib.h>

@@ -17,7 +17,6 @@
 #include "fs/fs.h"
 #include "net/net.h"
 #include "sentry/cli/cli.h"
-#include "sentry/sentry-internal.h"
 #include "sentry/sentry.h"
 
 /* Tries flags in a child (after a user namespace when asked); true if the
