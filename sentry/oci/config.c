@@ -366,8 +366,8 @@ void oci_process_done(struct oci_process *p)
 {
         if (!p)
                 return;
-        oci_strv_free(p->args);
-        oci_strv_free(p->env);
+        strv_free(p->args);
+        strv_free(p->env);
         free(p->cwd);
         free(p->user.additional_gids);
         free(p->rlimits);
@@ -797,8 +797,8 @@ void oci_spec_free(struct oci_spec *s)
         free(s->uid_mappings);
         free(s->gid_mappings);
         free(s->cgroups_path);
-        oci_strv_free(s->masked_paths);
-        oci_strv_free(s->readonly_paths);
+        strv_free(s->masked_paths);
+        strv_free(s->readonly_paths);
         for (size_t i = 0; i < s->n_sysctls; i++) {
                 free(s->sysctls[i].key);
                 free(s->sysctls[i].value);
@@ -809,8 +809,8 @@ void oci_spec_free(struct oci_spec *s)
         for (int k = 0; k < OCI_HOOK_KINDS; k++) {
                 for (size_t i = 0; i < s->n_hooks[k]; i++) {
                         free(s->hooks[k][i].path);
-                        oci_strv_free(s->hooks[k][i].args);
-                        oci_strv_free(s->hooks[k][i].env);
+                        strv_free(s->hooks[k][i].args);
+                        strv_free(s->hooks[k][i].env);
                 }
                 free(s->hooks[k]);
         }

@@ -314,3 +314,14 @@ int oci_lookup(const char *id, struct container *c)
                 oci_error("container %s does not exist", id);
         return r;
 }
+
+int oci_lookup_one(int argc, char **argv, const char *verb, struct container *c)
+{
+        if (argc != 2) {
+                oci_error("%s: usage: %s ID", verb, verb);
+                return EXIT_USAGE;
+        }
+        if (oci_lookup(argv[1], c) < 0)
+                return 1;
+        return 0;
+}

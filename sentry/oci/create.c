@@ -480,11 +480,7 @@ int oci_cmd_create(int argc, char **argv, bool run)
         }
         if (detach)
                 return 0;
-        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-        struct sigaction sa = {.sa_handler = oci_on_signal};
-        sigemptyset(&sa.sa_mask);
-        for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
-                sigaction(sigs[i], &sa, NULL);
+        oci_catch_signals();
         int status = 0;
         for (;;) {
                 pid_t w = waitpid(spid, &status, 0);

@@ -60,7 +60,7 @@ int oci_cmd_exec(int argc, char **argv)
         const char *process_file = NULL, *console_socket = NULL, *pid_file = NULL, *cwd = NULL, *user = NULL;
         bool tty = false, detach = false;
         int preserve = 0;
-        _cleanup_(oci_strv_freep) char **env = xcalloc(1, sizeof(char *));
+        _cleanup_(strv_freep) char **env = xcalloc(1, sizeof(char *));
         size_t n_env = 0;
         int ch;
         optind = 1;
@@ -282,11 +282,7 @@ int oci_cmd_exec(int argc, char **argv)
                 oci_error("--pid-file %s: %s", pid_file, strerror(-r));
                 return 1;
         }
-        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-        struct sigaction sa = {.sa_handler = oci_on_signal};
-        sigemptyset(&sa.sa_mask);
-        for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
-                sigaction(sigs[i], &sa, NULL);
+        oci_catch_signals();
         for (;;) {
                 if (oci_pending_signal) {
                         int sig = oci_pending_signal;

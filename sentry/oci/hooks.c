@@ -18,13 +18,9 @@ json_t *oci_hooks_json(const struct oci_spec *s, enum oci_hook_kind k)
         json_t *a = json_array();
         for (size_t i = 0; i < s->n_hooks[k]; i++) {
                 const struct oci_hook *h = &s->hooks[k][i];
-                json_t *args = json_array(), *env = json_array();
-                for (char **p = h->args; p && *p; p++)
-                        json_array_append_new(args, json_string(*p));
-                for (char **p = h->env; p && *p; p++)
-                        json_array_append_new(env, json_string(*p));
-                json_array_append_new(a, json_pack("{s:s, s:o, s:o, s:i}", "path", h->path, "args", args, "env", env,
-                                                   "timeout", h->timeout));
+                json_array_append_new(a,
+                                      json_pack("{s:s, s:o, s:o, s:i}", "path", h->path, "args", oci_strv_json(h->args),
+                                                "env", oci_strv_json(h->env), "timeout", h->timeout));
         }
         return a;
 }
@@ -36,18 +32,6 @@ static char **strv_from_json(json_t *a)
         json_t *e;
         json_array_foreach(a, i, e) v[i] = xstrdup(json_string_value(e) ? json_string_value(e) : "");
         return v;
-}
-
-static void strv_free(char **v)
-{
-        for (char **p = v; p && *p; p++)
-                free(*p);
-        free(v);
-}
-
-void oci_strv_freep(char ***v)
-{
-        strv_free(*v);
 }
 
 /* Runs each hook of the array in order; the first failure stops them.

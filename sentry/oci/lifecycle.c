@@ -14,13 +14,10 @@
 
 int oci_cmd_start(int argc, char **argv)
 {
-        if (argc != 2) {
-                oci_error("start: usage: start ID");
-                return EXIT_USAGE;
-        }
         struct container c;
-        if (oci_lookup(argv[1], &c) < 0)
-                return 1;
+        int ec = oci_lookup_one(argc, argv, "start", &c);
+        if (ec != 0)
+                return ec;
         const char *status = oci_container_status(&c);
         int r = -EINVAL;
         if (streq(status, "stopped"))
@@ -155,13 +152,10 @@ int oci_cmd_delete(int argc, char **argv)
 
 int oci_simple_op(int argc, char **argv, const char *op)
 {
-        if (argc != 2) {
-                oci_error("%s: usage: %s ID", op, op);
-                return EXIT_USAGE;
-        }
         struct container c;
-        if (oci_lookup(argv[1], &c) < 0)
-                return 1;
+        int ec = oci_lookup_one(argc, argv, op, &c);
+        if (ec != 0)
+                return ec;
         const char *status = oci_container_status(&c);
         int r = -EINVAL;
         bool pause = streq(op, "pause");

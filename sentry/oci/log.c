@@ -55,39 +55,40 @@ static void log_line(const char *level, const char *msg)
         }
 }
 
+/* One message at level: to the log, and to stderr (after "cordon-oci: "
+ * and prefix) when to_stderr. */
+_printf_(4, 0) static void say(const char *level, bool to_stderr, const char *prefix, const char *fmt, va_list ap)
+{
+        char msg[4096];
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        if (to_stderr)
+                fprintf(stderr, "cordon-oci: %s%s\n", prefix, msg);
+        log_line(level, msg);
+}
+
 /* An error: to stderr and the log. The caller exits non-zero. */
 _printf_(1, 2) void oci_error(const char *fmt, ...)
 {
-        char msg[4096];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
+        say("error", true, "", fmt, ap);
         va_end(ap);
-        fprintf(stderr, "cordon-oci: %s\n", msg);
-        log_line("error", msg);
 }
 
 _printf_(1, 2) void oci_warn(const char *fmt, ...)
 {
-        char msg[4096];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
+        say("warning", oci_G.debug, "warning: ", fmt, ap);
         va_end(ap);
-        if (oci_G.debug)
-                fprintf(stderr, "cordon-oci: warning: %s\n", msg);
-        log_line("warning", msg);
 }
 
 _printf_(1, 2) void oci_debug(const char *fmt, ...)
 {
         if (!oci_G.debug)
                 return;
-        char msg[4096];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
+        say("debug", true, "", fmt, ap);
         va_end(ap);
-        fprintf(stderr, "cordon-oci: %s\n", msg);
-        log_line("debug", msg);
 }

@@ -71,7 +71,6 @@ int oci_get_int(struct oci_parser *p, json_t *v, int64_t min, int64_t max, int64
 int oci_get_u64(struct oci_parser *p, json_t *v, uint64_t *ret);
 int oci_get_u32(struct oci_parser *p, json_t *v, uint32_t *ret);
 int oci_get_strv(struct oci_parser *p, json_t *v, int (*check)(struct oci_parser *p, const char *s), char ***ret);
-void oci_strv_free(char **v);
 
 _printf_(3, 4) int oci_fail_at(struct oci_parser *p, const char *key, const char *fmt, ...);
 /* Go's "not set" for every kind of value: absent, null, false, 0, "", [] or {}. */

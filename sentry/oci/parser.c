@@ -57,15 +57,12 @@ int oci_fail(struct oci_parser *p, const char *fmt, ...)
 {
         _cleanup_free_ char *msg = NULL;
         va_list ap;
-        int r;
 
         if (p->error)
                 return -EINVAL;
         va_start(ap, fmt);
-        r = vasprintf(&msg, fmt, ap);
+        msg = xvasprintf(fmt, ap);
         va_end(ap);
-        if (r < 0)
-                oom();
         if (p->path_len > 0)
                 p->error = xasprintf("%s: %s: %s", p->origin, p->path, msg);
         else
@@ -340,15 +337,6 @@ int oci_get_abs_path(struct oci_parser *p, json_t *v, char **ret)
         return 0;
 }
 
-void oci_strv_free(char **v)
-{
-        if (!v)
-                return;
-        for (char **s = v; *s; s++)
-                free(*s);
-        free(v);
-}
-
 /* An array of strings, each passed to check (may be NULL) with the path at
  * its index. */
 int oci_get_strv(struct oci_parser *p, json_t *v, int (*check)(struct oci_parser *p, const char *s), char ***ret)
@@ -370,12 +358,12 @@ int oci_get_strv(struct oci_parser *p, json_t *v, int (*check)(struct oci_parser
                         r = check(p, s);
                 oci_path_pop(p, saved);
                 if (r < 0) {
-                        oci_strv_free(out);
+                        strv_free(out);
                         return r;
                 }
                 out[i] = xstrdup(s);
         }
-        oci_strv_free(*ret);
+        strv_free(*ret);
         *ret = out;
         return 0;
 }
@@ -388,10 +376,8 @@ int oci_fail_at(struct oci_parser *p, const char *key, const char *fmt, ...)
         int r;
 
         va_start(ap, fmt);
-        r = vasprintf(&msg, fmt, ap);
+        msg = xvasprintf(fmt, ap);
         va_end(ap);
-        if (r < 0)
-                oom();
         r = oci_fail(p, "%s", msg);
         oci_path_pop(p, saved);
         return r;

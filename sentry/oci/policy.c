@@ -28,13 +28,10 @@ _printf_(2, 3) static int fail(struct builder *b, const char *fmt, ...)
 {
         _cleanup_free_ char *msg = NULL;
         va_list ap;
-        int r;
 
         va_start(ap, fmt);
-        r = vasprintf(&msg, fmt, ap);
+        msg = xvasprintf(fmt, ap);
         va_end(ap);
-        if (r < 0)
-                oom();
         if (!b->error)
                 b->error = xasprintf("%s: %s", b->origin, msg);
         return -EINVAL;

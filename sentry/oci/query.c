@@ -18,13 +18,10 @@
 
 int oci_cmd_state(int argc, char **argv)
 {
-        if (argc != 2) {
-                oci_error("state: usage: state ID");
-                return EXIT_USAGE;
-        }
         struct container c;
-        if (oci_lookup(argv[1], &c) < 0)
-                return 1;
+        int ec = oci_lookup_one(argc, argv, "state", &c);
+        if (ec != 0)
+                return ec;
         json_t *doc = oci_state_doc(&c, oci_container_status(&c));
         json_dumpf(doc, stdout, JSON_INDENT(2));
         putchar('\n');
@@ -33,18 +30,30 @@ int oci_cmd_state(int argc, char **argv)
         return 0;
 }
 
+/* --format json|table (also -f, and --format=json): true when argv[*i] is
+ * one, *i then at its last word; *json set for json. */
+static bool format_option(int argc, char **argv, int *i, bool *json)
+{
+        if (streq(argv[*i], "--format=json") || streq(argv[*i], "-f=json") ||
+            ((streq(argv[*i], "--format") || streq(argv[*i], "-f")) && *i + 1 < argc && streq(argv[*i + 1], "json") &&
+             ++*i)) {
+                *json = true;
+                return true;
+        }
+        if ((streq(argv[*i], "--format") || streq(argv[*i], "-f")) && *i + 1 < argc && streq(argv[*i + 1], "table")) {
+                ++*i;
+                return true;
+        }
+        return false;
+}
+
 int oci_cmd_list(int argc, char **argv)
 {
         bool json = false, quiet = false;
         for (int i = 1; i < argc; i++) {
-                if (streq(argv[i], "--format=json") || streq(argv[i], "-f=json") ||
-                    ((streq(argv[i], "--format") || streq(argv[i], "-f")) && i + 1 < argc &&
-                     streq(argv[i + 1], "json") && ++i))
-                        json = true;
-                else if ((streq(argv[i], "--format") || streq(argv[i], "-f")) && i + 1 < argc &&
-                         streq(argv[i + 1], "table"))
-                        i++;
-                else if (streq(argv[i], "-q") || streq(argv[i], "--quiet"))
+                if (format_option(argc, argv, &i, &json))
+                        continue;
+                if (streq(argv[i], "-q") || streq(argv[i], "--quiet"))
                         quiet = true;
                 else {
                         oci_error("list: unknown option %s", argv[i]);
@@ -125,14 +134,9 @@ int oci_cmd_ps(int argc, char **argv)
         const char *id = NULL;
         char **ps_args = NULL;
         for (int i = 1; i < argc; i++) {
-                if (streq(argv[i], "--format=json") || streq(argv[i], "-f=json") ||
-                    ((streq(argv[i], "--format") || streq(argv[i], "-f")) && i + 1 < argc &&
-                     streq(argv[i + 1], "json") && ++i))
-                        json = true;
-                else if ((streq(argv[i], "--format") || streq(argv[i], "-f")) && i + 1 < argc &&
-                         streq(argv[i + 1], "table"))
-                        i++;
-                else if (!id && argv[i][0] != '-')
+                if (format_option(argc, argv, &i, &json))
+                        continue;
+                if (!id && argv[i][0] != '-')
                         id = argv[i];
                 else if (id) {
                         ps_args = argv + i;

@@ -87,7 +87,7 @@ int oci_send_console(const char *path, int master)
         return send_fds(fd, name, sizeof(name) - 1, &master, 1);
 }
 
-static json_t *strv_json(char **v)
+json_t *oci_strv_json(char **v)
 {
         json_t *a = json_array();
         for (char **p = v; p && *p; p++)
@@ -97,9 +97,9 @@ static json_t *strv_json(char **v)
 
 json_t *oci_process_request(const struct oci_process *pr, bool main_run, bool tty)
 {
-        json_t *req =
-                json_pack("{s:s, s:o, s:o, s:s, s:b, s:b, s:b}", "op", "exec", "argv", strv_json(pr->args), "env",
-                          strv_json(pr->env), "cwd", pr->cwd ? pr->cwd : "/", "cleanEnv", 1, "direct", 1, "detach", 0);
+        json_t *req = json_pack("{s:s, s:o, s:o, s:s, s:b, s:b, s:b}", "op", "exec", "argv", oci_strv_json(pr->args),
+                                "env", oci_strv_json(pr->env), "cwd", pr->cwd ? pr->cwd : "/", "cleanEnv", 1, "direct",
+                                1, "detach", 0);
         if (main_run) {
                 json_object_set_new(req, "hold", json_true());
                 json_object_set_new(req, "main", json_true());
@@ -124,7 +124,16 @@ size_t oci_client_fds(int fds[EXEC_MAX_FDS], int nul, int preserve)
 }
 
 volatile sig_atomic_t oci_pending_signal;
-void oci_on_signal(int sig)
+static void on_signal(int sig)
 {
         oci_pending_signal = sig;
+}
+
+void oci_catch_signals(void)
+{
+        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+        struct sigaction sa = {.sa_handler = on_signal};
+        sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
+                sigaction(sigs[i], &sa, NULL);
 }

@@ -64,14 +64,17 @@ int oci_sentry_request(const char *sid, const char *what, json_t *req, const int
                        int *ret_fds, size_t max_fds);
 /* The terminal's master to --console-socket path, as runc sends it. */
 int oci_send_console(const char *path, int master);
+/* A NULL-terminated array of strings as a JSON array (NULL: empty). */
+json_t *oci_strv_json(char **v);
 /* The exec request for pr: main_run holds it before its exec (create). */
 json_t *oci_process_request(const struct oci_process *pr, bool main_run, bool tty);
 /* stdin, stdout, stderr (a closed one as nul) and the preserved fds. */
 size_t oci_client_fds(int fds[EXEC_MAX_FDS], int nul, int preserve);
-/* The last signal oci_on_signal() caught, for the waiting verb to forward;
- * 0 once taken. */
+/* Catches SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 for a verb
+ * that waits: the last one caught is in oci_pending_signal, for it to
+ * forward (and reset to 0). */
+void oci_catch_signals(void);
 extern volatile sig_atomic_t oci_pending_signal;
-void oci_on_signal(int sig);
 
 /* ---- container.c ---- */
 
@@ -105,12 +108,14 @@ int oci_container_terminate(struct container *c);
 int oci_container_remove(struct container *c);
 /* oci_container_open(), saying "does not exist" for a verb. */
 int oci_lookup(const char *id, struct container *c);
+/* For a verb that takes one container id and nothing else (start, state,
+ * pause, resume): 0 with *c open, or the exit status, the error said. */
+int oci_lookup_one(int argc, char **argv, const char *verb, struct container *c);
 
 /* ---- hooks.c ---- */
 
 /* A kind of hook of the config, as the state keeps it. */
 json_t *oci_hooks_json(const struct oci_spec *s, enum oci_hook_kind k);
-void oci_strv_freep(char ***v);
 /* Runs the container's hooks under key (kind names them in messages) with
  * its state document for status on stdin. 0, or -errno said. */
 int oci_container_hooks(struct container *c, const char *kind, const char *key, const char *status);
