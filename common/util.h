@@ -37,6 +37,18 @@ static inline void fclosep(FILE **f)
         if (*f)
                 fclose(*f);
 }
+/* A NULL-terminated array of malloc'd strings (an argv, an envp): each
+ * string, then the array; NULL is nothing to free. */
+static inline void strv_free(char **v)
+{
+        for (char **s = v; s && *s; s++)
+                free(*s);
+        free(v);
+}
+static inline void strv_freep(char ***v)
+{
+        strv_free(*v);
+}
 
 #define _cleanup_(f)     __attribute__((cleanup(f)))
 #define _cleanup_free_   _cleanup_(freep)
@@ -108,6 +120,14 @@ _printf_(1, 2) static inline char *xasprintf(const char *fmt, ...)
         int r = vasprintf(&p, fmt, ap);
         __builtin_va_end(ap);
         if (r < 0)
+                oom();
+        return p;
+}
+/* xasprintf() for a function that takes its own "..." */
+_printf_(1, 0) static inline char *xvasprintf(const char *fmt, __builtin_va_list ap)
+{
+        char *p;
+        if (vasprintf(&p, fmt, ap) < 0)
                 oom();
         return p;
 }

@@ -1,7 +1,7 @@
-/* linux.* of an OCI config but seccomp (oci-seccomp.c): namespaces, id
+/* linux.* of an OCI config but seccomp (seccomp.c): namespaces, id
  * mappings, resources, devices, sysctl, rootfsPropagation, mountLabel and
  * the newer fields cordon refuses. maskedPaths and readonlyPaths are read
- * here and normalised by oci-config.c. */
+ * here and normalised by config.c. */
 #include "config.h"
 
 #include <sched.h>
@@ -307,7 +307,7 @@ bool oci_has_ns(const struct oci_spec *s, int type)
  * write the host's setting. A joined namespace (podman hands every
  * container a network namespace it made, by path) passes here: whether the
  * path is the host's own namespace can only be told by opening it, which is
- * the runtime's check (sentry/oci.h, struct oci_sysctl). */
+ * the runtime's check (sentry/oci/oci.h, struct oci_sysctl). */
 static const char *sysctl_namespace(const char *key, int *ret_type)
 {
         static const char *const ipc[] = {"kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem",

@@ -1,6 +1,7 @@
-/* sentry/ private: the plumbing the OCI config parser's files share
- * (oci-config.c, oci-seccomp.c, oci-policy.c). Not for the runtime half:
- * sentry/oci.h is the contract. */
+/* sentry/oci/ private: the OCI config parser's half of the room. The
+ * plumbing its files share is parser.c's (the bottom layer); config.c reads
+ * the document and calls down into linux.c and seccomp.c, which call only
+ * parser.c. Not for the runtime half: sentry/oci/oci.h is the contract. */
 #pragma once
 
 #include <jansson.h>
@@ -36,6 +37,7 @@ struct oci_parser {
         char *error; /* the first error */
 };
 
+/* parser.c: the JSON path, the first error, the readers */
 size_t oci_path_push_key(struct oci_parser *p, const char *key);
 size_t oci_path_push_index(struct oci_parser *p, size_t i);
 void oci_path_pop(struct oci_parser *p, size_t saved);
@@ -69,8 +71,6 @@ int oci_get_int(struct oci_parser *p, json_t *v, int64_t min, int64_t max, int64
 int oci_get_u64(struct oci_parser *p, json_t *v, uint64_t *ret);
 int oci_get_u32(struct oci_parser *p, json_t *v, uint32_t *ret);
 int oci_get_strv(struct oci_parser *p, json_t *v, int (*check)(struct oci_parser *p, const char *s), char ***ret);
-void oci_strv_free(char **v);
-int oci_cap_from_name(const char *name);
 
 _printf_(3, 4) int oci_fail_at(struct oci_parser *p, const char *key, const char *fmt, ...);
 /* Go's "not set" for every kind of value: absent, null, false, 0, "", [] or {}. */
@@ -78,6 +78,8 @@ bool oci_is_unset(json_t *v);
 /* Refuses obj[key] unless unset, naming it and why cordon cannot honour it. */
 int oci_refuse_set(struct oci_parser *p, json_t *obj, const char *key, const char *why);
 int oci_get_abs_path(struct oci_parser *p, json_t *v, char **ret);
+/* s, absolute, normalised into *ret (malloc'd); ".." refused. */
+int oci_normalise_path(struct oci_parser *p, const char *s, char **ret);
 int oci_dup_string(struct oci_parser *p, json_t *v, char **ret);
 
 /* Evaluates expr, which reads the member as `it`, when obj[key] is present
@@ -95,12 +97,15 @@ int oci_dup_string(struct oci_parser *p, json_t *v, char **ret);
                 _r;                                                    \
         })
 
-/* linux (oci-linux.c) */
+/* process.capabilities (config.c): CAP_* by name, -1 if unknown */
+int oci_cap_from_name(const char *name);
+
+/* linux (linux.c) */
 /* linux.namespaces lists type (oci_has_ns), and not joined by path (oci_has_new_ns). */
 bool oci_has_ns(const struct oci_spec *s, int type);
 bool oci_has_new_ns(const struct oci_spec *s, int type);
 int oci_parse_linux(struct oci_parser *p, json_t *v, struct oci_spec *s);
 
-/* linux.seccomp (oci-seccomp.c) */
+/* linux.seccomp (seccomp.c) */
 int oci_parse_seccomp(struct oci_parser *p, json_t *v, struct oci_seccomp **ret);
 void oci_seccomp_free(struct oci_seccomp *s);

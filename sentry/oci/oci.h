@@ -1,13 +1,30 @@
-/* sentry/ private: the OCI front end (`cordon oci ...`, also run as
- * `cordon-oci`). Two halves meet at this header:
- *  - oci-config.c parses and validates a bundle's config.json (and an exec
- *    --process file) into plain C, and translates what maps onto a cordon
- *    policy. It touches nothing on the host but the files it reads; every
- *    error names the JSON path ("process.user.uid: expected an unsigned
- *    integer"), and everything cordon cannot honour is refused by name,
- *    never dropped silently.
- *  - oci-runtime.c (and friends) implement runc's command line on top of it.
- * The OCI runtime spec's config.json is the reference for every field. */
+/* sentry/oci/: the OCI front end, `cordon oci ...` (also run as
+ * `cordon-oci`). This is the room's one public header.
+ *
+ * What the room promises:
+ *  - runc's command line: its global options and the verbs create, run,
+ *    start, state, kill, delete, list, ps, exec, pause, resume, features,
+ *    spec and version, so that podman (through conmon), containerd
+ *    (through its runc shim) and Kubernetes (a RuntimeClass) can run
+ *    containers under cordon (sentry_oci());
+ *  - a bundle's config.json (and an exec --process file) parsed strictly
+ *    into the plain C below: a wrong type or value is an error naming its
+ *    JSON path ("process.user.uid: expected an unsigned integer"), and the
+ *    parse touches nothing on the host but the files it reads;
+ *  - what maps onto cordon made from it: the container's cordon policy
+ *    (oci_spec_policy) and its seccomp program (oci_seccomp_compile).
+ *
+ * What it never does: loosen cordon's own seccomp filter, view or egress
+ * gate because a config asks. A config can only take more away (its
+ * seccomp profile runs on top of cordon's filter, its limits and paths
+ * narrow the policy where both speak). What cordon cannot honour is
+ * refused, naming the field, never dropped silently.
+ *
+ * Two halves meet here: the parser (parser.c, config.c, linux.c,
+ * seccomp.c, policy.c, sharing oci-internal.h) and the runtime
+ * (runtime.c and the files runtime-internal.h lists), which knows the
+ * parser through this header alone. The OCI runtime spec's config.json is
+ * the reference for every field. */
 #pragma once
 
 #include <linux/filter.h>
@@ -206,7 +223,7 @@ const char *oci_annotation(const struct oci_spec *s, const char *key);
  * /proc are refused), linux.maskedPaths as hidden rules, linux.readonlyPaths
  * as read-only rules (rules sorted parents first), and linux.resources as
  * limits (where the policy also sets one, the stricter wins). Not in the
- * policy: root.readonly (see oci-policy.c: a rule on "/" cannot leave the
+ * policy: root.readonly (see policy.c: a rule on "/" cannot leave the
  * tmpfs mounts writable), the non-bind mounts. 0, or -errno with
  * *ret_error. */
 int oci_spec_policy(const struct oci_spec *s, struct policy **ret, char **ret_error);

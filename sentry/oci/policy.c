@@ -1,4 +1,4 @@
-/* The cordon policy a container runs under (sentry/oci.h,
+/* The cordon policy a container runs under (sentry/oci/oci.h,
  * oci_spec_policy): the dev.cordon.policy annotation's policy, or the
  * built-in default (no egress), with what config.json says about the
  * filesystem and limits laid over it. Where both say something, the
@@ -10,7 +10,6 @@
 #include <sys/mount.h>
 
 #include "common/util.h"
-#include "sentry/oci/oci-internal.h"
 #include "sentry/oci/oci.h"
 #include "sentry/policy/policy.h"
 
@@ -29,13 +28,10 @@ _printf_(2, 3) static int fail(struct builder *b, const char *fmt, ...)
 {
         _cleanup_free_ char *msg = NULL;
         va_list ap;
-        int r;
 
         va_start(ap, fmt);
-        r = vasprintf(&msg, fmt, ap);
+        msg = xvasprintf(fmt, ap);
         va_end(ap);
-        if (r < 0)
-                oom();
         if (!b->error)
                 b->error = xasprintf("%s: %s", b->origin, msg);
         return -EINVAL;

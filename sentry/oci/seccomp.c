@@ -175,7 +175,7 @@ static int check_syscall_name(struct oci_parser *p, const char *s)
 
 static void rule_done(struct oci_seccomp_rule *rule)
 {
-        oci_strv_free(rule->names);
+        strv_free(rule->names);
         free(rule->args);
 }
 
@@ -297,8 +297,7 @@ static int compile_fail(char **ret_error, int r, const char *fmt, ...)
         va_list ap;
 
         va_start(ap, fmt);
-        if (vasprintf(&msg, fmt, ap) < 0)
-                oom();
+        msg = xvasprintf(fmt, ap);
         va_end(ap);
         if (ret_error)
                 *ret_error = msg;

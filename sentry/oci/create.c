@@ -1,0 +1,506 @@
+/* `create` and `run`: config.json made into what the container's sandbox
+ * is (prepare: everything cordon cannot honour refused by name), its
+ * sentry started, detached (for run, our child), the container's process
+ * sent to it and held before its exec until `start`, the container's
+ * state saved and the prestart and createRuntime hooks run. `run` then
+ * starts, waits for and deletes the container through lifecycle.c. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "common/util.h"
+#include "sentry/oci-sandbox.h"
+#include "sentry/oci/oci.h"
+#include "sentry/oci/runtime-internal.h"
+#include "sentry/sandbox/sandbox.h"
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+        char buf[PATH_MAX];
+        if (strlen(path) >= sizeof(buf))
+                return -ENAMETOOLONG;
+        strcpy(buf, path);
+        for (char *p = buf + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = '\0';
+                if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                        return negative_errno();
+                *p = '/';
+        }
+        if (mkdir(buf, mode) < 0 && errno != EEXIST)
+                return negative_errno();
+        return 0;
+}
+
+/* The view provides these itself (fs/view.c): the OCI mounts of the same
+ * kind there are satisfied by it. */
+static bool view_provides(const char *dest, const char *type)
+{
+        static const struct {
+                const char *dest, *type;
+        } provided[] = {
+                {"/proc", "proc"},    {"/dev", "tmpfs"},     {"/dev/pts", "devpts"}, {"/dev/shm", "tmpfs"},
+                {"/dev/shm", "bind"}, {"/tmp", "tmpfs"},     {"/var/tmp", "tmpfs"},  {"/run", "tmpfs"},
+                {"/root", "tmpfs"},   {"/dev/mqueue", NULL},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(provided); i++)
+                if (streq(dest, provided[i].dest) && (!provided[i].type || streq(type, provided[i].type)))
+                        return true;
+        return false;
+}
+
+static bool lsm_enabled(const char *name)
+{
+        _cleanup_free_ char *lsm = NULL;
+        if (oci_read_file_text("/sys/kernel/security/lsm", &lsm) < 0)
+                return streq(name, "apparmor") && access("/sys/module/apparmor/parameters/enabled", F_OK) == 0;
+        return strstr(lsm, name) != NULL;
+}
+
+struct create_args {
+        const char *id;
+        const char *bundle;
+        const char *pid_file;
+        const char *console_socket;
+        int preserve_fds;
+        bool foreground; /* `run`: the sentry stays our child */
+};
+
+struct oci_prepared {
+        struct oci_spec *spec;
+        struct policy *policy;
+        struct oci_sandbox sb;
+        char *policy_text;
+};
+
+static void prepared_done(struct oci_prepared *p)
+{
+        oci_spec_free(p->spec);
+        if (p->policy)
+                policy_free(p->policy);
+        free(p->sb.rlimits);
+        free(p->sb.mounts);
+        free(p->sb.seccomp.filter);
+        free(p->policy_text);
+        memset(p, 0, sizeof(*p));
+}
+
+/* config.json → what the sandbox is made of; refuses, by name, what cordon
+ * cannot honour. 0 or -errno (said). */
+static int prepare(const char *bundle, struct oci_prepared *p)
+{
+        _cleanup_free_ char *err = NULL;
+        int r = oci_spec_load(bundle, &p->spec, &err);
+        if (r < 0) {
+                oci_error("%s", err ? err : strerror(-r));
+                return r;
+        }
+        struct oci_spec *s = p->spec;
+        if (!s->has_process) {
+                oci_error("%s/config.json: process: a container needs a process to run", bundle);
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < s->n_namespaces; i++) {
+                const struct oci_namespace *ns = &s->namespaces[i];
+                if (!ns->path)
+                        continue;
+                if (ns->type == CLONE_NEWNET) {
+                        /* podman and CNI set up a namespace with their own
+                         * interfaces; cordon's egress gate replaces them */
+                        oci_warn("linux.namespaces: the network namespace %s is not joined: the container gets "
+                                 "cordon's own (loopback only, egress through the gate per %s)",
+                                 ns->path, OCI_POLICY_ANNOTATION);
+                        continue;
+                }
+                oci_error("linux.namespaces: joining an existing namespace (%s) is not supported: cordon creates "
+                          "its own user, mount, pid, ipc, uts and cgroup namespaces for every container, and "
+                          "sharing one with another container would let it reach outside its sandbox",
+                          ns->path);
+                return -EOPNOTSUPP;
+        }
+        if (s->process.apparmor_profile && lsm_enabled("apparmor")) {
+                oci_error("process.apparmorProfile %s: cordon cannot apply AppArmor profiles; run without one "
+                          "(cordon's own layers confine the container)",
+                          s->process.apparmor_profile);
+                return -EOPNOTSUPP;
+        }
+        if ((s->process.selinux_label || s->mount_label) && lsm_enabled("selinux")) {
+                oci_error("process.selinuxLabel / linux.mountLabel: cordon cannot apply SELinux labels");
+                return -EOPNOTSUPP;
+        }
+        for (size_t k = 0; k < OCI_HOOK_KINDS; k++)
+                if ((k == OCI_HOOK_CREATE_CONTAINER || k == OCI_HOOK_START_CONTAINER) && s->n_hooks[k]) {
+                        oci_error("hooks.%s: hooks inside the container's namespaces are not supported (they would "
+                                  "run host binaries inside the sandbox)",
+                                  k == OCI_HOOK_CREATE_CONTAINER ? "createContainer" : "startContainer");
+                        return -EOPNOTSUPP;
+                }
+
+        r = oci_spec_policy(s, &p->policy, &err);
+        if (r < 0) {
+                oci_error("%s", err ? err : strerror(-r));
+                return r;
+        }
+        const char *pol = oci_annotation(s, OCI_POLICY_ANNOTATION);
+        p->policy_text = xstrdup(pol && pol[0] == '{' ? pol : "{}");
+
+        struct oci_sandbox *sb = &p->sb;
+        sb->hostname = s->hostname;
+        const struct oci_user *u = &s->process.user;
+        if (u->uid || u->gid || u->n_additional_gids) {
+                if (geteuid() != 0) {
+                        oci_error("process.user %u:%u: without root, cordon can map only the container's root", u->uid,
+                                  u->gid);
+                        return -EOPNOTSUPP;
+                }
+                if (u->uid >= 0x7fffffffu || u->gid >= 0x7fffffffu || u->n_additional_gids > OCI_MAX_IDS) {
+                        oci_error("process.user: uid and gid must be below 2147483647, with at most %d "
+                                  "additionalGids",
+                                  OCI_MAX_IDS);
+                        return -EINVAL;
+                }
+                sb->set_user = true;
+                sb->uid = u->uid;
+                sb->gid = u->gid;
+                for (size_t i = 0; i < u->n_additional_gids; i++) {
+                        if (u->additional_gids[i] >= 0x7fffffffu) {
+                                oci_error("process.user.additionalGids[%zu]: must be below 2147483647", i);
+                                return -EINVAL;
+                        }
+                        sb->groups[sb->n_groups++] = u->additional_gids[i];
+                }
+        }
+        sb->rlimits = xcalloc(s->process.n_rlimits + 1, sizeof(struct oci_limit));
+        for (size_t i = 0; i < s->process.n_rlimits; i++)
+                sb->rlimits[sb->n_rlimits++] = (struct oci_limit){
+                        s->process.rlimits[i].resource, s->process.rlimits[i].soft, s->process.rlimits[i].hard};
+        if (s->seccomp) {
+                r = oci_seccomp_compile(s->seccomp, &sb->seccomp, &err);
+                if (r < 0) {
+                        oci_error("linux.seccomp: %s", err ? err : strerror(-r));
+                        return r;
+                }
+                sb->seccomp_flags = s->seccomp->flags;
+        }
+        sb->sysctls = s->sysctls;
+        sb->n_sysctls = s->n_sysctls;
+        sb->has_umask = s->process.user.has_umask;
+        sb->umask = s->process.user.umask;
+        sb->has_oom_score_adj = s->process.has_oom_score_adj;
+        sb->oom_score_adj = s->process.oom_score_adj;
+        sb->mounts = xcalloc(s->n_mounts + 1, sizeof(struct oci_extra_mount));
+        for (size_t i = 0; i < s->n_mounts; i++) {
+                const struct oci_mount *m = &s->mounts[i];
+                const char *d = m->destination;
+                if (view_provides(d, m->type))
+                        continue;
+                if (streq(m->type, "bind"))
+                        continue; /* a bind of the policy (oci_spec_policy) */
+                if (streq(m->type, "tmpfs") || streq(m->type, "mqueue")) {
+                        sb->mounts[sb->n_mounts++] = (struct oci_extra_mount){
+                                d, m->type, m->flags & (MS_RDONLY | MS_NOEXEC | MS_NOATIME | MS_NODIRATIME), m->data};
+                        continue;
+                }
+                if (streq(m->type, "sysfs") && streq(d, "/sys")) {
+                        /* sysfs would show the host's devices and kernel: the
+                         * container gets an empty read-only /sys instead */
+                        sb->mounts[sb->n_mounts++] =
+                                (struct oci_extra_mount){d, "tmpfs", MS_RDONLY | MS_NOEXEC, "size=4k,mode=755"};
+                        continue;
+                }
+                if ((streq(m->type, "cgroup") || streq(m->type, "cgroup2")) && startswith(d, "/sys/")) {
+                        oci_debug("mounts: %s %s: not provided (the container's /sys is empty)", m->type, d);
+                        continue;
+                }
+                oci_error("mounts: %s of type %s is not supported by cordon (bind, tmpfs, mqueue, and proc, "
+                          "devpts, sysfs at their usual places are)",
+                          d, m->type);
+                return -EOPNOTSUPP;
+        }
+        return 0;
+}
+
+/* The detached sentry: as `cordon sandbox create` makes it, with the OCI
+ * container's identity. Returns its pid; *ret_sid the sandbox id. */
+static int start_sentry(struct oci_prepared *p, bool foreground, pid_t *ret_pid, char ret_sid[17])
+{
+        struct run_options o = {.tty = TTY_NEVER, .cgroup_mode = CG_AUTO, .cwd = "/"};
+        run_limits_unset(&o.limits);
+        o.policy = p->policy;
+        o.oci = &p->sb;
+        int memfd = memfd_create("cordon-oci-create", MFD_CLOEXEC);
+        if (memfd < 0) {
+                oci_error("create: %s", strerror(errno));
+                return -errno;
+        }
+        struct serve_config cfg = {.policy_text = p->policy_text, .oci = true};
+        int status;
+        int r = sandbox_spawn_sentry(&o, &cfg, !foreground, memfd, ret_pid, ret_sid, &status);
+        if (r == -ECHILD) {
+                char buf[3000] = "";
+                ssize_t n = pread(memfd, buf, sizeof(buf) - 1, 0);
+                close(memfd);
+                buf[n > 0 ? n : 0] = '\0';
+                /* one line for the log: the sentry's own messages, joined */
+                for (char *q = buf; *q; q++)
+                        if (*q == '\n')
+                                *q = q[1] ? ' ' : '\0';
+                oci_error("the container's sandbox could not be created: %s",
+                          buf[0] ? buf : "its sentry exited during set-up");
+                return -EIO;
+        }
+        close(memfd);
+        if (r < 0)
+                oci_error("create: %s", strerror(-r));
+        return r;
+}
+
+static int do_create(const struct create_args *a, pid_t *ret_sentry)
+{
+        if (oci_G.systemd_cgroup) {
+                oci_error("--systemd-cgroup cannot be honoured: cordon makes and owns each container's cgroup "
+                          "itself (under its own cordon group), not a systemd unit; configure the cgroupfs manager "
+                          "(podman --cgroup-manager=cgroupfs, containerd SystemdCgroup = false)");
+                return -EOPNOTSUPP;
+        }
+        if (!oci_container_id_valid(a->id)) {
+                oci_error("invalid container id '%s': only letters, digits, '_', '-', '.' and '+' are allowed", a->id);
+                return -EINVAL;
+        }
+        if (a->preserve_fds < 0 || a->preserve_fds > OCI_MAX_PRESERVE) {
+                oci_error("--preserve-fds %d: cordon passes at most %d extra fds", a->preserve_fds, OCI_MAX_PRESERVE);
+                return -EINVAL;
+        }
+        for (int i = 0; i < a->preserve_fds; i++)
+                if (fcntl(3 + i, F_GETFD) < 0) {
+                        oci_error("--preserve-fds %d: fd %d is not open", a->preserve_fds, 3 + i);
+                        return -EBADF;
+                }
+        char bundle[PATH_MAX];
+        if (!realpath(a->bundle ? a->bundle : ".", bundle)) {
+                oci_error("bundle %s: %s", a->bundle ? a->bundle : ".", strerror(errno));
+                return -errno;
+        }
+        int r = mkdir_p(oci_G.root, 0711);
+        if (r < 0) {
+                oci_error("--root %s: %s", oci_G.root, strerror(-r));
+                return r;
+        }
+        _cleanup_close_ int rootfd = open(oci_G.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (rootfd < 0 || mkdirat(rootfd, a->id, 0700) < 0) {
+                r = negative_errno();
+                if (r == -EEXIST)
+                        oci_error("container with id %s already exists", a->id);
+                else
+                        oci_error("--root %s: cannot make the container's directory: %s", oci_G.root, strerror(-r));
+                return r;
+        }
+        struct container c = {.id = xstrdup(a->id), .dirfd = -1};
+        c.dirfd = openat(rootfd, a->id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (c.dirfd < 0 || flock(c.dirfd, LOCK_EX) < 0) {
+                oci_error("%s/%s: %s", oci_G.root, a->id, strerror(errno));
+                oci_container_remove(&c);
+                oci_container_close(&c);
+                return -EIO;
+        }
+        c.state = json_pack("{s:s, s:b}", "id", a->id, "incomplete", 1);
+        (void)oci_container_save(&c);
+
+        struct oci_prepared p = {0};
+        r = prepare(bundle, &p);
+        const struct oci_process *pr = p.spec ? &p.spec->process : NULL;
+        if (r == 0 && pr->terminal && !a->console_socket && !a->foreground) {
+                oci_error("cannot allocate tty if cordon-oci will detach without setting console socket");
+                r = -EINVAL;
+        }
+        if (r == 0 && pr->terminal && !a->console_socket) {
+                oci_error("process.terminal with `run` needs --console-socket in this version of cordon-oci");
+                r = -EOPNOTSUPP;
+        }
+        pid_t spid = 0;
+        char sid[17] = "";
+        if (r == 0)
+                r = start_sentry(&p, a->foreground, &spid, sid);
+        if (r < 0) {
+                prepared_done(&p);
+                oci_container_remove(&c);
+                oci_container_close(&c);
+                return r;
+        }
+        char created[64];
+        oci_now_rfc3339(created, sizeof(created));
+        json_t *ann = json_object();
+        for (size_t i = 0; i < p.spec->n_annotations; i++)
+                json_object_set_new(ann, p.spec->annotations[i].key, json_string(p.spec->annotations[i].value));
+        json_decref(c.state);
+        c.state = json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:I, s:I, s:b, s:{s:o, s:o, s:o}, s:i}", "id", a->id,
+                            "bundle", bundle, "rootfs", p.spec->root_path, "created", created, "annotations", ann,
+                            "sandbox", sid, "sentryPid", (json_int_t)spid, "sentryStart",
+                            (json_int_t)oci_pid_start_time(spid), "started", 0, "hooks", "prestart",
+                            oci_hooks_json(p.spec, OCI_HOOK_PRESTART), "createRuntime",
+                            oci_hooks_json(p.spec, OCI_HOOK_CREATE_RUNTIME), "poststart",
+                            oci_hooks_json(p.spec, OCI_HOOK_POSTSTART), "owner", (int)geteuid());
+        json_object_set_new(json_object_get(c.state, "hooks"), "poststop", oci_hooks_json(p.spec, OCI_HOOK_POSTSTOP));
+        r = oci_container_save(&c);
+        if (r < 0)
+                oci_error("%s/%s/state.json: %s", oci_G.root, a->id, strerror(-r));
+
+        /* the container's process, held before its exec until `start` */
+        _cleanup_close_ int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+        int fds[EXEC_MAX_FDS];
+        size_t n_fds = oci_client_fds(fds, nul, a->preserve_fds);
+        json_t *req = oci_process_request(pr, true, pr->terminal);
+        if (a->preserve_fds)
+                json_object_set_new(req, "preserveFds", json_integer(a->preserve_fds));
+        int back[1] = {-1};
+        if (r == 0)
+                r = oci_sentry_request(sid, "create", req, fds, n_fds, NULL, back, 1);
+        else
+                json_decref(req);
+        if (r == 0 && pr->terminal) {
+                if (back[0] < 0) {
+                        oci_error("create: no terminal came back from the container's sentry");
+                        r = -EIO;
+                } else if ((r = oci_send_console(a->console_socket, back[0])) < 0)
+                        oci_error("--console-socket %s: cannot send the terminal: %s", a->console_socket, strerror(-r));
+        }
+        if (back[0] >= 0)
+                close(back[0]);
+        if (r == 0) {
+                r = oci_container_hooks(&c, "prestart", "prestart", "created");
+                if (r == 0)
+                        r = oci_container_hooks(&c, "createRuntime", "createRuntime", "created");
+        }
+        if (r == 0 && a->pid_file && (r = oci_write_pid_file(a->pid_file, spid)) < 0)
+                oci_error("--pid-file %s: %s", a->pid_file, strerror(-r));
+        if (r < 0) {
+                (void)oci_container_terminate(&c);
+                if (!a->foreground)
+                        (void)waitpid(spid, NULL, WNOHANG);
+                else
+                        (void)waitpid(spid, NULL, 0);
+                oci_container_remove(&c);
+        }
+        prepared_done(&p);
+        oci_container_close(&c);
+        if (r == 0 && ret_sentry)
+                *ret_sentry = spid;
+        return r;
+}
+
+int oci_cmd_create(int argc, char **argv, bool run)
+{
+        static const struct option opts[] = {
+                {"bundle", required_argument, NULL, 'b'},
+                {"pid-file", required_argument, NULL, 'P'},
+                {"console-socket", required_argument, NULL, 's'},
+                {"preserve-fds", required_argument, NULL, 'F'},
+                {"no-pivot", no_argument, NULL, 'n'},
+                {"no-new-keyring", no_argument, NULL, 'k'},
+                {"detach", no_argument, NULL, 'd'},
+                {"keep", no_argument, NULL, 'K'},
+                {"no-subreaper", no_argument, NULL, 'S'},
+                {0},
+        };
+        struct create_args a = {0};
+        bool detach = false, keep = false;
+        int ch;
+        optind = 1;
+        opterr = 0;
+        while ((ch = getopt_long(argc, argv, "+b:dP:s:", opts, NULL)) != -1) {
+                switch (ch) {
+                case 'b':
+                        a.bundle = optarg;
+                        break;
+                case 'P':
+                        a.pid_file = optarg;
+                        break;
+                case 's':
+                        a.console_socket = optarg;
+                        break;
+                case 'F': {
+                        char *end;
+                        long n = strtol(optarg, &end, 10);
+                        if (*end || n < 0 || n > 1024) {
+                                oci_error("--preserve-fds %s: expected a small number", optarg);
+                                return EXIT_USAGE;
+                        }
+                        a.preserve_fds = (int)n;
+                        break;
+                }
+                case 'n':
+                        /* no pivot_root is cordon's business: the view is
+                         * always entered with one, and the host's tree detached */
+                        oci_debug("--no-pivot: ignored; cordon always pivots into the container's view");
+                        break;
+                case 'k':
+                        break; /* keyctl is refused in the sandbox anyway: no keyring to share */
+                case 'd':
+                        detach = true;
+                        break;
+                case 'K':
+                        keep = true;
+                        break;
+                case 'S':
+                        break;
+                default:
+                        oci_error("%s: unknown option %s", run ? "run" : "create", argv[optind - 1]);
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind != argc - 1) {
+                oci_error("%s: usage: %s [options] ID", run ? "run" : "create", run ? "run" : "create");
+                return EXIT_USAGE;
+        }
+        a.id = argv[optind];
+        if (!run)
+                return do_create(&a, NULL) == 0 ? 0 : 1;
+
+        /* run = create + start (+ wait and delete unless --detach) */
+        a.foreground = !detach;
+        pid_t spid = 0;
+        if (do_create(&a, &spid) < 0)
+                return 1;
+        char *start_argv[] = {(char *)"start", (char *)a.id, NULL};
+        if (oci_cmd_start(2, start_argv) != 0) {
+                char *del[] = {(char *)"delete", (char *)"--force", (char *)a.id, NULL};
+                (void)oci_cmd_delete(3, del);
+                return 1;
+        }
+        if (detach)
+                return 0;
+        oci_catch_signals();
+        int status = 0;
+        for (;;) {
+                pid_t w = waitpid(spid, &status, 0);
+                if (w == spid)
+                        break;
+                if (w < 0 && errno != EINTR) {
+                        status = (EXIT_SANDBOX << 8);
+                        break;
+                }
+                if (oci_pending_signal) {
+                        char num[16];
+                        snprintf(num, sizeof(num), "%d", (int)oci_pending_signal);
+                        oci_pending_signal = 0;
+                        char *kill_argv[] = {(char *)"kill", (char *)a.id, num, NULL};
+                        (void)oci_cmd_kill(3, kill_argv);
+                }
+        }
+        if (!keep) {
+                char *del[] = {(char *)"delete", (char *)"--force", (char *)a.id, NULL};
+                (void)oci_cmd_delete(3, del);
+        }
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}

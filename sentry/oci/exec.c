@@ -1,0 +1,313 @@
+/* `exec`: another process in a running container, from --process FILE or
+ * from the container's own process with the command line's overrides;
+ * what it cannot honour (another identity, a capability, a terminal
+ * without --console-socket) is refused. The runtime then waits for the
+ * process (with --detach, a waiter it forks does), forwarding the signals
+ * it gets, and exits with the process's status. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+
+#include "common/util.h"
+#include "sentry/oci-sandbox.h"
+#include "sentry/oci/oci.h"
+#include "sentry/oci/runtime-internal.h"
+#include "sentry/sandbox/sandbox.h"
+
+/* runc's --user uid[:gid] */
+static int parse_user(const char *s, uint32_t *uid, uint32_t *gid)
+{
+        char *end;
+        unsigned long u = strtoul(s, &end, 10);
+        if (end == s || (*end && *end != ':'))
+                return -EINVAL;
+        *uid = (uint32_t)u;
+        if (*end == ':') {
+                const char *g = end + 1;
+                unsigned long gv = strtoul(g, &end, 10);
+                if (end == g || *end)
+                        return -EINVAL;
+                *gid = (uint32_t)gv;
+        }
+        return 0;
+}
+
+int oci_cmd_exec(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                {"process", required_argument, NULL, 'p'},
+                {"tty", no_argument, NULL, 't'},
+                {"console-socket", required_argument, NULL, 's'},
+                {"detach", no_argument, NULL, 'd'},
+                {"pid-file", required_argument, NULL, 'P'},
+                {"env", required_argument, NULL, 'e'},
+                {"cwd", required_argument, NULL, 'w'},
+                {"user", required_argument, NULL, 'u'},
+                {"preserve-fds", required_argument, NULL, 'F'},
+                {"additional-gids", required_argument, NULL, 'g'},
+                {"cap", required_argument, NULL, 'c'},
+                {"no-new-privs", no_argument, NULL, 'n'},
+                {"apparmor", required_argument, NULL, 'a'},
+                {"process-label", required_argument, NULL, 'l'},
+                {"ignore-paused", no_argument, NULL, 'i'},
+                {"cgroup", required_argument, NULL, 'C'},
+                {0},
+        };
+        const char *process_file = NULL, *console_socket = NULL, *pid_file = NULL, *cwd = NULL, *user = NULL;
+        bool tty = false, detach = false;
+        int preserve = 0;
+        _cleanup_(strv_freep) char **env = xcalloc(1, sizeof(char *));
+        size_t n_env = 0;
+        int ch;
+        optind = 1;
+        opterr = 0;
+        while ((ch = getopt_long(argc, argv, "+p:ts:dP:e:w:u:c:", opts, NULL)) != -1) {
+                switch (ch) {
+                case 'p':
+                        process_file = optarg;
+                        break;
+                case 't':
+                        tty = true;
+                        break;
+                case 's':
+                        console_socket = optarg;
+                        break;
+                case 'd':
+                        detach = true;
+                        break;
+                case 'P':
+                        pid_file = optarg;
+                        break;
+                case 'e':
+                        env = xrealloc(env, (n_env + 2) * sizeof(char *));
+                        env[n_env++] = xstrdup(optarg);
+                        env[n_env] = NULL;
+                        break;
+                case 'w':
+                        cwd = optarg;
+                        break;
+                case 'u':
+                        user = optarg;
+                        break;
+                case 'F':
+                        preserve = atoi(optarg);
+                        break;
+                case 'c':
+                        /* cordon's floor: a process never holds a capability */
+                        oci_error("exec --cap %s: cordon grants no capabilities to a container's processes", optarg);
+                        return 1;
+                case 'a':
+                case 'l':
+                        oci_warn("exec: LSM label %s ignored (no LSM profile is applied by cordon)", optarg);
+                        break;
+                case 'n':
+                case 'i':
+                case 'g':
+                case 'C':
+                        break; /* no_new_privs is always set; the others change nothing here */
+                default:
+                        oci_error("exec: unknown option %s", argv[optind - 1]);
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind >= argc) {
+                oci_error("exec: usage: exec [options] ID [COMMAND ARGS...]");
+                return EXIT_USAGE;
+        }
+        const char *id = argv[optind++];
+        if (preserve < 0 || preserve > OCI_MAX_PRESERVE) {
+                oci_error("exec --preserve-fds %d: at most %d", preserve, OCI_MAX_PRESERVE);
+                return 1;
+        }
+        struct container c;
+        if (oci_lookup(id, &c) < 0)
+                return 1;
+        const char *status = oci_container_status(&c);
+        if (!streq(status, "running")) {
+                oci_error("cannot exec in a %s container", status);
+                oci_container_close(&c);
+                return 1;
+        }
+
+        /* the process: the --process file, else the container's own with
+         * the command line's overrides (as runc does) */
+        struct oci_process pr = {0};
+        _cleanup_free_ char *err = NULL;
+        struct oci_spec *spec = NULL;
+        int r = 0;
+        if (oci_spec_load(oci_st_str(&c, "bundle"), &spec, &err) < 0) {
+                oci_error("exec: the container's config.json: %s", err ? err : "unreadable");
+                r = -EINVAL;
+        }
+        uint32_t want_uid = 0, want_gid = 0;
+        if (r == 0 && process_file) {
+                _cleanup_free_ char *text = NULL;
+                free(TAKE_PTR(err));
+                if ((r = oci_read_file_text(process_file, &text)) < 0)
+                        oci_error("exec --process %s: %s", process_file, strerror(-r));
+                else if ((r = oci_process_parse(text, strlen(text), &pr, &err)) < 0)
+                        oci_error("exec --process %s: %s", process_file, err ? err : strerror(-r));
+                want_uid = pr.user.uid;
+                want_gid = pr.user.gid;
+        } else if (r == 0) {
+                if (optind >= argc) {
+                        oci_error("exec: no command given (arguments after the id, or --process FILE)");
+                        r = -EINVAL;
+                } else {
+                        pr.args = xcalloc((size_t)(argc - optind) + 1, sizeof(char *));
+                        for (int i = optind; i < argc; i++)
+                                pr.args[i - optind] = xstrdup(argv[i]);
+                        size_t n = 0;
+                        for (char **e = spec->process.env; e && *e; e++)
+                                n++;
+                        pr.env = xcalloc(n + 1, sizeof(char *));
+                        for (size_t i = 0; i < n; i++)
+                                pr.env[i] = xstrdup(spec->process.env[i]);
+                        pr.cwd = xstrdup(spec->process.cwd ? spec->process.cwd : "/");
+                        pr.terminal = tty;
+                        want_uid = spec->process.user.uid;
+                        want_gid = spec->process.user.gid;
+                }
+        }
+        if (r == 0 && user && parse_user(user, &want_uid, &want_gid) < 0) {
+                oci_error("exec --user %s: expected UID[:GID]", user);
+                r = -EINVAL;
+        }
+        if (r == 0 && (want_uid != spec->process.user.uid || want_gid != spec->process.user.gid)) {
+                /* every process of a cordon container has the identity init
+                 * took before it dropped its privileges for good */
+                oci_error("exec as %u:%u: cordon runs every process of a container as its process.user (%u:%u)",
+                          want_uid, want_gid, spec->process.user.uid, spec->process.user.gid);
+                r = -EOPNOTSUPP;
+        }
+        if (r == 0) {
+                if (cwd) {
+                        free(pr.cwd);
+                        pr.cwd = xstrdup(cwd);
+                }
+                for (size_t i = 0; i < n_env; i++) {
+                        size_t n = 0;
+                        while (pr.env && pr.env[n])
+                                n++;
+                        pr.env = xrealloc(pr.env, (n + 2) * sizeof(char *));
+                        pr.env[n] = xstrdup(env[i]);
+                        pr.env[n + 1] = NULL;
+                }
+                if (tty)
+                        pr.terminal = true;
+                if (pr.terminal && !console_socket) {
+                        oci_error("exec --tty needs --console-socket in this version of cordon-oci");
+                        r = -EOPNOTSUPP;
+                }
+        }
+        oci_spec_free(spec);
+        const char *sid = oci_st_str(&c, "sandbox");
+        _cleanup_free_ char *sid_copy = sid ? xstrdup(sid) : NULL;
+        oci_container_close(&c);
+        if (r < 0) {
+                oci_process_done(&pr);
+                return 1;
+        }
+
+        _cleanup_close_ int conn = -1;
+        r = oci_connect_sentry(sid_copy, &conn);
+        if (r < 0) {
+                oci_error("exec: the container's sentry does not answer: %s", strerror(-r));
+                oci_process_done(&pr);
+                return 1;
+        }
+        _cleanup_close_ int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+        int fds[EXEC_MAX_FDS];
+        size_t n_fds = oci_client_fds(fds, nul, preserve);
+        json_t *req = oci_process_request(&pr, false, pr.terminal);
+        if (preserve)
+                json_object_set_new(req, "preserveFds", json_integer(preserve));
+        oci_process_done(&pr);
+        r = control_send(conn, req, fds, n_fds);
+        json_t *rep = NULL;
+        int back[1] = {-1};
+        if (r >= 0)
+                r = control_recv(conn, &rep, back, 1);
+        if (r <= 0) {
+                oci_error("exec: no answer from the container's sentry");
+                return 1;
+        }
+        const char *rerr = json_string_value(json_object_get(rep, "error"));
+        if (rerr) {
+                oci_error("exec: %s", rerr);
+                json_decref(rep);
+                return 1;
+        }
+        json_decref(rep);
+        if (back[0] >= 0) {
+                r = oci_send_console(console_socket, back[0]);
+                close(back[0]);
+                if (r < 0) {
+                        oci_error("--console-socket %s: %s", console_socket, strerror(-r));
+                        return 1;
+                }
+        }
+
+        /* The process is a child of the sandbox's init, which no caller can
+         * wait for; a waiter that exits with its status stands in for it
+         * (in --pid-file, as conmon and the shim expect for exec). */
+        pid_t waiter = 0;
+        if (detach) {
+                fflush(NULL);
+                waiter = fork();
+                if (waiter < 0) {
+                        oci_error("exec: fork: %s", strerror(errno));
+                        return 1;
+                }
+                if (waiter > 0) {
+                        if (pid_file && (r = oci_write_pid_file(pid_file, waiter)) < 0) {
+                                oci_error("--pid-file %s: %s", pid_file, strerror(-r));
+                                return 1;
+                        }
+                        return 0;
+                }
+                /* the waiter holds nothing of the caller's: its pipes must
+                 * close when the process closes them */
+                if (nul >= 0) {
+                        dup2(nul, 0);
+                        dup2(nul, 1);
+                        dup2(nul, 2);
+                }
+                setsid();
+        } else if (pid_file && (r = oci_write_pid_file(pid_file, getpid())) < 0) {
+                oci_error("--pid-file %s: %s", pid_file, strerror(-r));
+                return 1;
+        }
+        oci_catch_signals();
+        for (;;) {
+                if (oci_pending_signal) {
+                        int sig = oci_pending_signal;
+                        oci_pending_signal = 0;
+                        (void)control_send(conn, json_pack("{s:i}", "signal", sig), NULL, 0);
+                }
+                struct pollfd p = {conn, POLLIN, 0};
+                if (poll(&p, 1, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break;
+                }
+                rep = NULL;
+                int n = control_recv(conn, &rep, NULL, 0);
+                if (n <= 0)
+                        break;
+                json_t *code = json_object_get(rep, "exitCode");
+                if (code) {
+                        int ec = (int)json_integer_value(code);
+                        json_decref(rep);
+                        return ec;
+                }
+                json_decref(rep);
+        }
+        if (!detach)
+                oci_error("exec: the container's sentry went away before the process ended");
+        return 128 + SIGKILL;
+}

@@ -1,0 +1,139 @@
+/* Talking to a container's sentry over its sandbox's control socket
+ * (sentry/sandbox/sandbox.h): one request and its reply; the exec request
+ * for a container's process, with the client's stdio and preserved fds;
+ * the terminal handed on to --console-socket; and the signal a waiting
+ * runtime has caught, to forward. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "common/fdpass.h"
+#include "common/util.h"
+#include "sentry/oci/oci.h"
+#include "sentry/oci/runtime-internal.h"
+#include "sentry/sandbox/sandbox.h"
+
+int oci_connect_sentry(const char *sid, int *ret)
+{
+        char dir[600];
+        if (!sid || sandbox_dir(sid, dir, sizeof(dir)) < 0)
+                return -EINVAL;
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/control.sock", dir) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return negative_errno();
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+                int r = negative_errno();
+                close(fd);
+                return r;
+        }
+        *ret = fd;
+        return 0;
+}
+
+/* One request and its reply. 0 with *ret (may be NULL); -errno, the error
+ * said (what names the request for the message). */
+int oci_sentry_request(const char *sid, const char *what, json_t *req, const int *fds, size_t n_fds, json_t **ret,
+                       int *ret_fds, size_t max_fds)
+{
+        _cleanup_close_ int fd = -1;
+        int r = oci_connect_sentry(sid, &fd);
+        if (r < 0) {
+                json_decref(req);
+                oci_error("%s: the container's sentry does not answer: %s", what, strerror(-r));
+                return r;
+        }
+        r = control_send(fd, req, fds, n_fds);
+        json_t *rep = NULL;
+        int dummy[1];
+        if (r >= 0)
+                r = control_recv(fd, &rep, ret_fds ? ret_fds : dummy, ret_fds ? max_fds : 0);
+        if (r <= 0) {
+                oci_error("%s: no answer from the container's sentry (%s)", what,
+                          r == 0 ? "connection closed" : strerror(-r));
+                return r == 0 ? -EPIPE : r;
+        }
+        const char *err = json_string_value(json_object_get(rep, "error"));
+        if (err) {
+                oci_error("%s: %s", what, err);
+                json_decref(rep);
+                return -EIO;
+        }
+        if (ret)
+                *ret = rep;
+        else
+                json_decref(rep);
+        return 0;
+}
+
+/* Sends the terminal's master to --console-socket as runc does (one
+ * SCM_RIGHTS message; conmon and containerd receive it). */
+int oci_send_console(const char *path, int master)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+                return negative_errno();
+        static const char name[] = "/dev/ptmx";
+        return send_fds(fd, name, sizeof(name) - 1, &master, 1);
+}
+
+json_t *oci_strv_json(char **v)
+{
+        json_t *a = json_array();
+        for (char **p = v; p && *p; p++)
+                json_array_append_new(a, json_string(*p));
+        return a;
+}
+
+json_t *oci_process_request(const struct oci_process *pr, bool main_run, bool tty)
+{
+        json_t *req = json_pack("{s:s, s:o, s:o, s:s, s:b, s:b, s:b}", "op", "exec", "argv", oci_strv_json(pr->args),
+                                "env", oci_strv_json(pr->env), "cwd", pr->cwd ? pr->cwd : "/", "cleanEnv", 1, "direct",
+                                1, "detach", 0);
+        if (main_run) {
+                json_object_set_new(req, "hold", json_true());
+                json_object_set_new(req, "main", json_true());
+        }
+        if (tty) {
+                json_object_set_new(req, "tty", json_true());
+                json_object_set_new(req, "rows", json_integer(pr->console_height));
+                json_object_set_new(req, "cols", json_integer(pr->console_width));
+        }
+        return req;
+}
+
+/* stdin, stdout, stderr (a closed one as /dev/null) and the preserved fds. */
+size_t oci_client_fds(int fds[EXEC_MAX_FDS], int nul, int preserve)
+{
+        size_t n = 0;
+        for (int i = 0; i < 3; i++)
+                fds[n++] = fcntl(i, F_GETFD) >= 0 ? i : nul;
+        for (int i = 0; i < preserve; i++)
+                fds[n++] = 3 + i;
+        return n;
+}
+
+volatile sig_atomic_t oci_pending_signal;
+static void on_signal(int sig)
+{
+        oci_pending_signal = sig;
+}
+
+void oci_catch_signals(void)
+{
+        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+        struct sigaction sa = {.sa_handler = on_signal};
+        sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
+                sigaction(sigs[i], &sa, NULL);
+}

@@ -1,0 +1,139 @@
+/* sentry/oci/ private: the runtime half of the room, runc's command line on
+ * top of the parser half (sentry/oci/oci.h). Its files, each calling only
+ * files listed below it:
+ *   runtime.c    the command line: global options, usage, version, and the
+ *                dispatch to the verbs (sentry_oci)
+ *   create.c     create and run: config.json made into a sandbox, its
+ *                sentry started, the container's process held until start
+ *   exec.c       exec: another process in a running container
+ *   lifecycle.c  start, kill, delete, pause, resume
+ *   query.c      state, list, ps, features, spec
+ *   hooks.c      the OCI hooks, run in the runtime's namespaces
+ *   container.c  a container's state directory (--root/ID): open, status,
+ *                state document, terminate, remove; small file helpers
+ *   request.c    talking to a container's sentry over its control socket
+ *   log.c        the global options, and errors, warnings and debug lines
+ *                (stderr and --log, in runc's formats)
+ * The parser half knows nothing of containers and never includes this. */
+#pragma once
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "common/util.h"
+#include "sentry/oci/oci.h"
+#include "sentry/sandbox/sandbox.h"
+
+#define OCI_DEFAULT_ROOT "/run/cordon-oci"
+#define OCI_SPEC_VERSION "1.1.0"
+
+/* ---- log.c ---- */
+
+/* The global options: runtime.c's command line sets them, the verbs read
+ * them. */
+struct oci_globals {
+        const char *root;
+        const char *log_path;
+        bool log_json;
+        bool debug;
+        bool systemd_cgroup;
+        int log_fd;
+};
+extern struct oci_globals oci_G;
+
+/* Now, as RFC 3339 with nanoseconds (the log's and state's times). */
+void oci_now_rfc3339(char *buf, size_t size);
+/* An error: to stderr and the log. The caller exits non-zero. */
+_printf_(1, 2) void oci_error(const char *fmt, ...);
+/* To the log; to stderr too with --debug. */
+_printf_(1, 2) void oci_warn(const char *fmt, ...);
+/* With --debug only: to stderr and the log. */
+_printf_(1, 2) void oci_debug(const char *fmt, ...);
+
+/* ---- request.c ---- */
+
+/* A connection to sandbox sid's control socket in *ret. 0 or -errno. */
+int oci_connect_sentry(const char *sid, int *ret);
+/* One request (req is stolen) and its reply in *ret (may be NULL), fds
+ * sent with it and up to max_fds back in ret_fds. 0, or -errno with the
+ * error said (what names the request for the message). */
+int oci_sentry_request(const char *sid, const char *what, json_t *req, const int *fds, size_t n_fds, json_t **ret,
+                       int *ret_fds, size_t max_fds);
+/* The terminal's master to --console-socket path, as runc sends it. */
+int oci_send_console(const char *path, int master);
+/* A NULL-terminated array of strings as a JSON array (NULL: empty). */
+json_t *oci_strv_json(char **v);
+/* The exec request for pr: main_run holds it before its exec (create). */
+json_t *oci_process_request(const struct oci_process *pr, bool main_run, bool tty);
+/* stdin, stdout, stderr (a closed one as nul) and the preserved fds. */
+size_t oci_client_fds(int fds[EXEC_MAX_FDS], int nul, int preserve);
+/* Catches SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 for a verb
+ * that waits: the last one caught is in oci_pending_signal, for it to
+ * forward (and reset to 0). */
+void oci_catch_signals(void);
+extern volatile sig_atomic_t oci_pending_signal;
+
+/* ---- container.c ---- */
+
+/* The small helpers: a file read whole (at most 16 MiB) into *ret; a
+ * --pid-file replaced atomically; a pid's start time (0: gone); whether
+ * an id may name a container (runc's characters). */
+int oci_read_file_text(const char *path, char **ret);
+int oci_write_pid_file(const char *path, pid_t pid);
+unsigned long long oci_pid_start_time(pid_t pid);
+bool oci_container_id_valid(const char *id);
+
+struct container {
+        char *id;
+        int dirfd; /* --root/ID, flocked */
+        json_t *state;
+};
+
+void oci_container_close(struct container *c);
+/* -ENOENT: no such container, for the caller to say. */
+int oci_container_open(const char *id, struct container *ret);
+int oci_container_save(struct container *c);
+/* state.json's string member key, or NULL. */
+const char *oci_st_str(const struct container *c, const char *key);
+/* created, running, paused or stopped */
+const char *oci_container_status(const struct container *c);
+/* The OCI state document, as `state` prints it and hooks read it. */
+json_t *oci_state_doc(const struct container *c, const char *status);
+/* Ends the container's sentry (bounded). 0, or -errno said. */
+int oci_container_terminate(struct container *c);
+/* Removes --root/ID. */
+int oci_container_remove(struct container *c);
+/* oci_container_open(), saying "does not exist" for a verb. */
+int oci_lookup(const char *id, struct container *c);
+/* For a verb that takes one container id and nothing else (start, state,
+ * pause, resume): 0 with *c open, or the exit status, the error said. */
+int oci_lookup_one(int argc, char **argv, const char *verb, struct container *c);
+
+/* ---- hooks.c ---- */
+
+/* A kind of hook of the config, as the state keeps it. */
+json_t *oci_hooks_json(const struct oci_spec *s, enum oci_hook_kind k);
+/* Runs the container's hooks under key (kind names them in messages) with
+ * its state document for status on stdin. 0, or -errno said. */
+int oci_container_hooks(struct container *c, const char *kind, const char *key, const char *status);
+
+/* ---- the verbs: argv[0] is the verb; each returns the exit status ---- */
+
+/* create.c: run is create + start, then (without --detach) wait and delete */
+int oci_cmd_create(int argc, char **argv, bool run);
+/* exec.c */
+int oci_cmd_exec(int argc, char **argv);
+/* lifecycle.c: oci_simple_op is pause or resume (op) */
+int oci_cmd_start(int argc, char **argv);
+int oci_cmd_kill(int argc, char **argv);
+int oci_cmd_delete(int argc, char **argv);
+int oci_simple_op(int argc, char **argv, const char *op);
+/* query.c */
+int oci_cmd_state(int argc, char **argv);
+int oci_cmd_list(int argc, char **argv);
+int oci_cmd_ps(int argc, char **argv);
+int oci_cmd_features(void);
+int oci_cmd_spec(int argc, char **argv);
