@@ -20,8 +20,6 @@
 
 #include "common/fdpass.h"
 #include "common/trace.h"
-#include "sentry/oci-sandbox.h"
-#include "sentry/oci/oci.h"
 #include "sentry/sentry-internal.h"
 
 #ifndef SECBIT_NOROOT

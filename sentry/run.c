@@ -22,7 +22,6 @@
 #include "common/fdpass.h"
 #include "common/trace.h"
 #include "sentry/approvals/approvals.h"
-#include "sentry/oci-sandbox.h"
 #include "sentry/sandbox/sandbox.h"
 #include "sentry/sentry-internal.h"
 

@@ -8,7 +8,6 @@
 #include <sys/mount.h>
 #include <sys/syscall.h>
 
-#include "sentry/oci-sandbox.h"
 #include "sentry/sentry-internal.h"
 
 static int write_file(const char *path, const char *text)

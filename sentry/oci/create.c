@@ -19,10 +19,10 @@
 #include <sys/wait.h>
 
 #include "common/util.h"
-#include "sentry/oci-sandbox.h"
 #include "sentry/oci/oci.h"
 #include "sentry/oci/runtime-internal.h"
 #include "sentry/sandbox/sandbox.h"
+#include "sentry/sentry.h"
 
 static int mkdir_p(const char *path, mode_t mode)
 {

@@ -13,10 +13,10 @@
 #include <signal.h>
 
 #include "common/util.h"
-#include "sentry/oci-sandbox.h"
 #include "sentry/oci/oci.h"
 #include "sentry/oci/runtime-internal.h"
 #include "sentry/sandbox/sandbox.h"
+#include "sentry/sentry.h"
 
 /* runc's --user uid[:gid] */
 static int parse_user(const char *s, uint32_t *uid, uint32_t *gid)

@@ -34,6 +34,7 @@
 #include <sys/types.h>
 
 #include "sentry/policy/policy.h"
+#include "sentry/sentry.h"
 
 /* The annotation naming cordon's policy for a container: an absolute path
  * to a JSON policy file, or the policy inline (a value starting with '{').
@@ -161,15 +162,12 @@ struct oci_annotation {
         char *key, *value;
 };
 
-/* linux.sysctl: only keys that belong to a namespace the container has
+/* linux.sysctl (struct oci_sysctl, sentry/sentry.h): only keys that belong to a namespace the container has
  * (net.*, kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*, and
  * kernel.hostname/domainname) pass the parser, and only when linux.namespaces
  * lists that namespace. When it is joined by path the runtime must refuse
  * a path that is the host's own namespace (runc compares it with
  * /proc/self/ns/...), as the parser opens nothing. */
-struct oci_sysctl {
-        char *key, *value;
-};
 
 struct oci_spec {
         char *oci_version;
