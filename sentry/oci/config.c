@@ -83,10 +83,10 @@ static int get_host_path(struct oci_parser *p, json_t *v, char **ret)
 
 static int check_env(struct oci_parser *p, const char *s)
 {
-        char q[POLICY_QUOTE_MAX];
+        char q[DOC_QUOTE_MAX];
         const char *eq = strchr(s, '=');
         if (!eq || eq == s)
-                return oci_fail(p, "expected \"NAME=VALUE\", got %s", policy_quote(q, s, strlen(s)));
+                return oci_fail(p, "expected \"NAME=VALUE\", got %s", doc_quote(q, s, strlen(s)));
         return 0;
 }
 
@@ -145,14 +145,14 @@ int oci_cap_from_name(const char *name)
 static int cap_at(struct oci_parser *p, json_t *e, size_t i, void *item, void *ctx)
 {
         uint64_t *mask = ctx;
-        char q[POLICY_QUOTE_MAX];
+        char q[DOC_QUOTE_MAX];
         const char *s;
         int cap, r = oci_get_string(p, e, &s);
         if (r < 0)
                 return r;
         cap = oci_cap_from_name(s);
         if (cap < 0)
-                return oci_fail(p, "unknown capability %s", policy_quote(q, s, strlen(s)));
+                return oci_fail(p, "unknown capability %s", doc_quote(q, s, strlen(s)));
         *mask |= UINT64_C(1) << cap;
         return 0;
 }
@@ -465,14 +465,14 @@ static int parse_mount_options(struct oci_parser *p, json_t *v, struct oci_mount
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
-                size_t saved = oci_path_push_index(p, i);
+                size_t saved = doc_path_push_index(&p->path, i);
                 const char *o = NULL;
-                char q[POLICY_QUOTE_MAX];
+                char q[DOC_QUOTE_MAX];
                 bool known = false;
 
                 r = oci_get_string(p, json_array_get(v, i), &o);
                 if (r >= 0 && (o[0] == '\0' || strchr(o, ',')))
-                        r = oci_fail(p, "expected one mount option, got %s", policy_quote(q, o, strlen(o)));
+                        r = oci_fail(p, "expected one mount option, got %s", doc_quote(q, o, strlen(o)));
                 for (size_t k = 0; r >= 0 && k < ELEMENTSOF(mount_opts); k++)
                         if (streq(mount_opts[k].name, o)) {
                                 known = true;
@@ -486,7 +486,7 @@ static int parse_mount_options(struct oci_parser *p, json_t *v, struct oci_mount
                 for (size_t k = 0; r >= 0 && k < ELEMENTSOF(refused_mount_opts); k++)
                         if (streq(refused_mount_opts[k].name, o))
                                 r = oci_fail(p, "mount option %s is not supported by cordon (%s)",
-                                             policy_quote(q, o, strlen(o)), refused_mount_opts[k].why);
+                                             doc_quote(q, o, strlen(o)), refused_mount_opts[k].why);
                 if (r >= 0 && !known && streq(o, "tmpcopyup")) {
                         m->tmpcopyup = true;
                         known = true;
@@ -510,7 +510,7 @@ static int parse_mount_options(struct oci_parser *p, json_t *v, struct oci_mount
                                 data_len += len;
                         }
                 }
-                oci_path_pop(p, saved);
+                doc_path_pop(&p->path, saved);
                 if (r < 0)
                         return r;
         }
@@ -523,7 +523,7 @@ static int parse_mount(struct oci_parser *p, json_t *v, size_t i, void *item, vo
 {
         struct oci_mount *m = item;
         const char *type = NULL;
-        char q[POLICY_QUOTE_MAX];
+        char q[DOC_QUOTE_MAX];
         json_t *src;
         int r = oci_check_object(p, v);
         if (r < 0)
@@ -555,7 +555,7 @@ static int parse_mount(struct oci_parser *p, json_t *v, size_t i, void *item, vo
                                 p, "type",
                                 "filesystem %s is not supported by cordon (bind, tmpfs, proc, sysfs, devpts, "
                                 "mqueue, cgroup and cgroup2 are)",
-                                policy_quote(q, type, strlen(type)));
+                                doc_quote(q, type, strlen(type)));
                 m->type = xstrdup(type);
                 if (streq(type, "bind"))
                         m->flags |= MS_BIND;
@@ -571,7 +571,7 @@ static int parse_mount(struct oci_parser *p, json_t *v, size_t i, void *item, vo
                  * recognise is a typo or a feature it lacks, not data. */
                 if (m->data)
                         return oci_fail_at(p, "options", "option(s) %s are not valid for a bind mount",
-                                           policy_quote(q, m->data, strlen(m->data)));
+                                           doc_quote(q, m->data, strlen(m->data)));
         } else if (src) {
                 if ((r = AT(p, v, "source", oci_dup_string(p, it, &m->source))) < 0)
                         return r;
@@ -685,11 +685,11 @@ static int parse_annotations(struct oci_parser *p, json_t *v, struct oci_spec *s
 static int normalise_path_list(struct oci_parser *p, const char *key, char **list)
 {
         for (size_t i = 0; list && list[i]; i++) {
-                size_t saved = oci_path_push_key(p, key), s2 = oci_path_push_index(p, i);
+                size_t saved = doc_path_push_key(&p->path, key), s2 = doc_path_push_index(&p->path, i);
                 char *out = NULL;
                 int r = oci_normalise_path(p, list[i], &out);
-                oci_path_pop(p, s2);
-                oci_path_pop(p, saved);
+                doc_path_pop(&p->path, s2);
+                doc_path_pop(&p->path, saved);
                 if (r < 0)
                         return r;
                 free(list[i]);
@@ -702,7 +702,7 @@ static int normalise_path_list(struct oci_parser *p, const char *key, char **lis
 
 static int check_version(struct oci_parser *p, json_t *v, struct oci_spec *s)
 {
-        char q[POLICY_QUOTE_MAX];
+        char q[DOC_QUOTE_MAX];
         int r = oci_dup_string(p, v, &s->oci_version);
         if (r < 0)
                 return r;
@@ -710,7 +710,7 @@ static int check_version(struct oci_parser *p, json_t *v, struct oci_spec *s)
          * drafts and a future 2 are not. */
         if (!startswith(s->oci_version, "1."))
                 return oci_fail(p, "unsupported OCI runtime-spec version %s (cordon reads 1.x)",
-                                policy_quote(q, s->oci_version, strlen(s->oci_version)));
+                                doc_quote(q, s->oci_version, strlen(s->oci_version)));
         return 0;
 }
 
@@ -753,11 +753,11 @@ static int parse_spec(struct oci_parser *p, json_t *root, struct oci_spec *s)
         if (!s->readonly_paths)
                 s->readonly_paths = xcalloc(1, sizeof(char *));
         {
-                size_t saved = linux_obj ? oci_path_push_key(p, "linux") : p->path_len;
+                size_t saved = linux_obj ? doc_path_push_key(&p->path, "linux") : p->path.len;
                 r = normalise_path_list(p, "maskedPaths", s->masked_paths);
                 if (r >= 0)
                         r = normalise_path_list(p, "readonlyPaths", s->readonly_paths);
-                oci_path_pop(p, saved);
+                doc_path_pop(&p->path, saved);
                 if (r < 0)
                         return r;
         }
@@ -769,10 +769,10 @@ static int parse_spec(struct oci_parser *p, json_t *root, struct oci_spec *s)
                 return oci_fail_at(p, "domainname",
                                    "setting a domainname needs a new uts namespace in linux.namespaces");
         if ((s->n_uid_mappings || s->n_gid_mappings) && !oci_has_ns(s, CLONE_NEWUSER)) {
-                size_t saved = oci_path_push_key(p, "linux");
+                size_t saved = doc_path_push_key(&p->path, "linux");
                 r = oci_fail_at(p, s->n_uid_mappings ? "uidMappings" : "gidMappings",
                                 "id mappings need a user namespace in linux.namespaces");
-                oci_path_pop(p, saved);
+                doc_path_pop(&p->path, saved);
                 return r;
         }
         return 0;

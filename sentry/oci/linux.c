@@ -167,7 +167,7 @@ static int parse_pids(struct oci_parser *p, json_t *v, struct oci_resources *res
 static int parse_device_rule(struct oci_parser *p, json_t *v, size_t i, void *item, void *ctx)
 {
         const char *s;
-        char q[POLICY_QUOTE_MAX];
+        char q[DOC_QUOTE_MAX];
         bool allow;
         int64_t num;
         int r = oci_check_object(p, v);
@@ -182,11 +182,11 @@ static int parse_device_rule(struct oci_parser *p, json_t *v, size_t i, void *it
         if ((r = AT(p, v, "type", oci_get_string(p, it, &s))) < 0)
                 return r;
         if (oci_member(v, "type") && !streq(s, "a") && !streq(s, "b") && !streq(s, "c"))
-                return oci_fail_at(p, "type", "expected \"a\", \"b\" or \"c\", got %s", policy_quote(q, s, strlen(s)));
+                return oci_fail_at(p, "type", "expected \"a\", \"b\" or \"c\", got %s", doc_quote(q, s, strlen(s)));
         if ((r = AT(p, v, "access", oci_get_string(p, it, &s))) < 0)
                 return r;
         if (oci_member(v, "access") && (s[0] == '\0' || strspn(s, "rwm") != strlen(s)))
-                return oci_fail_at(p, "access", "expected letters from \"rwm\", got %s", policy_quote(q, s, strlen(s)));
+                return oci_fail_at(p, "access", "expected letters from \"rwm\", got %s", doc_quote(q, s, strlen(s)));
         return 0;
 }
 
@@ -250,7 +250,7 @@ static int parse_device(struct oci_parser *p, json_t *v, size_t idx, void *item,
 {
         _cleanup_free_ char *path = NULL;
         const char *type = NULL;
-        char q[POLICY_QUOTE_MAX];
+        char q[DOC_QUOTE_MAX];
         int64_t major = -1, minor = -1, num;
         uint32_t u;
         int r = oci_check_object(p, v);
@@ -270,7 +270,7 @@ static int parse_device(struct oci_parser *p, json_t *v, size_t idx, void *item,
                 return r;
         if (!streq(type, "c") && !streq(type, "u") && !streq(type, "b") && !streq(type, "p"))
                 return oci_fail_at(p, "type", "expected \"c\", \"u\", \"b\" or \"p\", got %s",
-                                   policy_quote(q, type, strlen(type)));
+                                   doc_quote(q, type, strlen(type)));
         for (size_t i = 0; i < ELEMENTSOF(std_devices); i++)
                 if ((streq(type, "c") || streq(type, "u")) && streq(path, std_devices[i].path) &&
                     major == std_devices[i].major && minor == std_devices[i].minor)
@@ -278,7 +278,7 @@ static int parse_device(struct oci_parser *p, json_t *v, size_t idx, void *item,
         return oci_fail(p,
                         "device %s is not supported by cordon: a container's /dev holds only null, zero, full, "
                         "random, urandom, tty, ptmx and pts",
-                        policy_quote(q, path, strlen(path)));
+                        doc_quote(q, path, strlen(path)));
 }
 
 static int parse_devices(struct oci_parser *p, json_t *v)
@@ -336,7 +336,7 @@ static int sysctl_at(struct oci_parser *p, const char *key, json_t *value, void 
 {
         struct oci_spec *s = ctx;
         const char *val, *ns;
-        char q[POLICY_QUOTE_MAX];
+        char q[DOC_QUOTE_MAX];
         int type = 0, r;
 
         /* dots and slashes are both separators in /proc/sys; a ".." or
@@ -345,10 +345,10 @@ static int sysctl_at(struct oci_parser *p, const char *key, json_t *value, void 
                 return oci_fail(p, "not a sysctl name");
         if (!(ns = sysctl_namespace(key, &type)))
                 return oci_fail(p, "sysctl %s is not namespaced: setting it would change the host",
-                                policy_quote(q, key, strlen(key)));
+                                doc_quote(q, key, strlen(key)));
         if (!oci_has_ns(s, type))
                 return oci_fail(p, "sysctl %s needs the container to have a %s namespace",
-                                policy_quote(q, key, strlen(key)), ns);
+                                doc_quote(q, key, strlen(key)), ns);
         r = oci_get_string(p, value, &val);
         if (r < 0)
                 return r;
@@ -370,7 +370,7 @@ static int check_rootfs_propagation(struct oci_parser *p, json_t *v)
          * reach the host. */
         static const char *const ok[] = {"private", "rprivate", "slave", "rslave", "unbindable", "runbindable"};
         const char *s;
-        char q[POLICY_QUOTE_MAX];
+        char q[DOC_QUOTE_MAX];
         int r = oci_get_string(p, v, &s);
         if (r < 0)
                 return r;
@@ -381,9 +381,9 @@ static int check_rootfs_propagation(struct oci_parser *p, json_t *v)
                 return oci_fail(p,
                                 "not supported by cordon: %s propagation would carry the container's mounts "
                                 "to the host",
-                                policy_quote(q, s, strlen(s)));
+                                doc_quote(q, s, strlen(s)));
         return oci_fail(p, "expected private, rprivate, slave, rslave, unbindable or runbindable, got %s",
-                        policy_quote(q, s, strlen(s)));
+                        doc_quote(q, s, strlen(s)));
 }
 
 int oci_parse_linux(struct oci_parser *p, json_t *v, struct oci_spec *s)

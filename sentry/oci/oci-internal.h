@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/docparse.h"
 #include "common/util.h"
 #include "sentry/oci/oci.h"
 
@@ -31,16 +32,12 @@
 
 struct oci_parser {
         const char *origin;
-        const char *bundle; /* absolute, for relative host paths; may be NULL */
-        char path[256];     /* JSON path of the value being looked at */
-        size_t path_len;
-        char *error; /* the first error */
+        const char *bundle;   /* absolute, for relative host paths; may be NULL */
+        struct doc_path path; /* of the value being looked at */
+        char *error;          /* the first error */
 };
 
 /* parser.c: the JSON path, the first error, the readers */
-size_t oci_path_push_key(struct oci_parser *p, const char *key);
-size_t oci_path_push_index(struct oci_parser *p, size_t i);
-void oci_path_pop(struct oci_parser *p, size_t saved);
 _printf_(2, 3) int oci_fail(struct oci_parser *p, const char *fmt, ...);
 const char *oci_json_kind(const json_t *v);
 json_t *oci_member(json_t *obj, const char *key);
@@ -84,17 +81,17 @@ int oci_dup_string(struct oci_parser *p, json_t *v, char **ret);
 
 /* Evaluates expr, which reads the member as `it`, when obj[key] is present
  * (not null), with the path at the key. */
-#define AT(p, obj, key, expr)                                          \
-        ({                                                             \
-                json_t *_v = oci_member((obj), (key));                 \
-                int _r = 0;                                            \
-                if (_v) {                                              \
-                        size_t _saved = oci_path_push_key((p), (key)); \
-                        json_t *it = _v;                               \
-                        _r = (expr);                                   \
-                        oci_path_pop((p), _saved);                     \
-                }                                                      \
-                _r;                                                    \
+#define AT(p, obj, key, expr)                                                 \
+        ({                                                                    \
+                json_t *_v = oci_member((obj), (key));                        \
+                int _r = 0;                                                   \
+                if (_v) {                                                     \
+                        size_t _saved = doc_path_push_key(&(p)->path, (key)); \
+                        json_t *it = _v;                                      \
+                        _r = (expr);                                          \
+                        doc_path_pop(&(p)->path, _saved);                     \
+                }                                                             \
+                _r;                                                           \
         })
 
 /* process.capabilities (config.c): CAP_* by name, -1 if unknown */

@@ -9,65 +9,19 @@
 #include <jansson.h>
 #include <stdarg.h>
 
+#include "common/docparse.h"
 #include "common/util.h"
 #include "sentry/oci/oci-internal.h"
 #include "sentry/oci/oci.h"
 
-_printf_(2, 3) static size_t path_push(struct oci_parser *p, const char *fmt, ...)
-{
-        size_t saved = p->path_len, room = sizeof(p->path) - p->path_len;
-        va_list ap;
-        int n;
-
-        va_start(ap, fmt);
-        n = vsnprintf(p->path + p->path_len, room, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-                n = 0;
-        if ((size_t)n >= room) {
-                p->path_len = sizeof(p->path) - 1;
-                memcpy(p->path + p->path_len - 3, "...", 3);
-        } else
-                p->path_len += (size_t)n;
-        return saved;
-}
-
-void oci_path_pop(struct oci_parser *p, size_t saved)
-{
-        p->path_len = saved;
-        p->path[saved] = '\0';
-}
-
-size_t oci_path_push_key(struct oci_parser *p, const char *key)
-{
-        char q[POLICY_QUOTE_MAX];
-
-        if (policy_key_is_identifier(key))
-                return path_push(p, "%s%s", p->path_len > 0 ? "." : "", key);
-        return path_push(p, "[%s]", policy_quote(q, key, strlen(key)));
-}
-
-size_t oci_path_push_index(struct oci_parser *p, size_t i)
-{
-        return path_push(p, "[%zu]", i);
-}
-
 /* Records the first error, prefixed with the origin and the JSON path. */
 int oci_fail(struct oci_parser *p, const char *fmt, ...)
 {
-        _cleanup_free_ char *msg = NULL;
         va_list ap;
-
-        if (p->error)
-                return -EINVAL;
         va_start(ap, fmt);
-        msg = xvasprintf(fmt, ap);
+        int r = doc_vfail(&p->error, p->origin, &p->path, fmt, ap);
         va_end(ap);
-        if (p->path_len > 0)
-                p->error = xasprintf("%s: %s: %s", p->origin, p->path, msg);
-        else
-                p->error = xasprintf("%s: %s", p->origin, msg);
-        return -EINVAL;
+        return r;
 }
 
 /* A string oci_spec_parse() made of an integer above INT64_MAX. */
@@ -91,24 +45,7 @@ const char *oci_json_kind(const json_t *v)
 {
         if (wide_digits(v))
                 return "an integer";
-        switch (json_typeof(v)) {
-        case JSON_OBJECT:
-                return "an object";
-        case JSON_ARRAY:
-                return "an array";
-        case JSON_STRING:
-                return "a string";
-        case JSON_INTEGER:
-                return "an integer";
-        case JSON_REAL:
-                return "a real number";
-        case JSON_TRUE:
-        case JSON_FALSE:
-                return "a boolean";
-        case JSON_NULL:
-                return "null";
-        }
-        return "an unknown value";
+        return doc_json_kind(v);
 }
 
 /* A member, with JSON null read as absent: Go, in which runc and the
@@ -150,13 +87,13 @@ int oci_each(struct oci_parser *p, json_t *v, size_t item_size, void *ret_items,
         if (items)
                 *items = xcalloc(n, item_size);
         for (size_t i = 0; i < n; i++) {
-                size_t saved = oci_path_push_index(p, i);
+                size_t saved = doc_path_push_index(&p->path, i);
                 /* counted before it is filled: the free functions then see
                  * a half-parsed item too */
                 if (ret_n)
                         *ret_n = i + 1;
                 r = fn(p, json_array_get(v, i), i, items ? (char *)*items + i * item_size : NULL, ctx);
-                oci_path_pop(p, saved);
+                doc_path_pop(&p->path, saved);
                 if (r < 0)
                         return r;
         }
@@ -174,9 +111,9 @@ int oci_each_member(struct oci_parser *p, json_t *v, oci_member_fn fn, void *ctx
                 return oci_fail(p, "too many entries (%zu, the limit is %d)", json_object_size(v), OCI_MAX_ENTRIES);
         json_object_foreach(v, key, value)
         {
-                size_t saved = oci_path_push_key(p, key);
+                size_t saved = doc_path_push_key(&p->path, key);
                 r = fn(p, key, value, ctx);
-                oci_path_pop(p, saved);
+                doc_path_pop(&p->path, saved);
                 if (r < 0)
                         return r;
         }
@@ -215,7 +152,7 @@ int oci_dup_string(struct oci_parser *p, json_t *v, char **ret)
 int oci_get_name(struct oci_parser *p, json_t *v, const struct oci_name *table, size_t n, const char *what,
                  int64_t *ret)
 {
-        char q[POLICY_QUOTE_MAX];
+        char q[DOC_QUOTE_MAX];
         const char *s;
         int r = oci_get_string(p, v, &s);
         if (r < 0)
@@ -225,7 +162,7 @@ int oci_get_name(struct oci_parser *p, json_t *v, const struct oci_name *table, 
                         *ret = table[i].value;
                         return 0;
                 }
-        return oci_fail(p, "unknown %s %s", what, policy_quote(q, s, strlen(s)));
+        return oci_fail(p, "unknown %s %s", what, doc_quote(q, s, strlen(s)));
 }
 
 int oci_get_bool(struct oci_parser *p, json_t *v, bool *ret)
@@ -287,38 +224,17 @@ int oci_get_u32(struct oci_parser *p, json_t *v, uint32_t *ret)
  * which could disagree with what the kernel resolves through a symlink. */
 int oci_normalise_path(struct oci_parser *p, const char *s, char **ret)
 {
-        _cleanup_free_ char *out = NULL;
-        char q[POLICY_QUOTE_MAX];
-        size_t len = strlen(s), o = 0;
+        char q[DOC_QUOTE_MAX];
+        enum doc_path_error why;
+        size_t len = strlen(s);
 
-        if (len == 0)
-                return oci_fail(p, "expected an absolute path, got an empty string");
-        if (len >= OCI_PATH_MAX)
+        if (len >= OCI_PATH_MAX && len > 0)
                 return oci_fail(p, "path too long (%zu bytes, the limit is %d)", len, OCI_PATH_MAX - 1);
-        if (s[0] != '/')
-                return oci_fail(p, "expected an absolute path, got %s", policy_quote(q, s, len));
-        out = xmalloc(len + 2);
-        for (const char *c = s; *c;) {
-                size_t n;
-
-                while (*c == '/')
-                        c++;
-                if (!*c)
-                        break;
-                n = strcspn(c, "/");
-                if (n == 2 && c[0] == '.' && c[1] == '.')
-                        return oci_fail(p, "\"..\" components are not allowed, got %s", policy_quote(q, s, len));
-                if (!(n == 1 && c[0] == '.')) {
-                        out[o++] = '/';
-                        memcpy(out + o, c, n);
-                        o += n;
-                }
-                c += n;
-        }
-        if (o == 0)
-                out[o++] = '/';
-        out[o] = '\0';
-        *ret = TAKE_PTR(out);
+        if (doc_normalise_abs_path(s, ret, &why) < 0)
+                return why == DOC_PATH_EMPTY ? oci_fail(p, "expected an absolute path, got an empty string")
+                       : why == DOC_PATH_DOTDOT
+                               ? oci_fail(p, "\"..\" components are not allowed, got %s", doc_quote(q, s, len))
+                               : oci_fail(p, "expected an absolute path, got %s", doc_quote(q, s, len));
         return 0;
 }
 
@@ -350,13 +266,13 @@ int oci_get_strv(struct oci_parser *p, json_t *v, int (*check)(struct oci_parser
                 return r;
         out = xcalloc(n + 1, sizeof(char *));
         for (size_t i = 0; i < n; i++) {
-                size_t saved = oci_path_push_index(p, i);
+                size_t saved = doc_path_push_index(&p->path, i);
                 const char *s;
 
                 r = oci_get_string(p, json_array_get(v, i), &s);
                 if (r >= 0 && check)
                         r = check(p, s);
-                oci_path_pop(p, saved);
+                doc_path_pop(&p->path, saved);
                 if (r < 0) {
                         strv_free(out);
                         return r;
@@ -371,7 +287,7 @@ int oci_get_strv(struct oci_parser *p, json_t *v, int (*check)(struct oci_parser
 int oci_fail_at(struct oci_parser *p, const char *key, const char *fmt, ...)
 {
         _cleanup_free_ char *msg = NULL;
-        size_t saved = oci_path_push_key(p, key);
+        size_t saved = doc_path_push_key(&p->path, key);
         va_list ap;
         int r;
 
@@ -379,7 +295,7 @@ int oci_fail_at(struct oci_parser *p, const char *key, const char *fmt, ...)
         msg = xvasprintf(fmt, ap);
         va_end(ap);
         r = oci_fail(p, "%s", msg);
-        oci_path_pop(p, saved);
+        doc_path_pop(&p->path, saved);
         return r;
 }
 

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <sys/mount.h>
 
+#include "common/docparse.h"
 #include "common/util.h"
 #include "sentry/oci/oci.h"
 #include "sentry/policy/policy.h"
@@ -135,7 +136,7 @@ static const char *const provided[] = {"/dev/shm", "/dev/pts", "/dev/mqueue", "/
 static int add_bind(struct builder *b, size_t i, const struct oci_mount *m)
 {
         struct policy *pol = b->pol;
-        char q[POLICY_QUOTE_MAX];
+        char q[DOC_QUOTE_MAX];
 
         for (size_t k = 0; k < ELEMENTSOF(provided); k++)
                 if (streq(m->destination, provided[k]))
@@ -146,12 +147,12 @@ static int add_bind(struct builder *b, size_t i, const struct oci_mount *m)
                 return fail(b,
                             "mounts[%zu].destination: %s is under %s, which cordon provides itself; binding host "
                             "paths there is not supported",
-                            i, policy_quote(q, m->destination, strlen(m->destination)),
+                            i, doc_quote(q, m->destination, strlen(m->destination)),
                             path_is_under(m->destination, "/proc") ? "/proc" : "/dev");
         for (size_t j = 0; j < pol->n_binds; j++)
                 if (streq(pol->binds[j].target, m->destination))
                         return fail(b, "mounts[%zu].destination: %s is already the target of %s", i,
-                                    policy_quote(q, m->destination, strlen(m->destination)),
+                                    doc_quote(q, m->destination, strlen(m->destination)),
                                     j < b->n_policy_binds ? "a bind in the policy" : "an earlier bind mount");
         if (pol->n_binds >= VIEW_MAX_BINDS)
                 return fail(b, "mounts[%zu]: more than %d bind mounts (policy binds included)", i, VIEW_MAX_BINDS);

@@ -75,7 +75,7 @@ static int get_errno(struct oci_parser *p, json_t *v, uint32_t *ret)
 static int get_arch(struct oci_parser *p, json_t *v, size_t idx, void *item, void *ctx)
 {
         uint32_t *ret = item;
-        char name[32], q[POLICY_QUOTE_MAX];
+        char name[32], q[DOC_QUOTE_MAX];
         const char *s;
         uint32_t arch;
         size_t n;
@@ -85,12 +85,12 @@ static int get_arch(struct oci_parser *p, json_t *v, size_t idx, void *item, voi
         /* "SCMP_ARCH_X86_64" is libseccomp's "x86_64", and so on for all */
         n = strlen(s);
         if (!startswith(s, "SCMP_ARCH_") || n - 10 >= sizeof(name) || n == 10)
-                return oci_fail(p, "unknown architecture %s", policy_quote(q, s, n));
+                return oci_fail(p, "unknown architecture %s", doc_quote(q, s, n));
         for (size_t i = 10; i <= n; i++)
                 name[i - 10] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
         arch = seccomp_arch_resolve_name(name);
         if (arch == 0)
-                return oci_fail(p, "unknown architecture %s", policy_quote(q, s, n));
+                return oci_fail(p, "unknown architecture %s", doc_quote(q, s, n));
         *ret = arch;
         return 0;
 }
@@ -103,7 +103,7 @@ static int parse_arches(struct oci_parser *p, json_t *v, struct oci_seccomp *sc)
 static int flag_at(struct oci_parser *p, json_t *e, size_t i, void *item, void *ctx)
 {
         struct oci_seccomp *sc = ctx;
-        char q[POLICY_QUOTE_MAX];
+        char q[DOC_QUOTE_MAX];
         const char *s;
         int r = oci_get_string(p, e, &s);
         if (r < 0)
@@ -117,7 +117,7 @@ static int flag_at(struct oci_parser *p, json_t *e, size_t i, void *item, void *
                                    "speculative-store-bypass mitigation");
         /* WAIT_KILLABLE_RECV only means something with a listener, which is refused */
         else if (!streq(s, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"))
-                return oci_fail(p, "unknown seccomp flag %s", policy_quote(q, s, strlen(s)));
+                return oci_fail(p, "unknown seccomp flag %s", doc_quote(q, s, strlen(s)));
         return 0;
 }
 
@@ -206,13 +206,13 @@ static int parse_rule(struct oci_parser *p, json_t *v, size_t i, void *item, voi
 
         json_t *args = oci_member(v, "args");
         if (args) {
-                size_t saved = oci_path_push_key(p, "args");
+                size_t saved = doc_path_push_key(&p->path, "args");
                 r = oci_check_array(p, args, &n);
                 if (r >= 0 && n > 6 * 8)
                         r = oci_fail(p, "too many comparisons (%zu)", n);
                 if (r >= 0)
                         r = oci_each(p, args, sizeof(*rule->args), &rule->args, &rule->n_args, parse_arg, NULL);
-                oci_path_pop(p, saved);
+                doc_path_pop(&p->path, saved);
                 if (r < 0)
                         return r;
         }
@@ -220,10 +220,10 @@ static int parse_rule(struct oci_parser *p, json_t *v, size_t i, void *item, voi
          * "includes"/"excludes"; in config.json they are already applied, so
          * a rule still carrying one means something cordon would not. */
         if (oci_member(v, "includes") || oci_member(v, "excludes")) {
-                size_t saved = oci_path_push_key(p, oci_member(v, "includes") ? "includes" : "excludes");
+                size_t saved = doc_path_push_key(&p->path, oci_member(v, "includes") ? "includes" : "excludes");
                 r = oci_fail(p, "not part of the OCI format (a docker profile's filter): give config.json's "
                                 "resolved rules");
-                oci_path_pop(p, saved);
+                doc_path_pop(&p->path, saved);
                 return r;
         }
         return 0;
@@ -391,11 +391,11 @@ int oci_seccomp_compile(const struct oci_seccomp *s, struct sock_fprog *ret, cha
                                 continue;
                         r = add_rule(ctx, rule, nr);
                         if (r < 0) {
-                                char q[POLICY_QUOTE_MAX];
+                                char q[DOC_QUOTE_MAX];
                                 return compile_fail(ret_error, -EINVAL,
                                                     "linux.seccomp.syscalls[%zu]: libseccomp refuses the rule for %s: "
                                                     "%s",
-                                                    i, policy_quote(q, rule->names[k], strlen(rule->names[k])),
+                                                    i, doc_quote(q, rule->names[k], strlen(rule->names[k])),
                                                     strerror(-r));
                         }
                 }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/docparse.h"
 #include "common/util.h"
 #include "sentry/policy/policy.h"
 
@@ -28,141 +29,20 @@
 #define MIB                         (INT64_C(1) << 20)
 #define DAY_MS                      (INT64_C(24) * 60 * 60 * 1000)
 
-/* Room for a quoted excerpt of untrusted text in a message. */
-
 struct parser {
         const char *origin;
-        char path[256]; /* JSON path of the value being looked at; "" at the top level */
-        size_t path_len;
-        char *error; /* the first error; later ones are consequences */
+        struct doc_path path; /* of the value being looked at */
+        char *error;          /* the first error; later ones are consequences */
 };
-
-/* Renders untrusted text for a message: quoted, with control and non-ASCII bytes escaped and
- * long text cut short, so a document cannot put terminal escapes or megabytes into a log. */
-const char *policy_quote(char buf[static POLICY_QUOTE_MAX], const char *s, size_t len)
-{
-        size_t o = 0;
-
-        buf[o++] = '"';
-        for (size_t i = 0; i < len; i++) {
-                unsigned char c = (unsigned char)s[i];
-                char esc[8];
-                size_t n;
-
-                if (c == '"' || c == '\\')
-                        n = (size_t)snprintf(esc, sizeof(esc), "\\%c", c);
-                else if (c < 0x20 || c >= 0x7f)
-                        n = (size_t)snprintf(esc, sizeof(esc), "\\x%02x", c);
-                else
-                        n = (size_t)snprintf(esc, sizeof(esc), "%c", c);
-
-                /* keep room for `..."` and the NUL */
-                if (o + n + 5 > POLICY_QUOTE_MAX) {
-                        memcpy(buf + o, "...", 3);
-                        o += 3;
-                        break;
-                }
-                memcpy(buf + o, esc, n);
-                o += n;
-        }
-        buf[o++] = '"';
-        buf[o] = '\0';
-        return buf;
-}
-
-bool policy_key_is_identifier(const char *s)
-{
-        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
-                return false;
-        for (s++; *s; s++)
-                if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
-                        return false;
-        return true;
-}
-
-_printf_(2, 3) static size_t path_push(struct parser *p, const char *fmt, ...)
-{
-        size_t saved = p->path_len, room = sizeof(p->path) - p->path_len;
-        va_list ap;
-        int n;
-
-        va_start(ap, fmt);
-        n = vsnprintf(p->path + p->path_len, room, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-                n = 0;
-        if ((size_t)n >= room) {
-                /* Cut short and say so; only an unknown key's name can be this long. */
-                p->path_len = sizeof(p->path) - 1;
-                memcpy(p->path + p->path_len - 3, "...", 3);
-        } else
-                p->path_len += (size_t)n;
-        return saved;
-}
-
-static void path_pop(struct parser *p, size_t saved)
-{
-        p->path_len = saved;
-        p->path[saved] = '\0';
-}
-
-static size_t path_push_key(struct parser *p, const char *key)
-{
-        char q[POLICY_QUOTE_MAX];
-
-        if (policy_key_is_identifier(key))
-                return path_push(p, "%s%s", p->path_len > 0 ? "." : "", key);
-        return path_push(p, "[%s]", policy_quote(q, key, strlen(key)));
-}
-
-static size_t path_push_index(struct parser *p, size_t i)
-{
-        return path_push(p, "[%zu]", i);
-}
 
 /* Records the first error, prefixed with the origin and the current JSON path. */
 _printf_(2, 3) static int fail(struct parser *p, const char *fmt, ...)
 {
-        _cleanup_free_ char *msg = NULL;
         va_list ap;
-        int r;
-
-        if (p->error)
-                return -EINVAL;
-
         va_start(ap, fmt);
-        r = vasprintf(&msg, fmt, ap);
+        int r = doc_vfail(&p->error, p->origin, &p->path, fmt, ap);
         va_end(ap);
-        if (r < 0)
-                oom();
-
-        if (p->path_len > 0)
-                p->error = xasprintf("%s: %s: %s", p->origin, p->path, msg);
-        else
-                p->error = xasprintf("%s: %s", p->origin, msg);
-        return -EINVAL;
-}
-
-static const char *json_kind(const json_t *v)
-{
-        switch (json_typeof(v)) {
-        case JSON_OBJECT:
-                return "an object";
-        case JSON_ARRAY:
-                return "an array";
-        case JSON_STRING:
-                return "a string";
-        case JSON_INTEGER:
-                return "an integer";
-        case JSON_REAL:
-                return "a real number";
-        case JSON_TRUE:
-        case JSON_FALSE:
-                return "a boolean";
-        case JSON_NULL:
-                return "null";
-        }
-        return "an unknown value";
+        return r;
 }
 
 /* A string without embedded NUL (the document is loaded with JSON_ALLOW_NUL so that "\u0000"
@@ -173,7 +53,7 @@ static int parse_string(struct parser *p, json_t *v, size_t max, const char **re
         size_t len;
 
         if (!json_is_string(v))
-                return fail(p, "expected a string, got %s", json_kind(v));
+                return fail(p, "expected a string, got %s", doc_json_kind(v));
         len = json_string_length(v);
         if (strlen(json_string_value(v)) != len)
                 return fail(p, "contains a NUL byte");
@@ -186,7 +66,7 @@ static int parse_string(struct parser *p, json_t *v, size_t max, const char **re
 /* Matches a string against names; the message lists them as a person would write them. */
 static int parse_enum(struct parser *p, json_t *v, const char *const *names, size_t n, size_t *ret)
 {
-        char expected[256] = "", q[POLICY_QUOTE_MAX];
+        char expected[256] = "", q[DOC_QUOTE_MAX];
         size_t o = 0;
 
         for (size_t i = 0; i < n; i++) {
@@ -197,13 +77,13 @@ static int parse_enum(struct parser *p, json_t *v, const char *const *names, siz
         }
 
         if (!json_is_string(v))
-                return fail(p, "expected %s, got %s", expected, json_kind(v));
+                return fail(p, "expected %s, got %s", expected, doc_json_kind(v));
         for (size_t i = 0; i < n; i++)
                 if (strlen(names[i]) == json_string_length(v) && streq(names[i], json_string_value(v))) {
                         *ret = i;
                         return 0;
                 }
-        return fail(p, "expected %s, got %s", expected, policy_quote(q, json_string_value(v), json_string_length(v)));
+        return fail(p, "expected %s, got %s", expected, doc_quote(q, json_string_value(v), json_string_length(v)));
 }
 
 static int check_array(struct parser *p, json_t *v, size_t *ret_n)
@@ -211,7 +91,7 @@ static int check_array(struct parser *p, json_t *v, size_t *ret_n)
         size_t n;
 
         if (!json_is_array(v))
-                return fail(p, "expected an array, got %s", json_kind(v));
+                return fail(p, "expected an array, got %s", doc_json_kind(v));
         n = json_array_size(v);
         if (n > POLICY_MAX_ENTRIES)
                 return fail(p, "too many entries (%zu, the limit is %d)", n, POLICY_MAX_ENTRIES);
@@ -248,11 +128,11 @@ static int dispatch(struct parser *p, json_t *obj, const struct field *fields, s
         if (n_fields > 64)
                 return -EINVAL; /* a table this big is a bug here, not in the document */
         if (!json_is_object(obj))
-                return fail(p, "expected an object, got %s", json_kind(obj));
+                return fail(p, "expected an object, got %s", doc_json_kind(obj));
 
         json_object_foreach(obj, key, v)
         {
-                size_t i, saved = path_push_key(p, key);
+                size_t i, saved = doc_path_push_key(&p->path, key);
 
                 for (i = 0; i < n_fields; i++)
                         if (streq(fields[i].name, key))
@@ -269,16 +149,16 @@ static int dispatch(struct parser *p, json_t *obj, const struct field *fields, s
                         seen |= UINT64_C(1) << i;
                         r = fields[i].parse(p, v, &fields[i], (char *)base + fields[i].offset);
                 }
-                path_pop(p, saved);
+                doc_path_pop(&p->path, saved);
                 if (r < 0)
                         return r;
         }
 
         for (size_t i = 0; i < n_fields; i++)
                 if (fields[i].required && !(seen & (UINT64_C(1) << i))) {
-                        size_t saved = path_push_key(p, fields[i].name);
+                        size_t saved = doc_path_push_key(&p->path, fields[i].name);
                         r = fail(p, "required key is missing");
-                        path_pop(p, saved);
+                        doc_path_pop(&p->path, saved);
                         return r;
                 }
         return 0;
@@ -296,7 +176,8 @@ static int field_int(struct parser *p, json_t *v, const struct field *f, void *t
         json_int_t i;
 
         if (!json_is_integer(v))
-                return fail(p, "expected %s, got %s", f->min > 0 ? "a positive integer" : "an integer", json_kind(v));
+                return fail(p, "expected %s, got %s", f->min > 0 ? "a positive integer" : "an integer",
+                            doc_json_kind(v));
         i = json_integer_value(v);
         if (i < f->min) {
                 if (f->min == 1)
@@ -312,7 +193,7 @@ static int field_int(struct parser *p, json_t *v, const struct field *f, void *t
 static int field_bool(struct parser *p, json_t *v, const struct field *f, void *target)
 {
         if (!json_is_boolean(v))
-                return fail(p, "expected a boolean, got %s", json_kind(v));
+                return fail(p, "expected a boolean, got %s", doc_json_kind(v));
         *(bool *)target = json_is_true(v);
         return 0;
 }
@@ -321,7 +202,7 @@ static int field_bool(struct parser *p, json_t *v, const struct field *f, void *
 static int field_tristate(struct parser *p, json_t *v, const struct field *f, void *target)
 {
         if (!json_is_boolean(v))
-                return fail(p, "expected a boolean, got %s", json_kind(v));
+                return fail(p, "expected a boolean, got %s", doc_json_kind(v));
         *(int *)target = json_is_true(v) ? 1 : 0;
         return 0;
 }
@@ -332,45 +213,21 @@ static int field_tristate(struct parser *p, json_t *v, const struct field *f, vo
  * it says is worse than an error. */
 static int field_abs_path(struct parser *p, json_t *v, const struct field *f, void *target)
 {
-        _cleanup_free_ char *out = NULL;
-        char **t = target, q[POLICY_QUOTE_MAX];
-        const char *s, *c;
-        size_t len, o = 0;
+        char **t = target, *out = NULL, q[DOC_QUOTE_MAX];
+        enum doc_path_error why;
+        const char *s;
         int r;
 
         r = parse_string(p, v, POLICY_PATH_MAX - 1, &s);
         if (r < 0)
                 return r;
-        len = strlen(s);
-        if (len == 0)
-                return fail(p, "expected an absolute path, got an empty string");
-        if (s[0] != '/')
-                return fail(p, "expected an absolute path, got %s", policy_quote(q, s, len));
-
-        out = xmalloc(len + 1);
-        for (c = s; *c;) {
-                size_t n;
-
-                while (*c == '/')
-                        c++;
-                if (!*c)
-                        break;
-                n = strcspn(c, "/");
-                if (n == 2 && c[0] == '.' && c[1] == '.')
-                        return fail(p, "\"..\" components are not allowed, got %s", policy_quote(q, s, len));
-                if (!(n == 1 && c[0] == '.')) {
-                        out[o++] = '/';
-                        memcpy(out + o, c, n);
-                        o += n;
-                }
-                c += n;
-        }
-        if (o == 0)
-                out[o++] = '/';
-        out[o] = '\0';
-
+        if (doc_normalise_abs_path(s, &out, &why) < 0)
+                return why == DOC_PATH_EMPTY ? fail(p, "expected an absolute path, got an empty string")
+                       : why == DOC_PATH_DOTDOT
+                               ? fail(p, "\"..\" components are not allowed, got %s", doc_quote(q, s, strlen(s)))
+                               : fail(p, "expected an absolute path, got %s", doc_quote(q, s, strlen(s)));
         free(*t);
-        *t = TAKE_PTR(out);
+        *t = out;
         return 0;
 }
 
@@ -392,7 +249,7 @@ static int field_source_kind(struct parser *p, json_t *v, const struct field *f,
 static int field_digest(struct parser *p, json_t *v, const struct field *f, void *target)
 {
         static const char prefix[] = "sha256:";
-        char **t = target, q[POLICY_QUOTE_MAX];
+        char **t = target, q[DOC_QUOTE_MAX];
         const char *s;
         size_t len;
         int r;
@@ -404,7 +261,7 @@ static int field_digest(struct parser *p, json_t *v, const struct field *f, void
         if (len != strlen(prefix) + 64 || !startswith(s, prefix) ||
             strspn(s + strlen(prefix), "0123456789abcdef") != 64)
                 return fail(p, "expected \"sha256:\" followed by 64 lowercase hex digits, got %s",
-                            policy_quote(q, s, len));
+                            doc_quote(q, s, len));
         free(*t);
         *t = xstrdup(s);
         return 0;
@@ -460,7 +317,7 @@ static int field_net_mode(struct parser *p, json_t *v, const struct field *f, vo
 static int field_host(struct parser *p, json_t *v, const struct field *f, void *target)
 {
         _cleanup_free_ char *h = NULL;
-        char **t = target, q[POLICY_QUOTE_MAX];
+        char **t = target, q[DOC_QUOTE_MAX];
         const char *s, *label, *last = NULL;
         struct in_addr addr;
         size_t len, last_len = 0;
@@ -472,16 +329,15 @@ static int field_host(struct parser *p, json_t *v, const struct field *f, void *
         len = strlen(s);
         if (strchr(s, '*'))
                 return fail(p, "wildcards are not allowed, got %s: list each host by its exact name",
-                            policy_quote(q, s, len));
+                            doc_quote(q, s, len));
         if (strpbrk(s, ":[]"))
-                return fail(p, "IP literals are not allowed, got %s: give the host's DNS name",
-                            policy_quote(q, s, len));
+                return fail(p, "IP literals are not allowed, got %s: give the host's DNS name", doc_quote(q, s, len));
 
         h = xstrdup(s);
         if (len > 0 && h[len - 1] == '.')
                 h[--len] = '\0';
         if (len == 0)
-                return fail(p, "expected a DNS name, got %s", policy_quote(q, s, strlen(s)));
+                return fail(p, "expected a DNS name, got %s", doc_quote(q, s, strlen(s)));
         if (len > HOST_MAX)
                 return fail(p, "DNS name is longer than %d characters (%zu)", HOST_MAX, len);
 
@@ -489,9 +345,9 @@ static int field_host(struct parser *p, json_t *v, const struct field *f, void *
                 if (*c >= 'A' && *c <= 'Z')
                         *c = (char)(*c - 'A' + 'a');
                 if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '.')) {
-                        char qc[POLICY_QUOTE_MAX];
+                        char qc[DOC_QUOTE_MAX];
                         return fail(p, "invalid character %s in DNS name %s (allowed: a-z, 0-9, '-' and '.')",
-                                    policy_quote(qc, c, 1), policy_quote(q, s, strlen(s)));
+                                    doc_quote(qc, c, 1), doc_quote(q, s, strlen(s)));
                 }
         }
 
@@ -499,12 +355,12 @@ static int field_host(struct parser *p, json_t *v, const struct field *f, void *
                 size_t n = strcspn(label, ".");
 
                 if (n == 0)
-                        return fail(p, "empty label in DNS name %s", policy_quote(q, s, strlen(s)));
+                        return fail(p, "empty label in DNS name %s", doc_quote(q, s, strlen(s)));
                 if (n > LABEL_MAX)
                         return fail(p, "a label is longer than %d characters in DNS name %s", LABEL_MAX,
-                                    policy_quote(q, s, strlen(s)));
+                                    doc_quote(q, s, strlen(s)));
                 if (label[0] == '-' || label[n - 1] == '-')
-                        return fail(p, "a label starts or ends with '-' in DNS name %s", policy_quote(q, s, strlen(s)));
+                        return fail(p, "a label starts or ends with '-' in DNS name %s", doc_quote(q, s, strlen(s)));
                 if (label[n] == '\0') {
                         last = label;
                         last_len = n;
@@ -515,10 +371,10 @@ static int field_host(struct parser *p, json_t *v, const struct field *f, void *
 
         if (inet_aton(h, &addr) != 0)
                 return fail(p, "IP literals are not allowed, got %s: give the host's DNS name",
-                            policy_quote(q, s, strlen(s)));
+                            doc_quote(q, s, strlen(s)));
         if (strspn(last, "0123456789") == last_len)
                 return fail(p, "%s is not a DNS name: its last label is all digits (no IP literals)",
-                            policy_quote(q, s, strlen(s)));
+                            doc_quote(q, s, strlen(s)));
 
         free(*t);
         *t = TAKE_PTR(h);
@@ -530,7 +386,7 @@ static int field_host(struct parser *p, json_t *v, const struct field *f, void *
 static int field_port(struct parser *p, json_t *v, const struct field *f, void *target)
 {
         if (!json_is_integer(v))
-                return fail(p, "expected the integer 443, got %s", json_kind(v));
+                return fail(p, "expected the integer 443, got %s", doc_json_kind(v));
         if (json_integer_value(v) != 443)
                 return fail(p, "only 443 is allowed, got %lld", (long long)json_integer_value(v));
         *(unsigned *)target = 443;
@@ -572,7 +428,7 @@ static bool parse_digits(const char *s, size_t n, int *ret)
  * would otherwise quietly turn February 30 into March 2. */
 static int field_timestamp(struct parser *p, json_t *v, const struct field *f, void *target)
 {
-        char q[POLICY_QUOTE_MAX];
+        char q[DOC_QUOTE_MAX];
         const char *s, *zone;
         struct tm tm = {}, back;
         int year, mon, mday, hour, min, sec;
@@ -601,7 +457,7 @@ static int field_timestamp(struct parser *p, json_t *v, const struct field *f, v
                 int zh, zm;
                 if (strlen(zone) == 6 && (zone[0] == '+' || zone[0] == '-') && parse_digits(zone + 1, 2, &zh) &&
                     zone[3] == ':' && parse_digits(zone + 4, 2, &zm))
-                        return fail(p, "must be in UTC (end in \"Z\" or \"+00:00\"), got %s", policy_quote(q, s, len));
+                        return fail(p, "must be in UTC (end in \"Z\" or \"+00:00\"), got %s", doc_quote(q, s, len));
                 goto bad_format;
         }
 
@@ -614,17 +470,17 @@ static int field_timestamp(struct parser *p, json_t *v, const struct field *f, v
         t = timegm(&tm);
         if (!gmtime_r(&t, &back) || back.tm_year != year - 1900 || back.tm_mon != mon - 1 || back.tm_mday != mday ||
             back.tm_hour != hour || back.tm_min != min || back.tm_sec != sec)
-                return fail(p, "%s is not a valid date and time", policy_quote(q, s, len));
+                return fail(p, "%s is not a valid date and time", doc_quote(q, s, len));
         /* (time_t)-1 means "not given" in struct policy, so the epoch bounds what can be said. */
         if (year < 1970)
-                return fail(p, "must not be before 1970, got %s", policy_quote(q, s, len));
+                return fail(p, "must not be before 1970, got %s", doc_quote(q, s, len));
 
         *(time_t *)target = t;
         return 0;
 
 bad_format:
         return fail(p, "expected an RFC 3339 UTC timestamp such as \"2026-12-01T12:00:00Z\", got %s",
-                    policy_quote(q, s, len));
+                    doc_quote(q, s, len));
 }
 
 /* The sections. */
@@ -676,8 +532,8 @@ static int check_bind_target(struct parser *p, const struct policy *pol, size_t 
 {
         static const char *const owned[] = {"/proc", "/dev"};
         const char *target = pol->binds[i].target;
-        char q[POLICY_QUOTE_MAX];
-        size_t saved = path_push_key(p, "target");
+        char q[DOC_QUOTE_MAX];
+        size_t saved = doc_path_push_key(&p->path, "target");
         int r = 0;
 
         if (streq(target, "/"))
@@ -685,19 +541,19 @@ static int check_bind_target(struct parser *p, const struct policy *pol, size_t 
         for (size_t k = 0; r == 0 && k < ELEMENTSOF(owned); k++)
                 if (path_is_under(target, owned[k]))
                         r = fail(p, "%s is under %s, which cordon provides itself",
-                                 policy_quote(q, target, strlen(target)), owned[k]);
+                                 doc_quote(q, target, strlen(target)), owned[k]);
         for (size_t j = 0; r == 0 && j < i; j++)
                 if (streq(pol->binds[j].target, target))
-                        r = fail(p, "%s is already the target of %.*s[%zu]", policy_quote(q, target, strlen(target)),
-                                 (int)parent_len, p->path, j);
-        path_pop(p, saved);
+                        r = fail(p, "%s is already the target of %.*s[%zu]", doc_quote(q, target, strlen(target)),
+                                 (int)parent_len, p->path.text, j);
+        doc_path_pop(&p->path, saved);
         return r;
 }
 
 static int field_binds(struct parser *p, json_t *v, const struct field *f, void *target)
 {
         struct policy *pol = target;
-        size_t n, parent_len = p->path_len;
+        size_t n, parent_len = p->path.len;
         int r;
 
         r = check_array(p, v, &n);
@@ -706,12 +562,12 @@ static int field_binds(struct parser *p, json_t *v, const struct field *f, void 
         pol->binds = xcalloc(n, sizeof(*pol->binds));
         pol->n_binds = n;
         for (size_t i = 0; i < n; i++) {
-                size_t saved = path_push_index(p, i);
+                size_t saved = doc_path_push_index(&p->path, i);
 
                 r = dispatch(p, json_array_get(v, i), bind_fields, ELEMENTSOF(bind_fields), &pol->binds[i]);
                 if (r >= 0)
                         r = check_bind_target(p, pol, i, parent_len);
-                path_pop(p, saved);
+                doc_path_pop(&p->path, saved);
                 if (r < 0)
                         return r;
         }
@@ -728,7 +584,7 @@ static const struct field rule_fields[] = {
 static int field_rules(struct parser *p, json_t *v, const struct field *f, void *target)
 {
         struct policy *pol = target;
-        size_t n, parent_len = p->path_len;
+        size_t n, parent_len = p->path.len;
         int r;
 
         r = check_array(p, v, &n);
@@ -738,7 +594,7 @@ static int field_rules(struct parser *p, json_t *v, const struct field *f, void 
         pol->n_rules = n;
         for (size_t i = 0; i < n; i++) {
                 struct policy_path_rule *rule = &pol->rules[i];
-                size_t saved = path_push_index(p, i);
+                size_t saved = doc_path_push_index(&p->path, i);
 
                 rule->exec = -1;
                 rule->action = ACTION_DEFAULT;
@@ -746,13 +602,13 @@ static int field_rules(struct parser *p, json_t *v, const struct field *f, void 
                 /* Two rules for one path would leave "longest prefix wins" without a winner. */
                 for (size_t j = 0; r >= 0 && j < i; j++)
                         if (streq(pol->rules[j].path, rule->path)) {
-                                char q[POLICY_QUOTE_MAX];
-                                size_t s2 = path_push_key(p, "path");
-                                policy_quote(q, rule->path, strlen(rule->path));
-                                r = fail(p, "%s already has a rule, %.*s[%zu]", q, (int)parent_len, p->path, j);
-                                path_pop(p, s2);
+                                char q[DOC_QUOTE_MAX];
+                                size_t s2 = doc_path_push_key(&p->path, "path");
+                                doc_quote(q, rule->path, strlen(rule->path));
+                                r = fail(p, "%s already has a rule, %.*s[%zu]", q, (int)parent_len, p->path.text, j);
+                                doc_path_pop(&p->path, s2);
                         }
-                path_pop(p, saved);
+                doc_path_pop(&p->path, saved);
                 if (r < 0)
                         return r;
         }
@@ -779,7 +635,7 @@ static const struct field net_rule_fields[] = {
 static int field_net_rules(struct parser *p, json_t *v, const struct field *f, void *target)
 {
         struct policy *pol = target;
-        size_t n, parent_len = p->path_len;
+        size_t n, parent_len = p->path.len;
         int r;
 
         r = check_array(p, v, &n);
@@ -789,19 +645,19 @@ static int field_net_rules(struct parser *p, json_t *v, const struct field *f, v
         pol->n_net_rules = n;
         for (size_t i = 0; i < n; i++) {
                 struct policy_net_rule *rule = &pol->net_rules[i];
-                size_t saved = path_push_index(p, i);
+                size_t saved = doc_path_push_index(&p->path, i);
 
                 rule->action = ACTION_DEFAULT;
                 r = dispatch(p, json_array_get(v, i), net_rule_fields, ELEMENTSOF(net_rule_fields), rule);
                 for (size_t j = 0; r >= 0 && j < i; j++)
                         if (streq(pol->net_rules[j].host, rule->host)) {
-                                char q[POLICY_QUOTE_MAX];
-                                size_t s2 = path_push_key(p, "host");
-                                policy_quote(q, rule->host, strlen(rule->host));
-                                r = fail(p, "%s is already listed in %.*s[%zu]", q, (int)parent_len, p->path, j);
-                                path_pop(p, s2);
+                                char q[DOC_QUOTE_MAX];
+                                size_t s2 = doc_path_push_key(&p->path, "host");
+                                doc_quote(q, rule->host, strlen(rule->host));
+                                r = fail(p, "%s is already listed in %.*s[%zu]", q, (int)parent_len, p->path.text, j);
+                                doc_path_pop(&p->path, s2);
                         }
-                path_pop(p, saved);
+                doc_path_pop(&p->path, saved);
                 if (r < 0)
                         return r;
         }
@@ -812,14 +668,14 @@ static int field_net_rules(struct parser *p, json_t *v, const struct field *f, v
 static int parse_cidr(struct parser *p, json_t *v, struct policy_net_cidr *ret)
 {
         const char *s;
-        char buf[64], q[POLICY_QUOTE_MAX];
+        char buf[64], q[DOC_QUOTE_MAX];
         int r = parse_string(p, v, sizeof(buf) - 1, &s);
         if (r < 0)
                 return r;
         strcpy(buf, s);
         char *slash = strchr(buf, '/');
         if (!slash)
-                return fail(p, "expected ADDRESS/PREFIX, got %s", policy_quote(q, s, strlen(s)));
+                return fail(p, "expected ADDRESS/PREFIX, got %s", doc_quote(q, s, strlen(s)));
         *slash = '\0';
         char *end;
         errno = 0;
@@ -830,13 +686,13 @@ static int parse_cidr(struct parser *p, json_t *v, struct policy_net_cidr *ret)
         else if (inet_pton(AF_INET6, buf, c.addr) == 1)
                 c.family = AF_INET6;
         else
-                return fail(p, "expected an IPv4 or IPv6 network, got %s", policy_quote(q, s, strlen(s)));
+                return fail(p, "expected an IPv4 or IPv6 network, got %s", doc_quote(q, s, strlen(s)));
         unsigned bits = c.family == AF_INET ? 32 : 128;
         if (errno || *end || end == slash + 1 || prefix > bits)
-                return fail(p, "bad prefix length in %s", policy_quote(q, s, strlen(s)));
+                return fail(p, "bad prefix length in %s", doc_quote(q, s, strlen(s)));
         for (unsigned b = (unsigned)prefix; b < bits; b++)
                 if (c.addr[b / 8] & (0x80 >> (b % 8)))
-                        return fail(p, "%s has host bits set beyond /%lu", policy_quote(q, s, strlen(s)), prefix);
+                        return fail(p, "%s has host bits set beyond /%lu", doc_quote(q, s, strlen(s)), prefix);
         c.prefix = (unsigned)prefix;
         *ret = c;
         return 0;
@@ -852,9 +708,9 @@ static int field_allow_private(struct parser *p, json_t *v, const struct field *
         t->allow_private = xcalloc(n, sizeof(*t->allow_private));
         t->n_allow_private = n;
         for (size_t i = 0; i < n; i++) {
-                size_t saved = path_push_index(p, i);
+                size_t saved = doc_path_push_index(&p->path, i);
                 r = parse_cidr(p, json_array_get(v, i), &t->allow_private[i]);
-                path_pop(p, saved);
+                doc_path_pop(&p->path, saved);
                 if (r < 0)
                         return r;
         }
@@ -891,12 +747,12 @@ static int field_network(struct parser *p, json_t *v, const struct field *f, voi
 
         /* Rules under "deny" would be silently dead: the author meant something else. */
         if (pol->net_mode == NET_DENY && pol->n_net_rules > 0) {
-                saved = path_push_key(p, "rules");
+                saved = doc_path_push_key(&p->path, "rules");
                 r = fail(p,
                          "mode is \"deny\"%s, which allows no egress, yet %zu rule(s) are listed: "
                          "set mode to \"allow-listed\" to allow them, or remove them",
                          json_object_get(v, "mode") ? "" : " (the default)", pol->n_net_rules);
-                path_pop(p, saved);
+                doc_path_pop(&p->path, saved);
                 return r;
         }
         return 0;
@@ -911,7 +767,7 @@ static int field_env(struct parser *p, json_t *v, const struct field *f, void *t
         size_t n, i = 0;
 
         if (!json_is_object(v))
-                return fail(p, "expected an object, got %s", json_kind(v));
+                return fail(p, "expected an object, got %s", doc_json_kind(v));
         n = json_object_size(v);
         if (n > POLICY_MAX_ENTRIES)
                 return fail(p, "too many variables (%zu, the limit is %d)", n, POLICY_MAX_ENTRIES);
@@ -920,19 +776,19 @@ static int field_env(struct parser *p, json_t *v, const struct field *f, void *t
         pol->n_env = n;
         json_object_foreach(v, key, value)
         {
-                size_t saved = path_push_key(p, key);
+                size_t saved = doc_path_push_key(&p->path, key);
                 const char *s = NULL;
-                char q[POLICY_QUOTE_MAX];
+                char q[DOC_QUOTE_MAX];
                 int r;
 
-                if (!policy_key_is_identifier(key))
+                if (!doc_key_is_identifier(key))
                         r = fail(p,
                                  "invalid variable name %s (expected letters, digits and '_', not starting "
                                  "with a digit)",
-                                 policy_quote(q, key, strlen(key)));
+                                 doc_quote(q, key, strlen(key)));
                 else
                         r = parse_string(p, value, SIZE_MAX, &s);
-                path_pop(p, saved);
+                doc_path_pop(&p->path, saved);
                 if (r < 0)
                         return r;
 
@@ -1038,7 +894,7 @@ int policy_load_buffer(const char *buf, size_t len, const char *origin, struct p
         if (!json_is_object(root)) {
                 if (ret_error)
                         *ret_error = xasprintf("%s: expected a JSON object at the top level, got %s", p.origin,
-                                               json_kind(root));
+                                               doc_json_kind(root));
                 return -EINVAL;
         }
 

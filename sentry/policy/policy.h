@@ -92,14 +92,6 @@ struct policy {
         int64_t approval_timeout_ms;
 };
 
-/* For parsers of other JSON documents (the OCI config) that name keys the
- * same way: untrusted text rendered for a message (quoted, control and
- * non-ASCII bytes escaped, cut short), and whether a key can be written
- * .key rather than ["key"] in a JSON path. */
-#define POLICY_QUOTE_MAX 80
-const char *policy_quote(char buf[static POLICY_QUOTE_MAX], const char *s, size_t len);
-bool policy_key_is_identifier(const char *s);
-
 /* Parses and validates. On failure returns -EINVAL (bad document) or -errno
  * (cannot read the file) and sets *ret_error to a malloc'd message naming the
  * file, the key path and what was wrong. */
