@@ -1,7 +1,7 @@
-/* sentry/cgroup/ private: what cgroup.c (the interface and both backends)
- * and util.c share: the group and its backend table, the room's bounds and
- * timeouts, and the helpers util.c gives the others. Not for other rooms:
- * cgroup.h is the contract. */
+/* sentry/cgroup/ private: what the room's files share (cgroup.c, util.c,
+ * v1.c, v2.c): the group and its backend table, the room's bounds and
+ * timeouts, and the helpers util.c, v1.c and v2.c give the others. Not for
+ * other rooms: cgroup.h is the contract. */
 #pragma once
 
 #include <stdbool.h>
@@ -39,7 +39,7 @@ enum v1_ctrl {
         _V1_MAX,
 };
 
-/* "memory", "pids", "cpu", "cpuacct", "freezer": the v1 hierarchies' names */
+/* "memory", "pids", "cpu", "cpuacct", "freezer": the v1 hierarchies' names (v1.c) */
 extern const char *const cg_v1_names[_V1_MAX];
 
 struct cg_dir {
@@ -58,7 +58,7 @@ struct cg_backend {
         int (*stats)(struct cgroup *cg, struct cg_stats *ret);
 };
 
-/* the two backends */
+/* v2.c and v1.c */
 extern const struct cg_backend cg_backend_v2;
 extern const struct cg_backend cg_backend_v1;
 
@@ -116,8 +116,8 @@ void cg_cpu_bandwidth(int64_t millis, int64_t *ret_quota, int64_t *ret_period);
 /* ------------------------------------------------------------------------ */
 /* killing and freezing one directory: the backends, a run's group and gc */
 
-/* cgroup v2 */
+/* v2.c */
 int cg_v2_freeze_dir(int dfd, const char *dir, bool frozen, int timeout_ms);
 int cg_v2_kill_dir(int dfd, const char *dir);
-/* cgroup v1: freezer_fd -1 where none of the groups is a freezer group */
+/* v1.c: freezer_fd -1 where none of the groups is a freezer group */
 int cg_v1_kill_dirs(const int *fds, size_t n, int freezer_fd, const char *freezer_dir);
