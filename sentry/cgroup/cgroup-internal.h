@@ -102,6 +102,8 @@ int cg_ctl_read_i64(int dfd, const char *file, const char *key, int64_t *ret);
 int cg_stat_value(int dfd, const char *file, const char *key, int64_t div, int64_t *ret);
 /* SIGKILLs what the group's cgroup.procs lists: how many were listed, or -errno */
 int cg_kill_listed(int dfd);
+/* opens the sentry's own group, the parent: an O_PATH fd or -errno */
+int cg_open_parent(const char *parent, char **ret_error);
 /* makes the group "name" in parent and adds it to cg->dirs[] */
 int cg_make_group(struct cgroup *cg, const char *parent, const char *name, char **ret_error);
 

@@ -251,16 +251,26 @@ int cg_kill_listed(int dfd)
         return n_listed > INT_MAX ? INT_MAX : (int)n_listed;
 }
 
+/* Opens the sentry's own group in a hierarchy (O_PATH), the parent of the
+ * groups cordon makes there: the fd, or -errno with *ret_error set. */
+int cg_open_parent(const char *parent, char **ret_error)
+{
+        int fd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) {
+                int r = negative_errno();
+                cg_set_error(ret_error, "%s: cannot open the sentry's control group: %s", parent, strerror(-r));
+                return r;
+        }
+        return fd;
+}
+
 /* Creates "cordon-<id>" in a parent group and adds it to cg. */
 int cg_make_group(struct cgroup *cg, const char *parent, const char *name, char **ret_error)
 {
         int r;
-        _cleanup_close_ int pfd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (pfd < 0) {
-                r = negative_errno();
-                cg_set_error(ret_error, "%s: cannot open the sentry's control group: %s", parent, strerror(-r));
-                return r;
-        }
+        _cleanup_close_ int pfd = cg_open_parent(parent, ret_error);
+        if (pfd < 0)
+                return pfd;
         if (mkdirat(pfd, name, 0755) < 0) {
                 r = negative_errno();
                 cg_set_error(ret_error, "creating the control group %s/%s failed: %s%s", parent, name, strerror(-r),

@@ -98,12 +98,9 @@ static int v2_create(struct cgroup *cg, const char *name, const struct cg_limits
                              "group (see /proc/self/cgroup and /proc/self/mountinfo)");
                 return -EOPNOTSUPP;
         }
-        _cleanup_close_ int pfd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (pfd < 0) {
-                r = negative_errno();
-                cg_set_error(ret_error, "%s: cannot open the sentry's control group: %s", parent, strerror(-r));
-                return r;
-        }
+        _cleanup_close_ int pfd = cg_open_parent(parent, ret_error);
+        if (pfd < 0)
+                return pfd;
 
         struct limit_req req[] = {
                 {"limits.memoryBytes", "memory", lim && lim->memory_bytes != CG_UNSET},
