@@ -1,13 +1,10 @@
-/* The sandbox's control groups: one group "cordon-<id>" beneath the
- * sentry's own group in each hierarchy the backend uses, with the limits the
- * policy asks for, and the means to count, freeze and kill what runs in it.
- *
- * Two backends sit behind struct cg_backend, chosen once per group in
- * cgroup_create(): cgroup v2 (one unified hierarchy: /sys/fs/cgroup on a
- * pure v2 host, /sys/fs/cgroup/unified on a hybrid one) and cgroup v1 (one
- * hierarchy per controller: memory, pids, cpu, cpuacct, freezer). Where the
- * hierarchies are mounted and which group the sentry is in are read from
- * /proc/self/mountinfo and /proc/self/cgroup, never assumed.
+/* sentry/cgroup/: the interface cgroup.h promises, over the backend
+ * cgroup_create() chooses once per group (v2.c: the unified hierarchy;
+ * v1.c: one hierarchy per controller): a group's creation and removal, the
+ * entry of processes into it, its kill, freeze and statistics through the
+ * backend, the runs' own groups beneath its v2 group, and what `cordon gc`
+ * uses to find and remove leftovers. The helpers both backends use are in
+ * util.c.
  *
  * A limit that cannot be enforced is refused, never silently dropped: the
  * caller gets -EOPNOTSUPP (or the kernel's errno) and a message naming the
@@ -16,20 +13,14 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <linux/magic.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
-#include <time.h>
 
 #include "common/trace.h"
 #include "common/util.h"
-#include "sentry/cgroup/cgroup.h"
+#include "sentry/cgroup/cgroup-internal.h"
 
 #ifndef CGROUP_SUPER_MAGIC
 #define CGROUP_SUPER_MAGIC 0x27e0eb
@@ -37,101 +28,9 @@
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-
-#define GROUP_PREFIX      "cordon-"
-#define ID_MAX            64
-#define MAX_DIRS          6    /* v1: memory, pids, cpu, cpuacct, freezer; + the v2 group for BPF */
-#define KILL_TIMEOUT_MS   5000 /* until a killed group is empty */
-#define FREEZE_TIMEOUT_MS 5000 /* until cgroup_freeze() sees the group frozen */
-#define KILL_FREEZE_MS    1000 /* the freeze before a kill: best effort, then kill anyway */
-#define RMDIR_TIMEOUT_MS  2000 /* rmdir retried on EBUSY while killed processes exit */
-#define POLL_MS           5
-#define CPU_PERIOD_USEC   100000    /* the kernel's default CFS period */
-#define CPU_PERIOD_MAX    1000000   /* the kernel's largest period (1 s) */
-#define CPU_QUOTA_MIN     1000      /* the kernel's smallest quota (1 ms) */
-#define PROCS_MAX         (1 << 20) /* pids taken from one read of cgroup.procs */
-#define KILL_BATCH        64        /* pidfds held at once */
-
-/* ------------------------------------------------------------------------ */
-/* the group and its backends */
-
-enum v1_ctrl {
-        V1_MEMORY,
-        V1_PIDS,
-        V1_CPU,
-        V1_CPUACCT,
-        V1_FREEZER,
-        _V1_MAX,
-};
-
-static const char *const v1_names[_V1_MAX] = {
-        [V1_MEMORY] = "memory",   [V1_PIDS] = "pids",       [V1_CPU] = "cpu",
-        [V1_CPUACCT] = "cpuacct", [V1_FREEZER] = "freezer",
-};
-
-struct cg_dir {
-        char *path; /* for messages, the state file and rmdir */
-        int fd;     /* O_PATH: every control file is opened relative to it */
-};
-
-struct cgroup;
-
-/* One per cgroup version; chosen once in cgroup_create(). */
-struct cg_backend {
-        const char *name;
-        int (*create)(struct cgroup *cg, const char *name, const struct cg_limits *lim, char **ret_error);
-        int (*kill_all)(struct cgroup *cg);
-        int (*freeze)(struct cgroup *cg, bool frozen);
-        int (*stats)(struct cgroup *cg, struct cg_stats *ret);
-};
-
-struct cgroup {
-        const struct cg_backend *backend;
-        size_t n_dirs;
-        struct cg_dir dirs[MAX_DIRS];
-        const char *paths[MAX_DIRS + 1]; /* cgroup_dirs(): NULL-terminated view of dirs[].path */
-        int at[_V1_MAX];                 /* index into dirs[] per controller, -1 when absent (v2: all 0) */
-        int v2_at;                       /* index of the group in the cgroup v2 hierarchy, -1 when none */
-        char *v2_why;                    /* why there is none (malloc'd), for cordon run -v */
-        bool has_runs;                   /* cgroup_run_create made a run's group (under the v2 one) */
-};
 
 /* ------------------------------------------------------------------------ */
 /* small helpers */
-
-_printf_(2, 3) static void set_error(char **ret_error, const char *fmt, ...)
-{
-        if (!ret_error)
-                return;
-        char *p;
-        va_list ap;
-        va_start(ap, fmt);
-        int r = vasprintf(&p, fmt, ap);
-        va_end(ap);
-        if (r < 0)
-                oom();
-        *ret_error = p;
-}
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-                ;
-}
 
 /* Ids become path components: only [0-9a-f-], so never "/", "." or "..". */
 static bool id_valid(const char *id)
@@ -143,218 +42,6 @@ static bool id_valid(const char *id)
                 if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f') || id[i] == '-'))
                         return false;
         return true;
-}
-
-/* True if word is one of the sep-separated items of list. */
-static bool list_has(const char *list, char sep, const char *word)
-{
-        size_t n = strlen(word);
-        for (const char *p = list; p && *p;) {
-                const char *end = strchr(p, sep);
-                size_t len = end ? (size_t)(end - p) : strlen(p);
-                if (len == n && strncmp(p, word, n) == 0)
-                        return true;
-                p = end ? end + 1 : NULL;
-        }
-        return false;
-}
-
-static int parse_i64(const char *s, int64_t *ret)
-{
-        char *end;
-        errno = 0;
-        long long v = strtoll(s, &end, 10);
-        if (errno != 0 || end == s || (*end != '\0' && *end != '\n' && *end != ' '))
-                return -EBADMSG;
-        *ret = v;
-        return 0;
-}
-
-/* ------------------------------------------------------------------------ */
-/* control files */
-
-/* Writes value to a control file in one write(2): the kernel takes each
- * write as one whole command, so it must not be split. what (may be NULL)
- * names the limit the write enforces, for the message. */
-static int ctl_write(int dfd, const char *dir, const char *file, const char *value, const char *what, char **ret_error)
-{
-        int r;
-        _cleanup_close_ int fd = openat(dfd, file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0) {
-                r = negative_errno();
-                set_error(ret_error, "%s%s%s/%s: cannot open for writing: %s", what ?: "",
-                          what ? " cannot be enforced: " : "", dir, file, strerror(-r));
-                return r;
-        }
-        size_t len = strlen(value);
-        ssize_t n;
-        do
-                n = write(fd, value, len);
-        while (n < 0 && errno == EINTR);
-        if (n < 0 || (size_t)n != len) {
-                r = n < 0 ? negative_errno() : -EIO;
-                set_error(ret_error, "%s%s%s/%s: writing \"%s\" failed: %s", what ?: "",
-                          what ? " cannot be enforced: " : "", dir, file, value, strerror(-r));
-                return r;
-        }
-        return 0;
-}
-
-/* As ctl_write, for a file only some kernels or configurations have (swap
- * accounting, for one): where it is absent there is nothing to set. */
-static int ctl_write_if_present(int dfd, const char *dir, const char *file, const char *value, const char *what,
-                                char **ret_error)
-{
-        if (faccessat(dfd, file, F_OK, 0) < 0 && errno == ENOENT)
-                return 0;
-        return ctl_write(dfd, dir, file, value, what, ret_error);
-}
-
-/* Reads a small control file whole, NUL-terminated. */
-static int ctl_read(int dfd, const char *file, char *buf, size_t size)
-{
-        _cleanup_close_ int fd = openat(dfd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return negative_errno();
-        ssize_t n = read_full(fd, buf, size - 1);
-        if (n < 0)
-                return (int)n;
-        if ((size_t)n == size - 1)
-                return -EFBIG;
-        buf[n] = '\0';
-        return 0;
-}
-
-/* A number from a control file: the whole file (key NULL) or the value on
- * the line "key N". -ENOENT when the file or the key is not there. */
-static int ctl_read_i64(int dfd, const char *file, const char *key, int64_t *ret)
-{
-        char buf[4096];
-        int r = ctl_read(dfd, file, buf, sizeof(buf));
-        if (r < 0)
-                return r;
-        if (!key)
-                return parse_i64(buf, ret);
-        size_t n = strlen(key);
-        for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-                if (strncmp(p, key, n) == 0 && p[n] == ' ')
-                        return parse_i64(p + n + 1, ret);
-        return -ENOENT;
-}
-
-/* A statistic, or -1 when this host does not offer it. */
-static int stat_value(int dfd, const char *file, const char *key, int64_t div, int64_t *ret)
-{
-        int64_t v;
-        int r = ctl_read_i64(dfd, file, key, &v);
-        if (r == -ENOENT || r == -EBADMSG || r == -EOPNOTSUPP) {
-                *ret = -1;
-                return 0;
-        }
-        if (r < 0)
-                return r;
-        *ret = v / div;
-        return 0;
-}
-
-static int cmp_pid(const void *a, const void *b)
-{
-        pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-        return (x > y) - (x < y);
-}
-
-/* The pids listed in a group's cgroup.procs (at most PROCS_MAX of them), in
- * the order listed. A group that is gone reads as empty. */
-static int procs_read(int dfd, pid_t **ret_pids, size_t *ret_n)
-{
-        _cleanup_free_ pid_t *pids = NULL;
-        size_t n = 0, cap = 0;
-        _cleanup_close_ int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0) {
-                if (errno != ENOENT && errno != ENODEV)
-                        return negative_errno();
-        } else {
-                char buf[4096];
-                int64_t cur = -1;
-                for (;;) {
-                        ssize_t k = read(fd, buf, sizeof(buf));
-                        if (k < 0 && errno == EINTR)
-                                continue;
-                        if (k < 0 && errno == ENODEV) /* removed while reading */
-                                break;
-                        if (k < 0)
-                                return negative_errno();
-                        /* k == 0 ends the file: flush the last number */
-                        for (ssize_t i = 0; i <= k; i++) {
-                                char c = i < k ? buf[i] : '\n';
-                                if (c >= '0' && c <= '9') {
-                                        cur = (cur < 0 ? 0 : cur) * 10 + (c - '0');
-                                        if (cur > INT_MAX)
-                                                return -EBADMSG;
-                                        continue;
-                                }
-                                if (cur > 0 && n < PROCS_MAX) {
-                                        if (n == cap) {
-                                                cap = cap ? cap * 2 : 64;
-                                                pids = xrealloc(pids, cap * sizeof(*pids));
-                                        }
-                                        pids[n++] = (pid_t)cur;
-                                }
-                                cur = -1;
-                        }
-                        if (k == 0)
-                                break;
-                }
-        }
-        *ret_pids = TAKE_PTR(pids);
-        *ret_n = n;
-        return 0;
-}
-
-/* SIGKILLs the processes listed in a group's cgroup.procs. Returns how many
- * were listed (0: the group is empty) or -errno.
- *
- * A pid read from cgroup.procs may exit and be reused by a process outside
- * the group before kill(2) reaches it, and the sentry runs as root. So each
- * pid is pinned with a pidfd first and the list read again: a pinned process
- * that is still alive when signalled held its pid the whole time, so if the
- * second read lists that pid, it is that process, and it is in the group.
- * Only without pidfds (Linux < 5.3) does it fall back to kill(2); the
- * callers freeze the group first where they can, so nothing in it exits. */
-static int kill_listed(int dfd)
-{
-        _cleanup_free_ pid_t *listed = NULL;
-        size_t n_listed;
-        int r = procs_read(dfd, &listed, &n_listed);
-        if (r < 0 || n_listed == 0)
-                return r;
-
-        for (size_t off = 0; off < n_listed; off += KILL_BATCH) {
-                size_t m = n_listed - off < KILL_BATCH ? n_listed - off : KILL_BATCH;
-                int pidfd[KILL_BATCH];
-                for (size_t i = 0; i < m; i++) {
-                        pidfd[i] = (int)syscall(SYS_pidfd_open, listed[off + i], 0);
-                        if (pidfd[i] < 0 && errno == ENOSYS)
-                                (void)kill(listed[off + i], SIGKILL);
-                }
-                _cleanup_free_ pid_t *again = NULL;
-                size_t n_again = 0;
-                r = procs_read(dfd, &again, &n_again);
-                /* an empty list may come back as NULL, which qsort and
-                 * bsearch must not be given (UBSan: nonnull) */
-                if (r >= 0 && n_again > 0)
-                        qsort(again, n_again, sizeof(*again), cmp_pid);
-                for (size_t i = 0; i < m; i++) {
-                        if (pidfd[i] < 0)
-                                continue;
-                        if (r >= 0 && n_again > 0 && bsearch(&listed[off + i], again, n_again, sizeof(*again), cmp_pid))
-                                (void)syscall(SYS_pidfd_send_signal, pidfd[i], SIGKILL, NULL, 0);
-                        close(pidfd[i]);
-                }
-                if (r < 0)
-                        return r;
-        }
-        return n_listed > INT_MAX ? INT_MAX : (int)n_listed;
 }
 
 /* rmdir, retried while the group is still busy with exiting processes. */
@@ -370,742 +57,27 @@ static int rmdir_retry(int dfd, const char *name)
         }
 }
 
-/* Creates "cordon-<id>" in a parent group and adds it to cg. */
-static int make_group(struct cgroup *cg, const char *parent, const char *name, char **ret_error)
-{
-        int r;
-        _cleanup_close_ int pfd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (pfd < 0) {
-                r = negative_errno();
-                set_error(ret_error, "%s: cannot open the sentry's control group: %s", parent, strerror(-r));
-                return r;
-        }
-        if (mkdirat(pfd, name, 0755) < 0) {
-                r = negative_errno();
-                set_error(ret_error, "creating the control group %s/%s failed: %s%s", parent, name, strerror(-r),
-                          r == -EEXIST ? " (a leftover of an earlier sandbox with this id? `cordon gc` removes it)"
-                                       : "");
-                return r;
-        }
-        int fd = openat(pfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0) {
-                r = negative_errno();
-                (void)unlinkat(pfd, name, AT_REMOVEDIR);
-                set_error(ret_error, "%s/%s: cannot open the new control group: %s", parent, name, strerror(-r));
-                return r;
-        }
-        cg->dirs[cg->n_dirs].path = xasprintf("%s/%s", parent, name);
-        cg->dirs[cg->n_dirs].fd = fd;
-        cg->paths[cg->n_dirs] = cg->dirs[cg->n_dirs].path;
-        cg->n_dirs++;
-        return 0;
-}
-
 /* ------------------------------------------------------------------------ */
-/* where the hierarchies are */
-
-static bool has_dotdot(const char *path)
-{
-        for (const char *p = strstr(path, ".."); p; p = strstr(p + 1, ".."))
-                if ((p == path || p[-1] == '/') && (p[2] == '/' || p[2] == '\0'))
-                        return true;
-        return false;
-}
-
-/* /proc/self/cgroup and /proc/self/mountinfo, read once per process: a start
- * looked each hierarchy up in them a dozen times over (gc's scan for
- * leftovers, the backend's choice, each group's parent), some 25 opens and
- * reads. What they say about this process does not change while it sets a
- * sandbox up: cordon never moves itself, and a mount made meanwhile beside
- * the cgroup hierarchies is nothing cordon would use. */
-static FILE *self_fopen(const char *path)
-{
-        static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-        static struct {
-                const char *path;
-                char *text;
-                size_t len;
-        } cache[] = {{"/proc/self/cgroup", NULL, 0}, {"/proc/self/mountinfo", NULL, 0}};
-        for (size_t i = 0; i < ELEMENTSOF(cache); i++) {
-                if (!streq(path, cache[i].path))
-                        continue;
-                pthread_mutex_lock(&lock);
-                if (!cache[i].text) {
-                        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-                        size_t size = 0, len = 0;
-                        char *text = NULL;
-                        for (ssize_t n = 1; fd >= 0 && n > 0; len += (size_t)n) {
-                                if (len + 4096 > size)
-                                        text = xrealloc(text, size = size * 2 + 8192);
-                                do
-                                        n = read(fd, text + len, size - len);
-                                while (n < 0 && errno == EINTR);
-                                if (n < 0) {
-                                        free(TAKE_PTR(text));
-                                        break;
-                                }
-                        }
-                        if (len > 0) {
-                                cache[i].text = text;
-                                cache[i].len = len;
-                        } else
-                                free(text); /* unreadable or empty: not kept, read each time */
-                }
-                FILE *f = cache[i].text ? fmemopen(cache[i].text, cache[i].len, "r") : fopen(path, "re");
-                pthread_mutex_unlock(&lock);
-                return f;
-        }
-        return fopen(path, "re");
-}
-
-/* The sentry's own group in a hierarchy, from /proc/self/cgroup: the v1 line
- * "N:a,b:/path" listing ctrl, or with ctrl NULL the v2 line "0::/path". */
-static int own_group(const char *ctrl, char **ret_path)
-{
-        _cleanup_fclose_ FILE *f = self_fopen("/proc/self/cgroup");
-        if (!f)
-                return negative_errno();
-        _cleanup_free_ char *line = NULL;
-        size_t size = 0;
-        while (getline(&line, &size, f) > 0) {
-                line[strcspn(line, "\n")] = '\0';
-                char *ctrls = strchr(line, ':');
-                char *path = ctrls ? strchr(ctrls + 1, ':') : NULL;
-                if (!path || path[1] != '/')
-                        continue;
-                *ctrls++ = '\0';
-                *path++ = '\0';
-                bool match = ctrl ? !streq(line, "0") && list_has(ctrls, ',', ctrl) : streq(line, "0") && !*ctrls;
-                if (match && has_dotdot(path))
-                        return -ENOENT; /* outside our cgroup namespace's root: not reachable through a mount */
-                if (match) {
-                        *ret_path = xstrdup(path);
-                        return 0;
-                }
-        }
-        return -ENOENT;
-}
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void unescape_octal(char *s)
-{
-        char *w = s;
-        for (char *p = s; *p; p++) {
-                if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' &&
-                    p[3] <= '7') {
-                        *w++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
-                        p += 3;
-                } else
-                        *w++ = *p;
-        }
-        *w = '\0';
-}
-
-/* Finds the mount of a hierarchy in /proc/self/mountinfo: fstype "cgroup"
- * with ctrl among its super options, or "cgroup2" for ctrl NULL. With own
- * (a path from /proc/self/cgroup) it returns the directory of that group
- * beneath a mount that shows it; without, it only says whether one is
- * mounted. */
-static int find_mount(const char *ctrl, const char *own, char **ret_dir)
-{
-        _cleanup_fclose_ FILE *f = self_fopen("/proc/self/mountinfo");
-        if (!f)
-                return negative_errno();
-        _cleanup_free_ char *line = NULL;
-        size_t size = 0;
-        while (getline(&line, &size, f) > 0) {
-                line[strcspn(line, "\n")] = '\0';
-                /* id parent major:minor root mountpoint options [optional...] - fstype source superoptions */
-                char *field[6], *save = NULL, *tok;
-                size_t n = 0;
-                while (n < 6 && (tok = strtok_r(n == 0 ? line : NULL, " ", &save)))
-                        field[n++] = tok;
-                if (n < 6)
-                        continue;
-                while ((tok = strtok_r(NULL, " ", &save)) && !streq(tok, "-"))
-                        ;
-                char *fstype = strtok_r(NULL, " ", &save);
-                char *source = fstype ? strtok_r(NULL, " ", &save) : NULL;
-                char *super = source ? strtok_r(NULL, " ", &save) : NULL;
-                if (!super)
-                        continue;
-                if (ctrl ? !(streq(fstype, "cgroup") && list_has(super, ',', ctrl)) : !streq(fstype, "cgroup2"))
-                        continue;
-                if (!own) {
-                        if (ret_dir)
-                                *ret_dir = NULL;
-                        return 0;
-                }
-                char *root = field[3], *mnt = field[4];
-                unescape_octal(root);
-                unescape_octal(mnt);
-                /* the group must lie beneath the mount's root to be reachable through it */
-                const char *rel;
-                if (streq(root, "/"))
-                        rel = own;
-                else if (startswith(own, root) && (own[strlen(root)] == '/' || own[strlen(root)] == '\0'))
-                        rel = own + strlen(root);
-                else
-                        continue;
-                if (streq(rel, "/"))
-                        rel = "";
-                *ret_dir = xasprintf("%s%s", streq(mnt, "/") && *rel ? "" : mnt, rel);
-                return 0;
-        }
-        return -ENOENT;
-}
-
-/* The directory of the sentry's own group in a hierarchy (ctrl NULL: v2). */
-static int locate(const char *ctrl, char **ret_dir)
-{
-        _cleanup_free_ char *own = NULL;
-        int r = own_group(ctrl, &own);
-        if (r < 0)
-                return r;
-        return find_mount(ctrl, own, ret_dir);
-}
-
-static bool v1_mounted(const char *ctrl)
-{
-        return find_mount(ctrl, NULL, NULL) == 0;
-}
-
-/* True if ctrl is bound to a cgroup v1 hierarchy, mounted here or not
- * (/proc/cgroups gives it a hierarchy id); v2 cannot have it then. */
-static bool v1_bound(const char *ctrl)
-{
-        if (v1_mounted(ctrl))
-                return true;
-        _cleanup_fclose_ FILE *f = fopen("/proc/cgroups", "re");
-        char line[256];
-        while (f && fgets(line, sizeof(line), f)) {
-                char name[64];
-                int hierarchy, groups, enabled;
-                if (sscanf(line, "%63s %d %d %d", name, &hierarchy, &groups, &enabled) == 4 && streq(name, ctrl))
-                        return hierarchy != 0;
-        }
-        return false;
-}
-
-/* ------------------------------------------------------------------------ */
-/* limits: what each one is called in the policy, so messages can name it */
-
-struct limit_req {
-        const char *name; /* as in the policy */
-        const char *ctrl;
-        bool wanted;
-};
+/* limits, checked before anything is created */
 
 static int check_limits(const struct cg_limits *lim, char **ret_error)
 {
         if (!lim)
                 return 0;
         if (lim->memory_bytes != CG_UNSET && lim->memory_bytes <= 0) {
-                set_error(ret_error, "limits.memoryBytes: must be positive, got %" PRId64, lim->memory_bytes);
+                cg_set_error(ret_error, "limits.memoryBytes: must be positive, got %" PRId64, lim->memory_bytes);
                 return -EINVAL;
         }
         if (lim->max_processes != CG_UNSET && lim->max_processes <= 0) {
-                set_error(ret_error, "limits.maxProcesses: must be positive, got %" PRId64, lim->max_processes);
+                cg_set_error(ret_error, "limits.maxProcesses: must be positive, got %" PRId64, lim->max_processes);
                 return -EINVAL;
         }
         if (lim->cpu_millis != CG_UNSET && (lim->cpu_millis <= 0 || lim->cpu_millis > INT64_MAX / 1000)) {
-                set_error(ret_error, "limits.cpuMillis: out of range, got %" PRId64, lim->cpu_millis);
+                cg_set_error(ret_error, "limits.cpuMillis: out of range, got %" PRId64, lim->cpu_millis);
                 return -EINVAL;
         }
         return 0;
 }
-
-/* CPU bandwidth as quota/period = millis/1000. The default period is 100 ms;
- * the kernel's smallest quota is 1 ms, so below 10 millis the period grows to
- * its largest (1 s) to keep the ratio exact rather than round the limit up. */
-static void cpu_bandwidth(int64_t millis, int64_t *ret_quota, int64_t *ret_period)
-{
-        if (millis * (CPU_PERIOD_USEC / 1000) >= CPU_QUOTA_MIN) {
-                *ret_period = CPU_PERIOD_USEC;
-                *ret_quota = millis * (CPU_PERIOD_USEC / 1000);
-        } else {
-                *ret_period = CPU_PERIOD_MAX;
-                *ret_quota = millis * (CPU_PERIOD_MAX / 1000);
-        }
-}
-
-/* ------------------------------------------------------------------------ */
-/* killing and freezing one directory, shared by the backends and gc */
-
-/* v2: freezes or thaws, and waits (bounded) until cgroup.events agrees. */
-static int v2_freeze_dir(int dfd, const char *dir, bool frozen, int timeout_ms)
-{
-        int r = ctl_write(dfd, dir, "cgroup.freeze", frozen ? "1" : "0", NULL, NULL);
-        if (r == -ENOENT)
-                return -EOPNOTSUPP; /* Linux < 5.2: no v2 freezer */
-        if (r < 0)
-                return r;
-        int64_t deadline = now_ms() + timeout_ms;
-        for (;;) {
-                int64_t v;
-                r = ctl_read_i64(dfd, "cgroup.events", "frozen", &v);
-                if (r < 0)
-                        return r;
-                if (v == (frozen ? 1 : 0))
-                        return 0;
-                if (now_ms() >= deadline)
-                        return -ETIMEDOUT;
-                sleep_ms(POLL_MS);
-        }
-}
-
-/* v2: kills everything in the group (and beneath it) and waits until
- * cgroup.events says it is no longer populated. */
-static int v2_kill_dir(int dfd, const char *dir)
-{
-        int r = ctl_write(dfd, dir, "cgroup.kill", "1", NULL, NULL);
-        bool by_pid = r == -ENOENT;
-        if (r < 0 && !by_pid)
-                return r;
-        bool frozen = false;
-        if (by_pid) {
-                /* Linux < 5.14: no cgroup.kill. Freeze first so nothing in
-                 * the group forks or exits while it is killed pid by pid;
-                 * SIGKILL still reaches frozen v2 tasks. */
-                frozen = v2_freeze_dir(dfd, dir, true, KILL_FREEZE_MS) >= 0;
-        }
-        int64_t deadline = now_ms() + KILL_TIMEOUT_MS;
-        for (;;) {
-                int64_t populated;
-                r = ctl_read_i64(dfd, "cgroup.events", "populated", &populated);
-                if (r == -ENOENT || r == -ENODEV) {
-                        r = 0; /* the group is gone */
-                        break;
-                }
-                if (r < 0 || populated == 0)
-                        break;
-                if (by_pid) {
-                        r = kill_listed(dfd);
-                        if (r < 0)
-                                break;
-                }
-                if (now_ms() >= deadline) {
-                        r = -ETIMEDOUT;
-                        break;
-                }
-                sleep_ms(POLL_MS);
-        }
-        if (frozen)
-                (void)ctl_write(dfd, dir, "cgroup.freeze", "0", NULL, NULL);
-        return r < 0 ? r : 0;
-}
-
-/* v1: writes freezer.state and, for FROZEN, waits (bounded) until the
- * kernel reports it (it passes through FREEZING). */
-static int v1_freezer_set(int dfd, const char *dir, bool frozen, int timeout_ms)
-{
-        int r = ctl_write(dfd, dir, "freezer.state", frozen ? "FROZEN" : "THAWED", NULL, NULL);
-        if (r < 0 || !frozen)
-                return r;
-        int64_t deadline = now_ms() + timeout_ms;
-        for (;;) {
-                char buf[64];
-                r = ctl_read(dfd, "freezer.state", buf, sizeof(buf));
-                if (r < 0)
-                        return r;
-                if (startswith(buf, "FROZEN"))
-                        return 0;
-                if (now_ms() >= deadline)
-                        return -ETIMEDOUT;
-                sleep_ms(POLL_MS);
-        }
-}
-
-/* v1: kills every process listed in any of the groups, freezing first
- * through the freezer group (freezer_fd, -1 if none) so nothing forks or
- * exits in between, then thawing, since a frozen v1 task does not die until
- * thawed. Waits (bounded) until every group is empty. */
-static int v1_kill_dirs(const int *fds, size_t n, int freezer_fd, const char *freezer_dir)
-{
-        int r = 0;
-        if (freezer_fd >= 0) {
-                /* best effort: a task stuck in uninterruptible sleep can keep
-                 * the group FREEZING; the kill goes ahead regardless */
-                (void)v1_freezer_set(freezer_fd, freezer_dir, true, KILL_FREEZE_MS);
-                for (size_t i = 0; i < n && r >= 0; i++)
-                        r = kill_listed(fds[i]);
-                int t = v1_freezer_set(freezer_fd, freezer_dir, false, 0);
-                if (r >= 0 && t < 0 && t != -ENOENT && t != -ENODEV)
-                        r = t;
-                if (r < 0)
-                        return r;
-        }
-        int64_t deadline = now_ms() + KILL_TIMEOUT_MS;
-        for (;;) {
-                int listed = 0;
-                for (size_t i = 0; i < n; i++) {
-                        r = kill_listed(fds[i]);
-                        if (r < 0)
-                                return r;
-                        listed += r;
-                }
-                if (listed == 0)
-                        return 0;
-                if (now_ms() >= deadline)
-                        return -ETIMEDOUT;
-                sleep_ms(POLL_MS);
-        }
-}
-
-/* ------------------------------------------------------------------------ */
-/* cgroup v2 */
-
-static int v2_create(struct cgroup *cg, const char *name, const struct cg_limits *lim, char **ret_error)
-{
-        _cleanup_free_ char *parent = NULL;
-        int r = locate(NULL, &parent);
-        if (r < 0) {
-                set_error(ret_error,
-                          "cgroup v2 cannot be used: no cgroup2 hierarchy is mounted that shows this process's "
-                          "group (see /proc/self/cgroup and /proc/self/mountinfo)");
-                return -EOPNOTSUPP;
-        }
-        _cleanup_close_ int pfd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (pfd < 0) {
-                r = negative_errno();
-                set_error(ret_error, "%s: cannot open the sentry's control group: %s", parent, strerror(-r));
-                return r;
-        }
-
-        struct limit_req req[] = {
-                {"limits.memoryBytes", "memory", lim && lim->memory_bytes != CG_UNSET},
-                {"limits.maxProcesses", "pids", lim && lim->max_processes != CG_UNSET},
-                {"limits.cpuMillis", "cpu", lim && lim->cpu_millis != CG_UNSET},
-        };
-
-        /* Every requested controller is checked, and enabled for the
-         * children of the sentry's group, before anything is created, so a
-         * refusal leaves nothing behind. */
-        char controllers[1024] = "", subtree[1024] = "";
-        bool any = false;
-        for (size_t i = 0; i < ELEMENTSOF(req); i++)
-                any |= req[i].wanted;
-        if (any) {
-                r = ctl_read(pfd, "cgroup.controllers", controllers, sizeof(controllers));
-                if (r >= 0)
-                        r = ctl_read(pfd, "cgroup.subtree_control", subtree, sizeof(subtree));
-                if (r < 0) {
-                        set_error(ret_error, "%s: cannot read cgroup.controllers or cgroup.subtree_control: %s", parent,
-                                  strerror(-r));
-                        return r;
-                }
-                controllers[strcspn(controllers, "\n")] = '\0';
-                subtree[strcspn(subtree, "\n")] = '\0';
-        }
-        for (size_t i = 0; i < ELEMENTSOF(req); i++) {
-                if (!req[i].wanted || list_has(controllers, ' ', req[i].ctrl))
-                        continue;
-                set_error(ret_error,
-                          "%s cannot be enforced: the %s controller is not available in the cgroup v2 hierarchy at "
-                          "%s (%s)",
-                          req[i].name, req[i].ctrl, parent,
-                          v1_bound(req[i].ctrl) ? "it is bound to a cgroup v1 hierarchy on this host"
-                                                : "it is not delegated to this group");
-                return -EOPNOTSUPP;
-        }
-        for (size_t i = 0; i < ELEMENTSOF(req); i++) {
-                if (!req[i].wanted || list_has(subtree, ' ', req[i].ctrl))
-                        continue;
-                /* Enabling a controller for the children of the sentry's own
-                 * group is what delegation means in v2; it is left enabled,
-                 * as other sandboxes beneath the same group may rely on it. */
-                char cmd[32];
-                snprintf(cmd, sizeof(cmd), "+%s", req[i].ctrl);
-                r = ctl_write(pfd, parent, "cgroup.subtree_control", cmd, NULL, NULL);
-                if (r < 0) {
-                        set_error(ret_error,
-                                  "%s cannot be enforced: enabling the %s controller in %s/cgroup.subtree_control "
-                                  "failed: %s%s",
-                                  req[i].name, req[i].ctrl, parent, strerror(-r),
-                                  r == -EBUSY ? " (that group holds processes itself, and cgroup v2 gives controllers "
-                                                "only to the children of groups without processes: the \"no "
-                                                "internal processes\" rule; run cordon in a group of its own)"
-                                              : "");
-                        return r;
-                }
-        }
-
-        r = make_group(cg, parent, name, ret_error);
-        if (r < 0)
-                return r;
-        for (size_t c = 0; c < _V1_MAX; c++)
-                cg->at[c] = 0;
-        cg->v2_at = 0;
-
-        const struct cg_dir *d = &cg->dirs[0];
-        char val[64];
-        if (req[0].wanted) {
-                snprintf(val, sizeof(val), "%" PRId64, lim->memory_bytes);
-                r = ctl_write(d->fd, d->path, "memory.max", val, req[0].name, ret_error);
-                if (r < 0)
-                        return r;
-                /* without this, swap would let the sandbox use more than the
-                 * limit; absent without swap accounting, with nothing to close */
-                r = ctl_write_if_present(d->fd, d->path, "memory.swap.max", "0", req[0].name, ret_error);
-                if (r < 0)
-                        return r;
-        }
-        if (req[1].wanted) {
-                snprintf(val, sizeof(val), "%" PRId64, lim->max_processes);
-                r = ctl_write(d->fd, d->path, "pids.max", val, req[1].name, ret_error);
-                if (r < 0)
-                        return r;
-        }
-        if (req[2].wanted) {
-                int64_t quota, period;
-                cpu_bandwidth(lim->cpu_millis, &quota, &period);
-                snprintf(val, sizeof(val), "%" PRId64 " %" PRId64, quota, period);
-                r = ctl_write(d->fd, d->path, "cpu.max", val, req[2].name, ret_error);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-static int v2_kill_all(struct cgroup *cg)
-{
-        return v2_kill_dir(cg->dirs[0].fd, cg->dirs[0].path);
-}
-
-static int v2_freeze(struct cgroup *cg, bool frozen)
-{
-        return v2_freeze_dir(cg->dirs[0].fd, cg->dirs[0].path, frozen, FREEZE_TIMEOUT_MS);
-}
-
-static int v2_stats(struct cgroup *cg, struct cg_stats *ret)
-{
-        int fd = cg->dirs[0].fd, r;
-        struct cg_stats s;
-        if ((r = stat_value(fd, "memory.peak", NULL, 1, &s.memory_peak_bytes)) < 0 ||
-            (r = stat_value(fd, "memory.events", "oom_kill", 1, &s.oom_kills)) < 0 ||
-            (r = stat_value(fd, "cpu.stat", "usage_usec", 1, &s.cpu_usage_usec)) < 0 ||
-            (r = stat_value(fd, "cpu.stat", "nr_periods", 1, &s.nr_periods)) < 0 ||
-            (r = stat_value(fd, "cpu.stat", "nr_throttled", 1, &s.nr_throttled)) < 0 ||
-            (r = stat_value(fd, "cpu.stat", "throttled_usec", 1, &s.throttled_usec)) < 0 ||
-            (r = stat_value(fd, "pids.current", NULL, 1, &s.pids_current)) < 0)
-                return r;
-        *ret = s;
-        return 0;
-}
-
-static const struct cg_backend backend_v2 = {
-        .name = "v2",
-        .create = v2_create,
-        .kill_all = v2_kill_all,
-        .freeze = v2_freeze,
-        .stats = v2_stats,
-};
-
-/* ------------------------------------------------------------------------ */
-/* cgroup v1 */
-
-/* On a hybrid host the limits live in the v1 hierarchies, but BPF cgroup
- * programs (the kernel egress floor, net/floor.c) attach only to cgroup v2
- * groups. A process is in exactly one group per hierarchy, so the sandbox
- * also gets a group of its own in the v2 hierarchy (where one is mounted and
- * writable): it carries no limits, is attached, killed and removed with the
- * others. Where there is none, the floor is reported absent, not fatal: no
- * limit depends on it. */
-static void v1_add_v2_group(struct cgroup *cg, const char *name)
-{
-        _cleanup_free_ char *parent = NULL;
-        if (locate(NULL, &parent) < 0) {
-                cg->v2_why = xstrdup("no cgroup2 hierarchy is mounted that shows this process's group");
-                return;
-        }
-        _cleanup_free_ char *err = NULL;
-        if (make_group(cg, parent, name, &err) < 0) {
-                cg->v2_why = TAKE_PTR(err);
-                return;
-        }
-        cg->v2_at = (int)cg->n_dirs - 1;
-}
-
-static int v1_create(struct cgroup *cg, const char *name, const struct cg_limits *lim, char **ret_error)
-{
-        char *where[_V1_MAX] = {NULL};
-        bool need[_V1_MAX] = {
-                [V1_MEMORY] = lim && lim->memory_bytes != CG_UNSET,
-                [V1_PIDS] = lim && lim->max_processes != CG_UNSET,
-                [V1_CPU] = lim && lim->cpu_millis != CG_UNSET,
-        };
-        static const char *const limit_name[_V1_MAX] = {
-                [V1_MEMORY] = "limits.memoryBytes",
-                [V1_PIDS] = "limits.maxProcesses",
-                [V1_CPU] = "limits.cpuMillis",
-        };
-        int r = 0;
-        size_t found = 0;
-
-        for (size_t c = 0; c < _V1_MAX; c++)
-                if (locate(v1_names[c], &where[c]) >= 0)
-                        found++;
-        if (found == 0) {
-                set_error(ret_error, "cgroup v1 cannot be used: none of the memory, pids, cpu, cpuacct and freezer "
-                                     "controllers is mounted as a cgroup v1 hierarchy on this host (a cgroup v2 "
-                                     "only host? use the v2 backend)");
-                r = -EOPNOTSUPP;
-                goto out;
-        }
-        /* every hierarchy a requested limit needs must be there, checked
-         * before anything is created */
-        for (size_t c = 0; c < _V1_MAX; c++) {
-                if (!need[c] || where[c])
-                        continue;
-                set_error(ret_error,
-                          "%s cannot be enforced: the %s controller is not available as a cgroup v1 hierarchy on "
-                          "this host%s",
-                          limit_name[c], v1_names[c],
-                          v1_mounted(v1_names[c]) ? " that shows this process's group"
-                                                  : " (it is not mounted; on a cgroup v2 host use the v2 backend)");
-                r = -EOPNOTSUPP;
-                goto out;
-        }
-        /* A group in every available hierarchy (memory and cpuacct give
-         * the statistics, freezer a race-free kill, and every one is a place
-         * processes are tracked), but the cpu controller's only where a CPU
-         * limit needs it. A cpu group is a scheduler group of its own, and
-         * with the sandbox in one and the sentry's receiving worker outside
-         * it the scheduler places the two apart more often: floor.c's
-         * supervisor, answering an emulated open with ADDFD then SEND, took
-         * 10.5 us per call, and 24 with its child alone in a cpu group (a
-         * migration to the other CPU and back per call). cpu and cpuacct are
-         * often co-mounted ("cpu,cpuacct"): one directory, which then holds
-         * the usage only where no v2 group can (below). */
-        bool cpu_tied = where[V1_CPU] && where[V1_CPUACCT] && streq(where[V1_CPU], where[V1_CPUACCT]);
-        for (size_t c = 0; c < _V1_MAX; c++) {
-                cg->at[c] = -1;
-                if (!where[c] || (!need[V1_CPU] && (c == V1_CPU || (c == V1_CPUACCT && cpu_tied))))
-                        continue;
-                for (size_t e = 0; e < c; e++)
-                        if (where[e] && streq(where[e], where[c]))
-                                cg->at[c] = cg->at[e];
-                if (cg->at[c] >= 0)
-                        continue;
-                r = make_group(cg, where[c], name, ret_error);
-                if (r < 0)
-                        goto out;
-                cg->at[c] = (int)cg->n_dirs - 1;
-        }
-        v1_add_v2_group(cg, name);
-        if (!need[V1_CPU] && cpu_tied && cg->v2_at < 0) {
-                /* no v2 group to count the CPU time: the co-mounted group
-                 * it is, scheduler group and all */
-                r = make_group(cg, where[V1_CPUACCT], name, ret_error);
-                if (r < 0)
-                        goto out;
-                cg->at[V1_CPUACCT] = cg->at[V1_CPU] = (int)cg->n_dirs - 1;
-        }
-
-        char val[64];
-        if (cg->at[V1_MEMORY] >= 0) {
-                const struct cg_dir *d = &cg->dirs[cg->at[V1_MEMORY]];
-                /* A new v1 memory group inherits oom_kill_disable from its
-                 * parent; with it set, a sandbox at its limit would hang
-                 * instead of having a process killed. */
-                r = ctl_write(d->fd, d->path, "memory.oom_control", "0", limit_name[V1_MEMORY],
-                              need[V1_MEMORY] ? ret_error : NULL);
-                if (r < 0 && need[V1_MEMORY])
-                        goto out;
-                r = 0;
-        }
-        if (need[V1_MEMORY]) {
-                const struct cg_dir *d = &cg->dirs[cg->at[V1_MEMORY]];
-                snprintf(val, sizeof(val), "%" PRId64, lim->memory_bytes);
-                r = ctl_write(d->fd, d->path, "memory.limit_in_bytes", val, limit_name[V1_MEMORY], ret_error);
-                if (r < 0)
-                        goto out;
-                /* memory+swap to the same value: swap cannot stretch the
-                 * limit. Absent without swap accounting, where there is
-                 * nothing to close. */
-                r = ctl_write_if_present(d->fd, d->path, "memory.memsw.limit_in_bytes", val, limit_name[V1_MEMORY],
-                                         ret_error);
-                if (r < 0)
-                        goto out;
-        }
-        if (need[V1_PIDS]) {
-                const struct cg_dir *d = &cg->dirs[cg->at[V1_PIDS]];
-                snprintf(val, sizeof(val), "%" PRId64, lim->max_processes);
-                r = ctl_write(d->fd, d->path, "pids.max", val, limit_name[V1_PIDS], ret_error);
-                if (r < 0)
-                        goto out;
-        }
-        if (need[V1_CPU]) {
-                const struct cg_dir *d = &cg->dirs[cg->at[V1_CPU]];
-                int64_t quota, period;
-                cpu_bandwidth(lim->cpu_millis, &quota, &period);
-                snprintf(val, sizeof(val), "%" PRId64, period);
-                r = ctl_write(d->fd, d->path, "cpu.cfs_period_us", val, limit_name[V1_CPU], ret_error);
-                if (r < 0)
-                        goto out;
-                snprintf(val, sizeof(val), "%" PRId64, quota);
-                r = ctl_write(d->fd, d->path, "cpu.cfs_quota_us", val, limit_name[V1_CPU], ret_error);
-                if (r < 0)
-                        goto out;
-        }
-out:
-        for (size_t c = 0; c < _V1_MAX; c++)
-                free(where[c]);
-        return r;
-}
-
-static int v1_kill_all(struct cgroup *cg)
-{
-        int fds[MAX_DIRS];
-        for (size_t i = 0; i < cg->n_dirs; i++)
-                fds[i] = cg->dirs[i].fd;
-        int f = cg->at[V1_FREEZER];
-        return v1_kill_dirs(fds, cg->n_dirs, f >= 0 ? cg->dirs[f].fd : -1, f >= 0 ? cg->dirs[f].path : NULL);
-}
-
-static int v1_freeze(struct cgroup *cg, bool frozen)
-{
-        int f = cg->at[V1_FREEZER];
-        /* no v1 freezer: a hybrid host's v2 group (v1_add_v2_group) holds
-         * the same processes and has a freezer of its own */
-        if (f < 0 && cg->v2_at >= 0)
-                return v2_freeze_dir(cg->dirs[cg->v2_at].fd, cg->dirs[cg->v2_at].path, frozen, FREEZE_TIMEOUT_MS);
-        if (f < 0)
-                return -EOPNOTSUPP;
-        return v1_freezer_set(cg->dirs[f].fd, cg->dirs[f].path, frozen, FREEZE_TIMEOUT_MS);
-}
-
-static int v1_stats(struct cgroup *cg, struct cg_stats *ret)
-{
-        struct cg_stats s = {-1, -1, -1, -1, -1, -1, -1};
-        int r, m = cg->at[V1_MEMORY], a = cg->at[V1_CPUACCT], c = cg->at[V1_CPU], p = cg->at[V1_PIDS];
-        if (m >= 0 &&
-            ((r = stat_value(cg->dirs[m].fd, "memory.max_usage_in_bytes", NULL, 1, &s.memory_peak_bytes)) < 0 ||
-             (r = stat_value(cg->dirs[m].fd, "memory.oom_control", "oom_kill", 1, &s.oom_kills)) < 0))
-                return r;
-        if (a >= 0 && (r = stat_value(cg->dirs[a].fd, "cpuacct.usage", NULL, 1000, &s.cpu_usage_usec)) < 0)
-                return r;
-        /* v2 counts every group's CPU time, controller or not */
-        if (a < 0 && cg->v2_at >= 0 &&
-            (r = stat_value(cg->dirs[cg->v2_at].fd, "cpu.stat", "usage_usec", 1, &s.cpu_usage_usec)) < 0)
-                return r;
-        if (c >= 0 && ((r = stat_value(cg->dirs[c].fd, "cpu.stat", "nr_periods", 1, &s.nr_periods)) < 0 ||
-                       (r = stat_value(cg->dirs[c].fd, "cpu.stat", "nr_throttled", 1, &s.nr_throttled)) < 0 ||
-                       (r = stat_value(cg->dirs[c].fd, "cpu.stat", "throttled_time", 1000, &s.throttled_usec)) < 0))
-                return r;
-        if (p >= 0 && (r = stat_value(cg->dirs[p].fd, "pids.current", NULL, 1, &s.pids_current)) < 0)
-                return r;
-        *ret = s;
-        return 0;
-}
-
-static const struct cg_backend backend_v1 = {
-        .name = "v1",
-        .create = v1_create,
-        .kill_all = v1_kill_all,
-        .freeze = v1_freeze,
-        .stats = v1_stats,
-};
 
 /* ------------------------------------------------------------------------ */
 /* the interface */
@@ -1117,19 +89,19 @@ static const struct cg_backend *choose_backend(enum cg_mode mode)
 {
         switch (mode) {
         case CG_V1:
-                return &backend_v1;
+                return &cg_backend_v1;
         case CG_V2:
-                return &backend_v2;
+                return &cg_backend_v2;
         case CG_AUTO:
                 break;
         }
         struct statfs s;
         if (statfs("/sys/fs/cgroup", &s) == 0 && s.f_type == CGROUP2_SUPER_MAGIC)
-                return &backend_v2;
+                return &cg_backend_v2;
         for (size_t c = 0; c < _V1_MAX; c++)
-                if (v1_mounted(v1_names[c]))
-                        return &backend_v1;
-        return find_mount(NULL, NULL, NULL) == 0 ? &backend_v2 : &backend_v1;
+                if (cg_v1_mounted(cg_v1_names[c]))
+                        return &cg_backend_v1;
+        return cg_find_mount(NULL, NULL, NULL) == 0 ? &cg_backend_v2 : &cg_backend_v1;
 }
 
 static void cgroup_free(struct cgroup *cg)
@@ -1158,7 +130,7 @@ int cgroup_create(enum cg_mode mode, const char *id, const struct cg_limits *lim
         if (!ret)
                 return -EINVAL;
         if (!id_valid(id)) {
-                set_error(ret_error, "invalid sandbox id for a control group name (1 to %d of [0-9a-f-])", ID_MAX);
+                cg_set_error(ret_error, "invalid sandbox id for a control group name (1 to %d of [0-9a-f-])", ID_MAX);
                 return -EINVAL;
         }
         int r = check_limits(lim, ret_error);
@@ -1188,7 +160,7 @@ int cgroup_attach(struct cgroup *cg, pid_t pid)
         char val[32];
         snprintf(val, sizeof(val), "%d", (int)pid);
         for (size_t i = 0; i < cg->n_dirs; i++) {
-                int r = ctl_write(cg->dirs[i].fd, cg->dirs[i].path, "cgroup.procs", val, NULL, NULL);
+                int r = cg_ctl_write(cg->dirs[i].fd, cg->dirs[i].path, "cgroup.procs", val, NULL, NULL);
                 if (r < 0)
                         return r;
                 if (trace_on) {
@@ -1317,7 +289,7 @@ int cgroup_open_v2(const struct cgroup *cg, const char **ret_why)
 int cgroup_v2_probe(const char **ret_why)
 {
         _cleanup_free_ char *dir = NULL;
-        if (locate(NULL, &dir) < 0) {
+        if (cg_locate(NULL, &dir) < 0) {
                 *ret_why = "no cgroup2 hierarchy is mounted that shows this process's group";
                 return -ENOENT;
         }
@@ -1445,10 +417,10 @@ int cgroup_run_kill(struct cgroup *cg, int num, bool wait)
          * seconds where a v1 freezer keeps the killed tasks frozen) */
         _cleanup_free_ char *path = xasprintf("%s/%s", cg->dirs[cg->v2_at].path, name);
         if (wait)
-                return v2_kill_dir(gfd, path);
-        int r = ctl_write(gfd, path, "cgroup.kill", "1", NULL, NULL);
+                return cg_v2_kill_dir(gfd, path);
+        int r = cg_ctl_write(gfd, path, "cgroup.kill", "1", NULL, NULL);
         if (r == -ENOENT)
-                r = v2_kill_dir(gfd, path); /* Linux < 5.14: freeze, kill pid by pid */
+                r = cg_v2_kill_dir(gfd, path); /* Linux < 5.14: freeze, kill pid by pid */
         return r;
 }
 
@@ -1509,11 +481,11 @@ int cgroup_remove_dir(const char *dir)
 
         int r;
         if (s.f_type == CGROUP2_SUPER_MAGIC)
-                r = v2_kill_dir(fd, dir);
+                r = cg_v2_kill_dir(fd, dir);
         else if (s.f_type == CGROUP_SUPER_MAGIC) {
                 /* freeze through this directory only if it is a freezer group */
                 bool freezer = faccessat(fd, "freezer.state", F_OK, 0) == 0;
-                r = v1_kill_dirs(&fd, 1, freezer ? fd : -1, dir);
+                r = cg_v1_kill_dirs(&fd, 1, freezer ? fd : -1, dir);
         } else
                 return -EINVAL;
         if (r < 0)
@@ -1565,7 +537,7 @@ int cgroup_foreach_leftover(int (*fn)(const char *dir, const char *id, void *use
         size_t n = 0;
         for (size_t c = 0; c <= _V1_MAX; c++) {
                 char *dir = NULL;
-                if (locate(c < _V1_MAX ? v1_names[c] : NULL, &dir) < 0)
+                if (cg_locate(c < _V1_MAX ? cg_v1_names[c] : NULL, &dir) < 0)
                         continue;
                 bool dup = false;
                 for (size_t i = 0; i < n; i++)

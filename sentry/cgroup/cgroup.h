@@ -1,5 +1,28 @@
-/* sentry/ private: the sandbox's control groups, behind one interface with a
- * cgroup v2 and a cgroup v1 backend chosen once at start. */
+/* sentry/cgroup/ (sentry/ private): the sandbox's control groups. One group
+ * "cordon-<id>" beneath the sentry's own group in each hierarchy the backend
+ * uses, with the limits the policy asks for, and the means to count, freeze
+ * and kill what runs in it; behind one interface, a cgroup v2 backend (the
+ * unified hierarchy) and a cgroup v1 one (a hierarchy per controller),
+ * chosen once per group. Where the hierarchies are mounted and which group
+ * the sentry is in are read from /proc/self/mountinfo and /proc/self/cgroup,
+ * never assumed. This is the room's only public header.
+ *
+ * It promises: a limit that cannot be enforced is refused, never silently
+ * dropped, and a refusal leaves nothing behind; a kill signals only the
+ * processes in the group (each pid is pinned with a pidfd and found in the
+ * group again before the signal; without pidfds, before Linux 5.3, the
+ * group is frozen first where it can be).
+ *
+ * It never prints to the user: a failure comes back as -errno, with the
+ * message in *ret_error (malloc'd) or *ret_why (static or owned by the
+ * group) for the caller to show; the only output is trace_mark() lines
+ * under CORDON_TRACE_STARTUP. It never touches a group that is not
+ * cordon's: it makes, writes to, kills and removes only its own
+ * "cordon-<id>" groups and their "run-<n>" groups, and gc removes only
+ * directories so named on a cgroup filesystem. The one write elsewhere is
+ * v2 delegation, enabling a controller in the sentry's own group's
+ * cgroup.subtree_control, which is left enabled for the other sandboxes
+ * beneath it. */
 #pragma once
 
 #include <stdbool.h>

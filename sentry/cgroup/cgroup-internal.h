@@ -1,0 +1,125 @@
+/* sentry/cgroup/ private: what the room's files share (cgroup.c, util.c,
+ * v1.c, v2.c): the group and its backend table, the room's bounds and
+ * timeouts, and the helpers util.c, v1.c and v2.c give the others. Not for
+ * other rooms: cgroup.h is the contract. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "common/util.h"
+#include "sentry/cgroup/cgroup.h"
+
+#define GROUP_PREFIX      "cordon-"
+#define ID_MAX            64
+#define MAX_DIRS          6    /* v1: memory, pids, cpu, cpuacct, freezer; + the v2 group for BPF */
+#define KILL_TIMEOUT_MS   5000 /* until a killed group is empty */
+#define FREEZE_TIMEOUT_MS 5000 /* until cgroup_freeze() sees the group frozen */
+#define KILL_FREEZE_MS    1000 /* the freeze before a kill: best effort, then kill anyway */
+#define RMDIR_TIMEOUT_MS  2000 /* rmdir retried on EBUSY while killed processes exit */
+#define POLL_MS           5
+#define CPU_PERIOD_USEC   100000    /* the kernel's default CFS period */
+#define CPU_PERIOD_MAX    1000000   /* the kernel's largest period (1 s) */
+#define CPU_QUOTA_MIN     1000      /* the kernel's smallest quota (1 ms) */
+#define PROCS_MAX         (1 << 20) /* pids taken from one read of cgroup.procs */
+#define KILL_BATCH        64        /* pidfds held at once */
+
+/* ------------------------------------------------------------------------ */
+/* the group and its backends */
+
+enum v1_ctrl {
+        V1_MEMORY,
+        V1_PIDS,
+        V1_CPU,
+        V1_CPUACCT,
+        V1_FREEZER,
+        _V1_MAX,
+};
+
+/* "memory", "pids", "cpu", "cpuacct", "freezer": the v1 hierarchies' names (v1.c) */
+extern const char *const cg_v1_names[_V1_MAX];
+
+struct cg_dir {
+        char *path; /* for messages, the state file and rmdir */
+        int fd;     /* O_PATH: every control file is opened relative to it */
+};
+
+struct cgroup;
+
+/* One per cgroup version; chosen once in cgroup_create(). */
+struct cg_backend {
+        const char *name;
+        int (*create)(struct cgroup *cg, const char *name, const struct cg_limits *lim, char **ret_error);
+        int (*kill_all)(struct cgroup *cg);
+        int (*freeze)(struct cgroup *cg, bool frozen);
+        int (*stats)(struct cgroup *cg, struct cg_stats *ret);
+};
+
+/* v2.c and v1.c */
+extern const struct cg_backend cg_backend_v2;
+extern const struct cg_backend cg_backend_v1;
+
+struct cgroup {
+        const struct cg_backend *backend;
+        size_t n_dirs;
+        struct cg_dir dirs[MAX_DIRS];
+        const char *paths[MAX_DIRS + 1]; /* cgroup_dirs(): NULL-terminated view of dirs[].path */
+        int at[_V1_MAX];                 /* index into dirs[] per controller, -1 when absent (v2: all 0) */
+        int v2_at;                       /* index of the group in the cgroup v2 hierarchy, -1 when none */
+        char *v2_why;                    /* why there is none (malloc'd), for cordon run -v */
+        bool has_runs;                   /* cgroup_run_create made a run's group (under the v2 one) */
+};
+
+/* ------------------------------------------------------------------------ */
+/* helpers: the clock here, the rest in util.c */
+
+static inline int64_t now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static inline void sleep_ms(int ms)
+{
+        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
+_printf_(2, 3) void cg_set_error(char **ret_error, const char *fmt, ...);
+bool cg_list_has(const char *list, char sep, const char *word);
+
+/* control files, relative to a group's O_PATH fd; what and ret_error may be NULL */
+int cg_ctl_write(int dfd, const char *dir, const char *file, const char *value, const char *what, char **ret_error);
+int cg_ctl_write_if_present(int dfd, const char *dir, const char *file, const char *value, const char *what,
+                            char **ret_error);
+int cg_ctl_read(int dfd, const char *file, char *buf, size_t size);
+int cg_ctl_read_i64(int dfd, const char *file, const char *key, int64_t *ret);
+int cg_stat_value(int dfd, const char *file, const char *key, int64_t div, int64_t *ret);
+/* SIGKILLs what the group's cgroup.procs lists: how many were listed, or -errno */
+int cg_kill_listed(int dfd);
+/* opens the sentry's own group, the parent: an O_PATH fd or -errno */
+int cg_open_parent(const char *parent, char **ret_error);
+/* makes the group "name" in parent and adds it to cg->dirs[] */
+int cg_make_group(struct cgroup *cg, const char *parent, const char *name, char **ret_error);
+
+/* where the hierarchies are (ctrl NULL: the cgroup v2 one) */
+int cg_find_mount(const char *ctrl, const char *own, char **ret_dir);
+int cg_locate(const char *ctrl, char **ret_dir);
+bool cg_v1_mounted(const char *ctrl);
+bool cg_v1_bound(const char *ctrl);
+
+void cg_cpu_bandwidth(int64_t millis, int64_t *ret_quota, int64_t *ret_period);
+
+/* ------------------------------------------------------------------------ */
+/* killing and freezing one directory: the backends, a run's group and gc */
+
+/* v2.c */
+int cg_v2_freeze_dir(int dfd, const char *dir, bool frozen, int timeout_ms);
+int cg_v2_kill_dir(int dfd, const char *dir);
+/* v1.c: freezer_fd -1 where none of the groups is a freezer group */
+int cg_v1_kill_dirs(const int *fds, size_t n, int freezer_fd, const char *freezer_dir);
