@@ -35,7 +35,7 @@
 #include "sentry/approvals/approvals.h"
 #include "sentry/run-internal.h"
 #include "sentry/sandbox/archive-dl.h"
-#include "sentry/sandbox/sandbox.h"
+#include "sentry/sandbox/sandbox-internal.h"
 
 #define MAX_RUNS          1024         /* run records kept per sandbox */
 #define MAX_ACTIVE_RUNS   64           /* runs alive at once */

@@ -5,7 +5,7 @@
  * masked at any depth, before anything reaches the events file. */
 #include "config.h"
 
-#include "sentry/sandbox/sandbox.h"
+#include "sentry/sandbox/sandbox-internal.h"
 
 /* A field named like a credential: its value is never written. */
 bool event_secret_key(const char *k)

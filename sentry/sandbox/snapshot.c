@@ -24,7 +24,7 @@
 #include "common/crypto-dl.h"
 #include "fs/fs.h"
 #include "sentry/sandbox/archive-dl.h"
-#include "sentry/sandbox/sandbox.h"
+#include "sentry/sandbox/sandbox-internal.h"
 
 #define WALK_MAX_DEPTH   128
 #define PROGRESS_MS      200       /* between two progress reports */

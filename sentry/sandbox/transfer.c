@@ -25,7 +25,7 @@
 #endif
 
 #include "fs/fs.h"
-#include "sentry/sandbox/sandbox.h"
+#include "sentry/sandbox/sandbox-internal.h"
 
 #define LS_MAX_ENTRIES 100000
 #define LS_BATCH       256
