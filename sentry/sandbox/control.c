@@ -125,58 +125,6 @@ struct serve {
         uid_t owner;
 };
 
-int sandbox_dir(const char *id, char *buf, size_t size)
-{
-        if (!sandbox_id_valid(id))
-                return -EINVAL;
-        snprintf(buf, size, "%s/sandboxes/%s", state_root(), id);
-        return 0;
-}
-
-bool sandbox_id_valid(const char *id)
-{
-        size_t n = strlen(id);
-        if (n == 0 || n > 64)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
-                        return false;
-        return true;
-}
-
-int control_send(int fd, json_t *msg, const int *fds, size_t n_fds)
-{
-        if (!msg)
-                return -EINVAL;
-        char *text = json_dumps(msg, JSON_COMPACT);
-        json_decref(msg);
-        if (!text)
-                return -EINVAL;
-        size_t len = strlen(text);
-        int r = len > CONTROL_MAX_MSG ? -E2BIG : send_fds(fd, text, len, fds, n_fds);
-        free(text);
-        return r;
-}
-
-int control_recv(int fd, json_t **ret, int *fds, size_t max_fds)
-{
-        _cleanup_free_ char *buf = xmalloc(CONTROL_MAX_MSG + 1);
-        ssize_t n = recv_fds(fd, buf, CONTROL_MAX_MSG, fds, max_fds);
-        if (n <= 0)
-                return (int)n;
-        json_error_t jerr;
-        json_t *j = json_loadb(buf, (size_t)n, 0, &jerr);
-        if (!j || !json_is_object(j)) {
-                json_decref(j);
-                for (size_t i = 0; i < max_fds; i++)
-                        if (fds[i] >= 0)
-                                close(fds[i]);
-                return -EBADMSG;
-        }
-        *ret = j;
-        return 1;
-}
-
 static void reply_error(int conn, const char *fmt, ...) _printf_(2, 3);
 static void reply_error(int conn, const char *fmt, ...)
 {

@@ -4,6 +4,18 @@
 
 #include "sentry/sandbox/sandbox.h"
 
+/* protocol.c: a JSON string of n bytes that may not be UTF-8 (never
+ * NULL). */
+json_t *json_text(const char *s, size_t n);
+/* {"error": "..."} */
+json_t *error_reply(const char *fmt, ...) _printf_(1, 2);
+
+/* confined.c: the calling thread enters the view as the sandbox's user, no
+ * capability. */
+int xfer_confine(const struct fs_context *ctx);
+/* open(2) inside the confined thread's view, never through a magic link. */
+int xfer_open(const char *path, int flags, mode_t mode);
+
 /* Transfers (transfer.c): run in a thread confined to the view as the
  * sandbox's user; each answers on conn and closes it and the fd. */
 struct xfer {
@@ -20,10 +32,6 @@ struct xfer {
 };
 int xfer_start(struct xfer *x); /* takes x */
 int xfer_active(void);
-/* The calling thread enters the view as the sandbox's user, no capability. */
-int xfer_confine(const struct fs_context *ctx);
-/* open(2) inside the confined thread's view, never through a magic link. */
-int xfer_open(const char *path, int flags, mode_t mode);
 /* events.c: a bounded copy of an event's fields with credential-like
  * values masked; whether a field name is credential-like. */
 #define EVENT_MAX_DEPTH  16
@@ -32,10 +40,6 @@ int xfer_open(const char *path, int flags, mode_t mode);
 json_t *event_sanitize(json_t *v);
 bool event_secret_key(const char *k);
 
-/* A JSON string of n bytes that may not be UTF-8 (never NULL). */
-json_t *json_text(const char *s, size_t n);
-/* {"error": "..."} */
-json_t *error_reply(const char *fmt, ...) _printf_(1, 2);
 /* snapshot-entry.c: the writable layer's directories as the view shows them
  * and their names in a snapshot archive. */
 struct snapshot_layer_dir {
