@@ -2,7 +2,7 @@
  * the client verbs and the detached sentry stand on: where a sandbox's state
  * directory is (sandbox_dir, sandbox_id_valid), one JSON object per
  * SOCK_SEQPACKET message with fds beside it (control_send, control_recv),
- * and the pieces of a message every side builds (json_text, error_reply). */
+ * and the pieces of a message every side builds (json_text, error_reply, control_reply_error). */
 #include "config.h"
 
 #include <jansson.h>
@@ -87,4 +87,14 @@ json_t *json_text(const char *s, size_t n)
         j = json_stringn(t, n);
         free(t);
         return j ? j : json_string("?");
+}
+
+void control_reply_error(int conn, const char *fmt, ...)
+{
+        char text[1024];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof(text), fmt, ap);
+        va_end(ap);
+        (void)control_send(conn, json_pack("{s:s}", "error", text), NULL, 0);
 }

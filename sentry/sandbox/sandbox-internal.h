@@ -9,6 +9,8 @@
 json_t *json_text(const char *s, size_t n);
 /* {"error": "..."} */
 json_t *error_reply(const char *fmt, ...) _printf_(1, 2);
+/* Sends {"error": "..."} on conn. */
+void control_reply_error(int conn, const char *fmt, ...) _printf_(2, 3);
 
 /* confined.c: the calling thread enters the view as the sandbox's user, no
  * capability. */
@@ -39,6 +41,134 @@ int xfer_active(void);
 #define EVENT_MAX_ITEMS  1024
 json_t *event_sanitize(json_t *v);
 bool event_secret_key(const char *k);
+
+/* The detached sentry's state: serve.c makes it and runs the loop;
+ * runs.c, run-output.c, meta.c, approve.c and events.c work on it. */
+#define MAX_RUNS        1024 /* run records kept per sandbox */
+#define MAX_ACTIVE_RUNS 64   /* runs alive at once */
+#define MAX_CONNS       32   /* clients that have not yet sent their request */
+#define EVENT_LINE_MAX  4096 /* output longer than this without a newline is split */
+
+/* An attached run's stdout or stderr: the run writes into a pipe the
+ * sentry reads (its lines become events, as a detached run's do), and the
+ * sentry passes the bytes on into a pipe whose other end the client holds
+ * and copies to its own stream. The sentry's ends are non-blocking: a slow
+ * client holds back only its own run (the pipe fills and the run waits),
+ * never the serve loop. A run with a terminal: stream 0 reads the pty's
+ * master (the terminal's output, recorded as "tty" events) and stream 1
+ * carries the client's input from its pipe into the master (not recorded:
+ * a terminal echoes what is typed, and that echo is in stream 0). */
+struct stream {
+        int in, to;
+        char buf[16384];
+        size_t off, len;
+        char line[EVENT_LINE_MAX];
+        size_t line_len;
+};
+
+struct run_rec {
+        int num;                /* the run's id is "r<num>" */
+        struct stream *streams; /* [2]: stdout, stderr of an attached run; NULL otherwise */
+        json_t *argv;
+        bool detached, running, timed_out, cancelled;
+        bool cgroup;      /* the run has its own control group (cgroup_run_create) */
+        bool cgroup_left; /* it ended, but its group could not be removed yet */
+        bool tty;         /* streams[0] is the pty master's output, streams[1] the client's input into it */
+        pid_t pid;        /* in the sandbox's pid namespace; 0 until init says */
+        int conn;         /* the waiting client, or -1 */
+        int log_in, log_fd;
+        int64_t log_bytes;
+        bool log_truncated;
+        char line[EVENT_LINE_MAX]; /* a detached run's output line being assembled */
+        size_t line_len;
+        int output_events;
+        int timer;
+        int status;
+        time_t started, ended;
+        int hold_wr; /* OCI create: writing a byte releases the held run's exec (op "start"); -1 none */
+};
+
+/* JSON lines from a pipe, each handed to fn; a line longer than the
+ * buffer is dropped. */
+struct line_reader {
+        int fd;
+        char buf[8192];
+        size_t len;
+};
+
+struct serve {
+        char id[17];
+        int dirfd;
+        int listen_fd;
+        int events_fd;
+        int64_t seq;
+        int64_t events_bytes, events_dropped;
+        bool events_dirty;        /* written, not yet synced (event_sync) */
+        struct line_reader audit; /* the egress gate's audit lines */
+        int audit_wr;
+        struct line_reader done; /* transfer threads' results */
+        int done_wr;
+        int appr_wake_rd, appr_wake_wr; /* approvals queued events (approvals_take_events) */
+        json_t *snapshots;
+        int ready_fd;
+        char *policy_text;
+        const char *snapshot, *snapshot_digest;
+        bool progress; /* restore progress on ready_fd for a client on a terminal */
+        time_t created, expires;
+        const char *status; /* running, paused, terminating */
+        bool terminate;
+        const char *end_reason; /* terminated, expired, killed */
+        struct run_rec runs[MAX_RUNS];
+        int n_runs;
+        bool oci;        /* `cordon oci`: see serve_config */
+        int main_run;    /* the container's process (its num), 0: none yet */
+        int main_status; /* its wait status, once it ended */
+        bool main_ended;
+        int conns[MAX_CONNS];
+        uid_t owner;
+};
+
+/* events.c: the event log. A time as events and meta.json write it
+ * ("YYYY-MM-DDTHH:MM:SSZ"); appends an event (steals ev, may be NULL) with
+ * the next sequence number; event_sync makes the appended ones durable. */
+void event_iso_time(time_t t, char buf[32]);
+void event_append(struct serve *srv, const char *type, json_t *ev);
+void event_sync(struct serve *srv);
+
+/* meta.c: a run's record, the sandbox's metadata (live: with its current
+ * use), meta.json written from it, and inspect's reply (which fits one
+ * control message). */
+json_t *meta_run_json(const struct run_rec *r);
+json_t *meta_json(const struct sandbox_state *st, bool live);
+void meta_write(struct sandbox_state *st);
+json_t *meta_inspect_json(struct sandbox_state *st);
+
+/* runs.c: the run records (by number, by id "rN"), a signal for a run, a
+ * timerfd (relative, or absolute), the exec request, a run's end, the run a
+ * sandbox process belongs to ("" when none), a message on a waiting exec
+ * client's connection, and one message from init (true when one was read). */
+struct run_rec *run_find(struct serve *srv, int num);
+struct run_rec *run_find_id(struct serve *srv, const char *id);
+void run_kill(struct sandbox_state *st, struct run_rec *r, int sig);
+int run_arm_ms(int clock, bool absolute, int64_t ms);
+void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_FDS]);
+void run_ended(struct sandbox_state *st, struct run_rec *r, int status);
+void run_of_pid(struct serve *srv, pid_t pid, char *buf, size_t size);
+void run_read_conn(struct sandbox_state *st, struct run_rec *r);
+bool run_read_init(struct sandbox_state *st);
+
+/* run-output.c: a detached run's log pipe drained; an attached run's stream
+ * k pumped (true while it has something left to do), closed, or flushed at
+ * the run's exit. */
+void run_drain_log(struct serve *srv, struct run_rec *r);
+bool stream_pump(struct serve *srv, struct run_rec *r, int k);
+void stream_close(struct serve *srv, struct run_rec *r, int k);
+void streams_flush(struct serve *srv, struct run_rec *r);
+
+/* approve.c: the approver's queued events into the event log; an approve
+ * or deny request. */
+void approve_drain(struct sandbox_state *st);
+void approve_decide(struct sandbox_state *st, int conn, json_t *req, bool approve);
 
 /* snapshot-entry.c: the writable layer's directories as the view shows them
  * and their names in a snapshot archive. */
