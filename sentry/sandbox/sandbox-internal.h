@@ -216,3 +216,19 @@ int snapshot_restore(struct sandbox_state *st, int archive_fd, const char *want_
  * source.digest, else computed from the template's path. -ENOENT: the root
  * is no template. Call from an unconfined thread. */
 int snapshot_template_digest(const struct sandbox_state *st, char ret[FS_DIGEST_SIZE], char *err, size_t errsize);
+
+/* The client verbs (client*.c). client-common.c: the usage text; a
+ * connection to sandbox id's control socket (what is wrong is printed); one
+ * request (steals req) and its reply, with any {"progress": ...} messages
+ * before it handed to on_progress (may be NULL): 0, 1 for an error reply
+ * (printed), -1 for no answer; whether a sandbox directory is live. */
+void client_usage(FILE *f);
+int client_connect(const char *id, int *ret);
+int client_request_progress(const char *id, json_t *req, const int *fds, size_t n_fds, void (*on_progress)(json_t *p),
+                            json_t **ret);
+int client_request(const char *id, json_t *req, const int *fds, size_t n_fds, json_t **ret);
+bool client_live_dir(int dirfd);
+/* client-exec.c: `sandbox exec ID ...` and `sandbox events ID ...` (argv[0]
+ * is the verb); cordon's exit code. */
+int client_exec(int argc, char **argv);
+int client_events(int argc, char **argv);
