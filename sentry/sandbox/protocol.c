@@ -63,14 +63,21 @@ int control_recv(int fd, json_t **ret, int *fds, size_t max_fds)
         return 1;
 }
 
-json_t *error_reply(const char *fmt, ...)
+static json_t *error_replyv(const char *fmt, va_list ap) _printf_(1, 0);
+static json_t *error_replyv(const char *fmt, va_list ap)
 {
         char text[1024];
+        vsnprintf(text, sizeof(text), fmt, ap);
+        return json_pack("{s:s}", "error", text);
+}
+
+json_t *error_reply(const char *fmt, ...)
+{
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(text, sizeof(text), fmt, ap);
+        json_t *j = error_replyv(fmt, ap);
         va_end(ap);
-        return json_pack("{s:s}", "error", text);
+        return j;
 }
 
 json_t *json_text(const char *s, size_t n)
@@ -91,10 +98,9 @@ json_t *json_text(const char *s, size_t n)
 
 void control_reply_error(int conn, const char *fmt, ...)
 {
-        char text[1024];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(text, sizeof(text), fmt, ap);
+        json_t *j = error_replyv(fmt, ap);
         va_end(ap);
-        (void)control_send(conn, json_pack("{s:s}", "error", text), NULL, 0);
+        (void)control_send(conn, j, NULL, 0);
 }

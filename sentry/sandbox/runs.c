@@ -197,6 +197,24 @@ static void close_pipes(int (*p)[2][2])
                                 close((*p)[k][e]);
 }
 
+/* The client's stdin, stdout and stderr, to go into the sandbox as they
+ * are: all three passed, and through the checks `cordon run` applies to its
+ * own stdio. false: refused, and the reply says why. */
+static bool client_stdio_ok(int conn, const int fds[EXEC_MAX_FDS])
+{
+        char why[512];
+        for (int i = 0; i < 3; i++)
+                if (fds[i] < 0) {
+                        control_reply_error(conn, "exec: stdin, stdout and stderr must be passed");
+                        return false;
+                }
+        if (check_passed_fds(fds, why, sizeof(why)) < 0) {
+                control_reply_error(conn, "%s", why);
+                return false;
+        }
+        return true;
+}
+
 /* exec: a run inside the sandbox with the client's stdio (or, detached, a
  * log file the sentry writes, bounded). */
 void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_FDS])
@@ -311,15 +329,8 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
                 fcntl(client_pipe[0][1], F_SETFL, O_NONBLOCK);
                 fcntl(client_pipe[1][0], F_SETFL, O_NONBLOCK);
         } else if (direct) {
-                for (int i = 0; i < 3; i++)
-                        if (fds[i] < 0) {
-                                control_reply_error(conn, "exec: stdin, stdout and stderr must be passed");
-                                return;
-                        }
-                if (check_passed_fds(fds, why, sizeof(why)) < 0) {
-                        control_reply_error(conn, "%s", why);
+                if (!client_stdio_ok(conn, fds))
                         return;
-                }
         } else if (detach) {
                 int p[2];
                 char name[64];
@@ -340,15 +351,8 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
         } else {
                 /* the client's descriptors go into the sandbox: the same
                  * checks as `cordon run` applies to its own stdio */
-                for (int i = 0; i < 3; i++)
-                        if (fds[i] < 0) {
-                                control_reply_error(conn, "exec: stdin, stdout and stderr must be passed");
-                                return;
-                        }
-                if (check_passed_fds(fds, why, sizeof(why)) < 0) {
-                        control_reply_error(conn, "%s", why);
+                if (!client_stdio_ok(conn, fds))
                         return;
-                }
                 /* stdin goes in as it is; stdout and stderr come back
                  * through the sentry, which records them as events and
                  * passes them on to the client (struct stream) */

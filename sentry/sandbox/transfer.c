@@ -75,39 +75,35 @@ static const char *type_name(mode_t m)
         return S_ISREG(m) ? "file" : S_ISDIR(m) ? "dir" : S_ISLNK(m) ? "symlink" : "other";
 }
 
-static json_t *do_put(struct xfer *x)
+/* put and get: x->path in the view, opened with flags (and mode), must be
+ * a regular file; the client's file is copied into it (put) or it into the
+ * client's file (get). */
+static json_t *copy_regular(struct xfer *x, int flags, mode_t mode, bool put)
 {
-        mode_t mode = x->mode > 0 ? (mode_t)x->mode & 0777 : 0644;
-        int fd = xfer_open(x->path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_NOCTTY, mode);
+        int fd = xfer_open(x->path, flags, mode);
         if (fd < 0)
                 return error_reply("%s: %s", x->path, strerror(-fd));
-        _cleanup_close_ int out = fd;
+        _cleanup_close_ int file = fd;
         struct stat st;
-        if (fstat(out, &st) < 0 || !S_ISREG(st.st_mode))
+        if (fstat(file, &st) < 0 || !S_ISREG(st.st_mode))
                 return error_reply("%s: not a regular file in the sandbox", x->path);
-        fcntl(out, F_SETFL, 0);
+        fcntl(file, F_SETFL, 0);
         int err = 0;
-        int64_t n = copy_fd(x->fd, out, &err);
+        int64_t n = put ? copy_fd(x->fd, file, &err) : copy_fd(file, x->fd, &err);
         if (n < 0)
                 return error_reply("%s: %s", x->path, strerror(err));
         return json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)n);
 }
 
+static json_t *do_put(struct xfer *x)
+{
+        mode_t mode = x->mode > 0 ? (mode_t)x->mode & 0777 : 0644;
+        return copy_regular(x, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_NOCTTY, mode, true);
+}
+
 static json_t *do_get(struct xfer *x)
 {
-        int fd = xfer_open(x->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
-        if (fd < 0)
-                return error_reply("%s: %s", x->path, strerror(-fd));
-        _cleanup_close_ int in = fd;
-        struct stat st;
-        if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
-                return error_reply("%s: not a regular file in the sandbox", x->path);
-        fcntl(in, F_SETFL, 0);
-        int err = 0;
-        int64_t n = copy_fd(in, x->fd, &err);
-        if (n < 0)
-                return error_reply("%s: %s", x->path, strerror(err));
-        return json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)n);
+        return copy_regular(x, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, false);
 }
 
 static json_t *entry_json(const char *name, const struct stat *st)
