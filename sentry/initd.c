@@ -17,7 +17,6 @@
 #include <sys/wait.h>
 
 #include "common/fdpass.h"
-#include "sentry/sandbox/sandbox.h"
 #include "sentry/sentry-internal.h"
 
 #define MAX_INIT_RUNS 256

@@ -263,7 +263,7 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                 break;
         }
         p.max_open_files = POLICY_UNSET;
-        p.serve_runs = o->serve != NULL;
+        p.serve_runs = o->front != NULL;
         p.oci = o->oci;
         *ret = p;
         return 0;

@@ -22,7 +22,6 @@
 #include "common/fdpass.h"
 #include "common/trace.h"
 #include "sentry/approvals/approvals.h"
-#include "sentry/sandbox/sandbox.h"
 #include "sentry/sentry-internal.h"
 
 #ifndef CLONE_PIDFD
@@ -262,7 +261,7 @@ int sentry_run(const struct run_options *o)
                                 "none (/dev/tty: %m); use `cordon sandbox` with `sandbox approve` instead\n");
                         return EXIT_USAGE;
                 }
-        } else if (!o->serve) {
+        } else if (!o->front) {
                 bool asks = false;
                 for (size_t i = 0; i < o->policy->n_rules; i++)
                         asks = asks || o->policy->rules[i].action == ACTION_ASK;
@@ -311,7 +310,7 @@ int sentry_run(const struct run_options *o)
 
         /* `sandbox create`: the state directory's files, the control socket */
         struct serve *srv = NULL;
-        if (o->serve && (r = serve_prepare(o->serve, id, &limits, &srv)) < 0) {
+        if (o->front && (r = o->front->prepare(o->front->config, id, &limits, &srv)) < 0) {
                 fprintf(stderr, "cordon: cannot prepare the sandbox's state directory: %s\n", strerror(-r));
                 cgroup_destroy(cg);
                 state_remove(id);
@@ -320,7 +319,7 @@ int sentry_run(const struct run_options *o)
 
         _cleanup_close_ int audit_fd = -1;
         if (srv)
-                audit_fd = fcntl(serve_audit_fd(srv), F_DUPFD_CLOEXEC, 3);
+                audit_fd = fcntl(o->front->audit_fd(srv), F_DUPFD_CLOEXEC, 3);
         else if (o->audit_path) {
                 audit_fd = open(o->audit_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
                 if (audit_fd < 0) {
@@ -347,6 +346,7 @@ int sentry_run(const struct run_options *o)
                 .pidfd = -1,
                 .pty_master = -1,
                 .layer_fd = -1,
+                .front = o->front,
                 .serve = srv,
                 .approve_tty = approve_tty,
                 .prompt_wake = {-1, -1},
@@ -367,7 +367,8 @@ int sentry_run(const struct run_options *o)
         trace_mark("floor attached");
         int code = run_sandbox(&st);
         trace_mark("run_sandbox returned");
-        serve_free(srv);
+        if (o->front)
+                o->front->free(srv);
 
         test_stall("teardown");
         if (o->stats_path)
@@ -893,7 +894,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                 .timeout_ms = st->policy->approval_timeout_ms,
                 .audit_fd = st->audit_fd,
                 .events = st->serve != NULL,
-                .wake_events_fd = st->serve ? serve_approvals_wake_fd(st->serve) : -1,
+                .wake_events_fd = st->serve ? st->front->approvals_wake_fd(st->serve) : -1,
                 .tty_fd = st->approve_tty,
                 .wake_fd = st->prompt_wake[1],
         };
@@ -996,7 +997,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         if (st->serve)
                 malloc_trim(0);
         trace_mark("serving");
-        int code = st->serve ? serve_loop(st) : supervise(st);
+        int code = st->serve ? st->front->loop(st) : supervise(st);
         trace_mark("supervise returned");
         /* init is gone: the proc agent's exit can run beside the rest of
          * the teardown (reaped in fs_agent_stop below) */

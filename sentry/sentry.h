@@ -42,7 +42,31 @@
 enum tty_mode { TTY_AUTO, TTY_ALWAYS, TTY_NEVER };
 
 struct serve_config;
+struct serve;
 struct oci_sandbox;
+struct sandbox_state;
+struct run_limits;
+
+/* A front that keeps a sandbox serving after its start instead of running
+ * one command: sentry/sandbox/ (`cordon sandbox create`, and `cordon oci`
+ * through it). The core calls it at these points and knows nothing else
+ * of it; struct serve_config and struct serve are the front's own. */
+struct sentry_front {
+        const struct serve_config *config;
+        /* Before the clone: the front's state for sandbox id (its files, its
+         * control socket, the audit pipe). 0 or -errno. */
+        int (*prepare)(const struct serve_config *config, const char *id, const struct run_limits *l,
+                       struct serve **ret);
+        /* The write end of the pipe the egress gate audits into (owned by srv). */
+        int (*audit_fd)(struct serve *srv);
+        /* The (non-blocking) pipe the approvals wake the front through when
+         * they queue events (owned by srv). */
+        int (*approvals_wake_fd)(struct serve *srv);
+        /* After MSG_START: serves until the sandbox ends; returns cordon's
+         * exit code once init is gone. */
+        int (*loop)(struct sandbox_state *st);
+        void (*free)(struct serve *srv); /* accepts NULL */
+};
 
 struct run_options {
         struct policy *policy; /* owned by the caller */
@@ -63,9 +87,9 @@ struct run_options {
         bool allow_unverified_exec; /* run without the exec tracer where ptrace is refused (weaker tier) */
         bool approve_interactive;   /* ask on the controlling terminal for "ask" rules (cordon run) */
         unsigned debug_disable;     /* DEBUG_OFF_*: layers switched off (tests only, --debug-unsafe) */
-        /* `cordon sandbox create`: no command; a detached sentry serves runs
-         * (sentry/sandbox.h). NULL for `cordon run`. */
-        const struct serve_config *serve;
+        /* `cordon sandbox create` (and `cordon oci` through it): no command;
+         * the front serves runs (struct sentry_front). NULL for `cordon run`. */
+        const struct sentry_front *front;
         /* `cordon oci`: the container's identity, hostname, rlimits and
          * seccomp profile (below); NULL otherwise. */
         const struct oci_sandbox *oci;
@@ -146,6 +170,24 @@ struct msg {
         char text[1024];
 };
 
+/* MSG_EXEC's body: cwd, then argc arguments, then envc "K=V" entries, each
+ * NUL-terminated, in strings[0..len). */
+#define EXEC_MAX_STRINGS 61440
+#define EXEC_TTY         1 /* 0-2 are a terminal: the run takes it as its controlling one */
+#define EXEC_HOLD        2 /* fd 3 is a pipe: the run waits for a byte on it before its exec (OCI create/start) */
+#define EXEC_MAX_FDS     8 /* stdin, stdout, stderr, the hold pipe, then n_preserve fds */
+#define EXEC_CGROUP      4 /* the last fd: the run's own group's cgroup.procs, to move into before anything runs */
+struct exec_msg {
+        uint32_t type; /* MSG_EXEC */
+        int32_t run;
+        uint32_t flags;
+        uint32_t argc;
+        uint32_t envc;
+        uint32_t n_preserve; /* fds after stdio (and the hold pipe) that become the run's 3, 4, ... */
+        uint32_t len;
+        char strings[EXEC_MAX_STRINGS];
+};
+
 /* Everything the child needs, computed before the clone so that a bad
  * request fails before any namespace exists. */
 struct sandbox_plan {
@@ -216,10 +258,11 @@ struct sandbox_state {
         size_t n_trapped;
         /* the umask cache's hits and misses, for --stats */
         struct notify_umask_stats umask_cache;
-        struct serve *serve;         /* `cordon sandbox create`: the detached sentry's state, else NULL */
-        struct approvals *approvals; /* "ask" rules' pending requests (sentry/approvals.h) */
-        int approve_tty;             /* --approve-interactive: the controlling terminal, else -1 */
-        int prompt_wake[2];          /* a terminal prompt started or ended: the relay re-polls; -1 */
+        const struct sentry_front *front; /* run_options.front: NULL for `cordon run` */
+        struct serve *serve;              /* the front's state (front->prepare), else NULL */
+        struct approvals *approvals;      /* "ask" rules' pending requests (sentry/approvals.h) */
+        int approve_tty;                  /* --approve-interactive: the controlling terminal, else -1 */
+        int prompt_wake[2];               /* a terminal prompt started or ended: the relay re-polls; -1 */
 };
 
 /* Refuses a directory, O_PATH or aimable host socket among fds (stdin,

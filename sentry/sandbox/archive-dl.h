@@ -1,4 +1,4 @@
-/* sentry/ private: libarchive, loaded with dlopen on first use instead of
+/* sentry/sandbox/ private: libarchive, loaded with dlopen on first use instead of
  * linked. Snapshots (long-lived sandboxes) are its only users, and linking it
  * cost every `cordon run` about 1.7 ms of start-up: libarchive brings
  * libxml2, ICU, libstdc++ and five compression libraries, all mapped and

@@ -5,138 +5,28 @@
  * init that waits for runs, and says "READY <id>" on a pipe once it serves;
  * set-up errors come back through an anonymous file that was the sentry's
  * stderr. Every other verb talks to that sentry over the control socket in
- * the sandbox's state directory, or reads the files there (list, events). */
+ * the sandbox's state directory, or reads the files there (list, events).
+ *
+ * This file: the verbs' dispatch (sentry_sandbox), create, terminate, list,
+ * inspect, pending, approve and deny, put, get, ls and snapshot. exec and
+ * events: client-exec.c; the usage and the control socket's requests, which
+ * all the verbs use: client-common.c. The client files are the room's only
+ * ones that print for people. */
 #include "config.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <sys/wait.h>
-#include <termios.h>
 #include <time.h>
 
-#include "common/fdpass.h"
-#include "sentry/sandbox/sandbox.h"
-
-static void sandbox_usage(FILE *f)
-{
-        fputs("Usage: cordon sandbox [--root DIR] VERB ...   (state under DIR; default /run/cordon for root)\n"
-              "       cordon sandbox create [--policy FILE] [--ttl DURATION] [--from-snapshot SNAP [--digest sha256:HEX]]\n"
-              "                             [--memory SIZE] [--cpus N] [--pids N] [--disk SIZE] [--json]\n"
-              "       cordon sandbox exec ID [--detach] [--timeout DURATION] [--cwd DIR] [--env K=V]... [-t|-T] -- CMD ...\n"
-              "       cordon sandbox put ID LOCAL SANDBOX-PATH      (LOCAL - reads stdin)\n"
-              "       cordon sandbox get ID SANDBOX-PATH LOCAL      (LOCAL - writes stdout)\n"
-              "       cordon sandbox ls ID PATH [--json]\n"
-              "       cordon sandbox pause ID | resume ID | terminate ID\n"
-              "       cordon sandbox cancel ID RUN\n"
-              "       cordon sandbox list [--json] | inspect ID [--json]\n"
-              "       cordon sandbox events ID [--run RUN] [--after N] [--follow] [--json]\n"
-              "       cordon sandbox snapshot ID OUT.tar.zst\n"
-              "       cordon sandbox pending ID [--json]\n"
-              "       cordon sandbox approve ID REQ [--remember] | deny ID REQ\n"
-              "\n"
-              "A sandbox keeps running (a small init under a detached sentry) until it is\n"
-              "terminated or expires (--ttl, or the policy's expiresAt), even with no client.\n"
-              "exec exits with the command's status (128+N for signal N, 124 at --timeout).\n"
-              "A call a policy \"ask\" rule covers waits (only its thread) for approve or deny;\n"
-              "--remember allows identical calls for the sandbox's lifetime (the policy file\n"
-              "is never changed). Unanswered, it is denied at approvalTimeoutMs (default 5 min).\n",
-              f);
-}
-
-/* --- the control socket --- */
-
-static int connect_sandbox(const char *id, int *ret)
-{
-        char dir[600];
-        if (sandbox_dir(id, dir, sizeof(dir)) < 0) {
-                fprintf(stderr, "cordon: '%s' is not a sandbox id\n", id);
-                return -EINVAL;
-        }
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        static const char sock_name[] = "/control.sock";
-        size_t dl = strlen(dir);
-        if (dl + sizeof(sock_name) > sizeof(sa.sun_path))
-                return -ENAMETOOLONG;
-        memcpy(sa.sun_path, dir, dl);
-        memcpy(sa.sun_path + dl, sock_name, sizeof(sock_name));
-        int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return negative_errno();
-        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-                int r = negative_errno();
-                close(fd);
-                struct stat st;
-                if (stat(dir, &st) < 0)
-                        fprintf(stderr, "cordon: no sandbox %s\n", id);
-                else if (state_root_is_default())
-                        fprintf(stderr,
-                                "cordon: sandbox %s does not answer (%s); if its sentry died, `cordon gc` removes "
-                                "what it left\n",
-                                id, strerror(-r));
-                else
-                        fprintf(stderr,
-                                "cordon: sandbox %s does not answer (%s); if its sentry died, `cordon gc --root %s` "
-                                "removes what it left\n",
-                                id, strerror(-r), state_root());
-                return r;
-        }
-        *ret = fd;
-        return 0;
-}
-
-/* One request, one reply, with any {"progress": ...} messages before the
- * reply handed to on_progress (may be NULL); prints an error reply. 0, or 1
- * for an error reply. */
-static int request_progress(const char *id, json_t *req, const int *fds, size_t n_fds, void (*on_progress)(json_t *p),
-                            json_t **ret)
-{
-        _cleanup_close_ int fd = -1;
-        if (connect_sandbox(id, &fd) < 0) {
-                json_decref(req);
-                return -1;
-        }
-        int r = control_send(fd, req, fds, n_fds);
-        json_t *rep = NULL;
-        while (r >= 0 && (r = control_recv(fd, &rep, NULL, 0)) > 0 && json_object_get(rep, "progress") &&
-               !json_object_get(rep, "error")) {
-                if (on_progress)
-                        on_progress(json_object_get(rep, "progress"));
-                json_decref(rep);
-                rep = NULL;
-        }
-        if (r <= 0) {
-                fprintf(stderr, "cordon: sandbox %s: no answer from its sentry (%s)\n", id,
-                        r == 0 ? "connection closed" : strerror(-r));
-                return -1;
-        }
-        const char *err = json_string_value(json_object_get(rep, "error"));
-        if (err) {
-                fprintf(stderr, "cordon: %s\n", err);
-                json_decref(rep);
-                return 1;
-        }
-        if (ret)
-                *ret = rep;
-        else
-                json_decref(rep);
-        return 0;
-}
-
-static int request(const char *id, json_t *req, const int *fds, size_t n_fds, json_t **ret)
-{
-        return request_progress(id, req, fds, n_fds, NULL, ret);
-}
+#include "sentry/sandbox/sandbox-internal.h"
 
 /* "12.3 MB" */
 static void human_bytes(long long n, char buf[32])
@@ -185,7 +75,7 @@ static int simple_verb(const char *op, int argc, char **argv)
                 return EXIT_USAGE;
         }
         json_t *rep = NULL;
-        int r = request(argv[1], json_pack("{s:s}", "op", op), NULL, 0, &rep);
+        int r = client_request(argv[1], json_pack("{s:s}", "op", op), NULL, 0, &rep);
         if (r != 0)
                 return 1;
         json_decref(rep);
@@ -245,7 +135,6 @@ int sandbox_spawn_sentry(struct run_options *o, struct serve_config *cfg, bool n
         if (pipe2(ready, O_CLOEXEC) < 0)
                 return negative_errno();
         cfg->ready_fd = ready[1];
-        o->serve = cfg;
         fflush(NULL);
         pid_t pid = fork();
         if (pid < 0) {
@@ -273,6 +162,8 @@ int sandbox_spawn_sentry(struct run_options *o, struct serve_config *cfg, bool n
                         _exit(EXIT_SANDBOX);
                 cfg->ready_fd = 3;
                 signal(SIGPIPE, SIG_IGN);
+                struct sentry_front front = serve_front(cfg);
+                o->front = &front;
                 _exit(sentry_run(o));
         }
         close(ready[1]);
@@ -369,7 +260,7 @@ static int cmd_create(int argc, char **argv)
                         digest = optarg;
                         break;
                 case 'h':
-                        sandbox_usage(stdout);
+                        client_usage(stdout);
                         return 0;
                 default:
                         return EXIT_USAGE;
@@ -458,243 +349,6 @@ static int cmd_create(int argc, char **argv)
         return 0;
 }
 
-/* --- exec --- */
-
-static volatile sig_atomic_t pending_signal;
-
-static void on_signal(int sig)
-{
-        pending_signal = sig;
-}
-
-static int cmd_exec(int argc, char **argv)
-{
-        static const struct option opts[] = {
-                {"detach", no_argument, NULL, 'd'},    {"timeout", required_argument, NULL, 'o'},
-                {"cwd", required_argument, NULL, 'C'}, {"env", required_argument, NULL, 'e'},
-                {"tty", no_argument, NULL, 't'},       {"no-tty", no_argument, NULL, 'T'},
-                {"help", no_argument, NULL, 'h'},      {0},
-        };
-        if (argc < 2) {
-                fprintf(stderr, "cordon: sandbox exec ID [OPTIONS] -- CMD [ARGS...]\n");
-                return EXIT_USAGE;
-        }
-        const char *id = argv[1];
-        bool detach = false;
-        int tty = -1; /* -1: when stdin and stdout are terminals */
-        int64_t timeout_ms = 0;
-        const char *cwd = NULL;
-        json_t *env = json_array();
-        int c;
-        optind = 2;
-        while ((c = getopt_long(argc, argv, "+de:C:tTh", opts, NULL)) != -1) {
-                switch (c) {
-                case 't':
-                        tty = 1;
-                        break;
-                case 'T':
-                        tty = 0;
-                        break;
-                case 'd':
-                        detach = true;
-                        break;
-                case 'o':
-                        if (parse_duration_ms(optarg, &timeout_ms) < 0) {
-                                fprintf(stderr, "cordon: --timeout %s: expected a duration such as 10s\n", optarg);
-                                json_decref(env);
-                                return EXIT_USAGE;
-                        }
-                        break;
-                case 'C':
-                        if (optarg[0] != '/') {
-                                fprintf(stderr, "cordon: --cwd %s: must be an absolute path in the sandbox\n", optarg);
-                                json_decref(env);
-                                return EXIT_USAGE;
-                        }
-                        cwd = optarg;
-                        break;
-                case 'e':
-                        if (!strchr(optarg, '=') || optarg[0] == '=') {
-                                fprintf(stderr, "cordon: --env %s: expected KEY=VALUE\n", optarg);
-                                json_decref(env);
-                                return EXIT_USAGE;
-                        }
-                        json_array_append_new(env, json_string(optarg));
-                        break;
-                case 'h':
-                        sandbox_usage(stdout);
-                        json_decref(env);
-                        return 0;
-                default:
-                        json_decref(env);
-                        return EXIT_USAGE;
-                }
-        }
-        if (optind >= argc) {
-                fprintf(stderr, "cordon: sandbox exec: no command given\n");
-                json_decref(env);
-                return EXIT_USAGE;
-        }
-        json_t *cmd = json_array();
-        for (int i = optind; i < argc; i++)
-                json_array_append_new(cmd, json_string(argv[i]));
-        json_t *req = json_pack("{s:s, s:o, s:o, s:b, s:I}", "op", "exec", "argv", cmd, "env", env, "detach", detach,
-                                "timeoutMs", (json_int_t)timeout_ms);
-        if (cwd)
-                json_object_set_new(req, "cwd", json_string(cwd));
-        if (tty < 0)
-                tty = !detach && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
-        if (tty) {
-                struct winsize ws = {0};
-                (void)ioctl(STDIN_FILENO, TIOCGWINSZ, &ws);
-                json_object_set_new(req, "tty", json_true());
-                json_object_set_new(req, "rows", json_integer(ws.ws_row));
-                json_object_set_new(req, "cols", json_integer(ws.ws_col));
-        }
-
-        /* stdin, stdout and stderr go across as they are (a closed one as /dev/null) */
-        int fds[3];
-        _cleanup_close_ int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-        for (int i = 0; i < 3; i++)
-                fds[i] = fcntl(i, F_GETFD) >= 0 ? i : nul;
-
-        _cleanup_close_ int fd = -1;
-        if (connect_sandbox(id, &fd) < 0) {
-                json_decref(req);
-                return EXIT_SANDBOX;
-        }
-        int r = control_send(fd, req, detach || tty ? NULL : fds, detach || tty ? 0 : 3);
-        json_t *rep = NULL;
-        /* back come the pipes of the run's stdout and stderr, or with a
-         * terminal, of the terminal's output and of our input into it (the
-         * sentry holds the pty's master and records the output as events
-         * on the way) */
-        int back[2] = {-1, -1};
-        if (r >= 0)
-                r = control_recv(fd, &rep, back, 2);
-        _cleanup_close_ int tty_in = tty ? back[1] : -1;
-        _cleanup_close_ int out_pipe = back[0], err_pipe = tty ? -1 : back[1];
-        if (r == -E2BIG) {
-                fprintf(stderr, "cordon: sandbox exec: the command line and environment are too long\n");
-                return EXIT_USAGE;
-        }
-        if (r <= 0) {
-                fprintf(stderr, "cordon: sandbox %s: no answer from its sentry\n", id);
-                return EXIT_SANDBOX;
-        }
-        const char *err = json_string_value(json_object_get(rep, "error"));
-        if (err) {
-                fprintf(stderr, "cordon: %s\n", err);
-                json_decref(rep);
-                return EXIT_SANDBOX;
-        }
-        if (detach) {
-                printf("%s\n", json_string_value(json_object_get(rep, "run")));
-                json_decref(rep);
-                return 0;
-        }
-        json_decref(rep);
-
-        if (tty && (out_pipe < 0 || tty_in < 0)) {
-                fprintf(stderr, "cordon: sandbox %s: no terminal came back for the run\n", id);
-                return EXIT_SANDBOX;
-        }
-
-        /* the run's output comes through the sentry's pipes to our stdout
-         * and stderr (with a terminal, our input goes the other way); we
-         * wait for its status and forward the signals a user sends us and
-         * our terminal's size */
-        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH};
-        struct sigaction sa = {.sa_handler = on_signal};
-        sigemptyset(&sa.sa_mask);
-        for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
-                if (sigs[i] != SIGWINCH || tty)
-                        sigaction(sigs[i], &sa, NULL);
-        /* the sentry closes our input's pipe when the run ends: that is
-         * the end of the input, not of us */
-        if (tty)
-                signal(SIGPIPE, SIG_IGN);
-        struct termios saved;
-        bool raw = false;
-        if (tty && tcgetattr(STDIN_FILENO, &saved) == 0 && tcgetpgrp(STDIN_FILENO) == getpgrp()) {
-                struct termios t = saved;
-                cfmakeraw(&t);
-                raw = tcsetattr(STDIN_FILENO, TCSADRAIN, &t) == 0;
-        }
-        bool in_open = tty;
-        bool run_out_open = out_pipe >= 0, run_err_open = err_pipe >= 0;
-        for (;;) {
-                if (pending_signal) {
-                        int sig = pending_signal;
-                        pending_signal = 0;
-                        struct winsize ws;
-                        if (sig == SIGWINCH) {
-                                if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
-                                        (void)control_send(fd,
-                                                           json_pack("{s:s, s:i, s:i}", "op", "winsize", "rows",
-                                                                     ws.ws_row, "cols", ws.ws_col),
-                                                           NULL, 0);
-                        } else
-                                (void)control_send(fd, json_pack("{s:s, s:i}", "op", "signal", "signal", sig), NULL, 0);
-                }
-                struct pollfd p[5] = {{fd, POLLIN, 0},
-                                      {in_open ? STDIN_FILENO : -1, POLLIN, 0},
-                                      {-1, 0, 0},
-                                      {run_out_open ? out_pipe : -1, POLLIN, 0},
-                                      {run_err_open ? err_pipe : -1, POLLIN, 0}};
-                if (poll(p, 5, -1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        break;
-                }
-                if (p[1].revents && relay_some(STDIN_FILENO, tty_in) < 0) {
-                        /* our input ended: the sentry types the terminal's
-                         * EOF character when its pipe closes */
-                        in_open = false;
-                        close(TAKE_FD(tty_in));
-                }
-                if (p[3].revents && relay_some(out_pipe, STDOUT_FILENO) < 0)
-                        run_out_open = false;
-                if (p[4].revents && relay_some(err_pipe, STDERR_FILENO) < 0)
-                        run_err_open = false;
-                if (!p[0].revents)
-                        continue;
-                r = control_recv(fd, &rep, NULL, 0);
-                if (r <= 0) {
-                        if (raw)
-                                tcsetattr(STDIN_FILENO, TCSADRAIN, &saved);
-                        fprintf(stderr, "cordon: sandbox %s: its sentry went away before the run ended\n", id);
-                        return EXIT_SANDBOX;
-                }
-                if (json_object_get(rep, "exitCode"))
-                        break;
-                json_decref(rep);
-        }
-        /* the sentry passed on all the run wrote before its status; take
-         * it until the pipes end (or stay quiet: a process the run left
-         * behind may hold them open) */
-        while (run_out_open || run_err_open) {
-                struct pollfd q[2] = {{run_out_open ? out_pipe : -1, POLLIN, 0},
-                                      {run_err_open ? err_pipe : -1, POLLIN, 0}};
-                if (poll(q, 2, 100) <= 0)
-                        break;
-                if (q[0].revents && relay_some(out_pipe, STDOUT_FILENO) < 0)
-                        run_out_open = false;
-                if (q[1].revents && relay_some(err_pipe, STDERR_FILENO) < 0)
-                        run_err_open = false;
-        }
-        if (raw)
-                tcsetattr(STDIN_FILENO, TCSADRAIN, &saved);
-        int code = (int)json_integer_value(json_object_get(rep, "exitCode"));
-        if (json_is_true(json_object_get(rep, "timedOut"))) {
-                fprintf(stderr, "cordon: the run reached its timeout (%lld ms) and was killed\n",
-                        (long long)timeout_ms);
-                code = EXIT_TIMEOUT;
-        }
-        json_decref(rep);
-        return code;
-}
-
 /* --- terminate --- */
 
 static int cmd_terminate(int argc, char **argv)
@@ -718,7 +372,7 @@ static int cmd_terminate(int argc, char **argv)
         snprintf(lockpath, sizeof(lockpath), "%s/lock", dir);
         _cleanup_close_ int lock = open(lockpath, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
         json_t *rep = NULL;
-        int r = request(id, json_pack("{s:s}", "op", "terminate"), NULL, 0, &rep);
+        int r = client_request(id, json_pack("{s:s}", "op", "terminate"), NULL, 0, &rep);
         json_decref(rep);
         if (r < 0) {
                 /* no sentry: what it left is garbage */
@@ -742,17 +396,6 @@ static int cmd_terminate(int argc, char **argv)
 
 /* --- list, inspect --- */
 
-static bool live_dir(int dirfd)
-{
-        _cleanup_close_ int fd = openat(dirfd, "lock", O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return false;
-        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
-                return errno == EWOULDBLOCK;
-        flock(fd, LOCK_UN);
-        return false;
-}
-
 static int cmd_list(int argc, char **argv)
 {
         bool json = argc > 1 && streq(argv[1], "--json");
@@ -769,7 +412,7 @@ static int cmd_list(int argc, char **argv)
                 if (!sandbox_id_valid(de->d_name))
                         continue;
                 _cleanup_close_ int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-                if (fd < 0 || !live_dir(fd))
+                if (fd < 0 || !client_live_dir(fd))
                         continue;
                 _cleanup_close_ int mfd = openat(fd, "meta.json", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
                 json_error_t jerr;
@@ -832,7 +475,7 @@ static int cmd_inspect(int argc, char **argv)
                 return EXIT_USAGE;
         }
         json_t *m = NULL;
-        int r = request(argv[1], json_pack("{s:s}", "op", "inspect"), NULL, 0, &m);
+        int r = client_request(argv[1], json_pack("{s:s}", "op", "inspect"), NULL, 0, &m);
         if (r != 0)
                 return 1;
         if (json) {
@@ -905,7 +548,7 @@ static int cmd_pending(int argc, char **argv)
                 return EXIT_USAGE;
         }
         json_t *rep = NULL;
-        if (request(argv[1], json_pack("{s:s}", "op", "pending"), NULL, 0, &rep) != 0)
+        if (client_request(argv[1], json_pack("{s:s}", "op", "pending"), NULL, 0, &rep) != 0)
                 return 1;
         json_t *list = json_object_get(rep, "pending");
         if (json) {
@@ -937,10 +580,10 @@ static int cmd_decide(bool approve, int argc, char **argv)
                 return EXIT_USAGE;
         }
         json_t *rep = NULL;
-        int r = request(pos[0],
-                        json_pack("{s:s, s:s, s:b}", "op", approve ? "approve" : "deny", "request", pos[1], "remember",
-                                  remember),
-                        NULL, 0, &rep);
+        int r = client_request(pos[0],
+                               json_pack("{s:s, s:s, s:b}", "op", approve ? "approve" : "deny", "request", pos[1],
+                                         "remember", remember),
+                               NULL, 0, &rep);
         if (r != 0)
                 return 1;
         printf("%s %s%s\n", pos[1], approve ? "approved" : "denied",
@@ -967,7 +610,7 @@ static int cmd_put(int argc, char **argv)
         json_t *req = json_pack("{s:s, s:s, s:i}", "op", "put", "path", argv[3], "mode",
                                 S_ISREG(st.st_mode) ? (int)(st.st_mode & 0755) : 0644);
         json_t *rep = NULL;
-        int r = request(argv[1], req, &fd, 1, &rep);
+        int r = client_request(argv[1], req, &fd, 1, &rep);
         json_decref(rep);
         return r == 0 ? 0 : 1;
 }
@@ -990,7 +633,7 @@ static int cmd_get(int argc, char **argv)
                 return 1;
         }
         json_t *rep = NULL;
-        int r = request(argv[1], json_pack("{s:s, s:s}", "op", "get", "path", argv[2]), &fd, 1, &rep);
+        int r = client_request(argv[1], json_pack("{s:s, s:s}", "op", "get", "path", argv[2]), &fd, 1, &rep);
         json_decref(rep);
         if (r != 0 && !to_stdout)
                 if (ftruncate(fd, 0) < 0) {
@@ -1007,7 +650,7 @@ static int cmd_ls(int argc, char **argv)
                 return EXIT_USAGE;
         }
         _cleanup_close_ int fd = -1;
-        if (connect_sandbox(argv[1], &fd) < 0)
+        if (client_connect(argv[1], &fd) < 0)
                 return 1;
         if (control_send(fd, json_pack("{s:s, s:s}", "op", "ls", "path", argv[2]), NULL, 0) < 0)
                 return 1;
@@ -1060,8 +703,8 @@ static int cmd_snapshot(int argc, char **argv)
          * stderr gets the errors alone */
         bool tty = isatty(STDERR_FILENO);
         json_t *rep = NULL;
-        int r = request_progress(argv[1], json_pack("{s:s, s:b}", "op", "snapshot", "progress", tty), &fd, 1,
-                                 tty ? snapshot_progress : NULL, &rep);
+        int r = client_request_progress(argv[1], json_pack("{s:s, s:b}", "op", "snapshot", "progress", tty), &fd, 1,
+                                        tty ? snapshot_progress : NULL, &rep);
         if (r != 0) {
                 unlink(argv[2]);
                 return 1;
@@ -1079,127 +722,6 @@ static int cmd_snapshot(int argc, char **argv)
         }
         printf("%s\n", digest);
         json_decref(rep);
-        return 0;
-}
-
-/* --- events --- */
-
-static int cmd_events(int argc, char **argv)
-{
-        static const struct option opts[] = {
-                {"follow", no_argument, NULL, 'f'},
-                {"json", no_argument, NULL, 'j'},
-                {"after", required_argument, NULL, 'a'},
-                {"run", required_argument, NULL, 'r'},
-                {0},
-        };
-        if (argc < 2) {
-                fprintf(stderr, "cordon: sandbox events ID [--run RUN] [--after N] [--follow] [--json]\n");
-                return EXIT_USAGE;
-        }
-        const char *id = argv[1], *run = NULL;
-        bool follow = false, json = false;
-        long long after = 0;
-        int c;
-        optind = 2;
-        while ((c = getopt_long(argc, argv, "fj", opts, NULL)) != -1) {
-                switch (c) {
-                case 'f':
-                        follow = true;
-                        break;
-                case 'j':
-                        json = true;
-                        break;
-                case 'a':
-                        after = strtoll(optarg, NULL, 10);
-                        break;
-                case 'r':
-                        run = optarg;
-                        break;
-                default:
-                        return EXIT_USAGE;
-                }
-        }
-        char dir[600], path[700];
-        if (sandbox_dir(id, dir, sizeof(dir)) < 0) {
-                fprintf(stderr, "cordon: '%s' is not a sandbox id\n", id);
-                return EXIT_USAGE;
-        }
-        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        snprintf(path, sizeof(path), "%s/events.jsonl", dir);
-        _cleanup_close_ int fd = dfd >= 0 ? openat(dfd, "events.jsonl", O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
-        if (fd < 0) {
-                fprintf(stderr, "cordon: sandbox %s: no events (%s: %m)\n", id, path);
-                return 1;
-        }
-        FILE *f = fdopen(TAKE_FD(fd), "r");
-        char *line = NULL;
-        size_t cap = 0, partial_len = 0;
-        char *partial = NULL;
-        for (;;) {
-                ssize_t n;
-                bool got = false;
-                while ((n = getline(&line, &cap, f)) > 0) {
-                        got = true;
-                        if (line[n - 1] != '\n') {
-                                /* being written: keep it for the next round */
-                                partial = xrealloc(partial, partial_len + (size_t)n + 1);
-                                memcpy(partial + partial_len, line, (size_t)n + 1);
-                                partial_len += (size_t)n;
-                                continue;
-                        }
-                        char *full = line;
-                        _cleanup_free_ char *joined = NULL;
-                        if (partial_len) {
-                                joined = xasprintf("%s%s", partial, line);
-                                full = joined;
-                                partial_len = 0;
-                        }
-                        json_error_t jerr;
-                        json_t *ev = json_loads(full, 0, &jerr);
-                        if (!ev)
-                                continue;
-                        long long seq = (long long)json_integer_value(json_object_get(ev, "seq"));
-                        const char *evrun = json_string_value(json_object_get(ev, "run"));
-                        if (seq > after && (!run || (evrun && streq(evrun, run)))) {
-                                if (json)
-                                        fputs(full, stdout);
-                                else {
-                                        printf("%6lld %s %-12s", seq, json_string_value(json_object_get(ev, "time")),
-                                               json_string_value(json_object_get(ev, "type")));
-                                        const char *k;
-                                        json_t *v;
-                                        json_object_foreach(ev, k, v)
-                                        {
-                                                if (streq(k, "seq") || streq(k, "time") || streq(k, "type"))
-                                                        continue;
-                                                char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-                                                printf(" %s=%s", k, s);
-                                                free(s);
-                                        }
-                                        putchar('\n');
-                                }
-                                after = seq;
-                        }
-                        json_decref(ev);
-                }
-                clearerr(f);
-                fflush(stdout);
-                if (!follow)
-                        break;
-                if (!got && !live_dir(dfd)) {
-                        /* the sandbox is gone: one last read, then done */
-                        while ((n = getline(&line, &cap, f)) > 0)
-                                if (json)
-                                        fputs(line, stdout);
-                        break;
-                }
-                if (!got)
-                        usleep(100 * 1000);
-        }
-        free(line);
-        free(partial);
-        fclose(f);
         return 0;
 }
 
@@ -1224,7 +746,7 @@ int sentry_sandbox(int argc, char **argv)
                 argv += used;
         }
         if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h") || streq(argv[1], "help")) {
-                sandbox_usage(argc < 2 ? stderr : stdout);
+                client_usage(argc < 2 ? stderr : stdout);
                 return argc < 2 ? EXIT_USAGE : 0;
         }
         const char *verb = argv[1];
@@ -1233,7 +755,7 @@ int sentry_sandbox(int argc, char **argv)
         if (streq(verb, "create"))
                 return cmd_create(argc, argv);
         if (streq(verb, "exec"))
-                return cmd_exec(argc, argv);
+                return client_exec(argc, argv);
         if (streq(verb, "terminate"))
                 return cmd_terminate(argc, argv);
         if (streq(verb, "pause") || streq(verb, "resume"))
@@ -1244,7 +766,7 @@ int sentry_sandbox(int argc, char **argv)
                         return EXIT_USAGE;
                 }
                 json_t *rep = NULL;
-                int r = request(argv[1], json_pack("{s:s, s:s}", "op", "cancel", "run", argv[2]), NULL, 0, &rep);
+                int r = client_request(argv[1], json_pack("{s:s, s:s}", "op", "cancel", "run", argv[2]), NULL, 0, &rep);
                 json_decref(rep);
                 return r == 0 ? 0 : 1;
         }
@@ -1261,7 +783,7 @@ int sentry_sandbox(int argc, char **argv)
         if (streq(verb, "snapshot"))
                 return cmd_snapshot(argc, argv);
         if (streq(verb, "events"))
-                return cmd_events(argc, argv);
+                return client_events(argc, argv);
         if (streq(verb, "pending"))
                 return cmd_pending(argc, argv);
         if (streq(verb, "approve") || streq(verb, "deny"))

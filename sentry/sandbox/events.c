@@ -1,11 +1,19 @@
-/* Events of long-lived sandboxes: what may be written. Every event is
+/* Events of long-lived sandboxes: what may be written, and the writing of
+ * the event log (events.jsonl, the serve loop's alone). Every event is
  * bounded (nesting depth, string length, items per object or array; what is
  * cut is marked, never dropped silently) and the values of fields named like
  * credentials (token, secret, password, authorization, cookie, ...) are
- * masked at any depth, before anything reaches the events file. */
+ * masked at any depth, before anything reaches the events file; each line
+ * is bounded, and so is the file. */
 #include "config.h"
 
-#include "sentry/sandbox/sandbox.h"
+#include <jansson.h>
+#include <time.h>
+
+#include "sentry/sandbox/sandbox-internal.h"
+
+#define EVENT_MAX  (64 * 1024)  /* one event line */
+#define EVENTS_MAX (64LL << 20) /* the events file; beyond, events are counted, not written */
 
 /* A field named like a credential: its value is never written. */
 bool event_secret_key(const char *k)
@@ -75,4 +83,78 @@ static json_t *sanitize(json_t *v, int depth)
 json_t *event_sanitize(json_t *v)
 {
         return sanitize(v, 0);
+}
+
+void event_iso_time(time_t t, char buf[32])
+{
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Appends an event (steals ev) with the next sequence number, synced. */
+void event_append(struct serve *srv, const char *type, json_t *ev)
+{
+        json_t *clean = ev ? event_sanitize(ev) : json_object();
+        json_decref(ev);
+        ev = clean;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        char t[32], when[48];
+        event_iso_time(ts.tv_sec, t);
+        snprintf(when, sizeof(when), "%.19s.%03ldZ", t, ts.tv_nsec / 1000000);
+        if (srv->events_bytes >= EVENTS_MAX) {
+                /* the file is full: counted, and said once (below) */
+                srv->events_dropped++;
+                json_decref(ev);
+                return;
+        }
+        json_object_set_new(ev, "seq", json_integer(srv->seq + 1));
+        json_object_set_new(ev, "time", json_string(when));
+        json_object_set_new(ev, "type", json_string(type));
+        char *line = json_dumps(ev, JSON_COMPACT | JSON_SORT_KEYS);
+        if (line && strlen(line) > EVENT_MAX) {
+                /* too big even after the bounds: its kind survives, marked */
+                free(line);
+                json_t *small = json_pack("{s:I, s:s, s:s, s:b}", "seq", (json_int_t)srv->seq + 1, "time", when, "type",
+                                          type, "truncated", 1);
+                line = json_dumps(small, JSON_COMPACT | JSON_SORT_KEYS);
+                json_decref(small);
+        }
+        json_decref(ev);
+        if (!line)
+                return; /* out of memory: no sequence number was used */
+        size_t len = strlen(line);
+        if (srv->events_bytes + (int64_t)len + 1 > EVENTS_MAX) {
+                free(line);
+                json_t *full = json_pack("{s:I, s:s, s:s}", "seq", (json_int_t)srv->seq + 1, "time", when, "type",
+                                         "events_limit");
+                line = json_dumps(full, JSON_COMPACT | JSON_SORT_KEYS);
+                json_decref(full);
+                if (!line)
+                        return;
+                len = strlen(line);
+                srv->events_dropped++;
+                srv->events_bytes = EVENTS_MAX; /* nothing more after this one */
+        }
+        line[len] = '\n';
+        if (write_all(srv->events_fd, line, len + 1) == 0) {
+                srv->seq++;
+                if (srv->events_bytes < EVENTS_MAX)
+                        srv->events_bytes += (int64_t)len + 1;
+                srv->events_dirty = true;
+        }
+        free(line);
+}
+
+/* Each event is written (so a crash of the sentry loses at most the one
+ * being written) as it happens; the disk sync is once per turn of the
+ * serve loop, not once per line, or a chatty run would make the sentry
+ * wait on the disk for every line it prints. */
+void event_sync(struct serve *srv)
+{
+        if (srv->events_dirty) {
+                (void)fdatasync(srv->events_fd);
+                srv->events_dirty = false;
+        }
 }

@@ -26,7 +26,7 @@
 #include <archive_entry.h>
 
 #include "sentry/sandbox/archive-dl.h"
-#include "sentry/sandbox/sandbox.h"
+#include "sentry/sandbox/sandbox-internal.h"
 
 const struct snapshot_layer_dir snapshot_layer_dirs[SNAPSHOT_LAYER_DIRS] = {
         {"tmp", "layer/tmp"},   {"var/tmp", "layer/var-tmp"}, {"run", "layer/run"},

@@ -24,7 +24,7 @@
 #include "common/crypto-dl.h"
 #include "fs/fs.h"
 #include "sentry/sandbox/archive-dl.h"
-#include "sentry/sandbox/sandbox.h"
+#include "sentry/sandbox/sandbox-internal.h"
 
 #define WALK_MAX_DEPTH   128
 #define PROGRESS_MS      200       /* between two progress reports */
@@ -133,9 +133,12 @@ static int add_file(struct archive *a, struct sink *sk, int dirfd, const char *n
         return r == ARCHIVE_OK || r == ARCHIVE_WARN ? 0 : -EIO;
 }
 
-/* A directory stream of its own on the directory top (top stays open). */
-static DIR *dir_stream(int top)
+/* A directory stream of its own on the directory top (top stays open), a
+ * walk's level depth; NULL past WALK_MAX_DEPTH (a walk goes no deeper). */
+static DIR *dir_stream(int top, int depth)
 {
+        if (depth > WALK_MAX_DEPTH)
+                return NULL;
         int dfd = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
         if (!d && dfd >= 0)
@@ -143,22 +146,32 @@ static DIR *dir_stream(int top)
         return d;
 }
 
+/* The next entry of d other than "." and "..", its lstat in *st (an entry
+ * that cannot be stat'ed is passed over); NULL at the end. */
+static struct dirent *next_entry(DIR *d, struct stat *st)
+{
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (fstatat(dirfd(d), de->d_name, st, AT_SYMLINK_NOFOLLOW) == 0)
+                        return de;
+        }
+        return NULL;
+}
+
 /* Adds what is below dirfd, never leaving its mount (dev) and never
  * following a symlink. */
 static int walk(struct archive *a, struct sink *sk, int top, const char *prefix, dev_t dev, int depth)
 {
-        if (depth > WALK_MAX_DEPTH)
-                return 0;
-        DIR *d = dir_stream(top);
+        DIR *d = dir_stream(top, depth);
         if (!d)
                 return 0;
         struct dirent *de;
+        struct stat st;
         int r = 0;
-        while (r == 0 && (de = readdir(d))) {
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                struct stat st;
-                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != dev)
+        while (r == 0 && (de = next_entry(d, &st))) {
+                if (st.st_dev != dev)
                         continue;
                 char *arc = xasprintf("%s/%s", prefix, de->d_name);
                 r = add_file(a, sk, dirfd(d), de->d_name, arc, &st);
@@ -224,19 +237,13 @@ static uint64_t view_mount(const char *path)
 static int walk_upper(struct archive *a, struct sink *sk, int top, const char *rel, uint64_t root_mnt, int depth,
                       int64_t *skipped)
 {
-        if (depth > WALK_MAX_DEPTH)
-                return 0;
-        DIR *d = dir_stream(top);
+        DIR *d = dir_stream(top, depth);
         if (!d)
                 return 0;
         struct dirent *de;
+        struct stat st;
         int r = 0;
-        while (r == 0 && (de = readdir(d))) {
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                struct stat st;
-                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        continue;
+        while (r == 0 && (de = next_entry(d, &st))) {
                 _cleanup_free_ char *sub = rel[0] ? xasprintf("%s/%s", rel, de->d_name) : xstrdup(de->d_name);
                 _cleanup_free_ char *arc = NULL;
                 if (S_ISCHR(st.st_mode) && st.st_rdev == 0) {

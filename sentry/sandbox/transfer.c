@@ -2,7 +2,7 @@
  * `snapshot`, each in a thread of the sentry that is confined exactly as
  * the notification workers are (fs_worker_init: its own fs context
  * chrooted into the view's root, the sandbox's fsuid/fsgid) and then drops
- * even CAP_SYS_PTRACE, so every path is resolved by the kernel inside the
+ * even CAP_SYS_PTRACE (xfer_confine, confined.c), so every path is resolved by the kernel inside the
  * view and every permission is checked as the sandbox's own user's:
  * read-only and hidden paths, the disk quota and the sandbox's symlinks all
  * hold, and a symlink to /etc/shadow reads the view's (masked) file.
@@ -14,49 +14,17 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#ifdef HAVE_LINUX_OPENAT2_H
-#include <linux/openat2.h>
-#endif
 
 #include "fs/fs.h"
-#include "sentry/sandbox/sandbox.h"
+#include "sentry/sandbox/sandbox-internal.h"
 
 #define LS_MAX_ENTRIES 100000
 #define LS_BATCH       256
 
 static atomic_int active;
-
-json_t *error_reply(const char *fmt, ...)
-{
-        char text[1024];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(text, sizeof(text), fmt, ap);
-        va_end(ap);
-        return json_pack("{s:s}", "error", text);
-}
-
-json_t *json_text(const char *s, size_t n)
-{
-        json_t *j = json_stringn(s, n);
-        if (j)
-                return j;
-        /* not UTF-8 (a sandbox picks its file names and output freely):
-         * every byte outside ASCII becomes '?' rather than the message
-         * failing */
-        char *t = xmalloc(n + 1);
-        for (size_t i = 0; i < n; i++)
-                t[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
-        j = json_stringn(t, n);
-        free(t);
-        return j ? j : json_string("?");
-}
 
 int xfer_active(void)
 {
@@ -77,43 +45,6 @@ static void xfer_free(struct xfer *x)
         free(x->path);
         free(x->extra_json);
         free(x);
-}
-
-int xfer_confine(const struct fs_context *ctx)
-{
-        int r = fs_worker_init((void *)ctx);
-        if (r < 0)
-                return r;
-        /* not even CAP_SYS_PTRACE: /proc/PID/root and /proc/PID/fd magic
-         * links of the sandbox's processes are then out of reach */
-        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-        struct __user_cap_data_struct d[2];
-        if (syscall(SYS_capget, &h, d) < 0)
-                return negative_errno();
-        d[0].effective = d[1].effective = 0;
-        if (syscall(SYS_capset, &h, d) < 0)
-                return negative_errno();
-        umask(022);
-        return 0;
-}
-
-/* Opens path in the (chrooted) view: symlinks are followed inside it, magic
- * links never. */
-int xfer_open(const char *path, int flags, mode_t mode)
-{
-#if defined(HAVE_LINUX_OPENAT2_H) && defined(SYS_openat2)
-        struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
-                               .mode = (flags & O_CREAT) ? mode : 0,
-                               .resolve = RESOLVE_NO_MAGICLINKS};
-        long fd = notify_feature_absent("openat2") ? (errno = ENOSYS, -1)
-                                                   : syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-        if (fd >= 0)
-                return (int)fd;
-        if (errno != ENOSYS)
-                return negative_errno();
-#endif
-        int fd2 = open(path, flags | O_CLOEXEC, mode);
-        return fd2 < 0 ? negative_errno() : fd2;
 }
 
 static int64_t copy_fd(int in, int out, int *ret_err)
@@ -144,39 +75,35 @@ static const char *type_name(mode_t m)
         return S_ISREG(m) ? "file" : S_ISDIR(m) ? "dir" : S_ISLNK(m) ? "symlink" : "other";
 }
 
-static json_t *do_put(struct xfer *x)
+/* put and get: x->path in the view, opened with flags (and mode), must be
+ * a regular file; the client's file is copied into it (put) or it into the
+ * client's file (get). */
+static json_t *copy_regular(struct xfer *x, int flags, mode_t mode, bool put)
 {
-        mode_t mode = x->mode > 0 ? (mode_t)x->mode & 0777 : 0644;
-        int fd = xfer_open(x->path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_NOCTTY, mode);
+        int fd = xfer_open(x->path, flags, mode);
         if (fd < 0)
                 return error_reply("%s: %s", x->path, strerror(-fd));
-        _cleanup_close_ int out = fd;
+        _cleanup_close_ int file = fd;
         struct stat st;
-        if (fstat(out, &st) < 0 || !S_ISREG(st.st_mode))
+        if (fstat(file, &st) < 0 || !S_ISREG(st.st_mode))
                 return error_reply("%s: not a regular file in the sandbox", x->path);
-        fcntl(out, F_SETFL, 0);
+        fcntl(file, F_SETFL, 0);
         int err = 0;
-        int64_t n = copy_fd(x->fd, out, &err);
+        int64_t n = put ? copy_fd(x->fd, file, &err) : copy_fd(file, x->fd, &err);
         if (n < 0)
                 return error_reply("%s: %s", x->path, strerror(err));
         return json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)n);
 }
 
+static json_t *do_put(struct xfer *x)
+{
+        mode_t mode = x->mode > 0 ? (mode_t)x->mode & 0777 : 0644;
+        return copy_regular(x, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_NOCTTY, mode, true);
+}
+
 static json_t *do_get(struct xfer *x)
 {
-        int fd = xfer_open(x->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
-        if (fd < 0)
-                return error_reply("%s: %s", x->path, strerror(-fd));
-        _cleanup_close_ int in = fd;
-        struct stat st;
-        if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
-                return error_reply("%s: not a regular file in the sandbox", x->path);
-        fcntl(in, F_SETFL, 0);
-        int err = 0;
-        int64_t n = copy_fd(in, x->fd, &err);
-        if (n < 0)
-                return error_reply("%s: %s", x->path, strerror(err));
-        return json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)n);
+        return copy_regular(x, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, false);
 }
 
 static json_t *entry_json(const char *name, const struct stat *st)

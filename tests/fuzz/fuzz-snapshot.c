@@ -24,7 +24,7 @@
 #include <archive_entry.h>
 
 #include "common/util.h"
-#include "sentry/sandbox/sandbox.h"
+#include "sentry/sandbox/sandbox-internal.h"
 
 #define CHECK(x)                                                                                  \
         do {                                                                                      \

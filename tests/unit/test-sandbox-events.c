@@ -8,7 +8,7 @@
 #include <jansson.h>
 
 #include "common/util.h"
-#include "sentry/sandbox/sandbox.h"
+#include "sentry/sandbox/sandbox-internal.h"
 
 static char *dump(json_t *j)
 {
