@@ -46,11 +46,14 @@ groups_of() { py -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]
 is_v2() { [ "$(stat -f -c %T "$1" 2>/dev/null)" = cgroup2fs ]; }
 
 # Starts `cordon run` stalled after its groups and state exist (CORDON_TEST_STALL=start) and sets
-# STATE and CGS (an array) for it. $1: the output file; the rest: cordon run's arguments.
+# STATE and CGS (an array) for it. $1: the output file; the rest: cordon run's arguments. The
+# stall is long enough for the test to find the state and act on it on a loaded machine: with
+# 3 s, a full `make -j2 check` sometimes let the run go on (and end, its state gone) before the
+# test had read the state file.
 start_stalled() {
         local out=$1
         shift
-        CORDON_TEST_STALL=start CORDON_TEST_STALL_SECONDS=3 bg_cordon "$out" "$@"
+        CORDON_TEST_STALL=start CORDON_TEST_STALL_SECONDS=8 bg_cordon "$out" "$@"
         wait_until 10 grep -q "stalled at start" "$out" || fail "cordon did not reach its stall: $(cat "$out")"
         STATE=$(state_of_sentry "$BG_CORDON")
         [ -n "$STATE" ] || fail "no state directory for sentry $BG_CORDON"
