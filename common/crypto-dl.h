@@ -1,5 +1,5 @@
 /* libcrypto's SHA-256, loaded with dlopen on first use instead of linked:
- * only template digests (fs/digest.c) and snapshots (sentry/snapshot.c) hash,
+ * only template digests (fs/digest.c) and snapshots (sentry/sandbox/snapshot.c) hash,
  * and linking libcrypto cost every cordon process about 1 ms before main().
  * Included after <openssl/evp.h> by the files that hash; each call below
  * goes through the table. */

@@ -1,5 +1,5 @@
 /* Libraries loaded with dlopen on first use instead of linked (libcrypto:
- * common/crypto-dl.c, libarchive: sentry/archive-dl.c): each fills a table
+ * common/crypto-dl.c, libarchive: sentry/sandbox/archive-dl.c): each fills a table
  * of function pointers once, on the sentry's main thread only. */
 #pragma once
 

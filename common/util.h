@@ -1,5 +1,10 @@
-/* Small helpers every folder shares: cleanup attributes, ownership transfer,
- * the negative-errno convention. Header only; no folder's internals here. */
+/* common/: small helpers every room shares. This header: cleanup
+ * attributes, ownership transfer, the negative-errno convention and the
+ * out-of-memory policy (fail closed: oom() aborts). The folder's other
+ * headers each serve one need (fd passing, the strict document parsers'
+ * bookkeeping, the allow-list builder, start-up tracing, loading optional
+ * libraries). common/ includes no other room, and no room's internals
+ * belong here. */
 #pragma once
 
 #include <errno.h>

@@ -1,5 +1,13 @@
 /* fs/: the sandbox's private view of the filesystem, and the handlers that
- * emulate path syscalls against it. */
+ * emulate path syscalls against it.
+ *
+ * Promises: every path the handlers resolve stays inside the view
+ * (openat2 RESOLVE_IN_ROOT, or a worker confined to the view's root), and
+ * a decision is taken on the sentry's own copy of child memory.
+ *
+ * Never: it includes net/ or any sentry/ room (only common/ and notify/'s
+ * handler contract), and prints nothing: errors come back as -errno with
+ * the path and the rule in a message buffer for the core to show. */
 #pragma once
 
 #include <pthread.h>

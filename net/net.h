@@ -1,7 +1,12 @@
 /* net/: the sandbox's network. Its own network namespace with only loopback
  * up; a DNS stub that answers listed names with synthetic addresses; an
  * egress gate that turns a connect() to such an address into a connection
- * the sentry makes itself, from outside, to an address it checked. */
+ * the sentry makes itself, from outside, to an address it checked.
+ *
+ * Never: it includes fs/ or any sentry/ room (only common/ and notify/'s
+ * handler contract); it lets nothing out that no rule lists; its only
+ * words to people are the -v summary of what the gate decided (and the
+ * audit records, which are data). */
 #pragma once
 
 #include <netinet/in.h>

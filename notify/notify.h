@@ -1,7 +1,11 @@
 /* notify/: the seccomp side of cordon. It builds the filter from a syscall
  * table, receives user notifications on worker threads, reads child memory,
  * and injects results. It knows the emulation handlers only through the
- * table it is given (fs/ and net/ fill it in via sentry/). */
+ * table it is given (fs/ and net/ fill it in via sentry/).
+ *
+ * Never: it includes nothing but common/ (no fs/, net/ or sentry/ header),
+ * decides no policy of its own beyond the table's rows, and prints nothing:
+ * failures come back as -errno for the core to report. */
 #pragma once
 
 #include <linux/filter.h>
@@ -327,7 +331,7 @@ struct notify_ask {
 
 struct notify_hold;
 
-/* The approver (sentry/approvals.c). ask returns 1: allowed now (a
+/* The approver (sentry/approvals/approvals.c). ask returns 1: allowed now (a
  * remembered answer; the hold is not kept); 0: the approver keeps hold and
  * will call notify_hold_decide() on it exactly once, from any thread, maybe
  * before ask has returned; -EACCES: denied now (the hold is not kept).

@@ -95,7 +95,7 @@ static const struct allow allowed[] = {
         {"setgroups", "a new worker drops groups"}, {"capget", "a worker drops capabilities"},
         {"capset", "a worker drops capabilities"},
 
-        /* a long-lived sandbox's sentry (`cordon sandbox`: control.c,
+        /* a long-lived sandbox's sentry (`cordon sandbox`: sentry/sandbox/serve.c,
          * snapshot.c): its state files are synced, and a snapshot is
          * restored by a thread confined to the view as the sandbox's user
          * (libarchive makes symlinks with the older call) */

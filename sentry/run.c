@@ -985,7 +985,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         /* Set-up is over: from here on the sentry serves, relays and cleans
          * up, confined to that since before the start. A long-lived
          * sandbox's snapshots load libarchive and libcrypto when the first
-         * one is asked for, on the main thread (control.c): never loaded,
+         * one is asked for, on the main thread (sentry/sandbox/serve.c): never loaded,
          * they cost an idle sentry nothing (about 3.5 MiB of resident pages
          * once mapped). */
         if (st->verbose)

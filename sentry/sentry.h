@@ -260,7 +260,7 @@ struct sandbox_state {
         struct notify_umask_stats umask_cache;
         const struct sentry_front *front; /* run_options.front: NULL for `cordon run` */
         struct serve *serve;              /* the front's state (front->prepare), else NULL */
-        struct approvals *approvals;      /* "ask" rules' pending requests (sentry/approvals.h) */
+        struct approvals *approvals;      /* "ask" rules' pending requests (sentry/approvals/approvals.h) */
         int approve_tty;                  /* --approve-interactive: the controlling terminal, else -1 */
         int prompt_wake[2];               /* a terminal prompt started or ended: the relay re-polls; -1 */
 };

@@ -1,10 +1,18 @@
-/* sentry/ private: human approval of high-risk calls (issue #10). A policy
- * rule with "action": "ask" makes the matching call wait (only the calling
- * thread: notify_ask) until a person decides, through `cordon sandbox
- * approve|deny` (the control socket) or, for `cordon run
- * --approve-interactive`, on the controlling terminal; or until the
- * request expires (policy approvalTimeoutMs), which denies it. Every
- * decision is recorded with who made it. */
+/* sentry/approvals/: human approval of high-risk calls (issue #10), the
+ * room's one header. A policy rule with "action": "ask" makes the matching
+ * call wait (only the calling thread: notify_ask) until a person decides,
+ * through `cordon sandbox approve|deny` (the control socket) or, for
+ * `cordon run --approve-interactive`, on the controlling terminal; or
+ * until the request expires (policy approvalTimeoutMs), which denies it.
+ *
+ * Promises: every decision is recorded with who made it; a request nobody
+ * can answer, one past APPROVALS_MAX_PENDING and every pending one at the
+ * sandbox's end is denied, never allowed; the core (`cordon run`) and the
+ * sandbox room both use it, so it sits below both and knows neither.
+ *
+ * Never: it performs no call itself and reads no child memory (the
+ * notification engine asks it with the details it copied); the only people
+ * it speaks to are those on the terminal --approve-interactive names. */
 #pragma once
 
 #include <jansson.h>

@@ -364,7 +364,7 @@ int cgroup_destroy(struct cgroup *cg)
  * stay on the sandbox's group, which counts its subgroups), and a v1
  * hierarchy would list the run's processes apart from its parent's, where
  * cgroup_kill_all must still find them. Without a v2 group the caller falls
- * back to the run's process group (see control.c). */
+ * back to the run's process group (see sentry/sandbox/runs.c). */
 
 static int run_name(int num, char buf[32])
 {

@@ -92,7 +92,7 @@ static int64_t stricter(int64_t a, int64_t b)
         return a < b ? a : b;
 }
 
-/* The policy's own ceilings (sentry/policy.c): above them a limit limits
+/* The policy's own ceilings (sentry/policy/policy.c): above them a limit limits
  * nothing a host has (more than 1,000 CPUs, more pids than pid_max allows),
  * so such a config value is taken as "no limit" rather than handed to code
  * that was never given one that large. */

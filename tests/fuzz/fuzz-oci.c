@@ -1,5 +1,5 @@
-/* Fuzz target for the OCI config parser (sentry/oci-config.c, oci-linux.c,
- * oci-seccomp.c) and what is built from a parsed config (oci-policy.c, the
+/* Fuzz target for the OCI config parser (sentry/oci/config.c, linux.c,
+ * seccomp.c, parser.c) and what is built from a parsed config (policy.c, the
  * seccomp compiler): the config.json an engine, or whoever can talk to
  * one, hands cordon.
  *

@@ -1,4 +1,4 @@
-/* Fuzz target for the policy parser (sentry/policy.c): the JSON document a
+/* Fuzz target for the policy parser (sentry/policy/policy.c): the JSON document a
  * tenant hands cordon.
  *
  * Every input is parsed. A failure must come with a message that names the

@@ -1,7 +1,7 @@
 /* Fuzz target for the reading of a snapshot archive (`cordon sandbox create
- * --from-snapshot`): the input is read as restore_thread (sentry/snapshot.c)
+ * --from-snapshot`): the input is read as restore_thread (sentry/sandbox/snapshot.c)
  * reads it (libarchive, tar with an optional zstd filter), and each entry
- * goes through snapshot_entry_plan (sentry/snapshot-entry.c), the decision
+ * goes through snapshot_entry_plan (sentry/sandbox/snapshot-entry.c), the decision
  * of what the restore writes where.
  *
  * Errors must be reported, never crash. An entry the plan accepts for a

@@ -1,6 +1,6 @@
 #include "config.h"
 
-/* Unit tests for the sandbox's control groups (sentry/cgroup.c), against
+/* Unit tests for the sandbox's control groups (sentry/cgroup/), against
  * the host's real hierarchies, once per backend (v1 and v2) where the host
  * has it: a group's life (create, attach, stats, kill, destroy), freezing,
  * the limits (memory → OOM kill, pids → fork fails, cpu → throttling), the

@@ -1,5 +1,5 @@
-/* Unit tests for the OCI config parser and its translations (sentry/oci-config.c,
- * oci-linux.c, oci-seccomp.c, oci-policy.c): the configs runc spec, crun spec and podman 4.3
+/* Unit tests for the OCI config parser and its translations (sentry/oci/config.c,
+ * linux.c, seccomp.c, policy.c): the configs runc spec, crun spec and podman 4.3
  * really write (tests/unit/data/oci/) parse to the values they say; invalid documents, one
  * table row each, fail with a message naming the JSON path; the policy built from a config;
  * and seccomp profiles compiled and loaded for real in a forked child. */

@@ -1,4 +1,4 @@
-/* Unit tests for the policy loader (sentry/policy.c): table-driven valid and invalid documents,
+/* Unit tests for the policy loader (sentry/policy/policy.c): table-driven valid and invalid documents,
  * each invalid one checked for the JSON path it names and the gist of what is wrong, plus the
  * file-level cases (size, type, missing). */
 #include "config.h"

@@ -1,6 +1,6 @@
 #include "config.h"
 
-/* Unit tests for the events of long-lived sandboxes (sentry/events.c):
+/* Unit tests for the events of long-lived sandboxes (sentry/sandbox/events.c):
  * credential-like fields are masked at any depth, and every event is
  * bounded (depth, string length, items) with a marker where it was cut. */
 
