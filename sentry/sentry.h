@@ -269,6 +269,10 @@ struct sandbox_state {
  * stdout, stderr of a command): 0, or -EBADF with why filled in. */
 int check_passed_fds(const int fds[3], char *why, size_t size);
 
+/* A timerfd (non-blocking, close-on-exec) for a relative timeout
+ * (CLOCK_MONOTONIC) or an absolute expiry (CLOCK_REALTIME, so a clock
+ * change moves it as it moves the deadline): the fd, or -errno. */
+int sentry_timer_arm(int clock, bool absolute, int64_t when_ms);
 /* Kills every process of the sandbox (its cgroup, else init and so its pid
  * namespace). */
 void sandbox_kill_all(struct sandbox_state *st);
@@ -303,6 +307,14 @@ void state_drop_claim(const char *id);
  * sandbox. Never touches a live sandbox. Prints what it removed unless
  * quiet. Returns the number of things removed, or -errno. */
 int state_gc(bool quiet);
+
+/* The state directory of sandbox id (state_root()/sandboxes/ID): 0, or
+ * -EINVAL for an id that is not 1-64 lower-case hex digits. */
+int sandbox_dir(const char *id, char *buf, size_t size);
+bool sandbox_id_valid(const char *id);
+/* Whether the sandbox whose state directory is dirfd is alive (its lock is
+ * held by its sentry). */
+bool state_dir_live(int dirfd);
 
 /* a fresh sandbox id: 16 hex digits */
 void sandbox_new_id(char ret[17]);

@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "sentry/cgroup/cgroup.h"
 #include "sentry/policy/policy.h"
+#include "sentry/sentry.h"
 
 static char root_dir[512];
 
@@ -80,7 +81,15 @@ void sandbox_new_id(char ret[17])
                 snprintf(ret + 2 * i, 3, "%02x", b[i]);
 }
 
-static bool valid_id(const char *id)
+int sandbox_dir(const char *id, char *buf, size_t size)
+{
+        if (!sandbox_id_valid(id))
+                return -EINVAL;
+        snprintf(buf, size, "%s/sandboxes/%s", state_root(), id);
+        return 0;
+}
+
+bool sandbox_id_valid(const char *id)
 {
         size_t n = strlen(id);
         if (n == 0 || n > 64)
@@ -114,7 +123,7 @@ static int sandboxes_dir(char *buf, size_t size)
 }
 
 /* Whether the sandbox whose directory is dir is alive (its lock is held). */
-static bool is_live(int dirfd)
+bool state_dir_live(int dirfd)
 {
         _cleanup_close_ int fd = openat(dirfd, "lock", O_RDWR | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
@@ -169,7 +178,7 @@ static int count_claims_dropping(int *ret_dropped)
         int n = 0;
         struct dirent *de;
         while ((de = readdir(d))) {
-                if (!valid_id(de->d_name))
+                if (!sandbox_id_valid(de->d_name))
                         continue;
                 if (claim_held(de->d_name))
                         n++;
@@ -368,11 +377,11 @@ struct leftover_ctx {
 static int gc_leftover_cgroup(const char *dir, const char *id, void *userdata)
 {
         struct leftover_ctx *c = userdata;
-        if (!valid_id(id))
+        if (!sandbox_id_valid(id))
                 return 0;
         _cleanup_close_ int fd =
                 c->sandboxes_fd >= 0 ? openat(c->sandboxes_fd, id, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) : -1;
-        if ((fd >= 0 && is_live(fd)) || claim_held(id))
+        if ((fd >= 0 && state_dir_live(fd)) || claim_held(id))
                 return 0; /* a running sandbox's group (under this root or another) */
         /* Only a group this user made can be this user's garbage: another
          * user's cordon (root's, whose sandboxes run as host uid 65534) keeps
@@ -405,10 +414,10 @@ int state_gc(bool quiet)
                 DIR *d = fdopendir(fcntl(sfd, F_DUPFD_CLOEXEC, 3));
                 struct dirent *de;
                 while (d && (de = readdir(d))) {
-                        if (!valid_id(de->d_name))
+                        if (!sandbox_id_valid(de->d_name))
                                 continue;
                         _cleanup_close_ int fd = openat(sfd, de->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-                        if (fd < 0 || is_live(fd))
+                        if (fd < 0 || state_dir_live(fd))
                                 continue;
                         removed += gc_state_cgroups(fd, quiet);
                         if (remove_state_dir(sfd, de->d_name) == 0) {

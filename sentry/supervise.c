@@ -58,9 +58,7 @@ static int exit_code_of(int status)
         return EXIT_SANDBOX;
 }
 
-/* A timerfd for a relative timeout (CLOCK_MONOTONIC) or an absolute expiry
- * (CLOCK_REALTIME, so a clock change moves it as it moves the deadline). */
-static int arm_timer(int clock, bool absolute, int64_t when_ms)
+int sentry_timer_arm(int clock, bool absolute, int64_t when_ms)
 {
         int fd = timerfd_create(clock, TFD_CLOEXEC | TFD_NONBLOCK);
         if (fd < 0)
@@ -89,9 +87,9 @@ int supervise(struct sandbox_state *st)
         const char *killed_for = NULL;
 
         if (st->limits.timeout_ms > 0)
-                timeout_fd = arm_timer(CLOCK_MONOTONIC, false, st->limits.timeout_ms);
+                timeout_fd = sentry_timer_arm(CLOCK_MONOTONIC, false, st->limits.timeout_ms);
         if (st->limits.expires_at != (time_t)-1)
-                expiry_fd = arm_timer(CLOCK_REALTIME, true, (int64_t)st->limits.expires_at * 1000);
+                expiry_fd = sentry_timer_arm(CLOCK_REALTIME, true, (int64_t)st->limits.expires_at * 1000);
         if (timeout_fd < 0 && st->limits.timeout_ms > 0) {
                 fprintf(stderr, "cordon: cannot arm the timeout: %s\n", strerror(-timeout_fd));
                 sandbox_kill_all(st);

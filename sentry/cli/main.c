@@ -149,10 +149,7 @@ static int cmd_run(int argc, char **argv)
                 {"trap-all", no_argument, NULL, 'A'},
                 {"verbose", no_argument, NULL, 'v'},
                 {"help", no_argument, NULL, 'h'},
-                {"memory", required_argument, NULL, 'M'},
-                {"cpus", required_argument, NULL, 'c'},
-                {"pids", required_argument, NULL, 'P'},
-                {"disk", required_argument, NULL, 'D'},
+                LIMITS_LONG_OPTIONS,
                 {"nofile", required_argument, NULL, 'N'},
                 {"timeout", required_argument, NULL, 'o'},
                 {"admission", required_argument, NULL, 'a'},
@@ -222,11 +219,8 @@ static int cmd_run(int argc, char **argv)
                 case 'v':
                         o.verbose = true;
                         break;
-                case 'M':
-                case 'c':
-                case 'P':
+LIMITS_OPTION_CASES:
                 case 'N':
-                case 'D':
                         if (limits_option((char)c, optarg, &o.limits) < 0)
                                 goto out;
                         break;

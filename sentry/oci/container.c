@@ -19,34 +19,6 @@
 
 /* --- small helpers --- */
 
-int oci_read_file_text(const char *path, char **ret)
-{
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
-        size_t cap = 4096, len = 0;
-        _cleanup_free_ char *buf = xmalloc(cap);
-        for (;;) {
-                if (len + 1 >= cap) {
-                        if (cap >= (16u << 20))
-                                return -EFBIG;
-                        cap *= 2;
-                        buf = xrealloc(buf, cap);
-                }
-                ssize_t n = read(fd, buf + len, cap - len - 1);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return negative_errno();
-                if (n == 0)
-                        break;
-                len += (size_t)n;
-        }
-        buf[len] = '\0';
-        *ret = TAKE_PTR(buf);
-        return 0;
-}
-
 /* Writes path through path.tmp and a rename: a reader never sees half. */
 static int write_file_atomic(int dirfd, const char *name, const char *text, mode_t mode)
 {
@@ -252,7 +224,7 @@ int oci_container_terminate(struct container *c)
 {
         if (sentry_alive(c)) {
                 _cleanup_close_ int fd = -1;
-                if (oci_connect_sentry(oci_st_str(c, "sandbox"), &fd) == 0) {
+                if (control_connect(oci_st_str(c, "sandbox"), &fd) == 0) {
                         (void)control_send(fd, json_pack("{s:s}", "op", "terminate"), NULL, 0);
                         json_t *rep = NULL;
                         if (control_recv(fd, &rep, NULL, 0) > 0)

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "common/file.h"
 #include "common/util.h"
 #include "sentry/oci/oci.h"
 #include "sentry/oci/runtime-internal.h"
@@ -63,7 +64,7 @@ static bool view_provides(const char *dest, const char *type)
 static bool lsm_enabled(const char *name)
 {
         _cleanup_free_ char *lsm = NULL;
-        if (oci_read_file_text("/sys/kernel/security/lsm", &lsm) < 0)
+        if (read_file_text("/sys/kernel/security/lsm", &lsm) < 0)
                 return streq(name, "apparmor") && access("/sys/module/apparmor/parameters/enabled", F_OK) == 0;
         return strstr(lsm, name) != NULL;
 }

@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <signal.h>
 
+#include "common/file.h"
 #include "common/util.h"
 #include "sentry/oci/oci.h"
 #include "sentry/oci/runtime-internal.h"
@@ -147,7 +148,7 @@ int oci_cmd_exec(int argc, char **argv)
         if (r == 0 && process_file) {
                 _cleanup_free_ char *text = NULL;
                 free(TAKE_PTR(err));
-                if ((r = oci_read_file_text(process_file, &text)) < 0)
+                if ((r = read_file_text(process_file, &text)) < 0)
                         oci_error("exec --process %s: %s", process_file, strerror(-r));
                 else if ((r = oci_process_parse(text, strlen(text), &pr, &err)) < 0)
                         oci_error("exec --process %s: %s", process_file, err ? err : strerror(-r));
@@ -214,7 +215,7 @@ int oci_cmd_exec(int argc, char **argv)
         }
 
         _cleanup_close_ int conn = -1;
-        r = oci_connect_sentry(sid_copy, &conn);
+        r = control_connect(sid_copy, &conn);
         if (r < 0) {
                 oci_error("exec: the container's sentry does not answer: %s", strerror(-r));
                 oci_process_done(&pr);

@@ -17,33 +17,13 @@
 #include "sentry/oci/runtime-internal.h"
 #include "sentry/sandbox/sandbox.h"
 
-int oci_connect_sentry(const char *sid, int *ret)
-{
-        char dir[600];
-        if (!sid || sandbox_dir(sid, dir, sizeof(dir)) < 0)
-                return -EINVAL;
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/control.sock", dir) >= sizeof(sa.sun_path))
-                return -ENAMETOOLONG;
-        int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return negative_errno();
-        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-                int r = negative_errno();
-                close(fd);
-                return r;
-        }
-        *ret = fd;
-        return 0;
-}
-
 /* One request and its reply. 0 with *ret (may be NULL); -errno, the error
  * said (what names the request for the message). */
 int oci_sentry_request(const char *sid, const char *what, json_t *req, const int *fds, size_t n_fds, json_t **ret,
                        int *ret_fds, size_t max_fds)
 {
         _cleanup_close_ int fd = -1;
-        int r = oci_connect_sentry(sid, &fd);
+        int r = control_connect(sid, &fd);
         if (r < 0) {
                 json_decref(req);
                 oci_error("%s: the container's sentry does not answer: %s", what, strerror(-r));

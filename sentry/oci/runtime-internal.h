@@ -55,8 +55,6 @@ _printf_(1, 2) void oci_debug(const char *fmt, ...);
 
 /* ---- request.c ---- */
 
-/* A connection to sandbox sid's control socket in *ret. 0 or -errno. */
-int oci_connect_sentry(const char *sid, int *ret);
 /* One request (req is stolen) and its reply in *ret (may be NULL), fds
  * sent with it and up to max_fds back in ret_fds. 0, or -errno with the
  * error said (what names the request for the message). */
@@ -78,10 +76,9 @@ extern volatile sig_atomic_t oci_pending_signal;
 
 /* ---- container.c ---- */
 
-/* The small helpers: a file read whole (at most 16 MiB) into *ret; a
- * --pid-file replaced atomically; a pid's start time (0: gone); whether
+/* The small helpers (a file read whole: common/file.h): a --pid-file
+ * replaced atomically; a pid's start time (0: gone); whether
  * an id may name a container (runc's characters). */
-int oci_read_file_text(const char *path, char **ret);
 int oci_write_pid_file(const char *path, pid_t pid);
 unsigned long long oci_pid_start_time(pid_t pid);
 bool oci_container_id_valid(const char *id);

@@ -133,6 +133,21 @@ int parse_cpus(const char *s, int64_t *ret);
  * (--memory), 'c' (--cpus), 'P' (--pids), 'N' (--nofile) or 'D' (--disk).
  * On a bad value prints which and what was expected; -EINVAL. */
 int limits_option(char opt, const char *arg, struct run_limits *l);
+/* The getopt_long rows of the limit options `run` and `sandbox create`
+ * share, which limits_option parses (`run` adds --nofile, 'N'), and their
+ * case labels. */
+/* clang-format off */
+#define LIMITS_LONG_OPTIONS                                                     \
+        {"memory", required_argument, NULL, 'M'},                               \
+        {"cpus", required_argument, NULL, 'c'},                                 \
+        {"pids", required_argument, NULL, 'P'},                                 \
+        {"disk", required_argument, NULL, 'D'}
+/* clang-format on */
+#define LIMITS_OPTION_CASES \
+        case 'M':           \
+        case 'c':           \
+        case 'P':           \
+        case 'D'
 
 struct admission {
         const char *origin; /* the file, for messages */

@@ -49,19 +49,8 @@ int client_connect(const char *id, int *ret)
                 fprintf(stderr, "cordon: '%s' is not a sandbox id\n", id);
                 return -EINVAL;
         }
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        static const char sock_name[] = "/control.sock";
-        size_t dl = strlen(dir);
-        if (dl + sizeof(sock_name) > sizeof(sa.sun_path))
-                return -ENAMETOOLONG;
-        memcpy(sa.sun_path, dir, dl);
-        memcpy(sa.sun_path + dl, sock_name, sizeof(sock_name));
-        int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return negative_errno();
-        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-                int r = negative_errno();
-                close(fd);
+        int fd = -1, r = control_connect(id, &fd);
+        if (r < 0) {
                 struct stat st;
                 if (stat(dir, &st) < 0)
                         fprintf(stderr, "cordon: no sandbox %s\n", id);
@@ -122,15 +111,4 @@ int client_request_progress(const char *id, json_t *req, const int *fds, size_t 
 int client_request(const char *id, json_t *req, const int *fds, size_t n_fds, json_t **ret)
 {
         return client_request_progress(id, req, fds, n_fds, NULL, ret);
-}
-
-bool client_live_dir(int dirfd)
-{
-        _cleanup_close_ int fd = openat(dirfd, "lock", O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return false;
-        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
-                return errno == EWOULDBLOCK;
-        flock(fd, LOCK_UN);
-        return false;
 }

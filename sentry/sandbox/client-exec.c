@@ -358,7 +358,7 @@ int client_events(int argc, char **argv)
                 fflush(stdout);
                 if (!follow)
                         break;
-                if (!got && !client_live_dir(dfd)) {
+                if (!got && !state_dir_live(dfd)) {
                         /* the sandbox is gone: one last read, then done */
                         while ((n = getline(&line, &cap, f)) > 0)
                                 if (json)

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "common/file.h"
 #include "sentry/sandbox/sandbox-internal.h"
 
 /* "12.3 MB" */
@@ -83,39 +84,6 @@ static int simple_verb(const char *op, int argc, char **argv)
 }
 
 /* --- create --- */
-
-static int read_text_file(const char *path, char **ret)
-{
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        size_t cap = 4096, len = 0;
-        char *buf = xmalloc(cap);
-        for (;;) {
-                if (len + 1 >= cap) {
-                        if (cap >= (16u << 20)) {
-                                free(buf);
-                                return -EFBIG;
-                        }
-                        cap *= 2;
-                        buf = xrealloc(buf, cap);
-                }
-                ssize_t n = read(fd, buf + len, cap - len - 1);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0) {
-                        int r = negative_errno();
-                        free(buf);
-                        return r;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t)n;
-        }
-        buf[len] = '\0';
-        *ret = buf;
-        return 0;
-}
 
 static void copy_out(int fd)
 {
@@ -210,10 +178,7 @@ static int cmd_create(int argc, char **argv)
                 {"ttl", required_argument, NULL, 'l'},
                 {"json", no_argument, NULL, 'j'},
                 {"verbose", no_argument, NULL, 'v'},
-                {"memory", required_argument, NULL, 'M'},
-                {"cpus", required_argument, NULL, 'c'},
-                {"pids", required_argument, NULL, 'P'},
-                {"disk", required_argument, NULL, 'D'},
+                LIMITS_LONG_OPTIONS,
                 {"admission", required_argument, NULL, 'a'},
                 {"from-snapshot", required_argument, NULL, 'S'},
                 {"digest", required_argument, NULL, 'd'},
@@ -243,10 +208,7 @@ static int cmd_create(int argc, char **argv)
                 case 'v':
                         o.verbose = true;
                         break;
-                case 'M':
-                case 'c':
-                case 'P':
-                case 'D':
+LIMITS_OPTION_CASES:
                         if (limits_option((char)c, optarg, &o.limits) < 0)
                                 return EXIT_USAGE;
                         break;
@@ -275,7 +237,7 @@ static int cmd_create(int argc, char **argv)
         _cleanup_(policy_freep) struct policy *policy = NULL;
         if (policy_path) {
                 _cleanup_free_ char *err = NULL;
-                int r = read_text_file(policy_path, &policy_text);
+                int r = read_file_text(policy_path, &policy_text);
                 if (r < 0) {
                         fprintf(stderr, "cordon: --policy %s: %s\n", policy_path, strerror(-r));
                         return EXIT_USAGE;
@@ -300,7 +262,7 @@ static int cmd_create(int argc, char **argv)
                 if (!digest) {
                         char side[4200];
                         snprintf(side, sizeof(side), "%s.sha256", snapshot);
-                        if (read_text_file(side, &digest_text) < 0) {
+                        if (read_file_text(side, &digest_text) < 0) {
                                 fprintf(stderr,
                                         "cordon: --from-snapshot %s: no digest (give --digest sha256:HEX or keep %s)\n",
                                         snapshot, side);
@@ -412,7 +374,7 @@ static int cmd_list(int argc, char **argv)
                 if (!sandbox_id_valid(de->d_name))
                         continue;
                 _cleanup_close_ int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-                if (fd < 0 || !client_live_dir(fd))
+                if (fd < 0 || !state_dir_live(fd))
                         continue;
                 _cleanup_close_ int mfd = openat(fd, "meta.json", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
                 json_error_t jerr;

@@ -1,33 +1,37 @@
 /* The control protocol of long-lived sandboxes, the bottom layer that both
  * the client verbs and the detached sentry stand on: where a sandbox's state
- * directory is (sandbox_dir, sandbox_id_valid), one JSON object per
+ * directory is (sentry.h: sandbox_dir, sandbox_id_valid), one JSON object per
  * SOCK_SEQPACKET message with fds beside it (control_send, control_recv),
  * and the pieces of a message every side builds (json_text, error_reply, control_reply_error). */
 #include "config.h"
 
 #include <jansson.h>
 #include <stdarg.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "common/fdpass.h"
 #include "sentry/sandbox/sandbox-internal.h"
 
-int sandbox_dir(const char *id, char *buf, size_t size)
+int control_connect(const char *id, int *ret)
 {
-        if (!sandbox_id_valid(id))
+        char dir[600];
+        if (!id || sandbox_dir(id, dir, sizeof(dir)) < 0)
                 return -EINVAL;
-        snprintf(buf, size, "%s/sandboxes/%s", state_root(), id);
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/control.sock", dir) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return negative_errno();
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+                int r = negative_errno();
+                close(fd);
+                return r;
+        }
+        *ret = fd;
         return 0;
-}
-
-bool sandbox_id_valid(const char *id)
-{
-        size_t n = strlen(id);
-        if (n == 0 || n > 64)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
-                        return false;
-        return true;
 }
 
 int control_send(int fd, json_t *msg, const int *fds, size_t n_fds)

@@ -57,20 +57,6 @@ void run_kill(struct sandbox_state *st, struct run_rec *r, int sig)
         (void)send(st->sock, &m, sizeof(m), MSG_NOSIGNAL);
 }
 
-int run_arm_ms(int clock, bool absolute, int64_t ms)
-{
-        int fd = timerfd_create(clock, TFD_CLOEXEC | TFD_NONBLOCK);
-        if (fd < 0)
-                return negative_errno();
-        struct itimerspec its = {.it_value = {ms / 1000, (ms % 1000) * 1000000}};
-        if (timerfd_settime(fd, absolute ? TFD_TIMER_ABSTIME : 0, &its, NULL) < 0) {
-                int r = negative_errno();
-                close(fd);
-                return r;
-        }
-        return fd;
-}
-
 /* Builds MSG_EXEC from the request: cwd, argv, the sandbox's environment
  * with the request's K=V on top. */
 static int build_exec(const struct sandbox_state *st, json_t *req, int num, struct exec_msg *e, char *why, size_t size)
@@ -414,7 +400,7 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
         if (is_main)
                 srv->main_run = num;
         if (timeout_ms > 0)
-                r->timer = run_arm_ms(CLOCK_MONOTONIC, false, timeout_ms);
+                r->timer = sentry_timer_arm(CLOCK_MONOTONIC, false, timeout_ms);
         int back[2] = {-1, -1};
         size_t n_back = 0;
         if (tty) {

@@ -143,14 +143,13 @@ json_t *meta_json(const struct sandbox_state *st, bool live);
 void meta_write(struct sandbox_state *st);
 json_t *meta_inspect_json(struct sandbox_state *st);
 
-/* runs.c: the run records (by number, by id "rN"), a signal for a run, a
- * timerfd (relative, or absolute), the exec request, a run's end, the run a
- * sandbox process belongs to ("" when none), a message on a waiting exec
- * client's connection, and one message from init (true when one was read). */
+/* runs.c: the run records (by number, by id "rN"), a signal for a run,
+ * the exec request, a run's end, the run a sandbox process belongs to
+ * ("" when none), a message on a waiting exec client's connection, and one
+ * message from init (true when one was read). */
 struct run_rec *run_find(struct serve *srv, int num);
 struct run_rec *run_find_id(struct serve *srv, const char *id);
 void run_kill(struct sandbox_state *st, struct run_rec *r, int sig);
-int run_arm_ms(int clock, bool absolute, int64_t ms);
 void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_FDS]);
 void run_ended(struct sandbox_state *st, struct run_rec *r, int status);
 void run_of_pid(struct serve *srv, pid_t pid, char *buf, size_t size);
@@ -221,13 +220,12 @@ int snapshot_template_digest(const struct sandbox_state *st, char ret[FS_DIGEST_
  * connection to sandbox id's control socket (what is wrong is printed); one
  * request (steals req) and its reply, with any {"progress": ...} messages
  * before it handed to on_progress (may be NULL): 0, 1 for an error reply
- * (printed), -1 for no answer; whether a sandbox directory is live. */
+ * (printed), -1 for no answer. */
 void client_usage(FILE *f);
 int client_connect(const char *id, int *ret);
 int client_request_progress(const char *id, json_t *req, const int *fds, size_t n_fds, void (*on_progress)(json_t *p),
                             json_t **ret);
 int client_request(const char *id, json_t *req, const int *fds, size_t n_fds, json_t **ret);
-bool client_live_dir(int dirfd);
 /* client-exec.c: `sandbox exec ID ...` and `sandbox events ID ...` (argv[0]
  * is the verb); cordon's exit code. */
 int client_exec(int argc, char **argv);

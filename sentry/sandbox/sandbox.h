@@ -59,12 +59,11 @@ struct serve_config {
 int sandbox_spawn_sentry(struct run_options *o, struct serve_config *cfg, bool new_session, int memfd, pid_t *ret_pid,
                          char ret_id[static 17], int *ret_status);
 
-/* The state directory of sandbox id (valid hex id or -EINVAL). */
-int sandbox_dir(const char *id, char *buf, size_t size);
-bool sandbox_id_valid(const char *id);
-
 /* Control protocol: one JSON object per SOCK_SEQPACKET message. */
 #define CONTROL_MAX_MSG 65536
+/* A connection to sandbox id's control socket: 0 with *ret, or -errno
+ * (-EINVAL for an id that is not one; nothing printed). */
+int control_connect(const char *id, int *ret);
 int control_send(int fd, json_t *msg, const int *fds, size_t n_fds); /* steals msg */
 /* 1 with *ret set, 0 on EOF, -errno. */
 int control_recv(int fd, json_t **ret, int *fds, size_t max_fds);

@@ -458,9 +458,9 @@ static int serve_loop(struct sandbox_state *st)
         _cleanup_close_ int sfd = signalfd(-1, &st->sigmask, SFD_CLOEXEC | SFD_NONBLOCK);
         _cleanup_close_ int life_fd = -1, expiry_fd = -1;
         if (st->limits.timeout_ms > 0)
-                life_fd = run_arm_ms(CLOCK_MONOTONIC, false, st->limits.timeout_ms);
+                life_fd = sentry_timer_arm(CLOCK_MONOTONIC, false, st->limits.timeout_ms);
         if (st->limits.expires_at != (time_t)-1)
-                expiry_fd = run_arm_ms(CLOCK_REALTIME, true, (int64_t)st->limits.expires_at * 1000);
+                expiry_fd = sentry_timer_arm(CLOCK_REALTIME, true, (int64_t)st->limits.expires_at * 1000);
         if ((st->limits.timeout_ms > 0 && life_fd < 0) || (st->limits.expires_at != (time_t)-1 && expiry_fd < 0)) {
                 fprintf(stderr, "cordon: cannot arm the sandbox's expiry: %m\n");
                 sandbox_kill_all(st);
