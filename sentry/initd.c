@@ -77,11 +77,7 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
          * SIG_IGN, and acts here once the defaults are back */
         if (stall_run_fork)
                 (void)usleep(300 * 1000);
-        sigset_t none;
-        sigemptyset(&none);
-        for (int s = 1; s < NSIG; s++)
-                signal(s, SIG_DFL);
-        sigprocmask(SIG_SETMASK, &none, NULL);
+        init_default_signals();
         /* its own session and process group: a signal or a timeout for the
          * run reaches all of it, and nothing else */
         setsid();

@@ -29,14 +29,10 @@ _printf_(2, 3) void cg_set_error(char **ret_error, const char *fmt, ...)
 {
         if (!ret_error)
                 return;
-        char *p;
         va_list ap;
         va_start(ap, fmt);
-        int r = vasprintf(&p, fmt, ap);
+        *ret_error = xvasprintf(fmt, ap);
         va_end(ap);
-        if (r < 0)
-                oom();
-        *ret_error = p;
 }
 
 /* True if word is one of the sep-separated items of list. */
