@@ -147,15 +147,6 @@ static void scrub_host_memory(void)
                 memset((void *)v[2], 0, v[3] - v[2]);
 }
 
-void init_default_signals(void)
-{
-        sigset_t none;
-        sigemptyset(&none);
-        for (int s = 1; s < NSIG; s++)
-                signal(s, SIG_DFL);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
 /* The command's process before its go: default signal actions, its own
  * session, the terminal. Done while it waits for init's go (which is on the
  * path to its first instruction), not after. */

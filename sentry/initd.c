@@ -40,6 +40,15 @@ void init_read_test_hooks(void)
         stall_run_fork = s && streq(s, "run-fork");
 }
 
+void init_default_signals(void)
+{
+        sigset_t none;
+        sigemptyset(&none);
+        for (int s = 1; s < NSIG; s++)
+                signal(s, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 static void on_sigchld(int sig)
 {
         (void)sig;

@@ -76,8 +76,8 @@ int msg_send(int sock, uint32_t type, int32_t value, const char *text, const int
 /* Receives one message; up to max_fds fds into fds (others -1). 1, 0 on
  * EOF, or -errno. */
 int msg_recv(int sock, struct msg *m, int *fds, size_t max_fds);
-/* In a process init forks to run a command: every signal back to its
- * default action and none blocked, as the command expects. */
+/* In a process init forks to run a command (initd.c): every signal back
+ * to its default action and none blocked, as the command expects. */
 void init_default_signals(void);
 /* init's body: from the clone to the command's exec (or to serving runs). */
 _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct cgroup_entry *cg_entry);
