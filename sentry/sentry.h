@@ -17,14 +17,13 @@
  * `cordon run` user gets from the sentry. */
 #pragma once
 
+#include <linux/filter.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-
-#include <linux/filter.h>
-#include <pthread.h>
-#include <signal.h>
 #include <termios.h>
 
 #include "fs/fs.h"
@@ -45,7 +44,6 @@ struct serve_config;
 struct serve;
 struct oci_sandbox;
 struct sandbox_state;
-struct run_limits;
 
 /* A front that keeps a sandbox serving after its start instead of running
  * one command: sentry/sandbox/ (`cordon sandbox create`, and `cordon oci`
