@@ -213,7 +213,7 @@ crun() {
 it_children() {
         local f rest ppid pid
         for f in /proc/[0-9]*/stat; do
-                rest=$(cat "$f" 2>/dev/null) || continue
+                read -r rest 2>/dev/null <"$f" || continue
                 rest=${rest##*) }
                 read -r _ ppid _ <<<"$rest"
                 if [ "$ppid" = "$1" ]; then

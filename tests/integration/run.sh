@@ -776,7 +776,9 @@ it_test host_side_processes_confined
 host_side_processes_confined() {
         local d p n=0 plain=
         d=$(scratch_dir out) || exit $?
-        bg_cordon "$IT_TMP/log" --bind "$d:/out" -- sh -c 'echo up > /out/up; sleep 5'
+        # the sandbox outlives the look (the run is ended by the test's exit): with a 5 s sleep a
+        # loaded machine sometimes let it end first, and only the exited sentry was found
+        bg_cordon "$IT_TMP/log" --bind "$d:/out" -- sh -c 'echo up > /out/up; sleep 60'
         wait_until 10 test -s "$d/up" || fail "the sandbox did not start ($(cat "$IT_TMP/log"))"
         for p in "$BG_CORDON" $(it_children "$BG_CORDON"); do
                 n=$((n + 1))
