@@ -338,7 +338,7 @@ it_test tracer_lets_go_after_verifying
 tracer_lets_go_after_verifying() {
         local out="$IT_TMP/out" tracer init pid
         bg_cordon "$out" -- sh -c 'echo up; sleep 30; : exec-release-probe'
-        wait_until 10 grep -q up "$out" || fail "the sandbox did not start: $(cat "$out")"
+        wait_until 10 grep -qx up "$out" || fail "the sandbox did not start: $(cat "$out")"
         tracer=$(pgrep -P "$BG_CORDON" -x cordon-exectrac | head -1)
         [ -n "$tracer" ] || fail "no exec tracer beside the sentry"
         pid=$(pgrep -f '^sh -c echo up; sleep 30; : exec-release-prob[e]' | head -1)
@@ -354,7 +354,7 @@ it_test tracer_killed_ends_sandbox
 tracer_killed_ends_sandbox() {
         local out="$IT_TMP/out" tracer rc
         bg_cordon "$out" -- sh -c 'echo up; sleep 30; : exec-tracer-kill-probe'
-        wait_until 10 grep -q up "$out" || fail "the sandbox did not start: $(cat "$out")"
+        wait_until 10 grep -qx up "$out" || fail "the sandbox did not start: $(cat "$out")"
         tracer=$(pgrep -P "$BG_CORDON" -x cordon-exectrac | head -1)
         [ -n "$tracer" ] || fail "no exec tracer beside the sentry"
         kill -9 "$tracer"

@@ -169,7 +169,7 @@ admission_refusals() {
         expect_rc 137 "the maximum is the default"
         # one sandbox at a time: the second is refused at once, not queued
         bg_cordon "$out" --admission "$adm" -- sh -c 'echo up; sleep 20'
-        wait_until 10 grep -q up "$out" || fail "the first sandbox did not start"
+        wait_until 10 grep -qx up "$out" || fail "the first sandbox did not start"
         crun --admission "$adm" -- echo second
         expect_rc 3 "a second concurrent sandbox"
         expect_contains "$ERR" "maxConcurrentSandboxes 1 reached" "message"
@@ -241,7 +241,7 @@ cpu_group_only_for_a_cpu_limit() {
                 else
                         bg_cordon "$out" --cgroup v1 --cpus "$lim" -- sh -c 'echo up; sleep 30; : cpu-group-probe'
                 fi
-                wait_until 10 grep -q up "$out" || fail "the sandbox did not start: $(cat "$out")"
+                wait_until 10 grep -qx up "$out" || fail "the sandbox did not start: $(cat "$out")"
                 # the sandboxed shell itself (^sh), not cordon's or timeout's command line
                 pid=$(pgrep -f '^sh -c echo up; sleep 30; : cpu-group-prob[e]' | head -1)
                 [ -n "$pid" ] || fail "no sandboxed shell found"
@@ -288,7 +288,7 @@ kill_sentry_at() {
         local point=$1 marker=$2 out="$IT_TMP/$point.out"
         if [ "$point" = running ]; then
                 bg_cordon "$out" --memory 64M -- sh -c "echo up; sleep 30 #$marker"
-                wait_until 10 grep -q up "$out" || fail "the sandbox did not start"
+                wait_until 10 grep -qx up "$out" || fail "the sandbox did not start"
         else
                 CORDON_TEST_STALL=$point bg_cordon "$out" --memory 64M -- sh -c "echo up; sleep 0.2 #$marker"
                 wait_until 10 grep -q "stalled at $point" "$out" || fail "cordon did not reach $point: $(cat "$out")"
@@ -338,7 +338,7 @@ gc_spares_live_sandbox() {
         need_root
         local out="$IT_TMP/bg.out"
         bg_cordon "$out" --memory 64M -- sh -c 'echo up; sleep 3; echo still-here'
-        wait_until 10 grep -q up "$out" || fail "the sandbox did not start"
+        wait_until 10 grep -qx up "$out" || fail "the sandbox did not start"
         "$CORDON" gc >/dev/null 2>&1
         wait "$BG_PID"
         RC=$?
@@ -356,7 +356,7 @@ gc_by_other_user_spares_root_sandbox() {
         mkdir -p "$bin" && chmod 0755 "$IT_TMP" "$bin" && cp "$CORDON" "$bin/cordon" && chmod 0755 "$bin/cordon" ||
                 fail "cannot copy cordon to $bin"
         bg_cordon "$out" --memory 64M -- sh -c 'echo up; sleep 2; echo still-here'
-        wait_until 10 grep -q up "$out" || fail "the sandbox did not start"
+        wait_until 10 grep -qx up "$out" || fail "the sandbox did not start"
         (cd / && setpriv --reuid=65534 --regid=65534 --clear-groups -- "$bin/cordon" gc) >/dev/null 2>&1
         wait "$BG_PID"
         RC=$?

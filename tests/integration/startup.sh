@@ -75,7 +75,8 @@ expect_nothing_left() {
 # fallback forced the sentry moves it into the v2 group instead: the same groups.
 in_every_group() {
         local marker=$1 out=$2 pid state g
-        wait_until 10 grep -q up "$out" || fail "the sandbox did not start: $(cat "$out")"
+        # the whole line: with -v, cordon's own lines ("... cgroup v2 group ...") hold "up" too
+        wait_until 10 grep -qx up "$out" || fail "the sandbox did not start: $(cat "$out")"
         # the sandbox's shell: host uid 65534 (cordon runs as root), the marker in its command
         # line (the sentry's proc agent runs as that uid too, with cordon's command line)
         pid=$(pgrep -u 65534 -f -- "^sh -c .*$marker" | head -1)
