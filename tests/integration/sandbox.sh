@@ -282,14 +282,16 @@ terminate_leaves_nothing() {
 it_test ttl_expires_without_client
 ttl_expires_without_client() {
         need_root
-        new_sandbox --ttl 2s
+        # long enough for the steps before the first look on a loaded machine (with 2 s, a
+        # sanitizer-free make -j2 check on a slow host saw the sandbox already gone)
+        new_sandbox --ttl 6s
         local init sentry
         init=$(meta "$ID" initPid)
         sentry=$(meta "$ID" sentryPid)
         sb exec "$ID" --detach -- sleep 1000
         expect_true "alive before its TTL" test -d "$STATE/$ID"
         # no client of ours is running now; the sentry alone must end it
-        wait_until 10 test ! -e "$STATE/$ID" || fail "the sandbox outlived its TTL"
+        wait_until 15 test ! -e "$STATE/$ID" || fail "the sandbox outlived its TTL"
         expect_true "init is gone" pid_gone "$init"
         wait_until 5 pid_gone "$sentry" || _it_soft_fail "the sentry is gone"
         expect_eq "" "$(cgroups_of "$ID")" "no cgroup left"
