@@ -265,6 +265,8 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
         p.max_open_files = POLICY_UNSET;
         p.serve_runs = o->front != NULL;
         p.oci = o->oci;
+        /* what the sandbox's root holds inside its user namespace */
+        p.caps = o->policy->has_caps ? o->policy->caps : POLICY_DEFAULT_CAPS;
         *ret = p;
         return 0;
 }

@@ -28,11 +28,6 @@
 #define CLONE_PIDFD 0x00001000
 #endif
 
-/* the uid/gid the sandbox runs as on the host when cordon runs as root:
- * nobody, so that an escape from the view still meets the host's file
- * permissions as an unprivileged user */
-#define HOST_NOBODY 65534
-
 static int sentry_main_loop(struct sandbox_state *st);
 static int run_sandbox(struct sandbox_state *st);
 
@@ -279,7 +274,9 @@ int sentry_run(const struct run_options *o)
 
         char id[17];
         sandbox_new_id(id);
-        _cleanup_close_ int lock = state_admit(id, adm.max_sandboxes, &err);
+        /* root: the sandbox's own range of host ids, taken with its claim */
+        struct id_range range = {0};
+        _cleanup_close_ int lock = state_admit(id, adm.max_sandboxes, geteuid() == 0 ? &range : NULL, &err);
         if (lock < 0) {
                 fprintf(stderr, "cordon: %s\n", err);
                 return lock == -EDQUOT ? EXIT_QUOTA : EXIT_SANDBOX;
@@ -351,6 +348,7 @@ int sentry_run(const struct run_options *o)
                 .approve_tty = approve_tty,
                 .prompt_wake = {-1, -1},
                 .state_lock = TAKE_FD(lock),
+                .range = range,
                 .fsctx = {.exec_channel = -1},
         };
         clock_gettime(CLOCK_MONOTONIC, &st.started);
@@ -399,8 +397,17 @@ static int run_sandbox(struct sandbox_state *st)
 
         uid_t host_uid = getuid(), host_gid = getgid();
         bool privileged = geteuid() == 0;
-        uid_t child_uid = privileged ? HOST_NOBODY : host_uid;
-        gid_t child_gid = privileged ? HOST_NOBODY : host_gid;
+        r = sandbox_ids(plan, privileged ? &st->range : NULL, host_uid, host_gid, &plan->ids, &plan->cmd_uid,
+                        &plan->cmd_gid);
+        if (r < 0) {
+                fprintf(stderr, "cordon: %s %u:%u is not one of the sandbox's ids (0-%u)\n",
+                        plan->oci ? "process.user" : "--user", plan->cmd_uid, plan->cmd_gid, st->range.count - 1);
+                return EXIT_USAGE;
+        }
+        /* the command's host ids: what the sentry's workers act as */
+        uid_t child_uid = plan->ids.uid_host + (plan->cmd_uid - plan->ids.uid_inside);
+        gid_t child_gid = plan->ids.gid_host + (plan->cmd_gid - plan->ids.gid_inside);
+        st->fsctx.ids = plan->ids; /* before the proc agent's fork, which takes them */
         if (!privileged) {
                 r = enter_own_userns(host_uid, host_gid);
                 if (r < 0) {
@@ -491,7 +498,7 @@ static int run_sandbox(struct sandbox_state *st)
         st->gid = child_gid;
         st->privileged = privileged;
 
-        r = write_id_maps(pid, child_uid, child_gid, !privileged, plan->oci);
+        r = write_id_maps(pid, &plan->ids, !privileged);
         trace_mark("id maps written");
         if (r < 0)
                 fprintf(stderr, "cordon: cannot write the sandbox's uid/gid maps: %s\n", strerror(-r));
