@@ -49,7 +49,7 @@ struct agent_req {
         uint32_t has_creds, fsuid, fsgid, n_groups, caps;
         uint32_t groups[AGENT_GROUPS];
         uint32_t uid, gid; /* AGENT_CHOWN */
-        uint64_t resolve; /* openat2 RESOLVE_* flags; 0 means plain openat */
+        uint64_t resolve;  /* openat2 RESOLVE_* flags; 0 means plain openat */
         int32_t flags;
         uint32_t mode;
         uint32_t umask;
@@ -189,7 +189,6 @@ _noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bo
                 else if (n == (ssize_t)sizeof(req) && req.op == AGENT_CHOWN && dirfd >= 0)
                         resp.result = fchownat(dirfd, "", req.uid, req.gid, AT_EMPTY_PATH) < 0 ? negative_errno() : 0;
                 else if (n == (ssize_t)sizeof(req) && req.op == AGENT_IDS && dirfd >= 0) {
-
                         if (fstat(dirfd, &st) == 0) {
                                 resp.result = 0;
                                 resp.uid = st.st_uid;
@@ -359,8 +358,8 @@ int fs_agent_chown(struct notify_call *call, int fd, uint32_t uid, uint32_t gid)
         return r;
 }
 
-int fs_agent_open(struct fs_context *ctx, struct notify_call *call, int dirfd, const char *path, int flags,
-                  mode_t mode, uint64_t resolve, mode_t um)
+int fs_agent_open(struct fs_context *ctx, struct notify_call *call, int dirfd, const char *path, int flags, mode_t mode,
+                  uint64_t resolve, mode_t um)
 {
         if (ctx->agent_pid <= 0)
                 return -ENOSYS;

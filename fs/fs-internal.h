@@ -39,8 +39,8 @@ int fs_agent_ids(struct fs_context *ctx, int fd, uint32_t *ret_uid, uint32_t *re
  * processes the child may not trace. One that meets a magic link is redone
  * by the proc agent, with the child's standing. The fd or -errno. */
 int fs_view_open_path(struct notify_call *call, int dirfd, const char *path, int flags);
-int fs_agent_open(struct fs_context *ctx, struct notify_call *call, int dirfd, const char *path, int flags,
-                  mode_t mode, uint64_t resolve, mode_t um);
+int fs_agent_open(struct fs_context *ctx, struct notify_call *call, int dirfd, const char *path, int flags, mode_t mode,
+                  uint64_t resolve, mode_t um);
 /* fchownat(fd, "", uid, gid, AT_EMPTY_PATH) by the agent with the trapped
  * thread's ids and capabilities (uid, gid: the sandbox's ids), where the
  * kernel applies CAP_CHOWN as it would to the thread's own call. */

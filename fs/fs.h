@@ -130,8 +130,8 @@ struct fs_context {
         dev_t proc_dev; /* st_dev of the view's /proc: files there are opened by the proc agent */
         gid_t fsgid;
         struct fs_ids ids; /* the sandbox's id map */
-        bool keep_groups; /* unprivileged: setgroups is denied to us and to the
-                             child alike, so both keep the user's groups */
+        bool keep_groups;  /* unprivileged: setgroups is denied to us and to the
+                              child alike, so both keep the user's groups */
         /* the view's mount ids, sorted: a relative walk must start on one */
         uint64_t *mount_ids;
         size_t n_mount_ids;

@@ -576,9 +576,8 @@ int fs_handle_chown(struct notify_call *call, struct notify_verdict *ret)
                  * in its namespace has the chown redone by the agent, on the
                  * very object resolved here, with the caller's standing in
                  * that namespace (so only files it maps are its to give). */
-                _cleanup_close_ int obj =
-                        t.fd >= 0 ? fcntl(t.fd, F_DUPFD_CLOEXEC, 3)
-                                  : openat(t.dirfd, t.name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                _cleanup_close_ int obj = t.fd >= 0 ? fcntl(t.fd, F_DUPFD_CLOEXEC, 3)
+                                                    : openat(t.dirfd, t.name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
                 if (obj >= 0) {
                         int ar = fs_agent_chown(call, obj, uid, gid);
                         if (ar != -ENOSYS)

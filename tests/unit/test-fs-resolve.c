@@ -21,14 +21,14 @@ static const struct fs_ids single = {1000, 1000, 1000, 1000, 1};
 static const struct {
         uint32_t host, want;
 } to_child[] = {
-        {BASE, 0},                 /* the sandbox's root */
-        {BASE + 1000, 1000},       /* one of its users */
-        {BASE + 65535, 65535},     /* the last id of the range */
-        {BASE + 65536, 65534},     /* just past it: unmapped, the overflow id */
-        {BASE - 1, 65534},         /* just below it */
-        {0, 65534},                /* the host's root */
-        {65534, 65534},            /* the host's nobody is not the sandbox's */
-        {(uint32_t)-1, 65534},     /* not an id */
+        {BASE, 0},             /* the sandbox's root */
+        {BASE + 1000, 1000},   /* one of its users */
+        {BASE + 65535, 65535}, /* the last id of the range */
+        {BASE + 65536, 65534}, /* just past it: unmapped, the overflow id */
+        {BASE - 1, 65534},     /* just below it */
+        {0, 65534},            /* the host's root */
+        {65534, 65534},        /* the host's nobody is not the sandbox's */
+        {(uint32_t)-1, 65534}, /* not an id */
 };
 
 START_TEST(test_id_to_child)
