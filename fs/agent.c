@@ -30,26 +30,34 @@
 
 enum agent_op {
         AGENT_OPEN = 0,
-        AGENT_IDS = 1,   /* the owner of the passed fd, as the sandbox's namespace renders it */
-        AGENT_CHOWN = 2, /* fchownat(fd, "", uid, gid, AT_EMPTY_PATH) with the caller's standing */
+        AGENT_IDS = 1, /* the owner of the passed fd, as the sandbox's namespace renders it */
+        /* on the passed O_PATH fd, with the caller's standing: */
+        AGENT_CHOWN = 2,   /* fchownat(fd, "", uid, gid, AT_EMPTY_PATH) */
+        AGENT_CHMOD = 3,   /* fchmodat2(fd, "", mode, AT_EMPTY_PATH) */
+        AGENT_UTIMENS = 4, /* utimensat(fd, "", times or NULL, AT_EMPTY_PATH) */
 };
 
-/* The filesystem capabilities the agent may hold for a caller that holds
- * them (inside the sandbox's user namespace, where the kernel applies them
- * only to files whose owner the namespace maps), and the two it uses to
- * take a caller's ids. */
-#define AGENT_FS_CAPS ((1U << CAP_CHOWN) | (1U << CAP_DAC_OVERRIDE) | (1U << CAP_FOWNER) | (1U << CAP_FSETID))
-#define AGENT_ID_CAPS ((1U << CAP_SETUID) | (1U << CAP_SETGID))
+/* The agent holds, for one request, the capabilities its caller holds (a
+ * subset of the sandbox's own, ctx->caps), inside the sandbox's user
+ * namespace, where the kernel applies them only to files whose owner the
+ * namespace maps: the open or chown is then decided as the caller's own
+ * (also the ptrace check of a magic link, which wants the opener to hold
+ * every capability its target holds). Two more it uses to take a
+ * caller's ids. */
+#define AGENT_ID_CAPS ((UINT64_C(1) << CAP_SETUID) | (UINT64_C(1) << CAP_SETGID))
 #define AGENT_GROUPS  64
 
 struct agent_req {
         uint32_t op; /* enum agent_op */
         /* the caller's standing, in the sandbox's ids (has_creds 0: the
          * map's first id, no groups, no capability) */
-        uint32_t has_creds, fsuid, fsgid, n_groups, caps;
+        uint32_t has_creds, fsuid, fsgid, n_groups;
+        uint64_t caps;
         uint32_t groups[AGENT_GROUPS];
         uint32_t uid, gid; /* AGENT_CHOWN */
-        uint64_t resolve;  /* openat2 RESOLVE_* flags; 0 means plain openat */
+        uint32_t has_times;
+        struct timespec times[2]; /* AGENT_UTIMENS */
+        uint64_t resolve;         /* openat2 RESOLVE_* flags; 0 means plain openat */
         int32_t flags;
         uint32_t mode;
         uint32_t umask;
@@ -79,6 +87,8 @@ static int confine_agent(void)
                 SCMP_SYS(newfstatat),
                 SCMP_SYS(umask),
                 SCMP_SYS(fchownat),
+                452 /* fchmodat2: the same number on every architecture */,
+                SCMP_SYS(utimensat),
                 /* taking each caller's ids and capabilities (agent_take) */
                 SCMP_SYS(setfsuid),
                 SCMP_SYS(setfsgid),
@@ -105,12 +115,14 @@ static int confine_agent(void)
 /* The caller's ids and filesystem capabilities for one request, or the
  * map's first id with none. Capabilities last: a change of fsuid to or
  * from 0 moves the effective set, which the capset then puts right. */
-static int agent_take(const struct agent_req *q, struct fs_ids ids, bool may_setgroups)
+static int agent_take(const struct agent_req *q, struct fs_ids ids, uint64_t caps, bool may_setgroups)
 {
+        uint64_t permitted = caps | AGENT_ID_CAPS;
         struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
         struct __user_cap_data_struct d[2] = {{0}};
-        d[0].permitted = AGENT_FS_CAPS | AGENT_ID_CAPS;
-        d[0].effective = AGENT_ID_CAPS;
+        d[0].permitted = (uint32_t)permitted;
+        d[1].permitted = (uint32_t)(permitted >> 32);
+        d[0].effective = (uint32_t)AGENT_ID_CAPS;
         if (syscall(SYS_capset, &h, d) < 0)
                 return negative_errno();
         uint32_t fsuid = q->has_creds ? q->fsuid : ids.uid_inside, fsgid = q->has_creds ? q->fsgid : ids.gid_inside;
@@ -124,13 +136,16 @@ static int agent_take(const struct agent_req *q, struct fs_ids ids, bool may_set
         syscall(SYS_setfsuid, fsuid);
         if ((gid_t)syscall(SYS_setfsgid, -1) != fsgid || (uid_t)syscall(SYS_setfsuid, -1) != fsuid)
                 return -EPERM;
-        d[0].effective = q->has_creds ? q->caps & AGENT_FS_CAPS : 0;
+        uint64_t eff = q->has_creds ? q->caps & caps : 0;
+        d[0].effective = (uint32_t)eff;
+        d[1].effective = (uint32_t)(eff >> 32);
         if (syscall(SYS_capset, &h, d) < 0)
                 return negative_errno();
         return 0;
 }
 
-_noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bool may_setgroups, struct fs_ids ids)
+_noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bool may_setgroups, struct fs_ids ids,
+                                  uint64_t caps)
 {
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
         /* The sandbox's user namespace, and its net, ipc and uts ones too:
@@ -161,15 +176,17 @@ _noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bo
         /* setresuid cleared it; the sentry gone means we go too (and if it
          * went before this line, the socket's EOF ends the loop below) */
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        uint64_t permitted = caps | AGENT_ID_CAPS;
         for (int cap = 0; cap <= 63; cap++)
-                if (cap >= 32 || !((AGENT_FS_CAPS | AGENT_ID_CAPS) & (1U << cap)))
+                if (!(permitted & (UINT64_C(1) << cap)))
                         if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno == EINVAL)
                                 break; /* past the kernel's last capability */
         /* permitted: what agent_take may make effective for one request;
          * effective: none */
         struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
         struct __user_cap_data_struct d[2] = {{0}};
-        d[0].permitted = AGENT_FS_CAPS | AGENT_ID_CAPS;
+        d[0].permitted = (uint32_t)permitted;
+        d[1].permitted = (uint32_t)(permitted >> 32);
         if (syscall(SYS_capset, &h, d) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 _exit(15);
         if (confine_agent() < 0)
@@ -184,10 +201,18 @@ _noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bo
                 struct agent_resp resp = {.result = -EINVAL};
                 int fd = -1;
                 struct stat st;
-                if (n == (ssize_t)sizeof(req) && (resp.result = agent_take(&req, ids, may_setgroups)) < 0)
+                if (n == (ssize_t)sizeof(req) && (resp.result = agent_take(&req, ids, caps, may_setgroups)) < 0)
                         ; /* answered as is: the caller's standing could not be taken */
                 else if (n == (ssize_t)sizeof(req) && req.op == AGENT_CHOWN && dirfd >= 0)
                         resp.result = fchownat(dirfd, "", req.uid, req.gid, AT_EMPTY_PATH) < 0 ? negative_errno() : 0;
+                else if (n == (ssize_t)sizeof(req) && req.op == AGENT_CHMOD && dirfd >= 0)
+                        resp.result = syscall(452 /* fchmodat2 */, dirfd, "", (mode_t)req.mode, AT_EMPTY_PATH) < 0
+                                              ? negative_errno()
+                                              : 0;
+                else if (n == (ssize_t)sizeof(req) && req.op == AGENT_UTIMENS && dirfd >= 0)
+                        resp.result = utimensat(dirfd, "", req.has_times ? req.times : NULL, AT_EMPTY_PATH) < 0
+                                              ? negative_errno()
+                                              : 0;
                 else if (n == (ssize_t)sizeof(req) && req.op == AGENT_IDS && dirfd >= 0) {
                         if (fstat(dirfd, &st) == 0) {
                                 resp.result = 0;
@@ -217,7 +242,7 @@ _noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bo
 }
 
 /* The forked agent's first message: its namespaces and the view's root. */
-_noreturn_ static void agent_wait(int sock, bool may_setgroups, struct fs_ids ids)
+_noreturn_ static void agent_wait(int sock, bool may_setgroups, struct fs_ids ids, uint64_t caps)
 {
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
         /* nothing of the sentry's but our socket and stderr: not init's
@@ -231,7 +256,7 @@ _noreturn_ static void agent_wait(int sock, bool may_setgroups, struct fs_ids id
         for (size_t i = 0; i < 5; i++)
                 if (n != 1 || fds[i] < 0)
                         _exit(n == 0 ? 0 : 17); /* EOF: the sentry gave up on the sandbox */
-        agent_main(sock, fds, fds[4], may_setgroups, ids);
+        agent_main(sock, fds, fds[4], may_setgroups, ids, caps);
 }
 
 int fs_agent_fork(struct fs_context *ctx, bool may_setgroups)
@@ -248,7 +273,7 @@ int fs_agent_fork(struct fs_context *ctx, bool may_setgroups)
         }
         if (pid == 0) {
                 close(sp[0]);
-                agent_wait(sp[1], may_setgroups, ctx->ids);
+                agent_wait(sp[1], may_setgroups, ctx->ids, ctx->caps);
         }
         close(sp[1]);
         ctx->agent_sock = sp[0];
@@ -325,7 +350,7 @@ static int agent_creds(struct notify_call *call, struct agent_req *req)
         req->n_groups = (uint32_t)c.n_groups;
         for (size_t i = 0; i < c.n_groups; i++)
                 req->groups[i] = fs_id_to_child(&ctx->ids, true, c.groups[i]);
-        req->caps = (uint32_t)c.cap_effective & AGENT_FS_CAPS;
+        req->caps = c.cap_effective & ctx->caps;
         return 0;
 }
 
@@ -335,12 +360,34 @@ bool fs_caller_overrides(struct notify_call *call)
         return notify_creds(call, &c) == 0 && (c.cap_effective & ((1U << CAP_DAC_OVERRIDE) | (1U << CAP_FOWNER)));
 }
 
+static int agent_fdop(struct notify_call *call, int fd, struct agent_req *q);
+
 int fs_agent_chown(struct notify_call *call, int fd, uint32_t uid, uint32_t gid)
+{
+        struct agent_req req = {.op = AGENT_CHOWN, .uid = uid, .gid = gid};
+        return agent_fdop(call, fd, &req);
+}
+
+int fs_agent_chmod(struct notify_call *call, int fd, mode_t mode)
+{
+        struct agent_req req = {.op = AGENT_CHMOD, .mode = mode};
+        return agent_fdop(call, fd, &req);
+}
+
+int fs_agent_utimens(struct notify_call *call, int fd, const struct timespec *times)
+{
+        struct agent_req req = {.op = AGENT_UTIMENS, .has_times = times != NULL};
+        if (times)
+                memcpy(req.times, times, sizeof(req.times));
+        return agent_fdop(call, fd, &req);
+}
+
+static int agent_fdop(struct notify_call *call, int fd, struct agent_req *q)
 {
         struct fs_context *ctx = call->userdata;
         if (ctx->agent_pid <= 0)
                 return -ENOSYS;
-        struct agent_req req = {.op = AGENT_CHOWN, .uid = uid, .gid = gid};
+        struct agent_req req = *q;
         int r = agent_creds(call, &req);
         if (r < 0)
                 return r;

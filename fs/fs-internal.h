@@ -45,6 +45,10 @@ int fs_agent_open(struct fs_context *ctx, struct notify_call *call, int dirfd, c
  * thread's ids and capabilities (uid, gid: the sandbox's ids), where the
  * kernel applies CAP_CHOWN as it would to the thread's own call. */
 int fs_agent_chown(struct notify_call *call, int fd, uint32_t uid, uint32_t gid);
+/* The same for chmod (CAP_FOWNER, CAP_FSETID) and utimensat (CAP_FOWNER). */
+int fs_agent_chmod(struct notify_call *call, int fd, mode_t mode);
+int fs_agent_utimens(struct notify_call *call, int fd, const struct timespec *times);
+
 /* Whether the trapped thread holds CAP_DAC_OVERRIDE or CAP_FOWNER (in its
  * namespace): a refused open is then worth redoing in the agent. */
 bool fs_caller_overrides(struct notify_call *call);
@@ -78,6 +82,10 @@ struct fs_target {
         char path[PATH_MAX]; /* the path as the child gave it (after the /proc/self rewrite) */
         bool empty;          /* AT_EMPTY_PATH with "" (or a NULL path): fd is the child's dirfd */
 };
+
+/* An O_PATH fd of t's object (the fd it holds, else its name, not
+ * followed), for an operation redone by the agent: the fd or -errno. */
+int fs_target_pin(const struct fs_target *t);
 
 #define FS_TARGET_INIT                \
         {                             \

@@ -130,6 +130,7 @@ struct fs_context {
         dev_t proc_dev; /* st_dev of the view's /proc: files there are opened by the proc agent */
         gid_t fsgid;
         struct fs_ids ids; /* the sandbox's id map */
+        uint64_t caps;     /* what its root holds inside its namespace (CAP_* bits) */
         bool keep_groups;  /* unprivileged: setgroups is denied to us and to the
                               child alike, so both keep the user's groups */
         /* the view's mount ids, sorted: a relative walk must start on one */

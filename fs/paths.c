@@ -531,6 +531,13 @@ int fs_handle_chmod(struct notify_call *call, struct notify_verdict *ret)
                 k = fchmodat(at.dirfd, at.name, mode, 0);
         r = k < 0 ? -errno : 0;
         fs_as_child_end();
+        if (r == -EPERM && fs_caller_overrides(call)) {
+                /* another user's file: CAP_FOWNER, the agent's to apply (see chown) */
+                _cleanup_close_ int obj = fs_target_pin(&t);
+                int ar = obj >= 0 ? fs_agent_chmod(call, obj, mode) : obj;
+                if (ar != -ENOSYS)
+                        r = ar;
+        }
         return result(ret, r);
 }
 
@@ -576,8 +583,7 @@ int fs_handle_chown(struct notify_call *call, struct notify_verdict *ret)
                  * in its namespace has the chown redone by the agent, on the
                  * very object resolved here, with the caller's standing in
                  * that namespace (so only files it maps are its to give). */
-                _cleanup_close_ int obj = t.fd >= 0 ? fcntl(t.fd, F_DUPFD_CLOEXEC, 3)
-                                                    : openat(t.dirfd, t.name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                _cleanup_close_ int obj = fs_target_pin(&t);
                 if (obj >= 0) {
                         int ar = fs_agent_chown(call, obj, uid, gid);
                         if (ar != -ENOSYS)
@@ -585,6 +591,13 @@ int fs_handle_chown(struct notify_call *call, struct notify_verdict *ret)
                 }
         }
         return result(ret, r);
+}
+
+int fs_target_pin(const struct fs_target *t)
+{
+        int fd = t->fd >= 0 ? fcntl(t->fd, F_DUPFD_CLOEXEC, 3)
+                            : openat(t->dirfd, t->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        return fd < 0 ? negative_errno() : fd;
 }
 
 /* Emulates utimes(2), utimensat(2) and futimesat(2) against the view; a
@@ -641,6 +654,11 @@ int fs_handle_utimes(struct notify_call *call, struct notify_verdict *ret)
                         return r;
                 r = futimens(fd, tsp) < 0 ? -errno : 0;
                 fs_as_child_end();
+                if ((r == -EPERM || r == -EACCES) && fs_caller_overrides(call)) {
+                        int ar = fs_agent_utimens(call, fd, tsp); /* as below */
+                        if (ar != -ENOSYS)
+                                r = ar;
+                }
                 return result(ret, r);
         }
         unsigned rf =
@@ -657,6 +675,13 @@ int fs_handle_utimes(struct notify_call *call, struct notify_verdict *ret)
                 return r;
         r = utimensat(at.dirfd, at.name, tsp, at.nofollow) < 0 ? -errno : 0;
         fs_as_child_end();
+        if ((r == -EPERM || r == -EACCES) && fs_caller_overrides(call)) {
+                /* another user's file: CAP_FOWNER, the agent's to apply (see chown) */
+                _cleanup_close_ int obj = fs_target_pin(&t);
+                int ar = obj >= 0 ? fs_agent_utimens(call, obj, tsp) : obj;
+                if (ar != -ENOSYS)
+                        r = ar;
+        }
         return result(ret, r);
 }
 

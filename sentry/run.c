@@ -408,6 +408,7 @@ static int run_sandbox(struct sandbox_state *st)
         uid_t child_uid = plan->ids.uid_host + (plan->cmd_uid - plan->ids.uid_inside);
         gid_t child_gid = plan->ids.gid_host + (plan->cmd_gid - plan->ids.gid_inside);
         st->fsctx.ids = plan->ids; /* before the proc agent's fork, which takes them */
+        st->fsctx.caps = plan->oci ? 0 : plan->caps;
         if (!privileged) {
                 r = enter_own_userns(host_uid, host_gid);
                 if (r < 0) {
