@@ -514,6 +514,29 @@ root_bind_real_programs_match_native() {
         expect_eq "" "$other" "host owners of what the sandbox made in the bind (expected all 0:0, the bind source's owner; listed: not 0:0)"
 }
 
+# The same with every path call emulated: the sentry's workers must create and check as the
+# child's ids translated through the sandbox's map, not as themselves.
+it_test root_bind_real_programs_trap_all
+root_bind_real_programs_trap_all() {
+        need_root
+        need_workload_tools
+        local d wl
+        wl=$(owned_dir wl 0:0)/workload.sh
+        write_workload "$wl"
+        d=$(owned_dir work 0:0)
+        (cd "$d" && timeout -k 5 120 env -i bash "$wl") >"$IT_TMP/native.out" 2>&1 ||
+                it_log "native workload exit $?"
+        rm -rf "$d" && d=$(owned_dir work 0:0)
+        IT_CMD_TIMEOUT=180 crun --trap-all --bind "$d:$d" --bind "$wl:$wl:ro" --cwd "$d" -- bash "$wl"
+        printf '%s\n' "$OUT" >"$IT_TMP/sandbox.out"
+        [ -n "$ERR" ] && printf '%s\n' "$ERR" >>"$IT_TMP/sandbox.out"
+        expect_rc 0 "the workload under cordon --trap-all (root, rw bind of a root-owned directory)"
+        compare_workload "--trap-all, as root in a rw bind of a root-owned directory" "$IT_TMP/native.out" "$IT_TMP/sandbox.out"
+        local other
+        other=$(host_owners_other_than "$d" 0:0)
+        expect_eq "" "$other" "--trap-all: host owners of what the sandbox made in the bind (expected all 0:0; listed: not 0:0)"
+}
+
 # Unprivileged (uid 65534), the same workload in that user's own directory: identical to the
 # native run including `id`, SO_PEERCRED and file owners, and the files are the user's on the
 # host. cordon keeps the caller's uid and gid inside by default.
@@ -587,6 +610,31 @@ chown_in_private_layer() {
         crun -- sh -c 'cd /tmp && touch f && chown 1234:1234 f && stat -c %u:%g f; mkdir d && chown 65535:0 d && stat -c %u:%g d; chown 2000 f && stat -c %u f'
         expect_rc 0 "chown to ids 1234, 65535 and 2000 in the sandbox's private /tmp"
         expect_eq $'1234:1234\n65535:0\n2000' "$OUT" "owners after chown"
+}
+
+# A user inside, switched to from the sandbox's root: what it creates is its own, and root's 0600
+# file is closed to it, with the path calls native and emulated alike (the sentry opens as the
+# child's ids, never as its own).
+it_test user_inside_creates_and_is_refused_as_itself
+user_inside_creates_and_is_refused_as_itself() {
+        need_root
+        local mode
+        for mode in default --trap-all; do
+                local args=()
+                [ "$mode" = default ] || args=("$mode")
+                crun "${args[@]}" -- sh -c '
+cd /tmp && echo secret >rootfile && chmod 0600 rootfile && mkdir shared && chmod 1777 shared
+setpriv --reuid 1000 --regid 1000 --clear-groups sh -c "
+echo mine >shared/f; mkdir shared/d; stat -c \"%n %u:%g\" shared/f shared/d
+cat rootfile 2>/dev/null && echo READ-ROOTFILE
+echo x 2>/dev/null >>rootfile && echo WROTE-ROOTFILE
+rm -f rootfile 2>/dev/null; [ -e rootfile ] || echo REMOVED-ROOTFILE
+true"'
+                expect_rc 0 "a user inside ($mode)"
+                expect_eq $'shared/f 1000:1000\nshared/d 1000:1000' "$OUT" \
+                        "owners of what uid 1000 made, and root's 0600 file refused to it ($mode)"
+        done
+        return 0
 }
 
 it_test setpriv_to_another_user
