@@ -945,6 +945,19 @@ static int sentry_main_loop(struct sandbox_state *st)
                         snprintf(tasks, sizeof(tasks), "%lld", (long long)l->max_processes);
                 if (l->disk_bytes > 0)
                         snprintf(disk, sizeof(disk), "%lld bytes", (long long)l->disk_bytes);
+                const struct fs_ids *im = &st->plan->ids;
+                _cleanup_free_ char *idmap =
+                        im->count > 1 ? xasprintf("uids/gids 0-%u in the sandbox = host %u-%u / %u-%u (its own range)",
+                                                 im->count - 1, im->uid_host, im->uid_host + (im->count - 1), im->gid_host,
+                                                 im->gid_host + (im->count - 1))
+                                     : xasprintf("one id: uid %u gid %u in the sandbox = host %u/%u (the single-id "
+                                                 "map: no /etc/subuid range is used without root)",
+                                                 im->uid_inside, im->gid_inside, im->uid_host, im->gid_host);
+                _cleanup_free_ char *capset = policy_caps_format(st->plan->oci ? 0 : st->plan->caps);
+                _cleanup_free_ char *capsline =
+                        st->plan->cmd_uid == 0
+                                ? xasprintf(", holding %s within the sandbox's user namespace only", capset)
+                                : xstrdup(", no capabilities");
                 _cleanup_free_ char *view =
                         st->plan->view.template_path
                                 ? xasprintf("template %s (read-only lower layer%s%s) under a private overlay",
@@ -954,7 +967,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                 fprintf(stderr,
                         "cordon: sandbox %s, init is host pid %d; layers in force:\n"
                         "cordon:   namespaces: user, mount, pid, net, ipc, uts, cgroup\n"
-                        "cordon:   identity: uid/gid 0 in the sandbox = host %u/%u; no capabilities; no_new_privs\n"
+                        "cordon:   identity: %s; the command is uid %u gid %u%s; no_new_privs\n"
                         "cordon:   view: %s, private /tmp /var/tmp /run /root, own /proc and /dev\n"
                         "cordon:   network: own namespace, loopback only; DNS stub at " NET_STUB_ADDR
                         "; egress gate for %zu listed name(s)\n"
@@ -963,7 +976,8 @@ static int sentry_main_loop(struct sandbox_state *st)
                         "cordon:   exec: checked by the sentry; %s\n"
                         "cordon:   limits: memory %s, cpu %s, tasks %s, disk %s; cgroup %s\n"
                         "cordon:   approvals: %s\n",
-                        st->id, st->init_pid, st->uid, st->gid, view, st->policy->n_net_rules, n_table,
+                        st->id, st->init_pid, idmap, st->plan->cmd_uid, st->plan->cmd_gid, capsline, view,
+                        st->policy->n_net_rules, n_table,
                         st->plan->trap_paths ? "every path call"
                         : st->plan->trap_writes
                                 ? "opens that write and every call that writes (an ask rule; reads native)"

@@ -294,6 +294,11 @@ int sentry_timer_arm(int clock, bool absolute, int64_t when_ms);
  * namespace). */
 void sandbox_kill_all(struct sandbox_state *st);
 
+/* The sandbox's ids and what its root holds (stats.c): "identity" in
+ * --stats and `sandbox inspect` (a jansson json_t). */
+struct json_t;
+struct json_t *sandbox_identity_json(const struct sandbox_state *st);
+
 /* --- the state root (state.c) --- */
 
 /* /run/cordon for root; $XDG_RUNTIME_DIR/cordon or /tmp/cordon-UID otherwise;
