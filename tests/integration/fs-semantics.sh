@@ -13,7 +13,8 @@
 # `unshare -Ur` run as uid 65534 (via setpriv): uid 0 over one id. Cases
 # that chown use ids past both maps (70000). Started by an unprivileged
 # user, the command keeps that user's own uid, and the native run is that
-# user's plain run (NATIVE_KEEP_ID). Files the helper creates are then owned by
+# user in a user namespace mapping only its own uid (NATIVE_KEEP_ID), where
+# the host's other ids show as the overflow id as they do in the sandbox. Files the helper creates are then owned by
 # the same host id in both runs and every permission check is the same, so
 # ids are compared too, not only modes. What still differs is the view
 # itself (the host's files are read-only mounts in the sandbox): the cases
@@ -59,7 +60,8 @@ host_python_or_skip() {
 run_native() {
         local h=$1 dir=$2
         if [ "$(id -u)" = 0 ] && [ -n "${NATIVE_KEEP_ID:-}" ]; then
-                setpriv --reuid=65534 --regid=65534 --clear-groups -- "$h/pathcases" "$dir"
+                setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+                        unshare -U --map-user=65534 --map-group=65534 "$h/pathcases" "$dir"
         elif [ "$(id -u)" = 0 ]; then
                 command -v setpriv >/dev/null || skip "no setpriv(1) to run the native side as uid 65534"
                 setpriv --reuid=65534 --regid=65534 --clear-groups -- unshare -Ur "$h/pathcases" "$dir"
