@@ -6,8 +6,9 @@
  * ids distributions hand out, as containers' userns tools choose theirs).
  *
  * A range is taken under the admission lock (state_admit) and recorded as
- * DEFAULT_ROOT/idranges/N, holding the sandbox's id: range N is in use
- * while that sandbox's claim is held (its sentry is alive). A range whose
+ * DEFAULT_ROOT/idranges/UID:GID (its first host uid and gid), holding the
+ * sandbox's id: the range is in use while that sandbox's claim is held (its
+ * sentry is alive). A range whose
  * holder's claim nobody holds is free again: the sentry is dead, and so is
  * its pid namespace with every process that ran as the range's ids. The
  * sentry drops its file at teardown (state_drop_claim), `cordon gc` those of
@@ -98,6 +99,42 @@ static bool range_live(int dirfd, const char *name)
         return sandbox_id_valid(holder) && state_claim_held(holder);
 }
 
+/* The live ranges recorded (their file names are "UID:GID", each the
+ * first host id of a range of RANGE_SIZE), for the overlap check below:
+ * whatever pool a live range came from (/etc/subuid may have changed since
+ * it was taken), a new one never overlaps it. */
+struct live {
+        uint32_t uid, gid;
+};
+
+static size_t live_ranges(int dfd, struct live **ret)
+{
+        size_t n = 0, cap = 0;
+        *ret = NULL;
+        DIR *d = fdopendir(fcntl(dfd, F_DUPFD_CLOEXEC, 3));
+        struct dirent *de;
+        while (d && (de = readdir(d))) {
+                unsigned long long u, g;
+                char end;
+                if (sscanf(de->d_name, "%llu:%llu%c", &u, &g, &end) != 2 || u > UINT32_MAX || g > UINT32_MAX ||
+                    !range_live(dfd, de->d_name))
+                        continue;
+                if (n == cap) {
+                        cap = cap ? 2 * cap : 16;
+                        *ret = xrealloc(*ret, cap * sizeof(**ret));
+                }
+                (*ret)[n++] = (struct live){(uint32_t)u, (uint32_t)g};
+        }
+        if (d)
+                closedir(d);
+        return n;
+}
+
+static bool overlaps(uint32_t a, uint32_t b)
+{
+        return (a < b ? b - a : a - b) < RANGE_SIZE;
+}
+
 int idrange_take(const char *id, struct id_range *ret, char **ret_error)
 {
         struct id_pool pool;
@@ -118,14 +155,21 @@ int idrange_take(const char *id, struct id_range *ret, char **ret_error)
                 *ret_error = xasprintf("%s: %s", dir, strerror(-r));
                 return r;
         }
+        _cleanup_free_ struct live *live = NULL;
+        size_t n_live = live_ranges(dfd, &live), held = 0;
         for (uint32_t k = 0; k < pool.ranges; k++) {
-                char name[16];
-                snprintf(name, sizeof(name), "%u", k);
-                if (range_live(dfd, name))
+                uint32_t u = pool.uid_start + k * RANGE_SIZE, g = pool.gid_start + k * RANGE_SIZE;
+                bool busy = false;
+                for (size_t i = 0; i < n_live && !busy; i++)
+                        busy = overlaps(u, live[i].uid) || overlaps(g, live[i].gid);
+                if (busy) {
+                        held++;
                         continue;
+                }
+                char name[32], tmp[48];
+                snprintf(name, sizeof(name), "%u:%u", u, g);
+                snprintf(tmp, sizeof(tmp), ".%s.%s", name, id);
                 /* free, or its holder is dead: written afresh */
-                char tmp[32];
-                snprintf(tmp, sizeof(tmp), ".%u.%s", k, id);
                 _cleanup_close_ int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
                 if (fd < 0 || dprintf(fd, "%s\n", id) < 0 || renameat(dfd, tmp, dfd, name) < 0) {
                         r = negative_errno();
@@ -135,16 +179,13 @@ int idrange_take(const char *id, struct id_range *ret, char **ret_error)
                 }
                 taken_slot = (int)k;
                 snprintf(taken_path, sizeof(taken_path), "%s/%s", dir, name);
-                *ret = (struct id_range){.uid = pool.uid_start + k * RANGE_SIZE,
-                                         .gid = pool.gid_start + k * RANGE_SIZE,
-                                         .count = RANGE_SIZE,
-                                         .slot = (int)k};
+                *ret = (struct id_range){.uid = u, .gid = g, .count = RANGE_SIZE, .slot = (int)k};
                 return 0;
         }
-        *ret_error = xasprintf("quota: no free uid/gid range: every one of the %u range%s of %u ids in %s "
-                               "(uids from %u, gids from %u) is held by a live sandbox",
-                               pool.ranges, pool.ranges == 1 ? "" : "s", RANGE_SIZE, pool.source, pool.uid_start,
-                               pool.gid_start);
+        *ret_error = xasprintf("quota: no free uid/gid range: %zu of the %u range%s of %u ids in %s (uids from %u, "
+                               "gids from %u) %s held by live sandboxes",
+                               held, pool.ranges, pool.ranges == 1 ? "" : "s", RANGE_SIZE, pool.source, pool.uid_start,
+                               pool.gid_start, held == 1 ? "is" : "are");
         return -EDQUOT;
 }
 

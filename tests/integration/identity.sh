@@ -792,6 +792,39 @@ two_sandboxes_disjoint_ranges() {
         return 0
 }
 
+# The pool is handed out under a lock and never twice: with a pool of one range
+# (CORDON_TEST_ID_POOL, the test hook for a small pool), a second sandbox while the first lives is
+# refused with exit 3 and a message naming the pool and its size; once the first ends, or once
+# its sentry is killed (a dead holder's range is free again), the range is given out anew.
+it_test pool_exhausted_then_returned
+pool_exhausted_then_returned() {
+        need_root
+        local base=3000000000 ia u
+        export CORDON_TEST_ID_POOL="$base:1"
+        bg_sandbox_init "$IT_TMP/a.out"
+        ia=$INIT
+        [ -n "$ia" ] || fail "the first sandbox did not start"
+        u=$(awk 'NR == 1 { print $2 }' "/proc/$ia/uid_map")
+        expect_eq "$base" "$u" "the first sandbox's host base is the pool's"
+        crun -- true
+        expect_rc 3 "a second sandbox while the pool's one range is held"
+        expect_contains "$ERR" "1 range of 65536 ids" "the refusal names the pool's size"
+        expect_contains "$ERR" "CORDON_TEST_ID_POOL" "the refusal names the pool"
+        # the holder's sentry killed: no teardown gave the range back, yet it is free again
+        kill -KILL "$BG_CORDON" 2>/dev/null
+        wait_until 10 eval '! [ -d "/proc/$ia" ]' || fail "the first sandbox's init outlived its sentry"
+        crun -- cat /proc/self/uid_map
+        expect_rc 0 "a sandbox after the holder died"
+        expect_contains "$OUT" "$base" "the range of a dead holder is given out again"
+        # and a finished run gives its range back at teardown
+        crun -- true
+        expect_rc 0 "a sandbox after the last one ended"
+        "$CORDON" gc >/dev/null 2>&1
+        expect_false "the pool's range file is gone once its sandboxes ended and gc ran" \
+                test -e "/run/cordon/idranges/$base:$base"
+        unset CORDON_TEST_ID_POOL
+}
+
 # A `cordon run` and a long-lived sandbox at once: disjoint ranges too, and `sandbox inspect`
 # shows the sandbox's range (its host base and its size).
 it_test run_and_sandbox_ranges_and_inspect
