@@ -207,6 +207,14 @@ static int create_cgroup(const struct run_options *o, const char *id, struct run
                 int r = cgroup_create(o->cgroup_mode, id, &cgl, ret, ret_error);
                 if (r >= 0)
                         return r;
+                /* a limit someone asked for is refused: the start with it */
+                for (size_t k = 0; k < _LIMIT_KIND_MAX; k++) {
+                        char key[40];
+                        snprintf(key, sizeof(key), "limits.%s", limit_key((enum limit_kind)k));
+                        if (l->value[k] != POLICY_UNSET && l->src[k] != LIMIT_SRC_DEFAULT && *ret_error &&
+                            strstr(*ret_error, key))
+                                return r;
+                }
                 /* the default the refusal names ("limits.memoryBytes cannot
                  * be enforced ..."); where it names none, every one left */
                 bool drop[ELEMENTSOF(defaults)] = {false}, any = false;
