@@ -230,8 +230,8 @@ char *limit_raise_hint(const struct run_limits *l, enum limit_kind kind, char *b
                 snprintf(buf, size, "raise limits.%s in the policy", limit_info[kind].key);
                 break;
         case LIMIT_SRC_ADMISSION:
-                snprintf(buf, size, "only the host's administrator can raise it, in %s",
-                         l->admission ? l->admission : "the admission file");
+                /* the source already names the file */
+                snprintf(buf, size, "only the host's administrator can raise it");
                 break;
         case LIMIT_SRC_NONE:
         case LIMIT_SRC_DEFAULT:

@@ -199,7 +199,7 @@ char *limit_format_source(const struct run_limits *l, enum limit_kind kind, char
 char *limit_describe(const struct run_limits *l, enum limit_kind kind, char *buf, size_t size);
 /* How the user raises a limit that stopped a command: "raise it with
  * --memory SIZE or --memory unlimited", "raise limits.memoryBytes in the
- * policy", ... Returns buf. */
+ * policy", "only the host's administrator can raise it". Returns buf. */
 char *limit_raise_hint(const struct run_limits *l, enum limit_kind kind, char *buf, size_t size);
 
 /* "512M", "1G", "1.5GiB", "4096" (bytes); binary multiples. 0 or -EINVAL. */

@@ -217,7 +217,7 @@ START_TEST(test_admission)
         ck_assert_str_eq(limit_describe(&l, LIMIT_MEMORY, buf, sizeof(buf)),
                          "128 MiB (the host's maximum in adm.json)");
         ck_assert_str_eq(limit_raise_hint(&l, LIMIT_MEMORY, buf, sizeof(buf)),
-                         "only the host's administrator can raise it, in adm.json");
+                         "only the host's administrator can raise it");
 
         /* applied after the defaults, it still replaces them */
         run_limits_unset(&l);
