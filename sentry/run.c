@@ -28,11 +28,6 @@
 #define CLONE_PIDFD 0x00001000
 #endif
 
-/* the uid/gid the sandbox runs as on the host when cordon runs as root:
- * nobody, so that an escape from the view still meets the host's file
- * permissions as an unprivileged user */
-#define HOST_NOBODY 65534
-
 static int sentry_main_loop(struct sandbox_state *st);
 static int run_sandbox(struct sandbox_state *st);
 
@@ -337,7 +332,9 @@ int sentry_run(const struct run_options *o)
 
         char id[17];
         sandbox_new_id(id);
-        _cleanup_close_ int lock = state_admit(id, adm.max_sandboxes, &err);
+        /* root: the sandbox's own range of host ids, taken with its claim */
+        struct id_range range = {0};
+        _cleanup_close_ int lock = state_admit(id, adm.max_sandboxes, geteuid() == 0 ? &range : NULL, &err);
         if (lock < 0) {
                 fprintf(stderr, "cordon: %s\n", err);
                 return lock == -EDQUOT ? EXIT_QUOTA : EXIT_SANDBOX;
@@ -408,6 +405,7 @@ int sentry_run(const struct run_options *o)
                 .approve_tty = approve_tty,
                 .prompt_wake = {-1, -1},
                 .state_lock = TAKE_FD(lock),
+                .range = range,
                 .fsctx = {.exec_channel = -1},
         };
         clock_gettime(CLOCK_MONOTONIC, &st.started);
@@ -456,8 +454,18 @@ static int run_sandbox(struct sandbox_state *st)
 
         uid_t host_uid = getuid(), host_gid = getgid();
         bool privileged = geteuid() == 0;
-        uid_t child_uid = privileged ? HOST_NOBODY : host_uid;
-        gid_t child_gid = privileged ? HOST_NOBODY : host_gid;
+        r = sandbox_ids(plan, privileged ? &st->range : NULL, host_uid, host_gid, &plan->ids, &plan->cmd_uid,
+                        &plan->cmd_gid);
+        if (r < 0) {
+                fprintf(stderr, "cordon: %s %u:%u is not one of the sandbox's ids (0-%u)\n",
+                        plan->oci ? "process.user" : "--user", plan->cmd_uid, plan->cmd_gid, st->range.count - 1);
+                return EXIT_USAGE;
+        }
+        /* the command's host ids: what the sentry's workers act as */
+        uid_t child_uid = plan->ids.uid_host + (plan->cmd_uid - plan->ids.uid_inside);
+        gid_t child_gid = plan->ids.gid_host + (plan->cmd_gid - plan->ids.gid_inside);
+        st->fsctx.ids = plan->ids; /* before the proc agent's fork, which takes them */
+        st->fsctx.caps = plan->oci ? 0 : plan->caps;
         if (!privileged) {
                 r = enter_own_userns(host_uid, host_gid);
                 if (r < 0) {
@@ -548,7 +556,7 @@ static int run_sandbox(struct sandbox_state *st)
         st->gid = child_gid;
         st->privileged = privileged;
 
-        r = write_id_maps(pid, child_uid, child_gid, !privileged, plan->oci);
+        r = write_id_maps(pid, &plan->ids, !privileged);
         trace_mark("id maps written");
         if (r < 0)
                 fprintf(stderr, "cordon: cannot write the sandbox's uid/gid maps: %s\n", strerror(-r));
@@ -989,6 +997,19 @@ static int sentry_main_loop(struct sandbox_state *st)
                 limit_describe(&st->limits, LIMIT_CPU, cpu, sizeof(cpu));
                 limit_describe(&st->limits, LIMIT_PROCESSES, tasks, sizeof(tasks));
                 limit_describe(&st->limits, LIMIT_DISK, disk, sizeof(disk));
+                const struct fs_ids *im = &st->plan->ids;
+                _cleanup_free_ char *idmap =
+                        im->count > 1 ? xasprintf("uids/gids 0-%u in the sandbox = host %u-%u / %u-%u (its own range)",
+                                                 im->count - 1, im->uid_host, im->uid_host + (im->count - 1), im->gid_host,
+                                                 im->gid_host + (im->count - 1))
+                                     : xasprintf("one id: uid %u gid %u in the sandbox = host %u/%u (the single-id "
+                                                 "map: no /etc/subuid range is used without root)",
+                                                 im->uid_inside, im->gid_inside, im->uid_host, im->gid_host);
+                _cleanup_free_ char *capset = policy_caps_format(st->plan->oci ? 0 : st->plan->caps);
+                _cleanup_free_ char *capsline =
+                        st->plan->cmd_uid == 0
+                                ? xasprintf(", holding %s within the sandbox's user namespace only", capset)
+                                : xstrdup(", no capabilities");
                 _cleanup_free_ char *view =
                         st->plan->view.template_path
                                 ? xasprintf("template %s (read-only lower layer%s%s) under a private overlay",
@@ -998,7 +1019,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                 fprintf(stderr,
                         "cordon: sandbox %s, init is host pid %d; layers in force:\n"
                         "cordon:   namespaces: user, mount, pid, net, ipc, uts, cgroup\n"
-                        "cordon:   identity: uid/gid 0 in the sandbox = host %u/%u; no capabilities; no_new_privs\n"
+                        "cordon:   identity: %s; the command is uid %u gid %u%s; no_new_privs\n"
                         "cordon:   view: %s, private /tmp /var/tmp /run /root, own /proc and /dev\n"
                         "cordon:   network: own namespace, loopback only; DNS stub at " NET_STUB_ADDR
                         "; egress gate for %zu listed name(s)\n"
@@ -1007,7 +1028,8 @@ static int sentry_main_loop(struct sandbox_state *st)
                         "cordon:   exec: checked by the sentry; %s\n"
                         "cordon:   limits: memory %s, cpu %s, processes %s, disk %s; cgroup %s\n"
                         "cordon:   approvals: %s\n",
-                        st->id, st->init_pid, st->uid, st->gid, view, st->policy->n_net_rules, n_table,
+                        st->id, st->init_pid, idmap, st->plan->cmd_uid, st->plan->cmd_gid, capsline, view,
+                        st->policy->n_net_rules, n_table,
                         st->plan->trap_paths ? "every path call"
                         : st->plan->trap_writes
                                 ? "opens that write and every call that writes (an ask rule; reads native)"

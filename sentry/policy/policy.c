@@ -823,12 +823,46 @@ static int field_env(struct parser *p, json_t *v, const struct field *f, void *t
         return 0;
 }
 
+/* What the sandbox's root holds inside its user namespace: replaces the
+ * default set ([] for none). A refused capability is an error naming it. */
+static int field_capabilities(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        struct policy *pol = target;
+        size_t n;
+        int r = check_array(p, v, &n);
+        if (r < 0)
+                return r;
+        pol->has_caps = true;
+        pol->caps = 0;
+        for (size_t i = 0; i < n; i++) {
+                size_t saved = doc_path_push_index(&p->path, i);
+                const char *name = NULL, *why = NULL;
+                char q[DOC_QUOTE_MAX];
+                int cap;
+                r = parse_string(p, json_array_get(v, i), 64, &name);
+                if (r == 0 && policy_cap_parse(name, &cap, &why) < 0)
+                        r = fail(p, "unknown capability %s (expected a name such as \"CAP_CHOWN\")",
+                                 doc_quote(q, name, strlen(name)));
+                else if (r == 0 && why)
+                        r = fail(p,
+                                 "capability CAP_%s is refused: it gives %s, which cordon never grants inside a "
+                                 "sandbox, even within its own user namespace",
+                                 policy_cap_name(cap), why);
+                doc_path_pop(&p->path, saved);
+                if (r < 0)
+                        return r;
+                pol->caps |= UINT64_C(1) << cap;
+        }
+        return 0;
+}
+
 static const struct field top_fields[] = {
         {.name = "source", .parse = field_source},
         {.name = "limits", .parse = field_limits},
         {.name = "filesystem", .parse = field_filesystem},
         {.name = "networkPolicy", .parse = field_network},
         {.name = "env", .parse = field_env},
+        {.name = "capabilities", .parse = field_capabilities},
         FIELD("expiresAt", field_timestamp, struct policy, expires_at, false),
         {.name = "approvalTimeoutMs",
          .parse = field_int,

@@ -112,6 +112,9 @@ struct policy {
 
         time_t expires_at; /* (time_t)-1 when not given */
         int64_t approval_timeout_ms;
+
+        bool has_caps; /* "capabilities" given: caps replaces the default */
+        uint64_t caps;
 };
 
 /* Parses and validates. On failure returns -EINVAL (bad document) or -errno
@@ -119,6 +122,18 @@ struct policy {
  * file, the key path and what was wrong. */
 int policy_load_file(const char *path, struct policy **ret, char **ret_error);
 int policy_load_buffer(const char *buf, size_t len, const char *origin, struct policy **ret, char **ret_error);
+/* The capabilities a sandbox's root holds inside its user namespace when
+ * the policy names none: what container engines grant (CHOWN, DAC_OVERRIDE,
+ * FOWNER, FSETID, KILL, SETGID, SETUID, SETPCAP, NET_BIND_SERVICE,
+ * SYS_CHROOT, SETFCAP). */
+#define POLICY_DEFAULT_CAPS UINT64_C(0x800405fb)
+/* caps.c: a name ("CAP_CHOWN" or "CHOWN") to its number, with why it is
+ * refused (NULL: it may be granted); -ENOENT for no such capability. */
+int policy_cap_parse(const char *name, int *ret_cap, const char **ret_refused);
+const char *policy_cap_name(int cap);
+/* "CAP_CHOWN,CAP_KILL" (malloc'd), "none" for none */
+char *policy_caps_format(uint64_t mask);
+
 /* An empty policy: the built-in default (deny all egress, no extra binds). */
 struct policy *policy_new_default(void);
 void policy_free(struct policy *p);
