@@ -187,6 +187,59 @@ static bool any_cgroup_limit(const struct run_limits *l)
         return l->memory_bytes != POLICY_UNSET || l->cpu_millis != POLICY_UNSET || l->max_processes != POLICY_UNSET;
 }
 
+/* The sandbox's groups with its limits. A built-in default this host cannot
+ * apply (no memory or pids controller for the group, as unprivileged) is
+ * dropped and the rest tried again: the sandbox then starts as it does
+ * where no limit was asked for, and -v and the limits line say the default
+ * is absent, never claim it. A limit someone asked for is never dropped. */
+static int create_cgroup(const struct run_options *o, const char *id, struct run_limits *l, struct cgroup **ret,
+                         char **ret_error)
+{
+        static const enum limit_kind defaults[] = {LIMIT_MEMORY, LIMIT_PROCESSES};
+        for (;;) {
+                struct cg_limits cgl = {l->memory_bytes, l->max_processes, l->cpu_millis};
+                free(TAKE_PTR(*ret_error));
+                int r = cgroup_create(o->cgroup_mode, id, &cgl, ret, ret_error);
+                if (r >= 0)
+                        return r;
+                /* a limit someone asked for is refused: the start with it */
+                for (size_t k = 0; k < _LIMIT_KIND_MAX; k++) {
+                        char key[40];
+                        snprintf(key, sizeof(key), "limits.%s", limit_key((enum limit_kind)k));
+                        if (l->value[k] != POLICY_UNSET && l->src[k] != LIMIT_SRC_DEFAULT && *ret_error &&
+                            strstr(*ret_error, key))
+                                return r;
+                }
+                /* the default the refusal names ("limits.memoryBytes cannot
+                 * be enforced ..."); where it names none, every one left */
+                bool drop[ELEMENTSOF(defaults)] = {false}, any = false;
+                for (int pass = 0; pass < 2 && !any; pass++)
+                        for (size_t i = 0; i < ELEMENTSOF(defaults); i++) {
+                                enum limit_kind k = defaults[i];
+                                char key[40];
+                                snprintf(key, sizeof(key), "limits.%s", limit_key(k));
+                                drop[i] = l->value[k] != POLICY_UNSET && l->src[k] == LIMIT_SRC_DEFAULT &&
+                                          (pass == 1 || (*ret_error && strstr(*ret_error, key)));
+                                any |= drop[i];
+                        }
+                if (!any)
+                        return r;
+                for (size_t i = 0; i < ELEMENTSOF(defaults); i++) {
+                        enum limit_kind k = defaults[i];
+                        char v[48];
+                        if (!drop[i])
+                                continue;
+                        if (o->verbose)
+                                fprintf(stderr,
+                                        "cordon: the built-in limit %s (%s) cannot be applied on this host (%s); the "
+                                        "sandbox runs without it\n",
+                                        limit_key(k), limit_format_value(k, l->value[k], v, sizeof(v)),
+                                        *ret_error ? *ret_error : strerror(-r));
+                        run_limits_drop_default(l, k);
+                }
+        }
+}
+
 /* (a cleanup: net_floor_preload_end is a no-op once ended or never begun) */
 static void floor_preload_end(bool *preloading)
 {
@@ -227,6 +280,11 @@ int sentry_run(const struct run_options *o)
                 fprintf(stderr, "cordon: %s\n", err);
                 return EXIT_QUOTA;
         }
+        /* what nobody set gets the built-in defaults (a fork or memory bomb
+         * stops at the sandbox), but not in an OCI container: runc applies
+         * only what config.json says, and so does cordon */
+        if (!o->oci)
+                run_limits_apply_defaults(&limits);
         if (limits.expires_at != (time_t)-1 && limits.expires_at <= time(NULL)) {
                 fprintf(stderr, "cordon: expiresAt is in the past; the sandbox would be dead on arrival\n");
                 return EXIT_USAGE;
@@ -284,9 +342,8 @@ int sentry_run(const struct run_options *o)
 
         trace_mark("admitted");
         struct cgroup *cg = NULL;
-        struct cg_limits cgl = {limits.memory_bytes, limits.max_processes, limits.cpu_millis};
         free(TAKE_PTR(err));
-        r = cgroup_create(o->cgroup_mode, id, &cgl, &cg, &err);
+        r = create_cgroup(o, id, &limits, &cg, &err);
         if (r < 0) {
                 if (any_cgroup_limit(&limits) || o->cgroup_mode != CG_AUTO) {
                         fprintf(stderr, "cordon: %s; refusing to start without the requested limits\n", err);
@@ -935,16 +992,11 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
         if (st->verbose) {
-                char mem[32] = "none", cpu[32] = "none", tasks[32] = "none", disk[32] = "none";
-                const struct run_limits *l = &st->limits;
-                if (l->memory_bytes > 0)
-                        snprintf(mem, sizeof(mem), "%lld bytes", (long long)l->memory_bytes);
-                if (l->cpu_millis > 0)
-                        snprintf(cpu, sizeof(cpu), "%lld millis", (long long)l->cpu_millis);
-                if (l->max_processes > 0)
-                        snprintf(tasks, sizeof(tasks), "%lld", (long long)l->max_processes);
-                if (l->disk_bytes > 0)
-                        snprintf(disk, sizeof(disk), "%lld bytes", (long long)l->disk_bytes);
+                char mem[256], cpu[256], tasks[256], disk[256];
+                limit_describe(&st->limits, LIMIT_MEMORY, mem, sizeof(mem));
+                limit_describe(&st->limits, LIMIT_CPU, cpu, sizeof(cpu));
+                limit_describe(&st->limits, LIMIT_PROCESSES, tasks, sizeof(tasks));
+                limit_describe(&st->limits, LIMIT_DISK, disk, sizeof(disk));
                 const struct fs_ids *im = &st->plan->ids;
                 _cleanup_free_ char *idmap =
                         im->count > 1 ? xasprintf("uids/gids 0-%u in the sandbox = host %u-%u / %u-%u (its own range)",
@@ -974,7 +1026,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                         "cordon:   seccomp: filter from %zu table rows; %s and socket calls emulated by the sentry; "
                         "killable wait %s; SYNC_WAKE_UP %s\n"
                         "cordon:   exec: checked by the sentry; %s\n"
-                        "cordon:   limits: memory %s, cpu %s, tasks %s, disk %s; cgroup %s\n"
+                        "cordon:   limits: memory %s, cpu %s, processes %s, disk %s; cgroup %s\n"
                         "cordon:   approvals: %s\n",
                         st->id, st->init_pid, idmap, st->plan->cmd_uid, st->plan->cmd_gid, capsline, view,
                         st->policy->n_net_rules, n_table,

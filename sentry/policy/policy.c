@@ -503,10 +503,34 @@ static int field_source(struct parser *p, json_t *v, const struct field *f, void
         return 0;
 }
 
-#define LIMIT(json, member, lo, hi)                                                                         \
-        {                                                                                                   \
-                .name = (json), .parse = field_int, .offset = offsetof(struct policy, member), .min = (lo), \
-                .max = (hi)                                                                                 \
+/* A limit: an integer in its range, or the string "unlimited", which lifts
+ * the built-in default (the value stays POLICY_UNSET and the policy's
+ * unlimited bit says so). Any other string is an error naming the field. */
+static int field_limit(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        if (json_is_integer(v))
+                return field_int(p, v, f, target);
+        if (!json_is_string(v))
+                return fail(p, "expected a positive integer or \"unlimited\", got %s", doc_json_kind(v));
+        const char *s = json_string_value(v);
+        if (!streq(s, "unlimited")) {
+                char q[DOC_QUOTE_MAX];
+                return fail(p, "expected a positive integer or \"unlimited\", got %s",
+                            doc_quote(q, s, json_string_length(v)));
+        }
+        /* the table's offsets are struct policy's: target is the field of the policy dispatch was given */
+        struct policy *pol = (struct policy *)(void *)((char *)target - f->offset);
+        for (size_t k = 0; k < _LIMIT_KIND_MAX; k++)
+                if (streq(f->name, limit_key((enum limit_kind)k)))
+                        pol->unlimited |= LIMIT_BIT(k);
+        *(int64_t *)target = POLICY_UNSET;
+        return 0;
+}
+
+#define LIMIT(json, member, lo, hi)                                                                           \
+        {                                                                                                     \
+                .name = (json), .parse = field_limit, .offset = offsetof(struct policy, member), .min = (lo), \
+                .max = (hi)                                                                                   \
         }
 static const struct field limit_fields[] = {
         LIMIT("cpuMillis", cpu_millis, 1, 1000000),         LIMIT("memoryBytes", memory_bytes, 4 * MIB, INT64_MAX),
