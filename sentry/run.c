@@ -1000,11 +1000,11 @@ static int sentry_main_loop(struct sandbox_state *st)
                 const struct fs_ids *im = &st->plan->ids;
                 _cleanup_free_ char *idmap =
                         im->count > 1 ? xasprintf("uids/gids 0-%u in the sandbox = host %u-%u / %u-%u (its own range)",
-                                                 im->count - 1, im->uid_host, im->uid_host + (im->count - 1), im->gid_host,
-                                                 im->gid_host + (im->count - 1))
-                                     : xasprintf("one id: uid %u gid %u in the sandbox = host %u/%u (the single-id "
-                                                 "map: no /etc/subuid range is used without root)",
-                                                 im->uid_inside, im->gid_inside, im->uid_host, im->gid_host);
+                                                  im->count - 1, im->uid_host, im->uid_host + (im->count - 1),
+                                                  im->gid_host, im->gid_host + (im->count - 1))
+                                      : xasprintf("one id: uid %u gid %u in the sandbox = host %u/%u (the single-id "
+                                                  "map: no /etc/subuid range is used without root)",
+                                                  im->uid_inside, im->gid_inside, im->uid_host, im->gid_host);
                 _cleanup_free_ char *capset = policy_caps_format(st->plan->oci ? 0 : st->plan->caps);
                 _cleanup_free_ char *capsline =
                         st->plan->cmd_uid == 0
