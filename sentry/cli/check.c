@@ -256,8 +256,19 @@ int sentry_check(bool json)
         else
                 snprintf(confined_note, sizeof(confined_note), "NOT confined: seccomp filters cannot be loaded");
 
+        char idnote[320];
+        struct id_pool pool;
+        if (!root)
+                snprintf(idnote, sizeof(idnote), "the command keeps your uid and gid (one id mapped)");
+        else if (idrange_pool(&pool) < 0)
+                snprintf(idnote, sizeof(idnote),
+                         "the cordon entries of /etc/subuid or /etc/subgid hold host id 0: cordon run refuses");
+        else
+                snprintf(idnote, sizeof(idnote),
+                         "each sandbox its own 65536 host uids/gids, from %s (%u ranges, uids from %u)", pool.source,
+                         pool.ranges, pool.uid_start);
         struct row rows[] = {
-                {"user namespace", userns, true, "the sandbox's uid 0 is an unprivileged host uid"},
+                {"user namespace", userns, true, idnote},
                 {"mount namespace", try_unshare(CLONE_NEWNS, true), true, "the private view"},
                 {"pid namespace", try_unshare(CLONE_NEWPID, true), true, "host processes invisible"},
                 {"network namespace", try_unshare(CLONE_NEWNET, true), true, "no host interfaces"},
