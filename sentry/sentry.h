@@ -188,7 +188,7 @@ struct exec_msg {
 
 /* Everything the child needs, computed before the clone so that a bad
  * request fails before any namespace exists. */
-/* A sandbox's host ids (idrange.c): inside ids 0..count-1 are host uids
+/* A sandbox's host ids (state.c): inside ids 0..count-1 are host uids
  * uid..uid+count-1 and gids gid..gid+count-1. */
 struct id_range {
         uint32_t uid, gid, count;
@@ -369,7 +369,7 @@ void sandbox_new_id(char ret[17]);
  * (sentry/oci/ fills it from config.json; init.c and initd.c apply it in
  * the sandbox's init). Everything here only narrows what the sandbox may
  * do, except the identity, whose host ids are chosen by cordon (the
- * sandbox's own range, idrange.c) and never host root. */
+ * sandbox's own range, state.c) and never host root. */
 #define OCI_MAX_IDS      32 /* additional gids mapped */
 #define OCI_MAX_PRESERVE 4  /* --preserve-fds (the set-up channel carries 8 fds: 3 stdio, the start gate) */
 
