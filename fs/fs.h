@@ -10,6 +10,8 @@
  * the path and the rule in a message buffer for the core to show. */
 #pragma once
 
+#include <stdatomic.h>
+
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -131,8 +133,11 @@ struct fs_context {
         gid_t fsgid;
         struct fs_ids ids; /* the sandbox's id map */
         uint64_t caps;     /* what its root holds inside its namespace (CAP_* bits) */
-        bool keep_groups;  /* unprivileged: setgroups is denied to us and to the
-                              child alike, so both keep the user's groups */
+        /* set once a thread of the sandbox changed its ids or capabilities
+         * (fs_creds_vary): workers then read each trapped thread's */
+        atomic_bool creds_vary;
+        bool keep_groups; /* unprivileged: setgroups is denied to us and to the
+                             child alike, so both keep the user's groups */
         /* the view's mount ids, sorted: a relative walk must start on one */
         uint64_t *mount_ids;
         size_t n_mount_ids;
@@ -153,6 +158,10 @@ struct fs_context {
         /* the rules have "ask" for writes / for execs (fs_rules_ask) */
         bool ask_write, ask_exec;
 };
+
+/* A set*id or capset call was trapped: from now on the workers take each
+ * trapped thread's own identity (fs_as_child_begin), not the command's. */
+void fs_creds_vary(struct notify_call *call);
 
 /* qsort/bsearch comparator for mount ids */
 int fs_cmp_u64(const void *a, const void *b);

@@ -140,13 +140,14 @@ static bool id_mapped(const struct fs_ids *m, bool gid, uint32_t host)
 }
 
 /* The trapped thread's fsuid, fsgid and groups, on this thread. Only with
- * a range of ids: with a single id every thread of the sandbox has the one
+ * a range of ids, and once a thread changed its identity: until then (and
+ * always with a single id) every thread of the sandbox has the one
  * identity fs_worker_init took. An id outside the sandbox's map (which the
  * kernel would never show for one of its threads) fails closed. */
 static int take_identity(struct notify_call *call)
 {
-        const struct fs_context *ctx = call->userdata;
-        if (!ctx || ctx->ids.count <= 1)
+        struct fs_context *ctx = call->userdata;
+        if (!ctx || ctx->ids.count <= 1 || !atomic_load_explicit(&ctx->creds_vary, memory_order_acquire))
                 return 0;
         struct notify_creds c;
         int r = notify_creds(call, &c);
@@ -187,6 +188,13 @@ static int take_identity(struct notify_call *call)
         memcpy(own_ids.groups, c.groups, c.n_groups * sizeof(c.groups[0]));
         own_ids.known = true;
         return 0;
+}
+
+void fs_creds_vary(struct notify_call *call)
+{
+        struct fs_context *ctx = call->userdata;
+        if (ctx)
+                atomic_store_explicit(&ctx->creds_vary, true, memory_order_release);
 }
 
 int fs_as_child_begin(struct notify_call *call)

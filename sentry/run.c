@@ -466,6 +466,8 @@ static int run_sandbox(struct sandbox_state *st)
         gid_t child_gid = plan->ids.gid_host + (plan->cmd_gid - plan->ids.gid_inside);
         st->fsctx.ids = plan->ids; /* before the proc agent's fork, which takes them */
         st->fsctx.caps = plan->oci ? 0 : plan->caps;
+        /* groups the workers do not start with: each thread's are read */
+        st->fsctx.creds_vary = plan->oci && plan->oci->set_user && plan->oci->n_groups > 0;
         if (!privileged) {
                 r = enter_own_userns(host_uid, host_gid);
                 if (r < 0) {

@@ -78,6 +78,23 @@ static int handle_umask(struct notify_call *call, struct notify_verdict *ret)
         return 0;
 }
 
+/* The calls that change a thread's ids or capabilities: trapped only so
+ * that the workers learn the sandbox's threads no longer all have the
+ * command's identity (fs_creds_vary), and from then on take each trapped
+ * thread's own; the call itself is the kernel's. CONTINUE is safe: nothing
+ * is decided, and the kernel checks the arguments it reads itself. A
+ * thread's credentials change only through these (execve keeps the ids:
+ * no_new_privs ignores setuid bits), so until one is seen every thread has
+ * the identity the workers start with. */
+static int handle_setid(struct notify_call *call, struct notify_verdict *ret)
+{
+        fs_creds_vary(call);
+        ret->kind = VERDICT_CONTINUE;
+        return 0;
+}
+
+#define SETID(n) EMULATE(n, handle_setid, SUPPORT_FULL, "runs natively after the sentry notes that identities vary")
+
 static const struct syscall_entry table[] = {
         /* --- the view: path syscalls the sentry performs itself --- */
         /* open and openat: every one emulated with --trap-all or a hidden
@@ -139,6 +156,16 @@ static const struct syscall_entry table[] = {
         PATHCALL("readlinkat", fs_handle_readlink, "as readlink"),
         EMULATE("umask", handle_umask, SUPPORT_FULL,
                 "runs natively after the sentry notes it: cached umasks are dropped until it is applied"),
+        SETID("setuid"),
+        SETID("setgid"),
+        SETID("setreuid"),
+        SETID("setregid"),
+        SETID("setresuid"),
+        SETID("setresgid"),
+        SETID("setfsuid"),
+        SETID("setfsgid"),
+        SETID("setgroups"),
+        SETID("capset"),
         PATHWRITE("mkdir", fs_handle_mkdir, "made by the worker as the child, the caller's umask"),
         PATHWRITE("mkdirat", fs_handle_mkdir, "as mkdir"),
         /* always trapped: natively Landlock refuses device nodes (and the
