@@ -160,7 +160,10 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
         for (size_t i = 0; i < argc; i++)
                 p.argv[i] = xstrdup(o->argv[i]);
         p.envp = build_env(o);
-        p.cwd = xstrdup(o->cwd ? o->cwd : HOME);
+        /* the caller's directory when no --cwd: tried by init in the view,
+         * which alone knows whether it shows it (else the home) */
+        p.cwd = xstrdup(o->cwd ? o->cwd : o->caller_cwd ? o->caller_cwd : HOME);
+        p.cwd_fallback = !o->cwd && o->caller_cwd ? HOME : NULL;
 
         size_t nb = o->policy->n_binds + o->n_binds;
         p.binds = xcalloc(nb, sizeof(struct fs_bind));
@@ -229,6 +232,15 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                 }
                 p.view.template_fd = fd;
                 p.view.template_path = o->policy->source_path;
+        }
+        /* a working directory asked for by name is refused where the view
+         * hides it (init checks again where it resolves to) */
+        const char *hider = p.cwd_fallback ? NULL : fs_view_hidden_by(&p.view, p.cwd);
+        if (hider) {
+                fprintf(stderr, "cordon: the working directory %s is hidden in the sandbox's view (by %s)\n", p.cwd,
+                        hider);
+                sandbox_plan_done(&p);
+                return PLAN_POLICY_ERROR;
         }
 
         /* The path rows the mount view decides alone stay out of the filter

@@ -897,11 +897,14 @@ static int sentry_main_loop(struct sandbox_state *st)
          * readable after the mount namespace is gone) */
         st->writable_fd = openat(st->fsctx.root_fd, "tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-        /* the Landlock report comes first, then the ready */
+        /* the Landlock report comes first, then the working directory, then the ready */
         if (!recv_setup_msg(st, MSG_LANDLOCK, &m, NULL, 0))
                 return EXIT_SANDBOX;
         st->landlock_abi = m.value;
         snprintf(st->landlock_why, sizeof(st->landlock_why), "%.300s", m.text);
+        if (!recv_setup_msg(st, MSG_CWD, &m, NULL, 0))
+                return EXIT_SANDBOX;
+        snprintf(st->cwd_note, sizeof(st->cwd_note), "%.300s", m.text);
         if (!recv_setup_msg(st, MSG_READY, &m, NULL, 0))
                 return EXIT_SANDBOX;
         /* init's listener, taken across (init may make no trapped call, such
@@ -1054,6 +1057,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                                 st->landlock_abi);
                 else
                         fprintf(stderr, "cordon:   landlock: ABSENT (%s)\n", st->landlock_why);
+                fprintf(stderr, "cordon:   cwd: %s\n", st->cwd_note);
         }
 
         /* Set-up is over: from here on the sentry serves, relays and cleans

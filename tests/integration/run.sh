@@ -123,12 +123,91 @@ usage_errors() {
 
 it_test cwd_option
 cwd_option() {
-        crun -- pwd
-        expect_rc 0 "pwd"
-        expect_eq /root "$OUT" "default working directory"
+        (cd "$IT_TMP" && crun -- pwd && printf '%s\n' "$OUT" >"$IT_TMP/out")
+        expect_eq /root "$(cat "$IT_TMP/out")" "working directory from a directory the view lacks"
+        cd /usr/share || fail "cd /usr/share"
         crun --cwd /tmp -- pwd
         expect_rc 0 "pwd with --cwd /tmp"
-        expect_eq /tmp "$OUT" "working directory with --cwd /tmp"
+        expect_eq /tmp "$OUT" "working directory with --cwd /tmp (it wins over the caller's)"
+}
+
+# The caller's directory, where the view shows it (a system directory, a bind's target), is where
+# the command starts, as a drop-in wrapper should; -v says so.
+it_test cwd_callers_directory
+cwd_callers_directory() {
+        cd /usr/share || fail "cd /usr/share"
+        crun -v -- pwd
+        expect_rc 0 "pwd in /usr/share"
+        expect_eq /usr/share "$OUT" "working directory"
+        expect_contains "$ERR" "cordon:   cwd: /usr/share (the caller's directory)" "-v note"
+        local d
+        d=$(scratch_dir work) || exit $?
+        cd "$d" || fail "cd $d"
+        crun --bind "$d:$d:ro" -- pwd
+        expect_eq "$d" "$OUT" "a directory the view shows through a bind"
+}
+
+# Not in the view (the host's /tmp is not: the view's is private): the home, and -v says why.
+it_test cwd_falls_back_to_home
+cwd_falls_back_to_home() {
+        local d
+        d=$(mktemp -d /tmp/cordon-it-cwd.XXXXXX) || fail "mktemp in /tmp"
+        at_exit "rm -rf '$d'"
+        cd "$d" || fail "cd $d"
+        crun -v -- pwd
+        expect_rc 0 "pwd in $d"
+        expect_eq /root "$OUT" "working directory"
+        expect_contains "$ERR" "cordon:   cwd: /root, the home: the caller's directory $d is not a directory in the sandbox's view" "-v note"
+        cd /proc/self || fail "cd /proc/self"
+        crun -v -- pwd
+        expect_eq /root "$OUT" "from the host's /proc"
+        expect_contains "$ERR" "is under /proc, which in the sandbox is its own" "-v note for /proc"
+}
+
+# A hidden path shows an empty mask in the view: it never becomes the working directory, whether
+# the caller stands in it, --cwd names it or a symlink leads there.
+it_test cwd_never_hidden
+cwd_never_hidden() {
+        local d
+        d=$(scratch_dir work) || exit $?
+        mkdir -p "$d/secret/sub" && ln -s "$d/secret" "$d/link" && chmod -R 0777 "$d" || fail "set up $d"
+        printf '{"filesystem": {"rules": [{"path": "%s/secret", "access": "hidden"}]}}\n' "$d" >"$IT_TMP/hide.json"
+        cd "$d/secret/sub" || fail "cd $d/secret/sub"
+        crun -v --bind "$d:$d" --policy "$IT_TMP/hide.json" -- pwd
+        expect_rc 0 "pwd beneath a hidden directory"
+        expect_eq /root "$OUT" "working directory beneath a hidden directory"
+        expect_contains "$ERR" "the caller's directory $d/secret/sub is hidden in the sandbox's view (by $d/secret)" "-v note"
+        crun --bind "$d:$d" --policy "$IT_TMP/hide.json" --cwd "$d/secret" -- pwd
+        expect_rc 2 "--cwd naming a hidden directory"
+        expect_contains "$ERR" "the working directory $d/secret is hidden in the sandbox's view" "error"
+        crun --bind "$d:$d" --policy "$IT_TMP/hide.json" --cwd "$d/link" -- sh -c 'echo RAN'
+        expect_rc 125 "--cwd naming a symlink to a hidden directory"
+        expect_contains "$ERR" "is hidden in the sandbox's view (by $d/secret)" "error"
+        expect_not_contains "$OUT" RAN "the command must not run"
+        cd /etc/ssh 2>/dev/null || return 0
+        crun -- pwd
+        expect_eq /root "$OUT" "from /etc/ssh (masked in the default view)"
+}
+
+# --workspace: the caller's directory bound read-write at its own path, and the start there.
+it_test workspace_option
+workspace_option() {
+        local d
+        d=$(scratch_dir ws) || exit $?
+        echo host >"$d/existing" && chmod 0644 "$d/existing"
+        cd "$d" || fail "cd $d"
+        crun -w -- sh -c 'pwd; cat existing; echo made > x'
+        expect_rc 0 "cordon run -w"
+        expect_eq "$d"$'\n'host "$OUT" "output"
+        expect_eq made "$(cat "$d/x" 2>/dev/null)" "file made in the workspace, read on the host"
+        cd / || fail "cd /"
+        crun --workspace -- true
+        expect_rc 2 "--workspace in /"
+        expect_contains "$ERR" "cordon: --workspace: the current directory / cannot be bound" "error"
+        cd /dev || fail "cd /dev"
+        crun -w -- true
+        expect_rc 2 "--workspace in /dev"
+        expect_contains "$ERR" "--workspace: the current directory /dev" "error"
 }
 
 # =============================================================================================
