@@ -471,6 +471,12 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
                 oci_mount(sock, &plan->oci->mounts[i]);
         if (plan->debug_disable & (DEBUG_OFF_RO_BINDS | DEBUG_OFF_NOEXEC_RULES))
                 debug_mount_flags(plan, sock);
+        /* --user: the private home is the command's own (the view made it
+         * init's, 0700), as a home is its user's */
+        if (!plan->oci && (plan->cmd_uid != plan->ids.uid_inside || plan->cmd_gid != plan->ids.gid_inside) &&
+            chown(plan->view.home, plan->cmd_uid, plan->cmd_gid) < 0)
+                child_fail(sock, "%s: give the home %s to uid %u: %s", plan->user_origin ? plan->user_origin : "--user",
+                           plan->view.home, plan->cmd_uid, strerror(errno));
 
         /* the terminal, from the sandbox's own devpts instance */
         int master = -1, slave = -1;

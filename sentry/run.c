@@ -457,8 +457,14 @@ static int run_sandbox(struct sandbox_state *st)
         r = sandbox_ids(plan, privileged ? &st->range : NULL, host_uid, host_gid, &plan->ids, &plan->cmd_uid,
                         &plan->cmd_gid);
         if (r < 0) {
+                /* the ids asked for (sandbox_ids left cmd_uid and cmd_gid unset) */
+                bool oci = !plan->user_set && plan->oci;
                 fprintf(stderr, "cordon: %s %u:%u is not one of the sandbox's ids (0-%u)\n",
-                        plan->oci ? "process.user" : "--user", plan->cmd_uid, plan->cmd_gid, st->range.count - 1);
+                        oci                 ? "process.user"
+                        : plan->user_origin ? plan->user_origin
+                                            : "--user",
+                        oci ? plan->oci->uid : plan->user_uid, oci ? plan->oci->gid : plan->user_gid,
+                        st->range.count - 1);
                 return EXIT_USAGE;
         }
         /* the command's host ids: what the sentry's workers act as */

@@ -77,6 +77,10 @@ struct run_options {
         /* `cordon run`: the caller's directory, where the command starts when
          * the view shows it as a directory (else the home, said with -v) */
         const char *caller_cwd;
+        /* --user UID[:GID]: the command's identity in the sandbox (it wins
+         * over the policy's "user") */
+        bool user_set;
+        uint32_t user_uid, user_gid;
         enum tty_mode tty;
         bool verbose;
         bool trap_all;
@@ -211,6 +215,7 @@ struct sandbox_plan {
          * first, and this (the home) where the view does not show it as a
          * directory, or hides it (MSG_CWD says which and why). */
         const char *cwd_fallback;
+        const char *user_origin; /* with user_set: "--user" or "the policy's \"user\"", for messages */
         struct fs_view_spec view;
         struct fs_bind *binds;
         int *bind_fds; /* OCI: the binds' sources opened by the sentry (view.bind_fds), else NULL */

@@ -37,6 +37,8 @@ static void usage(FILE *f)
               "                           where the view shows it, else the home, /root; -v says which)\n"
               "  -w, --workspace          bind the current directory read-write at its own path and start\n"
               "                           there: read the system, write the workspace\n"
+              "  -u, --user UID[:GID]     run the command as this uid and gid in the sandbox (GID defaults\n"
+              "                           to UID), with no supplementary groups; the policy's \"user\" too\n"
               "  -t, --tty                give the command a terminal even if ours is not one\n"
               "  -T, --no-tty             never give the command a terminal\n"
               "      --trap-all           emulate every path call, also those the mount view decides alone\n"
@@ -113,6 +115,40 @@ static int parse_bind(const char *arg, struct policy_bind *ret)
         return 0;
 }
 
+/* One id of --user: decimal, 0 to 4294967294 ((uid_t)-1 means "no change"
+ * to the kernel). */
+static int parse_id(const char *s, size_t len, uint32_t *ret)
+{
+        uint64_t v = 0;
+        if (len == 0 || len > 10)
+                return -EINVAL;
+        for (size_t i = 0; i < len; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return -EINVAL;
+                v = v * 10 + (uint64_t)(s[i] - '0');
+        }
+        if (v > UINT32_MAX - 1)
+                return -EINVAL;
+        *ret = (uint32_t)v;
+        return 0;
+}
+
+/* --user UID[:GID]: numeric ids (the sandbox's /etc/passwd is not the
+ * caller's to consult); GID is UID when not given. */
+static int parse_user(const char *arg, uint32_t *ret_uid, uint32_t *ret_gid)
+{
+        const char *colon = strchr(arg, ':');
+        uint32_t uid, gid;
+        if (parse_id(arg, colon ? (size_t)(colon - arg) : strlen(arg), &uid) < 0)
+                return -EINVAL;
+        gid = uid;
+        if (colon && parse_id(colon + 1, strlen(colon + 1), &gid) < 0)
+                return -EINVAL;
+        *ret_uid = uid;
+        *ret_gid = gid;
+        return 0;
+}
+
 static bool valid_env(const char *kv)
 {
         const char *eq = strchr(kv, '=');
@@ -158,6 +194,7 @@ static int cmd_run(int argc, char **argv)
                 {"env", required_argument, NULL, 'e'},
                 {"cwd", required_argument, NULL, 'C'},
                 {"workspace", no_argument, NULL, 'w'},
+                {"user", required_argument, NULL, 'u'},
                 {"tty", no_argument, NULL, 't'},
                 {"no-tty", no_argument, NULL, 'T'},
                 {"trap-all", no_argument, NULL, 'A'},
@@ -188,7 +225,7 @@ static int cmd_run(int argc, char **argv)
         o.binds = xcalloc(argc + 1, sizeof(struct policy_bind));
 
         optind = 1;
-        while ((c = getopt_long(argc, argv, "+p:b:e:C:wtTvh", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "+p:b:e:C:wu:tTvh", opts, NULL)) != -1) {
                 switch (c) {
                 case 'p':
                         policy_path = optarg;
@@ -221,6 +258,15 @@ static int cmd_run(int argc, char **argv)
                         break;
                 case 'w':
                         workspace = true;
+                        break;
+                case 'u':
+                        if (parse_user(optarg, &o.user_uid, &o.user_gid) < 0) {
+                                fprintf(stderr,
+                                        "cordon: --user %s: expected UID[:GID], numeric ids from 0 to 4294967294\n",
+                                        optarg);
+                                goto out;
+                        }
+                        o.user_set = true;
                         break;
                 case 't':
                         o.tty = TTY_ALWAYS;
