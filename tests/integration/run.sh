@@ -1137,7 +1137,7 @@ unprivileged_user() {
         ERR=$(cat "$errf")
         printf '%s\n%s\n' "$OUT" "$ERR" >&2
         expect_rc 0 "cordon run as uid 65534"
-        expect_eq $'0\nhi' "$OUT" "output"
+        expect_eq $'65534\nhi' "$OUT" "output (the caller's own uid, kept inside)"
 }
 
 # =============================================================================================
