@@ -80,6 +80,12 @@ int fs_template_idmapped(int template_fd, int userns_fd, int *ret_fd);
  * directory (snapshots read it), "tmp", "var-tmp", "run", "home", "shm" the
  * private directories. */
 int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize, int *ret_layer_fd);
+/* What hides path (absolute, normalised, in the view) from the sandbox: a
+ * hidden rule's path at or above it, or one of the view's own masks (the
+ * secrets under /etc in the default view, the masked /proc entries); NULL
+ * when nothing does. Such a path shows an empty mask in the mount view, and
+ * must never be taken for the directory it names (a working directory). */
+const char *fs_view_hidden_by(const struct fs_view_spec *spec, const char *path);
 
 /* "sha256:" and 64 hex digits and a NUL */
 #define FS_DIGEST_SIZE 72

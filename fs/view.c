@@ -82,6 +82,32 @@ static const char *const proc_masked[] = {
 
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
 
+/* path is dir or beneath it (both absolute, without trailing slash but "/") */
+static bool path_at_or_under(const char *path, const char *dir)
+{
+        size_t n = strlen(dir);
+        if (streq(dir, "/"))
+                return true;
+        return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+const char *fs_view_hidden_by(const struct fs_view_spec *spec, const char *path)
+{
+        /* any hidden rule at or above path, whatever a longer rule says:
+         * the mask over the hidden directory covers everything beneath it
+         * in the mount view (setup_rule finds nothing there to open) */
+        for (size_t i = 0; i < spec->n_rules; i++)
+                if (spec->rules[i].access == FS_HIDDEN && path_at_or_under(path, spec->rules[i].path))
+                        return spec->rules[i].path;
+        for (size_t i = 0; !spec->template_path && i < ELEMENTSOF(etc_secrets); i++)
+                if (path_at_or_under(path, etc_secrets[i]))
+                        return etc_secrets[i];
+        for (size_t i = 0; i < ELEMENTSOF(proc_masked); i++)
+                if (path_at_or_under(path, proc_masked[i]))
+                        return proc_masked[i];
+        return NULL;
+}
+
 _printf_(3, 4) static int fail(int r, char *err, const char *fmt, ...)
 {
         char what[512];

@@ -310,6 +310,79 @@ static void oci_sysctls(int sock, const struct oci_sandbox *oci)
         }
 }
 
+/* Why dir (absolute, in the view) cannot be the command's working
+ * directory though chdir may reach it, into why; false when nothing says
+ * so. A hidden path shows an empty mask there (fs_view_hidden_by), and
+ * /proc and /dev are the sandbox's own, not the caller's. */
+static bool cwd_refused(const struct sandbox_plan *plan, const char *dir, char *why, size_t size)
+{
+        static const char *const own[] = {"/proc", "/dev"};
+        const char *hider = fs_view_hidden_by(&plan->view, dir);
+        if (hider) {
+                snprintf(why, size, "is hidden in the sandbox's view (by %s)", hider);
+                return true;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(own); i++) {
+                size_t n = strlen(own[i]);
+                if (strncmp(dir, own[i], n) == 0 && (dir[n] == '\0' || dir[n] == '/')) {
+                        snprintf(why, size, "is under %s, which in the sandbox is its own", own[i]);
+                        return true;
+                }
+        }
+        return false;
+}
+
+/* Enters dir and checks where that led (a symlink in a template's tree may
+ * lead elsewhere in the view): 0, or -errno with why filled in. Entered
+ * with the command's own standing, so a directory it may not search is
+ * refused too. */
+static int try_cwd(const struct sandbox_plan *plan, const char *dir, char *why, size_t size)
+{
+        char at[4096];
+        if (cwd_refused(plan, dir, why, size))
+                return -EACCES;
+        if (chdir(dir) < 0) {
+                int e = errno;
+                if (e == ENOENT || e == ENOTDIR)
+                        snprintf(why, size, "is not a directory in the sandbox's view");
+                else
+                        snprintf(why, size, "cannot be entered: %s", strerror(e));
+                return -e;
+        }
+        if (!getcwd(at, sizeof(at))) {
+                int e = errno;
+                snprintf(why, size, "cannot be entered: getcwd: %s", strerror(e));
+                return -e;
+        }
+        if (!streq(at, dir) && cwd_refused(plan, at, why, size))
+                return -EACCES;
+        return 0;
+}
+
+/* The command's working directory (see sandbox_plan.cwd_fallback), and
+ * MSG_CWD saying which, for -v. Never a hidden one: the fallback is the
+ * home, checked the same way, and a refused one fails the start. */
+static void enter_cwd(const struct sandbox_plan *plan, int sock)
+{
+        char why[512] = "", note[1024];
+        int r = try_cwd(plan, plan->cwd, why, sizeof(why));
+        if (r < 0 && !plan->cwd_fallback)
+                child_fail(sock, "cannot change to %s in the sandbox: it %s", plan->cwd, why);
+        if (r < 0) {
+                char why2[512] = "";
+                if (try_cwd(plan, plan->cwd_fallback, why2, sizeof(why2)) < 0)
+                        child_fail(
+                                sock,
+                                "cannot change to the home %s in the sandbox: it %s (nor to the caller's directory %s: it %s)",
+                                plan->cwd_fallback, why2, plan->cwd, why);
+                snprintf(note, sizeof(note), "%s, the home: the caller's directory %s %s", plan->cwd_fallback,
+                         plan->cwd, why);
+        } else
+                snprintf(note, sizeof(note), "%s%s", plan->cwd, plan->cwd_fallback ? " (the caller's directory)" : "");
+        if (msg_send(sock, MSG_CWD, r < 0 ? -r : 0, note, NULL, 0) < 0)
+                _exit(EXIT_SANDBOX);
+}
+
 /* pid 1 of the sandbox. */
 _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct cgroup_entry *cg_entry)
 {
@@ -398,6 +471,12 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
                 oci_mount(sock, &plan->oci->mounts[i]);
         if (plan->debug_disable & (DEBUG_OFF_RO_BINDS | DEBUG_OFF_NOEXEC_RULES))
                 debug_mount_flags(plan, sock);
+        /* --user: the private home is the command's own (the view made it
+         * init's, 0700), as a home is its user's */
+        if (!plan->oci && (plan->cmd_uid != plan->ids.uid_inside || plan->cmd_gid != plan->ids.gid_inside) &&
+            chown(plan->view.home, plan->cmd_uid, plan->cmd_gid) < 0)
+                child_fail(sock, "%s: give the home %s to uid %u: %s", plan->user_origin ? plan->user_origin : "--user",
+                           plan->view.home, plan->cmd_uid, strerror(errno));
 
         /* the terminal, from the sandbox's own devpts instance */
         int master = -1, slave = -1;
@@ -481,8 +560,7 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
          * sentry could not serve through the /proc/TID/mem fallback anyway,
          * since a process that is not dumpable (init's fork before its exec)
          * has /proc files only the host's root may open. */
-        if (chdir(plan->cwd) < 0)
-                child_fail(sock, "cannot change to %s in the sandbox: %s", plan->cwd, strerror(errno));
+        enter_cwd(plan, sock);
 
         bool killable = false;
         trace_mark("init: fds sent");

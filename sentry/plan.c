@@ -43,9 +43,18 @@ static char **build_env(const struct run_options *o)
          * in an unprivileged one (which keeps the caller's uid), by the
          * name the view's /etc/passwd (the host's) gives it */
         const char *user = "root";
+        char num[16];
         if (geteuid() != 0 && !o->oci) {
                 struct passwd *pw = getpwuid(getuid());
                 user = pw && pw->pw_name ? pw->pw_name : "nobody";
+        }
+        /* --user, the policy's "user": that uid's name, else its number */
+        bool chosen = !o->front && (o->user_set || o->policy->has_user);
+        if (chosen) {
+                uid_t uid = o->user_set ? o->user_uid : (uid_t)o->policy->user_uid;
+                struct passwd *pw = getpwuid(uid);
+                snprintf(num, sizeof(num), "%u", (unsigned)uid);
+                user = pw && pw->pw_name ? pw->pw_name : num;
         }
         env_set(&envp, &n, "USER", user);
         env_set(&envp, &n, "LOGNAME", user);
@@ -160,7 +169,33 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
         for (size_t i = 0; i < argc; i++)
                 p.argv[i] = xstrdup(o->argv[i]);
         p.envp = build_env(o);
-        p.cwd = xstrdup(o->cwd ? o->cwd : HOME);
+        /* the caller's directory when no --cwd: tried by init in the view,
+         * which alone knows whether it shows it (else the home) */
+        p.cwd = xstrdup(o->cwd ? o->cwd : o->caller_cwd ? o->caller_cwd : HOME);
+        p.cwd_fallback = !o->cwd && o->caller_cwd ? HOME : NULL;
+        if (o->user_set) {
+                p.user_set = true;
+                p.user_uid = o->user_uid;
+                p.user_gid = o->user_gid;
+                p.user_origin = "--user";
+        } else if (o->policy->has_user) {
+                /* a front's runs (`cordon sandbox exec`, a container's
+                 * process.user) have identities of their own: running them
+                 * as the sandbox's root instead would be more than the
+                 * policy grants */
+                if (o->front) {
+                        fprintf(stderr,
+                                "cordon: the policy's \"user\" is honoured by `cordon run` only in this build%s; "
+                                "refusing to run as another identity than it asks\n",
+                                o->oci ? " (a container's identity is its process.user)" : "");
+                        sandbox_plan_done(&p);
+                        return PLAN_POLICY_ERROR;
+                }
+                p.user_set = true;
+                p.user_uid = (uint32_t)o->policy->user_uid;
+                p.user_gid = (uint32_t)o->policy->user_gid;
+                p.user_origin = "the policy's \"user\"";
+        }
 
         size_t nb = o->policy->n_binds + o->n_binds;
         p.binds = xcalloc(nb, sizeof(struct fs_bind));
@@ -229,6 +264,15 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                 }
                 p.view.template_fd = fd;
                 p.view.template_path = o->policy->source_path;
+        }
+        /* a working directory asked for by name is refused where the view
+         * hides it (init checks again where it resolves to) */
+        const char *hider = p.cwd_fallback ? NULL : fs_view_hidden_by(&p.view, p.cwd);
+        if (hider) {
+                fprintf(stderr, "cordon: the working directory %s is hidden in the sandbox's view (by %s)\n", p.cwd,
+                        hider);
+                sandbox_plan_done(&p);
+                return PLAN_POLICY_ERROR;
         }
 
         /* The path rows the mount view decides alone stay out of the filter

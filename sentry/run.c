@@ -457,8 +457,14 @@ static int run_sandbox(struct sandbox_state *st)
         r = sandbox_ids(plan, privileged ? &st->range : NULL, host_uid, host_gid, &plan->ids, &plan->cmd_uid,
                         &plan->cmd_gid);
         if (r < 0) {
+                /* the ids asked for (sandbox_ids left cmd_uid and cmd_gid unset) */
+                bool oci = !plan->user_set && plan->oci;
                 fprintf(stderr, "cordon: %s %u:%u is not one of the sandbox's ids (0-%u)\n",
-                        plan->oci ? "process.user" : "--user", plan->cmd_uid, plan->cmd_gid, st->range.count - 1);
+                        oci                 ? "process.user"
+                        : plan->user_origin ? plan->user_origin
+                                            : "--user",
+                        oci ? plan->oci->uid : plan->user_uid, oci ? plan->oci->gid : plan->user_gid,
+                        st->range.count - 1);
                 return EXIT_USAGE;
         }
         /* the command's host ids: what the sentry's workers act as */
@@ -899,11 +905,14 @@ static int sentry_main_loop(struct sandbox_state *st)
          * readable after the mount namespace is gone) */
         st->writable_fd = openat(st->fsctx.root_fd, "tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-        /* the Landlock report comes first, then the ready */
+        /* the Landlock report comes first, then the working directory, then the ready */
         if (!recv_setup_msg(st, MSG_LANDLOCK, &m, NULL, 0))
                 return EXIT_SANDBOX;
         st->landlock_abi = m.value;
         snprintf(st->landlock_why, sizeof(st->landlock_why), "%.300s", m.text);
+        if (!recv_setup_msg(st, MSG_CWD, &m, NULL, 0))
+                return EXIT_SANDBOX;
+        snprintf(st->cwd_note, sizeof(st->cwd_note), "%.300s", m.text);
         if (!recv_setup_msg(st, MSG_READY, &m, NULL, 0))
                 return EXIT_SANDBOX;
         /* init's listener, taken across (init may make no trapped call, such
@@ -1056,6 +1065,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                                 st->landlock_abi);
                 else
                         fprintf(stderr, "cordon:   landlock: ABSENT (%s)\n", st->landlock_why);
+                fprintf(stderr, "cordon:   cwd: %s\n", st->cwd_note);
         }
 
         /* Set-up is over: from here on the sentry serves, relays and cleans

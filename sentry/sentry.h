@@ -73,7 +73,14 @@ struct run_options {
         size_t n_extra_env;
         struct policy_bind *binds; /* from --bind, in addition to the policy's */
         size_t n_binds;
-        const char *cwd; /* in the view; default the home */
+        const char *cwd; /* in the view (--cwd); NULL: caller_cwd, else the home */
+        /* `cordon run`: the caller's directory, where the command starts when
+         * the view shows it as a directory (else the home, said with -v) */
+        const char *caller_cwd;
+        /* --user UID[:GID]: the command's identity in the sandbox (it wins
+         * over the policy's "user") */
+        bool user_set;
+        uint32_t user_uid, user_gid;
         enum tty_mode tty;
         bool verbose;
         bool trap_all;
@@ -159,6 +166,10 @@ enum msg_type {
         MSG_KILL,
         MSG_RUN_PID,
         MSG_RUN_EXIT,
+        /* init → sentry after MSG_LANDLOCK: text is the working directory
+         * the command starts in and, where it is not the one asked for (the
+         * caller's, not shown by the view), why; value is 0 or that errno */
+        MSG_CWD,
 };
 
 struct msg {
@@ -199,6 +210,12 @@ struct sandbox_plan {
         char **argv;
         char **envp;
         char *cwd;
+        /* NULL: cwd was asked for (--cwd, --workspace, a front's): entered
+         * or the start fails. Else cwd is the caller's directory, tried
+         * first, and this (the home) where the view does not show it as a
+         * directory, or hides it (MSG_CWD says which and why). */
+        const char *cwd_fallback;
+        const char *user_origin; /* with user_set: "--user" or "the policy's \"user\"", for messages */
         struct fs_view_spec view;
         struct fs_bind *binds;
         int *bind_fds; /* OCI: the binds' sources opened by the sentry (view.bind_fds), else NULL */
@@ -267,6 +284,7 @@ struct sandbox_state {
         char floor_why[320];    /* else why not */
         int landlock_abi;       /* the Landlock ABI init enforced; 0: none */
         char landlock_why[320]; /* else why not */
+        char cwd_note[320];     /* MSG_CWD's text: where the command started (and why there), for -v */
         struct trapped_count {
                 const char *name;
                 uint64_t count;

@@ -33,7 +33,12 @@ static void usage(FILE *f)
               "  -b, --bind HOST:SANDBOX[:ro]\n"
               "                           make a host directory or file visible in the view\n"
               "  -e, --env KEY=VALUE      set a variable in the sandbox's environment\n"
-              "  -C, --cwd DIR            working directory in the sandbox (default /root)\n"
+              "  -C, --cwd DIR            working directory in the sandbox (default: the current directory\n"
+              "                           where the view shows it, else the home, /root; -v says which)\n"
+              "  -w, --workspace          bind the current directory read-write at its own path and start\n"
+              "                           there: read the system, write the workspace\n"
+              "  -u, --user UID[:GID]     run the command as this uid and gid in the sandbox (GID defaults\n"
+              "                           to UID), with no supplementary groups; the policy's \"user\" too\n"
               "  -t, --tty                give the command a terminal even if ours is not one\n"
               "  -T, --no-tty             never give the command a terminal\n"
               "      --trap-all           emulate every path call, also those the mount view decides alone\n"
@@ -78,6 +83,14 @@ static void usage(FILE *f)
               f);
 }
 
+/* What the view can take as a bind target: absolute, not /, not under the
+ * /proc and /dev cordon makes itself, no "..". */
+static bool bind_target_ok(const char *target)
+{
+        return target[0] == '/' && !streq(target, "/") && !strstr(target, "/..") && !startswith(target, "/proc") &&
+               !startswith(target, "/dev");
+}
+
 static int parse_bind(const char *arg, struct policy_bind *ret)
 {
         _cleanup_free_ char *s = xstrdup(arg);
@@ -94,12 +107,45 @@ static int parse_bind(const char *arg, struct policy_bind *ret)
                 else if (!streq(opt, "rw"))
                         return -EINVAL;
         }
-        if (host[0] != '/' || target[0] != '/' || streq(target, "/") || strstr(target, "/..") ||
-            startswith(target, "/proc") || startswith(target, "/dev"))
+        if (host[0] != '/' || !bind_target_ok(target))
                 return -EINVAL;
         ret->source = xstrdup(host);
         ret->target = xstrdup(target);
         ret->read_only = ro;
+        return 0;
+}
+
+/* One id of --user: decimal, 0 to 4294967294 ((uid_t)-1 means "no change"
+ * to the kernel). */
+static int parse_id(const char *s, size_t len, uint32_t *ret)
+{
+        uint64_t v = 0;
+        if (len == 0 || len > 10)
+                return -EINVAL;
+        for (size_t i = 0; i < len; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return -EINVAL;
+                v = v * 10 + (uint64_t)(s[i] - '0');
+        }
+        if (v > UINT32_MAX - 1)
+                return -EINVAL;
+        *ret = (uint32_t)v;
+        return 0;
+}
+
+/* --user UID[:GID]: numeric ids (the sandbox's /etc/passwd is not the
+ * caller's to consult); GID is UID when not given. */
+static int parse_user(const char *arg, uint32_t *ret_uid, uint32_t *ret_gid)
+{
+        const char *colon = strchr(arg, ':');
+        uint32_t uid, gid;
+        if (parse_id(arg, colon ? (size_t)(colon - arg) : strlen(arg), &uid) < 0)
+                return -EINVAL;
+        gid = uid;
+        if (colon && parse_id(colon + 1, strlen(colon + 1), &gid) < 0)
+                return -EINVAL;
+        *ret_uid = uid;
+        *ret_gid = gid;
         return 0;
 }
 
@@ -147,6 +193,8 @@ static int cmd_run(int argc, char **argv)
                 {"bind", required_argument, NULL, 'b'},
                 {"env", required_argument, NULL, 'e'},
                 {"cwd", required_argument, NULL, 'C'},
+                {"workspace", no_argument, NULL, 'w'},
+                {"user", required_argument, NULL, 'u'},
                 {"tty", no_argument, NULL, 't'},
                 {"no-tty", no_argument, NULL, 'T'},
                 {"trap-all", no_argument, NULL, 'A'},
@@ -169,14 +217,15 @@ static int cmd_run(int argc, char **argv)
         _cleanup_(policy_freep) struct policy *policy = NULL;
         const char *policy_path = NULL;
         int c, r, code = EXIT_USAGE;
-        bool debug_unsafe = false;
+        bool debug_unsafe = false, workspace = false;
+        _cleanup_free_ char *here = NULL;
 
         o.binds = NULL;
         o.extra_env = xcalloc(argc + 1, sizeof(char *));
         o.binds = xcalloc(argc + 1, sizeof(struct policy_bind));
 
         optind = 1;
-        while ((c = getopt_long(argc, argv, "+p:b:e:C:tTvh", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "+p:b:e:C:wu:tTvh", opts, NULL)) != -1) {
                 switch (c) {
                 case 'p':
                         policy_path = optarg;
@@ -206,6 +255,18 @@ static int cmd_run(int argc, char **argv)
                                 goto out;
                         }
                         o.cwd = optarg;
+                        break;
+                case 'w':
+                        workspace = true;
+                        break;
+                case 'u':
+                        if (parse_user(optarg, &o.user_uid, &o.user_gid) < 0) {
+                                fprintf(stderr,
+                                        "cordon: --user %s: expected UID[:GID], numeric ids from 0 to 4294967294\n",
+                                        optarg);
+                                goto out;
+                        }
+                        o.user_set = true;
                         break;
                 case 't':
                         o.tty = TTY_ALWAYS;
@@ -272,6 +333,29 @@ LIMITS_OPTION_CASES:
                 goto out;
         }
         o.argv = argv + optind;
+
+        /* The caller's directory: where the command starts unless --cwd
+         * says otherwise and the view shows it (init decides, and falls back
+         * to the home), or with --workspace the directory bound read-write
+         * at its own path. */
+        here = getcwd(NULL, 0);
+        if (workspace) {
+                if (!here) {
+                        fprintf(stderr, "cordon: --workspace: cannot tell the current directory: %m\n");
+                        goto out;
+                }
+                if (!bind_target_ok(here)) {
+                        fprintf(stderr,
+                                "cordon: --workspace: the current directory %s cannot be bound at its own path "
+                                "(a workspace is a directory other than /, not under /proc or /dev)\n",
+                                here);
+                        goto out;
+                }
+                o.binds[o.n_binds++] = (struct policy_bind){xstrdup(here), xstrdup(here), false};
+                if (!o.cwd)
+                        o.cwd = here;
+        } else
+                o.caller_cwd = here;
 
         /* Switching layers off is for the tests that show each layer holds on
          * its own. Asked for without the explicit flag it is an error, never

@@ -856,6 +856,33 @@ static int field_capabilities(struct parser *p, json_t *v, const struct field *f
         return 0;
 }
 
+/* Ids as the kernel takes them: any but (uid_t)-1, which means "no change". Whether the
+ * sandbox's user namespace has the id is known only at the start, which says so. */
+#define ID_MAX INT64_C(4294967294)
+static const struct field user_fields[] = {
+        {.name = "uid",
+         .parse = field_int,
+         .offset = offsetof(struct policy, user_uid),
+         .required = true,
+         .max = ID_MAX},
+        {.name = "gid", .parse = field_int, .offset = offsetof(struct policy, user_gid), .max = ID_MAX},
+};
+
+static int field_user(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        struct policy *pol = target;
+        int r;
+
+        pol->user_gid = POLICY_UNSET;
+        r = dispatch(p, v, user_fields, ELEMENTSOF(user_fields), pol);
+        if (r < 0)
+                return r;
+        if (pol->user_gid == POLICY_UNSET)
+                pol->user_gid = pol->user_uid;
+        pol->has_user = true;
+        return 0;
+}
+
 static const struct field top_fields[] = {
         {.name = "source", .parse = field_source},
         {.name = "limits", .parse = field_limits},
@@ -863,6 +890,7 @@ static const struct field top_fields[] = {
         {.name = "networkPolicy", .parse = field_network},
         {.name = "env", .parse = field_env},
         {.name = "capabilities", .parse = field_capabilities},
+        {.name = "user", .parse = field_user},
         FIELD("expiresAt", field_timestamp, struct policy, expires_at, false),
         {.name = "approvalTimeoutMs",
          .parse = field_int,

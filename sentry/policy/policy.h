@@ -115,6 +115,11 @@ struct policy {
 
         bool has_caps; /* "capabilities" given: caps replaces the default */
         uint64_t caps;
+
+        /* "user": {"uid": N, "gid": N}: the identity the command runs as in
+         * the sandbox (no supplementary groups); gid is uid when not given */
+        bool has_user;
+        int64_t user_uid, user_gid;
 };
 
 /* Parses and validates. On failure returns -EINVAL (bad document) or -errno

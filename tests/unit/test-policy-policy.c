@@ -258,6 +258,17 @@ static const struct invalid_case invalid_cases[] = {
         {"{\"expiresAt\": \"2026-12-01T12:00:00.Z\"}", "expiresAt", "expected an RFC 3339 UTC timestamp"},
         {"{\"expiresAt\": \"tomorrow\"}", "expiresAt", "expected an RFC 3339 UTC timestamp"},
         {"{\"expiresAt\": \"1969-12-31T23:59:59Z\"}", "expiresAt", "must not be before 1970"},
+        /* user */
+        {"{\"user\": 1000}", "user", "expected an object, got an integer"},
+        {"{\"user\": {}}", "user.uid", "required key is missing"},
+        {"{\"user\": {\"gid\": 5}}", "user.uid", "required key is missing"},
+        {"{\"user\": {\"uid\": \"1000\"}}", "user.uid", "expected an integer, got a string"},
+        {"{\"user\": {\"uid\": 1.5}}", "user.uid", "expected an integer"},
+        {"{\"user\": {\"uid\": -1}}", "user.uid", "must be at least 0, got -1"},
+        {"{\"user\": {\"uid\": 4294967295}}", "user.uid", "must be at most 4294967294"},
+        {"{\"user\": {\"uid\": 1, \"gid\": -2}}", "user.gid", "must be at least 0, got -2"},
+        {"{\"user\": {\"uid\": 1, \"gid\": null}}", "user.gid", "expected an integer, got null"},
+        {"{\"user\": {\"uid\": 1, \"name\": \"www\"}}", "user.name", "unknown key (known keys here: uid, gid)"},
         /* syntax, reported by line and column */
         {"{\"env\": {\"A\": \"1\", \"A\": \"2\"}}", ":1:", "duplicate object key"},
         {"{\n  \"env\": {},\n}", ":3:1: ", "string or '}' expected"},
@@ -300,6 +311,7 @@ static void check_defaults(const struct policy *p)
         ck_assert_uint_eq(p->n_env, 0);
         ck_assert(p->expires_at == (time_t)-1);
         ck_assert_int_eq(p->approval_timeout_ms, 300000);
+        ck_assert(!p->has_user);
 }
 
 static void check_host_lowercased(const struct policy *p)
@@ -401,6 +413,20 @@ static void check_caps_two(const struct policy *p)
         ck_assert_uint_eq(p->caps, (UINT64_C(1) << 0) | (UINT64_C(1) << 10)); /* CHOWN, NET_BIND_SERVICE */
 }
 
+static void check_user_gid_defaults(const struct policy *p)
+{
+        ck_assert(p->has_user);
+        ck_assert_int_eq(p->user_uid, 1000);
+        ck_assert_int_eq(p->user_gid, 1000);
+}
+
+static void check_user_both(const struct policy *p)
+{
+        ck_assert(p->has_user);
+        ck_assert_int_eq(p->user_uid, 0);
+        ck_assert_int_eq(p->user_gid, INT64_C(4294967294));
+}
+
 static const struct valid_case valid_cases[] = {
         {"{\"capabilities\": []}", check_caps_none},
         {"{\"capabilities\": [\"CAP_CHOWN\", \"NET_BIND_SERVICE\", \"CAP_CHOWN\"]}", check_caps_two},
@@ -437,6 +463,8 @@ static const struct valid_case valid_cases[] = {
          "\"approvalTimeoutMs\": 86400000}",
          check_limit_edges},
         {"{\"source\": {\"kind\": \"snapshot\", \"path\": \"/var/lib/cordon/snapshots/s1/\"}}", check_source_no_digest},
+        {"{\"user\": {\"uid\": 1000}}", check_user_gid_defaults},
+        {"{\"user\": {\"gid\": 4294967294, \"uid\": 0}}", check_user_both},
 };
 
 START_TEST(test_valid)
