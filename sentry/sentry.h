@@ -341,8 +341,9 @@ int idrange_pool(struct id_pool *ret);
 int idrange_take(const char *id, struct id_range *ret, char **ret_error);
 /* The range this process took, given back (state_drop_claim calls it). */
 void idrange_release(void);
-/* `cordon gc`, under the admission lock: drops ranges of dead sandboxes. */
-int idrange_gc(void);
+/* `cordon gc`, under the admission lock: drops ranges of dead sandboxes
+ * (printing each unless quiet). */
+int idrange_gc(bool quiet);
 
 /* Under the admission lock: counts live sandboxes, refuses (-EDQUOT with
  * *ret_error) beyond max_sandboxes (<0: no maximum), else creates the

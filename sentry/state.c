@@ -438,7 +438,7 @@ int state_gc(bool quiet)
         }
         int dropped = 0;
         (void)count_claims_dropping(&dropped);
-        removed += idrange_gc();
+        removed += idrange_gc(quiet);
         /* The groups' own scan (a directory in each hierarchy) only where a
          * sentry died: a dead sentry's claim stays behind, and a sentry
          * drops its own only once its groups are gone (state_drop_claim),
@@ -645,7 +645,7 @@ void idrange_release(void)
         taken_slot = -1;
 }
 
-int idrange_gc(void)
+int idrange_gc(bool quiet)
 {
         char dir[600];
         if (ranges_dir(dir, sizeof(dir)) < 0)
@@ -658,8 +658,11 @@ int idrange_gc(void)
         while ((de = readdir(d))) {
                 if (de->d_name[0] == '.' && (streq(de->d_name, ".") || streq(de->d_name, "..")))
                         continue;
-                if (!range_live(dirfd(d), de->d_name) && unlinkat(dirfd(d), de->d_name, 0) == 0)
+                if (!range_live(dirfd(d), de->d_name) && unlinkat(dirfd(d), de->d_name, 0) == 0) {
+                        if (!quiet)
+                                printf("returned uid range %s/%s (its sandbox is gone)\n", dir, de->d_name);
                         n++;
+                }
         }
         closedir(d);
         return n;
