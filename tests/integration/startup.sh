@@ -77,9 +77,9 @@ in_every_group() {
         local marker=$1 out=$2 pid state g
         # the whole line: with -v, cordon's own lines ("... cgroup v2 group ...") hold "up" too
         wait_until 10 grep -qx up "$out" || fail "the sandbox did not start: $(cat "$out")"
-        # the sandbox's shell: host uid 65534 (cordon runs as root), the marker in its command
-        # line (the sentry's proc agent runs as that uid too, with cordon's command line)
-        pid=$(pgrep -u 65534 -f -- "^sh -c .*$marker" | head -1)
+        # the sandbox's shell: the marker in its command line (the sentry's proc agent runs as
+        # the sandbox's root too, with cordon's command line, which the anchor leaves out)
+        pid=$(pgrep -f -- "^sh -c .*$marker" | head -1)
         [ -n "$pid" ] || fail "cannot find the sandbox's command"
         state=$(state_of_sentry "$BG_CORDON")
         [ -n "$state" ] || fail "no state directory for sentry $BG_CORDON"
