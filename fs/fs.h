@@ -48,9 +48,11 @@ struct fs_view_spec {
          * an overlay with the template as its read-only lower layer and its
          * upper layer in the writable layer. NULL: the built-in default. */
         /* NULL: init opens each bind's source itself, as the sandbox's
-         * identity. Else one fd per bind (O_PATH), opened by the sentry for
-         * binds the caller is entitled to (an OCI engine's, running as root,
-         * from directories only root may enter, as runc would). */
+         * identity. Else one fd per bind, made by the sentry: a detached tree
+         * of a bind the caller is entitled to (an OCI engine's, running as
+         * root, from directories only root may enter, as runc would), or a
+         * read-write bind's idmapped tree (fs_bind_idmapped); -1 for a bind
+         * init opens itself. */
         const int *bind_fds;
         const char *template_path;
         int template_fd;      /* the template directory as the sentry opened (and hashed) it; -1 none */
