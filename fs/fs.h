@@ -68,6 +68,13 @@ struct fs_view_spec {
  * instance a filesystem that does not support idmapped mounts). */
 int fs_template_idmapped(int template_fd, int userns_fd, int *ret_fd);
 
+/* Sentry side, as host root: a detached, recursive, idmapped copy of a
+ * read-write bind's source srcfd (fs/binds.c), through userns_fd, a user
+ * namespace whose maps tie the source's owner to the sandbox root's host
+ * ids. Hand it to the child as the bind's fs_view_spec.bind_fds entry.
+ * -errno when the filesystem (or one beneath) refuses idmapped mounts. */
+int fs_bind_idmapped(int srcfd, int userns_fd, int *ret_fd);
+
 /* Runs in the child, inside its new user, mount and pid namespaces and while
  * it still holds its capabilities there: assembles the view (the template's
  * overlay, or the default: host system directories read-only, /etc minus

@@ -412,6 +412,10 @@ static int run_sandbox(struct sandbox_state *st)
                 }
         }
 
+        /* the read-write binds' idmapped trees, which init inherits */
+        if (privileged && bind_trees(plan, child_uid, child_gid) < 0)
+                return EXIT_SANDBOX;
+
         int sp[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
                 fprintf(stderr, "cordon: socketpair: %m\n");
