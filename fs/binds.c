@@ -47,3 +47,114 @@ int fs_bind_idmapped(int srcfd, int userns_fd, int *ret_fd)
         *ret_fd = TAKE_FD(fd);
         return 0;
 }
+
+int fs_private_layer_init(struct fs_context *ctx, int layer_fd)
+{
+        struct stat root, layer;
+        if (fstat(ctx->root_fd, &root) < 0 || fstat(layer_fd, &layer) < 0)
+                return negative_errno();
+        /* the writable layer's tmpfs (/tmp, /var/tmp, /run, home, /dev/shm)
+         * and the view's root: a template's overlay, whose upper layer is in
+         * that tmpfs, or the built-in view's read-only tmpfs of mount points */
+        ctx->private_devs[0] = layer.st_dev;
+        ctx->private_devs[1] = root.st_dev;
+        ctx->n_private_devs = 2;
+        return 0;
+}
+
+bool fs_private_dev(const struct fs_context *ctx, dev_t dev)
+{
+        for (size_t i = 0; i < ctx->n_private_devs; i++)
+                if (ctx->private_devs[i] == dev)
+                        return true;
+        return false;
+}
+
+bool fs_setid_refused(mode_t type, mode_t mode, bool private)
+{
+        if (private)
+                return false;
+        /* A setgid directory is allowed: it makes nothing executable, only
+         * hands its group to what is made in it (which the kernel already
+         * does when a directory is made in one), and shared trees and git's
+         * core.sharedRepository depend on it. A setuid bit on a directory
+         * means nothing on Linux and is refused with the rest. */
+        if (mode & S_ISUID)
+                return true;
+        return (mode & S_ISGID) && !S_ISDIR(type);
+}
+
+bool fs_mknod_refused(mode_t mode, bool private)
+{
+        mode_t type = mode & S_IFMT;
+        if (type == S_IFBLK || type == S_IFCHR)
+                /* a device number other than the whiteout's is refused
+                 * everywhere by the handler; the whiteout (0:0) names no
+                 * device, but the host would list it as one */
+                return !private;
+        return fs_setid_refused(type ? type : S_IFREG, mode, private);
+}
+
+bool fs_xattr_guarded(const char *name)
+{
+        /* A file capability written through an idmapped bind whose owner is
+         * host root would carry root id 0 on disk: capabilities in the
+         * host's namespace for whoever execs it there. */
+        return streq(name, "security.capability");
+}
+
+/* Whether fd's file is on one of the sandbox's own filesystems; a file that
+ * cannot be looked at counts as outside (fails closed). */
+bool fs_on_private_layer(const struct fs_context *ctx, int fd, mode_t *ret_type)
+{
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return false;
+        if (ret_type)
+                *ret_type = st.st_mode & S_IFMT;
+        return fs_private_dev(ctx, st.st_dev);
+}
+
+/* Emulates fchmod(2), trapped only when the mode sets S_ISUID or S_ISGID:
+ * the fd is taken across once (pidfd_getfd), so a second thread that dup2s
+ * another file onto the number changes nothing the decision did not see;
+ * the chmod is made on that copy, as the child. */
+int fs_handle_fchmod(struct notify_call *call, struct notify_verdict *ret)
+{
+        const struct seccomp_data *d = &call->req->data;
+        mode_t mode = (mode_t)d->args[1];
+        _cleanup_close_ int fd = notify_dup_child_fd(call, (int)d->args[0]);
+        ret->kind = VERDICT_ERROR;
+        if (fd < 0) {
+                ret->error = -fd;
+                return 0;
+        }
+        if (notify_id_valid(call) < 0) {
+                ret->error = ENOENT;
+                return 0;
+        }
+        /* an O_PATH file: fchmod fails on it (EBADF) before looking */
+        int flags = fcntl(fd, F_GETFL);
+        if (flags >= 0 && (flags & O_PATH)) {
+                ret->error = EBADF;
+                return 0;
+        }
+        mode_t type = 0;
+        bool private = fs_on_private_layer(call->userdata, fd, &type);
+        if (fs_setid_refused(type, mode, private)) {
+                ret->error = EPERM;
+                return 0;
+        }
+        int r = fs_as_child_begin();
+        if (r < 0)
+                return r;
+        r = fchmod(fd, mode) < 0 ? -errno : 0;
+        fs_as_child_end();
+        if (r < 0) {
+                ret->error = -r;
+                return 0;
+        }
+        ret->kind = VERDICT_VALUE;
+        ret->value = 0;
+        return 0;
+}

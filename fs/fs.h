@@ -151,7 +151,16 @@ struct fs_context {
         int exec_channel;
         /* the rules have "ask" for writes / for execs (fs_rules_ask) */
         bool ask_write, ask_exec;
+        /* the sandbox's own filesystems (fs_private_layer_init): the only
+         * places where setuid, setgid, file-capable and device files may be
+         * made (fs/binds.c) */
+        dev_t private_devs[2];
+        size_t n_private_devs;
 };
+
+/* Fills ctx->private_devs from ctx->root_fd and the writable layer's root
+ * (layer_fd). 0 or -errno. */
+int fs_private_layer_init(struct fs_context *ctx, int layer_fd);
 
 /* qsort/bsearch comparator for mount ids */
 int fs_cmp_u64(const void *a, const void *b);
@@ -216,6 +225,8 @@ int fs_handle_rename(struct notify_call *call, struct notify_verdict *ret);
 int fs_handle_link(struct notify_call *call, struct notify_verdict *ret);
 int fs_handle_symlink(struct notify_call *call, struct notify_verdict *ret);
 int fs_handle_chmod(struct notify_call *call, struct notify_verdict *ret);
+/* fchmod(2) with S_ISUID or S_ISGID in the mode (fs/binds.c). */
+int fs_handle_fchmod(struct notify_call *call, struct notify_verdict *ret);
 int fs_handle_chown(struct notify_call *call, struct notify_verdict *ret);
 int fs_handle_utimes(struct notify_call *call, struct notify_verdict *ret);
 int fs_handle_truncate(struct notify_call *call, struct notify_verdict *ret);

@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <linux/xattr.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 
@@ -74,17 +75,46 @@ static int acl_ids(const struct fs_context *ctx, unsigned char *v, size_t len, b
         return 0;
 }
 
-/* Emulates getxattr(2), setxattr(2), listxattr(2), removexattr(2) and
- * their l* variants against the view. */
+/* Whether setting name on t's object is refused: a guarded name (a file
+ * capability) anywhere but on the sandbox's own filesystems (fs/binds.c).
+ * An object the call names without pinning it (lsetxattr) is judged by
+ * what the name is now: a rename into its directory cannot bring in a
+ * file of another mount. */
+static bool guarded(const struct fs_context *ctx, const struct fs_target *t, const char *name)
+{
+        if (!fs_xattr_guarded(name))
+                return false;
+        if (t->fd >= 0)
+                return !fs_on_private_layer(ctx, t->fd, NULL);
+        struct stat st;
+        return fstatat(t->dirfd, t->name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !fs_private_dev(ctx, st.st_dev);
+}
+
+/* The target of fsetxattr(2): the caller's fd, taken across once
+ * (pidfd_getfd), so that the call acts on the file that was decided on
+ * even if another thread dup2s something else onto the number. */
+static int fd_target(struct notify_call *call, int child_fd, struct fs_target *ret)
+{
+        int fd = notify_dup_child_fd(call, child_fd);
+        if (fd < 0)
+                return fd;
+        ret->fd = fd;
+        ret->empty = true;
+        return notify_id_valid(call) < 0 ? -ENOENT : 0;
+}
+
+/* Emulates getxattr(2), setxattr(2), fsetxattr(2), listxattr(2),
+ * removexattr(2) and their l* variants against the view. */
 int fs_handle_xattr(struct notify_call *call, struct notify_verdict *ret)
 {
         const struct seccomp_data *d = &call->req->data;
         enum xop op;
         bool follow =
                 d->nr == SYS_getxattr || d->nr == SYS_setxattr || d->nr == SYS_listxattr || d->nr == SYS_removexattr;
+        bool by_fd = d->nr == SYS_fsetxattr;
         if (d->nr == SYS_getxattr || d->nr == SYS_lgetxattr)
                 op = X_GET;
-        else if (d->nr == SYS_setxattr || d->nr == SYS_lsetxattr)
+        else if (d->nr == SYS_setxattr || d->nr == SYS_lsetxattr || by_fd)
                 op = X_SET;
         else if (d->nr == SYS_listxattr || d->nr == SYS_llistxattr)
                 op = X_LIST;
@@ -140,11 +170,31 @@ int fs_handle_xattr(struct notify_call *call, struct notify_verdict *ret)
         }
 
         _cleanup_(fs_target_done) struct fs_target t = FS_TARGET_INIT;
-        int r = fs_resolve(call, AT_FDCWD, d->args[0], FS_NEED | (follow ? FS_FOLLOW : 0), &t);
+        int r = by_fd ? fd_target(call, (int)d->args[0], &t)
+                      : fs_resolve(call, AT_FDCWD, d->args[0], FS_NEED | (follow ? FS_FOLLOW : 0), &t);
         if (r < 0)
                 return deny(ret, r);
+        if (by_fd) {
+                /* an O_PATH file: fsetxattr fails on it (EBADF) before looking */
+                int fl = fcntl(t.fd, F_GETFL);
+                if (fl >= 0 && (fl & O_PATH))
+                        return deny(ret, -EBADF);
+        }
+        if (op == X_SET && guarded(call->userdata, &t, name))
+                return deny(ret, -EPERM);
         if ((op == X_SET || op == X_REMOVE) && (r = fs_ask_write(call, &t, NULL, ret)) <= 0)
                 return r;
+        if (by_fd) {
+                if ((r = fs_as_child_begin()) < 0)
+                        return r;
+                r = fsetxattr(t.fd, name, value, size, flags) < 0 ? -errno : 0;
+                fs_as_child_end();
+                if (r < 0)
+                        return deny(ret, r);
+                ret->kind = VERDICT_VALUE;
+                ret->value = 0;
+                return 0;
+        }
         struct fs_at at;
         fs_target_at(&t, call->hostproc_fd, &at);
         /* through the magic link to a pinned object, the following variant;

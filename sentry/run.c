@@ -786,7 +786,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         st->fsctx.root_fd = fds[0];
         st->layer_fd = fds[1];
         st->pty_master = fds[2];
-        if (st->fsctx.root_fd < 0 || st->layer_fd < 0) {
+        if (st->fsctx.root_fd < 0 || st->layer_fd < 0 || fs_private_layer_init(&st->fsctx, st->layer_fd) < 0) {
                 kill_and_reap(st);
                 fprintf(stderr, "cordon: no root or writable layer from the sandbox\n");
                 return EXIT_SANDBOX;

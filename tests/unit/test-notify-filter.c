@@ -353,13 +353,15 @@ START_TEST(test_path_rows_selected)
         static const char *const paths[] = {
                 "stat",     "newfstatat", "statx",     "faccessat2",        "readlinkat", "mkdirat",
                 "unlinkat", "renameat2",  "linkat",    "symlinkat",         "fchownat",   "utimensat",
-                "truncate", "getxattr",   "lsetxattr", "inotify_add_watch", "chdir"};
+                "truncate", "getxattr",   "listxattr", "inotify_add_watch", "chdir"};
         for (int trap = 0; trap < 2; trap++) {
                 struct syscall_entry *t = calloc(n_all, sizeof(*t));
                 size_t n = sentry_syscall_select(trap, t, n_all);
                 ck_assert_uint_le(n, n_all);
+                /* all but the conditional rows of open and openat (6, and 2
+                 * for setuid creates) and of the chmod family (3) */
                 if (trap)
-                        ck_assert_uint_eq(n, n_all - 6); /* all but open's and openat's conditional rows */
+                        ck_assert_uint_eq(n, n_all - 11);
                 struct sock_fprog prog = {0};
                 const char *bad = NULL;
                 ck_assert_int_eq(notify_filter_build(t, n, &prog, &bad), 0);
@@ -391,6 +393,64 @@ START_TEST(test_path_rows_selected)
                 ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("openat2"), args), NOTIF);
                 ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("creat"), args), NOTIF);
                 ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("mount"), args), SECCOMP_RET_ERRNO | EPERM);
+                free(prog.filter);
+                free(t);
+        }
+}
+END_TEST
+
+/* A setuid or setgid mode is the sentry's to decide whatever the policy
+ * (never in a bind, fs/binds.c): chmod's family, fchmod and creates with
+ * such a mode are trapped, other modes stay native where they were; the
+ * xattr sets are always trapped (the name is in memory). */
+START_TEST(test_setid_rows_selected)
+{
+        size_t n_all;
+        (void)sentry_syscall_table(&n_all);
+        static const struct {
+                bool paths, writes;
+        } modes[] = {{false, false}, {false, true}, {true, false}};
+        for (size_t m = 0; m < ELEMENTSOF(modes); m++) {
+                struct syscall_entry *t = calloc(n_all, sizeof(*t));
+                size_t n = sentry_syscall_select_rows(modes[m].paths, modes[m].writes, t, n_all);
+                struct sock_fprog prog = {0};
+                const char *bad = NULL;
+                ck_assert_int_eq(notify_filter_build(t, n, &prog, &bad), 0);
+                int64_t plain = modes[m].paths || modes[m].writes ? NOTIF : ALLOW;
+                static const uint64_t setid[] = {04755, 02755, 06000, 04000 | U64(0xffffffff00000000)};
+                static const uint64_t other[] = {0755, 01777, 0644 | U64(0xffffffff00000000)};
+                for (size_t i = 0; i < ELEMENTSOF(setid); i++) {
+                        const uint64_t chmod_args[6] = {0x1000, setid[i]};
+                        const uint64_t at_args[6] = {FDCWD, 0x1000, setid[i], 0};
+                        const uint64_t open_args[6] = {0x1000, O_WRONLY | O_CREAT | O_EXCL, setid[i]};
+                        const uint64_t openat_args[6] = {FDCWD, 0x1000, O_RDWR | O_CREAT | O_EXCL, setid[i]};
+                        const uint64_t fchmod_args[6] = {3, setid[i]};
+                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("chmod"), chmod_args), NOTIF);
+                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("fchmodat"), at_args), NOTIF);
+                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, 452, at_args), NOTIF);
+                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("fchmod"), fchmod_args), NOTIF);
+                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("open"), open_args), NOTIF);
+                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("openat"), openat_args), NOTIF);
+                }
+                for (size_t i = 0; i < ELEMENTSOF(other); i++) {
+                        const uint64_t chmod_args[6] = {0x1000, other[i]};
+                        const uint64_t at_args[6] = {FDCWD, 0x1000, other[i], 0};
+                        const uint64_t openat_args[6] = {FDCWD, 0x1000, O_RDWR | O_CREAT | O_EXCL, other[i]};
+                        const uint64_t fchmod_args[6] = {3, other[i]};
+                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("chmod"), chmod_args), plain);
+                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("fchmodat"), at_args), plain);
+                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("fchmod"), fchmod_args), ALLOW);
+                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("openat"), openat_args),
+                                         modes[m].paths || modes[m].writes ? NOTIF : ALLOW);
+                }
+                /* a setuid mode without O_CREAT opens what exists: the mode is ignored */
+                const uint64_t ro_args[6] = {FDCWD, 0x1000, O_RDONLY, 04755};
+                ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("openat"), ro_args),
+                                 modes[m].paths ? NOTIF : ALLOW);
+                const uint64_t args[6] = {0};
+                ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("setxattr"), args), NOTIF);
+                ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("lsetxattr"), args), NOTIF);
+                ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("fsetxattr"), args), NOTIF);
                 free(prog.filter);
                 free(t);
         }
@@ -1114,6 +1174,7 @@ static Suite *filter_suite(void)
         tcase_add_test(tc, test_other_abis_denied);
         tcase_add_test(tc, test_path_rows_selected);
         tcase_add_test(tc, test_write_rows_selected);
+        tcase_add_test(tc, test_setid_rows_selected);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("table");
