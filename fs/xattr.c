@@ -6,7 +6,9 @@
  * POSIX ACLs (system.posix_acl_access, system.posix_acl_default) embed ids:
  * they are translated as the kernel translates them for the child's own
  * call (see acl_ids). Limitation: a v3 security.capability's root id is
- * passed as the sentry's namespace renders it. */
+ * passed as the sentry's namespace renders it. The sets are always trapped
+ * (the name is in memory): security.capability only on the sandbox's own
+ * filesystems (fs/binds.c), never in a bind. */
 #include "config.h"
 
 #include <fcntl.h>
