@@ -358,9 +358,7 @@ START_TEST(test_path_rows_selected)
                 struct syscall_entry *t = calloc(n_all, sizeof(*t));
                 size_t n = sentry_syscall_select(trap, t, n_all);
                 ck_assert_uint_le(n, n_all);
-                /* all but the conditional rows of open and openat (6, and 2
-                 * for setuid creates) and of the chmod family (3) */
-                if (trap)
+                if (trap) /* all but the conditional rows of open, openat (8) and the chmod family (3) */
                         ck_assert_uint_eq(n, n_all - 11);
                 struct sock_fprog prog = {0};
                 const char *bad = NULL;
@@ -399,58 +397,40 @@ START_TEST(test_path_rows_selected)
 }
 END_TEST
 
-/* A setuid or setgid mode is the sentry's to decide whatever the policy
- * (never in a bind, fs/binds.c): chmod's family, fchmod and creates with
- * such a mode are trapped, other modes stay native where they were; the
- * xattr sets are always trapped (the name is in memory). */
+/* A setuid or setgid mode is the sentry's to decide whatever the policy (never in a bind,
+ * fs/binds.c): such a mode is trapped where the call is otherwise native (upper halves
+ * ignored: the kernel reads a umode_t); the xattr sets always are (the name is in memory). */
 START_TEST(test_setid_rows_selected)
 {
+        static const struct {
+                int nr, mode_arg;
+                uint64_t a0, a1, a2;
+        } c[] = {{SYS_chmod, 1, 0x1000},
+                 {SYS_fchmodat, 2, FDCWD, 0x1000},
+                 {452 /* fchmodat2 */, 2, FDCWD, 0x1000},
+                 {SYS_fchmod, 1, 3},
+                 {SYS_open, 2, 0x1000, O_WRONLY | O_CREAT | O_EXCL},
+                 {SYS_openat, 3, FDCWD, 0x1000, O_RDWR | O_CREAT | O_EXCL}};
         size_t n_all;
         (void)sentry_syscall_table(&n_all);
-        static const struct {
-                bool paths, writes;
-        } modes[] = {{false, false}, {false, true}, {true, false}};
-        for (size_t m = 0; m < ELEMENTSOF(modes); m++) {
+        for (int m = 0; m < 3; m++) { /* selections: none, write ask rules, trap-all */
                 struct syscall_entry *t = calloc(n_all, sizeof(*t));
-                size_t n = sentry_syscall_select_rows(modes[m].paths, modes[m].writes, t, n_all);
                 struct sock_fprog prog = {0};
                 const char *bad = NULL;
+                size_t n = sentry_syscall_select_rows(m == 2, m == 1, t, n_all);
                 ck_assert_int_eq(notify_filter_build(t, n, &prog, &bad), 0);
-                int64_t plain = modes[m].paths || modes[m].writes ? NOTIF : ALLOW;
-                static const uint64_t setid[] = {04755, 02755, 06000, 04000 | U64(0xffffffff00000000)};
-                static const uint64_t other[] = {0755, 01777, 0644 | U64(0xffffffff00000000)};
-                for (size_t i = 0; i < ELEMENTSOF(setid); i++) {
-                        const uint64_t chmod_args[6] = {0x1000, setid[i]};
-                        const uint64_t at_args[6] = {FDCWD, 0x1000, setid[i], 0};
-                        const uint64_t open_args[6] = {0x1000, O_WRONLY | O_CREAT | O_EXCL, setid[i]};
-                        const uint64_t openat_args[6] = {FDCWD, 0x1000, O_RDWR | O_CREAT | O_EXCL, setid[i]};
-                        const uint64_t fchmod_args[6] = {3, setid[i]};
-                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("chmod"), chmod_args), NOTIF);
-                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("fchmodat"), at_args), NOTIF);
-                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, 452, at_args), NOTIF);
-                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("fchmod"), fchmod_args), NOTIF);
-                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("open"), open_args), NOTIF);
-                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("openat"), openat_args), NOTIF);
-                }
-                for (size_t i = 0; i < ELEMENTSOF(other); i++) {
-                        const uint64_t chmod_args[6] = {0x1000, other[i]};
-                        const uint64_t at_args[6] = {FDCWD, 0x1000, other[i], 0};
-                        const uint64_t openat_args[6] = {FDCWD, 0x1000, O_RDWR | O_CREAT | O_EXCL, other[i]};
-                        const uint64_t fchmod_args[6] = {3, other[i]};
-                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("chmod"), chmod_args), plain);
-                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("fchmodat"), at_args), plain);
-                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("fchmod"), fchmod_args), ALLOW);
-                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("openat"), openat_args),
-                                         modes[m].paths || modes[m].writes ? NOTIF : ALLOW);
-                }
-                /* a setuid mode without O_CREAT opens what exists: the mode is ignored */
-                const uint64_t ro_args[6] = {FDCWD, 0x1000, O_RDONLY, 04755};
-                ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("openat"), ro_args),
-                                 modes[m].paths ? NOTIF : ALLOW);
-                const uint64_t args[6] = {0};
-                ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("setxattr"), args), NOTIF);
-                ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("lsetxattr"), args), NOTIF);
-                ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("fsetxattr"), args), NOTIF);
+                for (size_t i = 0; i < ELEMENTSOF(c); i++)
+                        for (int setid = 0; setid < 2; setid++) {
+                                uint64_t args[6] = {c[i].a0, c[i].a1, c[i].a2}, hi = U64(0xffffffff00000000);
+                                args[c[i].mode_arg] = (setid ? (i % 2 ? 02000 : 04755) : 0755) | hi;
+                                bool native = !setid && (m == 0 || c[i].nr == SYS_fchmod);
+                                int64_t got = eval_raw(&prog, AUDIT_ARCH_X86_64, c[i].nr, args);
+                                ck_assert_msg(got == (native ? ALLOW : NOTIF), "nr %d mode %#llx selection %d", c[i].nr,
+                                              (unsigned long long)args[c[i].mode_arg], m);
+                        }
+                static const char *const sets[] = {"setxattr", "lsetxattr", "fsetxattr"};
+                for (size_t i = 0; i < ELEMENTSOF(sets); i++)
+                        ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of(sets[i]), (uint64_t[6]){0}), NOTIF);
                 free(prog.filter);
                 free(t);
         }
