@@ -146,6 +146,21 @@ setid_private_layer_native() {
         done
 }
 
+it_test unprivileged_bind_is_callers
+unprivileged_bind_is_callers() {
+        need_root # to become another user for the run
+        command -v setpriv >/dev/null || skip "no setpriv(1)"
+        (cd / && setpriv --reuid=65534 --regid=65534 --clear-groups -- unshare -U true) 2>/dev/null ||
+                skip "uid 65534 cannot make user namespaces here"
+        local d
+        d=$(owned_dir callers 65534:65534 0755)
+        OUT=$(cd / && timeout -k 5 "$IT_CMD_TIMEOUT" setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+                "$CORDON" run --bind "$d:/w" -- sh -c 'echo mine > /w/f && echo wrote; chmod 4755 /w/f 2>&1' 2>&1)
+        expect_contains "$OUT" "wrote" "the caller's directory is writable"
+        expect_contains "$OUT" "Operation not permitted" "setuid in it is refused unprivileged too"
+        expect_eq "65534:65534 644" "$(stat -c '%u:%g %a' "$d/f")" "the file is the caller's, not setuid"
+}
+
 it_test idmap_refused_fails_closed
 idmap_refused_fails_closed() {
         need_root
