@@ -109,3 +109,12 @@ int bind_trees(struct sandbox_plan *plan, uid_t root_uid, gid_t root_gid)
         }
         return 0;
 }
+
+void bind_trees_close(struct sandbox_plan *plan)
+{
+        for (size_t i = 0; i < plan->n_bind_fds; i++)
+                if (plan->bind_fds[i] >= 0) {
+                        close(plan->bind_fds[i]);
+                        plan->bind_fds[i] = -1;
+                }
+}

@@ -481,6 +481,7 @@ static int run_sandbox(struct sandbox_state *st)
                 sandbox_init(plan, sp[1], &cg_entry);
         }
         close(sp[1]);
+        bind_trees_close(plan); /* init has its own; the proc agent, forked later, is not to inherit them */
         trace_mark("cloned");
         /* a v2 group the clone could not put init in: moved the slow way
          * (the v1 groups init enters itself all the same) */

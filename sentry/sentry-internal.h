@@ -107,6 +107,9 @@ int template_lower(struct sandbox_plan *plan, pid_t pid);
  * mapped to the sandbox root's host ids root_uid/root_gid. Nothing for an
  * OCI run (its binds are trees already). Prints why it fails; -errno. */
 int bind_trees(struct sandbox_plan *plan, uid_t root_uid, gid_t root_gid);
+/* After the clone: the sentry's copies of plan->bind_fds closed (init has
+ * its own). */
+void bind_trees_close(struct sandbox_plan *plan);
 
 /* --- test hooks (testhooks.c) --- */
 
