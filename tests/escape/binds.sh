@@ -5,7 +5,8 @@
 # can run or open as that owner. Each attempt runs in its own `cordon run` with the bind, and
 # counts as passed when refused (EPERM, or EXDEV for a rename or link from the private layer);
 # afterwards the host itself looks at the bind: `find -perm /6000 -o -type b -o -type c` and
-# every file's security.capability must show nothing. The same attempts run again by uid 65534
+# every file's security.capability must show nothing. The same attempts run again under
+# --trap-all, and by uid 65534
 # (cordon unprivileged: the bind is simply that user's directory, not idmapped) where setpriv(1)
 # and user namespaces allow, against a second directory of that user's.
 #
@@ -46,7 +47,7 @@ chown 0:0 "$JOB" && chmod 0755 "$JOB"
 JOB_USER=$(mktemp -d "$JOB.user-XXXXXX")
 chown 65534:65534 "$JOB_USER" && chmod 0755 "$JOB_USER"
 cleanup() {
-        rm -rf "$WORK" "$JOB" "$JOB_USER"
+        rm -rf "$WORK" "$JOB" "$JOB_USER" "${JOB_ROOT:-}" "${JOB_TRAP:-}"
 }
 trap cleanup EXIT
 
@@ -55,8 +56,9 @@ trap cleanup EXIT
 mkdir -p "$WORK/bin" && cp "$HELPERS/setid-probe" "$WORK/bin/" && chmod 755 "$WORK" "$WORK/bin" "$WORK/bin/setid-probe" ||
         skip "cannot stage the probe"
 BIN=$WORK/bin
-# how cordon is run, and the bind it gets: root first
+# how cordon is run, with which options, and the bind it gets: root first
 AS=()
+OPTS=()
 SUFFIX=
 
 record() {
@@ -88,7 +90,7 @@ probe() {
         local name=$1 rc
         N=$((N + 1))
         local out=$WORK/out.$N
-        (cd / && timeout -k 5 30 "${AS[@]}" "$CORDON" run --bind "$BIN:/helpers:ro" --bind "$JOB:/job" -- \
+        (cd / && timeout -k 5 30 "${AS[@]}" "$CORDON" run "${OPTS[@]}" --bind "$BIN:/helpers:ro" --bind "$JOB:/job" -- \
                 /helpers/setid-probe "$name" /job </dev/null >"$out" 2>&1)
         rc=$?
         record "$name" "$rc" "$out"
@@ -99,7 +101,7 @@ shell() {
         local name=$1 script=$2 rc
         N=$((N + 1))
         local out=$WORK/out.$N
-        (cd / && timeout -k 5 30 "${AS[@]}" "$CORDON" run --bind "$JOB:/job" -- /bin/sh -c "$script" \
+        (cd / && timeout -k 5 30 "${AS[@]}" "$CORDON" run "${OPTS[@]}" --bind "$JOB:/job" -- /bin/sh -c "$script" \
                 </dev/null >"$out" 2>&1)
         rc=$?
         record "$name" "$rc" "$out"
@@ -165,6 +167,14 @@ attempts() {
 }
 
 attempts
+# the same under full emulation: the filter's setid rows and the emulated calls decide alike
+OPTS=(--trap-all)
+SUFFIX=" [--trap-all]"
+JOB_ROOT=$JOB
+JOB=$(mktemp -d "$JOB_ROOT.trap-XXXXXX") && chown 0:0 "$JOB" && chmod 0755 "$JOB" || skip "cannot make a bind"
+JOB_TRAP=$JOB
+attempts
+OPTS=()
 if command -v setpriv >/dev/null &&
         (cd / && setpriv --reuid=65534 --regid=65534 --clear-groups -- unshare -U true) >/dev/null 2>&1; then
         AS=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
