@@ -31,11 +31,33 @@
 enum agent_op {
         AGENT_OPEN = 0,
         AGENT_IDS = 1, /* the owner of the passed fd, as the sandbox's namespace renders it */
+        /* on the passed O_PATH fd, with the caller's standing: */
+        AGENT_CHOWN = 2,   /* fchownat(fd, "", uid, gid, AT_EMPTY_PATH) */
+        AGENT_CHMOD = 3,   /* fchmodat2(fd, "", mode, AT_EMPTY_PATH) */
+        AGENT_UTIMENS = 4, /* utimensat(fd, "", times or NULL, AT_EMPTY_PATH) */
 };
 
+/* The agent holds, for one request, the capabilities its caller holds (a
+ * subset of the sandbox's own, ctx->caps), inside the sandbox's user
+ * namespace, where the kernel applies them only to files whose owner the
+ * namespace maps: the open or chown is then decided as the caller's own
+ * (also the ptrace check of a magic link, which wants the opener to hold
+ * every capability its target holds). Two more it uses to take a
+ * caller's ids. */
+#define AGENT_ID_CAPS ((UINT64_C(1) << CAP_SETUID) | (UINT64_C(1) << CAP_SETGID))
+#define AGENT_GROUPS  64
+
 struct agent_req {
-        uint32_t op;      /* enum agent_op */
-        uint64_t resolve; /* openat2 RESOLVE_* flags; 0 means plain openat */
+        uint32_t op; /* enum agent_op */
+        /* the caller's standing, in the sandbox's ids (has_creds 0: the
+         * map's first id, no groups, no capability) */
+        uint32_t has_creds, fsuid, fsgid, n_groups;
+        uint64_t caps;
+        uint32_t groups[AGENT_GROUPS];
+        uint32_t uid, gid; /* AGENT_CHOWN */
+        uint32_t has_times;
+        struct timespec times[2]; /* AGENT_UTIMENS */
+        uint64_t resolve;         /* openat2 RESOLVE_* flags; 0 means plain openat */
         int32_t flags;
         uint32_t mode;
         uint32_t umask;
@@ -64,6 +86,14 @@ static int confine_agent(void)
                 SCMP_SYS(fstat),
                 SCMP_SYS(newfstatat),
                 SCMP_SYS(umask),
+                SCMP_SYS(fchownat),
+                452 /* fchmodat2: the same number on every architecture */,
+                SCMP_SYS(utimensat),
+                /* taking each caller's ids and capabilities (agent_take) */
+                SCMP_SYS(setfsuid),
+                SCMP_SYS(setfsgid),
+                SCMP_SYS(setgroups),
+                SCMP_SYS(capset),
                 /* living: memory, signals, ending, and a sanitizer runtime's report */
                 SCMP_SYS(exit),
                 SCMP_SYS(exit_group),
@@ -82,7 +112,40 @@ static int confine_agent(void)
         return allowlist_install(allowed, ELEMENTSOF(allowed));
 }
 
-_noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bool may_setgroups)
+/* The caller's ids and filesystem capabilities for one request, or the
+ * map's first id with none. Capabilities last: a change of fsuid to or
+ * from 0 moves the effective set, which the capset then puts right. */
+static int agent_take(const struct agent_req *q, struct fs_ids ids, uint64_t caps, bool may_setgroups)
+{
+        uint64_t permitted = caps | AGENT_ID_CAPS;
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+        struct __user_cap_data_struct d[2] = {{0}};
+        d[0].permitted = (uint32_t)permitted;
+        d[1].permitted = (uint32_t)(permitted >> 32);
+        d[0].effective = (uint32_t)AGENT_ID_CAPS;
+        if (syscall(SYS_capset, &h, d) < 0)
+                return negative_errno();
+        uint32_t fsuid = q->has_creds ? q->fsuid : ids.uid_inside, fsgid = q->has_creds ? q->fsgid : ids.gid_inside;
+        gid_t groups[AGENT_GROUPS];
+        size_t n = q->has_creds && q->n_groups <= AGENT_GROUPS ? q->n_groups : 0;
+        for (size_t i = 0; i < n; i++)
+                groups[i] = q->groups[i];
+        if (may_setgroups && syscall(SYS_setgroups, n, groups) < 0)
+                return negative_errno();
+        syscall(SYS_setfsgid, fsgid);
+        syscall(SYS_setfsuid, fsuid);
+        if ((gid_t)syscall(SYS_setfsgid, -1) != fsgid || (uid_t)syscall(SYS_setfsuid, -1) != fsuid)
+                return -EPERM;
+        uint64_t eff = q->has_creds ? q->caps & caps : 0;
+        d[0].effective = (uint32_t)eff;
+        d[1].effective = (uint32_t)(eff >> 32);
+        if (syscall(SYS_capset, &h, d) < 0)
+                return negative_errno();
+        return 0;
+}
+
+_noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bool may_setgroups, struct fs_ids ids,
+                                  uint64_t caps)
 {
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
         /* The sandbox's user namespace, and its net, ipc and uts ones too:
@@ -105,16 +168,25 @@ _noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bo
         close(root_fd);
         if (may_setgroups && setgroups(0, NULL) < 0)
                 _exit(12);
-        if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+        /* the first id of the sandbox's map: its root, or the one id of an
+         * unprivileged run that keeps the caller's */
+        if (setresgid(ids.gid_inside, ids.gid_inside, ids.gid_inside) < 0 ||
+            setresuid(ids.uid_inside, ids.uid_inside, ids.uid_inside) < 0)
                 _exit(13);
         /* setresuid cleared it; the sentry gone means we go too (and if it
          * went before this line, the socket's EOF ends the loop below) */
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        uint64_t permitted = caps | AGENT_ID_CAPS;
         for (int cap = 0; cap <= 63; cap++)
-                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno == EINVAL)
-                        break; /* past the kernel's last capability */
+                if (!(permitted & (UINT64_C(1) << cap)))
+                        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno == EINVAL)
+                                break; /* past the kernel's last capability */
+        /* permitted: what agent_take may make effective for one request;
+         * effective: none */
         struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-        struct __user_cap_data_struct d[2] = {0};
+        struct __user_cap_data_struct d[2] = {{0}};
+        d[0].permitted = (uint32_t)permitted;
+        d[1].permitted = (uint32_t)(permitted >> 32);
         if (syscall(SYS_capset, &h, d) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 _exit(15);
         if (confine_agent() < 0)
@@ -129,7 +201,19 @@ _noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bo
                 struct agent_resp resp = {.result = -EINVAL};
                 int fd = -1;
                 struct stat st;
-                if (n == (ssize_t)sizeof(req) && req.op == AGENT_IDS && dirfd >= 0) {
+                if (n == (ssize_t)sizeof(req) && (resp.result = agent_take(&req, ids, caps, may_setgroups)) < 0)
+                        ; /* answered as is: the caller's standing could not be taken */
+                else if (n == (ssize_t)sizeof(req) && req.op == AGENT_CHOWN && dirfd >= 0)
+                        resp.result = fchownat(dirfd, "", req.uid, req.gid, AT_EMPTY_PATH) < 0 ? negative_errno() : 0;
+                else if (n == (ssize_t)sizeof(req) && req.op == AGENT_CHMOD && dirfd >= 0)
+                        resp.result = syscall(452 /* fchmodat2 */, dirfd, "", (mode_t)req.mode, AT_EMPTY_PATH) < 0
+                                              ? negative_errno()
+                                              : 0;
+                else if (n == (ssize_t)sizeof(req) && req.op == AGENT_UTIMENS && dirfd >= 0)
+                        resp.result = utimensat(dirfd, "", req.has_times ? req.times : NULL, AT_EMPTY_PATH) < 0
+                                              ? negative_errno()
+                                              : 0;
+                else if (n == (ssize_t)sizeof(req) && req.op == AGENT_IDS && dirfd >= 0) {
                         if (fstat(dirfd, &st) == 0) {
                                 resp.result = 0;
                                 resp.uid = st.st_uid;
@@ -158,7 +242,7 @@ _noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bo
 }
 
 /* The forked agent's first message: its namespaces and the view's root. */
-_noreturn_ static void agent_wait(int sock, bool may_setgroups)
+_noreturn_ static void agent_wait(int sock, bool may_setgroups, struct fs_ids ids, uint64_t caps)
 {
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
         /* nothing of the sentry's but our socket and stderr: not init's
@@ -172,7 +256,7 @@ _noreturn_ static void agent_wait(int sock, bool may_setgroups)
         for (size_t i = 0; i < 5; i++)
                 if (n != 1 || fds[i] < 0)
                         _exit(n == 0 ? 0 : 17); /* EOF: the sentry gave up on the sandbox */
-        agent_main(sock, fds, fds[4], may_setgroups);
+        agent_main(sock, fds, fds[4], may_setgroups, ids, caps);
 }
 
 int fs_agent_fork(struct fs_context *ctx, bool may_setgroups)
@@ -189,7 +273,7 @@ int fs_agent_fork(struct fs_context *ctx, bool may_setgroups)
         }
         if (pid == 0) {
                 close(sp[0]);
-                agent_wait(sp[1], may_setgroups);
+                agent_wait(sp[1], may_setgroups, ctx->ids, ctx->caps);
         }
         close(sp[1]);
         ctx->agent_sock = sp[0];
@@ -250,8 +334,79 @@ int fs_agent_ids(struct fs_context *ctx, int fd, uint32_t *ret_uid, uint32_t *re
         return 0;
 }
 
-int fs_agent_open(struct fs_context *ctx, int dirfd, const char *path, int flags, mode_t mode, uint64_t resolve,
-                  mode_t um)
+/* The trapped thread's standing, in the sandbox's ids, into req. */
+static int agent_creds(struct notify_call *call, struct agent_req *req)
+{
+        const struct fs_context *ctx = call->userdata;
+        struct notify_creds c;
+        int r = notify_creds(call, &c);
+        if (r < 0)
+                return r;
+        if (c.n_groups > AGENT_GROUPS)
+                return -EPERM;
+        req->has_creds = 1;
+        req->fsuid = fs_id_to_child(&ctx->ids, false, c.fsuid);
+        req->fsgid = fs_id_to_child(&ctx->ids, true, c.fsgid);
+        req->n_groups = (uint32_t)c.n_groups;
+        for (size_t i = 0; i < c.n_groups; i++)
+                req->groups[i] = fs_id_to_child(&ctx->ids, true, c.groups[i]);
+        req->caps = c.cap_effective & ctx->caps;
+        return 0;
+}
+
+bool fs_caller_overrides(struct notify_call *call)
+{
+        struct notify_creds c;
+        return notify_creds(call, &c) == 0 && (c.cap_effective & ((1U << CAP_DAC_OVERRIDE) | (1U << CAP_FOWNER)));
+}
+
+static int agent_fdop(struct notify_call *call, int fd, struct agent_req *q);
+
+int fs_agent_chown(struct notify_call *call, int fd, uint32_t uid, uint32_t gid)
+{
+        struct agent_req req = {.op = AGENT_CHOWN, .uid = uid, .gid = gid};
+        return agent_fdop(call, fd, &req);
+}
+
+int fs_agent_chmod(struct notify_call *call, int fd, mode_t mode)
+{
+        struct agent_req req = {.op = AGENT_CHMOD, .mode = mode};
+        return agent_fdop(call, fd, &req);
+}
+
+int fs_agent_utimens(struct notify_call *call, int fd, const struct timespec *times)
+{
+        struct agent_req req = {.op = AGENT_UTIMENS, .has_times = times != NULL};
+        if (times)
+                memcpy(req.times, times, sizeof(req.times));
+        return agent_fdop(call, fd, &req);
+}
+
+static int agent_fdop(struct notify_call *call, int fd, struct agent_req *q)
+{
+        struct fs_context *ctx = call->userdata;
+        if (ctx->agent_pid <= 0)
+                return -ENOSYS;
+        struct agent_req req = *q;
+        int r = agent_creds(call, &req);
+        if (r < 0)
+                return r;
+        pthread_mutex_lock(&ctx->agent_lock);
+        r = send_fds(ctx->agent_sock, &req, sizeof(req), &fd, 1);
+        struct agent_resp resp = {0};
+        int none = -1;
+        if (r == 0) {
+                ssize_t n = recv_fds(ctx->agent_sock, &resp, sizeof(resp), &none, 1);
+                r = n == (ssize_t)sizeof(resp) ? resp.result : -EIO;
+        }
+        pthread_mutex_unlock(&ctx->agent_lock);
+        if (none >= 0)
+                close(none);
+        return r;
+}
+
+int fs_agent_open(struct fs_context *ctx, struct notify_call *call, int dirfd, const char *path, int flags, mode_t mode,
+                  uint64_t resolve, mode_t um)
 {
         if (ctx->agent_pid <= 0)
                 return -ENOSYS;
@@ -264,6 +419,9 @@ int fs_agent_open(struct fs_context *ctx, int dirfd, const char *path, int flags
         if (strlen(path) >= sizeof(req.path))
                 return -ENAMETOOLONG;
         strcpy(req.path, path);
+        int cr = call ? agent_creds(call, &req) : 0;
+        if (cr < 0)
+                return cr;
 
         pthread_mutex_lock(&ctx->agent_lock);
         int r = send_fds(ctx->agent_sock, &req, sizeof(req), &dirfd, dirfd >= 0 ? 1 : 0);

@@ -205,7 +205,7 @@ static int resolve(struct notify_call *call, int dirfd, const char *path, bool n
                 if (!in_view(call->userdata, dfd))
                         return -EACCES;
         }
-        r = fs_as_child_begin();
+        r = fs_as_child_begin(call);
         if (r < 0)
                 return r;
         int fd = fs_view_open_path(call, p[0] == '/' ? AT_FDCWD : dfd, p, nofollow ? O_NOFOLLOW : 0);
@@ -237,7 +237,7 @@ static int check_file(struct notify_call *call, int fd, struct stat *ret_st, uns
         if (vfs.f_flag & ST_NOEXEC)
                 return -EACCES;
 
-        int r = fs_as_child_begin();
+        int r = fs_as_child_begin(call);
         if (r < 0)
                 return r;
         /* AT_EACCESS: checked with the fsuid/fsgid this worker took from

@@ -13,8 +13,10 @@
  * the child's memory and /proc entries) so that the operation is checked
  * exactly as the child's own call would be — in particular it cannot open
  * another sandbox process's /proc/PID/mem or environ that the child itself
- * could not. */
-int fs_as_child_begin(void);
+ * could not — and take the trapped thread's own filesystem identity (fsuid,
+ * fsgid, groups), which differs from thread to thread once a sandbox with a
+ * range of ids switches users (su, a daemon dropping to its own user). */
+int fs_as_child_begin(struct notify_call *call);
 void fs_as_child_end(void);
 /* Gives the worker its CAP_SYS_PTRACE back if an operation as the child
  * left it off (fs_as_child_end does not restore it): true if it did, and
@@ -37,8 +39,19 @@ int fs_agent_ids(struct fs_context *ctx, int fd, uint32_t *ret_uid, uint32_t *re
  * processes the child may not trace. One that meets a magic link is redone
  * by the proc agent, with the child's standing. The fd or -errno. */
 int fs_view_open_path(struct notify_call *call, int dirfd, const char *path, int flags);
-int fs_agent_open(struct fs_context *ctx, int dirfd, const char *path, int flags, mode_t mode, uint64_t resolve,
-                  mode_t um);
+int fs_agent_open(struct fs_context *ctx, struct notify_call *call, int dirfd, const char *path, int flags, mode_t mode,
+                  uint64_t resolve, mode_t um);
+/* fchownat(fd, "", uid, gid, AT_EMPTY_PATH) by the agent with the trapped
+ * thread's ids and capabilities (uid, gid: the sandbox's ids), where the
+ * kernel applies CAP_CHOWN as it would to the thread's own call. */
+int fs_agent_chown(struct notify_call *call, int fd, uint32_t uid, uint32_t gid);
+/* The same for chmod (CAP_FOWNER, CAP_FSETID) and utimensat (CAP_FOWNER). */
+int fs_agent_chmod(struct notify_call *call, int fd, mode_t mode);
+int fs_agent_utimens(struct notify_call *call, int fd, const struct timespec *times);
+
+/* Whether the trapped thread holds CAP_DAC_OVERRIDE or CAP_FOWNER (in its
+ * namespace): a refused open is then worth redoing in the agent. */
+bool fs_caller_overrides(struct notify_call *call);
 
 /* --- binds.c: what may be made outside the sandbox's own filesystems --- */
 
@@ -87,6 +100,10 @@ struct fs_target {
         char path[PATH_MAX]; /* the path as the child gave it (after the /proc/self rewrite) */
         bool empty;          /* AT_EMPTY_PATH with "" (or a NULL path): fd is the child's dirfd */
 };
+
+/* An O_PATH fd of t's object (the fd it holds, else its name, not
+ * followed), for an operation redone by the agent: the fd or -errno. */
+int fs_target_pin(const struct fs_target *t);
 
 #define FS_TARGET_INIT                \
         {                             \

@@ -124,14 +124,24 @@ int fs_landlock_abi(void);
  * caller must treat as fatal (fail closed). err: at least 1024 bytes. */
 int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize);
 
+/* The sandbox's id map as the sentry sees it: child uids uid_inside ..
+ * uid_inside+count-1 are host uids uid_host.., and the same for gids. A
+ * root-started sandbox maps its range of 65,536 ids (inside 0 on); an
+ * unprivileged one the caller's single id. */
+struct fs_ids {
+        uint32_t uid_inside, uid_host, gid_inside, gid_host, count;
+};
+
 /* What the fs handlers need from the sentry. */
 struct fs_context {
         int root_fd;    /* the view's root (the child's /proc/PID/root), O_PATH */
-        uid_t fsuid;    /* the child's uid as seen from the sentry's namespace */
+        uid_t fsuid;    /* the command's uid as seen from the sentry's namespace */
         dev_t proc_dev; /* st_dev of the view's /proc: files there are opened by the proc agent */
         gid_t fsgid;
-        bool keep_groups; /* unprivileged: setgroups is denied to us and to the
-                             child alike, so both keep the user's groups */
+        struct fs_ids ids; /* the sandbox's id map */
+        uint64_t caps;     /* what its root holds inside its namespace (CAP_* bits) */
+        bool keep_groups;  /* unprivileged: setgroups is denied to us and to the
+                              child alike, so both keep the user's groups */
         /* the view's mount ids, sorted: a relative walk must start on one */
         uint64_t *mount_ids;
         size_t n_mount_ids;
@@ -171,7 +181,8 @@ int fs_cmp_u64(const void *a, const void *b);
  * files show. Forked early (fs_agent_fork, while the sentry waits for
  * init's view, single-threaded: no lock of another thread is copied), it
  * waits for fs_agent_begin to hand it the namespaces (ns_fds: user, net,
- * ipc, uts) and ctx->root_fd, which it joins. may_setgroups: it drops its
+ * ipc, uts) and ctx->root_fd, which it joins, and becomes the first id of
+ * ctx->ids (set before the fork). may_setgroups: it drops its
  * supplementary groups (a privileged sentry's sandbox). */
 int fs_agent_fork(struct fs_context *ctx, bool may_setgroups);
 int fs_agent_begin(struct fs_context *ctx, const int ns_fds[4]);
@@ -204,14 +215,14 @@ const struct fs_rule *fs_rules_match(const struct fs_rule *rules, size_t n, cons
  * (read-write for a write, exec 1 for an exec). */
 bool fs_rules_ask(const struct fs_rule *rules, size_t n, const char *capability, const char *path);
 
-/* Ids between the sentry's user namespace and the child's, whose map has
- * one line: child 0 = host fsuid/fsgid. Results the sentry reads (stat)
- * go to the child: its id shows as 0, any other as the overflow id 65534,
- * as the kernel shows an unmapped id. Ids the child passes (chown): -1
- * stays -1 (no change), 0 becomes the host id, any other is -EINVAL, as the
- * kernel answers for an id with no mapping. */
-uint32_t fs_id_to_child(uint32_t host_id, uint32_t child_root);
-int fs_id_from_child(uint32_t child_id, uint32_t child_root, uint32_t *ret);
+/* Ids between the sentry's user namespace and the child's, through the
+ * sandbox's map (gid: the gid half). Results the sentry reads (stat) go to
+ * the child: a mapped id shows as its inside id, any other as the overflow
+ * id 65534, as the kernel shows an unmapped id. Ids the child passes
+ * (chown): -1 stays -1 (no change), a mapped one becomes its host id, any
+ * other is -EINVAL, as the kernel answers for an id with no mapping. */
+uint32_t fs_id_to_child(const struct fs_ids *m, bool gid, uint32_t host_id);
+int fs_id_from_child(const struct fs_ids *m, bool gid, uint32_t child_id, uint32_t *ret);
 
 /* The path syscalls other than open (paths.c, xattr.c). */
 int fs_handle_stat(struct notify_call *call, struct notify_verdict *ret);

@@ -167,8 +167,8 @@ static int stat_or_close(int *fd, struct stat *st)
 
 static int open_in_agent(struct notify_call *call, int at, const char *path, const struct open_args *a, int um)
 {
-        return fs_agent_open(call->userdata, at == AT_FDCWD ? -1 : at, path, (int)a->how.flags, (mode_t)a->how.mode,
-                             a->is_openat2 ? a->how.resolve : 0, (mode_t)um);
+        return fs_agent_open(call->userdata, call, at == AT_FDCWD ? -1 : at, path, (int)a->how.flags,
+                             (mode_t)a->how.mode, a->is_openat2 ? a->how.resolve : 0, (mode_t)um);
 }
 
 /* Whether fd, a procfs file opened for writing, may be: any but a "mem"
@@ -207,7 +207,7 @@ static int open_decided(struct notify_call *call, const struct open_args *a, con
 {
         const struct fs_context *ctx = call->userdata;
         bool nofollow = (a->how.flags & O_NOFOLLOW) || (a->is_openat2 && (a->how.resolve & RESOLVE_NO_SYMLINKS));
-        int r = fs_as_child_begin();
+        int r = fs_as_child_begin(call);
         if (r < 0)
                 return r;
         _cleanup_close_ int obj = fs_view_open_path(call, t->dirfd, t->name, nofollow ? O_NOFOLLOW : 0);
@@ -282,7 +282,7 @@ static int open_decided(struct notify_call *call, const struct open_args *a, con
                 pinned.how.flags |= O_NOFOLLOW;
                 pinned.how.resolve &= ~(uint64_t)RESOLVE_IN_ROOT;
         }
-        if ((r = fs_as_child_begin()) < 0)
+        if ((r = fs_as_child_begin(call)) < 0)
                 return r;
         *ret_fd = do_open(at, name, &pinned);
         fs_as_child_end();
@@ -427,7 +427,7 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
         else if (proc_path)
                 fd = open_in_agent(call, at, p, &a, um);
         else {
-                r = fs_as_child_begin();
+                r = fs_as_child_begin(call);
                 if (r < 0)
                         return r;
                 fd = do_open_view(at, p, &a);
@@ -435,6 +435,16 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                 if (fd == -ELOOP)
                         /* a magic link on the way (or a loop, which fails
                          * there the same): opened with the child's standing */
+                        fd = open_in_agent(call, at, p, &a, um);
+                else if ((fd == -EACCES || fd == -EPERM) && fs_caller_overrides(call))
+                        /* The worker acts with no capability. A caller that
+                         * holds CAP_DAC_OVERRIDE or CAP_FOWNER in its
+                         * namespace (the sandbox's root) has the open redone
+                         * by the agent, which stands in that namespace with
+                         * the caller's ids and capabilities: the kernel then
+                         * applies them exactly as to the caller's own call,
+                         * to files whose owner the namespace maps and to no
+                         * other (never the host's). */
                         fd = open_in_agent(call, at, p, &a, um);
         }
         struct stat st;
@@ -457,7 +467,7 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                                 close(fd);
                         char ctty[64];
                         r = controlling_tty(call, ctty, sizeof(ctty));
-                        if (r >= 0 && (r = fs_as_child_begin()) >= 0) {
+                        if (r >= 0 && (r = fs_as_child_begin(call)) >= 0) {
                                 fd = do_open(AT_FDCWD, ctty, &a);
                                 fs_as_child_end();
                         } else

@@ -74,8 +74,8 @@ static int take_umask(struct notify_call *call)
 static void ids_to_child(struct notify_call *call, const struct fs_target *t, uint32_t *uid, uint32_t *gid)
 {
         struct fs_context *ctx = call->userdata;
-        bool ambiguous = (*uid == OVERFLOW_ID && ctx->fsuid == OVERFLOW_ID) ||
-                         (*gid == OVERFLOW_ID && ctx->fsgid == OVERFLOW_ID);
+        bool ambiguous = (*uid == OVERFLOW_ID && fs_id_to_child(&ctx->ids, false, OVERFLOW_ID) != OVERFLOW_ID) ||
+                         (*gid == OVERFLOW_ID && fs_id_to_child(&ctx->ids, true, OVERFLOW_ID) != OVERFLOW_ID);
         if (ambiguous && ctx->keep_groups) {
                 int fd = t->fd >= 0 ? t->fd : openat(t->dirfd, t->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
                 uint32_t au, ag;
@@ -88,8 +88,8 @@ static void ids_to_child(struct notify_call *call, const struct fs_target *t, ui
                         return;
                 }
         }
-        *uid = fs_id_to_child(*uid, ctx->fsuid);
-        *gid = fs_id_to_child(*gid, ctx->fsgid);
+        *uid = fs_id_to_child(&ctx->ids, false, *uid);
+        *gid = fs_id_to_child(&ctx->ids, true, *gid);
 }
 
 /* Emulates stat(2), lstat(2) and newfstatat(2) against the view. */
@@ -119,7 +119,7 @@ int fs_handle_stat(struct notify_call *call, struct notify_verdict *ret)
         if (r < 0)
                 return deny(ret, r);
         struct stat st;
-        if ((r = fs_as_child_begin()) < 0)
+        if ((r = fs_as_child_begin(call)) < 0)
                 return r;
         if (t.fd >= 0)
                 r = fstatat(t.fd, "", &st, AT_EMPTY_PATH);
@@ -156,7 +156,7 @@ int fs_handle_statx(struct notify_call *call, struct notify_verdict *ret)
                 return deny(ret, r);
         struct statx stx;
         int sync = flags & (AT_STATX_SYNC_TYPE | AT_NO_AUTOMOUNT);
-        if ((r = fs_as_child_begin()) < 0)
+        if ((r = fs_as_child_begin(call)) < 0)
                 return r;
         if (t.fd >= 0)
                 r = statx(t.fd, "", AT_EMPTY_PATH | sync, mask, &stx);
@@ -224,7 +224,7 @@ int fs_handle_access(struct notify_call *call, struct notify_verdict *ret)
         int r = fs_resolve(call, dirfd, path, rf, &t);
         if (r < 0)
                 return deny(ret, r);
-        if ((r = fs_as_child_begin()) < 0)
+        if ((r = fs_as_child_begin(call)) < 0)
                 return r;
         long k;
         if (t.fd >= 0)
@@ -274,7 +274,7 @@ int fs_handle_readlink(struct notify_call *call, struct notify_verdict *ret)
                 else
                         n = snprintf(link, sizeof(link), "%d/task/%d", (int)nstgid, (int)nspid);
         } else {
-                if ((r = fs_as_child_begin()) < 0)
+                if ((r = fs_as_child_begin(call)) < 0)
                         return r;
                 if (t.fd >= 0) {
                         /* "." / ".." / "name/": never a symlink; the empty
@@ -317,7 +317,7 @@ int fs_handle_mkdir(struct notify_call *call, struct notify_verdict *ret)
                 return r;
         if (take_umask(call) < 0)
                 return deny(ret, -ESRCH);
-        if ((r = fs_as_child_begin()) < 0)
+        if ((r = fs_as_child_begin(call)) < 0)
                 return r;
         r = mkdirat(t.dirfd, t.name, mode) < 0 ? -errno : 0;
         fs_as_child_end();
@@ -355,7 +355,7 @@ int fs_handle_mknod(struct notify_call *call, struct notify_verdict *ret)
                 return deny(ret, -EPERM);
         if (take_umask(call) < 0)
                 return deny(ret, -ESRCH);
-        if ((r = fs_as_child_begin()) < 0)
+        if ((r = fs_as_child_begin(call)) < 0)
                 return r;
         r = mknodat(t.dirfd, t.name, mode, dev) < 0 ? -errno : 0;
         fs_as_child_end();
@@ -383,7 +383,7 @@ int fs_handle_unlink(struct notify_call *call, struct notify_verdict *ret)
                 return deny(ret, r);
         if ((r = fs_ask_write(call, &t, NULL, ret)) <= 0)
                 return r;
-        if ((r = fs_as_child_begin()) < 0)
+        if ((r = fs_as_child_begin(call)) < 0)
                 return r;
         r = unlinkat(t.dirfd, t.name, flags) < 0 ? -errno : 0;
         fs_as_child_end();
@@ -420,7 +420,7 @@ int fs_handle_rename(struct notify_call *call, struct notify_verdict *ret)
                 return deny(ret, r);
         if ((r = fs_ask_write(call, &from, &to, ret)) <= 0)
                 return r;
-        if ((r = fs_as_child_begin()) < 0)
+        if ((r = fs_as_child_begin(call)) < 0)
                 return r;
         r = renameat2(from.dirfd, from.name, to.dirfd, to.name, flags) < 0 ? -errno : 0;
         fs_as_child_end();
@@ -453,7 +453,7 @@ int fs_handle_link(struct notify_call *call, struct notify_verdict *ret)
                 return deny(ret, r);
         if ((r = fs_ask_write(call, &from, &to, ret)) <= 0)
                 return r;
-        if ((r = fs_as_child_begin()) < 0)
+        if ((r = fs_as_child_begin(call)) < 0)
                 return r;
         if (from.empty)
                 /* linkat(fd, "", AT_EMPTY_PATH): the kernel's own rule for
@@ -493,7 +493,7 @@ int fs_handle_symlink(struct notify_call *call, struct notify_verdict *ret)
                 return deny(ret, r);
         if ((r = fs_ask_write(call, &t, NULL, ret)) <= 0)
                 return r;
-        if ((r = fs_as_child_begin()) < 0)
+        if ((r = fs_as_child_begin(call)) < 0)
                 return r;
         r = symlinkat(content, t.dirfd, t.name) < 0 ? -errno : 0;
         fs_as_child_end();
@@ -547,7 +547,7 @@ int fs_handle_chmod(struct notify_call *call, struct notify_verdict *ret)
                 return deny(ret, -EPERM);
         struct fs_at at;
         fs_target_at(&t, call->hostproc_fd, &at);
-        if ((r = fs_as_child_begin()) < 0)
+        if ((r = fs_as_child_begin(call)) < 0)
                 return r;
         long k;
         if (at.nofollow)
@@ -556,6 +556,13 @@ int fs_handle_chmod(struct notify_call *call, struct notify_verdict *ret)
                 k = fchmodat(at.dirfd, at.name, mode, 0);
         r = k < 0 ? -errno : 0;
         fs_as_child_end();
+        if (r == -EPERM && fs_caller_overrides(call)) {
+                /* another user's file: CAP_FOWNER, the agent's to apply (see chown) */
+                _cleanup_close_ int obj = fs_target_pin(&t);
+                int ar = obj >= 0 ? fs_agent_chmod(call, obj, mode) : obj;
+                if (ar != -ENOSYS)
+                        r = ar;
+        }
         return result(ret, r);
 }
 
@@ -585,10 +592,10 @@ int fs_handle_chown(struct notify_call *call, struct notify_verdict *ret)
                 return deny(ret, r);
         if ((r = fs_ask_write(call, &t, NULL, ret)) <= 0)
                 return r;
-        if (fs_id_from_child(uid, fsctx(call)->fsuid, &huid) < 0 ||
-            fs_id_from_child(gid, fsctx(call)->fsgid, &hgid) < 0)
+        if (fs_id_from_child(&fsctx(call)->ids, false, uid, &huid) < 0 ||
+            fs_id_from_child(&fsctx(call)->ids, true, gid, &hgid) < 0)
                 return deny(ret, -EINVAL);
-        if ((r = fs_as_child_begin()) < 0)
+        if ((r = fs_as_child_begin(call)) < 0)
                 return r;
         if (t.fd >= 0)
                 r = fchownat(t.fd, "", huid, hgid, AT_EMPTY_PATH);
@@ -596,7 +603,26 @@ int fs_handle_chown(struct notify_call *call, struct notify_verdict *ret)
                 r = fchownat(t.dirfd, t.name, huid, hgid, AT_SYMLINK_NOFOLLOW);
         r = r < 0 ? -errno : 0;
         fs_as_child_end();
+        if (r == -EPERM) {
+                /* The worker holds no capability: a caller holding CAP_CHOWN
+                 * in its namespace has the chown redone by the agent, on the
+                 * very object resolved here, with the caller's standing in
+                 * that namespace (so only files it maps are its to give). */
+                _cleanup_close_ int obj = fs_target_pin(&t);
+                if (obj >= 0) {
+                        int ar = fs_agent_chown(call, obj, uid, gid);
+                        if (ar != -ENOSYS)
+                                r = ar;
+                }
+        }
         return result(ret, r);
+}
+
+int fs_target_pin(const struct fs_target *t)
+{
+        int fd = t->fd >= 0 ? fcntl(t->fd, F_DUPFD_CLOEXEC, 3)
+                            : openat(t->dirfd, t->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        return fd < 0 ? negative_errno() : fd;
 }
 
 /* Emulates utimes(2), utimensat(2) and futimesat(2) against the view; a
@@ -648,11 +674,16 @@ int fs_handle_utimes(struct notify_call *call, struct notify_verdict *ret)
                         return deny(ret, fd);
                 if (notify_id_valid(call) < 0)
                         return deny(ret, -ENOENT);
-                int r = fs_as_child_begin();
+                int r = fs_as_child_begin(call);
                 if (r < 0)
                         return r;
                 r = futimens(fd, tsp) < 0 ? -errno : 0;
                 fs_as_child_end();
+                if ((r == -EPERM || r == -EACCES) && fs_caller_overrides(call)) {
+                        int ar = fs_agent_utimens(call, fd, tsp); /* as below */
+                        if (ar != -ENOSYS)
+                                r = ar;
+                }
                 return result(ret, r);
         }
         unsigned rf =
@@ -665,10 +696,17 @@ int fs_handle_utimes(struct notify_call *call, struct notify_verdict *ret)
                 return r;
         struct fs_at at;
         fs_target_at(&t, call->hostproc_fd, &at);
-        if ((r = fs_as_child_begin()) < 0)
+        if ((r = fs_as_child_begin(call)) < 0)
                 return r;
         r = utimensat(at.dirfd, at.name, tsp, at.nofollow) < 0 ? -errno : 0;
         fs_as_child_end();
+        if ((r == -EPERM || r == -EACCES) && fs_caller_overrides(call)) {
+                /* another user's file: CAP_FOWNER, the agent's to apply (see chown) */
+                _cleanup_close_ int obj = fs_target_pin(&t);
+                int ar = obj >= 0 ? fs_agent_utimens(call, obj, tsp) : obj;
+                if (ar != -ENOSYS)
+                        r = ar;
+        }
         return result(ret, r);
 }
 
@@ -687,7 +725,7 @@ int fs_handle_truncate(struct notify_call *call, struct notify_verdict *ret)
                 return r;
         struct fs_at at;
         fs_target_at(&t, call->hostproc_fd, &at);
-        if ((r = fs_as_child_begin()) < 0)
+        if ((r = fs_as_child_begin(call)) < 0)
                 return r;
         r = fs_at_enter(&at);
         if (r >= 0) {
@@ -707,7 +745,7 @@ int fs_handle_statfs(struct notify_call *call, struct notify_verdict *ret)
         if (r < 0)
                 return deny(ret, r);
         struct statfs sfs;
-        if ((r = fs_as_child_begin()) < 0)
+        if ((r = fs_as_child_begin(call)) < 0)
                 return r;
         r = fstatfs(t.fd, &sfs) < 0 ? -errno : 0;
         fs_as_child_end();
@@ -735,7 +773,7 @@ int fs_handle_inotify_add_watch(struct notify_call *call, struct notify_verdict 
         fs_target_at(&t, call->hostproc_fd, &at);
         if (!at.nofollow)
                 mask &= ~(uint32_t)IN_DONT_FOLLOW; /* the magic link must be followed to the object */
-        if ((r = fs_as_child_begin()) < 0)
+        if ((r = fs_as_child_begin(call)) < 0)
                 return r;
         long wd = -ENOTDIR;
         r = fs_at_enter(&at);
@@ -770,7 +808,7 @@ int fs_handle_chdir(struct notify_call *call, struct notify_verdict *ret)
         if (r < 0)
                 return deny(ret, r);
         struct stat st;
-        if ((r = fs_as_child_begin()) < 0)
+        if ((r = fs_as_child_begin(call)) < 0)
                 return r;
         if (fstat(t.fd, &st) < 0)
                 r = -errno;

@@ -17,20 +17,24 @@
 
 #define OVERFLOW_ID 65534u
 
-uint32_t fs_id_to_child(uint32_t host_id, uint32_t child_root)
+uint32_t fs_id_to_child(const struct fs_ids *m, bool gid, uint32_t host_id)
 {
-        return host_id == child_root ? 0 : OVERFLOW_ID;
+        uint32_t host = gid ? m->gid_host : m->uid_host, inside = gid ? m->gid_inside : m->uid_inside;
+        if (host_id - host < m->count) /* unsigned: below host wraps past count */
+                return inside + (host_id - host);
+        return OVERFLOW_ID;
 }
 
-int fs_id_from_child(uint32_t child_id, uint32_t child_root, uint32_t *ret)
+int fs_id_from_child(const struct fs_ids *m, bool gid, uint32_t child_id, uint32_t *ret)
 {
+        uint32_t host = gid ? m->gid_host : m->uid_host, inside = gid ? m->gid_inside : m->uid_inside;
         if (child_id == (uint32_t)-1) {
                 *ret = (uint32_t)-1;
                 return 0;
         }
-        if (child_id != 0)
+        if (child_id - inside >= m->count)
                 return -EINVAL;
-        *ret = child_root;
+        *ret = host + (child_id - inside);
         return 0;
 }
 
@@ -72,7 +76,7 @@ int fs_view_open_path(struct notify_call *call, int dirfd, const char *path, int
         if (errno != ELOOP)
                 return negative_errno();
         /* a magic link on the way (or a loop, which fails there the same) */
-        return fs_agent_open(call->userdata, dirfd == AT_FDCWD ? -1 : dirfd, path, flags, 0, 0, 0);
+        return fs_agent_open(call->userdata, call, dirfd == AT_FDCWD ? -1 : dirfd, path, flags, 0, 0, 0);
 }
 
 /* Whether fd is on one of the view's mounts. A directory fd from outside
@@ -298,7 +302,7 @@ int fs_resolve_at(struct notify_call *call, int base, unsigned flags, struct fs_
          * chdir check, see paths.c) */
         if (base >= 0 && (r = check_fd(call, base)) < 0)
                 return r;
-        r = fs_as_child_begin();
+        r = fs_as_child_begin(call);
         if (r < 0)
                 return r;
         int pfd = fs_view_open_path(call, base >= 0 ? base : AT_FDCWD, dir, O_DIRECTORY);
@@ -350,7 +354,7 @@ int fs_check_symlink_chain(struct notify_call *call, const struct fs_target *t)
         int r = 0;
         for (int hops = 0; hops < 40; hops++) {
                 char target[PATH_MAX];
-                r = fs_as_child_begin();
+                r = fs_as_child_begin(call);
                 if (r < 0)
                         break;
                 struct stat st;

@@ -42,6 +42,14 @@ static __thread struct {
         uint32_t effective; /* low word of the effective set now (the high word is always 0) */
 } own_caps;
 
+/* This thread's filesystem identity since the last switch. */
+static __thread struct {
+        bool known;
+        uint32_t fsuid, fsgid;
+        size_t n_groups;
+        uint32_t groups[NOTIFY_MAX_GROUPS];
+} own_ids;
+
 /* The last umask fs_set_umask gave this thread's private fs_struct; -1:
  * not known (a new thread, whose umask is inherited). */
 static __thread int own_umask = -1;
@@ -98,6 +106,7 @@ int fs_worker_init(void *userdata)
         own_caps.resting = own_caps.effective = d[0].effective;
         own_caps.known = true;
         own_umask = -1;
+        own_ids.known = false;
         notify_set_privilege_hook(fs_privileged);
         return 0;
 }
@@ -125,8 +134,68 @@ static int set_effective(uint32_t low)
         return 0;
 }
 
-int fs_as_child_begin(void)
+static bool id_mapped(const struct fs_ids *m, bool gid, uint32_t host)
 {
+        return host - (gid ? m->gid_host : m->uid_host) < m->count;
+}
+
+/* The trapped thread's fsuid, fsgid and groups, on this thread. Only with
+ * a range of ids: with a single id every thread of the sandbox has the one
+ * identity fs_worker_init took. An id outside the sandbox's map (which the
+ * kernel would never show for one of its threads) fails closed. */
+static int take_identity(struct notify_call *call)
+{
+        const struct fs_context *ctx = call->userdata;
+        if (!ctx || ctx->ids.count <= 1)
+                return 0;
+        struct notify_creds c;
+        int r = notify_creds(call, &c);
+        if (r < 0)
+                return r == -E2BIG ? -EPERM : r;
+        if (!id_mapped(&ctx->ids, false, c.fsuid) || !id_mapped(&ctx->ids, true, c.fsgid))
+                return -EPERM;
+        for (size_t i = 0; i < c.n_groups; i++)
+                if (!id_mapped(&ctx->ids, true, c.groups[i]))
+                        return -EPERM;
+        if (!own_ids.known) {
+                own_ids.fsuid = ctx->fsuid; /* what fs_worker_init took */
+                own_ids.fsgid = ctx->fsgid;
+                own_ids.n_groups = 0;
+                own_ids.known = true;
+        }
+        if (own_ids.fsuid == c.fsuid && own_ids.fsgid == c.fsgid && own_ids.n_groups == c.n_groups &&
+            memcmp(own_ids.groups, c.groups, c.n_groups * sizeof(c.groups[0])) == 0)
+                return 0;
+        /* setgroups and a switch of fsuid/fsgid away from the real ids
+         * need CAP_SETGID and CAP_SETUID, effective for these three calls
+         * only; the operation itself runs with the empty set */
+        own_ids.known = false; /* until the switch is done */
+        if ((r = set_effective((1U << CAP_SETUID) | (1U << CAP_SETGID))) < 0)
+                return r;
+        gid_t groups[NOTIFY_MAX_GROUPS];
+        for (size_t i = 0; i < c.n_groups; i++)
+                groups[i] = c.groups[i];
+        if (syscall(SYS_setgroups, c.n_groups, groups) < 0)
+                return negative_errno();
+        syscall(SYS_setfsgid, c.fsgid);
+        syscall(SYS_setfsuid, c.fsuid);
+        if ((gid_t)syscall(SYS_setfsgid, -1) != c.fsgid || (uid_t)syscall(SYS_setfsuid, -1) != c.fsuid)
+                return -EPERM;
+        own_ids.fsuid = c.fsuid;
+        own_ids.fsgid = c.fsgid;
+        own_ids.n_groups = c.n_groups;
+        memcpy(own_ids.groups, c.groups, c.n_groups * sizeof(c.groups[0]));
+        own_ids.known = true;
+        return 0;
+}
+
+int fs_as_child_begin(struct notify_call *call)
+{
+        int r = take_identity(call);
+        if (r < 0) {
+                (void)set_effective(0);
+                return r;
+        }
         if (own_caps.known && own_caps.effective == 0)
                 return 0; /* still empty since the last operation as the child */
         return set_effective(0);

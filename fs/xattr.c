@@ -51,11 +51,11 @@ static bool is_acl(const char *name)
 
 /* The ids in a POSIX ACL value (a little-endian header {u32 version} and
  * entries {u16 tag, u16 perm, u32 id}; only ACL_USER and ACL_GROUP entries
- * carry an id). To the child: its own id reads 0, any other -1, as the
- * kernel renders an id unmapped in the reader's namespace. From the child:
- * 0 is its own id, -1 stays, anything else is EINVAL, as the kernel answers
- * for an unmapped id; without this the sentry would grant host users
- * access. A malformed value is left for the kernel to refuse. */
+ * carry an id). To the child: an id of the sandbox's map reads as its
+ * inside id, any other -1, as the kernel renders an id unmapped in the
+ * reader's namespace. From the child: a mapped id becomes its host id, -1
+ * stays, anything else is EINVAL, as the kernel answers for an unmapped id;
+ * without this the sentry would grant host users access. A malformed value is left for the kernel to refuse. */
 static int acl_ids(const struct fs_context *ctx, unsigned char *v, size_t len, bool to_child)
 {
         if (len < 4 || (len - 4) % 8 != 0 || v[0] != ACL_VERSION || v[1] || v[2] || v[3])
@@ -66,10 +66,12 @@ static int acl_ids(const struct fs_context *ctx, unsigned char *v, size_t len, b
                         continue;
                 uint32_t id = (uint32_t)v[off + 4] | (uint32_t)v[off + 5] << 8 | (uint32_t)v[off + 6] << 16 |
                               (uint32_t)v[off + 7] << 24;
-                uint32_t root = tag == ACL_USER ? ctx->fsuid : ctx->fsgid;
-                if (to_child)
-                        id = id == root ? 0 : (uint32_t)-1;
-                else if (fs_id_from_child(id, root, &id) < 0)
+                bool gid = tag == ACL_GROUP;
+                if (to_child) {
+                        /* mapped when the way back leads to the same host id */
+                        uint32_t c = fs_id_to_child(&ctx->ids, gid, id), back;
+                        id = fs_id_from_child(&ctx->ids, gid, c, &back) == 0 && back == id ? c : (uint32_t)-1;
+                } else if (fs_id_from_child(&ctx->ids, gid, id, &id) < 0)
                         return -EINVAL;
                 for (int b = 0; b < 4; b++)
                         v[off + 4 + b] = (unsigned char)(id >> (8 * b));
@@ -202,7 +204,7 @@ int fs_handle_xattr(struct notify_call *call, struct notify_verdict *ret)
         /* through the magic link to a pinned object, the following variant;
          * on (dir, name), the l* one: name is not followed */
         bool nofollow = at.nofollow != 0;
-        if ((r = fs_as_child_begin()) < 0)
+        if ((r = fs_as_child_begin(call)) < 0)
                 return r;
         ssize_t k;
         r = fs_at_enter(&at);

@@ -400,6 +400,63 @@ int notify_ns_ids(const struct notify_call *call, pid_t *ret_nspid, pid_t *ret_n
         return 0;
 }
 
+/* The n-th number (0 on) of the status line that starts with key, in base. */
+static int status_field(const char *status, const char *key, int n, int base, unsigned long long *ret)
+{
+        const char *p = strstr(status, key);
+        if (!p || !strchr(p + 1, '\n'))
+                return -ENOENT; /* a line cut short is no answer */
+        p += strlen(key);
+        for (int i = 0; i <= n; i++) {
+                char *end;
+                errno = 0;
+                unsigned long long v = strtoull(p, &end, base);
+                if (end == p || errno != 0 || (*end != ' ' && *end != '\t' && *end != '\n'))
+                        return -ENOENT;
+                *ret = v;
+                p = end;
+        }
+        return 0;
+}
+
+int notify_creds(const struct notify_call *call, struct notify_creds *ret)
+{
+        _cleanup_free_ char *status = NULL;
+        int r = read_status(call, &status);
+        if (r < 0)
+                return r;
+        /* each at the start of a line: the thread's name (the Name: line,
+         * set by the child) could hold any of these words */
+        unsigned long long fsuid, fsgid, caps;
+        if (status_field(status, "\nUid:", 3, 10, &fsuid) < 0 || status_field(status, "\nGid:", 3, 10, &fsgid) < 0 ||
+            status_field(status, "\nCapEff:", 0, 16, &caps) < 0 || fsuid > UINT32_MAX || fsgid > UINT32_MAX)
+                return -ENOENT;
+        ret->fsuid = (uint32_t)fsuid;
+        ret->fsgid = (uint32_t)fsgid;
+        ret->cap_effective = caps;
+        ret->n_groups = 0;
+        const char *g = strstr(status, "\nGroups:");
+        if (!g)
+                return -ENOENT;
+        g += strlen("\nGroups:");
+        for (;;) {
+                while (*g == ' ' || *g == '\t')
+                        g++;
+                if (*g == '\n')
+                        break;
+                char *end;
+                unsigned long long v = strtoull(g, &end, 10);
+                if (end == g || v > UINT32_MAX)
+                        return -ENOENT;
+                if (ret->n_groups == NOTIFY_MAX_GROUPS)
+                        return -E2BIG;
+                ret->groups[ret->n_groups++] = (uint32_t)v;
+                g = end;
+        }
+        /* read from the trapped thread, not one that took its tid since */
+        return notify_id_valid(call) == 0 ? 0 : -ESRCH;
+}
+
 int notify_umask_uncached(const struct notify_call *call)
 {
         _cleanup_free_ char *status = NULL;

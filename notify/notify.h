@@ -248,6 +248,19 @@ int notify_dup_child_fd(const struct notify_call *call, int fd);
  * 1, 0 or -errno. */
 int notify_child_fd_cloexec(const struct notify_call *call, int fd);
 
+/* The calling thread's filesystem identity, in the sentry's namespace's
+ * ids (read from /proc/TID/status, then checked to be still the trapped
+ * thread's with notify_id_valid). */
+#define NOTIFY_MAX_GROUPS 256
+struct notify_creds {
+        uint32_t fsuid, fsgid;
+        uint32_t groups[NOTIFY_MAX_GROUPS];
+        size_t n_groups;
+        uint64_t cap_effective;
+};
+/* 0, -E2BIG beyond NOTIFY_MAX_GROUPS groups, or -errno (-ESRCH: gone). */
+int notify_creds(const struct notify_call *call, struct notify_creds *ret);
+
 /* The calling thread's pid and tgid as seen inside its pid namespace. */
 int notify_ns_ids(const struct notify_call *call, pid_t *ret_nspid, pid_t *ret_nstgid);
 /* The calling thread's umask, or -errno. Cached per thread (notify/umask.c

@@ -63,28 +63,43 @@ _noreturn_ _printf_(2, 3) static void child_fail(int sock, const char *fmt, ...)
         _exit(EXIT_SANDBOX);
 }
 
-/* Drops every capability for good: bounding and ambient sets emptied,
- * securebits locked so uid 0 in the sandbox never regains any on exec.
- * With an OCI identity (oci->set_user) the process also becomes that
- * uid/gid with those groups: the bounding set and securebits go first
- * (they need CAP_SETPCAP), NO_SETUID_FIXUP keeps CAP_SETUID/SETGID across
- * the switch, and the capset below empties them all the same. */
-static int drop_privileges(const struct oci_sandbox *oci)
+/* The command's standing, for good. Its root keeps plan->caps within the
+ * sandbox's user namespace (bounding, permitted and effective sets; none
+ * inheritable or ambient), and across exec, as root does natively; any
+ * other user has none, and a switch away from root drops them as the
+ * kernel does natively. With no capability to keep (`"capabilities": []`,
+ * an OCI container: runc's rules are #19's) every one goes for good:
+ * securebits locked so uid 0 never regains any on exec. With an OCI
+ * identity (oci->set_user) the process also becomes that uid/gid with those
+ * groups: the bounding set and securebits go first (they need
+ * CAP_SETPCAP), NO_SETUID_FIXUP keeps CAP_SETUID/SETGID across the switch,
+ * and the capset below empties them all the same. no_new_privs always: a
+ * setuid or file-capable file never raises anything. */
+static int drop_privileges(const struct sandbox_plan *plan)
 {
+        const struct oci_sandbox *oci = plan->oci;
+        uint64_t keep = oci ? 0 : plan->caps;
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
                 return negative_errno();
         /* up to the kernel's last capability: the first it does not know
          * (EINVAL) is past it */
-        for (int cap = 0; cap <= 63; cap++)
+        for (int cap = 0; cap <= 63; cap++) {
+                if (keep & (UINT64_C(1) << cap))
+                        continue;
                 if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
                         if (errno == EINVAL)
                                 break;
                         return negative_errno();
                 }
-        if (prctl(PR_SET_SECUREBITS,
-                  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
-                          SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
-                  0, 0, 0) < 0)
+        }
+        /* with capabilities: keep-caps stays the process's to set (setpriv,
+         * daemons dropping to their user set it), ambient ones are never
+         * raised */
+        unsigned long bits = keep ? SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED
+                                  : SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                                             SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+                                             SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+        if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0)
                 return negative_errno();
         if (oci && oci->set_user) {
                 gid_t groups[OCI_MAX_IDS];
@@ -94,9 +109,20 @@ static int drop_privileges(const struct oci_sandbox *oci)
                         return negative_errno();
                 if (setresgid(oci->gid, oci->gid, oci->gid) < 0 || setresuid(oci->uid, oci->uid, oci->uid) < 0)
                         return negative_errno();
+        } else if (!oci && (plan->cmd_uid != plan->ids.uid_inside || plan->cmd_gid != plan->ids.gid_inside)) {
+                /* --user: no supplementary groups (setgroups is denied to
+                 * an unprivileged run, which has none to drop) */
+                if (setgroups(0, NULL) < 0 && errno != EPERM)
+                        return negative_errno();
+                if (setresgid(plan->cmd_gid, plan->cmd_gid, plan->cmd_gid) < 0 ||
+                    setresuid(plan->cmd_uid, plan->cmd_uid, plan->cmd_uid) < 0)
+                        return negative_errno();
         }
+        uint64_t have = getuid() == 0 ? keep : 0;
         struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-        struct __user_cap_data_struct d[2] = {0};
+        struct __user_cap_data_struct d[2] = {{0}};
+        d[0].effective = d[0].permitted = (uint32_t)have;
+        d[1].effective = d[1].permitted = (uint32_t)(have >> 32);
         if (syscall(SYS_capset, &h, d) < 0)
                 return negative_errno();
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -331,12 +357,15 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
         if (unshare(CLONE_NEWCGROUP) < 0)
                 child_fail(sock, "unshare the cgroup namespace: %s", strerror(errno));
 
-        /* become the sandbox's uid/gid 0, which the maps tie to an
-         * unprivileged host identity (our host credentials were still root's) */
+        /* become the first id of the sandbox's map (its root; an
+         * unprivileged run's one id), which the maps tie to an unprivileged
+         * host identity (our host credentials were still root's) */
         if (setgroups(0, NULL) < 0 && errno != EPERM)
                 child_fail(sock, "setgroups: %s", strerror(errno));
-        if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
-                child_fail(sock, "switch to the sandbox's uid 0: %s", strerror(errno));
+        uid_t u0 = plan->ids.uid_inside;
+        gid_t g0 = plan->ids.gid_inside;
+        if (setresgid(g0, g0, g0) < 0 || setresuid(u0, u0, u0) < 0)
+                child_fail(sock, "switch to the sandbox's uid %u: %s", (unsigned)u0, strerror(errno));
         /* The sentry gone means we go too, and with us the pid namespace.
          * Set only now: changing credentials (the setresuid above, from host
          * root to nobody) clears the parent-death signal. Had the sentry died
@@ -421,7 +450,7 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
         }
         if (plan->oci && plan->oci->has_umask)
                 umask((mode_t)plan->oci->umask);
-        r = drop_privileges(plan->oci);
+        r = drop_privileges(plan);
         if (r < 0)
                 child_fail(sock, "drop privileges%s: %s",
                            plan->oci && plan->oci->set_user ? " and become process.user" : "", strerror(-r));

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -38,8 +39,16 @@ static char **build_env(const struct run_options *o)
         size_t n = 0;
         env_set(&envp, &n, "PATH", DEFAULT_PATH);
         env_set(&envp, &n, "HOME", HOME);
-        env_set(&envp, &n, "USER", "root");
-        env_set(&envp, &n, "LOGNAME", "root");
+        /* the command's user: root in a root-started sandbox, the caller
+         * in an unprivileged one (which keeps the caller's uid), by the
+         * name the view's /etc/passwd (the host's) gives it */
+        const char *user = "root";
+        if (geteuid() != 0 && !o->oci) {
+                struct passwd *pw = getpwuid(getuid());
+                user = pw && pw->pw_name ? pw->pw_name : "nobody";
+        }
+        env_set(&envp, &n, "USER", user);
+        env_set(&envp, &n, "LOGNAME", user);
         env_set(&envp, &n, "SHELL", "/bin/sh");
         env_set(&envp, &n, "LANG", "C.UTF-8");
         env_set(&envp, &n, "TMPDIR", "/tmp");
@@ -265,6 +274,8 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
         p.max_open_files = POLICY_UNSET;
         p.serve_runs = o->front != NULL;
         p.oci = o->oci;
+        /* what the sandbox's root holds inside its user namespace */
+        p.caps = o->policy->has_caps ? o->policy->caps : POLICY_DEFAULT_CAPS;
         *ret = p;
         return 0;
 }

@@ -28,11 +28,6 @@
 #define CLONE_PIDFD 0x00001000
 #endif
 
-/* the uid/gid the sandbox runs as on the host when cordon runs as root:
- * nobody, so that an escape from the view still meets the host's file
- * permissions as an unprivileged user */
-#define HOST_NOBODY 65534
-
 static int sentry_main_loop(struct sandbox_state *st);
 static int run_sandbox(struct sandbox_state *st);
 
@@ -192,6 +187,59 @@ static bool any_cgroup_limit(const struct run_limits *l)
         return l->memory_bytes != POLICY_UNSET || l->cpu_millis != POLICY_UNSET || l->max_processes != POLICY_UNSET;
 }
 
+/* The sandbox's groups with its limits. A built-in default this host cannot
+ * apply (no memory or pids controller for the group, as unprivileged) is
+ * dropped and the rest tried again: the sandbox then starts as it does
+ * where no limit was asked for, and -v and the limits line say the default
+ * is absent, never claim it. A limit someone asked for is never dropped. */
+static int create_cgroup(const struct run_options *o, const char *id, struct run_limits *l, struct cgroup **ret,
+                         char **ret_error)
+{
+        static const enum limit_kind defaults[] = {LIMIT_MEMORY, LIMIT_PROCESSES};
+        for (;;) {
+                struct cg_limits cgl = {l->memory_bytes, l->max_processes, l->cpu_millis};
+                free(TAKE_PTR(*ret_error));
+                int r = cgroup_create(o->cgroup_mode, id, &cgl, ret, ret_error);
+                if (r >= 0)
+                        return r;
+                /* a limit someone asked for is refused: the start with it */
+                for (size_t k = 0; k < _LIMIT_KIND_MAX; k++) {
+                        char key[40];
+                        snprintf(key, sizeof(key), "limits.%s", limit_key((enum limit_kind)k));
+                        if (l->value[k] != POLICY_UNSET && l->src[k] != LIMIT_SRC_DEFAULT && *ret_error &&
+                            strstr(*ret_error, key))
+                                return r;
+                }
+                /* the default the refusal names ("limits.memoryBytes cannot
+                 * be enforced ..."); where it names none, every one left */
+                bool drop[ELEMENTSOF(defaults)] = {false}, any = false;
+                for (int pass = 0; pass < 2 && !any; pass++)
+                        for (size_t i = 0; i < ELEMENTSOF(defaults); i++) {
+                                enum limit_kind k = defaults[i];
+                                char key[40];
+                                snprintf(key, sizeof(key), "limits.%s", limit_key(k));
+                                drop[i] = l->value[k] != POLICY_UNSET && l->src[k] == LIMIT_SRC_DEFAULT &&
+                                          (pass == 1 || (*ret_error && strstr(*ret_error, key)));
+                                any |= drop[i];
+                        }
+                if (!any)
+                        return r;
+                for (size_t i = 0; i < ELEMENTSOF(defaults); i++) {
+                        enum limit_kind k = defaults[i];
+                        char v[48];
+                        if (!drop[i])
+                                continue;
+                        if (o->verbose)
+                                fprintf(stderr,
+                                        "cordon: the built-in limit %s (%s) cannot be applied on this host (%s); the "
+                                        "sandbox runs without it\n",
+                                        limit_key(k), limit_format_value(k, l->value[k], v, sizeof(v)),
+                                        *ret_error ? *ret_error : strerror(-r));
+                        run_limits_drop_default(l, k);
+                }
+        }
+}
+
 /* (a cleanup: net_floor_preload_end is a no-op once ended or never begun) */
 static void floor_preload_end(bool *preloading)
 {
@@ -232,6 +280,11 @@ int sentry_run(const struct run_options *o)
                 fprintf(stderr, "cordon: %s\n", err);
                 return EXIT_QUOTA;
         }
+        /* what nobody set gets the built-in defaults (a fork or memory bomb
+         * stops at the sandbox), but not in an OCI container: runc applies
+         * only what config.json says, and so does cordon */
+        if (!o->oci)
+                run_limits_apply_defaults(&limits);
         if (limits.expires_at != (time_t)-1 && limits.expires_at <= time(NULL)) {
                 fprintf(stderr, "cordon: expiresAt is in the past; the sandbox would be dead on arrival\n");
                 return EXIT_USAGE;
@@ -279,7 +332,9 @@ int sentry_run(const struct run_options *o)
 
         char id[17];
         sandbox_new_id(id);
-        _cleanup_close_ int lock = state_admit(id, adm.max_sandboxes, &err);
+        /* root: the sandbox's own range of host ids, taken with its claim */
+        struct id_range range = {0};
+        _cleanup_close_ int lock = state_admit(id, adm.max_sandboxes, geteuid() == 0 ? &range : NULL, &err);
         if (lock < 0) {
                 fprintf(stderr, "cordon: %s\n", err);
                 return lock == -EDQUOT ? EXIT_QUOTA : EXIT_SANDBOX;
@@ -287,9 +342,8 @@ int sentry_run(const struct run_options *o)
 
         trace_mark("admitted");
         struct cgroup *cg = NULL;
-        struct cg_limits cgl = {limits.memory_bytes, limits.max_processes, limits.cpu_millis};
         free(TAKE_PTR(err));
-        r = cgroup_create(o->cgroup_mode, id, &cgl, &cg, &err);
+        r = create_cgroup(o, id, &limits, &cg, &err);
         if (r < 0) {
                 if (any_cgroup_limit(&limits) || o->cgroup_mode != CG_AUTO) {
                         fprintf(stderr, "cordon: %s; refusing to start without the requested limits\n", err);
@@ -351,6 +405,7 @@ int sentry_run(const struct run_options *o)
                 .approve_tty = approve_tty,
                 .prompt_wake = {-1, -1},
                 .state_lock = TAKE_FD(lock),
+                .range = range,
                 .fsctx = {.exec_channel = -1},
         };
         clock_gettime(CLOCK_MONOTONIC, &st.started);
@@ -399,8 +454,18 @@ static int run_sandbox(struct sandbox_state *st)
 
         uid_t host_uid = getuid(), host_gid = getgid();
         bool privileged = geteuid() == 0;
-        uid_t child_uid = privileged ? HOST_NOBODY : host_uid;
-        gid_t child_gid = privileged ? HOST_NOBODY : host_gid;
+        r = sandbox_ids(plan, privileged ? &st->range : NULL, host_uid, host_gid, &plan->ids, &plan->cmd_uid,
+                        &plan->cmd_gid);
+        if (r < 0) {
+                fprintf(stderr, "cordon: %s %u:%u is not one of the sandbox's ids (0-%u)\n",
+                        plan->oci ? "process.user" : "--user", plan->cmd_uid, plan->cmd_gid, st->range.count - 1);
+                return EXIT_USAGE;
+        }
+        /* the command's host ids: what the sentry's workers act as */
+        uid_t child_uid = plan->ids.uid_host + (plan->cmd_uid - plan->ids.uid_inside);
+        gid_t child_gid = plan->ids.gid_host + (plan->cmd_gid - plan->ids.gid_inside);
+        st->fsctx.ids = plan->ids; /* before the proc agent's fork, which takes them */
+        st->fsctx.caps = plan->oci ? 0 : plan->caps;
         if (!privileged) {
                 r = enter_own_userns(host_uid, host_gid);
                 if (r < 0) {
@@ -496,7 +561,7 @@ static int run_sandbox(struct sandbox_state *st)
         st->gid = child_gid;
         st->privileged = privileged;
 
-        r = write_id_maps(pid, child_uid, child_gid, !privileged, plan->oci);
+        r = write_id_maps(pid, &plan->ids, !privileged);
         trace_mark("id maps written");
         if (r < 0)
                 fprintf(stderr, "cordon: cannot write the sandbox's uid/gid maps: %s\n", strerror(-r));
@@ -932,16 +997,24 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
         if (st->verbose) {
-                char mem[32] = "none", cpu[32] = "none", tasks[32] = "none", disk[32] = "none";
-                const struct run_limits *l = &st->limits;
-                if (l->memory_bytes > 0)
-                        snprintf(mem, sizeof(mem), "%lld bytes", (long long)l->memory_bytes);
-                if (l->cpu_millis > 0)
-                        snprintf(cpu, sizeof(cpu), "%lld millis", (long long)l->cpu_millis);
-                if (l->max_processes > 0)
-                        snprintf(tasks, sizeof(tasks), "%lld", (long long)l->max_processes);
-                if (l->disk_bytes > 0)
-                        snprintf(disk, sizeof(disk), "%lld bytes", (long long)l->disk_bytes);
+                char mem[256], cpu[256], tasks[256], disk[256];
+                limit_describe(&st->limits, LIMIT_MEMORY, mem, sizeof(mem));
+                limit_describe(&st->limits, LIMIT_CPU, cpu, sizeof(cpu));
+                limit_describe(&st->limits, LIMIT_PROCESSES, tasks, sizeof(tasks));
+                limit_describe(&st->limits, LIMIT_DISK, disk, sizeof(disk));
+                const struct fs_ids *im = &st->plan->ids;
+                _cleanup_free_ char *idmap =
+                        im->count > 1 ? xasprintf("uids/gids 0-%u in the sandbox = host %u-%u / %u-%u (its own range)",
+                                                  im->count - 1, im->uid_host, im->uid_host + (im->count - 1),
+                                                  im->gid_host, im->gid_host + (im->count - 1))
+                                      : xasprintf("one id: uid %u gid %u in the sandbox = host %u/%u (the single-id "
+                                                  "map: no /etc/subuid range is used without root)",
+                                                  im->uid_inside, im->gid_inside, im->uid_host, im->gid_host);
+                _cleanup_free_ char *capset = policy_caps_format(st->plan->oci ? 0 : st->plan->caps);
+                _cleanup_free_ char *capsline =
+                        st->plan->cmd_uid == 0
+                                ? xasprintf(", holding %s within the sandbox's user namespace only", capset)
+                                : xstrdup(", no capabilities");
                 _cleanup_free_ char *view =
                         st->plan->view.template_path
                                 ? xasprintf("template %s (read-only lower layer%s%s) under a private overlay",
@@ -951,16 +1024,17 @@ static int sentry_main_loop(struct sandbox_state *st)
                 fprintf(stderr,
                         "cordon: sandbox %s, init is host pid %d; layers in force:\n"
                         "cordon:   namespaces: user, mount, pid, net, ipc, uts, cgroup\n"
-                        "cordon:   identity: uid/gid 0 in the sandbox = host %u/%u; no capabilities; no_new_privs\n"
+                        "cordon:   identity: %s; the command is uid %u gid %u%s; no_new_privs\n"
                         "cordon:   view: %s, private /tmp /var/tmp /run /root, own /proc and /dev\n"
                         "cordon:   network: own namespace, loopback only; DNS stub at " NET_STUB_ADDR
                         "; egress gate for %zu listed name(s)\n"
                         "cordon:   seccomp: filter from %zu table rows; %s and socket calls emulated by the sentry; "
                         "killable wait %s; SYNC_WAKE_UP %s\n"
                         "cordon:   exec: checked by the sentry; %s\n"
-                        "cordon:   limits: memory %s, cpu %s, tasks %s, disk %s; cgroup %s\n"
+                        "cordon:   limits: memory %s, cpu %s, processes %s, disk %s; cgroup %s\n"
                         "cordon:   approvals: %s\n",
-                        st->id, st->init_pid, st->uid, st->gid, view, st->policy->n_net_rules, n_table,
+                        st->id, st->init_pid, idmap, st->plan->cmd_uid, st->plan->cmd_gid, capsline, view,
+                        st->policy->n_net_rules, n_table,
                         st->plan->trap_paths ? "every path call"
                         : st->plan->trap_writes
                                 ? "opens that write and every call that writes (an ask rule; reads native)"

@@ -90,7 +90,11 @@ void init_read_test_hooks(void);
 
 /* --- the user namespace from the host's side (userns.c) --- */
 
-int write_id_maps(pid_t pid, uid_t uid, gid_t gid, bool deny_setgroups, const struct oci_sandbox *oci);
+/* The sandbox's id map and its command's identity inside (userns.c):
+ * -ERANGE when the identity asked for is not in the range. */
+int sandbox_ids(const struct sandbox_plan *plan, const struct id_range *range, uid_t host_uid, gid_t host_gid,
+                struct fs_ids *ret, uint32_t *ret_uid, uint32_t *ret_gid);
+int write_id_maps(pid_t pid, const struct fs_ids *ids, bool deny_setgroups);
 int enter_own_userns(uid_t uid, gid_t gid);
 int set_oom_score_adj(pid_t pid, int value);
 /* clone3 into the cgroup v2 group cgroup_fd (-1: none), else clone;

@@ -188,6 +188,13 @@ struct exec_msg {
 
 /* Everything the child needs, computed before the clone so that a bad
  * request fails before any namespace exists. */
+/* A sandbox's host ids (idrange.c): inside ids 0..count-1 are host uids
+ * uid..uid+count-1 and gids gid..gid+count-1. */
+struct id_range {
+        uint32_t uid, gid, count;
+        int slot; /* its number in the pool */
+};
+
 struct sandbox_plan {
         char **argv;
         char **envp;
@@ -208,6 +215,17 @@ struct sandbox_plan {
         unsigned debug_disable;        /* DEBUG_OFF_* (tests only; see sentry.h) */
         bool serve_runs;               /* no command: init waits for MSG_EXEC (sentry/initd.c) */
         const struct oci_sandbox *oci; /* `cordon oci`: applied by init (below), or NULL */
+        /* the identity asked for (--user, the policy's "user"), else the
+         * default: root in a root-started sandbox, the caller's own ids in
+         * an unprivileged one */
+        bool user_set;
+        uint32_t user_uid, user_gid;
+        /* set by the sentry before init's clone (sandbox_ids): the map, the
+         * command's ids inside, and the capabilities its root holds in the
+         * sandbox's user namespace (a mask of CAP_* bits) */
+        struct fs_ids ids;
+        uint32_t cmd_uid, cmd_gid;
+        uint64_t caps;
 };
 
 struct sandbox_state {
@@ -217,8 +235,9 @@ struct sandbox_state {
         int pidfd;
         pid_t init_pid;
         sigset_t sigmask;
-        uid_t uid;
+        uid_t uid; /* the command's host uid and gid (its fsuid, fsgid) */
         gid_t gid;
+        struct id_range range; /* root: the sandbox's own host ids (count 0: none) */
         bool verbose;
         bool privileged;
         struct fs_context fsctx;
@@ -275,6 +294,11 @@ int sentry_timer_arm(int clock, bool absolute, int64_t when_ms);
  * namespace). */
 void sandbox_kill_all(struct sandbox_state *st);
 
+/* The sandbox's ids and what its root holds (stats.c): "identity" in
+ * --stats and `sandbox inspect` (a jansson json_t). */
+struct json_t;
+struct json_t *sandbox_identity_json(const struct sandbox_state *st);
+
 /* --- the state root (state.c) --- */
 
 /* /run/cordon for root; $XDG_RUNTIME_DIR/cordon or /tmp/cordon-UID otherwise;
@@ -285,11 +309,33 @@ bool state_root_is_default(void);
 /* --root DIR: where sandboxes' state lives from now on (absolute; short
  * enough for the control sockets under it). 0, or -errno with a message. */
 int state_set_root(const char *dir, char **ret_error);
+/* Where ranges come from: `ranges` ranges of 65,536 ids from uid_start
+ * and gid_start, named by source. */
+struct id_pool {
+        uint32_t uid_start, gid_start, ranges;
+        const char *source;
+};
+/* The pool in force: /etc/subuid's and /etc/subgid's cordon entries, else
+ * the default (2^31 on, 16,384 ranges). -EINVAL for an entry that holds 0. */
+int idrange_pool(struct id_pool *ret);
+/* Under the admission lock, with the claim of sandbox id held: a free range
+ * for it; -EDQUOT with *ret_error naming the pool when none is free. */
+int idrange_take(const char *id, struct id_range *ret, char **ret_error);
+/* The range this process took, given back (state_drop_claim calls it). */
+void idrange_release(void);
+/* `cordon gc`, under the admission lock: drops ranges of dead sandboxes. */
+int idrange_gc(void);
+
 /* Under the admission lock: counts live sandboxes, refuses (-EDQUOT with
  * *ret_error) beyond max_sandboxes (<0: no maximum), else creates the
- * sandbox's state directory and takes its lock. Returns the lock fd (held
- * for the sandbox's life), or -errno. */
-int state_admit(const char *id, int64_t max_sandboxes, char **ret_error);
+ * sandbox's state directory and takes its lock, and with ret_range a uid
+ * range (idrange_take; -EDQUOT when the pool is exhausted). Returns the lock
+ * fd (held for the sandbox's life), or -errno. */
+int state_admit(const char *id, int64_t max_sandboxes, struct id_range *ret_range, char **ret_error);
+/* The default state root (what is host-wide for this user lives there),
+ * and whether sandbox id's claim there is held by a live sentry. */
+const char *state_default_root(void);
+bool state_claim_held(const char *id);
 /* Writes state.json in the sandbox's directory (replaced atomically). */
 int state_write(const char *id, const char *json);
 /* Removes the sandbox's state directory and drops its claim. */
@@ -322,14 +368,8 @@ void sandbox_new_id(char ret[17]);
 /* What an OCI container asks of its sandbox beyond a cordon policy
  * (sentry/oci/ fills it from config.json; init.c and initd.c apply it in
  * the sandbox's init). Everything here only narrows what the sandbox may
- * do, except the identity, whose host ids are chosen by cordon
- * (oci_host_id) and never host root. */
-
-/* A container's non-root uid or gid N runs as host id OCI_HOST_ID_BASE + N
- * (root in the container is host nobody, as for every cordon sandbox):
- * ids no host account uses, so a process that got out of the view would
- * meet the host's files as a stranger. */
-#define OCI_HOST_ID_BASE 2147483648u
+ * do, except the identity, whose host ids are chosen by cordon (the
+ * sandbox's own range, idrange.c) and never host root. */
 #define OCI_MAX_IDS      32 /* additional gids mapped */
 #define OCI_MAX_PRESERVE 4  /* --preserve-fds (the set-up channel carries 8 fds: 3 stdio, the start gate) */
 
@@ -377,9 +417,3 @@ struct oci_sandbox {
         uint32_t umask;
         int oom_score_adj;
 };
-
-/* The host id for container id n (0 stays the sandbox's root identity). */
-static inline uint32_t oci_host_id(uint32_t n, uint32_t root_host_id)
-{
-        return n == 0 ? root_host_id : OCI_HOST_ID_BASE + n;
-}

@@ -45,7 +45,7 @@ int state_set_root(const char *dir, char **ret_error)
 /* The default root: /run/cordon for root; $XDG_RUNTIME_DIR/cordon or
  * /tmp/cordon-UID otherwise. What is host-wide for this user (admission,
  * the claims below) lives there whatever --root says. */
-static const char *default_root(void)
+const char *state_default_root(void)
 {
         static char dflt[512];
         if (dflt[0])
@@ -64,12 +64,12 @@ static const char *default_root(void)
 
 const char *state_root(void)
 {
-        return root_dir[0] ? root_dir : default_root();
+        return root_dir[0] ? root_dir : state_default_root();
 }
 
 bool state_root_is_default(void)
 {
-        return streq(state_root(), default_root());
+        return streq(state_root(), state_default_root());
 }
 
 void sandbox_new_id(char ret[17])
@@ -143,17 +143,17 @@ static int claim_fd = -1;
 
 static int claims_dir(char *buf, size_t size)
 {
-        int r = mkdir_private(default_root());
+        int r = mkdir_private(state_default_root());
         if (r < 0)
                 return r;
-        snprintf(buf, size, "%s/claims", default_root());
+        snprintf(buf, size, "%s/claims", state_default_root());
         return mkdir_private(buf);
 }
 
-static bool claim_held(const char *id)
+bool state_claim_held(const char *id)
 {
         char path[700];
-        snprintf(path, sizeof(path), "%s/claims/%s", default_root(), id);
+        snprintf(path, sizeof(path), "%s/claims/%s", state_default_root(), id);
         _cleanup_close_ int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return false;
@@ -180,7 +180,7 @@ static int count_claims_dropping(int *ret_dropped)
         while ((de = readdir(d))) {
                 if (!sandbox_id_valid(de->d_name))
                         continue;
-                if (claim_held(de->d_name))
+                if (state_claim_held(de->d_name))
                         n++;
                 else if (ret_dropped && unlinkat(dirfd(d), de->d_name, 0) == 0)
                         (*ret_dropped)++;
@@ -209,11 +209,11 @@ static int take_claim(const char *id, char **ret_error)
                 if (fd >= 0)
                         close(fd);
         }
-        *ret_error = xasprintf("claim %s/claims/%s: %s", default_root(), id, strerror(-r));
+        *ret_error = xasprintf("claim %s/claims/%s: %s", state_default_root(), id, strerror(-r));
         return r;
 }
 
-int state_admit(const char *id, int64_t max_sandboxes, char **ret_error)
+int state_admit(const char *id, int64_t max_sandboxes, struct id_range *ret_range, char **ret_error)
 {
         char dir[600], path[700];
         int r = sandboxes_dir(dir, sizeof(dir));
@@ -222,11 +222,11 @@ int state_admit(const char *id, int64_t max_sandboxes, char **ret_error)
                 return r;
         }
         /* admission is host-wide for this user, whatever --root is */
-        if ((r = mkdir_private(default_root())) < 0) {
-                *ret_error = xasprintf("state directory %s: %s", default_root(), strerror(-r));
+        if ((r = mkdir_private(state_default_root())) < 0) {
+                *ret_error = xasprintf("state directory %s: %s", state_default_root(), strerror(-r));
                 return r;
         }
-        snprintf(path, sizeof(path), "%s/admission.lock", default_root());
+        snprintf(path, sizeof(path), "%s/admission.lock", state_default_root());
         _cleanup_close_ int adm = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (adm < 0 || flock(adm, LOCK_EX) < 0) {
                 r = negative_errno();
@@ -259,6 +259,12 @@ int state_admit(const char *id, int64_t max_sandboxes, char **ret_error)
         }
         if ((r = take_claim(id, ret_error)) < 0) {
                 close(lock);
+                return r;
+        }
+        /* the range's holder is the claim just taken (idrange.c) */
+        if (ret_range && (r = idrange_take(id, ret_range, ret_error)) < 0) {
+                close(lock);
+                (void)state_remove(id);
                 return r;
         }
         return lock; /* the admission lock is released on return */
@@ -327,9 +333,10 @@ int state_remove_dir(const char *id)
 void state_drop_claim(const char *id)
 {
         char claim[700];
-        snprintf(claim, sizeof(claim), "%s/claims/%s", default_root(), id);
+        snprintf(claim, sizeof(claim), "%s/claims/%s", state_default_root(), id);
         /* closed first: an unlinked file still open is put on the
          * filesystem's orphan list, and freed only at the last close */
+        idrange_release();
         if (claim_fd >= 0)
                 close(TAKE_FD(claim_fd));
         (void)unlink(claim);
@@ -381,7 +388,7 @@ static int gc_leftover_cgroup(const char *dir, const char *id, void *userdata)
                 return 0;
         _cleanup_close_ int fd =
                 c->sandboxes_fd >= 0 ? openat(c->sandboxes_fd, id, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) : -1;
-        if ((fd >= 0 && state_dir_live(fd)) || claim_held(id))
+        if ((fd >= 0 && state_dir_live(fd)) || state_claim_held(id))
                 return 0; /* a running sandbox's group (under this root or another) */
         /* Only a group this user made can be this user's garbage: another
          * user's cordon (root's, whose sandboxes run as host uid 65534) keeps
@@ -404,7 +411,7 @@ int state_gc(bool quiet)
         int removed = 0;
         /* under the admission lock: a sandbox being admitted has its
          * directory before it has its lock, and must not be taken for dead */
-        snprintf(path, sizeof(path), "%s/admission.lock", default_root());
+        snprintf(path, sizeof(path), "%s/admission.lock", state_default_root());
         _cleanup_close_ int adm = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
         if (adm >= 0)
                 flock(adm, LOCK_EX);
@@ -431,6 +438,7 @@ int state_gc(bool quiet)
         }
         int dropped = 0;
         (void)count_claims_dropping(&dropped);
+        removed += idrange_gc();
         /* The groups' own scan (a directory in each hierarchy) only where a
          * sentry died: a dead sentry's claim stays behind, and a sentry
          * drops its own only once its groups are gone (state_drop_claim),

@@ -7,11 +7,25 @@
 #include <sys/wait.h>
 
 #include "common/util.h"
+#include "sentry/policy/policy.h"
 #include "sentry/sentry-internal.h"
 
 static json_t *int_or_null(int64_t v)
 {
         return v < 0 ? json_null() : json_integer(v);
+}
+
+json_t *sandbox_identity_json(const struct sandbox_state *st)
+{
+        const struct fs_ids *m = &st->plan->ids;
+        char *caps = policy_caps_format(st->plan->oci ? 0 : st->plan->caps);
+        json_t *j = json_pack("{s:{s:I,s:I,s:I}, s:{s:I,s:I,s:I}, s:I, s:I, s:s, s:s}", "uids", "inside",
+                              (json_int_t)m->uid_inside, "host", (json_int_t)m->uid_host, "count", (json_int_t)m->count,
+                              "gids", "inside", (json_int_t)m->gid_inside, "host", (json_int_t)m->gid_host, "count",
+                              (json_int_t)m->count, "uid", (json_int_t)st->plan->cmd_uid, "gid",
+                              (json_int_t)st->plan->cmd_gid, "rootCapabilities", caps, "noNewPrivs", "always");
+        free(caps);
+        return j;
 }
 
 int write_stats(struct sandbox_state *st, const char *path, int exit_code)
@@ -57,6 +71,7 @@ int write_stats(struct sandbox_state *st, const char *path, int exit_code)
                 json_object_set_new(root, "signal", json_integer(WTERMSIG(st->cmd_status)));
         json_object_set_new(root, "wallTimeMs", json_integer(wall_ms));
         json_object_set_new(root, "cgroup", json_string(st->cg ? cgroup_backend(st->cg) : "none"));
+        json_object_set_new(root, "identity", sandbox_identity_json(st));
         json_object_set_new(root, "memoryPeakBytes", int_or_null(cs.memory_peak_bytes));
         json_object_set_new(root, "cpuTimeUsec", int_or_null(cs.cpu_usage_usec));
         json_object_set_new(root, "oomKills", int_or_null(cs.oom_kills));

@@ -79,6 +79,41 @@ static void take_status(struct sandbox_state *st, const struct msg *m)
         st->have_status = true;
 }
 
+/* Which limit stopped the command, if one did: its value, where it came
+ * from and how to raise it. */
+static void say_limits_reached(const struct sandbox_state *st, const struct cg_stats *cs)
+{
+        const struct run_limits *l = &st->limits;
+        char v[48], src[256], hint[256];
+        if (cs->oom_kills > 0 && l->memory_bytes == POLICY_UNSET)
+                /* accounted in the group, but no limit of the sandbox's */
+                fprintf(stderr,
+                        "cordon: out of memory: the kernel killed %lld process(es) in the sandbox, which had no memory "
+                        "limit (%s): the host itself ran short\n",
+                        (long long)cs->oom_kills, limit_format_source(l, LIMIT_MEMORY, src, sizeof(src)));
+        else if (cs->oom_kills > 0) {
+                limit_format_value(LIMIT_MEMORY, l->memory_bytes, v, sizeof(v));
+                limit_format_source(l, LIMIT_MEMORY, src, sizeof(src));
+                limit_raise_hint(l, LIMIT_MEMORY, hint, sizeof(hint));
+                if (st->have_status && WIFSIGNALED(st->cmd_status) && WTERMSIG(st->cmd_status) == SIGKILL)
+                        fprintf(stderr, "cordon: the command was killed: out of memory (limit %s, %s; %s)\n", v, src,
+                                hint);
+                else
+                        fprintf(stderr,
+                                "cordon: out of memory: the kernel killed %lld process(es) in the sandbox (limit %s, "
+                                "%s; %s)\n",
+                                (long long)cs->oom_kills, v, src, hint);
+        }
+        if (cs->pids_max_events > 0 && l->max_processes != POLICY_UNSET) {
+                limit_format_value(LIMIT_PROCESSES, l->max_processes, v, sizeof(v));
+                limit_format_source(l, LIMIT_PROCESSES, src, sizeof(src));
+                limit_raise_hint(l, LIMIT_PROCESSES, hint, sizeof(hint));
+                fprintf(stderr,
+                        "cordon: the sandbox reached its process limit (%s, %s; %s): %lld fork(s) failed there\n", v,
+                        src, hint, (long long)cs->pids_max_events);
+        }
+}
+
 int supervise(struct sandbox_state *st)
 {
         _cleanup_close_ int sfd = signalfd(-1, &st->sigmask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -195,7 +230,10 @@ int supervise(struct sandbox_state *st)
 
         /* the end's reason, in order of precedence */
         struct cg_stats cs;
-        bool oom = st->cg && cgroup_stats(st->cg, &cs) == 0 && cs.oom_kills > 0;
+        bool have_cs = st->cg && cgroup_stats(st->cg, &cs) == 0;
+        bool oom = have_cs && cs.oom_kills > 0;
+        if (have_cs)
+                say_limits_reached(st, &cs);
         if (killed_for) {
                 st->exit_reason = killed_for;
                 if (streq(killed_for, "timeout"))
@@ -205,13 +243,8 @@ int supervise(struct sandbox_state *st)
                         fprintf(stderr, "cordon: the sandbox reached its expiry time; every process was killed\n");
                 return EXIT_TIMEOUT;
         }
-        if (oom) {
+        if (oom)
                 st->exit_reason = "oom";
-                fprintf(stderr,
-                        "cordon: out of memory: the kernel killed %lld process(es) in the sandbox at its memory "
-                        "limit (%lld bytes)\n",
-                        (long long)cs.oom_kills, (long long)st->limits.memory_bytes);
-        }
         if (st->have_status) {
                 if (!oom)
                         st->exit_reason = WIFSIGNALED(st->cmd_status) ? "signaled" : "exited";

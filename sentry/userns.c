@@ -29,42 +29,57 @@ int set_oom_score_adj(pid_t pid, int value)
         return write_file(path, v);
 }
 
-/* "0 HOST 1" and, for an OCI identity, one line per other container id
- * (oci_host_id: never host root). */
-static void id_map_text(char *buf, size_t size, uint32_t root_host, uint32_t id, const uint32_t *more, size_t n_more)
+/* The sandbox's map and the command's identity in it. Root: the range
+ * (inside 0..65535); the command is root unless --user, the policy's user
+ * or the OCI process.user says otherwise. Unprivileged: one id, the
+ * caller's own at the same number (as bubblewrap keeps it), or the id
+ * --user / process.user chose (--user 0: the caller is root inside). */
+int sandbox_ids(const struct sandbox_plan *plan, const struct id_range *range, uid_t host_uid, gid_t host_gid,
+                struct fs_ids *ret, uint32_t *ret_uid, uint32_t *ret_gid)
 {
-        size_t len = (size_t)snprintf(buf, size, "0 %u 1\n", root_host);
-        uint32_t done[1 + OCI_MAX_IDS];
-        size_t n_done = 0;
-        for (size_t i = 0; i <= n_more && len < size; i++) {
-                uint32_t c = i == 0 ? id : more[i - 1];
-                bool dup = c == 0;
-                for (size_t k = 0; k < n_done; k++)
-                        dup = dup || done[k] == c;
-                if (dup)
-                        continue;
-                done[n_done++] = c;
-                len += (size_t)snprintf(buf + len, size - len, "%u %u 1\n", c, oci_host_id(c, root_host));
+        const struct oci_sandbox *oci = plan->oci;
+        bool chosen = plan->user_set || (oci && oci->set_user);
+        uint32_t uid = plan->user_set ? plan->user_uid : oci && oci->set_user ? oci->uid : 0;
+        uint32_t gid = plan->user_set ? plan->user_gid : oci && oci->set_user ? oci->gid : 0;
+        if (range && range->count > 0) {
+                if (uid >= range->count || gid >= range->count)
+                        return -ERANGE;
+                for (size_t i = 0; oci && oci->set_user && i < oci->n_groups; i++)
+                        if (oci->groups[i] >= range->count)
+                                return -ERANGE;
+                *ret = (struct fs_ids){0, range->uid, 0, range->gid, range->count};
+        } else {
+                if (!chosen && !oci) {
+                        uid = host_uid;
+                        gid = host_gid;
+                }
+                *ret = (struct fs_ids){uid, host_uid, gid, host_gid, 1};
         }
+        *ret_uid = uid;
+        *ret_gid = gid;
+        return 0;
 }
 
-int write_id_maps(pid_t pid, uid_t uid, gid_t gid, bool deny_setgroups, const struct oci_sandbox *oci)
+static int write_map(pid_t pid, const char *file, uint32_t inside, uint32_t host, uint32_t count)
 {
-        char path[64], map[4096];
+        char path[64], map[64];
+        snprintf(path, sizeof(path), "/proc/%d/%s", pid, file);
+        snprintf(map, sizeof(map), "%u %u %u\n", inside, host, count);
+        return write_file(path, map);
+}
+
+int write_id_maps(pid_t pid, const struct fs_ids *ids, bool deny_setgroups)
+{
+        char path[64];
         int r;
         if (deny_setgroups) {
                 snprintf(path, sizeof(path), "/proc/%d/setgroups", pid);
                 if ((r = write_file(path, "deny")) < 0)
                         return r;
         }
-        bool ids = oci && oci->set_user;
-        snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
-        id_map_text(map, sizeof(map), uid, ids ? oci->uid : 0, NULL, 0);
-        if ((r = write_file(path, map)) < 0)
+        if ((r = write_map(pid, "uid_map", ids->uid_inside, ids->uid_host, ids->count)) < 0)
                 return r;
-        snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
-        id_map_text(map, sizeof(map), gid, ids ? oci->gid : 0, ids ? oci->groups : NULL, ids ? oci->n_groups : 0);
-        return write_file(path, map);
+        return write_map(pid, "gid_map", ids->gid_inside, ids->gid_host, ids->count);
 }
 
 /* Unprivileged: the sentry first enters a user namespace of its own, in

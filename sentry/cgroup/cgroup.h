@@ -51,6 +51,7 @@ struct cg_stats {
         int64_t nr_throttled;
         int64_t throttled_usec;
         int64_t pids_current;
+        int64_t pids_max_events; /* forks refused at the group's task limit (pids.events "max"); -1 unknown */
 };
 
 struct cgroup;

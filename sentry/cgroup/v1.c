@@ -252,7 +252,7 @@ static int v1_freeze(struct cgroup *cg, bool frozen)
 
 static int v1_stats(struct cgroup *cg, struct cg_stats *ret)
 {
-        struct cg_stats s = {-1, -1, -1, -1, -1, -1, -1};
+        struct cg_stats s = {-1, -1, -1, -1, -1, -1, -1, -1};
         int r, m = cg->at[V1_MEMORY], a = cg->at[V1_CPUACCT], c = cg->at[V1_CPU], p = cg->at[V1_PIDS];
         if (m >= 0 &&
             ((r = cg_stat_value(cg->dirs[m].fd, "memory.max_usage_in_bytes", NULL, 1, &s.memory_peak_bytes)) < 0 ||
@@ -268,7 +268,10 @@ static int v1_stats(struct cgroup *cg, struct cg_stats *ret)
                        (r = cg_stat_value(cg->dirs[c].fd, "cpu.stat", "nr_throttled", 1, &s.nr_throttled)) < 0 ||
                        (r = cg_stat_value(cg->dirs[c].fd, "cpu.stat", "throttled_time", 1000, &s.throttled_usec)) < 0))
                 return r;
-        if (p >= 0 && (r = cg_stat_value(cg->dirs[p].fd, "pids.current", NULL, 1, &s.pids_current)) < 0)
+        /* the v1 pids controller has pids.events too (Linux 4.6), counting
+         * the forks it refused because of this group's pids.max */
+        if (p >= 0 && ((r = cg_stat_value(cg->dirs[p].fd, "pids.current", NULL, 1, &s.pids_current)) < 0 ||
+                       (r = cg_stat_value(cg->dirs[p].fd, "pids.events", "max", 1, &s.pids_max_events)) < 0))
                 return r;
         *ret = s;
         return 0;

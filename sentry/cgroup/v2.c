@@ -218,7 +218,8 @@ static int v2_stats(struct cgroup *cg, struct cg_stats *ret)
             (r = cg_stat_value(fd, "cpu.stat", "nr_periods", 1, &s.nr_periods)) < 0 ||
             (r = cg_stat_value(fd, "cpu.stat", "nr_throttled", 1, &s.nr_throttled)) < 0 ||
             (r = cg_stat_value(fd, "cpu.stat", "throttled_usec", 1, &s.throttled_usec)) < 0 ||
-            (r = cg_stat_value(fd, "pids.current", NULL, 1, &s.pids_current)) < 0)
+            (r = cg_stat_value(fd, "pids.current", NULL, 1, &s.pids_current)) < 0 ||
+            (r = cg_stat_value(fd, "pids.events", "max", 1, &s.pids_max_events)) < 0)
                 return r;
         *ret = s;
         return 0;

@@ -190,6 +190,54 @@ static bool has_seccomp_filter(void)
         return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
 }
 
+/* The limits a `cordon run` without flags or policy gets here: the
+ * admission file's maxima, else the built-in defaults, each default tried
+ * for real in a group of its own (made and removed at once), so that what
+ * this host cannot apply is said, never claimed. */
+struct limit_row {
+        enum limit_kind kind;
+        const char *name;
+        char text[320];
+};
+
+static void probe_limits(struct run_limits *l, struct limit_row *rows, size_t n, char *note, size_t size)
+{
+        run_limits_unset(l);
+        struct admission adm;
+        _cleanup_free_ char *err = NULL;
+        note[0] = '\0';
+        if (admission_load(NULL, &adm, &err) < 0)
+                snprintf(note, size, "admission file: %s (cordon run refuses to start)", err);
+        else if (admission_apply(&adm, l, &err) < 0)
+                snprintf(note, size, "admission file: %s", err);
+        run_limits_apply_defaults(l);
+        static const enum limit_kind defaults[] = {LIMIT_MEMORY, LIMIT_PROCESSES};
+        for (size_t i = 0; i < ELEMENTSOF(defaults); i++) {
+                enum limit_kind k = defaults[i];
+                if (l->src[k] != LIMIT_SRC_DEFAULT)
+                        continue;
+                struct cg_limits cgl = {CG_UNSET, CG_UNSET, CG_UNSET};
+                if (k == LIMIT_MEMORY)
+                        cgl.memory_bytes = l->memory_bytes;
+                else
+                        cgl.max_processes = l->max_processes;
+                char id[17];
+                sandbox_new_id(id);
+                struct cgroup *cg = NULL;
+                free(TAKE_PTR(err));
+                if (cgroup_create(CG_AUTO, id, &cgl, &cg, &err) < 0) {
+                        size_t o = strlen(note);
+                        if (o < size)
+                                snprintf(note + o, size - o, "%s%s: %s", o ? "; " : "", limit_key(k),
+                                         err ? err : "no cgroup");
+                        run_limits_drop_default(l, k);
+                } else
+                        (void)cgroup_destroy(cg);
+        }
+        for (size_t i = 0; i < n; i++)
+                limit_describe(l, rows[i].kind, rows[i].text, sizeof(rows[i].text));
+}
+
 int sentry_check(bool json)
 {
         bool root = geteuid() == 0;
@@ -208,8 +256,19 @@ int sentry_check(bool json)
         else
                 snprintf(confined_note, sizeof(confined_note), "NOT confined: seccomp filters cannot be loaded");
 
+        char idnote[320];
+        struct id_pool pool;
+        if (!root)
+                snprintf(idnote, sizeof(idnote), "the command keeps your uid and gid (one id mapped)");
+        else if (idrange_pool(&pool) < 0)
+                snprintf(idnote, sizeof(idnote),
+                         "the cordon entries of /etc/subuid or /etc/subgid hold host id 0: cordon run refuses");
+        else
+                snprintf(idnote, sizeof(idnote),
+                         "each sandbox its own 65536 host uids/gids, from %s (%u ranges, uids from %u)", pool.source,
+                         pool.ranges, pool.uid_start);
         struct row rows[] = {
-                {"user namespace", userns, true, "the sandbox's uid 0 is an unprivileged host uid"},
+                {"user namespace", userns, true, idnote},
                 {"mount namespace", try_unshare(CLONE_NEWNS, true), true, "the private view"},
                 {"pid namespace", try_unshare(CLONE_NEWPID, true), true, "host processes invisible"},
                 {"network namespace", try_unshare(CLONE_NEWNET, true), true, "no host interfaces"},
@@ -245,6 +304,13 @@ int sentry_check(bool json)
         for (size_t i = 0; i < ELEMENTSOF(rows); i++)
                 if (rows[i].required && !rows[i].ok)
                         all = false;
+        struct run_limits lim;
+        struct limit_row lrows[] = {
+                {LIMIT_MEMORY, "memory", ""}, {LIMIT_PROCESSES, "processes", ""},   {LIMIT_CPU, "cpu", ""},
+                {LIMIT_DISK, "disk", ""},     {LIMIT_OPEN_FILES, "open files", ""}, {LIMIT_TIMEOUT, "timeout", ""},
+        };
+        char lnote[1024];
+        probe_limits(&lim, lrows, ELEMENTSOF(lrows), lnote, sizeof(lnote));
 
         if (json) {
                 printf("{\"root\":%s,\"ready\":%s,\"layers\":{", root ? "true" : "false", all ? "true" : "false");
@@ -254,12 +320,35 @@ int sentry_check(bool json)
                         json_string_out(rows[i].note);
                         printf("}");
                 }
-                printf("}}\n");
+                static const char *const src_names[] = {
+                        [LIMIT_SRC_NONE] = "none",     [LIMIT_SRC_DEFAULT] = "default",     [LIMIT_SRC_FLAG] = "flag",
+                        [LIMIT_SRC_POLICY] = "policy", [LIMIT_SRC_ADMISSION] = "admission",
+                };
+                printf("},\"limits\":{");
+                for (size_t i = 0; i < ELEMENTSOF(lrows); i++) {
+                        enum limit_kind k = lrows[i].kind;
+                        printf("%s\"%s\":{\"value\":", i ? "," : "", limit_key(k));
+                        if (lim.value[k] == POLICY_UNSET)
+                                printf("null");
+                        else
+                                printf("%lld", (long long)lim.value[k]);
+                        printf(",\"source\":\"%s\",\"note\":", src_names[lim.src[k]]);
+                        json_string_out(lrows[i].text);
+                        printf("}");
+                }
+                printf("},\"limitsNote\":");
+                json_string_out(lnote);
+                printf("}\n");
         } else {
                 printf("cordon check (running as %s)\n", root ? "root" : "an unprivileged user");
                 for (size_t i = 0; i < ELEMENTSOF(rows); i++)
                         printf("  %-28s %-9s %-9s %s\n", rows[i].layer, rows[i].ok ? "yes" : "NO",
                                rows[i].required ? "required" : "optional", rows[i].note);
+                printf("limits of a sandbox without flags or a policy (cordon run -v shows a run's own):\n");
+                for (size_t i = 0; i < ELEMENTSOF(lrows); i++)
+                        printf("  %-28s %s\n", lrows[i].name, lrows[i].text);
+                if (lnote[0])
+                        printf("  (%s)\n", lnote);
                 printf(all ? "ready: every layer `cordon run` requires is available\n"
                            : "NOT READY: a required layer is missing; `cordon run` will refuse to start\n");
         }

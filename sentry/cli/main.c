@@ -41,10 +41,13 @@ static void usage(FILE *f)
               "                           where this host refuses ptrace, run without checking after each\n"
               "                           exec that the checked file is the one that runs (a weaker tier)\n"
               "\n"
-              "Limits (the policy's \"limits\" too; where both are given the stricter wins):\n"
+              "Limits (the policy's \"limits\" too; where both are given the stricter wins). Without\n"
+              "either, or the admission file, a sandbox gets 2G of memory and 1024 tasks; each\n"
+              "limit's value may also be \"unlimited\", which lifts it (and its default):\n"
               "      --memory SIZE        memory of the whole sandbox, e.g. 512M (OOM-killed inside it)\n"
               "      --cpus N             CPU bandwidth, e.g. 1.5 CPUs\n"
-              "      --pids N             processes and threads at once (fork beyond fails with EAGAIN)\n"
+              "      --pids N, --max-processes N\n"
+              "                           processes and threads at once (fork beyond fails with EAGAIN)\n"
               "      --disk SIZE          the writable layer (/tmp, /var/tmp, /run, home, /dev/shm, a template\n"
               "                           root's changes): ENOSPC beyond\n"
               "      --nofile N           open files per process\n"
@@ -225,12 +228,8 @@ LIMITS_OPTION_CASES:
                                 goto out;
                         break;
                 case 'o':
-                        if (parse_duration_ms(optarg, &o.limits.timeout_ms) < 0) {
-                                fprintf(stderr,
-                                        "cordon: --timeout %s: expected a duration such as 30s, 500ms, 5m, 1h (at most 30 days)\n",
-                                        optarg);
+                        if (limits_option((char)c, optarg, &o.limits) < 0)
                                 goto out;
-                        }
                         break;
                 case 'a':
                         o.admission_path = optarg;

@@ -239,6 +239,8 @@ static int start_sentry(struct oci_prepared *p, bool foreground, pid_t *ret_pid,
         struct run_options o = {.tty = TTY_NEVER, .cgroup_mode = CG_AUTO, .cwd = "/"};
         run_limits_unset(&o.limits);
         o.policy = p->policy;
+        /* with o.oci set the sandbox gets no built-in limits (sentry_run):
+         * as under runc, only what config.json's linux.resources says */
         o.oci = &p->sb;
         int memfd = memfd_create("cordon-oci-create", MFD_CLOEXEC);
         if (memfd < 0) {

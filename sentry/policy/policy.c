@@ -503,10 +503,34 @@ static int field_source(struct parser *p, json_t *v, const struct field *f, void
         return 0;
 }
 
-#define LIMIT(json, member, lo, hi)                                                                         \
-        {                                                                                                   \
-                .name = (json), .parse = field_int, .offset = offsetof(struct policy, member), .min = (lo), \
-                .max = (hi)                                                                                 \
+/* A limit: an integer in its range, or the string "unlimited", which lifts
+ * the built-in default (the value stays POLICY_UNSET and the policy's
+ * unlimited bit says so). Any other string is an error naming the field. */
+static int field_limit(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        if (json_is_integer(v))
+                return field_int(p, v, f, target);
+        if (!json_is_string(v))
+                return fail(p, "expected a positive integer or \"unlimited\", got %s", doc_json_kind(v));
+        const char *s = json_string_value(v);
+        if (!streq(s, "unlimited")) {
+                char q[DOC_QUOTE_MAX];
+                return fail(p, "expected a positive integer or \"unlimited\", got %s",
+                            doc_quote(q, s, json_string_length(v)));
+        }
+        /* the table's offsets are struct policy's: target is the field of the policy dispatch was given */
+        struct policy *pol = (struct policy *)(void *)((char *)target - f->offset);
+        for (size_t k = 0; k < _LIMIT_KIND_MAX; k++)
+                if (streq(f->name, limit_key((enum limit_kind)k)))
+                        pol->unlimited |= LIMIT_BIT(k);
+        *(int64_t *)target = POLICY_UNSET;
+        return 0;
+}
+
+#define LIMIT(json, member, lo, hi)                                                                           \
+        {                                                                                                     \
+                .name = (json), .parse = field_limit, .offset = offsetof(struct policy, member), .min = (lo), \
+                .max = (hi)                                                                                   \
         }
 static const struct field limit_fields[] = {
         LIMIT("cpuMillis", cpu_millis, 1, 1000000),         LIMIT("memoryBytes", memory_bytes, 4 * MIB, INT64_MAX),
@@ -799,12 +823,46 @@ static int field_env(struct parser *p, json_t *v, const struct field *f, void *t
         return 0;
 }
 
+/* What the sandbox's root holds inside its user namespace: replaces the
+ * default set ([] for none). A refused capability is an error naming it. */
+static int field_capabilities(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        struct policy *pol = target;
+        size_t n;
+        int r = check_array(p, v, &n);
+        if (r < 0)
+                return r;
+        pol->has_caps = true;
+        pol->caps = 0;
+        for (size_t i = 0; i < n; i++) {
+                size_t saved = doc_path_push_index(&p->path, i);
+                const char *name = NULL, *why = NULL;
+                char q[DOC_QUOTE_MAX];
+                int cap;
+                r = parse_string(p, json_array_get(v, i), 64, &name);
+                if (r == 0 && policy_cap_parse(name, &cap, &why) < 0)
+                        r = fail(p, "unknown capability %s (expected a name such as \"CAP_CHOWN\")",
+                                 doc_quote(q, name, strlen(name)));
+                else if (r == 0 && why)
+                        r = fail(p,
+                                 "capability CAP_%s is refused: it gives %s, which cordon never grants inside a "
+                                 "sandbox, even within its own user namespace",
+                                 policy_cap_name(cap), why);
+                doc_path_pop(&p->path, saved);
+                if (r < 0)
+                        return r;
+                pol->caps |= UINT64_C(1) << cap;
+        }
+        return 0;
+}
+
 static const struct field top_fields[] = {
         {.name = "source", .parse = field_source},
         {.name = "limits", .parse = field_limits},
         {.name = "filesystem", .parse = field_filesystem},
         {.name = "networkPolicy", .parse = field_network},
         {.name = "env", .parse = field_env},
+        {.name = "capabilities", .parse = field_capabilities},
         FIELD("expiresAt", field_timestamp, struct policy, expires_at, false),
         {.name = "approvalTimeoutMs",
          .parse = field_int,

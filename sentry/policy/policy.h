@@ -5,7 +5,11 @@
  * "filesystem.rules[1].access: expected one of hidden, read, read-write";
  * resource limits from the command line and the policy are merged (the
  * stricter wins) and checked against the host's admission file, whose
- * errors name the limit, the value and the maximum.
+ * errors name the limit, the value and the maximum; what none of them sets
+ * gets a built-in default where one exists (memory and tasks, so a fork or
+ * memory bomb stops at the sandbox), and every limit remembers where its
+ * value came from, for `-v`, `cordon check` and the message that says which
+ * limit stopped a command.
  *
  * Never: this room decides nothing at run time and touches no process, file
  * or kernel object beyond reading the documents it is given; only
@@ -65,14 +69,32 @@ struct policy_env {
 
 #define POLICY_UNSET (-1)
 
+/* The numeric limits, in this order wherever they are listed (struct
+ * run_limits' fields too). */
+enum limit_kind {
+        LIMIT_MEMORY,     /* memoryBytes, --memory */
+        LIMIT_CPU,        /* cpuMillis, --cpus */
+        LIMIT_DISK,       /* diskBytes, --disk */
+        LIMIT_PROCESSES,  /* maxProcesses, --pids (--max-processes) */
+        LIMIT_OPEN_FILES, /* maxOpenFiles, --nofile */
+        LIMIT_TIMEOUT,    /* timeoutMs, --timeout (--ttl for `sandbox create`) */
+        _LIMIT_KIND_MAX,
+};
+#define LIMIT_BIT(kind) (1u << (kind))
+
 struct policy {
         bool has_source;
         char *source_kind; /* "template" or "snapshot" */
         char *source_path;
         char *source_digest; /* "sha256:<64 hex>" or NULL */
 
-        /* each POLICY_UNSET when not given */
+        /* each POLICY_UNSET when not given, or given as "unlimited" */
         int64_t cpu_millis, memory_bytes, disk_bytes, max_processes, max_open_files, timeout_ms;
+        /* LIMIT_BIT(kind) for each limit the policy gives as "unlimited": it
+         * lifts the built-in default (a flag's value is still stricter).
+         * The value stays POLICY_UNSET, so code that only reads the values
+         * (the OCI front's merge with config.json) sees no limit. */
+        unsigned unlimited;
 
         struct policy_bind *binds;
         size_t n_binds;
@@ -90,6 +112,9 @@ struct policy {
 
         time_t expires_at; /* (time_t)-1 when not given */
         int64_t approval_timeout_ms;
+
+        bool has_caps; /* "capabilities" given: caps replaces the default */
+        uint64_t caps;
 };
 
 /* Parses and validates. On failure returns -EINVAL (bad document) or -errno
@@ -97,6 +122,18 @@ struct policy {
  * file, the key path and what was wrong. */
 int policy_load_file(const char *path, struct policy **ret, char **ret_error);
 int policy_load_buffer(const char *buf, size_t len, const char *origin, struct policy **ret, char **ret_error);
+/* The capabilities a sandbox's root holds inside its user namespace when
+ * the policy names none: what container engines grant (CHOWN, DAC_OVERRIDE,
+ * FOWNER, FSETID, KILL, SETGID, SETUID, SETPCAP, NET_BIND_SERVICE,
+ * SYS_CHROOT, SETFCAP). */
+#define POLICY_DEFAULT_CAPS UINT64_C(0x800405fb)
+/* caps.c: a name ("CAP_CHOWN" or "CHOWN") to its number, with why it is
+ * refused (NULL: it may be granted); -ENOENT for no such capability. */
+int policy_cap_parse(const char *name, int *ret_cap, const char **ret_refused);
+const char *policy_cap_name(int cap);
+/* "CAP_CHOWN,CAP_KILL" (malloc'd), "none" for none */
+char *policy_caps_format(uint64_t mask);
+
 /* An empty policy: the built-in default (deny all egress, no extra binds). */
 struct policy *policy_new_default(void);
 void policy_free(struct policy *p);
@@ -113,15 +150,72 @@ static inline void policy_freep(struct policy **p)
 
 #define DEFAULT_ADMISSION_FILE "/etc/cordon/admission.json"
 
-/* Each POLICY_UNSET (-1) when not requested. */
+/* The built-in defaults: what a sandbox of `cordon run` or `cordon sandbox
+ * create` gets when neither a flag, the policy nor the admission file sets
+ * the limit, enough for builds and test suites and small enough that a fork
+ * bomb or a memory bomb stops at the sandbox. An OCI container gets none of
+ * them: runc applies only what config.json says, and so does cordon. Disk
+ * has none of its own: the writable layer is a tmpfs (half the host's RAM
+ * unless --disk says less), and being memory it counts towards memoryBytes. */
+#define DEFAULT_MEMORY_BYTES  (INT64_C(2) << 30)
+#define DEFAULT_MAX_PROCESSES INT64_C(1024)
+
+/* Where a limit's value came from. */
+enum limit_source {
+        LIMIT_SRC_NONE,      /* nobody set it: no limit */
+        LIMIT_SRC_DEFAULT,   /* the built-in default */
+        LIMIT_SRC_FLAG,      /* the command line */
+        LIMIT_SRC_POLICY,    /* the policy's "limits" */
+        LIMIT_SRC_ADMISSION, /* the host's admission file (its maximum) */
+};
+
+/* Each value POLICY_UNSET (-1) when there is no limit; src[kind] says why
+ * there is one, or, with POLICY_UNSET, why there is none: LIMIT_SRC_FLAG or
+ * LIMIT_SRC_POLICY for an explicit "unlimited", LIMIT_SRC_DEFAULT for a
+ * built-in default this host could not apply (run_limits_drop_default). */
 struct run_limits {
-        int64_t memory_bytes, cpu_millis, disk_bytes, max_processes, max_open_files, timeout_ms;
+        union {
+                struct {
+                        int64_t memory_bytes, cpu_millis, disk_bytes, max_processes, max_open_files, timeout_ms;
+                };
+                int64_t value[_LIMIT_KIND_MAX]; /* by enum limit_kind */
+        };
         time_t expires_at; /* (time_t)-1: none */
+        enum limit_source src[_LIMIT_KIND_MAX];
+        const char *admission; /* the admission file that set any, for messages */
 };
 
 void run_limits_unset(struct run_limits *l);
-/* Folds the policy's limits into l: where both give a value the stricter wins. */
+/* Folds the policy's limits into l: where both give a value the stricter
+ * wins (an "unlimited" is the least strict); values the caller had put in l
+ * without a source are taken as flags. */
 void run_limits_merge_policy(struct run_limits *l, const struct policy *p);
+/* Fills what nobody set, nor lifted with "unlimited", with the built-in
+ * defaults. */
+void run_limits_apply_defaults(struct run_limits *l);
+/* A built-in default this host cannot apply (no controller for it): gone,
+ * and remembered as such, so nothing claims it. */
+void run_limits_drop_default(struct run_limits *l, enum limit_kind kind);
+/* The policy's key ("memoryBytes"), cordon run's flag ("--memory") and its
+ * argument ("SIZE") for a limit. */
+const char *limit_key(enum limit_kind kind);
+const char *limit_flag(enum limit_kind kind);
+const char *limit_flag_arg(enum limit_kind kind);
+/* A limit's value for people: "2 GiB", "1.5 CPUs", "1024 tasks", "30 s";
+ * "none" for POLICY_UNSET. Returns buf. */
+char *limit_format_value(enum limit_kind kind, int64_t value, char *buf, size_t size);
+/* Where it came from, for people: "the built-in default", "from --memory",
+ * "from the policy", "the host's maximum in FILE", and where there is no
+ * limit "--memory unlimited", "\"unlimited\" in the policy", "the built-in
+ * default of 2 GiB cannot be applied on this host" or "none". Returns buf. */
+char *limit_format_source(const struct run_limits *l, enum limit_kind kind, char *buf, size_t size);
+/* The two together, for `cordon run -v` and `cordon check`:
+ * "2 GiB (the built-in default)", "none (--memory unlimited)". */
+char *limit_describe(const struct run_limits *l, enum limit_kind kind, char *buf, size_t size);
+/* How the user raises a limit that stopped a command: "raise it with
+ * --memory SIZE or --memory unlimited", "raise limits.memoryBytes in the
+ * policy", "only the host's administrator can raise it". Returns buf. */
+char *limit_raise_hint(const struct run_limits *l, enum limit_kind kind, char *buf, size_t size);
 
 /* "512M", "1G", "1.5GiB", "4096" (bytes); binary multiples. 0 or -EINVAL. */
 int parse_size(const char *s, int64_t *ret);
@@ -130,23 +224,28 @@ int parse_duration_ms(const char *s, int64_t *ret);
 /* "1.5" CPUs -> 1500 millis. 0 or -EINVAL. */
 int parse_cpus(const char *s, int64_t *ret);
 /* One limit option of `run` and `sandbox create` into l: opt is 'M'
- * (--memory), 'c' (--cpus), 'P' (--pids), 'N' (--nofile) or 'D' (--disk).
- * On a bad value prints which and what was expected; -EINVAL. */
+ * (--memory), 'c' (--cpus), 'P' (--pids), 'm' (--max-processes, the same), 'N'
+ * (--nofile),
+ * 'D' (--disk) or 'o' (--timeout). The word "unlimited" lifts the limit,
+ * the built-in default included. On a bad value prints which flag and what
+ * was expected; -EINVAL. */
 int limits_option(char opt, const char *arg, struct run_limits *l);
 /* The getopt_long rows of the limit options `run` and `sandbox create`
- * share, which limits_option parses (`run` adds --nofile, 'N'), and their
- * case labels. */
+ * share, which limits_option parses (`run` adds --nofile, 'N', and
+ * --timeout, 'o'), and their case labels. */
 /* clang-format off */
 #define LIMITS_LONG_OPTIONS                                                     \
         {"memory", required_argument, NULL, 'M'},                               \
         {"cpus", required_argument, NULL, 'c'},                                 \
         {"pids", required_argument, NULL, 'P'},                                 \
+        {"max-processes", required_argument, NULL, 'm'},                        \
         {"disk", required_argument, NULL, 'D'}
 /* clang-format on */
 #define LIMITS_OPTION_CASES \
         case 'M':           \
         case 'c':           \
         case 'P':           \
+        case 'm':           \
         case 'D'
 
 struct admission {
@@ -160,5 +259,5 @@ struct admission {
 int admission_load(const char *path, struct admission *ret, char **ret_error);
 /* Checks l against the maxima; fills unset limits with the maxima (a host
  * that caps memory caps every sandbox). 0, or -EDQUOT with *ret_error naming
- * the limit, the value and the maximum. */
+ * the limit, the value (an explicit "unlimited" too) and the maximum. */
 int admission_apply(const struct admission *a, struct run_limits *l, char **ret_error);

@@ -50,10 +50,9 @@ static json_t *isolation_json(const struct sandbox_state *st)
                  "sentry, proc agent and exec tracer each confined by their own seccomp allow-list "
                  "(sentry: %zu rows)",
                  sentry_confine_rows());
-        return json_pack("{s:[sssssss], s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "namespaces", "user",
-                         "mount", "pid", "net", "ipc", "uts", "cgroup", "identity",
-                         "uid/gid 0 in the sandbox; no capabilities; no_new_privs", "hostUid", (json_int_t)st->uid,
-                         "hostGid", (json_int_t)st->gid, "view",
+        return json_pack("{s:[sssssss], s:o, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "namespaces", "user",
+                         "mount", "pid", "net", "ipc", "uts", "cgroup", "identity", sandbox_identity_json(st),
+                         "hostUid", (json_int_t)st->uid, "hostGid", (json_int_t)st->gid, "view",
                          "host system dirs read-only, private writable layer, own /proc and /dev", "network",
                          "own namespace, loopback only; DNS stub and egress gate", "seccomp",
                          "filter from the syscall table; path and socket calls emulated by the sentry", "cgroup",

@@ -7,12 +7,14 @@
 #   CORDON=/path/to/cordon HELPERS=/path/to/build/tests/helpers TESTS_SRCDIR=/path/to/tests \
 #       bash tests/integration/fs-semantics.sh [REGEX...]
 #
-# The identity of the native run. Inside the sandbox the command is uid 0 of
-# a user namespace whose one mapped id is cordon's host uid (65534 when
-# cordon runs as root, else the invoking user), with no capabilities. The
-# native run gets the same standing: `unshare -Ur` run as that host uid (via
-# setpriv when we are root) maps the same single id to 0, and the helper
-# drops its capabilities itself. Files the helper creates are then owned by
+# The identity of the native run. Started by root, the command is uid 0 of a
+# user namespace over the sandbox's own range of ids; the helper drops its
+# capabilities itself, so the native run gets the same standing from
+# `unshare -Ur` run as uid 65534 (via setpriv): uid 0 over one id. Cases
+# that chown use ids past both maps (70000). Started by an unprivileged
+# user, the command keeps that user's own uid, and the native run is that
+# user in a user namespace mapping only its own uid (NATIVE_KEEP_ID), where
+# the host's other ids show as the overflow id as they do in the sandbox. Files the helper creates are then owned by
 # the same host id in both runs and every permission check is the same, so
 # ids are compared too, not only modes. What still differs is the view
 # itself (the host's files are read-only mounts in the sandbox): the cases
@@ -57,7 +59,10 @@ host_python_or_skip() {
 # run_native DIR: the helper natively, as the sandbox's identity (see above)
 run_native() {
         local h=$1 dir=$2
-        if [ "$(id -u)" = 0 ]; then
+        if [ "$(id -u)" = 0 ] && [ -n "${NATIVE_KEEP_ID:-}" ]; then
+                setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+                        unshare -U --map-user=65534 --map-group=65534 "$h/pathcases" "$dir"
+        elif [ "$(id -u)" = 0 ]; then
                 command -v setpriv >/dev/null || skip "no setpriv(1) to run the native side as uid 65534"
                 setpriv --reuid=65534 --regid=65534 --clear-groups -- unshare -Ur "$h/pathcases" "$dir"
         else
@@ -163,7 +168,7 @@ semantics_unprivileged_trap_all() {
         # namespace of its own, where the overflow id and the sandbox's own
         # id are both 65534 (stat results must still be told apart)
         cordon_as_65534
-        compare "--trap-all, run by uid 65534" --trap-all
+        NATIVE_KEEP_ID=1 compare "--trap-all, run by uid 65534" --trap-all
 }
 
 # The proc agent of a sentry run by an unprivileged user must start every time: it joined the
@@ -176,7 +181,7 @@ unprivileged_proc_agent_every_run() {
         local i bad=0 out
         for i in $(seq 20); do
                 out=$(timeout 30 "$CORDON" run -T --trap-all -- cat /proc/self/uid_map 2>&1 </dev/null)
-                [[ "$out" =~ ^[[:space:]]*0[[:space:]]+65534[[:space:]]+1$ ]] || {
+                [[ "$out" =~ ^[[:space:]]*65534[[:space:]]+65534[[:space:]]+1$ ]] || {
                         bad=$((bad + 1))
                         it_log "run $i: $out"
                 }

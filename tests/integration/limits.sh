@@ -1,7 +1,8 @@
 #!/bin/bash
 # cordon integration tests for limits, time-to-live and deterministic cleanup (issue 5): real
-# programs pushed against each limit, the host's admission policy, and the sentry killed at
-# several points followed by `cordon gc`. Run like run.sh:
+# programs pushed against each limit, the built-in limits a plain `cordon run` gets and
+# "unlimited" (issue 18), the host's admission policy, and the sentry killed at several points
+# followed by `cordon gc`. Run like run.sh:
 #
 #   CORDON=/path/to/cordon TESTS_SRCDIR=/path/to/tests bash tests/integration/limits.sh [REGEX...]
 if [ -z "${BASH_VERSION:-}" ]; then
@@ -25,6 +26,190 @@ json_field() { # FILE KEY
         "$(command -v /usr/bin/python3 || command -v python3)" -c 'import json,sys; v=json.load(open(sys.argv[1]))[sys.argv[2]]; print(json.dumps(v) if isinstance(v,(dict,list)) else v)' "$1" "$2"
 }
 
+# The directory of sandbox ID's group in the hierarchy that has FILE (v1: one per controller;
+# v2 on a hybrid host: the unified one), or nothing.
+group_with() { # ID FILE
+        local d
+        for d in $(find /sys/fs/cgroup -maxdepth 6 -type d -name "cordon-$1" 2>/dev/null); do
+                [ -e "$d/$2" ] && {
+                        echo "$d"
+                        return 0
+                }
+        done
+        return 1
+}
+
+# The id of the sandbox a `cordon run -v` in the background reports in its output file.
+bg_sandbox_id() { # OUTFILE
+        wait_until 10 grep -q 'init is host pid' "$1" || fail "the sandbox did not start: $(cat "$1")"
+        sed -n 's/^cordon: sandbox \([0-9a-f]*\), init is host pid.*/\1/p' "$1" | head -1
+}
+
+# A memory limit file's value as a number of bytes: v2 says "max" where v1 says a page-aligned
+# PAGE_COUNTER_MAX.
+mem_limit_of() { # GROUPDIR
+        local v
+        if [ -e "$1/memory.max" ]; then v=$(cat "$1/memory.max"); else v=$(cat "$1/memory.limit_in_bytes"); fi
+        [ "$v" = max ] && v=9223372036854775807
+        echo "$v"
+}
+
+# Without a flag, a policy or an admission file, a sandbox gets 2 GiB and 1,024 tasks, and both
+# -v and `cordon check` say so and where each value came from.
+it_test builtin_limits_shown
+builtin_limits_shown() {
+        need_root
+        local pol="$IT_TMP/policy.json"
+        crun -v -- true
+        expect_rc 0 "a plain run"
+        expect_contains "$ERR" "memory 2 GiB (the built-in default)" "-v: the memory default"
+        expect_contains "$ERR" "processes 1024 tasks (the built-in default)" "-v: the task default"
+        OUT=$("$CORDON" check 2>&1)
+        expect_contains "$OUT" "2 GiB (the built-in default)" "cordon check: the memory default"
+        expect_contains "$OUT" "1024 tasks (the built-in default)" "cordon check: the task default"
+        crun -v --memory 512M --max-processes 300 -- true
+        expect_contains "$ERR" "memory 512 MiB (from --memory)" "-v: a flag's memory"
+        expect_contains "$ERR" "processes 300 tasks (from --pids)" "-v: --max-processes is --pids"
+        printf '{"limits": {"memoryBytes": 268435456, "maxProcesses": "unlimited"}}\n' >"$pol"
+        crun -v --policy "$pol" -- true
+        expect_rc 0 "a policy with unlimited"
+        expect_contains "$ERR" "memory 256 MiB (from the policy)" "-v: the policy's memory"
+        expect_contains "$ERR" 'processes none ("unlimited" in the policy)' "-v: the policy lifts the tasks"
+        printf '{"limits": {"memoryBytes": "lots"}}\n' >"$pol"
+        crun --policy "$pol" -- true
+        expect_rc 2 "a policy limit that is neither a number nor unlimited"
+        expect_contains "$ERR" 'limits.memoryBytes: expected a positive integer or "unlimited", got "lots"' \
+                "names the field"
+}
+
+# A fork bomb under a plain `cordon run`: every process forks for ever, and the first one ends
+# (status 1) when its own fork is refused. cordon ends with it, says which limit did it, and
+# the host's process table is as before.
+it_test fork_bomb_stopped_by_default
+fork_bomb_stopped_by_default() {
+        need_root
+        # the marker in every bomb process's command line, for the host to look for afterwards
+        local marker="cordon-it-bomb-$$-$RANDOM"
+        crun -- python3 -c '
+import os
+while True:
+    try:
+        os.fork()
+    except OSError:
+        os._exit(1)
+' "$marker"
+        expect_rc 1 "the bomb's first process, refused a fork"
+        expect_contains "$ERR" "cordon: the sandbox reached its process limit (1024 tasks, the built-in default; raise it with --pids N or --pids unlimited)" \
+                "cordon names the limit, its source and the flag"
+        expect_eq "" "$(pgrep -f "$marker")" "no process of the bomb is left on the host"
+        expect_true "the host can still fork" sh -c 'true & wait'
+}
+
+# The shell's classic bomb never ends by itself; cordon holds it at 1,024 tasks (read from the
+# host, once the group has refused a fork) and, killed, says the limit was reached.
+it_test shell_fork_bomb_held
+shell_fork_bomb_held() {
+        need_root
+        local out="$IT_TMP/bomb.out" id dir cur
+        bg_cordon "$out" -v -- sh -c 'f(){ f|f& }; f; exec sleep 300'
+        id=$(bg_sandbox_id "$out")
+        dir=$(group_with "$id" pids.events) || fail "no pids group for sandbox $id"
+        wait_until 60 grep -q '^max [1-9]' "$dir/pids.events" || fail "the bomb never reached the limit: $(cat "$dir/pids.events")"
+        cur=$(cat "$dir/pids.current")
+        expect_true "at most 1024 tasks in the group (got $cur)" test "$cur" -le 1024
+        expect_eq 1024 "$(cat "$dir/pids.max")" "the group's pids.max"
+        kill "$BG_CORDON"
+        wait "$BG_PID"
+        RC=$?
+        expect_true "cordon ends non-zero (got $RC)" test "$RC" -ne 0 -a "$RC" -ne 124
+        expect_contains "$(cat "$out")" "reached its process limit (1024 tasks, the built-in default; raise it with --pids N" \
+                "cordon names the limit"
+        expect_eq "" "$(find /sys/fs/cgroup -maxdepth 6 -type d -name "cordon-$id" 2>/dev/null)" "the groups are gone"
+}
+
+# A memory bomb under a plain `cordon run`: killed at the 2 GiB default, said with the flag to
+# raise it.
+it_test memory_bomb_stopped_by_default
+memory_bomb_stopped_by_default() {
+        need_root
+        local stats="$IT_TMP/stats.json"
+        # filling 2 GiB takes seconds, more on a loaded host: a longer bound than other commands'
+        IT_CMD_TIMEOUT=50 crun --stats "$stats" -- python3 -c '
+b = []
+while True:
+    b.append(bytearray(64 << 20))
+'
+        expect_rc 137 "the bomb is SIGKILLed"
+        expect_contains "$ERR" "cordon: the command was killed: out of memory (limit 2 GiB, the built-in default; raise it with --memory SIZE or --memory unlimited)" \
+                "cordon names the limit, its source and the flag"
+        expect_eq oom "$(json_field "$stats" exitReason)" "stats exitReason"
+        expect_true "it peaked at the limit (got $(json_field "$stats" memoryPeakBytes))" \
+                test "$(json_field "$stats" memoryPeakBytes)" -le $((2 << 30))
+}
+
+# "unlimited" lifts the defaults for real: the group's own limit files, read from the host while
+# the sandbox runs, against a plain run's.
+it_test unlimited_lifts_the_defaults
+unlimited_lifts_the_defaults() {
+        need_root
+        local out="$IT_TMP/bg.out" id mem pids how
+        for how in default unlimited; do
+                if [ "$how" = default ]; then
+                        bg_cordon "$out" -v -- sh -c 'echo up; sleep 30'
+                else
+                        bg_cordon "$out" -v --memory unlimited --pids unlimited -- sh -c 'echo up; sleep 30'
+                fi
+                id=$(bg_sandbox_id "$out")
+                wait_until 10 grep -qx up "$out" || fail "the sandbox did not start"
+                mem=$(group_with "$id" memory.max || group_with "$id" memory.limit_in_bytes) ||
+                        fail "no memory group for sandbox $id"
+                pids=$(group_with "$id" pids.max) || fail "no pids group for sandbox $id"
+                if [ "$how" = default ]; then
+                        expect_eq 2147483648 "$(mem_limit_of "$mem")" "the default's memory limit file"
+                        expect_eq 1024 "$(cat "$pids/pids.max")" "the default's pids.max"
+                else
+                        expect_true "no memory limit with --memory unlimited (got $(mem_limit_of "$mem"))" \
+                                test "$(mem_limit_of "$mem")" -gt $((1 << 62))
+                        expect_eq max "$(cat "$pids/pids.max")" "pids.max with --pids unlimited"
+                        expect_contains "$(cat "$out")" "memory none (--memory unlimited)" "-v says it"
+                        expect_contains "$(cat "$out")" "processes none (--pids unlimited)" "-v says it"
+                fi
+                kill "$BG_CORDON"
+                wait "$BG_PID" 2>/dev/null
+        done
+}
+
+# An unprivileged user here has no cgroup of their own: the defaults cannot be applied, the run
+# still starts (as a run without limits always has), and -v says the defaults are absent
+# rather than claim them.
+it_test defaults_absent_without_cgroups_said
+defaults_absent_without_cgroups_said() {
+        need_root
+        command -v setpriv >/dev/null || skip "setpriv is not installed"
+        local bin="$IT_TMP/bin" err
+        mkdir -p "$bin" && chmod 0755 "$IT_TMP" "$bin" && cp "$CORDON" "$bin/cordon" && chmod 0755 "$bin/cordon" ||
+                fail "cannot copy cordon to $bin"
+        err=$(cd / && setpriv --reuid=65534 --regid=65534 --clear-groups -- timeout 30 "$bin/cordon" run -v -- true 2>&1)
+        RC=$?
+        printf '%s\n' "$err" | sed 's/^/  stderr| /' | head -40 >&2
+        expect_rc 0 "an unprivileged plain run"
+        if printf '%s\n' "$err" | grep -q 'cgroup none'; then
+                expect_contains "$err" "memory none (the built-in default of 2 GiB cannot be applied on this host)" \
+                        "-v: the memory default absent"
+                expect_contains "$err" "cannot be applied on this host (" "-v: and why"
+                expect_not_contains "$err" "(the built-in default)" "nothing claims a default it lacks"
+        else
+                expect_contains "$err" "memory 2 GiB (the built-in default)" "a delegated group has the default"
+        fi
+        # a limit asked for is never dropped: no group, no start
+        err=$(cd / && setpriv --reuid=65534 --regid=65534 --clear-groups -- timeout 30 "$bin/cordon" run --memory 1G -- echo ran 2>&1)
+        RC=$?
+        if printf '%s\n' "$err" | grep -q 'refusing to start'; then
+                expect_rc 125 "an explicit limit that cannot be applied"
+                expect_not_contains "$err" "ran" "the command must not run"
+        fi
+}
+
 it_test memory_hog_oom
 memory_hog_oom() {
         need_root
@@ -33,6 +218,7 @@ memory_hog_oom() {
         expect_rc 137 "the hog is SIGKILLed"
         expect_not_contains "$OUT" "survived" "the allocation must not succeed"
         expect_contains "$ERR" "out of memory" "cordon says why"
+        expect_contains "$ERR" "(limit 64 MiB, from --memory; raise it with --memory SIZE" "names the flag's limit"
         expect_eq oom "$(json_field "$stats" exitReason)" "stats exitReason"
         expect_true "oomKills >= 1" test "$(json_field "$stats" oomKills)" -ge 1
         # the same program under no limit is fine (the host had the memory)
@@ -150,6 +336,16 @@ bad_limit_options() {
         expect_rc 2 "--timeout 5x"
         crun --cpus -1 -- true
         expect_rc 2 "--cpus -1"
+        crun --pids 0 -- true
+        expect_rc 2 "--pids 0"
+        expect_contains "$ERR" "--pids 0: expected a positive integer, or unlimited" "names the option"
+        crun --max-processes many -- true
+        expect_rc 2 "--max-processes many"
+        expect_contains "$ERR" "--max-processes many" "names the option as given"
+        crun --memory Unlimited -- true
+        expect_rc 2 "the word is lower case"
+        crun --timeout unlimited --nofile unlimited --cpus unlimited --disk unlimited -- true
+        expect_rc 0 "every limit flag takes unlimited"
 }
 
 it_test admission_refusals
@@ -167,6 +363,8 @@ admission_refusals() {
         # no memory requested: the host's maximum applies (the hog dies at 128 MiB)
         crun --admission "$adm" -- python3 -c 'b = bytearray(512 << 20); print("survived")'
         expect_rc 137 "the maximum is the default"
+        expect_contains "$ERR" "(limit 128 MiB, the host's maximum in $adm; only the host's administrator can raise it" \
+                "names the admission file"
         # one sandbox at a time: the second is refused at once, not queued
         bg_cordon "$out" --admission "$adm" -- sh -c 'echo up; sleep 20'
         wait_until 10 grep -qx up "$out" || fail "the first sandbox did not start"

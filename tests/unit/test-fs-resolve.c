@@ -11,31 +11,45 @@
 #include "common/util.h"
 #include "fs/fs.h"
 
-#define ROOT_ID 65534u /* cordon's host id for the child's 0 when run as root */
+/* a root-started sandbox: inside 0..65535 = host 2^31.. (gids from 3 * 2^30) */
+#define BASE  2147483648u
+#define GBASE 3221225472u
+static const struct fs_ids range = {0, BASE, 0, GBASE, 65536};
+/* an unprivileged run keeping the caller's identity: 1000 = 1000 */
+static const struct fs_ids single = {1000, 1000, 1000, 1000, 1};
 
 static const struct {
         uint32_t host, want;
 } to_child[] = {
-        {ROOT_ID, 0},          /* the child's own files */
-        {0, 65534},            /* the host's root: unmapped, shown as the overflow id */
-        {1000, 65534},         /* another host user */
-        {ROOT_ID - 1, 65534},  /* a neighbour of the mapped id */
-        {ROOT_ID + 1, 65534},  /* and the other one */
+        {BASE, 0},             /* the sandbox's root */
+        {BASE + 1000, 1000},   /* one of its users */
+        {BASE + 65535, 65535}, /* the last id of the range */
+        {BASE + 65536, 65534}, /* just past it: unmapped, the overflow id */
+        {BASE - 1, 65534},     /* just below it */
+        {0, 65534},            /* the host's root */
+        {65534, 65534},        /* the host's nobody is not the sandbox's */
         {(uint32_t)-1, 65534}, /* not an id */
 };
 
 START_TEST(test_id_to_child)
 {
-        ck_assert_uint_eq(fs_id_to_child(to_child[_i].host, ROOT_ID), to_child[_i].want);
+        ck_assert_uint_eq(fs_id_to_child(&range, false, to_child[_i].host), to_child[_i].want);
 }
 END_TEST
 
-START_TEST(test_id_to_child_other_root)
+START_TEST(test_id_to_child_gid_half)
 {
-        /* an unprivileged run: the child's 0 is the invoking user */
-        ck_assert_uint_eq(fs_id_to_child(1000, 1000), 0);
-        ck_assert_uint_eq(fs_id_to_child(65534, 1000), 65534);
-        ck_assert_uint_eq(fs_id_to_child(0, 1000), 65534);
+        ck_assert_uint_eq(fs_id_to_child(&range, true, GBASE + 7), 7);
+        ck_assert_uint_eq(fs_id_to_child(&range, true, BASE + 7), 65534); /* a uid base is no gid */
+}
+END_TEST
+
+START_TEST(test_id_to_child_single)
+{
+        /* an unprivileged run: the caller's own id, nothing else */
+        ck_assert_uint_eq(fs_id_to_child(&single, false, 1000), 1000);
+        ck_assert_uint_eq(fs_id_to_child(&single, false, 1001), 65534);
+        ck_assert_uint_eq(fs_id_to_child(&single, false, 0), 65534);
 }
 END_TEST
 
@@ -44,23 +58,34 @@ static const struct {
         int ret;
         uint32_t want;
 } from_child[] = {
-        {0, 0, ROOT_ID},                 /* the child's root is cordon's host id */
+        {0, 0, BASE},                    /* the child's root is the range's first id */
+        {4242, 0, BASE + 4242},          /* any id of the range */
+        {65535, 0, BASE + 65535},        /* its last */
         {(uint32_t)-1, 0, (uint32_t)-1}, /* -1: leave as is */
-        {1, -EINVAL, 0},                 /* unmapped: EINVAL, as the kernel says */
-        {65534, -EINVAL, 0},             /* the overflow id is not mapped either */
-        {ROOT_ID, -EINVAL, 0},           /* the host id itself is not a child id */
+        {65536, -EINVAL, 0},             /* past the range: EINVAL, as the kernel says */
+        {BASE, -EINVAL, 0},              /* a host id is not a child id */
         {(uint32_t)-2, -EINVAL, 0},      /* nor anything near -1 */
 };
 
 START_TEST(test_id_from_child)
 {
         uint32_t got = 12345;
-        int r = fs_id_from_child(from_child[_i].child, ROOT_ID, &got);
+        int r = fs_id_from_child(&range, false, from_child[_i].child, &got);
         ck_assert_int_eq(r, from_child[_i].ret);
         if (r == 0)
                 ck_assert_uint_eq(got, from_child[_i].want);
         else
                 ck_assert_uint_eq(got, 12345); /* ret_* untouched on failure */
+}
+END_TEST
+
+START_TEST(test_id_from_child_single)
+{
+        uint32_t got = 0;
+        ck_assert_int_eq(fs_id_from_child(&single, false, 1000, &got), 0);
+        ck_assert_uint_eq(got, 1000);
+        ck_assert_int_eq(fs_id_from_child(&single, false, 0, &got), -EINVAL);
+        ck_assert_int_eq(fs_id_from_child(&single, true, 999, &got), -EINVAL);
 }
 END_TEST
 
@@ -165,8 +190,10 @@ static Suite *resolve_suite(void)
         Suite *s = suite_create("fs-resolve");
         TCase *tc = tcase_create("ids");
         tcase_add_loop_test(tc, test_id_to_child, 0, (int)ELEMENTSOF(to_child));
-        tcase_add_test(tc, test_id_to_child_other_root);
+        tcase_add_test(tc, test_id_to_child_gid_half);
+        tcase_add_test(tc, test_id_to_child_single);
         tcase_add_loop_test(tc, test_id_from_child, 0, (int)ELEMENTSOF(from_child));
+        tcase_add_test(tc, test_id_from_child_single);
         suite_add_tcase(s, tc);
         tc = tcase_create("rules");
         tcase_add_loop_test(tc, test_rules_hide, 0, (int)ELEMENTSOF(hide_cases));

@@ -78,6 +78,17 @@ static const struct invalid_case invalid_cases[] = {
          "networkPolicy.rules[0].why", "unknown key"},
         {"{\"source\": {\"kind\": \"template\", \"path\": \"/t\", \"extra\": true}}", "source.extra", "unknown key"},
         {"{\"a b\": 1}", "[\"a b\"]", "unknown key"},
+        /* capabilities */
+        {"{\"capabilities\": [\"CAP_SYS_ADMIN\"]}", "capabilities[0]", "capability CAP_SYS_ADMIN is refused"},
+        {"{\"capabilities\": [\"CAP_CHOWN\", \"NET_ADMIN\"]}", "capabilities[1]",
+         "capability CAP_NET_ADMIN is refused"},
+        {"{\"capabilities\": [\"CAP_DAC_READ_SEARCH\"]}", "capabilities[0]",
+         "capability CAP_DAC_READ_SEARCH is refused"},
+        {"{\"capabilities\": [\"CAP_BPF\"]}", "capabilities[0]", "capability CAP_BPF is refused"},
+        {"{\"capabilities\": [\"CAP_FLY\"]}", "capabilities[0]", "unknown capability \"CAP_FLY\""},
+        {"{\"capabilities\": [\"cap_chown\"]}", "capabilities[0]", "unknown capability"},
+        {"{\"capabilities\": \"CAP_CHOWN\"}", "capabilities", "expected an array"},
+        {"{\"capabilities\": [7]}", "capabilities[0]", "expected a string"},
         /* wrong types at each level */
         {"{\"source\": []}", "source", "expected an object, got an array"},
         {"{\"limits\": 5}", "limits", "expected an object, got an integer"},
@@ -96,8 +107,14 @@ static const struct invalid_case invalid_cases[] = {
         {"{\"env\": [\"A=1\"]}", "env", "expected an object, got an array"},
         {"{\"env\": {\"A\": 1}}", "env.A", "expected a string, got an integer"},
         {"{\"expiresAt\": 1796126400}", "expiresAt", "expected a string, got an integer"},
-        {"{\"limits\": {\"cpuMillis\": \"2000\"}}", "limits.cpuMillis", "expected a positive integer, got a string"},
-        {"{\"limits\": {\"maxProcesses\": true}}", "limits.maxProcesses", "expected a positive integer, got a boolean"},
+        {"{\"limits\": {\"cpuMillis\": \"2000\"}}", "limits.cpuMillis",
+         "expected a positive integer or \"unlimited\", got \"2000\""},
+        {"{\"limits\": {\"maxProcesses\": true}}", "limits.maxProcesses",
+         "expected a positive integer or \"unlimited\", got a boolean"},
+        {"{\"limits\": {\"memoryBytes\": \"Unlimited\"}}", "limits.memoryBytes",
+         "expected a positive integer or \"unlimited\", got \"Unlimited\""},
+        {"{\"limits\": {\"memoryBytes\": null}}", "limits.memoryBytes",
+         "expected a positive integer or \"unlimited\", got null"},
         /* limits */
         {"{\"limits\": {\"cpuMillis\": -1}}", "limits.cpuMillis", "expected a positive integer, got -1"},
         {"{\"limits\": {\"maxProcesses\": 0}}", "limits.maxProcesses", "expected a positive integer, got 0"},
@@ -276,6 +293,7 @@ static void check_defaults(const struct policy *p)
         ck_assert_int_eq(p->max_open_files, POLICY_UNSET);
         ck_assert_int_eq(p->timeout_ms, POLICY_UNSET);
         ck_assert_uint_eq(p->n_binds, 0);
+        ck_assert(!p->has_caps); /* the default set applies */
         ck_assert_uint_eq(p->n_rules, 0);
         ck_assert_int_eq(p->net_mode, NET_DENY);
         ck_assert_uint_eq(p->n_net_rules, 0);
@@ -371,7 +389,21 @@ static void check_source_no_digest(const struct policy *p)
         ck_assert_ptr_null(p->source_digest);
 }
 
+static void check_caps_none(const struct policy *p)
+{
+        ck_assert(p->has_caps);
+        ck_assert_uint_eq(p->caps, 0);
+}
+
+static void check_caps_two(const struct policy *p)
+{
+        ck_assert(p->has_caps);
+        ck_assert_uint_eq(p->caps, (UINT64_C(1) << 0) | (UINT64_C(1) << 10)); /* CHOWN, NET_BIND_SERVICE */
+}
+
 static const struct valid_case valid_cases[] = {
+        {"{\"capabilities\": []}", check_caps_none},
+        {"{\"capabilities\": [\"CAP_CHOWN\", \"NET_BIND_SERVICE\", \"CAP_CHOWN\"]}", check_caps_two},
         {"{}", check_defaults},
         {" \n{ }\n ", check_defaults},
         {"{\"filesystem\": {}, \"networkPolicy\": {}, \"env\": {}, \"limits\": {}}", check_defaults},
