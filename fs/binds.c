@@ -145,11 +145,17 @@ int fs_handle_fchmod(struct notify_call *call, struct notify_verdict *ret)
                 ret->error = EPERM;
                 return 0;
         }
-        int r = fs_as_child_begin();
+        int r = fs_as_child_begin(call);
         if (r < 0)
                 return r;
         r = fchmod(fd, mode) < 0 ? -errno : 0;
         fs_as_child_end();
+        if (r == -EPERM && fs_caller_overrides(call)) {
+                /* another user's file: CAP_FOWNER, the agent's to apply (as chmod) */
+                int ar = fs_agent_chmod(call, fd, mode);
+                if (ar != -ENOSYS)
+                        r = ar;
+        }
         if (r < 0) {
                 ret->error = -r;
                 return 0;

@@ -189,7 +189,7 @@ int fs_handle_xattr(struct notify_call *call, struct notify_verdict *ret)
         if ((op == X_SET || op == X_REMOVE) && (r = fs_ask_write(call, &t, NULL, ret)) <= 0)
                 return r;
         if (by_fd) {
-                if ((r = fs_as_child_begin()) < 0)
+                if ((r = fs_as_child_begin(call)) < 0)
                         return r;
                 r = fsetxattr(t.fd, name, value, size, flags) < 0 ? -errno : 0;
                 fs_as_child_end();
