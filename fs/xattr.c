@@ -79,6 +79,54 @@ static int acl_ids(const struct fs_context *ctx, unsigned char *v, size_t len, b
         return 0;
 }
 
+/* The mode an access ACL amounts to when it names no user or group (only
+ * the owner, group, mask and other entries), as the kernel's
+ * posix_acl_equiv_mode: setting such an ACL is a chmod. 0 with *ret_perm
+ * (the 0777 bits), or -EINVAL when it is more than a mode. */
+static int acl_equiv_mode(const unsigned char *v, size_t len, mode_t *ret_perm)
+{
+        if (len < 4 || (len - 4) % 8 != 0 || v[0] != ACL_VERSION || v[1] || v[2] || v[3])
+                return -EINVAL;
+        mode_t mode = 0, mask = 0;
+        bool has_mask = false;
+        for (size_t off = 4; off < len; off += 8) {
+                uint16_t tag = (uint16_t)(v[off] | v[off + 1] << 8), perm = (uint16_t)(v[off + 2] & 7);
+                if (tag == 0x01)
+                        mode |= (mode_t)perm << 6;
+                else if (tag == 0x04)
+                        mode |= (mode_t)perm << 3;
+                else if (tag == 0x10)
+                        mask = (mode_t)perm << 3, has_mask = true;
+                else if (tag == 0x20)
+                        mode |= perm;
+                else
+                        return -EINVAL;
+        }
+        *ret_perm = has_mask ? (mode & ~(mode_t)070) | mask : mode;
+        return 0;
+}
+
+/* A set the worker was refused (EPERM: another user's file) for a caller
+ * holding CAP_FOWNER in the sandbox: an access ACL that amounts to a mode
+ * is that chmod, which the proc agent applies with the caller's standing
+ * (as for chmod itself; cp -a preserves modes this way). -ENOSYS when it
+ * is not such a case (the refusal stands). */
+static int set_by_agent(struct notify_call *call, const struct fs_target *t, const char *name, const void *value,
+                        size_t size)
+{
+        mode_t perm;
+        if (!streq(name, "system.posix_acl_access") || !fs_caller_overrides(call) ||
+            acl_equiv_mode(value, size, &perm) < 0)
+                return -ENOSYS;
+        _cleanup_close_ int obj = t->fd >= 0 ? fcntl(t->fd, F_DUPFD_CLOEXEC, 3) : fs_target_pin(t);
+        struct stat st;
+        if (obj < 0 || fstat(obj, &st) < 0)
+                return -ENOSYS;
+        /* the kernel keeps the setuid, setgid and sticky bits of a file
+         * whose ACL it turns into a mode; none is added here */
+        return fs_agent_chmod(call, obj, (st.st_mode & 07000) | perm);
+}
+
 /* Whether setting name on t's object is refused: a guarded name (a file
  * capability) anywhere but on the sandbox's own filesystems (fs/binds.c).
  * An object the call names without pinning it (lsetxattr) is judged by
@@ -193,6 +241,11 @@ int fs_handle_xattr(struct notify_call *call, struct notify_verdict *ret)
                         return r;
                 r = fsetxattr(t.fd, name, value, size, flags) < 0 ? -errno : 0;
                 fs_as_child_end();
+                if (r == -EPERM) {
+                        int ar = set_by_agent(call, &t, name, value, size);
+                        if (ar != -ENOSYS)
+                                r = ar;
+                }
                 if (r < 0)
                         return deny(ret, r);
                 ret->kind = VERDICT_VALUE;
@@ -231,6 +284,11 @@ int fs_handle_xattr(struct notify_call *call, struct notify_verdict *ret)
                 fs_at_leave();
         }
         fs_as_child_end();
+        if (k == -EPERM && op == X_SET) {
+                int ar = set_by_agent(call, &t, name, value, size);
+                if (ar != -ENOSYS)
+                        k = ar;
+        }
         if (k < 0)
                 return deny(ret, (int)k);
         if (op == X_GET && size && k > 0 && is_acl(name))
