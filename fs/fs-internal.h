@@ -53,6 +53,24 @@ int fs_agent_utimens(struct notify_call *call, int fd, const struct timespec *ti
  * namespace): a refused open is then worth redoing in the agent. */
 bool fs_caller_overrides(struct notify_call *call);
 
+/* --- binds.c: what may be made outside the sandbox's own filesystems --- */
+
+/* Whether dev is one of ctx->private_devs. */
+bool fs_private_dev(const struct fs_context *ctx, dev_t dev);
+/* Whether fd's file is on one of them (false when it cannot be looked at);
+ * *ret_type (when not NULL): its S_IFMT bits. */
+bool fs_on_private_layer(const struct fs_context *ctx, int fd, mode_t *ret_type);
+/* Whether a chmod (or a create) giving mode to an object of type (S_IFMT
+ * bits) is refused (EPERM): S_ISUID, or S_ISGID on anything but a
+ * directory, outside the private layer (private false). */
+bool fs_setid_refused(mode_t type, mode_t mode, bool private);
+/* The same for mknod's mode (type and permission bits): also any device,
+ * the whiteout 0:0 included, outside the private layer. */
+bool fs_mknod_refused(mode_t mode, bool private);
+/* Whether an xattr of this name may be set only on the private layer
+ * (security.capability). */
+bool fs_xattr_guarded(const char *name);
+
 /* --- resolve.c: one path argument of a path call, resolved in the view --- */
 
 /* /proc/self and friends name the caller; rewritten to its pid in its pid

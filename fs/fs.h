@@ -50,9 +50,11 @@ struct fs_view_spec {
          * an overlay with the template as its read-only lower layer and its
          * upper layer in the writable layer. NULL: the built-in default. */
         /* NULL: init opens each bind's source itself, as the sandbox's
-         * identity. Else one fd per bind (O_PATH), opened by the sentry for
-         * binds the caller is entitled to (an OCI engine's, running as root,
-         * from directories only root may enter, as runc would). */
+         * identity. Else one fd per bind, made by the sentry: a detached tree
+         * of a bind the caller is entitled to (an OCI engine's, running as
+         * root, from directories only root may enter, as runc would), or a
+         * read-write bind's idmapped tree (fs_bind_idmapped); -1 for a bind
+         * init opens itself. */
         const int *bind_fds;
         const char *template_path;
         int template_fd;      /* the template directory as the sentry opened (and hashed) it; -1 none */
@@ -67,6 +69,13 @@ struct fs_view_spec {
  * to the child as fs_view_spec.template_tree_fd. -errno on failure (for
  * instance a filesystem that does not support idmapped mounts). */
 int fs_template_idmapped(int template_fd, int userns_fd, int *ret_fd);
+
+/* Sentry side, as host root: a detached, recursive, idmapped copy of a
+ * read-write bind's source srcfd (fs/binds.c), through userns_fd, a user
+ * namespace whose maps tie the source's owner to the sandbox root's host
+ * ids. Hand it to the child as the bind's fs_view_spec.bind_fds entry.
+ * -errno when the filesystem (or one beneath) refuses idmapped mounts. */
+int fs_bind_idmapped(int srcfd, int userns_fd, int *ret_fd);
 
 /* Runs in the child, inside its new user, mount and pid namespaces and while
  * it still holds its capabilities there: assembles the view (the template's
@@ -163,11 +172,20 @@ struct fs_context {
         int exec_channel;
         /* the rules have "ask" for writes / for execs (fs_rules_ask) */
         bool ask_write, ask_exec;
+        /* the sandbox's own filesystems (fs_private_layer_init): the only
+         * places where setuid, setgid, file-capable and device files may be
+         * made (fs/binds.c) */
+        dev_t private_devs[2];
+        size_t n_private_devs;
 };
 
 /* A set*id or capset call was trapped: from now on the workers take each
  * trapped thread's own identity (fs_as_child_begin), not the command's. */
 void fs_creds_vary(struct notify_call *call);
+
+/* Fills ctx->private_devs from ctx->root_fd and the writable layer's root
+ * (layer_fd). 0 or -errno. */
+int fs_private_layer_init(struct fs_context *ctx, int layer_fd);
 
 /* qsort/bsearch comparator for mount ids */
 int fs_cmp_u64(const void *a, const void *b);
@@ -233,6 +251,8 @@ int fs_handle_rename(struct notify_call *call, struct notify_verdict *ret);
 int fs_handle_link(struct notify_call *call, struct notify_verdict *ret);
 int fs_handle_symlink(struct notify_call *call, struct notify_verdict *ret);
 int fs_handle_chmod(struct notify_call *call, struct notify_verdict *ret);
+/* fchmod(2) with S_ISUID or S_ISGID in the mode (fs/binds.c). */
+int fs_handle_fchmod(struct notify_call *call, struct notify_verdict *ret);
 int fs_handle_chown(struct notify_call *call, struct notify_verdict *ret);
 int fs_handle_utimes(struct notify_call *call, struct notify_verdict *ret);
 int fs_handle_truncate(struct notify_call *call, struct notify_verdict *ret);

@@ -202,7 +202,7 @@ static bool proc_mem_writable(struct notify_call *call, int fd)
  * result, an fd or -errno), 0 when the usual open applies (procfs,
  * /dev/tty: never beneath an ask rule's reach), 2 when *ret is set (held
  * for a person, or refused), or -errno when the sentry failed. */
-static int open_decided(struct notify_call *call, const struct open_args *a, const struct fs_target *t,
+static int open_decided(struct notify_call *call, const struct open_args *a, const struct fs_target *t, bool setid,
                         struct notify_verdict *ret, int *ret_fd)
 {
         const struct fs_context *ctx = call->userdata;
@@ -229,6 +229,11 @@ static int open_decided(struct notify_call *call, const struct open_args *a, con
                         ret->error = EEXIST;
                         return 2;
                 }
+                /* O_TMPFILE makes its file in the directory obj */
+                if (setid && (a->how.flags & __O_TMPFILE) == __O_TMPFILE && !fs_on_private_layer(ctx, obj, NULL)) {
+                        ret->error = EPERM;
+                        return 2;
+                }
                 r = fs_view_path(call->hostproc_fd, obj, vp, sizeof(vp));
         } else {
                 if (oerr != ENOENT || !(a->how.flags & O_CREAT))
@@ -236,8 +241,13 @@ static int open_decided(struct notify_call *call, const struct open_args *a, con
                 if (dangling) {
                         /* O_CREAT through a dangling symlink creates wherever it
                          * points, which the pinned name does not say: with ask
-                         * rules in force, refused rather than guessed */
-                        ret->error = EACCES;
+                         * rules in force (or a setuid or setgid mode), refused
+                         * rather than guessed */
+                        ret->error = setid ? EPERM : EACCES;
+                        return 2;
+                }
+                if (setid && !fs_on_private_layer(ctx, t->dirfd, NULL)) {
+                        ret->error = EPERM;
                         return 2;
                 }
                 r = fs_target_view_path(call, t, vp, sizeof(vp));
@@ -371,12 +381,19 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
 
         const struct fs_context *ctx = call->userdata;
         bool proc_path = startswith(p, "/proc/") || streq(p, "/proc");
+        /* A create with S_ISUID or S_ISGID is decided on where the file
+         * would be made, and made there (open_decided): only on the
+         * sandbox's own filesystems (fs/binds.c). Where open_decided leaves
+         * the open to the usual path (procfs, a magic link on the way), the
+         * bits are dropped from the mode, so that no such file can be made
+         * anywhere else. The filter traps every such create. */
+        bool setid = (a.how.flags & (O_CREAT | __O_TMPFILE)) && (a.how.mode & (S_ISUID | S_ISGID));
         /* glibc's __O_TMPFILE carries O_DIRECTORY: all of its bits, not any */
         bool writes = (a.how.flags & O_ACCMODE) != O_RDONLY || (a.how.flags & (O_CREAT | O_TRUNC)) ||
                       (a.how.flags & __O_TMPFILE) == __O_TMPFILE;
         int fd = -1;
         bool decided = false;
-        if (ctx->n_rules) {
+        if (ctx->n_rules || setid) {
                 /* a hidden path fails as if absent: its directory is pinned
                  * and checked with the name (where O_CREAT would create),
                  * and the opened file's own location is checked below */
@@ -389,8 +406,8 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                         ret->error = -r;
                         return 0;
                 }
-                if (ctx->ask_write && writes && !proc_path) {
-                        r = open_decided(call, &a, &t, ret, &fd);
+                if ((ctx->ask_write && writes && !proc_path) || (setid && !proc_path)) {
+                        r = open_decided(call, &a, &t, setid, ret, &fd);
                         if (r < 0)
                                 return r;
                         if (r == 2)
@@ -398,6 +415,8 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                         decided = r == 1;
                 }
         }
+        if (setid && !decided)
+                a.how.mode &= ~(uint64_t)(S_ISUID | S_ISGID);
         int at = p[0] == '/' ? AT_FDCWD : dfd;
         /* /proc files render ids for their opener: they are opened as the
          * sandbox's own user namespace, by the proc agent. A path spelled

@@ -326,7 +326,8 @@ int fs_handle_mkdir(struct notify_call *call, struct notify_verdict *ret)
 
 /* Emulates mknod(2) and mknodat(2) against the view: FIFOs, sockets,
  * regular files and whiteouts; devices are refused as the child's own call
- * would be (no CAP_MKNOD), whatever they name. */
+ * would be (no CAP_MKNOD), whatever they name; a whiteout or a setuid or
+ * setgid node only on the sandbox's own filesystems. */
 int fs_handle_mknod(struct notify_call *call, struct notify_verdict *ret)
 {
         const struct seccomp_data *d = &call->req->data;
@@ -346,8 +347,11 @@ int fs_handle_mknod(struct notify_call *call, struct notify_verdict *ret)
         if ((r = fs_ask_write(call, &t, NULL, ret)) <= 0)
                 return r;
         /* a whiteout (character device 0:0) names no device: the kernel
-         * lets anyone make one, and so do we */
+         * lets anyone make one, and so do we, on the sandbox's own
+         * filesystems (fs/binds.c), as any setuid or setgid file */
         if (S_ISBLK(mode) || (S_ISCHR(mode) && dev != 0))
+                return deny(ret, -EPERM);
+        if (fs_mknod_refused(mode, fs_on_private_layer(fsctx(call), t.dirfd, NULL)))
                 return deny(ret, -EPERM);
         if (take_umask(call) < 0)
                 return deny(ret, -ESRCH);
@@ -496,7 +500,26 @@ int fs_handle_symlink(struct notify_call *call, struct notify_verdict *ret)
         return result(ret, r);
 }
 
-/* Emulates chmod(2), fchmodat(2) and fchmodat2(2) against the view. */
+/* Whether giving t's object mode (with S_ISUID or S_ISGID) is refused
+ * (fs/binds.c). A pinned object is judged itself; a name (only with
+ * AT_SYMLINK_NOFOLLOW) by what it names now, on its mount (a rename into
+ * its directory cannot bring in a file of another mount), and as no
+ * directory: another entry of the same directory could take its place. */
+static bool setid_refused(const struct fs_context *ctx, const struct fs_target *t, mode_t mode)
+{
+        if (t->fd >= 0) {
+                mode_t type = 0;
+                bool private = fs_on_private_layer(ctx, t->fd, &type);
+                return fs_setid_refused(type, mode, private);
+        }
+        struct stat st;
+        if (fstatat(t->dirfd, t->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return true;
+        return fs_setid_refused(S_IFREG, mode, fs_private_dev(ctx, st.st_dev));
+}
+
+/* Emulates chmod(2), fchmodat(2) and fchmodat2(2) against the view; a
+ * setuid or setgid mode only on the sandbox's own filesystems. */
 int fs_handle_chmod(struct notify_call *call, struct notify_verdict *ret)
 {
         const struct seccomp_data *d = &call->req->data;
@@ -520,6 +543,8 @@ int fs_handle_chmod(struct notify_call *call, struct notify_verdict *ret)
                 return deny(ret, r);
         if ((r = fs_ask_write(call, &t, NULL, ret)) <= 0)
                 return r;
+        if ((mode & (S_ISUID | S_ISGID)) && setid_refused(fsctx(call), &t, mode))
+                return deny(ret, -EPERM);
         struct fs_at at;
         fs_target_at(&t, call->hostproc_fd, &at);
         if ((r = fs_as_child_begin(call)) < 0)

@@ -706,8 +706,8 @@ int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize, in
                 return lowerfd;
         int srcfds[64];
         for (size_t i = 0; i < spec->n_binds; i++) {
-                srcfds[i] = spec->bind_fds ? fcntl(spec->bind_fds[i], F_DUPFD_CLOEXEC, 3)
-                                           : open(spec->binds[i].source, O_PATH | O_CLOEXEC);
+                srcfds[i] = spec->bind_fds && spec->bind_fds[i] >= 0 ? fcntl(spec->bind_fds[i], F_DUPFD_CLOEXEC, 3)
+                                                                     : open(spec->binds[i].source, O_PATH | O_CLOEXEC);
                 if (srcfds[i] < 0) {
                         r = fail(negative_errno(), err, "bind source %s", spec->binds[i].source);
                         while (i-- > 0)
@@ -841,7 +841,8 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
         if ((r = setup_proc(rootfd, err)) < 0)
                 return r;
         for (size_t i = 0; i < spec->n_binds; i++)
-                if ((r = setup_bind(rootfd, &spec->binds[i], srcfds[i], spec->bind_fds != NULL, err)) < 0)
+                if ((r = setup_bind(rootfd, &spec->binds[i], srcfds[i], spec->bind_fds && spec->bind_fds[i] >= 0,
+                                    err)) < 0)
                         return r;
         for (size_t i = 0; i < spec->n_rules; i++)
                 if ((r = setup_rule(rootfd, &spec->rules[i], err)) < 0)

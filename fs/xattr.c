@@ -6,11 +6,14 @@
  * POSIX ACLs (system.posix_acl_access, system.posix_acl_default) embed ids:
  * they are translated as the kernel translates them for the child's own
  * call (see acl_ids). Limitation: a v3 security.capability's root id is
- * passed as the sentry's namespace renders it. */
+ * passed as the sentry's namespace renders it. The sets are always trapped
+ * (the name is in memory): security.capability only on the sandbox's own
+ * filesystems (fs/binds.c), never in a bind. */
 #include "config.h"
 
 #include <fcntl.h>
 #include <linux/xattr.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 
@@ -76,17 +79,94 @@ static int acl_ids(const struct fs_context *ctx, unsigned char *v, size_t len, b
         return 0;
 }
 
-/* Emulates getxattr(2), setxattr(2), listxattr(2), removexattr(2) and
- * their l* variants against the view. */
+/* The mode an access ACL amounts to when it names no user or group (only
+ * the owner, group, mask and other entries), as the kernel's
+ * posix_acl_equiv_mode: setting such an ACL is a chmod. 0 with *ret_perm
+ * (the 0777 bits), or -EINVAL when it is more than a mode. */
+static int acl_equiv_mode(const unsigned char *v, size_t len, mode_t *ret_perm)
+{
+        if (len < 4 || (len - 4) % 8 != 0 || v[0] != ACL_VERSION || v[1] || v[2] || v[3])
+                return -EINVAL;
+        mode_t mode = 0, mask = 0;
+        bool has_mask = false;
+        for (size_t off = 4; off < len; off += 8) {
+                uint16_t tag = (uint16_t)(v[off] | v[off + 1] << 8), perm = (uint16_t)(v[off + 2] & 7);
+                if (tag == 0x01)
+                        mode |= (mode_t)perm << 6;
+                else if (tag == 0x04)
+                        mode |= (mode_t)perm << 3;
+                else if (tag == 0x10)
+                        mask = (mode_t)perm << 3, has_mask = true;
+                else if (tag == 0x20)
+                        mode |= perm;
+                else
+                        return -EINVAL;
+        }
+        *ret_perm = has_mask ? (mode & ~(mode_t)070) | mask : mode;
+        return 0;
+}
+
+/* A set the worker was refused (EPERM: another user's file) for a caller
+ * holding CAP_FOWNER in the sandbox: an access ACL that amounts to a mode
+ * is that chmod, which the proc agent applies with the caller's standing
+ * (as for chmod itself; cp -a preserves modes this way). -ENOSYS when it
+ * is not such a case (the refusal stands). */
+static int set_by_agent(struct notify_call *call, const struct fs_target *t, const char *name, const void *value,
+                        size_t size)
+{
+        mode_t perm;
+        if (!streq(name, "system.posix_acl_access") || !fs_caller_overrides(call) ||
+            acl_equiv_mode(value, size, &perm) < 0)
+                return -ENOSYS;
+        _cleanup_close_ int obj = t->fd >= 0 ? fcntl(t->fd, F_DUPFD_CLOEXEC, 3) : fs_target_pin(t);
+        struct stat st;
+        if (obj < 0 || fstat(obj, &st) < 0)
+                return -ENOSYS;
+        /* the kernel keeps the setuid, setgid and sticky bits of a file
+         * whose ACL it turns into a mode; none is added here */
+        return fs_agent_chmod(call, obj, (st.st_mode & 07000) | perm);
+}
+
+/* Whether setting name on t's object is refused: a guarded name (a file
+ * capability) anywhere but on the sandbox's own filesystems (fs/binds.c).
+ * An object the call names without pinning it (lsetxattr) is judged by
+ * what the name is now: a rename into its directory cannot bring in a
+ * file of another mount. */
+static bool guarded(const struct fs_context *ctx, const struct fs_target *t, const char *name)
+{
+        if (!fs_xattr_guarded(name))
+                return false;
+        if (t->fd >= 0)
+                return !fs_on_private_layer(ctx, t->fd, NULL);
+        struct stat st;
+        return fstatat(t->dirfd, t->name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !fs_private_dev(ctx, st.st_dev);
+}
+
+/* The target of fsetxattr(2): the caller's fd, taken across once
+ * (pidfd_getfd), so that the call acts on the file that was decided on
+ * even if another thread dup2s something else onto the number. */
+static int fd_target(struct notify_call *call, int child_fd, struct fs_target *ret)
+{
+        int fd = notify_dup_child_fd(call, child_fd);
+        if (fd < 0)
+                return fd;
+        ret->fd = fd;
+        ret->empty = true;
+        return notify_id_valid(call) < 0 ? -ENOENT : 0;
+}
+
+/* Emulates getxattr(2), setxattr(2), fsetxattr(2), listxattr(2),
+ * removexattr(2) and their l* variants against the view. */
 int fs_handle_xattr(struct notify_call *call, struct notify_verdict *ret)
 {
         const struct seccomp_data *d = &call->req->data;
         enum xop op;
         bool follow =
                 d->nr == SYS_getxattr || d->nr == SYS_setxattr || d->nr == SYS_listxattr || d->nr == SYS_removexattr;
+        bool by_fd = d->nr == SYS_fsetxattr;
         if (d->nr == SYS_getxattr || d->nr == SYS_lgetxattr)
                 op = X_GET;
-        else if (d->nr == SYS_setxattr || d->nr == SYS_lsetxattr)
+        else if (d->nr == SYS_setxattr || d->nr == SYS_lsetxattr || by_fd)
                 op = X_SET;
         else if (d->nr == SYS_listxattr || d->nr == SYS_llistxattr)
                 op = X_LIST;
@@ -142,11 +222,36 @@ int fs_handle_xattr(struct notify_call *call, struct notify_verdict *ret)
         }
 
         _cleanup_(fs_target_done) struct fs_target t = FS_TARGET_INIT;
-        int r = fs_resolve(call, AT_FDCWD, d->args[0], FS_NEED | (follow ? FS_FOLLOW : 0), &t);
+        int r = by_fd ? fd_target(call, (int)d->args[0], &t)
+                      : fs_resolve(call, AT_FDCWD, d->args[0], FS_NEED | (follow ? FS_FOLLOW : 0), &t);
         if (r < 0)
                 return deny(ret, r);
+        if (by_fd) {
+                /* an O_PATH file: fsetxattr fails on it (EBADF) before looking */
+                int fl = fcntl(t.fd, F_GETFL);
+                if (fl >= 0 && (fl & O_PATH))
+                        return deny(ret, -EBADF);
+        }
+        if (op == X_SET && guarded(call->userdata, &t, name))
+                return deny(ret, -EPERM);
         if ((op == X_SET || op == X_REMOVE) && (r = fs_ask_write(call, &t, NULL, ret)) <= 0)
                 return r;
+        if (by_fd) {
+                if ((r = fs_as_child_begin(call)) < 0)
+                        return r;
+                r = fsetxattr(t.fd, name, value, size, flags) < 0 ? -errno : 0;
+                fs_as_child_end();
+                if (r == -EPERM) {
+                        int ar = set_by_agent(call, &t, name, value, size);
+                        if (ar != -ENOSYS)
+                                r = ar;
+                }
+                if (r < 0)
+                        return deny(ret, r);
+                ret->kind = VERDICT_VALUE;
+                ret->value = 0;
+                return 0;
+        }
         struct fs_at at;
         fs_target_at(&t, call->hostproc_fd, &at);
         /* through the magic link to a pinned object, the following variant;
@@ -179,6 +284,11 @@ int fs_handle_xattr(struct notify_call *call, struct notify_verdict *ret)
                 fs_at_leave();
         }
         fs_as_child_end();
+        if (k == -EPERM && op == X_SET) {
+                int ar = set_by_agent(call, &t, name, value, size);
+                if (ar != -ENOSYS)
+                        k = ar;
+        }
         if (k < 0)
                 return deny(ret, (int)k);
         if (op == X_GET && size && k > 0 && is_acl(name))

@@ -485,6 +485,10 @@ static int run_sandbox(struct sandbox_state *st)
                 }
         }
 
+        /* the read-write binds' idmapped trees, which init inherits */
+        if (privileged && bind_trees(plan, child_uid, child_gid) < 0)
+                return EXIT_SANDBOX;
+
         int sp[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
                 fprintf(stderr, "cordon: socketpair: %m\n");
@@ -550,6 +554,7 @@ static int run_sandbox(struct sandbox_state *st)
                 sandbox_init(plan, sp[1], &cg_entry);
         }
         close(sp[1]);
+        bind_trees_close(plan); /* init has its own; the proc agent, forked later, is not to inherit them */
         trace_mark("cloned");
         /* a v2 group the clone could not put init in: moved the slow way
          * (the v1 groups init enters itself all the same) */
@@ -855,7 +860,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         st->fsctx.root_fd = fds[0];
         st->layer_fd = fds[1];
         st->pty_master = fds[2];
-        if (st->fsctx.root_fd < 0 || st->layer_fd < 0) {
+        if (st->fsctx.root_fd < 0 || st->layer_fd < 0 || fs_private_layer_init(&st->fsctx, st->layer_fd) < 0) {
                 kill_and_reap(st);
                 fprintf(stderr, "cordon: no root or writable layer from the sandbox\n");
                 return EXIT_SANDBOX;

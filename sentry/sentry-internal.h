@@ -104,6 +104,17 @@ pid_t clone_init(unsigned long flags, int cgroup_fd, int *ret_pidfd, bool *ret_i
  * namespace (plan->view.template_tree_fd). */
 int template_lower(struct sandbox_plan *plan, pid_t pid);
 
+/* --- read-write binds from the host's side (binds.c) --- */
+
+/* As host root, before init is cloned: an idmapped tree for each read-write
+ * bind (plan->bind_fds, -1 for the read-only ones), its source's owner
+ * mapped to the sandbox root's host ids root_uid/root_gid. Nothing for an
+ * OCI run (its binds are trees already). Prints why it fails; -errno. */
+int bind_trees(struct sandbox_plan *plan, uid_t root_uid, gid_t root_gid);
+/* After the clone: the sentry's copies of plan->bind_fds closed (init has
+ * its own). */
+void bind_trees_close(struct sandbox_plan *plan);
+
 /* --- test hooks (testhooks.c) --- */
 
 /* CORDON_TEST_STALL=point: pauses there (tests SIGKILL the sentry). */

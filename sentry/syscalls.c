@@ -43,6 +43,16 @@
          .flags = rowflags, .note = why, .n_cond = 1, .cond = {{.arg = flags_arg, __VA_ARGS__}}}
 /* an int argument: the kernel reads the low 32 bits only */
 #define LOW32 UINT64_C(0xffffffff)
+/* S_ISUID | S_ISGID: a mode that sets either is decided by the sentry
+ * (fs/binds.c: never outside the sandbox's own filesystems) */
+#define SETID_BITS 06000
+/* A row of a chmod-family call in force without --trap-all, a hidden rule or
+ * a write ask rule (when its unconditional PATHWRITE row is left out): the
+ * mode is a register, and only a setuid or setgid one is trapped. */
+#define SETIDCOND(n, mode_arg, h, why) \
+        {.name = n, .action = SC_EMULATE, .handler = h, .support = SUPPORT_FULL, .ctx = CTX_FS, \
+         .flags = SC_F_PATH_FAST_NOASK, .note = why, .n_cond = 1, \
+         .cond = {{.arg = mode_arg, .op = ARG_MASKED_ANY, .mask = SETID_BITS}}}
 /* the open flags that make an open more than a read: any one set traps it
  * (020000000 is the kernel's __O_TMPFILE bit; glibc's __O_TMPFILE also has
  * O_DIRECTORY in it, which must not trap a directory open) */
@@ -137,6 +147,29 @@ static const struct syscall_entry table[] = {
                  .datum = O_CREAT),
         OPENCOND("openat", 2, SC_F_PATH_FAST_NOASK, "as open: a create without O_EXCL emulated", .op = ARG_MASKED_EQ,
                  .mask = O_CREAT | O_EXCL, .datum = O_CREAT),
+        /* ... but not an exclusive create whose mode is setuid or setgid:
+         * where such a file may be made is the sentry's to decide (never in
+         * a bind, fs/binds.c); the mode is a register */
+        {.name = "open",
+         .action = SC_EMULATE,
+         .handler = fs_handle_open,
+         .support = SUPPORT_FULL,
+         .ctx = CTX_FS,
+         .flags = SC_F_PATH_FAST_NOASK,
+         .note = "as open: a create with a setuid or setgid mode emulated (only on the sandbox's own filesystems)",
+         .n_cond = 2,
+         .cond = {{.arg = 1, .op = ARG_MASKED_EQ, .mask = O_CREAT, .datum = O_CREAT},
+                  {.arg = 2, .op = ARG_MASKED_ANY, .mask = SETID_BITS}}},
+        {.name = "openat",
+         .action = SC_EMULATE,
+         .handler = fs_handle_open,
+         .support = SUPPORT_FULL,
+         .ctx = CTX_FS,
+         .flags = SC_F_PATH_FAST_NOASK,
+         .note = "as open: a create with a setuid or setgid mode emulated",
+         .n_cond = 2,
+         .cond = {{.arg = 2, .op = ARG_MASKED_EQ, .mask = O_CREAT, .datum = O_CREAT},
+                  {.arg = 3, .op = ARG_MASKED_ANY, .mask = SETID_BITS}}},
         /* under a write ask rule every open that writes, creates or
          * truncates is trapped (and asked about) */
         OPENCOND("open", 1, SC_F_PATH_FAST,
@@ -203,6 +236,31 @@ static const struct syscall_entry table[] = {
          .support = SUPPORT_FULL,
          .flags = SC_F_PATH_POLICY | SC_F_PATH_WRITE,
          .note = "as chmod; AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH" FASTW},
+        /* setuid and setgid modes are the sentry's to decide, whatever the
+         * policy: never outside the sandbox's own filesystems (a bind's host
+         * owner may be root); other modes run natively as above */
+        SETIDCOND("chmod", 1, fs_handle_chmod,
+                  "a setuid or setgid mode emulated (only on the sandbox's own filesystems)"),
+        SETIDCOND("fchmodat", 2, fs_handle_chmod, "as chmod"),
+        {.name = "fchmodat2",
+         .nr = 452,
+         .action = SC_EMULATE,
+         .handler = fs_handle_chmod,
+         .ctx = CTX_FS,
+         .support = SUPPORT_FULL,
+         .flags = SC_F_PATH_FAST_NOASK,
+         .note = "as chmod",
+         .n_cond = 1,
+         .cond = {{.arg = 2, .op = ARG_MASKED_ANY, .mask = SETID_BITS}}},
+        {.name = "fchmod",
+         .action = SC_EMULATE,
+         .handler = fs_handle_fchmod,
+         .ctx = CTX_FS,
+         .support = SUPPORT_FULL,
+         .note = "native but for a setuid or setgid mode: on the fd taken across, only on the sandbox's own "
+                 "filesystems",
+         .n_cond = 1,
+         .cond = {{.arg = 1, .op = ARG_MASKED_ANY, .mask = SETID_BITS}}},
         PATHWRITE("chown", fs_handle_chown, "ids translated from the child's namespace (unmapped: EINVAL)"),
         PATHWRITE("lchown", fs_handle_chown, "as chown, the last symlink not followed"),
         PATHWRITE("fchownat", fs_handle_chown, "as chown; AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH"),
@@ -213,8 +271,28 @@ static const struct syscall_entry table[] = {
         PATHCALL("statfs", fs_handle_statfs, "of the pinned file's filesystem"),
         PATHCALL("getxattr", fs_handle_xattr, "sizes bounded as the kernel's; ACL ids not translated"),
         PATHCALL("lgetxattr", fs_handle_xattr, "as getxattr, the last symlink not followed"),
-        PATHWRITE("setxattr", fs_handle_xattr, "value copied once, at most XATTR_SIZE_MAX"),
-        PATHWRITE("lsetxattr", fs_handle_xattr, "as setxattr, the last symlink not followed"),
+        /* always trapped: the name is in memory, and security.capability
+         * (host-wide capabilities, written through a bind owned by host
+         * root) is refused outside the sandbox's own filesystems */
+        {.name = "setxattr",
+         .action = SC_EMULATE,
+         .handler = fs_handle_xattr,
+         .ctx = CTX_FS,
+         .support = SUPPORT_FULL,
+         .note = "value copied once, at most XATTR_SIZE_MAX; security.capability only on the sandbox's own "
+                 "filesystems"},
+        {.name = "lsetxattr",
+         .action = SC_EMULATE,
+         .handler = fs_handle_xattr,
+         .ctx = CTX_FS,
+         .support = SUPPORT_FULL,
+         .note = "as setxattr, the last symlink not followed"},
+        {.name = "fsetxattr",
+         .action = SC_EMULATE,
+         .handler = fs_handle_xattr,
+         .ctx = CTX_FS,
+         .support = SUPPORT_FULL,
+         .note = "as setxattr, on the fd taken across"},
         PATHCALL("listxattr", fs_handle_xattr, "at most XATTR_LIST_MAX"),
         PATHCALL("llistxattr", fs_handle_xattr, "as listxattr, the last symlink not followed"),
         PATHWRITE("removexattr", fs_handle_xattr, "by the worker as the child"),

@@ -4,7 +4,9 @@
  *   pathcases ROOT
  *
  * ROOT is an empty directory, given by its absolute path as the run sees it
- * (the tree's absolute symlinks point into it). The helper drops every
+ * (the tree's absolute symlinks point into it), but for an optional
+ * "notmine", a directory of another user's, which the not-owner cases act
+ * on (else they act on ROOT, which is then to be someone else's). The helper drops every
  * capability first, so that a native run as uid 0 of a user namespace
  * (unshare -Ur) meets the same permission checks as the sandbox's command.
  * Each case prints one line:
@@ -572,7 +574,9 @@ static void attr_cases(void)
         show_after("fchmodat", "fchmodat", r, e, "d/sub");
         CALL(syscall(SYS_fchmodat2, AT_FDCWD, "lf", 0600, AT_SYMLINK_NOFOLLOW));
         line("fchmodat2-nofollow-symlink", "fchmodat2", r, e, NULL);
-        CALL(syscall(SYS_chmod, ".", 0777)); /* the tree's root: the host's, not ours */
+        /* another user's directory (the harness's notmine, else the tree's root) */
+        const char *notmine = access("notmine", F_OK) == 0 ? "notmine" : ".";
+        CALL(syscall(SYS_chmod, notmine, 0777));
         line("chmod-not-owner", "chmod", r, e, NULL);
         CALL(syscall(SYS_chown, "g", 0, 0));
         show_after("chown-self", "chown", r, e, "g");
@@ -589,7 +593,7 @@ static void attr_cases(void)
         line("fchownat-nofollow-dangling", "fchownat", r, e, NULL);
         CALL(syscall(SYS_fchownat, AT_FDCWD, "ldang", 0, 0, 0));
         line("fchownat-follow-dangling", "fchownat", r, e, NULL);
-        CALL(syscall(SYS_chown, ".", 0, 0));
+        CALL(syscall(SYS_chown, notmine, 0, 0));
         line("chown-not-owner", "chown", r, e, NULL);
 
         struct timespec ts[2] = {{1000000000, 5}, {1200000000, 7}};
@@ -617,7 +621,7 @@ static void attr_cases(void)
         struct timespec bad[2] = {{0, 2000000000L}, {0, 0}};
         CALL(syscall(SYS_utimensat, AT_FDCWD, "g", bad, 0));
         line("utimensat-bad-nsec", "utimensat", r, e, NULL);
-        CALL(syscall(SYS_utimensat, AT_FDCWD, ".", ts, 0));
+        CALL(syscall(SYS_utimensat, AT_FDCWD, notmine, ts, 0));
         line("utimensat-not-owner", "utimensat", r, e, NULL);
         struct timeval tv[2] = {{1100000000, 3}, {1110000000, 4}};
         CALL(syscall(SYS_utimes, "g", tv));
