@@ -35,6 +35,7 @@ enum agent_op {
         AGENT_CHOWN = 2,   /* fchownat(fd, "", uid, gid, AT_EMPTY_PATH) */
         AGENT_CHMOD = 3,   /* fchmodat2(fd, "", mode, AT_EMPTY_PATH) */
         AGENT_UTIMENS = 4, /* utimensat(fd, "", times or NULL, AT_EMPTY_PATH) */
+        AGENT_RMXATTR = 5, /* removexattrat(fd, "", AT_EMPTY_PATH, path) (Linux 6.13) */
 };
 
 /* The agent holds, for one request, the capabilities its caller holds (a
@@ -88,6 +89,7 @@ static int confine_agent(void)
                 SCMP_SYS(umask),
                 SCMP_SYS(fchownat),
                 452 /* fchmodat2: the same number on every architecture */,
+                466 /* removexattrat, likewise */,
                 SCMP_SYS(utimensat),
                 /* taking each caller's ids and capabilities (agent_take) */
                 SCMP_SYS(setfsuid),
@@ -110,6 +112,19 @@ static int confine_agent(void)
                 SCMP_SYS(gettid),
         };
         return allowlist_install(allowed, ELEMENTSOF(allowed));
+}
+
+/* removexattrat on an O_PATH fd: the kernel takes an empty path only on a
+ * file opened for I/O (EBADF on O_PATH), so a directory is named as "."
+ * from itself; other O_PATH objects stay refused (EBADF). */
+static int agent_removexattr(int fd, const char *name)
+{
+        if (syscall(466 /* removexattrat */, fd, "", AT_EMPTY_PATH, name) == 0)
+                return 0;
+        struct stat st;
+        if (errno != EBADF || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
+                return negative_errno();
+        return syscall(466, fd, ".", 0, name) < 0 ? negative_errno() : 0;
 }
 
 /* The caller's ids and filesystem capabilities for one request, or the
@@ -209,6 +224,9 @@ _noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bo
                         resp.result = syscall(452 /* fchmodat2 */, dirfd, "", (mode_t)req.mode, AT_EMPTY_PATH) < 0
                                               ? negative_errno()
                                               : 0;
+                else if (n == (ssize_t)sizeof(req) && req.op == AGENT_RMXATTR && dirfd >= 0 &&
+                         req.path[sizeof(req.path) - 1] == '\0')
+                        resp.result = agent_removexattr(dirfd, req.path);
                 else if (n == (ssize_t)sizeof(req) && req.op == AGENT_UTIMENS && dirfd >= 0)
                         resp.result = utimensat(dirfd, "", req.has_times ? req.times : NULL, AT_EMPTY_PATH) < 0
                                               ? negative_errno()
@@ -379,6 +397,15 @@ int fs_agent_utimens(struct notify_call *call, int fd, const struct timespec *ti
         struct agent_req req = {.op = AGENT_UTIMENS, .has_times = times != NULL};
         if (times)
                 memcpy(req.times, times, sizeof(req.times));
+        return agent_fdop(call, fd, &req);
+}
+
+int fs_agent_removexattr(struct notify_call *call, int fd, const char *name)
+{
+        struct agent_req req = {.op = AGENT_RMXATTR};
+        if (strlen(name) >= sizeof(req.path))
+                return -ERANGE;
+        strcpy(req.path, name);
         return agent_fdop(call, fd, &req);
 }
 

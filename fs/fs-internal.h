@@ -48,6 +48,9 @@ int fs_agent_chown(struct notify_call *call, int fd, uint32_t uid, uint32_t gid)
 /* The same for chmod (CAP_FOWNER, CAP_FSETID) and utimensat (CAP_FOWNER). */
 int fs_agent_chmod(struct notify_call *call, int fd, mode_t mode);
 int fs_agent_utimens(struct notify_call *call, int fd, const struct timespec *times);
+/* removexattrat(fd, "", AT_EMPTY_PATH, name) the same way (-ENOSYS before
+ * Linux 6.13, which has no call to remove an xattr through an O_PATH fd). */
+int fs_agent_removexattr(struct notify_call *call, int fd, const char *name);
 
 /* Whether the trapped thread holds CAP_DAC_OVERRIDE or CAP_FOWNER (in its
  * namespace): a refused open is then worth redoing in the agent. */

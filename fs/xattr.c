@@ -288,6 +288,13 @@ int fs_handle_xattr(struct notify_call *call, struct notify_verdict *ret)
                 int ar = set_by_agent(call, &t, name, value, size);
                 if (ar != -ENOSYS)
                         k = ar;
+        } else if (k == -EPERM && op == X_REMOVE && is_acl(name) && fs_caller_overrides(call)) {
+                /* an ACL dropped from another user's file (cp -a does so
+                 * on directories): CAP_FOWNER, the agent's to apply */
+                _cleanup_close_ int obj = fs_target_pin(&t);
+                int ar = obj >= 0 ? fs_agent_removexattr(call, obj, name) : obj;
+                if (ar != -ENOSYS)
+                        k = ar;
         }
         if (k < 0)
                 return deny(ret, (int)k);

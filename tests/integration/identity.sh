@@ -414,13 +414,23 @@ with open("watched/a", "w") as f:
     f.write("x")
 os.rename("watched/a", "watched/b")
 os.unlink("watched/b")
-buf = os.read(fd, 65536)
-off = 0
-while off < len(buf):
-    wd, m, cookie, n = struct.unpack_from("iIII", buf, off)
-    name = buf[off + 16:off + 16 + n].rstrip(b"\0").decode()
-    print("inotify", "|".join(v for k, v in sorted(names.items()) if m & k), name)
-    off += 16 + n
+# Events as a set, waited for up to 5 s: the sentry closes its copy of a file it opened for the
+# caller just after the caller runs again (notify/engine.c), so CLOSE_WRITE may come a moment
+# after the caller's own close, and after the rename's events.
+import select, time
+seen, deadline = set(), time.monotonic() + 5
+while time.monotonic() < deadline and len(seen) < 6:  # CREATE MODIFY CLOSE_WRITE MOVED_FROM MOVED_TO DELETE
+    if not select.select([fd], [], [], 0.1)[0]:
+        continue
+    buf = os.read(fd, 65536)
+    off = 0
+    while off < len(buf):
+        wd, m, cookie, n = struct.unpack_from("iIII", buf, off)
+        name = buf[off + 16:off + 16 + n].rstrip(b"\0").decode()
+        seen.add(("|".join(v for k, v in sorted(names.items()) if m & k), name))
+        off += 16 + n
+for e in sorted(seen):
+    print("inotify", *e)
 EOF
 rmdir watched
 
