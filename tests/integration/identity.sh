@@ -476,12 +476,19 @@ PYEOF
 # compare_workload WHAT NATIVE SANDBOX [id]: fails naming the sections that differ; with "id"
 # the id: lines are compared too
 compare_workload() {
-        local what=$1 n=$2 s=$3 diffs secs
+        local what=$1 n=$2 s=$3 diffs secs drop=${5:-}
         if [ "${4:-}" != id ]; then
                 grep -v '^id: ' "$n" >"$n.cmp"
                 grep -v '^id: ' "$s" >"$s.cmp"
         else
                 cp "$n" "$n.cmp" && cp "$s" "$s.cmp"
+        fi
+        if [ -n "$drop" ]; then
+                # sections left out of the comparison (a known difference the caller names)
+                awk -v drop="$drop" '/^== / { skip = (substr($0, 4) == drop) } !skip' "$n.cmp" >"$n.cmp2" &&
+                        mv "$n.cmp2" "$n.cmp"
+                awk -v drop="$drop" '/^== / { skip = (substr($0, 4) == drop) } !skip' "$s.cmp" >"$s.cmp2" &&
+                        mv "$s.cmp2" "$s.cmp"
         fi
         [ "$(grep -c '^== ' "$n.cmp")" -ge 15 ] || fail "the native run stopped early: $(tail -n 5 "$n" | tr '\n' ' ')"
         diffs=$(diff "$n.cmp" "$s.cmp")
@@ -539,9 +546,18 @@ root_bind_real_programs_trap_all() {
         rm -rf "$d" && d=$(owned_dir work 0:0)
         IT_CMD_TIMEOUT=180 crun --trap-all --bind "$d:$d" --bind "$wl:$wl:ro" --cwd "$d" -- bash "$wl"
         printf '%s\n' "$OUT" >"$IT_TMP/sandbox.out"
-        [ -n "$ERR" ] && printf '%s\n' "$ERR" >>"$IT_TMP/sandbox.out"
         expect_rc 0 "the workload under cordon --trap-all (root, rw bind of a root-owned directory)"
-        compare_workload "--trap-all, as root in a rw bind of a root-owned directory" "$IT_TMP/native.out" "$IT_TMP/sandbox.out"
+        # Known difference (SECURITY.md): with every path call emulated, the worker holds no
+        # capability, and only opens, chown, chmod, utimes and ACLs are redone in the proc agent
+        # with the caller's; root's stat, readlink or unlink inside another user's 0750 directory
+        # (the tar section's d/) is refused there with EACCES. Asserted as such, then left out.
+        local unexpected
+        unexpected=$(grep -v -E "^((stat: cannot statx|rm: cannot remove|cp: cannot stat) .*: Permission denied)?$" <<<"$ERR")
+        [ -z "$unexpected" ] || _it_soft_fail "--trap-all: errors other than the known EACCES: $(_it_short "$unexpected")"
+        grep -A12 '^== tar with owners' "$IT_TMP/sandbox.out" | grep -q '^tar rc=0 ownership-errors=0$' ||
+                _it_soft_fail "--trap-all: tar --same-owner failed: $(grep -A3 '^== tar with owners' "$IT_TMP/sandbox.out" | tr '\n' ' ')"
+        compare_workload "--trap-all, as root in a rw bind of a root-owned directory" "$IT_TMP/native.out" \
+                "$IT_TMP/sandbox.out" "" "tar with owners (private /tmp)"
         local other
         other=$(host_owners_other_than "$d" 0:0)
         expect_eq "" "$other" "--trap-all: host owners of what the sandbox made in the bind (expected all 0:0; listed: not 0:0)"
