@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 
 #include "sentry/sentry-internal.h"
 
@@ -98,7 +99,18 @@ static int handle_umask(struct notify_call *call, struct notify_verdict *ret)
  * the identity the workers start with. */
 static int handle_setid(struct notify_call *call, struct notify_verdict *ret)
 {
-        fs_creds_vary(call);
+        /* -1 everywhere changes nothing (setresuid(-1, -1, -1), which some
+         * programs make by the dozen, and setfsuid(-1), a query) */
+        const struct seccomp_data *d = &call->req->data;
+        int n = d->nr == SYS_setreuid || d->nr == SYS_setregid                                                 ? 2
+                : d->nr == SYS_setresuid || d->nr == SYS_setresgid                                             ? 3
+                : d->nr == SYS_setfsuid || d->nr == SYS_setfsgid || d->nr == SYS_setuid || d->nr == SYS_setgid ? 1
+                                                                                                               : 0;
+        bool noop = n > 0;
+        for (int i = 0; i < n; i++)
+                noop = noop && (uint32_t)d->args[i] == UINT32_MAX;
+        if (!noop)
+                fs_creds_vary(call);
         ret->kind = VERDICT_CONTINUE;
         return 0;
 }
