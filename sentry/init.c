@@ -533,6 +533,13 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
         if (r < 0)
                 child_fail(sock, "drop privileges%s: %s",
                            plan->oci && plan->oci->set_user ? " and become process.user" : "", strerror(-r));
+        /* Unprivileged over the caller's /etc/subuid range, the switches
+         * to the sandbox's root (not the caller) and back made init
+         * non-dumpable; its mm belongs to the host's namespace, where an
+         * unprivileged sentry holds nothing, so it could not take the
+         * listener: dumpable again until MSG_START, as it was (see there). */
+        if (plan->sentry_unprivileged && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+                child_fail(sock, "PR_SET_DUMPABLE: %s", strerror(errno));
 
         /* Landlock, before anything runs that the sandbox controls: init
          * restricts itself, so the command and all it forks inherit the
