@@ -467,7 +467,6 @@ static int run_sandbox(struct sandbox_state *st)
                         st->range.count - 1);
                 return EXIT_USAGE;
         }
-        plan->sentry_unprivileged = !privileged;
         if (!privileged) {
                 r = enter_own_userns(host_uid, host_gid, plan->cmd_uid, plan->cmd_gid, &st->subid);
                 if (r < 0) {
@@ -484,6 +483,8 @@ static int run_sandbox(struct sandbox_state *st)
                         return EXIT_USAGE;
                 }
         }
+        plan->init_uid = privileged ? plan->ids.uid_inside : plan->cmd_uid;
+        plan->init_gid = privileged ? plan->ids.gid_inside : plan->cmd_gid;
         /* the command's ids in the sentry's namespace: what its workers act as */
         uid_t child_uid = plan->ids.uid_host + (plan->cmd_uid - plan->ids.uid_inside);
         gid_t child_gid = plan->ids.gid_host + (plan->cmd_gid - plan->ids.gid_inside);

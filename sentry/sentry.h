@@ -242,7 +242,11 @@ struct sandbox_plan {
          * sandbox's user namespace (a mask of CAP_* bits) */
         struct fs_ids ids;
         uint32_t cmd_uid, cmd_gid;
-        bool sentry_unprivileged; /* init's mm is then out of the sentry's reach unless dumpable */
+        /* who init is inside: the map's first id (its root) as root;
+         * unprivileged, the caller's own id there, which it already is: a
+         * switch to another would make init non-dumpable, and its mm (the
+         * host's) would be out of an unprivileged sentry's reach */
+        uint32_t init_uid, init_gid;
         uint64_t caps;
 };
 
