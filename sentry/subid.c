@@ -178,6 +178,14 @@ void subid_prepare(uid_t uid, gid_t gid, uint32_t uid_pos, uint32_t gid_pos, str
         h->err = err[0];
 }
 
+/* Whether this process's map file has been written (it reads empty before). */
+static bool map_written(const char *path)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        char c;
+        return fd >= 0 && read(fd, &c, 1) == 1;
+}
+
 int subid_finish(struct subid_helper *h, bool unshared, struct subid_range *s)
 {
         if (h->pid < 0)
@@ -203,10 +211,15 @@ int subid_finish(struct subid_helper *h, bool unshared, struct subid_range *s)
         h->pid = -1;
         if (!unshared)
                 return 0;
+        /* what was written, from the maps themselves: the helper's status
+         * is lost where SIGCHLD came ignored from our caller (the kernel
+         * then reaps it, and waitpid fails) */
+        int written = (map_written("/proc/self/uid_map") ? SUBID_UID : 0) |
+                      (map_written("/proc/self/gid_map") ? SUBID_GID : 0);
         int code = status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        if (code == 0) {
+        if (written == (SUBID_UID | SUBID_GID)) {
                 s->used = true;
-                return SUBID_UID | SUBID_GID;
+                return written;
         }
         /* the tool's last line says why */
         msg[n] = '\0';
@@ -218,6 +231,6 @@ int subid_finish(struct subid_helper *h, bool unshared, struct subid_range *s)
         if (code == 1 || code == 2)
                 why(s, "%s failed%s%s", tool, *last ? ": " : "", last);
         else
-                why(s, "the newuidmap helper failed (status %d)", status);
-        return code == 2 ? SUBID_GID : 0;
+                why(s, "the newuidmap helper failed (status %d)%s%s", status, *last ? ": " : "", last);
+        return written;
 }

@@ -63,8 +63,8 @@ int sandbox_ids(const struct sandbox_plan *plan, const struct id_range *range, u
 /* Unprivileged, once the sentry's namespace is mapped: with the caller's
  * ranges the sandbox maps 0-65535 to the same numbers there (the caller
  * at its position, the command's ids); else its one id, the caller's ids
- * in the sentry's namespace being getuid() and getgid() there (the gid a
- * position when newgidmap mapped it and then newuidmap failed). -ERANGE:
+ * in the sentry's namespace being getuid() and getgid() there (one of
+ * them a position when a tool mapped it and the other failed). -ERANGE:
  * a group of process.user outside the range (*ret_bad). */
 int subid_ids(struct sandbox_plan *plan, const struct subid_range *s, uint32_t *ret_bad)
 {
@@ -161,6 +161,8 @@ int enter_own_userns(uid_t uid, gid_t gid, uint32_t uid_pos, uint32_t gid_pos, s
                 if ((r = write_file("/proc/self/gid_map", map)) < 0)
                         return r;
         }
+        if (written & SUBID_UID)
+                return 0;
         snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
         return write_file("/proc/self/uid_map", map);
 }
