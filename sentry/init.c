@@ -109,7 +109,7 @@ static int drop_privileges(const struct sandbox_plan *plan)
                         return negative_errno();
                 if (setresgid(oci->gid, oci->gid, oci->gid) < 0 || setresuid(oci->uid, oci->uid, oci->uid) < 0)
                         return negative_errno();
-        } else if (!oci && (plan->cmd_uid != plan->ids.uid_inside || plan->cmd_gid != plan->ids.gid_inside)) {
+        } else if (!oci && (plan->cmd_uid != plan->init_uid || plan->cmd_gid != plan->init_gid)) {
                 /* --user: no supplementary groups (setgroups is denied to
                  * an unprivileged run, which has none to drop) */
                 if (setgroups(0, NULL) < 0 && errno != EPERM)
@@ -430,13 +430,14 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
         if (unshare(CLONE_NEWCGROUP) < 0)
                 child_fail(sock, "unshare the cgroup namespace: %s", strerror(errno));
 
-        /* become the first id of the sandbox's map (its root; an
-         * unprivileged run's one id), which the maps tie to an unprivileged
-         * host identity (our host credentials were still root's) */
+        /* become the first id of the sandbox's map (its root), which the
+         * maps tie to an unprivileged host identity (our host credentials
+         * were still root's); unprivileged, the caller's own id inside,
+         * which init already is (plan->init_uid) */
         if (setgroups(0, NULL) < 0 && errno != EPERM)
                 child_fail(sock, "setgroups: %s", strerror(errno));
-        uid_t u0 = plan->ids.uid_inside;
-        gid_t g0 = plan->ids.gid_inside;
+        uid_t u0 = plan->init_uid;
+        gid_t g0 = plan->init_gid;
         if (setresgid(g0, g0, g0) < 0 || setresuid(u0, u0, u0) < 0)
                 child_fail(sock, "switch to the sandbox's uid %u: %s", (unsigned)u0, strerror(errno));
         /* The sentry gone means we go too, and with us the pid namespace.
@@ -473,7 +474,7 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
                 debug_mount_flags(plan, sock);
         /* --user: the private home is the command's own (the view made it
          * init's, 0700), as a home is its user's */
-        if (!plan->oci && (plan->cmd_uid != plan->ids.uid_inside || plan->cmd_gid != plan->ids.gid_inside) &&
+        if (!plan->oci && (plan->cmd_uid != plan->init_uid || plan->cmd_gid != plan->init_gid) &&
             chown(plan->view.home, plan->cmd_uid, plan->cmd_gid) < 0)
                 child_fail(sock, "%s: give the home %s to uid %u: %s", plan->user_origin ? plan->user_origin : "--user",
                            plan->view.home, plan->cmd_uid, strerror(errno));

@@ -467,15 +467,8 @@ static int run_sandbox(struct sandbox_state *st)
                         st->range.count - 1);
                 return EXIT_USAGE;
         }
-        /* the command's host ids: what the sentry's workers act as */
-        uid_t child_uid = plan->ids.uid_host + (plan->cmd_uid - plan->ids.uid_inside);
-        gid_t child_gid = plan->ids.gid_host + (plan->cmd_gid - plan->ids.gid_inside);
-        st->fsctx.ids = plan->ids; /* before the proc agent's fork, which takes them */
-        st->fsctx.caps = plan->oci ? 0 : plan->caps;
-        /* groups the workers do not start with: each thread's are read */
-        st->fsctx.creds_vary = plan->oci && plan->oci->set_user && plan->oci->n_groups > 0;
         if (!privileged) {
-                r = enter_own_userns(host_uid, host_gid);
+                r = enter_own_userns(host_uid, host_gid, plan->cmd_uid, plan->cmd_gid, &st->subid);
                 if (r < 0) {
                         fprintf(stderr,
                                 "cordon: user namespaces are not available to this user (%s); "
@@ -483,7 +476,22 @@ static int run_sandbox(struct sandbox_state *st)
                                 strerror(-r));
                         return EXIT_SANDBOX;
                 }
+                uint32_t bad = 0;
+                if (subid_ids(plan, &st->subid, &bad) < 0) {
+                        fprintf(stderr, "cordon: process.user's group %u is not one of the sandbox's ids (0-%u)\n", bad,
+                                SUBID_COUNT - 1);
+                        return EXIT_USAGE;
+                }
         }
+        plan->init_uid = privileged ? plan->ids.uid_inside : plan->cmd_uid;
+        plan->init_gid = privileged ? plan->ids.gid_inside : plan->cmd_gid;
+        /* the command's ids in the sentry's namespace: what its workers act as */
+        uid_t child_uid = plan->ids.uid_host + (plan->cmd_uid - plan->ids.uid_inside);
+        gid_t child_gid = plan->ids.gid_host + (plan->cmd_gid - plan->ids.gid_inside);
+        st->fsctx.ids = plan->ids; /* before the proc agent's fork, which takes them */
+        st->fsctx.caps = plan->oci ? 0 : plan->caps;
+        /* groups the workers do not start with: each thread's are read */
+        st->fsctx.creds_vary = plan->oci && plan->oci->set_user && plan->oci->n_groups > 0;
 
         /* the read-write binds' idmapped trees, which init inherits */
         if (privileged && bind_trees(plan, child_uid, child_gid) < 0)
@@ -569,7 +577,7 @@ static int run_sandbox(struct sandbox_state *st)
         st->gid = child_gid;
         st->privileged = privileged;
 
-        r = write_id_maps(pid, &plan->ids, !privileged);
+        r = write_id_maps(pid, &plan->ids, !privileged && !st->subid.used, &st->subid);
         trace_mark("id maps written");
         if (r < 0)
                 fprintf(stderr, "cordon: cannot write the sandbox's uid/gid maps: %s\n", strerror(-r));
@@ -799,7 +807,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         }
         /* and the proc agent, still single-threaded: it waits for the
          * namespaces and the view's root, sent once init has them */
-        r = fs_agent_fork(&st->fsctx, st->privileged);
+        r = fs_agent_fork(&st->fsctx, st->privileged || st->subid.used);
         if (r < 0) {
                 fprintf(stderr, "cordon: cannot start the proc agent: %s\n", strerror(-r));
                 kill_and_reap(st);
@@ -891,7 +899,7 @@ static int sentry_main_loop(struct sandbox_state *st)
 
         st->fsctx.fsuid = st->uid;
         st->fsctx.fsgid = st->gid;
-        st->fsctx.keep_groups = !st->privileged;
+        st->fsctx.keep_groups = !st->privileged && !st->subid.used;
         st->fsctx.rules = st->plan->rules;
         st->fsctx.n_rules = st->plan->view.n_rules;
         for (size_t i = 0; i < st->fsctx.n_rules; i++) {
@@ -1013,14 +1021,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                 limit_describe(&st->limits, LIMIT_CPU, cpu, sizeof(cpu));
                 limit_describe(&st->limits, LIMIT_PROCESSES, tasks, sizeof(tasks));
                 limit_describe(&st->limits, LIMIT_DISK, disk, sizeof(disk));
-                const struct fs_ids *im = &st->plan->ids;
-                _cleanup_free_ char *idmap =
-                        im->count > 1 ? xasprintf("uids/gids 0-%u in the sandbox = host %u-%u / %u-%u (its own range)",
-                                                  im->count - 1, im->uid_host, im->uid_host + (im->count - 1),
-                                                  im->gid_host, im->gid_host + (im->count - 1))
-                                      : xasprintf("one id: uid %u gid %u in the sandbox = host %u/%u (the single-id "
-                                                  "map: no /etc/subuid range is used without root)",
-                                                  im->uid_inside, im->gid_inside, im->uid_host, im->gid_host);
+                _cleanup_free_ char *idmap = identity_describe(st);
                 _cleanup_free_ char *capset = policy_caps_format(st->plan->oci ? 0 : st->plan->caps);
                 _cleanup_free_ char *capsline =
                         st->plan->cmd_uid == 0

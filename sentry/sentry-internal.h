@@ -94,8 +94,37 @@ void init_read_test_hooks(void);
  * -ERANGE when the identity asked for is not in the range. */
 int sandbox_ids(const struct sandbox_plan *plan, const struct id_range *range, uid_t host_uid, gid_t host_gid,
                 struct fs_ids *ret, uint32_t *ret_uid, uint32_t *ret_gid);
-int write_id_maps(pid_t pid, const struct fs_ids *ids, bool deny_setgroups);
-int enter_own_userns(uid_t uid, gid_t gid);
+int write_id_maps(pid_t pid, const struct fs_ids *ids, bool deny_setgroups, const struct subid_range *sub);
+/* Unprivileged: the sentry's own user namespace, over the caller's
+ * /etc/subuid and /etc/subgid ranges when it has them (subid.c), with the
+ * caller at uid_pos:gid_pos; else the caller's one id (s->why says why). */
+int enter_own_userns(uid_t uid, gid_t gid, uint32_t uid_pos, uint32_t gid_pos, struct subid_range *s);
+/* Then the sandbox's map as the sentry's namespace sees it (userns.c):
+ * -ERANGE for a group of process.user outside the range (*ret_bad). */
+int subid_ids(struct sandbox_plan *plan, const struct subid_range *s, uint32_t *ret_bad);
+
+/* --- the caller's subordinate ids (subid.c) --- */
+
+/* The newuidmap and newgidmap command lines the helper runs. */
+struct subid_argv {
+        char *argv[12];
+        char pid[16];
+        char num[9][12];
+};
+struct subid_helper {
+        pid_t pid;   /* forked before the unshare, in the host's namespace */
+        int go, err; /* the sentry's end of "unshared" and of the tools' stderr */
+        struct subid_argv uidmap, gidmap;
+};
+enum { SUBID_UID = 1, SUBID_GID = 2 };
+/* Finds the caller's ranges and forks the helper (h->pid), else says why
+ * not (s->why). */
+void subid_prepare(uid_t uid, gid_t gid, uint32_t uid_pos, uint32_t gid_pos, struct subid_range *s,
+                   struct subid_helper *h);
+/* Lets the helper map the sentry (unshared: the sentry is in its new
+ * namespace; else it is told to go) and waits for it: which maps it wrote
+ * (SUBID_UID | SUBID_GID: s->used), s->why when not both. */
+int subid_finish(struct subid_helper *h, bool unshared, struct subid_range *s);
 int set_oom_score_adj(pid_t pid, int value);
 /* clone3 into the cgroup v2 group cgroup_fd (-1: none), else clone;
  * *ret_into: the child was born in the group. */

@@ -242,7 +242,26 @@ struct sandbox_plan {
          * sandbox's user namespace (a mask of CAP_* bits) */
         struct fs_ids ids;
         uint32_t cmd_uid, cmd_gid;
+        /* who init is inside: the map's first id (its root) as root;
+         * unprivileged, the caller's own id there, which it already is: a
+         * switch to another would make init non-dumpable, and its mm (the
+         * host's) would be out of an unprivileged sentry's reach */
+        uint32_t init_uid, init_gid;
         uint64_t caps;
+};
+
+/* Unprivileged: the caller's /etc/subuid and /etc/subgid ranges, when the
+ * sentry's own user namespace maps them (subid.c). That namespace then
+ * maps 0-65535 to the range in order but uid_pos:gid_pos, which is the
+ * caller, so the sandbox's map is 0-65535 to the same ids there. */
+#define SUBID_COUNT 65536u
+struct subid_range {
+        bool used;
+        uid_t caller_uid; /* on the host */
+        gid_t caller_gid;
+        uint32_t uid_pos, gid_pos;     /* the caller's ids inside */
+        uint32_t uid_start, gid_start; /* the ranges' first host ids */
+        char why[256];                 /* not used: why (for -v) */
 };
 
 struct sandbox_state {
@@ -254,7 +273,8 @@ struct sandbox_state {
         sigset_t sigmask;
         uid_t uid; /* the command's host uid and gid (its fsuid, fsgid) */
         gid_t gid;
-        struct id_range range; /* root: the sandbox's own host ids (count 0: none) */
+        struct id_range range;    /* root: the sandbox's own host ids (count 0: none) */
+        struct subid_range subid; /* unprivileged: the caller's ranges, if used */
         bool verbose;
         bool privileged;
         struct fs_context fsctx;
@@ -316,6 +336,8 @@ void sandbox_kill_all(struct sandbox_state *st);
  * --stats and `sandbox inspect` (a jansson json_t). */
 struct json_t;
 struct json_t *sandbox_identity_json(const struct sandbox_state *st);
+/* The -v identity line's map: the range, the caller's ranges, or the one id and why (stats.c). */
+char *identity_describe(const struct sandbox_state *st);
 
 /* --- the state root (state.c) --- */
 

@@ -15,17 +15,47 @@ static json_t *int_or_null(int64_t v)
         return v < 0 ? json_null() : json_integer(v);
 }
 
+/* Unprivileged with the caller's ranges, "host" is the first id of the
+ * range (inside i is host start + i) but for the caller, which is named. */
 json_t *sandbox_identity_json(const struct sandbox_state *st)
 {
         const struct fs_ids *m = &st->plan->ids;
+        const struct subid_range *sub = &st->subid;
         char *caps = policy_caps_format(st->plan->oci ? 0 : st->plan->caps);
         json_t *j = json_pack("{s:{s:I,s:I,s:I}, s:{s:I,s:I,s:I}, s:I, s:I, s:s, s:s}", "uids", "inside",
-                              (json_int_t)m->uid_inside, "host", (json_int_t)m->uid_host, "count", (json_int_t)m->count,
-                              "gids", "inside", (json_int_t)m->gid_inside, "host", (json_int_t)m->gid_host, "count",
-                              (json_int_t)m->count, "uid", (json_int_t)st->plan->cmd_uid, "gid",
-                              (json_int_t)st->plan->cmd_gid, "rootCapabilities", caps, "noNewPrivs", "always");
+                              (json_int_t)m->uid_inside, "host", (json_int_t)(sub->used ? sub->uid_start : m->uid_host),
+                              "count", (json_int_t)m->count, "gids", "inside", (json_int_t)m->gid_inside, "host",
+                              (json_int_t)(sub->used ? sub->gid_start : m->gid_host), "count", (json_int_t)m->count,
+                              "uid", (json_int_t)st->plan->cmd_uid, "gid", (json_int_t)st->plan->cmd_gid,
+                              "rootCapabilities", caps, "noNewPrivs", "always");
         free(caps);
+        if (j && sub->used) {
+                json_object_set_new(json_object_get(j, "uids"), "caller",
+                                    json_pack("{s:I,s:I}", "inside", (json_int_t)sub->uid_pos, "host",
+                                              (json_int_t)sub->caller_uid));
+                json_object_set_new(json_object_get(j, "gids"), "caller",
+                                    json_pack("{s:I,s:I}", "inside", (json_int_t)sub->gid_pos, "host",
+                                              (json_int_t)sub->caller_gid));
+        }
         return j;
+}
+
+char *identity_describe(const struct sandbox_state *st)
+{
+        const struct fs_ids *im = &st->plan->ids;
+        const struct subid_range *sub = &st->subid;
+        if (sub->used)
+                return xasprintf("uids/gids 0-%u in the sandbox: %u/%u is you (host %u/%u), any other N is host "
+                                 "%u+N / %u+N (your /etc/subuid and /etc/subgid ranges, mapped by newuidmap)",
+                                 SUBID_COUNT - 1, sub->uid_pos, sub->gid_pos, sub->caller_uid, sub->caller_gid,
+                                 sub->uid_start, sub->gid_start);
+        if (im->count > 1)
+                return xasprintf("uids/gids 0-%u in the sandbox = host %u-%u / %u-%u (its own range)", im->count - 1,
+                                 im->uid_host, im->uid_host + (im->count - 1), im->gid_host,
+                                 im->gid_host + (im->count - 1));
+        return xasprintf("one id: uid %u gid %u in the sandbox = host %u/%u (the single-id map: %s)", im->uid_inside,
+                         im->gid_inside, sub->caller_uid, sub->caller_gid,
+                         sub->why[0] ? sub->why : "no /etc/subuid range is used");
 }
 
 int write_stats(struct sandbox_state *st, const char *path, int exit_code)

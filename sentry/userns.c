@@ -60,15 +60,51 @@ int sandbox_ids(const struct sandbox_plan *plan, const struct id_range *range, u
         return 0;
 }
 
-static int write_map(pid_t pid, const char *file, uint32_t inside, uint32_t host, uint32_t count)
+/* Unprivileged, once the sentry's namespace is mapped: with the caller's
+ * ranges the sandbox maps 0-65535 to the same numbers there (the caller
+ * at its position, the command's ids); else its one id, the caller's ids
+ * in the sentry's namespace being getuid() and getgid() there (one of
+ * them a position when a tool mapped it and the other failed). -ERANGE:
+ * a group of process.user outside the range (*ret_bad). */
+int subid_ids(struct sandbox_plan *plan, const struct subid_range *s, uint32_t *ret_bad)
 {
-        char path[64], map[64];
+        const struct oci_sandbox *oci = plan->oci;
+        if (!s->used) {
+                plan->ids.uid_host = getuid();
+                plan->ids.gid_host = getgid();
+                return 0;
+        }
+        for (size_t i = 0; oci && oci->set_user && i < oci->n_groups; i++)
+                if (oci->groups[i] >= SUBID_COUNT) {
+                        *ret_bad = oci->groups[i];
+                        return -ERANGE;
+                }
+        plan->ids = (struct fs_ids){0, 0, 0, 0, SUBID_COUNT};
+        return 0;
+}
+
+/* The map INSIDE HOST COUNT; with the caller's ranges (split: its
+ * position), cut at the caller: each line must lie within one line of the
+ * sentry's namespace's map, which has the caller on a line of its own. */
+static int write_map(pid_t pid, const char *file, uint32_t inside, uint32_t host, uint32_t count, const uint32_t *split)
+{
+        char path[64], map[128];
         snprintf(path, sizeof(path), "/proc/%d/%s", pid, file);
-        snprintf(map, sizeof(map), "%u %u %u\n", inside, host, count);
+        if (!split || *split - inside >= count) {
+                snprintf(map, sizeof(map), "%u %u %u\n", inside, host, count);
+        } else {
+                uint32_t at = *split - inside, n = 0;
+                if (at > 0)
+                        n += snprintf(map, sizeof(map), "%u %u %u\n", inside, host, at);
+                n += snprintf(map + n, sizeof(map) - n, "%u %u 1\n", inside + at, host + at);
+                if (at + 1 < count)
+                        snprintf(map + n, sizeof(map) - n, "%u %u %u\n", inside + at + 1, host + at + 1,
+                                 count - at - 1);
+        }
         return write_file(path, map);
 }
 
-int write_id_maps(pid_t pid, const struct fs_ids *ids, bool deny_setgroups)
+int write_id_maps(pid_t pid, const struct fs_ids *ids, bool deny_setgroups, const struct subid_range *sub)
 {
         char path[64];
         int r;
@@ -77,17 +113,27 @@ int write_id_maps(pid_t pid, const struct fs_ids *ids, bool deny_setgroups)
                 if ((r = write_file(path, "deny")) < 0)
                         return r;
         }
-        if ((r = write_map(pid, "uid_map", ids->uid_inside, ids->uid_host, ids->count)) < 0)
+        bool split = sub && sub->used;
+        if ((r = write_map(pid, "uid_map", ids->uid_inside, ids->uid_host, ids->count, split ? &sub->uid_pos : NULL)) <
+            0)
                 return r;
-        return write_map(pid, "gid_map", ids->gid_inside, ids->gid_host, ids->count);
+        return write_map(pid, "gid_map", ids->gid_inside, ids->gid_host, ids->count, split ? &sub->gid_pos : NULL);
 }
 
 /* Unprivileged: the sentry first enters a user namespace of its own, in
  * which it holds the capabilities it needs over the sandbox (chroot for its
  * workers, ptrace-level access to the sandbox's memory); on the host it
- * stays the invoking user. */
-int enter_own_userns(uid_t uid, gid_t gid)
+ * stays the invoking user. With the caller's /etc/subuid and /etc/subgid
+ * ranges, newuidmap and newgidmap map it (subid.c): 0-65535 to the ranges
+ * but uid_pos:gid_pos to the caller, so that the sandbox, nested in it,
+ * maps 0-65535 to the same numbers and the workers' translation stays one
+ * offset (zero). Else, or for what a tool failed to write, the sentry maps
+ * the caller's one id to itself, as it may without privilege. */
+int enter_own_userns(uid_t uid, gid_t gid, uint32_t uid_pos, uint32_t gid_pos, struct subid_range *s)
 {
+        struct subid_helper h;
+        subid_prepare(uid, gid, uid_pos, gid_pos, s, &h);
+        int r;
         /* unshare(CLONE_NEWUSER) needs a single-threaded caller (EINVAL
          * otherwise). The floor's preload thread has been joined, but
          * pthread_join returns when the kernel clears the thread's tid,
@@ -97,19 +143,28 @@ int enter_own_userns(uid_t uid, gid_t gid)
          * most 100 ms; an EINVAL with another cause still fails then. */
         int tries = 2000;
         while (unshare(CLONE_NEWUSER) < 0) {
-                if (errno != EINVAL || --tries == 0)
-                        return negative_errno();
+                if (errno != EINVAL || --tries == 0) {
+                        r = negative_errno();
+                        (void)subid_finish(&h, false, s);
+                        return r;
+                }
                 (void)clock_nanosleep(CLOCK_MONOTONIC, 0, &(struct timespec){0, 50 * 1000}, NULL);
         }
+        int written = subid_finish(&h, true, s);
+        if (written == (SUBID_UID | SUBID_GID))
+                return 0;
         char map[64];
-        int r;
-        if ((r = write_file("/proc/self/setgroups", "deny")) < 0)
-                return r;
+        if (!(written & SUBID_GID)) {
+                if ((r = write_file("/proc/self/setgroups", "deny")) < 0)
+                        return r;
+                snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);
+                if ((r = write_file("/proc/self/gid_map", map)) < 0)
+                        return r;
+        }
+        if (written & SUBID_UID)
+                return 0;
         snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
-        if ((r = write_file("/proc/self/uid_map", map)) < 0)
-                return r;
-        snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);
-        return write_file("/proc/self/gid_map", map);
+        return write_file("/proc/self/uid_map", map);
 }
 
 /* clone3 into the cgroup v2 group cgroup_fd (-1: none); where the kernel

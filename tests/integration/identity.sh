@@ -601,6 +601,112 @@ unprivileged_keeps_caller_identity() {
         expect_eq $'0\n0' "$OUT" "--user 0 run by uid 65534 gives today's root-in-sandbox"
 }
 
+# uid 65534's /etc/subuid and /etc/subgid entries for one test ("START:COUNT", by number: no user
+# is created, and the runner checks /etc/passwd is unchanged), the files restored exactly after.
+# Only a test's own: an entry the host already has for uid 65534 or nobody skips the test.
+SUBID_START=300000
+with_subid_entry() {
+        local f
+        command -v newuidmap >/dev/null && command -v newgidmap >/dev/null || skip "newuidmap/newgidmap not installed"
+        for f in /etc/subuid /etc/subgid; do
+                ! grep -Eq '^(65534|nobody):' "$f" 2>/dev/null || skip "$f already has an entry for uid 65534"
+        done
+        for f in /etc/subuid /etc/subgid; do
+                if [ -e "$f" ]; then
+                        cp -p "$f" "$IT_TMP/$(basename "$f").orig" || fail "cannot save $f"
+                        at_exit "cat '$IT_TMP/$(basename "$f").orig' >'$f'"
+                else
+                        at_exit "rm -f '$f'"
+                fi
+                printf '65534:%s\n' "$1" >>"$f" || fail "cannot add uid 65534's entry to $f"
+        done
+}
+
+# issue #18: where the caller has /etc/subuid ranges and newuidmap, they back the sandbox's range:
+# 65,536 ids inside, the caller at its own number (podman's keep-id), the others its subordinate
+# ids in order, on the host too.
+it_test unprivileged_subuid_range
+unprivileged_subuid_range() {
+        cordon_as_65534
+        with_subid_entry "$SUBID_START:65536"
+        crun -v -- sh -c 'id -u; id -g; cat /proc/self/uid_map; echo; cat /proc/self/gid_map'
+        expect_rc 0 "cordon run by uid 65534 with an /etc/subuid range"
+        local ids umap gmap
+        ids=$(printf '%s\n' "$OUT" | sed -n 1,2p)
+        umap=$(printf '%s\n' "$OUT" | sed -n '3,/^$/p' | awk 'NF { $1 = $1; print }')
+        gmap=$(printf '%s\n' "$OUT" | sed '1,/^$/d' | awk 'NF { $1 = $1; print }')
+        expect_eq $'65534\n65534' "$ids" "uid and gid inside: still the caller's"
+        expect_eq 65536 "$(awk '{ n += $3 } END { print n }' <<<"$umap")" "ids in the sandbox's uid_map"
+        expect_eq 65536 "$(awk '{ n += $3 } END { print n }' <<<"$gmap")" "ids in the sandbox's gid_map"
+        expect_contains "$umap" "65534 65534 1" "uid 65534 at its own number in the uid_map"
+        expect_contains "$gmap" "65534 65534 1" "gid 65534 at its own number in the gid_map"
+        expect_contains "$ERR" "65534/65534 is you (host 65534/65534), any other N is host $SUBID_START+N" "-v's identity line"
+
+        # on the host: what the caller makes is the caller's, what another id makes is its subordinate id
+        local d
+        d=$(scratch_dir subid-bind)
+        crun --bind "$d:$d" -- sh -c "touch $d/mine; stat -c %u:%g $d/mine"
+        expect_rc 0 "a file made in a bind by the caller"
+        expect_eq 65534:65534 "$OUT" "its owner inside"
+        expect_eq 65534:65534 "$(stat -c %u:%g "$d/mine")" "its owner on the host"
+
+        # root inside (--user 0: the caller is root) gives away files and becomes another user
+        crun --user 0 --bind "$d:$d" -- sh -c "id -u; touch /tmp/f && chown 1234:1235 /tmp/f && stat -c %u:%g /tmp/f
+setpriv --reuid 1000 --regid 1000 --clear-groups sh -c 'id -u; id -g; touch /tmp/g $d/theirs; stat -c %u:%g /tmp/g $d/theirs'"
+        expect_rc 0 "chown and setpriv under --user 0 with the range"
+        expect_eq $'0\n1234:1235\n1000\n1000\n1000:1000\n1000:1000' "$OUT" "chown 1234:1235, then setpriv to 1000 and files it creates"
+        expect_eq "$((SUBID_START + 1000)):$((SUBID_START + 1000))" "$(stat -c %u:%g "$d/theirs")" \
+                "host owner of the file uid 1000 made in the bind (the range's 1000th id)"
+        # without --user, the command holds nothing to change ids with
+        crun -- sh -c 'touch /tmp/f; chown 1234 /tmp/f'
+        expect_eq 1 "$RC" "chown by the caller (no capabilities) under the range"
+}
+
+# Without a usable range the single-id map stays, the run goes on, and -v says why.
+it_test unprivileged_subuid_fallback
+unprivileged_subuid_fallback() {
+        cordon_as_65534
+        for f in /etc/subuid /etc/subgid; do
+                ! grep -Eq '^(65534|nobody):' "$f" 2>/dev/null || skip "$f already has an entry for uid 65534"
+        done
+        crun -v -- cat /proc/self/uid_map
+        expect_rc 0 "run by uid 65534 without an /etc/subuid entry"
+        expect_eq "65534 65534 1" "$(awk '{ $1 = $1 } 1' <<<"$OUT")" "the single-id map without an entry"
+        expect_contains "$ERR" "(the single-id map: no entry for nobody (uid 65534) in /etc/subuid)" "-v's reason without an entry"
+
+        with_subid_entry "$SUBID_START:1000"
+        crun -v -- cat /proc/self/uid_map
+        expect_rc 0 "run by uid 65534 with a short /etc/subuid entry"
+        expect_eq "65534 65534 1" "$(awk '{ $1 = $1 } 1' <<<"$OUT")" "the single-id map with a short entry"
+        expect_contains "$ERR" "/etc/subuid's entries for nobody (uid 65534) have fewer than 65536 ids" "-v's reason with a short entry"
+}
+
+# A usable entry but newuidmap cannot work (no_new_privs: its setuid bit is ignored), or an id the
+# range cannot put the caller at: the single-id map, the tool's own error or the reason with -v.
+it_test unprivileged_subuid_tool_fails
+unprivileged_subuid_tool_fails() {
+        cordon_as_65534
+        with_subid_entry "$SUBID_START:65536"
+        printf '#!/bin/sh\ncd / && exec setpriv --reuid=65534 --regid=65534 --clear-groups --no-new-privs -- %s "$@"\n' \
+                "$IT_TMP/bin/cordon" >"$IT_TMP/bin/cordon-nnp" && chmod 0755 "$IT_TMP/bin/cordon-nnp" || fail "wrapper"
+        CORDON=$IT_TMP/bin/cordon-nnp crun -v -- sh -c 'id -u; cat /proc/self/uid_map'
+        expect_rc 0 "run by uid 65534 under no_new_privs with a range"
+        expect_eq $'65534\n65534 65534 1' "$(awk '{ $1 = $1 } 1' <<<"$OUT")" "the single-id map when newgidmap fails"
+        expect_match "$ERR" "the single-id map: newgidmap failed: .+\)" "-v names the failing tool and its error"
+
+        crun -v --user 70000 -- sh -c 'id -u; cat /proc/self/uid_map'
+        expect_rc 0 "--user 70000 with a range"
+        expect_eq $'70000\n70000 65534 1' "$(awk '{ $1 = $1 } 1' <<<"$OUT")" "--user 70000: the caller at 70000, alone"
+        expect_contains "$ERR" "the single-id map: the command's ids 70000:70000 are not below 65536" "-v's reason for --user 70000"
+}
+
+# The real-programs workload of the caller's own directory, with the range behind the sandbox.
+it_test unprivileged_subuid_real_programs_match_native
+unprivileged_subuid_real_programs_match_native() {
+        with_subid_entry "$SUBID_START:65536"
+        unprivileged_own_dir_real_programs_match_native
+}
+
 # --user UID[:GID] as root chooses the identity inside
 it_test user_option_as_root
 user_option_as_root() {
