@@ -42,9 +42,10 @@ static __thread struct {
         uint32_t effective; /* low word of the effective set now (the high word is always 0) */
 } own_caps;
 
-/* This thread's filesystem identity since the last switch. */
+/* This thread's filesystem identity since the last switch (known: the
+ * ids below are set; dirty: a switch was begun and not finished). */
 static __thread struct {
-        bool known;
+        bool known, dirty;
         uint32_t fsuid, fsgid;
         size_t n_groups;
         uint32_t groups[NOTIFY_MAX_GROUPS];
@@ -107,6 +108,7 @@ int fs_worker_init(void *userdata)
         own_caps.known = true;
         own_umask = -1;
         own_ids.known = false;
+        own_ids.dirty = false;
         notify_set_privilege_hook(fs_privileged);
         return 0;
 }
@@ -164,13 +166,16 @@ static int take_identity(struct notify_call *call)
                 own_ids.n_groups = 0;
                 own_ids.known = true;
         }
-        if (own_ids.fsuid == c.fsuid && own_ids.fsgid == c.fsgid && own_ids.n_groups == c.n_groups &&
+        if (!own_ids.dirty && own_ids.fsuid == c.fsuid && own_ids.fsgid == c.fsgid && own_ids.n_groups == c.n_groups &&
             memcmp(own_ids.groups, c.groups, c.n_groups * sizeof(c.groups[0])) == 0)
                 return 0;
         /* setgroups and a switch of fsuid/fsgid away from the real ids
          * need CAP_SETGID and CAP_SETUID, effective for these three calls
          * only; the operation itself runs with the empty set */
-        own_ids.known = false; /* until the switch is done */
+        /* until the switch is done: a switch that failed half-way leaves
+         * this thread in a state not remembered, so the next one is made
+         * whatever it is asked for (never skipped as already in force) */
+        own_ids.dirty = true;
         if ((r = set_effective((1U << CAP_SETUID) | (1U << CAP_SETGID))) < 0)
                 return r;
         gid_t groups[NOTIFY_MAX_GROUPS];
@@ -186,7 +191,7 @@ static int take_identity(struct notify_call *call)
         own_ids.fsgid = c.fsgid;
         own_ids.n_groups = c.n_groups;
         memcpy(own_ids.groups, c.groups, c.n_groups * sizeof(c.groups[0]));
-        own_ids.known = true;
+        own_ids.dirty = false;
         return 0;
 }
 
