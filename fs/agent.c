@@ -327,22 +327,35 @@ void fs_agent_stop(struct fs_context *ctx)
         pthread_mutex_destroy(&ctx->agent_lock);
 }
 
+/* One request and its answer, under the agent's lock: fd_in (-1: none)
+ * goes with the request; an fd the answer carries is *ret_fd when asked
+ * for, else closed. 0 with *resp filled, or -errno (-EIO for a short
+ * answer). */
+static int agent_exchange(struct fs_context *ctx, const struct agent_req *req, int fd_in, struct agent_resp *resp,
+                          int *ret_fd)
+{
+        int fd = -1;
+        pthread_mutex_lock(&ctx->agent_lock);
+        int r = send_fds(ctx->agent_sock, req, sizeof(*req), &fd_in, fd_in >= 0 ? 1 : 0);
+        if (r == 0) {
+                ssize_t n = recv_fds(ctx->agent_sock, resp, sizeof(*resp), &fd, 1);
+                r = n == (ssize_t)sizeof(*resp) ? 0 : -EIO;
+        }
+        pthread_mutex_unlock(&ctx->agent_lock);
+        if (ret_fd && r == 0)
+                *ret_fd = fd;
+        else if (fd >= 0)
+                close(fd);
+        return r;
+}
+
 int fs_agent_ids(struct fs_context *ctx, int fd, uint32_t *ret_uid, uint32_t *ret_gid)
 {
         if (ctx->agent_pid <= 0)
                 return -ENOSYS;
         struct agent_req req = {.op = AGENT_IDS, .has_dirfd = 1};
-        pthread_mutex_lock(&ctx->agent_lock);
-        int r = send_fds(ctx->agent_sock, &req, sizeof(req), &fd, 1);
         struct agent_resp resp = {0};
-        int extra = -1;
-        if (r == 0) {
-                ssize_t n = recv_fds(ctx->agent_sock, &resp, sizeof(resp), &extra, 1);
-                r = n == (ssize_t)sizeof(resp) ? 0 : -EIO;
-        }
-        pthread_mutex_unlock(&ctx->agent_lock);
-        if (extra >= 0)
-                close(extra);
+        int r = agent_exchange(ctx, &req, fd, &resp, NULL);
         if (r < 0)
                 return r;
         if (resp.result < 0)
@@ -378,7 +391,7 @@ bool fs_caller_overrides(struct notify_call *call)
         return notify_creds(call, &c) == 0 && (c.cap_effective & ((1U << CAP_DAC_OVERRIDE) | (1U << CAP_FOWNER)));
 }
 
-static int agent_fdop(struct notify_call *call, int fd, struct agent_req *q);
+static int agent_fdop(struct notify_call *call, int fd, struct agent_req *req);
 
 int fs_agent_chown(struct notify_call *call, int fd, uint32_t uid, uint32_t gid)
 {
@@ -409,27 +422,17 @@ int fs_agent_removexattr(struct notify_call *call, int fd, const char *name)
         return agent_fdop(call, fd, &req);
 }
 
-static int agent_fdop(struct notify_call *call, int fd, struct agent_req *q)
+static int agent_fdop(struct notify_call *call, int fd, struct agent_req *req)
 {
         struct fs_context *ctx = call->userdata;
         if (ctx->agent_pid <= 0)
                 return -ENOSYS;
-        struct agent_req req = *q;
-        int r = agent_creds(call, &req);
+        int r = agent_creds(call, req);
         if (r < 0)
                 return r;
-        pthread_mutex_lock(&ctx->agent_lock);
-        r = send_fds(ctx->agent_sock, &req, sizeof(req), &fd, 1);
         struct agent_resp resp = {0};
-        int none = -1;
-        if (r == 0) {
-                ssize_t n = recv_fds(ctx->agent_sock, &resp, sizeof(resp), &none, 1);
-                r = n == (ssize_t)sizeof(resp) ? resp.result : -EIO;
-        }
-        pthread_mutex_unlock(&ctx->agent_lock);
-        if (none >= 0)
-                close(none);
-        return r;
+        r = agent_exchange(ctx, req, fd, &resp, NULL);
+        return r < 0 ? r : resp.result;
 }
 
 int fs_agent_open(struct fs_context *ctx, struct notify_call *call, int dirfd, const char *path, int flags, mode_t mode,
@@ -450,20 +453,11 @@ int fs_agent_open(struct fs_context *ctx, struct notify_call *call, int dirfd, c
         if (cr < 0)
                 return cr;
 
-        pthread_mutex_lock(&ctx->agent_lock);
-        int r = send_fds(ctx->agent_sock, &req, sizeof(req), &dirfd, dirfd >= 0 ? 1 : 0);
         struct agent_resp resp = {0};
         int fd = -1;
-        if (r == 0) {
-                ssize_t n = recv_fds(ctx->agent_sock, &resp, sizeof(resp), &fd, 1);
-                r = n == (ssize_t)sizeof(resp) ? 0 : -EIO;
-        }
-        pthread_mutex_unlock(&ctx->agent_lock);
-        if (r < 0) {
-                if (fd >= 0)
-                        close(fd);
+        int r = agent_exchange(ctx, &req, dirfd, &resp, &fd);
+        if (r < 0)
                 return r;
-        }
         if (resp.result < 0) {
                 if (fd >= 0)
                         close(fd);
