@@ -58,6 +58,8 @@ struct cordon_mount_attr {
 #define LOWER    BASE "/lower"
 #define UPPER    WRITABLE "/upper"
 #define OVL_WORK WRITABLE "/work"
+/* the default root's own small tmpfs: the overlay's upper and work */
+#define SKEL BASE "/skel"
 
 /* host system directories the default view shows read-only */
 static const char *const system_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"};
@@ -550,6 +552,32 @@ static int mount_template_root(const struct fs_view_spec *spec, int lowerfd, cha
         return 0;
 }
 
+/* The default view's root holds only mount points and is read-only once
+ * built. It is an overlay over an empty lower directory, its upper on a
+ * small tmpfs of its own, rather than that tmpfs itself: tmpfs keeps no
+ * negative dentries (every lookup of a name it lacks, "/nonexistent" or a
+ * program probing "/foo", allocates, misses and frees a dentry: 2.4 us
+ * against 0.9 us on the host's root), while overlayfs caches the miss like
+ * any disk filesystem. Nothing else changes: the same directories and links
+ * are made in it, and it is made read-only at the end as before. */
+static int mount_default_root(char *err)
+{
+        if (mkdir(SKEL, 0755) < 0 || mount("tmpfs", SKEL, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
+                return fail(negative_errno(), err, "mount the root's tmpfs %s", SKEL);
+        if (mkdir(SKEL "/lower", 0555) < 0 || mkdir(SKEL "/upper", 0755) < 0 || mkdir(SKEL "/work", 0700) < 0)
+                return fail(negative_errno(), err, "overlay directories in %s", SKEL);
+        /* userxattr: as for a template root, the overlay's bookkeeping in
+         * the user.overlay.* xattrs the sandbox's namespace may set */
+        static const char opts[] = "lowerdir=" SKEL "/lower,upperdir=" SKEL "/upper,workdir=" SKEL "/work,userxattr";
+        /* A kernel that refuses overlayfs here (before Linux 5.11 in a
+         * user namespace) gets the plain tmpfs root: the same view, only
+         * slower on missing names. */
+        if (mount("overlay", NEWROOT, "overlay", MS_NOSUID | MS_NODEV, opts) < 0 &&
+            mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
+                return fail(negative_errno(), err, "mount root tmpfs");
+        return 0;
+}
+
 static int idmapped_clone(int dirfd, int userns_fd, int *ret_fd)
 {
         /* not recursive: overlayfs would not show the template's submounts
@@ -755,8 +783,8 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
         if (template) {
                 if ((r = mount_template_root(spec, lowerfd, err)) < 0)
                         return r;
-        } else if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
-                return fail(negative_errno(), err, "mount root tmpfs");
+        } else if ((r = mount_default_root(err)) < 0)
+                return r;
 
         _cleanup_close_ int rootfd = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (rootfd < 0)
