@@ -9,12 +9,27 @@
 #include "net/net-internal.h"
 
 static const char *const reason_names[REASON_COUNT] = {
-        [REASON_ALLOWED] = "egress_allowed",        [REASON_LOOPBACK] = "loopback",
-        [REASON_EGRESS_BLOCKED] = "egress_blocked", [REASON_DNS_BLOCKED] = "dns_blocked",
-        [REASON_SSRF_BLOCKED] = "ssrf_blocked",     [REASON_PORT_BLOCKED] = "port_blocked",
-        [REASON_IP_LITERAL] = "ip_literal_blocked", [REASON_RESOLVE_FAILED] = "resolve_failed",
-        [REASON_CONNECT_FAILED] = "connect_failed", [REASON_TEST_OVERRIDE] = "test_override",
+        [REASON_ALLOWED] = "egress_allowed",
+        [REASON_LOOPBACK] = "loopback",
+        [REASON_EGRESS_BLOCKED] = "egress_blocked",
+        [REASON_DNS_BLOCKED] = "dns_blocked",
+        [REASON_SSRF_BLOCKED] = "ssrf_blocked",
+        [REASON_PORT_BLOCKED] = "port_blocked",
+        [REASON_IP_LITERAL] = "ip_literal_blocked",
+        [REASON_RESOLVE_FAILED] = "resolve_failed",
+        [REASON_CONNECT_FAILED] = "connect_failed",
+        [REASON_TEST_OVERRIDE] = "test_override",
         [REASON_DNS_ANSWERED] = "dns_answered",
+        [REASON_NOT_TLS] = "not_tls",
+        [REASON_SNI_MISMATCH] = "sni_mismatch",
+        [REASON_UPSTREAM_UNVERIFIED] = "upstream_unverified",
+        [REASON_HTTP_REFUSED] = "http_refused",
+        [REASON_CRED_USED] = "credential_used",
+        [REASON_CRED_TARGET_MISMATCH] = "credential_target_mismatch",
+        [REASON_CRED_METHOD_MISMATCH] = "credential_method_mismatch",
+        [REASON_CRED_PATH_MISMATCH] = "credential_path_mismatch",
+        [REASON_CRED_EXPIRED] = "credential_expired",
+        [REASON_CRED_MISUSE] = "credential_misuse",
 };
 
 const char *net_reason_name(enum net_reason r)
@@ -95,6 +110,41 @@ void net_audit(struct net_gate *g, unsigned pid, const char *syscall, const char
         }
         if (o >= size)
                 return; /* cannot happen with bounded fields; never write a broken line */
+        line[o++] = '\n';
+        pthread_mutex_lock(&g->audit_lock);
+        (void)write_all(g->audit_fd, line, o);
+        pthread_mutex_unlock(&g->audit_lock);
+}
+
+void net_audit_kv(struct net_gate *g, unsigned pid, const char *host, bool allowed, enum net_reason reason,
+                  const char *const *kv, size_t n)
+{
+        if (reason < REASON_COUNT)
+                atomic_fetch_add(&g->counts[reason], 1);
+        if (g->audit_fd < 0 || atomic_fetch_add(&g->records, 1) >= NET_AUDIT_MAX_RECORDS)
+                return;
+        char ts[40];
+        struct timespec now;
+        struct tm tm;
+        clock_gettime(CLOCK_REALTIME, &now);
+        gmtime_r(&now.tv_sec, &tm);
+        size_t tl = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(ts + tl, sizeof(ts) - tl, ".%03ldZ", now.tv_nsec / 1000000);
+        char line[4096];
+        size_t size = sizeof(line) - 2;
+        size_t o = (size_t)snprintf(line, size, "{\"time\":\"%s\",\"sandbox\":", ts);
+        o = json_str(line, size, o, g->sandbox_id);
+        o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0, ",\"pid\":%u,\"host\":", pid);
+        o = json_str(line, size, o, host);
+        for (size_t i = 0; i < n; i++) {
+                o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0, ",\"%s\":", kv[2 * i]);
+                o = json_str(line, size, o, kv[2 * i + 1]);
+        }
+        o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0,
+                              ",\"decision\":\"%s\",\"reason\":\"%s\"}", allowed ? "allow" : "deny",
+                              net_reason_name(reason));
+        if (o >= size)
+                return;
         line[o++] = '\n';
         pthread_mutex_lock(&g->audit_lock);
         (void)write_all(g->audit_fd, line, o);

@@ -13,12 +13,17 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 
 #include "common/util.h"
 #include "net/net-internal.h"
 
 #define MAX_ADDRS 16
+/* how long a non-blocking connect() waits for the upstream's answer before
+ * it says EINPROGRESS (a refusal arrives within a round trip) */
+#define NET_CONNECT_WAIT_MS 1000
 
 const char net_resolv_conf[] = "# cordon: the sandbox's resolver is the sentry's DNS stub\n"
                                "nameserver " NET_STUB_ADDR "\n"
@@ -214,7 +219,7 @@ int net_gate_new(const struct net_gate_config *cfg, struct net_gate **ret)
         g->test_allow = xcalloc(g->n_test_allow, sizeof(*g->test_allow));
         memcpy(g->test_allow, cfg->test_allow, g->n_test_allow * sizeof(*g->test_allow));
         g->audit_fd = cfg->audit_fd;
-        g->stub_udp = g->stub_tcp = g->stub_stop = g->stub_ready_fd = -1;
+        g->stub_udp = g->stub_tcp = g->stub_stop = g->stub_ready_fd = g->relay_stop = -1;
         /* the carried options' values on a fresh socket of the host's
          * namespace, as the gate makes them (none known: all are copied) */
         int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
@@ -227,6 +232,15 @@ int net_gate_new(const struct net_gate_config *cfg, struct net_gate **ret)
         pthread_mutex_init(&g->lock, NULL);
         pthread_cond_init(&g->cond, NULL);
         pthread_mutex_init(&g->audit_lock, NULL);
+        pthread_mutex_init(&g->relay_lock, NULL);
+        pthread_cond_init(&g->relay_cond, NULL);
+        g->broker = cfg->broker;
+        g->relay_stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (g->relay_stop < 0) {
+                int e = negative_errno();
+                net_gate_free(g);
+                return e;
+        }
         int r = pthread_create(&g->resolver, NULL, resolver_main, g);
         if (r != 0) {
                 net_gate_free(g);
@@ -242,13 +256,15 @@ void net_gate_free(struct net_gate *g)
         if (!g)
                 return;
         net_gate_stop_stub(g);
+        /* relays still running (a stuck one, past the wait) keep the gate */
+        bool relays_left = !net_relay_stop_all(g);
         pthread_mutex_lock(&g->lock);
         g->stopping = true;
         pthread_cond_broadcast(&g->cond);
         /* A lookup in flight ends only by its own timeout (a DNS server
          * that does not answer: many seconds). The resolver is left to it,
          * and the gate to the resolver: the sentry ends soon after. */
-        bool abandoned = g->resolver_started && g->resolving;
+        bool abandoned = (g->resolver_started && g->resolving) || relays_left;
         pthread_mutex_unlock(&g->lock);
         if (abandoned)
                 pthread_detach(g->resolver);
@@ -275,6 +291,8 @@ void net_gate_free(struct net_gate *g)
         free(g->test_hosts_file);
         free(g->test_allow);
         free(g->sandbox_id);
+        if (g->relay_stop >= 0)
+                close(g->relay_stop);
         pthread_mutex_destroy(&g->audit_lock);
         free(g);
 }
@@ -389,7 +407,12 @@ static int refuse_reaim(struct net_gate *g, struct notify_call *call, const char
         socklen_t l = sizeof(ti);
         int err = 0;
         socklen_t el = sizeof(err);
-        if (getsockopt(cs->dup, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err != 0)
+        int relay = net_relay_state(g, cs->dup, NULL, NULL);
+        if (relay == 0)
+                ret->error = EALREADY; /* the relay's upstream is still connecting */
+        else if (relay < 0)
+                ret->error = -relay; /* and failed: said as SO_ERROR would */
+        else if (getsockopt(cs->dup, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err != 0)
                 ret->error = err; /* a failed non-blocking connect reports its error, as the kernel's would */
         else if (getsockopt(cs->dup, IPPROTO_TCP, TCP_INFO, &ti, &l) == 0 && ti.tcpi_state == TCP_SYN_SENT)
                 ret->error = EALREADY;
@@ -444,18 +467,48 @@ static int gate_connect(struct net_gate *g, struct notify_call *call, const char
         if (s < 0)
                 return negative_errno();
         copy_socket_options(g, cs->dup, s);
+        int state = 1; /* the relay's view of the upstream: connected */
         if (connect(s, (const struct sockaddr *)target, (socklen_t)sockaddr_len(target->ss_family)) < 0) {
-                if (errno == EINPROGRESS && cs->nonblock) {
+                r = negative_errno();
+                if (r == -EINPROGRESS && cs->nonblock) {
+                        /* A refusal comes within a round trip: waited for
+                         * here (briefly), so the child's connect() reports it
+                         * as the kernel's would, not as a reset later. */
+                        struct pollfd pw = {.fd = s, .events = POLLOUT};
+                        int err = 0;
+                        socklen_t el = sizeof(err);
+                        if (poll(&pw, 1, NET_CONNECT_WAIT_MS) > 0 &&
+                            getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err != 0)
+                                r = -err;
+                        else
+                                r = pw.revents ? 0 : -EINPROGRESS;
+                        state = r == 0 ? 1 : 0;
                         *ret_inprogress = true;
-                } else {
-                        r = negative_errno();
+                }
+                if (r < 0 && !(r == -EINPROGRESS && cs->nonblock)) {
                         close(s);
                         net_audit(g, pid, syscall_name, dest, rule->host, resolved, true, REASON_CONNECT_FAILED);
                         return r;
                 }
         }
         net_audit(g, pid, syscall_name, dest, rule->host, resolved, true, REASON_ALLOWED);
-        return s;
+        /* Every allowed connection runs through a relay (relay.c): the child
+         * gets its end of a loopback pair, the relay checks the first
+         * flight before anything goes upstream. */
+        int child = -1, ours = -1;
+        r = net_relay_pair(cs->domain, cs->nonblock, &child, &ours);
+        if (r < 0) {
+                close(s);
+                return r;
+        }
+        copy_socket_options(g, cs->dup, child);
+        r = net_relay_start(g, child, ours, s, state, index, pid, dest, resolved, (const struct sockaddr *)target,
+                            (socklen_t)sockaddr_len(target->ss_family));
+        if (r < 0) {
+                close(child);
+                return r;
+        }
+        return child;
 }
 
 /* A listed name whose rule says "ask": the connection waits for a person
@@ -817,6 +870,49 @@ int net_handle_sendmsg(struct notify_call *call, struct notify_verdict *ret)
          * msg_name and can never be disconnected: connect() is refused on it)
          * or a stream socket handed in as stdio (cordon refuses any other). */
         ret->kind = VERDICT_CONTINUE;
+        return 0;
+}
+
+/* Emulates getpeername(2) for the gate's relays. */
+int net_handle_getpeername(struct notify_call *call, struct notify_verdict *ret)
+{
+        struct net_gate *g = call->userdata;
+        const struct seccomp_data *d = &call->req->data;
+        struct child_socket cs;
+        int r = inspect_socket(call, (int)d->args[0], &cs);
+        struct sockaddr_storage peer;
+        socklen_t pl = 0;
+        if (r == 0) {
+                if (cs.foreign)
+                        (void)net_relay_state(g, cs.dup, &peer, &pl);
+                close(cs.dup);
+        }
+        if (pl == 0) {
+                /* CONTINUE is safe: getpeername decides nothing and only
+                 * reports on the socket; the kernel answers for anything
+                 * that is not a relay (errors included) */
+                ret->kind = VERDICT_CONTINUE;
+                return 0;
+        }
+        /* as the kernel: at most *addrlen bytes of the address, and its
+         * full length in *addrlen */
+        uint32_t len;
+        if ((r = notify_read_mem(call, d->args[2], &len, sizeof(len))) < 0) {
+                ret->error = -r;
+                return 0;
+        }
+        if ((int32_t)len < 0) {
+                ret->error = EINVAL;
+                return 0;
+        }
+        uint32_t n = len < pl ? len : pl;
+        if ((n && (r = notify_write_mem(call, d->args[1], &peer, n)) < 0) ||
+            (r = notify_write_mem(call, d->args[2], &(uint32_t){pl}, sizeof(uint32_t))) < 0) {
+                ret->error = -r;
+                return 0;
+        }
+        ret->kind = VERDICT_VALUE;
+        ret->value = 0;
         return 0;
 }
 

@@ -18,6 +18,17 @@ enum net_reason {
         REASON_CONNECT_FAILED, /* connect_failed: allowed, but the upstream refused or timed out */
         REASON_TEST_OVERRIDE,  /* test_override: the policy's testing section was used */
         REASON_DNS_ANSWERED,   /* dns_answered: a listed name answered from the pool */
+        /* the relay (relay.c, broker.c): what an allowed connection carried */
+        REASON_NOT_TLS,              /* not_tls: the first flight was no TLS ClientHello (or never came) */
+        REASON_SNI_MISMATCH,         /* sni_mismatch: the ClientHello names no host or another one */
+        REASON_UPSTREAM_UNVERIFIED,  /* upstream_unverified: the real server's certificate or name failed */
+        REASON_HTTP_REFUSED,         /* http_refused: a request the broker cannot read safely */
+        REASON_CRED_USED,            /* credential_used: the secret went into a matching request */
+        REASON_CRED_TARGET_MISMATCH, /* credential_target_mismatch: a grant's request named another host */
+        REASON_CRED_METHOD_MISMATCH, /* credential_method_mismatch */
+        REASON_CRED_PATH_MISMATCH,   /* credential_path_mismatch */
+        REASON_CRED_EXPIRED,         /* credential_expired */
+        REASON_CRED_MISUSE,          /* credential_misuse: a placeholder anywhere but its grant's header */
         REASON_COUNT,
 };
 
@@ -64,6 +75,14 @@ struct net_gate {
         /* the carried socket options' values on a fresh socket of the gate's */
         struct net_sockopt opt_defaults[NET_CARRIED_OPTS];
 
+        /* the relays of allowed connections (relay.c) */
+        pthread_mutex_t relay_lock;
+        pthread_cond_t relay_cond;
+        struct net_relay *relays;
+        size_t n_relays;
+        int relay_stop;            /* eventfd: every relay ends */
+        struct net_broker *broker; /* the credential grants; NULL: none (not owned) */
+
         /* audit */
         int audit_fd;
         pthread_mutex_t audit_lock;
@@ -83,3 +102,74 @@ void net_audit(struct net_gate *g, unsigned pid, const char *syscall, const char
 void net_format_sockaddr(const struct sockaddr *sa, size_t len, char *buf, size_t size);
 
 void net_gate_stop_stub(struct net_gate *g);
+/* One JSON line like net_audit's, for what the relay saw in a connection:
+ * host, decision, reason and n extra "key": "value" pairs (kv[2i], kv[2i+1]). */
+void net_audit_kv(struct net_gate *g, unsigned pid, const char *host, bool allowed, enum net_reason reason,
+                  const char *const *kv, size_t n);
+
+/* --- the first flight (hello.c) --- */
+
+#define NET_HELLO_MAX 16384                  /* the largest ClientHello message the gate reads */
+#define NET_HELLO_BUF (NET_HELLO_MAX + 2048) /* with its records' headers */
+/* Reads the ClientHello at the start of buf. 0 with the one server name
+ * (lower case) in sni; 1 with *ret_need the bytes needed in all to go on;
+ * -EPROTONOSUPPORT: not TLS; -EBADMSG: malformed; -ENOENT: no server name;
+ * -EEXIST: two server names; -E2BIG: larger than the gate reads. */
+int net_tls_client_hello(const uint8_t *buf, size_t len, char *sni, size_t sni_size, size_t *ret_need);
+
+/* --- relays (relay.c) --- */
+
+/* Every allowed connection runs through a relay: the child holds one end of
+ * a loopback TCP pair the gate made, the relay thread the other and the
+ * upstream socket. It reads the first flight and checks it names the rule's
+ * host before a byte goes upstream; a host with a credential grant is
+ * terminated by the broker (broker.c), any other passed through. */
+struct net_relay {
+        struct net_gate *g;
+        int child;    /* our end of the pair */
+        int upstream; /* connected, or connecting (state 0) */
+        unsigned rule;
+        unsigned pid;
+        dev_t child_dev; /* the child's end, for connect() again on it */
+        ino_t child_ino;
+        _Atomic int state; /* 0 connecting upstream, 1 connected, -errno failed */
+        char dest[96];
+        char resolved[80];
+        struct sockaddr_storage peer; /* the upstream's address, for getpeername */
+        socklen_t peer_len;
+        struct net_relay *next;
+};
+#define NET_RELAY_MAX 1024
+/* A connected loopback TCP pair of family (AF_INET or AF_INET6): *ret_child
+ * (nonblocking if asked) for the child, *ret_ours for the relay. */
+int net_relay_pair(int family, bool nonblock, int *ret_child, int *ret_ours);
+/* Hands ours and upstream (both taken, closed on failure) to a new relay
+ * thread. 0 or -errno (-EAGAIN: NET_RELAY_MAX relays run). */
+int net_relay_start(struct net_gate *g, int child_end, int ours, int upstream, int state, unsigned rule, unsigned pid,
+                    const char *dest, const char *resolved, const struct sockaddr *peer, socklen_t peer_len);
+/* The state of the relay whose child end is the socket fd (a duplicate):
+ * 0 connecting, 1 connected or no relay, -errno its upstream's failure;
+ * with ret_peer, its upstream's address (*ret_peer_len 0: no relay). */
+int net_relay_state(struct net_gate *g, int fd, struct sockaddr_storage *ret_peer, socklen_t *ret_peer_len);
+/* Ends every relay and waits for them (at most a few seconds): whether
+ * all have ended (if not, the gate must outlive them). */
+bool net_relay_stop_all(struct net_gate *g);
+/* The relay's socket plumbing: waits for fd (and the gate's stop) until
+ * deadline_ms (CLOCK_MONOTONIC; 0: none). 1 ready, 0 timeout, -ECANCELED. */
+int net_relay_wait(struct net_relay *r, int fd, short events, int64_t deadline_ms);
+int64_t net_now_ms(void);
+/* Writes all of buf to the nonblocking fd, waiting as needed. 0 or -errno. */
+int net_relay_write_all(struct net_relay *r, int fd, const void *buf, size_t n);
+/* Copies both ways between the nonblocking a and b until both are done. */
+void net_relay_pump(struct net_relay *r, int a, int b);
+/* Closes fd with a reset (SO_LINGER 0): the peer sees ECONNRESET. */
+void net_close_reset(int fd);
+
+/* --- the credential broker's side of a relay (broker.c) --- */
+
+/* The grant index for the rule's host, or -1: not terminated. */
+int net_broker_grant_for(const struct net_broker *b, const char *host, unsigned port);
+/* Serves a terminated connection: TLS with the sandbox's leaf for host to
+ * the child, TLS verified to upstream, requests decided one by one. The
+ * first flight (n bytes of hello) is still in the child's socket. */
+void net_broker_serve(struct net_relay *r, int grant);

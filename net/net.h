@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "notify/notify.h"
 
@@ -144,8 +145,9 @@ struct net_gate_config {
         const char *test_hosts_file;
         const struct net_cidr *test_allow;
         size_t n_test_allow;
-        int audit_fd; /* -1: no audit file */
-        bool verbose; /* summarise decisions on stderr at the end */
+        int audit_fd;              /* -1: no audit file */
+        bool verbose;              /* summarise decisions on stderr at the end */
+        struct net_broker *broker; /* credential grants (outlives the gate); NULL: none */
 };
 
 struct net_gate;
@@ -171,6 +173,43 @@ void net_gate_wind_down(struct net_gate *g);
 /* Prints the decision summary (with verbose) and frees. Accepts NULL. */
 void net_gate_free(struct net_gate *g);
 
+/* --- the credential broker (broker.c, tls.c, http.c) --- */
+
+/* A grant as the policy gives it (sentry/policy/policy.h's
+ * policy_credential, defaults filled in). */
+struct net_grant {
+        const char *env; /* the sandbox's variable: its placeholder */
+        const char *host;
+        unsigned port;
+        char *const *methods; /* n_methods 0: any */
+        size_t n_methods;
+        const char *path_prefix;
+        const char *header;
+        const char *format; /* one "{}" */
+        const char *source_file, *source_env;
+        time_t expires_at; /* (time_t)-1: none of its own */
+        const char *reason;
+};
+
+struct net_broker;
+
+/* Reads each grant's secret (a regular file of cordon's user or root that
+ * no group or other may read, or a variable of cordon's environment, which
+ * is then wiped from it) into memory that a fork or clone does not copy
+ * (MADV_WIPEONFORK: init and the sandbox never hold it), and draws each
+ * grant's placeholder. Call on the main thread, before the sandbox's init
+ * is cloned. upstream_ca_file (test only, may be NULL) is trusted upstream
+ * besides the host's store. 0, or -errno with why naming the grant and the
+ * source. */
+int net_broker_new(const struct net_grant *grants, size_t n, time_t sandbox_expiry, const char *upstream_ca_file,
+                   struct net_broker **ret, char *why, size_t why_size);
+/* The placeholder the sandbox's variable grants[i].env holds. */
+const char *net_broker_placeholder(const struct net_broker *b, size_t i);
+/* The PEM of the sandbox's CA (for its trust store), or NULL when no grant
+ * needs TLS terminated. */
+const char *net_broker_ca_pem(const struct net_broker *b);
+void net_broker_free(struct net_broker *b);
+
 /* The resolver configuration the view shows: resolv.conf pointing at the stub. */
 #define NET_STUB_ADDR "127.0.0.53"
 extern const char net_resolv_conf[];
@@ -185,5 +224,9 @@ int net_handle_connect(struct notify_call *call, struct notify_verdict *ret);
 int net_handle_sendto(struct notify_call *call, struct notify_verdict *ret);
 /* Emulates sendmsg(2) and sendmmsg(2): no address or own loopback passes. */
 int net_handle_sendmsg(struct notify_call *call, struct notify_verdict *ret);
+/* Emulates getpeername(2): a relayed connection (the child's end of the
+ * gate's loopback pair) names the upstream address, as a socket connected
+ * there would; every other socket's runs natively. */
+int net_handle_getpeername(struct notify_call *call, struct notify_verdict *ret);
 /* Emulates socket ioctls (0x89xx): refused on sockets of another network namespace. */
 int net_handle_sockioctl(struct notify_call *call, struct notify_verdict *ret);

@@ -226,6 +226,8 @@ void net_gate_wind_down(struct net_gate *g)
                 return;
         if (g->stub_started)
                 (void)!write(g->stub_stop, &(uint64_t){1}, sizeof(uint64_t));
+        if (g->relay_stop >= 0) /* and every relay: the sandbox's connections end with it */
+                (void)!write(g->relay_stop, &(uint64_t){1}, sizeof(uint64_t));
         /* a worker waiting for a lookup gives up now (it could not be
          * woken out of that wait to end with the engine) */
         pthread_mutex_lock(&g->lock);

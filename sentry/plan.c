@@ -33,7 +33,7 @@ static void env_set(char ***envp, size_t *n, const char *key, const char *value)
 /* The environment is built from scratch: a small default set, then the
  * policy's env, then --env. Nothing is inherited from the host but TERM
  * (so a terminal program draws right), which names no secret. */
-static char **build_env(const struct run_options *o)
+static char **build_env(const struct run_options *o, const struct net_broker *broker)
 {
         char **envp = xcalloc(1, sizeof(char *));
         size_t n = 0;
@@ -73,6 +73,10 @@ static char **build_env(const struct run_options *o)
                 env_set(&envp, &n, kv, eq + 1);
                 free(kv);
         }
+        /* a grant's variable holds its placeholder, never the secret (last:
+         * --env cannot put anything else there) */
+        for (size_t i = 0; broker && i < o->policy->n_credentials; i++)
+                env_set(&envp, &n, o->policy->credentials[i].env, net_broker_placeholder(broker, i));
         return envp;
 }
 
@@ -155,6 +159,37 @@ static int open_template(const struct policy *p, int *ret_fd)
         return 0;
 }
 
+/* The credential grants' secrets, read now (before init's clone, into
+ * memory it does not inherit) and their placeholders. PLAN_POLICY_ERROR
+ * (exit 2) naming the grant and source that cannot be read. */
+static int start_broker(const struct policy *pol, struct net_broker **ret)
+{
+        _cleanup_free_ struct net_grant *g = xcalloc(pol->n_credentials, sizeof(*g));
+        for (size_t i = 0; i < pol->n_credentials; i++) {
+                const struct policy_credential *c = &pol->credentials[i];
+                g[i] = (struct net_grant){.env = c->env,
+                                          .host = c->host,
+                                          .port = c->port,
+                                          .methods = c->methods,
+                                          .n_methods = c->n_methods,
+                                          .path_prefix = c->path_prefix,
+                                          .header = c->header,
+                                          .format = c->format,
+                                          .source_file = c->source_file,
+                                          .source_env = c->source_env,
+                                          .expires_at = c->expires_at,
+                                          .reason = c->reason};
+        }
+        char why[512];
+        int r = net_broker_new(g, pol->n_credentials, pol->expires_at, pol->net_testing.upstream_ca_file, ret, why,
+                               sizeof(why));
+        if (r < 0) {
+                fprintf(stderr, "cordon: %s\n", why);
+                return PLAN_POLICY_ERROR;
+        }
+        return 0;
+}
+
 int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
 {
         struct sandbox_plan p = {0};
@@ -168,7 +203,11 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
         p.argv = xcalloc(argc + 1, sizeof(char *));
         for (size_t i = 0; i < argc; i++)
                 p.argv[i] = xstrdup(o->argv[i]);
-        p.envp = build_env(o);
+        if (o->policy->n_credentials > 0 && (r = start_broker(o->policy, &p.broker)) < 0) {
+                sandbox_plan_done(&p);
+                return r;
+        }
+        p.envp = build_env(o, p.broker);
         /* the caller's directory when no --cwd: tried by init in the view,
          * which alone knows whether it shows it (else the home) */
         p.cwd = xstrdup(o->cwd ? o->cwd : o->caller_cwd ? o->caller_cwd : HOME);
@@ -348,5 +387,6 @@ void sandbox_plan_done(struct sandbox_plan *p)
                 close(p->view.template_fd);
         if (p->view.template_path && p->view.template_tree_fd >= 0)
                 close(p->view.template_tree_fd);
+        net_broker_free(p->broker);
         memset(p, 0, sizeof(*p));
 }

@@ -632,6 +632,7 @@ static int start_gate(struct sandbox_state *st, int netnsfd)
                 .n_test_allow = p->net_testing.n_allow_private,
                 .audit_fd = st->audit_fd,
                 .verbose = st->verbose,
+                .broker = st->plan->broker,
         };
         int r = net_gate_new(&cfg, &st->gate);
         if (r < 0) {

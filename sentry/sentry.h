@@ -248,6 +248,9 @@ struct sandbox_plan {
          * host's) would be out of an unprivileged sentry's reach */
         uint32_t init_uid, init_gid;
         uint64_t caps;
+        /* the policy's credential grants: secrets read, placeholders in
+         * envp (net/broker.c); NULL when the policy has none */
+        struct net_broker *broker;
 };
 
 /* Unprivileged: the caller's /etc/subuid and /etc/subgid ranges, when the

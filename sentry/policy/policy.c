@@ -14,160 +14,18 @@
 
 #include "common/docparse.h"
 #include "common/util.h"
+#include "sentry/policy/policy-internal.h"
 #include "sentry/policy/policy.h"
-
-/* Bounds on what a document can make the sentry hold. */
-#define POLICY_MAX_BYTES   (1024 * 1024)
-#define POLICY_MAX_ENTRIES 4096 /* per array, and env variables */
-#define POLICY_PATH_MAX    4096 /* bytes including the NUL, as PATH_MAX */
-#define REASON_MAX         1024
-#define HOST_MAX           253
-#define LABEL_MAX          63
-#define TIMESTAMP_MAX      64
 
 #define APPROVAL_TIMEOUT_DEFAULT_MS 300000
 #define MIB                         (INT64_C(1) << 20)
 #define DAY_MS                      (INT64_C(24) * 60 * 60 * 1000)
-
-struct parser {
-        const char *origin;
-        struct doc_path path; /* of the value being looked at */
-        char *error;          /* the first error; later ones are consequences */
-};
-
-/* Records the first error, prefixed with the origin and the current JSON path. */
-_printf_(2, 3) static int fail(struct parser *p, const char *fmt, ...)
-{
-        va_list ap;
-        va_start(ap, fmt);
-        int r = doc_vfail(&p->error, p->origin, &p->path, fmt, ap);
-        va_end(ap);
-        return r;
-}
-
-/* A string without embedded NUL (the document is loaded with JSON_ALLOW_NUL so that "\u0000"
- * gets a message naming its key rather than a bare syntax error; every string read passes here
- * so no C consumer ever sees a value cut short at the NUL). */
-static int parse_string(struct parser *p, json_t *v, size_t max, const char **ret)
-{
-        size_t len;
-
-        if (!json_is_string(v))
-                return fail(p, "expected a string, got %s", doc_json_kind(v));
-        len = json_string_length(v);
-        if (strlen(json_string_value(v)) != len)
-                return fail(p, "contains a NUL byte");
-        if (len > max)
-                return fail(p, "too long (%zu bytes, the limit is %zu)", len, max);
-        *ret = json_string_value(v);
-        return 0;
-}
-
-/* Matches a string against names; the message lists them as a person would write them. */
-static int parse_enum(struct parser *p, json_t *v, const char *const *names, size_t n, size_t *ret)
-{
-        char expected[256] = "", q[DOC_QUOTE_MAX];
-        size_t o = 0;
-
-        for (size_t i = 0; i < n; i++) {
-                const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
-                o += (size_t)snprintf(expected + o, sizeof(expected) - o, "%s\"%s\"", sep, names[i]);
-                if (o >= sizeof(expected))
-                        break;
-        }
-
-        if (!json_is_string(v))
-                return fail(p, "expected %s, got %s", expected, doc_json_kind(v));
-        for (size_t i = 0; i < n; i++)
-                if (strlen(names[i]) == json_string_length(v) && streq(names[i], json_string_value(v))) {
-                        *ret = i;
-                        return 0;
-                }
-        return fail(p, "expected %s, got %s", expected, doc_quote(q, json_string_value(v), json_string_length(v)));
-}
-
-static int check_array(struct parser *p, json_t *v, size_t *ret_n)
-{
-        size_t n;
-
-        if (!json_is_array(v))
-                return fail(p, "expected an array, got %s", doc_json_kind(v));
-        n = json_array_size(v);
-        if (n > POLICY_MAX_ENTRIES)
-                return fail(p, "too many entries (%zu, the limit is %d)", n, POLICY_MAX_ENTRIES);
-        *ret_n = n;
-        return 0;
-}
 
 static bool path_is_under(const char *path, const char *dir)
 {
         size_t n = strlen(dir);
         return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
-
-/* One key of an object: its parser gets the value and base + offset. */
-struct field;
-typedef int (*field_parser)(struct parser *p, json_t *v, const struct field *f, void *target);
-struct field {
-        const char *name;
-        field_parser parse;
-        size_t offset;
-        bool required;
-        int64_t min, max; /* field_int */
-};
-
-/* Walks an object in document order, so the first error reported is the first in the file;
- * a key not in the table is an error, as is a required key left out. */
-static int dispatch(struct parser *p, json_t *obj, const struct field *fields, size_t n_fields, void *base)
-{
-        uint64_t seen = 0;
-        const char *key;
-        json_t *v;
-        int r;
-
-        if (n_fields > 64)
-                return -EINVAL; /* a table this big is a bug here, not in the document */
-        if (!json_is_object(obj))
-                return fail(p, "expected an object, got %s", doc_json_kind(obj));
-
-        json_object_foreach(obj, key, v)
-        {
-                size_t i, saved = doc_path_push_key(&p->path, key);
-
-                for (i = 0; i < n_fields; i++)
-                        if (streq(fields[i].name, key))
-                                break;
-                if (i >= n_fields) {
-                        char known[512] = "";
-                        size_t o = 0;
-
-                        for (size_t j = 0; j < n_fields && o < sizeof(known); j++)
-                                o += (size_t)snprintf(known + o, sizeof(known) - o, "%s%s", j ? ", " : "",
-                                                      fields[j].name);
-                        r = fail(p, "unknown key (known keys here: %s)", known);
-                } else {
-                        seen |= UINT64_C(1) << i;
-                        r = fields[i].parse(p, v, &fields[i], (char *)base + fields[i].offset);
-                }
-                doc_path_pop(&p->path, saved);
-                if (r < 0)
-                        return r;
-        }
-
-        for (size_t i = 0; i < n_fields; i++)
-                if (fields[i].required && !(seen & (UINT64_C(1) << i))) {
-                        size_t saved = doc_path_push_key(&p->path, fields[i].name);
-                        r = fail(p, "required key is missing");
-                        doc_path_pop(&p->path, saved);
-                        return r;
-                }
-        return 0;
-}
-
-#define FIELD(json, fn, type, member, req)                                                         \
-        {                                                                                          \
-                .name = (json), .parse = (fn), .offset = offsetof(type, member), .required = (req) \
-        }
 
 /* Field parsers, one per kind of value. */
 
@@ -204,30 +62,6 @@ static int field_tristate(struct parser *p, json_t *v, const struct field *f, vo
         if (!json_is_boolean(v))
                 return fail(p, "expected a boolean, got %s", doc_json_kind(v));
         *(int *)target = json_is_true(v) ? 1 : 0;
-        return 0;
-}
-
-/* An absolute path, normalised: repeated slashes collapse, "." components go, a trailing slash
- * goes. ".." is refused rather than resolved: resolving it on the string could disagree with
- * what the kernel resolves through a symlink, and a rule that means something other than what
- * it says is worse than an error. */
-static int field_abs_path(struct parser *p, json_t *v, const struct field *f, void *target)
-{
-        char **t = target, *out = NULL, q[DOC_QUOTE_MAX];
-        enum doc_path_error why;
-        const char *s;
-        int r;
-
-        r = parse_string(p, v, POLICY_PATH_MAX - 1, &s);
-        if (r < 0)
-                return r;
-        if (doc_normalise_abs_path(s, &out, &why) < 0)
-                return why == DOC_PATH_EMPTY ? fail(p, "expected an absolute path, got an empty string")
-                       : why == DOC_PATH_DOTDOT
-                               ? fail(p, "\"..\" components are not allowed, got %s", doc_quote(q, s, strlen(s)))
-                               : fail(p, "expected an absolute path, got %s", doc_quote(q, s, strlen(s)));
-        free(*t);
-        *t = out;
         return 0;
 }
 
@@ -281,21 +115,6 @@ static int field_access(struct parser *p, json_t *v, const struct field *f, void
         return 0;
 }
 
-/* "ask" is the only action there is; anything else is a typo or a feature this build lacks,
- * and either way must not be read as "no action". */
-static int field_action(struct parser *p, json_t *v, const struct field *f, void *target)
-{
-        static const char *const names[] = {"ask"};
-        size_t i;
-        int r;
-
-        r = parse_enum(p, v, names, ELEMENTSOF(names), &i);
-        if (r < 0)
-                return r;
-        *(enum rule_action *)target = ACTION_ASK;
-        return 0;
-}
-
 static int field_net_mode(struct parser *p, json_t *v, const struct field *f, void *target)
 {
         static const char *const names[] = {"deny", "allow-listed"};
@@ -308,179 +127,6 @@ static int field_net_mode(struct parser *p, json_t *v, const struct field *f, vo
                 return r;
         *(enum net_mode *)target = values[i];
         return 0;
-}
-
-/* An exact DNS name, lower-cased, without the root's trailing dot. Wildcards and IP literals
- * are refused (DESIGN.md, "Egress"): the gate resolves the name itself and checks the address
- * it got, which a literal would bypass. Anything inet_aton() would take as an address
- * ("127.1", "0x7f000001") counts as a literal, since a resolver may read it that way. */
-static int field_host(struct parser *p, json_t *v, const struct field *f, void *target)
-{
-        _cleanup_free_ char *h = NULL;
-        char **t = target, q[DOC_QUOTE_MAX];
-        const char *s, *label, *last = NULL;
-        struct in_addr addr;
-        size_t len, last_len = 0;
-        int r;
-
-        r = parse_string(p, v, SIZE_MAX, &s);
-        if (r < 0)
-                return r;
-        len = strlen(s);
-        if (strchr(s, '*'))
-                return fail(p, "wildcards are not allowed, got %s: list each host by its exact name",
-                            doc_quote(q, s, len));
-        if (strpbrk(s, ":[]"))
-                return fail(p, "IP literals are not allowed, got %s: give the host's DNS name", doc_quote(q, s, len));
-
-        h = xstrdup(s);
-        if (len > 0 && h[len - 1] == '.')
-                h[--len] = '\0';
-        if (len == 0)
-                return fail(p, "expected a DNS name, got %s", doc_quote(q, s, strlen(s)));
-        if (len > HOST_MAX)
-                return fail(p, "DNS name is longer than %d characters (%zu)", HOST_MAX, len);
-
-        for (char *c = h; *c; c++) {
-                if (*c >= 'A' && *c <= 'Z')
-                        *c = (char)(*c - 'A' + 'a');
-                if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '.')) {
-                        char qc[DOC_QUOTE_MAX];
-                        return fail(p, "invalid character %s in DNS name %s (allowed: a-z, 0-9, '-' and '.')",
-                                    doc_quote(qc, c, 1), doc_quote(q, s, strlen(s)));
-                }
-        }
-
-        for (label = h;;) {
-                size_t n = strcspn(label, ".");
-
-                if (n == 0)
-                        return fail(p, "empty label in DNS name %s", doc_quote(q, s, strlen(s)));
-                if (n > LABEL_MAX)
-                        return fail(p, "a label is longer than %d characters in DNS name %s", LABEL_MAX,
-                                    doc_quote(q, s, strlen(s)));
-                if (label[0] == '-' || label[n - 1] == '-')
-                        return fail(p, "a label starts or ends with '-' in DNS name %s", doc_quote(q, s, strlen(s)));
-                if (label[n] == '\0') {
-                        last = label;
-                        last_len = n;
-                        break;
-                }
-                label += n + 1;
-        }
-
-        if (inet_aton(h, &addr) != 0)
-                return fail(p, "IP literals are not allowed, got %s: give the host's DNS name",
-                            doc_quote(q, s, strlen(s)));
-        if (strspn(last, "0123456789") == last_len)
-                return fail(p, "%s is not a DNS name: its last label is all digits (no IP literals)",
-                            doc_quote(q, s, strlen(s)));
-
-        free(*t);
-        *t = TAKE_PTR(h);
-        return 0;
-}
-
-/* Egress is HTTPS to named hosts only (DESIGN.md, "Egress"); other ports are refused here rather
- * than accepted and then never honoured. */
-static int field_port(struct parser *p, json_t *v, const struct field *f, void *target)
-{
-        if (!json_is_integer(v))
-                return fail(p, "expected the integer 443, got %s", doc_json_kind(v));
-        if (json_integer_value(v) != 443)
-                return fail(p, "only 443 is allowed, got %lld", (long long)json_integer_value(v));
-        *(unsigned *)target = 443;
-        return 0;
-}
-
-/* The reason a person approved the rule: shown to people, so it must say something. */
-static int field_reason(struct parser *p, json_t *v, const struct field *f, void *target)
-{
-        char **t = target;
-        const char *s;
-        int r;
-
-        r = parse_string(p, v, REASON_MAX, &s);
-        if (r < 0)
-                return r;
-        if (s[0] == '\0')
-                return fail(p, "must not be empty: say why this host is needed");
-        free(*t);
-        *t = xstrdup(s);
-        return 0;
-}
-
-static bool parse_digits(const char *s, size_t n, int *ret)
-{
-        int v = 0;
-
-        for (size_t i = 0; i < n; i++) {
-                if (s[i] < '0' || s[i] > '9')
-                        return false;
-                v = v * 10 + (s[i] - '0');
-        }
-        *ret = v;
-        return true;
-}
-
-/* RFC 3339 in UTC: "YYYY-MM-DDTHH:MM:SS", optional fraction (dropped: expiry is kept in whole
- * seconds), then "Z" or "+00:00". The date is checked by a round trip through timegm(), which
- * would otherwise quietly turn February 30 into March 2. */
-static int field_timestamp(struct parser *p, json_t *v, const struct field *f, void *target)
-{
-        char q[DOC_QUOTE_MAX];
-        const char *s, *zone;
-        struct tm tm = {}, back;
-        int year, mon, mday, hour, min, sec;
-        size_t len, i;
-        time_t t;
-        int r;
-
-        r = parse_string(p, v, TIMESTAMP_MAX, &s);
-        if (r < 0)
-                return r;
-        len = strlen(s);
-
-        if (len < 20 || !parse_digits(s, 4, &year) || s[4] != '-' || !parse_digits(s + 5, 2, &mon) || s[7] != '-' ||
-            !parse_digits(s + 8, 2, &mday) || s[10] != 'T' || !parse_digits(s + 11, 2, &hour) || s[13] != ':' ||
-            !parse_digits(s + 14, 2, &min) || s[16] != ':' || !parse_digits(s + 17, 2, &sec))
-                goto bad_format;
-        i = 19;
-        if (s[i] == '.') {
-                size_t digits = strspn(s + i + 1, "0123456789");
-                if (digits == 0)
-                        goto bad_format;
-                i += 1 + digits;
-        }
-        zone = s + i;
-        if (!streq(zone, "Z") && !streq(zone, "+00:00")) {
-                int zh, zm;
-                if (strlen(zone) == 6 && (zone[0] == '+' || zone[0] == '-') && parse_digits(zone + 1, 2, &zh) &&
-                    zone[3] == ':' && parse_digits(zone + 4, 2, &zm))
-                        return fail(p, "must be in UTC (end in \"Z\" or \"+00:00\"), got %s", doc_quote(q, s, len));
-                goto bad_format;
-        }
-
-        tm.tm_year = year - 1900;
-        tm.tm_mon = mon - 1;
-        tm.tm_mday = mday;
-        tm.tm_hour = hour;
-        tm.tm_min = min;
-        tm.tm_sec = sec;
-        t = timegm(&tm);
-        if (!gmtime_r(&t, &back) || back.tm_year != year - 1900 || back.tm_mon != mon - 1 || back.tm_mday != mday ||
-            back.tm_hour != hour || back.tm_min != min || back.tm_sec != sec)
-                return fail(p, "%s is not a valid date and time", doc_quote(q, s, len));
-        /* (time_t)-1 means "not given" in struct policy, so the epoch bounds what can be said. */
-        if (year < 1970)
-                return fail(p, "must not be before 1970, got %s", doc_quote(q, s, len));
-
-        *(time_t *)target = t;
-        return 0;
-
-bad_format:
-        return fail(p, "expected an RFC 3339 UTC timestamp such as \"2026-12-01T12:00:00Z\", got %s",
-                    doc_quote(q, s, len));
 }
 
 /* The sections. */
@@ -743,6 +389,7 @@ static int field_allow_private(struct parser *p, json_t *v, const struct field *
 
 static const struct field testing_fields[] = {
         FIELD("hostsFile", field_abs_path, struct policy_net_testing, hosts_file, false),
+        FIELD("upstreamCaFile", field_abs_path, struct policy_net_testing, upstream_ca_file, false),
         {.name = "allowPrivateNetworks", .parse = field_allow_private},
 };
 
@@ -891,6 +538,7 @@ static const struct field top_fields[] = {
         {.name = "env", .parse = field_env},
         {.name = "capabilities", .parse = field_capabilities},
         {.name = "user", .parse = field_user},
+        {.name = "credentials", .parse = policy_field_credentials},
         FIELD("expiresAt", field_timestamp, struct policy, expires_at, false),
         {.name = "approvalTimeoutMs",
          .parse = field_int,
@@ -937,6 +585,8 @@ void policy_free(struct policy *p)
         }
         free(p->net_rules);
         free(p->net_testing.hosts_file);
+        free(p->net_testing.upstream_ca_file);
+        policy_credentials_free(p);
         free(p->net_testing.allow_private);
         for (size_t i = 0; i < p->n_env; i++) {
                 free(p->env[i].key);
@@ -986,6 +636,8 @@ int policy_load_buffer(const char *buf, size_t len, const char *origin, struct p
 
         pol = policy_new_default();
         r = dispatch(&p, root, top_fields, ELEMENTSOF(top_fields), pol);
+        if (r >= 0)
+                r = policy_check_credentials(&p, pol);
         if (r < 0) {
                 if (ret_error)
                         *ret_error = p.error ? TAKE_PTR(p.error) : xasprintf("%s: invalid policy", p.origin);

@@ -60,6 +60,26 @@ struct policy_net_testing {
         char *hosts_file; /* "NAME ADDRESS" lines, read again at every connect; NULL: none */
         struct policy_net_cidr *allow_private;
         size_t n_allow_private;
+        char *upstream_ca_file; /* PEM the gate trusts upstream besides the host's store; NULL: none */
+};
+
+/* A credential grant (credentials.c): the secret stays with the sentry, the
+ * sandbox's variable env holds a placeholder, and the gate puts the secret in
+ * header (format's {} replaced) only on requests to host:port whose method
+ * is listed and whose path starts with path_prefix, before expires_at. */
+struct policy_credential {
+        char *env;
+        char *host; /* lower case; listed in networkPolicy.rules */
+        unsigned port;
+        char **methods; /* upper case; n_methods 0: any */
+        size_t n_methods;
+        char *path_prefix; /* "/" when not given */
+        char *header;      /* "Authorization" when not given */
+        char *format;      /* "Bearer {}" when not given: exactly one {} */
+        char *source_file; /* absolute host path, or ... */
+        char *source_env;  /* ... a variable of cordon's own environment */
+        time_t expires_at; /* (time_t)-1: the sandbox's own expiry */
+        char *reason;
 };
 
 struct policy_env {
@@ -109,6 +129,9 @@ struct policy {
 
         struct policy_env *env;
         size_t n_env;
+
+        struct policy_credential *credentials;
+        size_t n_credentials;
 
         time_t expires_at; /* (time_t)-1 when not given */
         int64_t approval_timeout_ms;

@@ -1,0 +1,401 @@
+/* The relays: every connection the gate allows runs through one, so that
+ * what it carries is checked before anything goes upstream (DESIGN.md,
+ * "Credentials"). The child holds one end of a loopback TCP pair in the
+ * host's namespace (a socket it cannot re-aim: the gate refuses connect()
+ * on it, as on any socket of another namespace); a thread of the relay's
+ * holds the other end and the upstream socket. It reads (peeks) the first
+ * flight, which must be a TLS ClientHello naming the rule's host, within
+ * NET_HELLO_TIMEOUT_MS; then the broker terminates it (a host with a grant)
+ * or the bytes are copied both ways unchanged. Every wait also watches the
+ * gate's stop, so no relay outlives the sandbox. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "common/util.h"
+#include "net/net-internal.h"
+
+#define NET_HELLO_TIMEOUT_MS 10000
+#define RELAY_BUF            65536
+#define RELAY_STACK          (512 * 1024)
+
+int64_t net_now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void net_close_reset(int fd)
+{
+        if (fd < 0)
+                return;
+        struct linger l = {.l_onoff = 1, .l_linger = 0};
+        (void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+        close(fd);
+}
+
+/* A listener on the host's loopback for one connection: ours is the
+ * accepted socket whose peer is the child's end (anyone else who connects
+ * in between is turned away), and the listener is gone before we return. */
+int net_relay_pair(int family, bool nonblock, int *ret_child, int *ret_ours)
+{
+        struct sockaddr_storage ss = {0};
+        socklen_t len;
+        if (family == AF_INET6) {
+                struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+                in6->sin6_family = AF_INET6;
+                in6->sin6_addr = in6addr_loopback;
+                len = sizeof(*in6);
+        } else {
+                struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+                in->sin_family = AF_INET;
+                in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                len = sizeof(*in);
+                family = AF_INET;
+        }
+        _cleanup_close_ int l = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (l < 0)
+                return negative_errno();
+        if (bind(l, (struct sockaddr *)&ss, len) < 0 || listen(l, 4) < 0 ||
+            getsockname(l, (struct sockaddr *)&ss, &len) < 0)
+                return negative_errno();
+        _cleanup_close_ int c = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (c < 0)
+                return negative_errno();
+        if (connect(c, (struct sockaddr *)&ss, len) < 0)
+                return negative_errno();
+        struct sockaddr_storage mine;
+        socklen_t ml = sizeof(mine);
+        if (getsockname(c, (struct sockaddr *)&mine, &ml) < 0)
+                return negative_errno();
+        for (int tries = 0; tries < 8; tries++) {
+                struct sockaddr_storage peer;
+                socklen_t pl = sizeof(peer);
+                int a = accept4(l, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+                if (a < 0)
+                        return negative_errno();
+                if (pl == ml && memcmp(&peer, &mine, ml) == 0) {
+                        if (nonblock && fcntl(c, F_SETFL, fcntl(c, F_GETFL) | O_NONBLOCK) < 0) {
+                                int r = negative_errno();
+                                close(a);
+                                return r;
+                        }
+                        *ret_child = TAKE_FD(c);
+                        *ret_ours = a;
+                        return 0;
+                }
+                close(a); /* a stranger on the host's loopback */
+        }
+        return -ECONNABORTED;
+}
+
+int net_relay_wait(struct net_relay *r, int fd, short events, int64_t deadline_ms)
+{
+        for (;;) {
+                int timeout = -1;
+                if (deadline_ms) {
+                        int64_t left = deadline_ms - net_now_ms();
+                        if (left <= 0)
+                                return 0;
+                        timeout = left > INT32_MAX ? INT32_MAX : (int)left;
+                }
+                struct pollfd p[2] = {{.fd = fd, .events = events}, {.fd = r->g->relay_stop, .events = POLLIN}};
+                int n = poll(p, 2, timeout);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return negative_errno();
+                if (p[1].revents)
+                        return -ECANCELED;
+                if (n > 0)
+                        return 1;
+        }
+}
+
+int net_relay_write_all(struct net_relay *r, int fd, const void *buf, size_t n)
+{
+        const char *p = buf;
+        while (n > 0) {
+                ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+                if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
+                        int k = net_relay_wait(r, fd, POLLOUT, 0);
+                        if (k < 0)
+                                return k;
+                        continue;
+                }
+                if (w < 0)
+                        return negative_errno();
+                p += w;
+                n -= (size_t)w;
+        }
+        return 0;
+}
+
+/* Peeks at the first flight until it holds a whole ClientHello. 0 with the
+ * server name, or the reason to refuse. */
+static enum net_reason read_hello(struct net_relay *r, char *sni, size_t sni_size)
+{
+        _cleanup_free_ uint8_t *buf = xmalloc(NET_HELLO_BUF);
+        int64_t deadline = net_now_ms() + NET_HELLO_TIMEOUT_MS;
+        ssize_t last = -1;
+        for (;;) {
+                ssize_t n = recv(r->child, buf, NET_HELLO_BUF, MSG_PEEK);
+                if (n < 0 && errno != EAGAIN && errno != EINTR)
+                        return REASON_NOT_TLS;
+                if (n == 0)
+                        return REASON_NOT_TLS; /* closed before a ClientHello */
+                size_t need = 0;
+                if (n > 0) {
+                        int k = net_tls_client_hello(buf, (size_t)n, sni, sni_size, &need);
+                        if (k == 0)
+                                break;
+                        if (k == -EPROTONOSUPPORT)
+                                return REASON_NOT_TLS;
+                        if (k < 0 || need > NET_HELLO_BUF)
+                                return REASON_SNI_MISMATCH; /* malformed, no name, two names, too big */
+                        if (n == last)
+                                return REASON_NOT_TLS; /* no more is coming (the peer shut its side) */
+                        last = n;
+                        /* wake when the rest is there, not at every byte */
+                        int lowat = (int)need;
+                        (void)setsockopt(r->child, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat));
+                }
+                int k = net_relay_wait(r, r->child, POLLIN | POLLRDHUP, deadline);
+                if (k <= 0)
+                        return REASON_NOT_TLS; /* a client that never sends, or the sandbox ends */
+        }
+        int one = 1;
+        (void)setsockopt(r->child, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
+        return REASON_ALLOWED;
+}
+
+/* Waits for the upstream connect the gate began. 0 or -errno. */
+static int upstream_ready(struct net_relay *r)
+{
+        if (atomic_load(&r->state) == 1)
+                return 0;
+        int k = net_relay_wait(r, r->upstream, POLLOUT, 0);
+        int err = 0;
+        socklen_t l = sizeof(err);
+        if (k < 0)
+                err = -k;
+        else if (getsockopt(r->upstream, SOL_SOCKET, SO_ERROR, &err, &l) < 0)
+                err = errno;
+        atomic_store(&r->state, err ? -err : 1);
+        if (err)
+                net_audit(r->g, r->pid, "connect", r->dest, r->g->rules[r->rule].host, r->resolved, true,
+                          REASON_CONNECT_FAILED);
+        return -err;
+}
+
+void net_relay_pump(struct net_relay *r, int a, int b)
+{
+        struct side {
+                int from, to;
+                char *buf;
+                size_t len, off;
+                bool eof;
+        } s[2] = {{a, b, xmalloc(RELAY_BUF), 0, 0, false}, {b, a, xmalloc(RELAY_BUF), 0, 0, false}};
+        for (;;) {
+                struct pollfd p[5];
+                int idx[2][2] = {{-1, -1}, {-1, -1}};
+                nfds_t n = 0;
+                for (int i = 0; i < 2; i++) {
+                        if (s[i].len > s[i].off) {
+                                idx[i][1] = (int)n;
+                                p[n++] = (struct pollfd){.fd = s[i].to, .events = POLLOUT};
+                        } else if (!s[i].eof) {
+                                idx[i][0] = (int)n;
+                                p[n++] = (struct pollfd){.fd = s[i].from, .events = POLLIN};
+                        }
+                }
+                if (n == 0)
+                        break;
+                p[n++] = (struct pollfd){.fd = r->g->relay_stop, .events = POLLIN};
+                if (poll(p, n, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break;
+                }
+                if (p[n - 1].revents)
+                        break;
+                bool fail = false;
+                for (int i = 0; i < 2 && !fail; i++) {
+                        struct side *d = &s[i];
+                        if (idx[i][0] >= 0 && p[idx[i][0]].revents) {
+                                ssize_t k = recv(d->from, d->buf, RELAY_BUF, 0);
+                                if (k > 0) {
+                                        d->len = (size_t)k;
+                                        d->off = 0;
+                                } else if (k == 0) {
+                                        d->eof = true;
+                                        (void)shutdown(d->to, SHUT_WR);
+                                } else if (errno != EAGAIN && errno != EINTR)
+                                        fail = true;
+                        }
+                        if (idx[i][1] >= 0 && p[idx[i][1]].revents) {
+                                ssize_t k = send(d->to, d->buf + d->off, d->len - d->off, MSG_NOSIGNAL);
+                                if (k > 0)
+                                        d->off += (size_t)k;
+                                else if (k < 0 && errno != EAGAIN && errno != EINTR)
+                                        fail = true;
+                        }
+                }
+                if (fail)
+                        break;
+        }
+        free(s[0].buf);
+        free(s[1].buf);
+}
+
+static void relay_end(struct net_relay *r)
+{
+        struct net_gate *g = r->g;
+        pthread_mutex_lock(&g->relay_lock);
+        for (struct net_relay **p = &g->relays; *p; p = &(*p)->next)
+                if (*p == r) {
+                        *p = r->next;
+                        break;
+                }
+        g->n_relays--;
+        pthread_cond_broadcast(&g->relay_cond);
+        pthread_mutex_unlock(&g->relay_lock);
+        if (r->child >= 0)
+                close(r->child);
+        if (r->upstream >= 0)
+                close(r->upstream);
+        free(r);
+}
+
+static void *relay_main(void *arg)
+{
+        struct net_relay *r = arg;
+        const char *host = r->g->rules[r->rule].host;
+        char sni[256] = "";
+        enum net_reason why = read_hello(r, sni, sizeof(sni));
+        /* the name the ClientHello asks for must be the rule's: the gate
+         * resolved and connected to that host, and a ClientHello naming
+         * another (domain fronting) asks a shared front end to route it
+         * elsewhere */
+        if (why == REASON_ALLOWED && !streq(sni, host))
+                why = REASON_SNI_MISMATCH;
+        if (why != REASON_ALLOWED) {
+                const char *kv[] = {"destination", r->dest, "sni", sni[0] ? sni : NULL};
+                net_audit_kv(r->g, r->pid, host, false, why, kv, 2);
+                net_close_reset(TAKE_FD(r->child));
+                relay_end(r);
+                return NULL;
+        }
+        if (upstream_ready(r) < 0) {
+                net_close_reset(TAKE_FD(r->child));
+                relay_end(r);
+                return NULL;
+        }
+        int grant = net_broker_grant_for(r->g->broker, host, r->g->rules[r->rule].port);
+        if (grant >= 0)
+                net_broker_serve(r, grant);
+        else
+                net_relay_pump(r, r->child, r->upstream);
+        relay_end(r);
+        return NULL;
+}
+
+int net_relay_start(struct net_gate *g, int child_end, int ours, int upstream, int state, unsigned rule, unsigned pid,
+                    const char *dest, const char *resolved, const struct sockaddr *peer, socklen_t peer_len)
+{
+        struct stat st;
+        if (fstat(child_end, &st) < 0) {
+                int r = negative_errno();
+                close(ours);
+                close(upstream);
+                return r;
+        }
+        struct net_relay *r = xcalloc(1, sizeof(*r));
+        *r = (struct net_relay){.g = g,
+                                .child = ours,
+                                .upstream = upstream,
+                                .rule = rule,
+                                .pid = pid,
+                                .child_dev = st.st_dev,
+                                .child_ino = st.st_ino};
+        atomic_store(&r->state, state);
+        snprintf(r->dest, sizeof(r->dest), "%s", dest ? dest : "");
+        snprintf(r->resolved, sizeof(r->resolved), "%s", resolved ? resolved : "");
+        if (peer && peer_len <= sizeof(r->peer)) {
+                memcpy(&r->peer, peer, peer_len);
+                r->peer_len = peer_len;
+        }
+        (void)fcntl(ours, F_SETFL, fcntl(ours, F_GETFL) | O_NONBLOCK);
+        (void)fcntl(upstream, F_SETFL, fcntl(upstream, F_GETFL) | O_NONBLOCK);
+
+        pthread_mutex_lock(&g->relay_lock);
+        if (g->n_relays >= NET_RELAY_MAX || g->relay_stop < 0) {
+                pthread_mutex_unlock(&g->relay_lock);
+                close(ours);
+                close(upstream);
+                free(r);
+                return -EAGAIN;
+        }
+        r->next = g->relays;
+        g->relays = r;
+        g->n_relays++;
+        pthread_mutex_unlock(&g->relay_lock);
+
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, RELAY_STACK);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_t t;
+        int e = pthread_create(&t, &attr, relay_main, r);
+        pthread_attr_destroy(&attr);
+        if (e != 0) {
+                relay_end(r);
+                return -e;
+        }
+        return 0;
+}
+
+int net_relay_state(struct net_gate *g, int fd, struct sockaddr_storage *ret_peer, socklen_t *ret_peer_len)
+{
+        struct stat st;
+        if (ret_peer_len)
+                *ret_peer_len = 0;
+        if (fstat(fd, &st) < 0)
+                return 1;
+        int state = 1;
+        pthread_mutex_lock(&g->relay_lock);
+        for (struct net_relay *r = g->relays; r; r = r->next)
+                if (r->child_dev == st.st_dev && r->child_ino == st.st_ino) {
+                        state = atomic_load(&r->state);
+                        if (ret_peer && ret_peer_len) {
+                                *ret_peer = r->peer;
+                                *ret_peer_len = r->peer_len;
+                        }
+                        break;
+                }
+        pthread_mutex_unlock(&g->relay_lock);
+        return state;
+}
+
+bool net_relay_stop_all(struct net_gate *g)
+{
+        if (g->relay_stop < 0)
+                return true;
+        (void)eventfd_write(g->relay_stop, 1);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 5;
+        pthread_mutex_lock(&g->relay_lock);
+        while (g->n_relays > 0)
+                if (pthread_cond_timedwait(&g->relay_cond, &g->relay_lock, &until) != 0)
+                        break;
+        bool done = g->n_relays == 0;
+        pthread_mutex_unlock(&g->relay_lock);
+        return done;
+}
