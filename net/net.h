@@ -160,6 +160,10 @@ int net_gate_new(const struct net_gate_config *cfg, struct net_gate **ret);
  * 127.0.0.53:53 (UDP and TCP), on a thread: net_gate_stub_ready says when
  * it listens. */
 int net_gate_start_stub(struct net_gate *g, int netns_fd);
+/* The same; with shared, the namespace is a pod's whose sandbox container's
+ * stub already listens there: the thread only joins it to learn which
+ * sockets are the namespace's, and ends. */
+int net_gate_start_stub_shared(struct net_gate *g, int netns_fd, bool shared);
 /* Waits until the stub listens: 0, or -errno when it could not, with
  * *ret_step saying at what (the caller must not let the sandbox start).
  * The stub's thread joins the sandbox's network namespace (setns) and

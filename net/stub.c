@@ -72,7 +72,21 @@ struct stub_args {
         int netns_fd;
         int stop_fd;
         int ready_fd; /* eventfd, written once the stub listens or has failed (g->stub_err) */
+        bool shared;  /* another sandbox's stub serves the namespace: only its cookie is read */
 };
+
+/* The cookie of the namespace this thread is in, read from a socket made
+ * for it (Linux 5.14). */
+static int read_netns_cookie(uint64_t *ret)
+{
+        _cleanup_close_ int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        socklen_t l = sizeof(*ret);
+        if (s < 0)
+                return negative_errno();
+        if (getsockopt(s, SOL_SOCKET, 71 /* SO_NETNS_COOKIE */, ret, &l) < 0)
+                return negative_errno();
+        return 0;
+}
 
 static int bind_stub(int type)
 {
@@ -106,6 +120,21 @@ static void *stub_main(void *arg)
         if (setns(a.netns_fd, CLONE_NEWNET) < 0) {
                 err = negative_errno();
                 g->stub_step = "join the sandbox's network namespace";
+        } else if (a.shared) {
+                /* a pod's namespace, whose sandbox container's stub listens
+                 * at NET_STUB_ADDR already (with the same policy, so the
+                 * same synthetic addresses): this gate needs only to tell
+                 * the namespace's sockets from its own */
+                uint64_t cookie = 0;
+                g->stub_step = "read the namespace's cookie (SO_NETNS_COOKIE, Linux 5.14)";
+                err = read_netns_cookie(&cookie);
+                if (err == 0 && cookie == 0)
+                        err = -ENOPROTOOPT;
+                g->sandbox_netns_cookie = cookie;
+                g->stub_err = err;
+                close(a.netns_fd);
+                (void)!write(a.ready_fd, &(uint64_t){1}, sizeof(uint64_t));
+                return NULL;
         } else if ((err = net_loopback_up()) < 0)
                 g->stub_step = "bring up the sandbox's loopback";
         if (err == 0) {
@@ -168,8 +197,14 @@ static void *stub_main(void *arg)
 
 int net_gate_start_stub(struct net_gate *g, int netns_fd)
 {
+        return net_gate_start_stub_shared(g, netns_fd, false);
+}
+
+int net_gate_start_stub_shared(struct net_gate *g, int netns_fd, bool shared)
+{
         struct stub_args *a = xcalloc(1, sizeof(*a));
         a->g = g;
+        a->shared = shared;
         a->netns_fd = fcntl(netns_fd, F_DUPFD_CLOEXEC, 3);
         a->ready_fd = eventfd(0, EFD_CLOEXEC);
         a->stop_fd = eventfd(0, EFD_CLOEXEC);

@@ -457,7 +457,9 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
          * through the host's /proc, still mounted here: /proc/self is init
          * in any pid namespace's view.) */
         const char *hostname = plan->oci && plan->oci->hostname ? plan->oci->hostname : "cordon";
-        if (sethostname(hostname, strlen(hostname)) < 0)
+        /* a joined uts namespace (a pod's) keeps the name its owner gave it */
+        bool uts_joined = plan->oci && plan->oci->join[OCI_JOIN_UTS].path;
+        if (!uts_joined && sethostname(hostname, strlen(hostname)) < 0)
                 child_fail(sock, "sethostname: %s", strerror(errno));
         send_namespaces(sock);
         trace_mark("init: namespaces sent");

@@ -334,6 +334,9 @@ int sentry_run(const struct run_options *o)
         sandbox_new_id(id);
         /* root: the sandbox's own range of host ids, taken with its claim */
         struct id_range range = {0};
+        /* a pod's app container shares its pod's range (state_admit) */
+        if (o->oci && o->oci->pod_range.count)
+                range = o->oci->pod_range;
         _cleanup_close_ int lock = state_admit(id, adm.max_sandboxes, geteuid() == 0 ? &range : NULL, &err);
         if (lock < 0) {
                 fprintf(stderr, "cordon: %s\n", err);
@@ -534,10 +537,24 @@ static int run_sandbox(struct sandbox_state *st)
                 CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_PIDFD;
         bool born_in_group = false;
         init_read_test_hooks();
+        /* OCI: the namespaces an engine prepared, entered for the clone
+         * only (init inherits them; the sentry returns to its own) */
+        int saved_ns[OCI_JOIN_KINDS];
+        char why[320];
+        if ((r = join_enter(plan->oci, &flags, saved_ns, why, sizeof(why))) < 0) {
+                fprintf(stderr, "cordon: %s\n", why);
+                close(sp[0]);
+                close(sp[1]);
+                sigprocmask(SIG_SETMASK, &old, NULL);
+                return EXIT_SANDBOX;
+        }
         trace_mark("clone");
         pid_t pid = clone_init(flags, cg_entry.v2_fd, &pidfd, &born_in_group);
+        int clone_errno = errno;
+        if (pid != 0)
+                join_leave(saved_ns);
         if (pid < 0) {
-                int e = errno;
+                int e = clone_errno;
                 if (born_in_group)
                         fprintf(stderr,
                                 "cordon: cannot create the sandbox's init in its control group %s (clone3 "
@@ -557,6 +574,10 @@ static int run_sandbox(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
         if (pid == 0) {
+                /* init keeps no handle on the sentry's (the host's) namespaces */
+                for (size_t k = 0; k < OCI_JOIN_KINDS; k++)
+                        if (saved_ns[k] >= 0)
+                                close(saved_ns[k]);
                 close(sp[0]);
                 sigprocmask(SIG_SETMASK, &old, NULL);
                 sandbox_init(plan, sp[1], &cg_entry);
@@ -639,7 +660,7 @@ static int start_gate(struct sandbox_state *st, int netnsfd)
                 fprintf(stderr, "cordon: cannot start the egress gate: %s\n", strerror(-r));
                 return r;
         }
-        r = net_gate_start_stub(st->gate, netnsfd);
+        r = net_gate_start_stub_shared(st->gate, netnsfd, st->plan->oci && st->plan->oci->stub_shared);
         if (r < 0) {
                 fprintf(stderr, "cordon: cannot start the DNS stub in the sandbox: %s\n", strerror(-r));
                 net_gate_free(TAKE_PTR(st->gate));

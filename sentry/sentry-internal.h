@@ -133,6 +133,17 @@ pid_t clone_init(unsigned long flags, int cgroup_fd, int *ret_pidfd, bool *ret_i
  * namespace (plan->view.template_tree_fd). */
 int template_lower(struct sandbox_plan *plan, pid_t pid);
 
+/* --- namespaces an OCI container joins (join.c) --- */
+
+/* Enters oci->join's namespaces on the calling thread (each reopened and
+ * checked to be the one the front checked), clearing their CLONE_NEW*
+ * from *flags; saved gets the thread's own for join_leave (-1 for those
+ * not joined). 0, or -errno with why filled and nothing entered. */
+int join_enter(const struct oci_sandbox *oci, unsigned long *flags, int saved[OCI_JOIN_KINDS], char *why,
+               size_t size);
+/* Back to the thread's own namespaces (saved closed). */
+void join_leave(int saved[OCI_JOIN_KINDS]);
+
 /* --- read-write binds from the host's side (binds.c) --- */
 
 /* As host root, before init is cloned: an idmapped tree for each read-write

@@ -364,6 +364,11 @@ int idrange_pool(struct id_pool *ret);
 /* Under the admission lock, with the claim of sandbox id held: a free range
  * for it; -EDQUOT with *ret_error naming the pool when none is free. */
 int idrange_take(const char *id, struct id_range *ret, char **ret_error);
+/* Under the admission lock, with the claim of sandbox id held: a share of
+ * *range (a pod's, taken by its sandbox container, which must be live),
+ * held as long as id's claim, so that the range stays in use while any
+ * sandbox of the pod lives. 0, or -errno with *ret_error. */
+int idrange_share(const char *id, const struct id_range *range, char **ret_error);
 /* The range this process took, given back (state_drop_claim calls it). */
 void idrange_release(void);
 /* `cordon gc`, under the admission lock: drops ranges of dead sandboxes
@@ -430,6 +435,9 @@ struct oci_limit {
 
 /* A mount the view does not already provide, made by init inside the
  * sandbox's own mount namespace after the view is built (tmpfs, mqueue). */
+/* struct oci_sandbox's join[]: the namespaces that may be joined. */
+enum { OCI_JOIN_NET, OCI_JOIN_IPC, OCI_JOIN_UTS, OCI_JOIN_KINDS };
+
 struct oci_extra_mount {
         const char *destination;
         const char *fstype;
@@ -460,4 +468,20 @@ struct oci_sandbox {
         bool has_umask, has_oom_score_adj;
         uint32_t umask;
         int oom_score_adj;
+        /* Namespaces an engine prepared, joined instead of created (sentry/
+         * oci/pod.c chose and checked them: never the host's): a CNI pod
+         * network or a podman network for the network one, and for a
+         * Kubernetes pod's app container its pod's network, ipc and uts.
+         * The sentry opens each path again and joins it only if it is still
+         * the namespace that was checked (its nsfs device and inode). */
+        struct oci_join {
+                const char *path; /* NULL: a new namespace */
+                uint64_t dev, ino;
+        } join[OCI_JOIN_KINDS];
+        /* A pod's app container: the pod's uid range (held by its sandbox
+         * container) is shared, not a new one taken (count 0: none). */
+        struct id_range pod_range;
+        /* The joined network namespace already has a DNS stub at
+         * NET_STUB_ADDR (the pod sandbox container's): none is started. */
+        bool stub_shared;
 };

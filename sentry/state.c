@@ -261,8 +261,10 @@ int state_admit(const char *id, int64_t max_sandboxes, struct id_range *ret_rang
                 close(lock);
                 return r;
         }
-        /* the range's holder is the claim just taken (below) */
-        if (ret_range && (r = idrange_take(id, ret_range, ret_error)) < 0) {
+        /* the range's holder is the claim just taken (below); a range
+         * given (a pod's app container) is shared, not taken */
+        if (ret_range && (r = ret_range->count ? idrange_share(id, ret_range, ret_error)
+                                               : idrange_take(id, ret_range, ret_error)) < 0) {
                 close(lock);
                 (void)state_remove(id);
                 return r;
@@ -564,7 +566,9 @@ static size_t live_ranges(int dfd, struct live **ret)
         while (d && (de = readdir(d))) {
                 unsigned long long u, g;
                 char end;
-                if (sscanf(de->d_name, "%llu:%llu%c", &u, &g, &end) != 2 || u > UINT32_MAX || g > UINT32_MAX ||
+                int n_read = sscanf(de->d_name, "%llu:%llu%c", &u, &g, &end);
+                /* "UID:GID+ID": a pod member's share of its pod's range */
+                if ((n_read != 2 && !(n_read == 3 && end == '+')) || u > UINT32_MAX || g > UINT32_MAX ||
                     !range_live(dfd, de->d_name))
                         continue;
                 if (n == cap) {
@@ -635,6 +639,44 @@ int idrange_take(const char *id, struct id_range *ret, char **ret_error)
                                held, pool.ranges, pool.ranges == 1 ? "" : "s", RANGE_SIZE, pool.source, pool.uid_start,
                                pool.gid_start, held == 1 ? "is" : "are");
         return -EDQUOT;
+}
+
+int idrange_share(const char *id, const struct id_range *range, char **ret_error)
+{
+        char dir[600], name[32], share[64], tmp[96];
+        int r = ranges_dir(dir, sizeof(dir));
+        if (r < 0) {
+                *ret_error = xasprintf("%s: %s", dir, strerror(-r));
+                return r;
+        }
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0) {
+                r = negative_errno();
+                *ret_error = xasprintf("%s: %s", dir, strerror(-r));
+                return r;
+        }
+        /* Only a range a live sandbox holds now, as cordon handed it out:
+         * never ids someone named (host root's, another user's). */
+        snprintf(name, sizeof(name), "%u:%u", range->uid, range->gid);
+        if (range->count != RANGE_SIZE || !range_live(dfd, name)) {
+                *ret_error = xasprintf("the pod's uid range %s (%u ids) is not one a live sandbox holds", name,
+                                       range->count);
+                return -ESRCH;
+        }
+        /* held as well while this sandbox lives: its pod's sandbox container
+         * may end first, and the range must not be handed out meanwhile */
+        snprintf(share, sizeof(share), "%s+%s", name, id);
+        snprintf(tmp, sizeof(tmp), ".%s", share);
+        _cleanup_close_ int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0 || dprintf(fd, "%s\n", id) < 0 || renameat(dfd, tmp, dfd, share) < 0) {
+                r = negative_errno();
+                (void)unlinkat(dfd, tmp, 0);
+                *ret_error = xasprintf("%s/%s: %s", dir, share, strerror(-r));
+                return r;
+        }
+        taken_slot = range->slot >= 0 ? range->slot : 0;
+        snprintf(taken_path, sizeof(taken_path), "%s/%s", dir, share);
+        return 0;
 }
 
 void idrange_release(void)

@@ -763,9 +763,11 @@ static int parse_spec(struct oci_parser *p, json_t *root, struct oci_spec *s)
         }
 
         /* runc refuses these combinations; so does cordon, with the path. */
-        if (s->hostname && s->hostname[0] && !oci_has_new_ns(s, CLONE_NEWUTS))
+        /* (a joined uts namespace counts, as for runc: a pod's containers
+         * carry the pod's hostname, which the pod's namespace has already) */
+        if (s->hostname && s->hostname[0] && !oci_has_ns(s, CLONE_NEWUTS))
                 return oci_fail_at(p, "hostname", "setting a hostname needs a new uts namespace in linux.namespaces");
-        if (s->domainname && s->domainname[0] && !oci_has_new_ns(s, CLONE_NEWUTS))
+        if (s->domainname && s->domainname[0] && !oci_has_ns(s, CLONE_NEWUTS))
                 return oci_fail_at(p, "domainname",
                                    "setting a domainname needs a new uts namespace in linux.namespaces");
         if ((s->n_uid_mappings || s->n_gid_mappings) && !oci_has_ns(s, CLONE_NEWUSER)) {

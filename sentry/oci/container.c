@@ -165,7 +165,7 @@ static pid_t container_pid(const struct container *c)
         return (pid_t)json_integer_value(json_object_get(c->state, "sentryPid"));
 }
 
-static bool sentry_alive(const struct container *c)
+bool oci_container_alive(const struct container *c)
 {
         pid_t pid = container_pid(c);
         unsigned long long want = (unsigned long long)json_integer_value(json_object_get(c->state, "sentryStart"));
@@ -173,7 +173,7 @@ static bool sentry_alive(const struct container *c)
 }
 
 /* The sandbox's meta.json (its status and runs), or NULL. */
-static json_t *sandbox_meta(const struct container *c)
+json_t *oci_container_meta(const struct container *c)
 {
         const char *sid = oci_st_str(c, "sandbox");
         char dir[600], path[700];
@@ -187,9 +187,9 @@ static json_t *sandbox_meta(const struct container *c)
 /* created, running, paused or stopped (the OCI statuses). */
 const char *oci_container_status(const struct container *c)
 {
-        if (json_is_true(json_object_get(c->state, "incomplete")) || !sentry_alive(c))
+        if (json_is_true(json_object_get(c->state, "incomplete")) || !oci_container_alive(c))
                 return "stopped";
-        json_t *m = sandbox_meta(c);
+        json_t *m = oci_container_meta(c);
         const char *s = m ? json_string_value(json_object_get(m, "status")) : NULL;
         const char *out = "stopped";
         json_t *runs = json_object_get(m, "runs");
@@ -222,7 +222,7 @@ json_t *oci_state_doc(const struct container *c, const char *status)
  * garbage for `cordon gc`. 0 or -errno. */
 int oci_container_terminate(struct container *c)
 {
-        if (sentry_alive(c)) {
+        if (oci_container_alive(c)) {
                 _cleanup_close_ int fd = -1;
                 if (control_connect(oci_st_str(c, "sandbox"), &fd) == 0) {
                         (void)control_send(fd, json_pack("{s:s}", "op", "terminate"), NULL, 0);
@@ -231,15 +231,15 @@ int oci_container_terminate(struct container *c)
                                 json_decref(rep);
                 } else
                         (void)kill(container_pid(c), SIGKILL);
-                for (int i = 0; i < 600 && sentry_alive(c); i++)
+                for (int i = 0; i < 600 && oci_container_alive(c); i++)
                         usleep(50 * 1000);
-                if (sentry_alive(c)) {
+                if (oci_container_alive(c)) {
                         /* the sentry must not outlive its container: init dies with it */
                         (void)kill(container_pid(c), SIGKILL);
-                        for (int i = 0; i < 100 && sentry_alive(c); i++)
+                        for (int i = 0; i < 100 && oci_container_alive(c); i++)
                                 usleep(50 * 1000);
                 }
-                if (sentry_alive(c)) {
+                if (oci_container_alive(c)) {
                         oci_error("container %s: its sentry (pid %d) did not end", c->id, container_pid(c));
                         return -EBUSY;
                 }

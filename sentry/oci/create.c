@@ -83,6 +83,7 @@ struct oci_prepared {
         struct policy *policy;
         struct oci_sandbox sb;
         char *policy_text;
+        json_t *pod_record; /* what the state keeps of pod.c's choices */
 };
 
 static void prepared_done(struct oci_prepared *p)
@@ -94,6 +95,8 @@ static void prepared_done(struct oci_prepared *p)
         free(p->sb.mounts);
         free(p->sb.seccomp.filter);
         free(p->policy_text);
+        oci_pod_done(&p->sb);
+        json_decref(p->pod_record);
         memset(p, 0, sizeof(*p));
 }
 
@@ -112,24 +115,10 @@ static int prepare(const char *bundle, struct oci_prepared *p)
                 oci_error("%s/config.json: process: a container needs a process to run", bundle);
                 return -EINVAL;
         }
-        for (size_t i = 0; i < s->n_namespaces; i++) {
-                const struct oci_namespace *ns = &s->namespaces[i];
-                if (!ns->path)
-                        continue;
-                if (ns->type == CLONE_NEWNET) {
-                        /* podman and CNI set up a namespace with their own
-                         * interfaces; cordon's egress gate replaces them */
-                        oci_warn("linux.namespaces: the network namespace %s is not joined: the container gets "
-                                 "cordon's own (loopback only, egress through the gate per %s)",
-                                 ns->path, OCI_POLICY_ANNOTATION);
-                        continue;
-                }
-                oci_error("linux.namespaces: joining an existing namespace (%s) is not supported: cordon creates "
-                          "its own user, mount, pid, ipc, uts and cgroup namespaces for every container, and "
-                          "sharing one with another container would let it reach outside its sandbox",
-                          ns->path);
-                return -EOPNOTSUPP;
-        }
+        /* namespaces given by path: a prepared network, a pod's (pod.c) */
+        r = oci_pod_prepare(s, &p->sb, &p->pod_record);
+        if (r < 0)
+                return r;
         if (s->process.apparmor_profile && lsm_enabled("apparmor")) {
                 oci_error("process.apparmorProfile %s: cordon cannot apply AppArmor profiles; run without one "
                           "(cordon's own layers confine the container)",
@@ -355,6 +344,8 @@ static int do_create(const struct create_args *a, pid_t *ret_sentry)
                             oci_hooks_json(p.spec, OCI_HOOK_CREATE_RUNTIME), "poststart",
                             oci_hooks_json(p.spec, OCI_HOOK_POSTSTART), "owner", (int)geteuid());
         json_object_set_new(json_object_get(c.state, "hooks"), "poststop", oci_hooks_json(p.spec, OCI_HOOK_POSTSTOP));
+        if (p.pod_record)
+                json_object_set_new(c.state, "pod", TAKE_PTR(p.pod_record));
         r = oci_container_save(&c);
         if (r < 0)
                 oci_error("%s/%s/state.json: %s", oci_G.root, a->id, strerror(-r));

@@ -95,6 +95,10 @@ int oci_container_open(const char *id, struct container *ret);
 int oci_container_save(struct container *c);
 /* state.json's string member key, or NULL. */
 const char *oci_st_str(const struct container *c, const char *key);
+/* Whether the container's sentry is alive (its pid with the start time
+ * recorded), and its sandbox's meta.json (NULL: none). */
+bool oci_container_alive(const struct container *c);
+json_t *oci_container_meta(const struct container *c);
 /* created, running, paused or stopped */
 const char *oci_container_status(const struct container *c);
 /* The OCI state document, as `state` prints it and hooks read it. */
@@ -108,6 +112,23 @@ int oci_lookup(const char *id, struct container *c);
 /* For a verb that takes one container id and nothing else (start, state,
  * pause, resume): 0 with *c open, or the exit status, the error said. */
 int oci_lookup_one(int argc, char **argv, const char *verb, struct container *c);
+
+/* ---- pod.c ---- */
+
+/* The CRI annotations containerd gives every container of a pod. */
+#define OCI_CRI_TYPE_ANNOTATION    "io.kubernetes.cri.container-type"
+#define OCI_CRI_SANDBOX_ANNOTATION "io.kubernetes.cri.sandbox-id"
+
+/* The namespaces of s given by path, checked and chosen (sb->join): a
+ * network namespace an engine prepared (never the host's, nor one another
+ * live container of --root joined); for a pod's app container (the CRI
+ * annotations) its pod sandbox container's network, ipc and uts, the pod's
+ * uid range and the pod's policy annotation (set in s). What cannot be
+ * joined fails, naming the field and the value. *ret_record: what the
+ * container's state keeps of it. Allocates sb->join's paths (freed by
+ * oci_pod_done). 0 or -errno (said). */
+int oci_pod_prepare(struct oci_spec *s, struct oci_sandbox *sb, json_t **ret_record);
+void oci_pod_done(struct oci_sandbox *sb);
 
 /* ---- hooks.c ---- */
 

@@ -1,0 +1,374 @@
+/* Namespaces a container joins rather than creates: a network namespace an
+ * engine prepared (a CNI pod network, a podman network), and a Kubernetes
+ * pod's app containers (containerd's CRI annotations), which share their
+ * pod sandbox container's network, ipc and uts namespaces, its uid range
+ * and its policy, each keeping its own root, mounts, limits and pid
+ * namespace. A pod is one trust unit; nothing here lets a container reach
+ * the host's namespaces or another pod's.
+ *
+ * containerd names the pod's namespaces /proc/PID/ns/X with PID the pod
+ * sandbox container's pid as cordon reported it, which is its sentry's (a
+ * host process): such a path is taken for the pod's own namespace, that of
+ * the pod's init, the sentry's child. Any other path must name the pod's
+ * namespace itself. */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <linux/nsfs.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include "common/file.h"
+#include "common/util.h"
+#include "sentry/oci/oci.h"
+#include "sentry/oci/runtime-internal.h"
+
+struct ns_id {
+        uint64_t dev, ino;
+};
+
+static const struct {
+        int type;
+        const char *name; /* in /proc/PID/ns */
+        const char *field; /* linux.namespaces' type */
+        int join;          /* OCI_JOIN_*, or -1 */
+} ns_kinds[] = {
+        {CLONE_NEWNET, "net", "network", OCI_JOIN_NET}, {CLONE_NEWIPC, "ipc", "ipc", OCI_JOIN_IPC},
+        {CLONE_NEWUTS, "uts", "uts", OCI_JOIN_UTS},     {CLONE_NEWPID, "pid", "pid", -1},
+        {CLONE_NEWNS, "mnt", "mount", -1},              {CLONE_NEWUSER, "user", "user", -1},
+        {CLONE_NEWCGROUP, "cgroup", "cgroup", -1},      {CLONE_NEWTIME, "time", "time", -1},
+};
+
+static size_t kind_of(int type)
+{
+        for (size_t i = 0; i < ELEMENTSOF(ns_kinds); i++)
+                if (ns_kinds[i].type == type)
+                        return i;
+        return 0;
+}
+
+/* path opened: a namespace of type, its identity in *ret. 0, or -errno
+ * with why filled. */
+static int ns_identify(const char *path, int type, struct ns_id *ret, char *why, size_t size)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) {
+                int r = negative_errno();
+                snprintf(why, size, "cannot open it: %s", strerror(-r));
+                return r;
+        }
+        struct statfs sfs;
+        struct stat st;
+        if (fstatfs(fd, &sfs) < 0 || sfs.f_type != NSFS_MAGIC || fstat(fd, &st) < 0) {
+                snprintf(why, size, "it is not a namespace");
+                return -EINVAL;
+        }
+        int t = ioctl(fd, NS_GET_NSTYPE);
+        if (t != type) {
+                snprintf(why, size, "it is a %s namespace, not a %s one", t >= 0 ? ns_kinds[kind_of(t)].field : "?",
+                         ns_kinds[kind_of(type)].field);
+                return -EINVAL;
+        }
+        *ret = (struct ns_id){(uint64_t)st.st_dev, (uint64_t)st.st_ino};
+        return 0;
+}
+
+static bool same(struct ns_id a, struct ns_id b)
+{
+        return a.dev == b.dev && a.ino == b.ino;
+}
+
+/* Whether id is the host's namespace of that kind (pid 1's, or this
+ * runtime's own, which is the engine's). */
+static bool host_ns(size_t k, struct ns_id id)
+{
+        static const char *const pids[] = {"1", "self"};
+        for (size_t i = 0; i < ELEMENTSOF(pids); i++) {
+                char path[64], why[128];
+                struct ns_id h;
+                snprintf(path, sizeof(path), "/proc/%s/ns/%s", pids[i], ns_kinds[k].name);
+                if (ns_identify(path, ns_kinds[k].type, &h, why, sizeof(why)) == 0 && same(h, id))
+                        return true;
+        }
+        return false;
+}
+
+static void format_id(struct ns_id id, char *buf, size_t size)
+{
+        snprintf(buf, size, "%" PRIu64 ":%" PRIu64, id.dev, id.ino);
+}
+
+/* The live container of --root (not self) that joined network namespace
+ * id as its own prepared one, or NULL. */
+static char *netns_holder(const char *self, struct ns_id id)
+{
+        char want[64];
+        format_id(id, want, sizeof(want));
+        DIR *d = opendir(oci_G.root);
+        struct dirent *de;
+        char *found = NULL;
+        while (d && !found && (de = readdir(d))) {
+                if (de->d_name[0] == '.' || streq(de->d_name, self) || !oci_container_id_valid(de->d_name))
+                        continue;
+                /* read without its lock (state.json is replaced whole): a
+                 * create under way holds its own while it looks here */
+                char path[PATH_MAX];
+                json_error_t jerr;
+                snprintf(path, sizeof(path), "%s/%s/state.json", oci_G.root, de->d_name);
+                struct container c = {.dirfd = -1, .state = json_load_file(path, 0, &jerr)};
+                const char *ns = json_string_value(json_object_get(json_object_get(c.state, "pod"), "netns"));
+                if (ns && streq(ns, want) && oci_container_alive(&c))
+                        found = xstrdup(de->d_name);
+                json_decref(c.state);
+        }
+        if (d)
+                closedir(d);
+        return found;
+}
+
+/* The first line of /proc/PID/{uid,gid}_map: "0 BASE COUNT". */
+static int read_map(pid_t pid, const char *which, uint32_t *ret_base, uint32_t *ret_count)
+{
+        char path[64];
+        _cleanup_free_ char *text = NULL;
+        snprintf(path, sizeof(path), "/proc/%d/%s_map", (int)pid, which);
+        int r = read_file_text(path, &text);
+        if (r < 0)
+                return r;
+        unsigned long long inside, base, count;
+        if (sscanf(text, "%llu %llu %llu", &inside, &base, &count) != 3 || inside != 0 || base == 0 ||
+            base > UINT32_MAX || count > UINT32_MAX)
+                return -EINVAL;
+        *ret_base = (uint32_t)base;
+        *ret_count = (uint32_t)count;
+        return 0;
+}
+
+/* The parent of pid (field 4 of /proc/PID/stat), or -1. */
+static pid_t parent_of(pid_t pid)
+{
+        char path[64];
+        _cleanup_free_ char *text = NULL;
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        if (read_file_text(path, &text) < 0)
+                return -1;
+        const char *p = strrchr(text, ')');
+        int ppid;
+        char state;
+        if (!p || sscanf(p + 1, " %c %d", &state, &ppid) != 2)
+                return -1;
+        return ppid;
+}
+
+static int set_annotation(struct oci_spec *s, const char *key, const char *value)
+{
+        for (size_t i = 0; i < s->n_annotations; i++)
+                if (streq(s->annotations[i].key, key)) {
+                        free(s->annotations[i].value);
+                        s->annotations[i].value = xstrdup(value);
+                        return 0;
+                }
+        s->annotations = xrealloc(s->annotations, (s->n_annotations + 1) * sizeof(*s->annotations));
+        s->annotations[s->n_annotations++] = (struct oci_annotation){xstrdup(key), xstrdup(value)};
+        return 0;
+}
+
+/* A network namespace an engine prepared (not a pod member's): checked
+ * and joined. */
+static int prepared_netns(const char *self, const char *path, struct oci_sandbox *sb, json_t *record)
+{
+        char why[256], idtext[64];
+        struct ns_id id;
+        size_t k = kind_of(CLONE_NEWNET);
+        if (ns_identify(path, CLONE_NEWNET, &id, why, sizeof(why)) < 0) {
+                oci_error("linux.namespaces: network path %s: %s", path, why);
+                return -EINVAL;
+        }
+        if (host_ns(k, id)) {
+                oci_error("linux.namespaces: network path %s is the host's network namespace: cordon never joins "
+                          "the host's namespaces",
+                          path);
+                return -EPERM;
+        }
+        _cleanup_free_ char *holder = netns_holder(self, id);
+        if (holder) {
+                oci_error("linux.namespaces: network path %s is the network namespace of container %s (another "
+                          "pod's): refused",
+                          path, holder);
+                return -EPERM;
+        }
+        format_id(id, idtext, sizeof(idtext));
+        json_object_set_new(record, "netns", json_string(idtext));
+        sb->join[OCI_JOIN_NET] = (struct oci_join){xstrdup(path), id.dev, id.ino};
+        return 0;
+}
+
+/* A pod's app container: its pod sandbox container looked up and each
+ * namespace path checked against the pod's. */
+static int pod_member(struct oci_spec *s, const char *pod_id, struct oci_sandbox *sb, json_t *record)
+{
+        struct container pod;
+        if (geteuid() != 0) {
+                oci_error("annotations: %s %s: a pod's containers share its uid range, which needs cordon run as "
+                          "root",
+                          OCI_CRI_SANDBOX_ANNOTATION, pod_id);
+                return -EPERM;
+        }
+        int r = oci_container_id_valid(pod_id) ? oci_container_open(pod_id, &pod) : -EINVAL;
+        if (r < 0) {
+                oci_error("annotations: %s \"%s\": no such pod sandbox container in %s", OCI_CRI_SANDBOX_ANNOTATION,
+                          pod_id, oci_G.root);
+                return -ENOENT;
+        }
+        const char *type = json_string_value(
+                json_object_get(json_object_get(pod.state, "annotations"), OCI_CRI_TYPE_ANNOTATION));
+        pid_t sentry = (pid_t)json_integer_value(json_object_get(pod.state, "sentryPid"));
+        json_t *meta = oci_container_meta(&pod);
+        pid_t init = (pid_t)json_integer_value(json_object_get(meta, "initPid"));
+        json_decref(meta);
+        r = 0;
+        if (!type || !streq(type, "sandbox")) {
+                oci_error("annotations: %s \"%s\": container %s is not a pod sandbox container (its %s is %s)",
+                          OCI_CRI_SANDBOX_ANNOTATION, pod_id, pod_id, OCI_CRI_TYPE_ANNOTATION, type ? type : "unset");
+                r = -EINVAL;
+        } else if (!oci_container_alive(&pod) || init <= 0 || parent_of(init) != sentry) {
+                /* init is the sentry's child: a pid recorded and reused since is not */
+                oci_error("annotations: %s \"%s\": the pod sandbox container is not running",
+                          OCI_CRI_SANDBOX_ANNOTATION, pod_id);
+                r = -ESRCH;
+        }
+        /* the pod's policy: a container cannot bring its own */
+        const char *pod_policy = json_string_value(
+                json_object_get(json_object_get(pod.state, "annotations"), OCI_POLICY_ANNOTATION));
+        const char *own = oci_annotation(s, OCI_POLICY_ANNOTATION);
+        if (r == 0 && own && (!pod_policy || !streq(own, pod_policy))) {
+                oci_error("annotations: %s: a pod's containers run under the pod's policy (the annotation on the pod "
+                          "sandbox container %s), not one of their own",
+                          OCI_POLICY_ANNOTATION, pod_id);
+                r = -EPERM;
+        }
+        if (r == 0 && pod_policy)
+                set_annotation(s, OCI_POLICY_ANNOTATION, pod_policy);
+        oci_container_close(&pod);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < s->n_namespaces; i++) {
+                const struct oci_namespace *ns = &s->namespaces[i];
+                size_t k = kind_of(ns->type);
+                if (!ns->path)
+                        continue;
+                if (ns_kinds[k].join < 0) {
+                        if (ns->type == CLONE_NEWPID)
+                                oci_error("linux.namespaces: pid path %s: sharing the pod's process namespace "
+                                          "(shareProcessNamespace) is not supported by cordon yet: each "
+                                          "container has its own",
+                                          ns->path);
+                        else
+                                oci_error("linux.namespaces: %s path %s: cordon creates each container's own %s "
+                                          "namespace and never joins one",
+                                          ns_kinds[k].field, ns->path, ns_kinds[k].field);
+                        return -EOPNOTSUPP;
+                }
+                char pods[64], why[256];
+                snprintf(pods, sizeof(pods), "/proc/%d/ns/%s", (int)init, ns_kinds[k].name);
+                struct ns_id want, got;
+                if (ns_identify(pods, ns->type, &want, why, sizeof(why)) < 0) {
+                        oci_error("linux.namespaces: the pod's %s namespace (%s): %s", ns_kinds[k].field, pods, why);
+                        return -ESRCH;
+                }
+                /* what containerd names: the pod's pid as cordon reported it */
+                char reported[64];
+                snprintf(reported, sizeof(reported), "/proc/%d/ns/%s", (int)sentry, ns_kinds[k].name);
+                if (!streq(ns->path, reported)) {
+                        if (ns_identify(ns->path, ns->type, &got, why, sizeof(why)) < 0) {
+                                oci_error("linux.namespaces: %s path %s: %s", ns_kinds[k].field, ns->path, why);
+                                return -EINVAL;
+                        }
+                        if (!same(got, want)) {
+                                oci_error("linux.namespaces: %s path %s is %s, not the %s namespace of pod %s: "
+                                          "refused",
+                                          ns_kinds[k].field, ns->path,
+                                          host_ns(k, got) ? "the host's" : "another namespace", ns_kinds[k].field,
+                                          pod_id);
+                                return -EPERM;
+                        }
+                }
+                sb->join[ns_kinds[k].join] = (struct oci_join){xstrdup(pods), want.dev, want.ino};
+        }
+        /* the pod's uid range, as its init's maps say */
+        uint32_t ubase, ucount, gbase, gcount;
+        if (read_map(init, "uid", &ubase, &ucount) < 0 || read_map(init, "gid", &gbase, &gcount) < 0 ||
+            ucount != gcount) {
+                oci_error("annotations: %s \"%s\": cannot read the pod's uid range from its init (pid %d)",
+                          OCI_CRI_SANDBOX_ANNOTATION, pod_id, (int)init);
+                return -EIO;
+        }
+        sb->pod_range = (struct id_range){.uid = ubase, .gid = gbase, .count = ucount, .slot = -1};
+        /* the pod sandbox container's DNS stub serves its network namespace */
+        sb->stub_shared = sb->join[OCI_JOIN_NET].path != NULL;
+        json_object_set_new(record, "sandboxId", json_string(pod_id));
+        return 0;
+}
+
+int oci_pod_prepare(struct oci_spec *s, struct oci_sandbox *sb, json_t **ret_record)
+{
+        const char *type = oci_annotation(s, OCI_CRI_TYPE_ANNOTATION);
+        const char *pod_id = oci_annotation(s, OCI_CRI_SANDBOX_ANNOTATION);
+        const char *self = pod_id && type && streq(type, "sandbox") ? pod_id : "";
+        json_t *record = json_object();
+        int r = 0;
+        if (type && !streq(type, "sandbox") && !streq(type, "container")) {
+                oci_error("annotations: %s \"%s\": expected sandbox or container", OCI_CRI_TYPE_ANNOTATION, type);
+                json_decref(record);
+                return -EINVAL;
+        }
+        if (type)
+                json_object_set_new(record, "type", json_string(type));
+        if (type && streq(type, "container")) {
+                if (!pod_id || !pod_id[0]) {
+                        oci_error("annotations: %s is missing: a pod's container names its pod sandbox",
+                                  OCI_CRI_SANDBOX_ANNOTATION);
+                        json_decref(record);
+                        return -EINVAL;
+                }
+                r = pod_member(s, pod_id, sb, record);
+        } else {
+                for (size_t i = 0; r == 0 && i < s->n_namespaces; i++) {
+                        const struct oci_namespace *ns = &s->namespaces[i];
+                        if (!ns->path)
+                                continue;
+                        if (ns->type == CLONE_NEWNET) {
+                                r = prepared_netns(self, ns->path, sb, record);
+                                continue;
+                        }
+                        oci_error("linux.namespaces: joining an existing namespace (%s) is not supported: cordon "
+                                  "creates its own user, mount, pid, ipc, uts and cgroup namespaces for every "
+                                  "container, and sharing one with another container would let it reach outside "
+                                  "its sandbox",
+                                  ns->path);
+                        r = -EOPNOTSUPP;
+                }
+        }
+        if (r < 0) {
+                oci_pod_done(sb);
+                json_decref(record);
+                return r;
+        }
+        *ret_record = record;
+        return 0;
+}
+
+void oci_pod_done(struct oci_sandbox *sb)
+{
+        for (size_t k = 0; k < OCI_JOIN_KINDS; k++) {
+                free((char *)sb->join[k].path);
+                sb->join[k] = (struct oci_join){0};
+        }
+}

@@ -1,0 +1,375 @@
+#!/bin/bash
+# cordon integration tests for Kubernetes pods (issue 19): a private containerd with its CRI
+# plugin, driven by crictl exactly as kubelet drives it, runs a two-container pod under
+# cordon (and under runc, the reference, where it is installed); then cordon-oci is given
+# pod containers with bad namespace paths and sandbox ids directly. Run like run.sh:
+#
+#   CORDON=/path/to/cordon TESTS_SRCDIR=/path/to/tests bash tests/integration/cri.sh [REGEX...]
+#
+# containerd runs with its own root, state and socket under the test's scratch directory and
+# is killed at the end. The pod network is a CNI bridge of its own whose subnet routes
+# nowhere (no gateway, no masquerade): the pod reaches nothing but itself. The image is made
+# locally from busybox-static (podman import + save, ctr import): no registry is used.
+if [ -z "${BASH_VERSION:-}" ]; then
+        exec bash "$0" "$@"
+fi
+set -u
+
+IT_SCRIPT=$(readlink -f "${BASH_SOURCE[0]}")
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$IT_SCRIPT")/lib.sh"
+IT_TEST_TIMEOUT=${CRI_TEST_TIMEOUT:-180}
+
+BUSYBOX=${BUSYBOX:-/bin/busybox}
+CRICTL=${CRICTL:-$(dirname "$IT_SCRIPT")/../../../shared/tools/crictl}
+CNI_DIR=${CNI_DIR:-/usr/lib/cni}
+POLICY='{"networkPolicy":{"mode":"allow-listed","rules":[{"host":"api.example.com","port":443,"reason":"the test"}]}}'
+
+oci_bin() {
+        local b
+        b="$(dirname "$CORDON")/cordon-oci"
+        if [ ! -x "$b" ]; then
+                b="$IT_TMP/cordon-oci"
+                ln -sf "$CORDON" "$b"
+        fi
+        printf '%s\n' "$b"
+}
+
+need_tools() {
+        [ "$(id -u)" = 0 ] || skip "the CRI tests run containerd as root"
+        command -v containerd >/dev/null || skip "containerd is not installed"
+        command -v ctr >/dev/null || skip "ctr is not installed"
+        [ -x "$CRICTL" ] || skip "no crictl at $CRICTL (../shared/tools/crictl)"
+        [ -x "$CNI_DIR/bridge" ] && [ -x "$CNI_DIR/host-local" ] && [ -x "$CNI_DIR/loopback" ] ||
+                skip "the CNI plugins are not installed (apt-get install containernetworking-plugins)"
+        command -v ip >/dev/null || skip "ip (iproute2) is not installed"
+        [ -x "$BUSYBOX" ] || skip "no static busybox at $BUSYBOX (apt-get install busybox-static)"
+        OCI=$(oci_bin)
+}
+
+make_rootfs() { # DIR
+        local d=$1 t
+        mkdir -p "$d/bin" "$d/etc" "$d/proc" "$d/dev" "$d/sys" "$d/tmp" "$d/root"
+        cp "$BUSYBOX" "$d/bin/busybox"
+        for t in sh echo cat sleep id ls hostname nc ifconfig nslookup grep true ps; do
+                ln -sf busybox "$d/bin/$t"
+        done
+        echo "root:x:0:0:root:/root:/bin/sh" >"$d/etc/passwd"
+        echo "root:x:0:" >"$d/etc/group"
+}
+
+# The image: a busybox root whose command sleeps (also the pod's sandbox image), as a
+# docker archive made by a throwaway podman.
+make_image() { # OUT.tar
+        command -v podman >/dev/null || skip "podman is not installed (it builds the test image)"
+        local d="$IT_TMP/img" out
+        mkdir -p "$d"
+        make_rootfs "$d/rootfs"
+        tar -C "$d/rootfs" -cf "$d/rootfs.tar" . || fail "tar"
+        local run
+        run=$(mktemp -d /tmp/cordon-cri.XXXXXX) || fail "mktemp"
+        local PM=(podman --root "$d/storage" --runroot "$run" --tmpdir "$d/tmp" --events-backend=file)
+        out=$("${PM[@]}" import --change 'CMD ["/bin/sleep","1000000"]' "$d/rootfs.tar" localhost/cordon-cri:1 2>&1) ||
+                fail "podman import: $out"
+        out=$("${PM[@]}" save --format docker-archive -o "$1" localhost/cordon-cri:1 2>&1) || fail "podman save: $out"
+        "${PM[@]}" rmi -af >/dev/null 2>&1
+        rm -rf "$run" "$d"
+}
+
+# A private containerd with the CRI plugin, runtimes "runc" and "cordon"; sets D and C
+# (crictl's command line).
+containerd_up() {
+        need_tools
+        D="$IT_TMP/ctd"
+        mkdir -p "$D/cni" "$D/logs"
+        BR="cdn$$"
+        BR=${BR:0:15}
+        SUBNET="10.219.$(($$ % 200 + 20)).0/24"
+        cat >"$D/cni/10-cordon.conflist" <<EOF
+{"cniVersion": "0.4.0", "name": "cordon-cri-test", "plugins": [
+  {"type": "bridge", "bridge": "$BR", "isGateway": false, "ipMasq": false,
+   "ipam": {"type": "host-local", "subnet": "$SUBNET", "dataDir": "$D/ipam"}}]}
+EOF
+        cat >"$D/config.toml" <<EOF
+version = 2
+root = "$D/root"
+state = "$D/state"
+[grpc]
+  address = "$D/sock"
+[ttrpc]
+  address = "$D/sock.ttrpc"
+[debug]
+  address = "$D/debug.sock"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "localhost/cordon-cri:1"
+  restrict_oom_score_adj = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "$CNI_DIR"
+    conf_dir = "$D/cni"
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        Root = "$D/runc-root"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.cordon]
+      runtime_type = "io.containerd.runc.v2"
+      pod_annotations = ["dev.cordon.policy"]
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.cordon.options]
+        BinaryName = "$OCI"
+        Root = "$D/cordon-root"
+EOF
+        make_image "$D/img.tar"
+        containerd --config "$D/config.toml" >"$D/log" 2>&1 &
+        local cpid=$!
+        C=("$CRICTL" --runtime-endpoint "unix://$D/sock" --image-endpoint "unix://$D/sock" --timeout 60s)
+        # pods left by a failed test go first, then containerd, its bridge and its netns pins
+        at_exit "for p in \$(${C[*]} pods -q 2>/dev/null); do ${C[*]} stopp \$p; ${C[*]} rmp \$p; done >/dev/null 2>&1; kill $cpid; sleep 1; ip link del $BR 2>/dev/null; rm -rf '$D'"
+        wait_until 20 ctr -a "$D/sock" version >/dev/null 2>&1 || fail "containerd did not start: $(tail -3 "$D/log")"
+        ctr -a "$D/sock" -n k8s.io images import "$D/img.tar" >/dev/null 2>&1 || fail "ctr images import failed"
+}
+
+# crictl ARGS: sets OUT, ERR and RC
+cri() {
+        local errf
+        errf=$(mktemp -p "$IT_TMP" stderr.XXXXXX) || fail "mktemp failed"
+        printf '+ crictl' >&2
+        printf ' %q' "$@" >&2
+        printf '\n' >&2
+        OUT=$(timeout -k 5 90 "${C[@]}" "$@" 2>"$errf")
+        RC=$?
+        ERR=$(cat "$errf")
+        rm -f "$errf"
+        printf '  [exit %s]\n' "$RC" >&2
+        [ -n "$OUT" ] && printf '%s\n' "$OUT" | sed 's/^/  stdout| /' | head -n 20 >&2
+        [ -n "$ERR" ] && printf '%s\n' "$ERR" | sed 's/^/  stderr| /' | head -n 20 >&2
+        return 0
+}
+
+write_configs() { # pod name
+        cat >"$D/pod.json" <<EOF
+{"metadata": {"name": "$1", "namespace": "default", "uid": "$1-uid", "attempt": 0},
+ "log_directory": "$D/logs", "annotations": {"dev.cordon.policy": $(printf '%s' "$POLICY" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')},
+ "linux": {"security_context": {"namespace_options": {"pid": 1}}}}
+EOF
+        cat >"$D/web.json" <<'EOF'
+{"metadata": {"name": "web"}, "image": {"image": "localhost/cordon-cri:1"},
+ "command": ["/bin/sh", "-c", "echo hi-from-web; while true; do echo pong | nc -l -p 8080; done"],
+ "log_path": "web.log", "linux": {"security_context": {"namespace_options": {"pid": 1}}}}
+EOF
+        cat >"$D/client.json" <<'EOF'
+{"metadata": {"name": "client"}, "image": {"image": "localhost/cordon-cri:1"},
+ "command": ["/bin/sleep", "1000000"],
+ "log_path": "client.log", "linux": {"security_context": {"namespace_options": {"pid": 1}}}}
+EOF
+}
+
+# The two-container pod under HANDLER: what runc and cordon must both do.
+pod_checks() { # HANDLER [EXTRA-CHECKS-FUNCTION]
+        write_configs "pod-$1"
+        rm -f "$D/logs/"*
+        cri runp --runtime="$1" "$D/pod.json"
+        [ "$RC" = 0 ] || fail "crictl runp --runtime=$1 failed: $ERR"
+        POD=$OUT
+        cri create "$POD" "$D/web.json" "$D/pod.json"
+        [ "$RC" = 0 ] || fail "crictl create web failed: $ERR"
+        WEB=$OUT
+        cri create "$POD" "$D/client.json" "$D/pod.json"
+        [ "$RC" = 0 ] || fail "crictl create client failed: $ERR"
+        CLIENT=$OUT
+        cri start "$WEB"
+        expect_rc 0 "crictl start web"
+        cri start "$CLIENT"
+        expect_rc 0 "crictl start client"
+
+        # localhost between the pod's containers
+        local i
+        for i in $(seq 50); do
+                cri exec "$CLIENT" nc 127.0.0.1 8080
+                [ "$OUT" = pong ] && break
+                sleep 0.2
+        done
+        expect_eq pong "$OUT" "the client reaches the web container on the pod's localhost"
+        # the pod's CNI address, as containerd reports it, is the container's eth0
+        cri inspectp "$POD"
+        local ip
+        ip=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"]["network"]["ip"])')
+        expect_match "$ip" "^10\\.219\\." "the pod's CNI address"
+        cri exec "$CLIENT" ifconfig eth0
+        expect_contains "$OUT" "inet addr:$ip " "the container sees the pod's address on eth0"
+        cri exec "$WEB" ifconfig eth0
+        expect_contains "$OUT" "inet addr:$ip " "so does the other container"
+        # exec: output and exit codes
+        cri exec "$CLIENT" sh -c 'echo out-of-exec; exit 7'
+        expect_contains "$OUT" out-of-exec "crictl exec's output"
+        expect_contains "$ERR" "exit code 7" "crictl exec's exit code"
+        cri exec "$CLIENT" true
+        expect_rc 0 "crictl exec true"
+        # one uts namespace: the same hostname in both
+        cri exec "$CLIENT" hostname
+        local h1=$OUT
+        cri exec "$WEB" hostname
+        expect_eq "$h1" "$OUT" "the pod's containers share one hostname"
+        # each container its own process tree
+        cri exec "$CLIENT" ps -o args
+        expect_contains "$OUT" "sleep 1000000" "the client sees its own process"
+        expect_not_contains "$OUT" "nc -l" "the client does not see the web container's processes"
+        cri logs "$WEB"
+        expect_contains "$OUT" hi-from-web "crictl logs"
+        [ -n "${2:-}" ] && "$2"
+
+        cri stopp "$POD"
+        expect_rc 0 "crictl stopp"
+        cri rmp "$POD"
+        expect_rc 0 "crictl rmp"
+        cri ps -a
+        expect_not_contains "$OUT" "$POD" "no container of the pod is left"
+}
+
+it_test cri_pod_runc
+cri_pod_runc() {
+        command -v runc >/dev/null || skip "runc is not installed (the reference)"
+        containerd_up
+        pod_checks runc
+        expect_eq "" "$(ls "$D/runc-root/k8s.io" 2>/dev/null)" "no runc state left"
+}
+
+# What only cordon promises, while the pod runs: one uid range for the pod, the pod's policy
+# in every container (its DNS stub answers the listed name, nothing else).
+cordon_checks() {
+        local st meta init
+        SIDS=$(for st in "$D/cordon-root/k8s.io/"*/state.json; do
+                python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sandbox"])' "$st"
+        done)
+        [ "$(printf '%s\n' "$SIDS" | grep -c .)" = 3 ] || fail "expected 3 cordon sandboxes (the pod's and 2 containers), got: $SIDS"
+        meta=/run/cordon/sandboxes/$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sandbox"])' \
+                "$D/cordon-root/k8s.io/$POD/state.json")/meta.json
+        init=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["initPid"])' "$meta")
+        local podmap
+        podmap=$(cat "/proc/$init/uid_map" | tr -s ' ')
+        cri exec "$CLIENT" cat /proc/self/uid_map
+        expect_eq "$podmap" "$(printf '%s' "$OUT" | tr -s ' ')" "the client runs in the pod's uid range"
+        cri exec "$WEB" cat /proc/self/uid_map
+        expect_eq "$podmap" "$(printf '%s' "$OUT" | tr -s ' ')" "so does the web container"
+        expect_match "$podmap" "^ ?0 [0-9]+ 65536" "one range of 65,536 ids"
+        cri exec "$CLIENT" nslookup api.example.com
+        expect_contains "$OUT" "198.18." "the pod's policy: its listed name resolves to the gate's address"
+        cri exec "$CLIENT" nslookup other.example.org
+        expect_not_contains "$OUT" "198.18." "a name the pod's policy does not list does not resolve"
+        cri exec "$CLIENT" sh -c "nc -w 2 ${ip%.*}.254 80 </dev/null; echo rc=\$?"
+        expect_contains "$OUT" "rc=1" "no connection out of the pod"
+}
+
+it_test cri_pod_cordon
+cri_pod_cordon() {
+        containerd_up
+        pod_checks cordon cordon_checks
+        expect_eq "" "$(ls "$D/cordon-root/k8s.io" 2>/dev/null)" "no container state left in cordon's root"
+        local sid
+        for sid in $SIDS; do
+                expect_true "sandbox $sid's state is gone" test ! -e "/run/cordon/sandboxes/$sid"
+                expect_eq "" "$(grep -rl "$sid" /run/cordon/idranges 2>/dev/null)" "sandbox $sid holds no uid range"
+                expect_eq "" "$(find /sys/fs/cgroup -maxdepth 6 -type d -name "*$sid*" 2>/dev/null)" \
+                        "sandbox $sid left no cgroup"
+        done
+}
+
+# --- bad input: cordon-oci given pod containers directly, beside a live pod ---
+
+# A bundle in $D/b-NAME whose config is the default spec changed by python statements on
+# `c` (p: the pod's sentry pid; pod: its id).
+bad_bundle() { # NAME PYTHON
+        local d="$D/b-$1"
+        mkdir -p "$d"
+        # (only the good one runs: the others may share one root)
+        if [ "$1" = good ]; then make_rootfs "$d/rootfs"; else ln -sfn "$D/b-good/rootfs" "$d/rootfs"; fi
+        "$OCI" spec --bundle "$d" || fail "cordon-oci spec failed"
+        python3 - "$d/config.json" "$PODPID" "$POD" "$2" <<'PY' || fail "cannot edit config.json"
+import json, sys
+path, p, pod, extra = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+c = json.load(open(path))
+c["process"]["terminal"] = False
+c["process"]["args"] = ["/bin/sleep", "1000"]
+c["annotations"] = {"io.kubernetes.cri.container-type": "container", "io.kubernetes.cri.sandbox-id": pod}
+ns = {"pid": None, "mount": None, "network": "/proc/%s/ns/net" % p, "ipc": "/proc/%s/ns/ipc" % p,
+      "uts": "/proc/%s/ns/uts" % p}
+def setns():
+    c["linux"]["namespaces"] = [dict({"type": t}, **({"path": v} if v else {})) for t, v in ns.items()]
+exec(extra)
+setns()
+json.dump(c, open(path, "w"), indent=1)
+PY
+        BUNDLE=$d
+}
+
+# cordon-oci create of bundle NAME must fail naming WANT, and leave nothing behind
+refused() { # NAME WANT WHAT
+        local before ranges after
+        before=$(ls "$ROOT")
+        ranges=$(ls /run/cordon/idranges 2>/dev/null | grep -c +)
+        timeout 30 "$OCI" --root "$ROOT" create --bundle "$D/b-$1" "bad-$1" >"$D/bad.out" 2>&1 </dev/null
+        RC=$?
+        OUT=$(cat "$D/bad.out")
+        printf '+ create bad-%s: [exit %s] %s\n' "$1" "$RC" "$OUT" >&2
+        [ "$RC" != 0 ] || { _it_soft_fail "$3: create succeeded"; timeout 30 "$OCI" --root "$ROOT" delete --force "bad-$1"; }
+        expect_contains "$OUT" "$2" "$3: the error names the field and value"
+        expect_eq "$before" "$(ls "$ROOT")" "$3: no container state left"
+        expect_eq "$ranges" "$(ls /run/cordon/idranges 2>/dev/null | grep -c +)" "$3: no uid range shared"
+}
+
+it_test cri_bad_input
+cri_bad_input() {
+        containerd_up
+        write_configs pod-bad
+        cri runp --runtime=cordon "$D/pod.json"
+        [ "$RC" = 0 ] || fail "crictl runp failed: $ERR"
+        POD=$OUT
+        ROOT="$D/cordon-root/k8s.io"
+        PODPID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sentryPid"])' "$ROOT/$POD/state.json")
+        local podnet other="cdnx$$"
+        podnet=$(python3 -c 'import json,sys
+c = json.load(open(sys.argv[1]))
+print([n["path"] for n in c["linux"]["namespaces"] if n["type"] == "network"][0])' \
+                "$D/state/io.containerd.runtime.v2.task/k8s.io/$POD/config.json")
+        ip netns add "$other" || fail "ip netns add"
+        at_exit "ip netns del $other"
+
+        bad_bundle good ''
+        # (the container's sentry keeps create's stdout: a file, not a pipe)
+        timeout 30 "$OCI" --root "$ROOT" create --bundle "$BUNDLE" good >"$D/good.out" 2>&1 </dev/null
+        RC=$?
+        OUT=$(cat "$D/good.out")
+        expect_rc 0 "a pod container naming its pod's namespaces as containerd does is created: $OUT"
+        timeout 30 "$OCI" --root "$ROOT" delete --force good
+
+        bad_bundle unknown 'c["annotations"]["io.kubernetes.cri.sandbox-id"] = "nosuchpod"'
+        refused unknown 'io.kubernetes.cri.sandbox-id "nosuchpod": no such pod sandbox' "an unknown sandbox id"
+        bad_bundle nosid 'del c["annotations"]["io.kubernetes.cri.sandbox-id"]'
+        refused nosid 'io.kubernetes.cri.sandbox-id is missing' "no sandbox id"
+        bad_bundle hostnet "ns['network'] = '/proc/$$/ns/net'"
+        refused hostnet "network path /proc/$$/ns/net is the host's" "the host's network namespace"
+        bad_bundle hostipc 'ns["ipc"] = "/proc/self/ns/ipc"'
+        refused hostipc "ipc path /proc/self/ns/ipc is the host's" "the host's ipc namespace"
+        bad_bundle notns 'ns["network"] = "/etc/hostname"'
+        refused notns "network path /etc/hostname: it is not a namespace" "a path that is not a namespace"
+        bad_bundle wrongtype 'ns["network"] = "/proc/%s/ns/ipc" % p'
+        refused wrongtype "it is a ipc namespace, not a network one" "a namespace of the wrong kind"
+        bad_bundle otherpod "ns['network'] = '/var/run/netns/$other'"
+        refused otherpod "network path /var/run/netns/$other is another namespace, not the network namespace of pod" \
+                "another pod's network namespace"
+        bad_bundle sharepid 'ns["pid"] = "/proc/%s/ns/pid" % p'
+        refused sharepid "pid path /proc/$PODPID/ns/pid: sharing the pod's process namespace" "shareProcessNamespace"
+        bad_bundle userns 'ns["user"] = "/proc/%s/ns/user" % p'
+        refused userns "user path /proc/$PODPID/ns/user" "a user namespace path"
+        bad_bundle ownpolicy 'c["annotations"]["dev.cordon.policy"] = "{}"'
+        refused ownpolicy "annotations: dev.cordon.policy: a pod's containers run under the pod's policy" \
+                "a container's own policy"
+        bad_bundle sandboxhost 'c["annotations"] = {"io.kubernetes.cri.container-type": "sandbox", "io.kubernetes.cri.sandbox-id": "x"}; ns.update(network="/proc/self/ns/net", ipc=None, uts=None)'
+        refused sandboxhost "network path /proc/self/ns/net is the host's network namespace" "a pod on the host's network"
+        bad_bundle sandboxtwice "c['annotations'] = {'io.kubernetes.cri.container-type': 'sandbox', 'io.kubernetes.cri.sandbox-id': 'y'}; ns.update(network='$podnet', ipc=None, uts=None)"
+        refused sandboxtwice "is the network namespace of container $POD" "a second pod in the first one's network"
+}
+
+it_main "$@"
