@@ -35,8 +35,7 @@ void join_leave(int saved[OCI_JOIN_KINDS])
         }
 }
 
-int join_enter(const struct oci_sandbox *oci, unsigned long *flags, int saved[OCI_JOIN_KINDS], char *why,
-               size_t size)
+int join_enter(const struct oci_sandbox *oci, unsigned long *flags, int saved[OCI_JOIN_KINDS], char *why, size_t size)
 {
         for (size_t k = 0; k < OCI_JOIN_KINDS; k++)
                 saved[k] = -1;

@@ -35,14 +35,18 @@ struct ns_id {
 
 static const struct {
         int type;
-        const char *name; /* in /proc/PID/ns */
+        const char *name;  /* in /proc/PID/ns */
         const char *field; /* linux.namespaces' type */
         int join;          /* OCI_JOIN_*, or -1 */
 } ns_kinds[] = {
-        {CLONE_NEWNET, "net", "network", OCI_JOIN_NET}, {CLONE_NEWIPC, "ipc", "ipc", OCI_JOIN_IPC},
-        {CLONE_NEWUTS, "uts", "uts", OCI_JOIN_UTS},     {CLONE_NEWPID, "pid", "pid", -1},
-        {CLONE_NEWNS, "mnt", "mount", -1},              {CLONE_NEWUSER, "user", "user", -1},
-        {CLONE_NEWCGROUP, "cgroup", "cgroup", -1},      {CLONE_NEWTIME, "time", "time", -1},
+        {CLONE_NEWNET, "net", "network", OCI_JOIN_NET},
+        {CLONE_NEWIPC, "ipc", "ipc", OCI_JOIN_IPC},
+        {CLONE_NEWUTS, "uts", "uts", OCI_JOIN_UTS},
+        {CLONE_NEWPID, "pid", "pid", -1},
+        {CLONE_NEWNS, "mnt", "mount", -1},
+        {CLONE_NEWUSER, "user", "user", -1},
+        {CLONE_NEWCGROUP, "cgroup", "cgroup", -1},
+        {CLONE_NEWTIME, "time", "time", -1},
 };
 
 static size_t kind_of(int type)
@@ -226,8 +230,8 @@ static int pod_member(struct oci_spec *s, const char *pod_id, struct oci_sandbox
                           pod_id, oci_G.root);
                 return -ENOENT;
         }
-        const char *type = json_string_value(
-                json_object_get(json_object_get(pod.state, "annotations"), OCI_CRI_TYPE_ANNOTATION));
+        const char *type =
+                json_string_value(json_object_get(json_object_get(pod.state, "annotations"), OCI_CRI_TYPE_ANNOTATION));
         pid_t sentry = (pid_t)json_integer_value(json_object_get(pod.state, "sentryPid"));
         json_t *meta = oci_container_meta(&pod);
         pid_t init = (pid_t)json_integer_value(json_object_get(meta, "initPid"));
@@ -244,8 +248,8 @@ static int pod_member(struct oci_spec *s, const char *pod_id, struct oci_sandbox
                 r = -ESRCH;
         }
         /* the pod's policy: a container cannot bring its own */
-        const char *pod_policy = json_string_value(
-                json_object_get(json_object_get(pod.state, "annotations"), OCI_POLICY_ANNOTATION));
+        const char *pod_policy =
+                json_string_value(json_object_get(json_object_get(pod.state, "annotations"), OCI_POLICY_ANNOTATION));
         const char *own = oci_annotation(s, OCI_POLICY_ANNOTATION);
         if (r == 0 && own && (!pod_policy || !streq(own, pod_policy))) {
                 oci_error("annotations: %s: a pod's containers run under the pod's policy (the annotation on the pod "
