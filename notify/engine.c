@@ -59,7 +59,8 @@ struct notify_engine {
          * an execve waits for them to be closed (notify_wait_injected) */
         _Atomic uint32_t open_copies;
         atomic_uint copy_waiters;
-        bool stall_copies; /* test hook: CORDON_TEST_STALL=fd-copy */
+        bool stall_copies;    /* test hook: CORDON_TEST_STALL=fd-copy */
+        bool execs_untrapped; /* notify_engine_config's */
 
         pthread_mutex_t lock;
         pthread_cond_t unpark;
@@ -228,8 +229,15 @@ static void answer(struct notify_engine *e, const struct seccomp_notif *req, str
                         (void)clock_nanosleep(CLOCK_MONOTONIC, 0, &(struct timespec){0, 4 * WATCHDOG_TICK_NS}, NULL);
                 served(e, req, sv);
                 atomic_fetch_add(&e->open_copies, 1);
+                /* With execs untrapped nothing makes an execve wait for
+                 * our copy: a file open for writing is answered in two
+                 * steps, our copy closed in between (the caller is still
+                 * blocked then, and can exec nothing before the reply). */
+                int fl = e->execs_untrapped ? fcntl(v->fd, F_GETFL) : -1;
+                if (fl >= 0 && (fl & O_ACCMODE) != O_RDONLY)
+                        addfd.flags = 0;
                 int r = ioctl(e->listener_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
-                if (r < 0 && errno == EINVAL) {
+                if (r < 0 && errno == EINVAL && addfd.flags) {
                         /* before 5.14: no SEND flag; two steps it is, our
                          * copy closed before the reply */
                         addfd.flags = 0;
@@ -705,6 +713,7 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
          * delays; it changes no decision. */
         const char *stall = getenv("CORDON_TEST_STALL");
         e->stall_copies = stall && streq(stall, "fd-copy");
+        e->execs_untrapped = cfg->execs_untrapped;
         e->threads = xcalloc(e->max_workers, sizeof(pthread_t));
         pthread_mutex_init(&e->lock, NULL);
         pthread_cond_init(&e->unpark, NULL);

@@ -79,6 +79,14 @@ enum {
          * which cannot open an existing file, native too). */
         SC_F_PATH_FAST = 1u << 2,
         SC_F_PATH_FAST_NOASK = 1u << 3,
+        /* An exec row (execve, execveat): left out when execs run natively,
+         * where the view alone decides what may run (no exec rule in the
+         * policy, Landlock's execute right in force, the sandbox's own empty
+         * binfmt_misc; sentry/plan.c and init.c say when). */
+        SC_F_EXEC = 1u << 4,
+        /* In force only when execs run natively: what the trapped exec
+         * would otherwise have told the sentry (see the clone row). */
+        SC_F_EXEC_NATIVE = 1u << 5,
 };
 
 struct syscall_entry {
@@ -140,6 +148,11 @@ struct notify_engine_config {
         /* who decides calls a handler holds for a person (notify_ask); NULL:
          * every ask is denied at once */
         const struct notify_approver *approver;
+        /* Execs are not trapped (no notify_wait_injected before them): an
+         * injected fd open for writing is installed, our copy closed, and
+         * only then the call answered, so that no exec the caller makes next
+         * meets our copy (ETXTBSY). Costs a second wakeup per such call. */
+        bool execs_untrapped;
 };
 
 /* What the engine asks of the kernel once per process (the size of its
@@ -269,6 +282,9 @@ int notify_umask(const struct notify_call *call);
 /* The umask(2) handler calls this before answering CONTINUE: the cache is
  * dropped and not refilled until the change is known to be applied. */
 void notify_umask_changing(const struct notify_call *call);
+/* A thread whose umask the cache could not follow (one with an fs_struct
+ * of its own, when execs run natively): the cache is off for the run. */
+void notify_umask_untrackable(const struct notify_call *call);
 /* The execve handlers call this first: a thread that is not its group's
  * leader takes over the leader's tid when its exec succeeds, so the cache
  * treats it as a umask change. */

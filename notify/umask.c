@@ -220,6 +220,17 @@ void notify_exec_starting(const struct notify_call *call)
         pending_add(call);
 }
 
+void notify_umask_untrackable(const struct notify_call *call)
+{
+        struct notify_umask_cache *c = cache_of(call);
+        if (!c)
+                return;
+        pthread_mutex_lock(&c->lock);
+        c->gen++;
+        c->off = true;
+        pthread_mutex_unlock(&c->lock);
+}
+
 void notify_umask_observe(const struct notify_call *call)
 {
         struct notify_umask_cache *c = cache_of(call);

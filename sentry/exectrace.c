@@ -316,7 +316,13 @@ _noreturn_ static void tracer_main(const struct exectrace_config *c, pid_t sentr
                         _exit(1);
                 if (p[1].revents) {
                         pid_t tid;
-                        if (read(req_fd, &tid, sizeof(tid)) == sizeof(tid)) {
+                        if (read(req_fd, &tid, sizeof(tid)) == sizeof(tid) && tid == EXECTRACE_RELEASE) {
+                                /* execs run natively (init.c): nothing to
+                                 * verify, init let go, the tracer gone */
+                                release(c->init_pid);
+                                (void)!write(req_fd, &tid, sizeof(tid));
+                                _exit(0);
+                        } else if (tid > 0) {
                                 int res = seize(tid, &sandbox);
                                 (void)!write(req_fd, &res, sizeof(res));
                         } else
@@ -370,6 +376,16 @@ int exectrace_ready(pid_t pid, int channel)
                 while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
                         ;
         }
+        return r;
+}
+
+int exectrace_release(pid_t pid, int channel)
+{
+        pid_t tid = EXECTRACE_RELEASE;
+        int r = 0;
+        if (write(channel, &tid, sizeof(tid)) != sizeof(tid) || read(channel, &tid, sizeof(tid)) != sizeof(tid))
+                r = -EIO;
+        exectrace_stop(pid);
         return r;
 }
 

@@ -472,6 +472,10 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
         trace_mark("init: view built");
         for (size_t i = 0; plan->oci && i < plan->oci->n_mounts; i++)
                 oci_mount(sock, &plan->oci->mounts[i]);
+        /* the sandbox's own empty binfmt_misc, whatever execs do: the host's
+         * registered formats are not the sandbox's; where the kernel cannot
+         * give one, execs stay trapped (the check refuses those formats) */
+        bool binfmt_own = fs_binfmt_isolate() == 0;
         if (plan->debug_disable & (DEBUG_OFF_RO_BINDS | DEBUG_OFF_NOEXEC_RULES))
                 debug_mount_flags(plan, sock);
         /* --user: the private home is the command's own (the view made it
@@ -567,7 +571,17 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
 
         bool killable = false;
         trace_mark("init: fds sent");
-        int listener = notify_filter_install(&plan->filter, &killable);
+        /* Execs run natively only where the view decides them alone, as the
+         * trapped check would: the policy has no exec rule (the plan built
+         * the filter only then), Landlock's execute right holds the view's
+         * bounds (nothing outside it runs, even from an fd), and no format
+         * of the host's applies; noexec mounts, the x bit and the filter's
+         * architecture check are the kernel's either way. SECURITY.md says
+         * what the trapped check adds beyond that: an audit of each exec and
+         * ENOEXEC (rather than SIGSYS at its first call) for a foreign
+         * binary. */
+        bool native_exec = plan->filter_native_exec.len > 0 && ll_abi > 0 && binfmt_own;
+        int listener = notify_filter_install(native_exec ? &plan->filter_native_exec : &plan->filter, &killable);
         if (listener < 0)
                 child_fail(sock, "install the seccomp filter: %s", strerror(-listener));
         trace_mark("init: filter installed");
@@ -583,7 +597,9 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
         }
         /* The listener's number only, with send() (sendto without an address
          * runs natively); the sentry takes the fd itself with pidfd_getfd. */
-        struct msg ready = {.type = MSG_READY, .value = killable, .aux = listener};
+        struct msg ready = {.type = MSG_READY,
+                            .value = (killable ? READY_KILLABLE : 0) | (native_exec ? READY_NATIVE_EXEC : 0),
+                            .aux = listener};
         if (send(sock, &ready, sizeof(ready), MSG_NOSIGNAL) != (ssize_t)sizeof(ready))
                 _exit(EXIT_SANDBOX);
 

@@ -190,6 +190,16 @@ static int start_broker(const struct policy *pol, struct net_broker **ret)
         return 0;
 }
 
+/* Whether a path rule says anything about exec (exec: false, or an exec
+ * that asks): then every exec is the sentry's to check. */
+static bool plan_has_exec_rule(const struct fs_rule *rules, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (rules[i].exec == 0 || (rules[i].ask && rules[i].exec == 1))
+                        return true;
+        return false;
+}
+
 int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
 {
         struct sandbox_plan p = {0};
@@ -328,14 +338,33 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                 p.trap_writes = p.trap_writes || (p.rules[i].ask && p.rules[i].access == FS_READ_WRITE);
         p.trap_paths = o->trap_all || fs_rules_have_hidden(p.rules, o->policy->n_rules);
         p.table = xcalloc(n_all, sizeof(struct syscall_entry));
-        p.n_table = sentry_syscall_select_rows(p.trap_paths, p.trap_writes, p.table, n_all);
+        p.n_table = sentry_syscall_select_rows(p.trap_paths, p.trap_writes, false, p.table, n_all);
         const char *bad = NULL;
         /* compiled at build time from the same rows where the binary has
          * it (sentry/prebuilt.h), else now */
-        if (sentry_prebuilt_sandbox && sentry_prebuilt_sandbox(p.trap_paths, p.trap_writes, &p.filter))
+        if (sentry_prebuilt_sandbox && sentry_prebuilt_sandbox(p.trap_paths, p.trap_writes, false, &p.filter))
                 r = 0;
         else
                 r = notify_filter_build(p.table, p.n_table, &p.filter, &bad);
+        /* Execs may run natively when nothing about them needs the sentry:
+         * no path trapped (--trap-all, hidden rules), no exec rule. Whether
+         * they do is init's to say, once it knows the view's own floors are
+         * in force (Landlock's execute right, the sandbox's own binfmt_misc:
+         * init.c), so it gets both filters. The engine serves the union of
+         * the two tables: a row of the filter not installed never fires. */
+        if (r >= 0 && !p.trap_paths && !plan_has_exec_rule(p.rules, o->policy->n_rules)) {
+                struct syscall_entry *native = xcalloc(n_all, sizeof(struct syscall_entry));
+                size_t n_native = sentry_syscall_select_rows(p.trap_paths, p.trap_writes, true, native, n_all);
+                if (sentry_prebuilt_sandbox &&
+                    sentry_prebuilt_sandbox(p.trap_paths, p.trap_writes, true, &p.filter_native_exec))
+                        r = 0;
+                else
+                        r = notify_filter_build(native, n_native, &p.filter_native_exec, &bad);
+                for (size_t i = 0; i < n_native; i++)
+                        if (native[i].flags & SC_F_EXEC_NATIVE)
+                                p.table[p.n_table++] = native[i];
+                free(native);
+        }
         if (r < 0) {
                 fprintf(stderr, "cordon: cannot build the seccomp filter (row %s): %s\n", bad ? bad : "?",
                         strerror(-r));
@@ -382,6 +411,7 @@ void sandbox_plan_done(struct sandbox_plan *p)
         free(p->rules);
         free(p->table);
         free(p->filter.filter);
+        free(p->filter_native_exec.filter);
         /* the fds are ours only once template_path is set (a zeroed plan has fd 0 there) */
         if (p->view.template_path && p->view.template_fd >= 0)
                 close(p->view.template_fd);

@@ -13,7 +13,8 @@
 
 /* A malloc'd copy of the sandbox's filter for these options into *ret
  * (free ret->filter), or false. */
-__attribute__((weak)) bool sentry_prebuilt_sandbox(bool trap_paths, bool trap_writes, struct sock_fprog *ret);
+__attribute__((weak)) bool sentry_prebuilt_sandbox(bool trap_paths, bool trap_writes, bool native_exec,
+                                                   struct sock_fprog *ret);
 /* The same for the sentry's own filter. */
 __attribute__((weak)) bool sentry_prebuilt_confine(struct sock_fprog *ret);
 

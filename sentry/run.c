@@ -970,11 +970,28 @@ static int sentry_main_loop(struct sandbox_state *st)
                                 "start\n");
                 return EXIT_SANDBOX;
         }
-        if (!m.value && st->verbose)
+        bool killable = m.value & READY_KILLABLE;
+        st->native_exec = m.value & READY_NATIVE_EXEC;
+        if (!killable && st->verbose)
                 fprintf(stderr, "cordon: kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV; "
                                 "a signal can interrupt an emulated call\n");
         trace_mark("listener taken");
-        if (check_exec_tracer(st) < 0) {
+        if (st->native_exec) {
+                /* Execs run natively: nothing for the tracer to verify, so a
+                 * host that refuses ptrace costs nothing here, and init is
+                 * let go before it forks the command. */
+                r = exectrace_ready(st->exec_tracer, st->fsctx.exec_channel);
+                r = r == 0 ? exectrace_release(st->exec_tracer, st->fsctx.exec_channel) : 0;
+                st->exec_tracer = 0;
+                end_exec_checks(st);
+                if (r < 0) {
+                        close(listener);
+                        kill_and_reap(st);
+                        fprintf(stderr, "cordon: the exec tracer could not let go of the sandbox's init: %s\n",
+                                strerror(-r));
+                        return EXIT_SANDBOX;
+                }
+        } else if (check_exec_tracer(st) < 0) {
                 close(listener);
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
@@ -983,8 +1000,9 @@ static int sentry_main_loop(struct sandbox_state *st)
         /* The start, now that the listener is ours (init becomes
          * non-dumpable on it): init forks the command while the rest is
          * started here. Nothing of the command's own runs before the engine
-         * serves its execve: its calls until then wait in the kernel, and a
-         * failure below kills it with init. */
+         * serves its execve (or, with execs native, its first trapped call
+         * waits in the kernel until the engine serves it), and a failure
+         * below kills it with init. */
         if (st->pty_master >= 0)
                 tty_begin(st);
         if (msg_send(st->sock, MSG_START, 0, NULL, NULL, 0) < 0) {
@@ -1020,6 +1038,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         const struct syscall_entry *table = st->plan->table;
         struct notify_engine_config cfg = {
                 .approver = approvals_approver(st->approvals),
+                .execs_untrapped = st->native_exec,
                 .table = table,
                 .n_table = n_table,
                 .userdata = &st->fsctx,
@@ -1064,7 +1083,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                         "; egress gate for %zu listed name(s)\n"
                         "cordon:   seccomp: filter from %zu table rows; %s and socket calls emulated by the sentry; "
                         "killable wait %s; SYNC_WAKE_UP %s\n"
-                        "cordon:   exec: checked by the sentry; %s\n"
+                        "cordon:   exec: %s\n"
                         "cordon:   limits: memory %s, cpu %s, processes %s, disk %s; cgroup %s\n"
                         "cordon:   approvals: %s\n",
                         st->id, st->init_pid, idmap, st->plan->cmd_uid, st->plan->cmd_gid, capsline, view,
@@ -1073,9 +1092,13 @@ static int sentry_main_loop(struct sandbox_state *st)
                         : st->plan->trap_writes
                                 ? "opens that write and every call that writes (an ask rule; reads native)"
                                 : "opens that write (read-only opens and other path calls native: the view decides)",
-                        m.value ? "on" : "UNAVAILABLE", notify_engine_sync_wakeup(st->engine) ? "on" : "unavailable",
-                        st->exec_tracer ? "the running image verified at each exec event (ptrace, no syscall stops)"
-                                        : "NOT verified after exec (--allow-unverified-exec)",
+                        killable ? "on" : "UNAVAILABLE", notify_engine_sync_wakeup(st->engine) ? "on" : "unavailable",
+                        st->native_exec ? "native: the view decides alone (no exec rule; Landlock's execute right, "
+                                          "the sandbox's own binfmt_misc, noexec mounts)"
+                        : st->exec_tracer
+                                ? "checked by the sentry; the running image verified at each exec event (ptrace, no "
+                                  "syscall stops)"
+                                : "checked by the sentry; NOT verified after exec (--allow-unverified-exec)",
                         mem, cpu, tasks, disk, st->cg ? cgroup_backend(st->cg) : "none",
                         st->serve              ? "`cordon sandbox approve|deny`, pending ones in the state"
                         : st->approve_tty >= 0 ? "asked on the controlling terminal (--approve-interactive)"

@@ -39,6 +39,11 @@ void exectrace_stop(pid_t pid);
 /* exectrace_stop in two steps: the tracer's exit then runs beside what the
  * caller does in between (it must reap it before it returns) */
 void exectrace_kill(pid_t pid);
+/* Has the tracer let go of init and exit, when execs run natively and there
+ * is nothing to verify: 0, or -errno (then init may have been killed with
+ * the tracer, PTRACE_O_EXITKILL: the sandbox fails closed). */
+int exectrace_release(pid_t pid, int channel);
+#define EXECTRACE_RELEASE ((pid_t)-1)
 void exectrace_reap(pid_t pid);
 /* Writes the --stats JSON; 0 or -errno. */
 int write_stats(struct sandbox_state *st, const char *path, int exit_code);

@@ -132,8 +132,10 @@ size_t sentry_syscall_select(bool trap_paths, struct syscall_entry *ret, size_t 
 /* The same, and with trap_writes (a policy with write "ask" rules) also the
  * SC_F_PATH_WRITE rows, the calls that change the file system, and the
  * SC_F_PATH_FAST open rows (every open that writes, creates or truncates)
- * in place of the SC_F_PATH_FAST_NOASK ones. */
-size_t sentry_syscall_select_rows(bool trap_paths, bool trap_writes, struct syscall_entry *ret, size_t size);
+ * in place of the SC_F_PATH_FAST_NOASK ones; with native_exec the
+ * SC_F_EXEC_NATIVE rows in place of the SC_F_EXEC ones. */
+size_t sentry_syscall_select_rows(bool trap_paths, bool trap_writes, bool native_exec, struct syscall_entry *ret,
+                                  size_t size);
 
 /* Whether this host lets the sentry trace the sandbox's exec events
  * (sentry/exectrace.c): 0 or -errno from PTRACE_SEIZE. */
@@ -151,6 +153,8 @@ enum msg_type {
          * the terminal's master side (when there is one) */
         MSG_NS,
         MSG_FDS,
+        /* init → sentry, its filter installed: value is READY_* bits, aux
+         * the listener's fd number in init */
         MSG_READY,
         MSG_START,
         MSG_STATUS,
@@ -170,6 +174,11 @@ enum msg_type {
          * the command starts in and, where it is not the one asked for (the
          * caller's, not shown by the view), why; value is 0 or that errno */
         MSG_CWD,
+};
+
+enum {
+        READY_KILLABLE = 1 << 0,    /* the filter has WAIT_KILLABLE_RECV */
+        READY_NATIVE_EXEC = 1 << 1, /* plan->filter_native_exec installed: execs run natively */
 };
 
 struct msg {
@@ -222,7 +231,12 @@ struct sandbox_plan {
         size_t n_bind_fds;
         struct fs_rule *rules;
         struct sock_fprog filter;
-        /* the syscall table rows in force for this run (see SC_F_PATH_POLICY) */
+        /* the same with execs native (SC_F_EXEC), where the policy allows
+         * it; init installs it in place of filter when the view's floors
+         * are in force (len 0: never) */
+        struct sock_fprog filter_native_exec;
+        /* the syscall table rows in force for this run (see SC_F_PATH_POLICY),
+         * with the SC_F_EXEC_NATIVE rows too where filter_native_exec is set */
         struct syscall_entry *table;
         size_t n_table;
         bool trap_paths;  /* --trap-all or a hidden rule: every path call is emulated */
@@ -286,6 +300,7 @@ struct sandbox_state {
         int audit_fd;               /* --audit FILE, or -1 */
         bool allow_unverified_exec; /* --allow-unverified-exec: run on without the exec tracer */
         pid_t exec_tracer;          /* 0: none */
+        bool native_exec;           /* init installed the filter with execs native (READY_NATIVE_EXEC) */
 
         int pty_master;
         bool tty_raw;

@@ -35,6 +35,7 @@
 #define PATHWRITE(n, h, why) \
         {.name = n, .action = SC_EMULATE, .handler = h, .support = SUPPORT_FULL, .ctx = CTX_FS, \
          .flags = SC_F_PATH_POLICY | SC_F_PATH_WRITE, .note = why FASTW}
+#define NATIVE_EXEC "; native when the view alone decides (no exec rule, Landlock, own binfmt_misc)"
 #define FASTW "; native unless --trap-all, a hidden rule or a write ask rule (the mount view decides the same)"
 /* A conditional row of open or openat (their flags: argument 1 and 2), in
  * force per rowflags (SC_F_PATH_FAST or SC_F_PATH_FAST_NOASK): trapped when
@@ -111,6 +112,17 @@ static int handle_setid(struct notify_call *call, struct notify_verdict *ret)
                 noop = noop && (uint32_t)d->args[i] == UINT32_MAX;
         if (!noop)
                 fs_creds_vary(call);
+        ret->kind = VERDICT_CONTINUE;
+        return 0;
+}
+
+/* clone(2) of a thread without CLONE_FS, or unshare(CLONE_FS), trapped only
+ * when execs run natively (see their rows). CONTINUE is safe: nothing is decided, the flags
+ * are a register the kernel uses as they are (the row's condition leaves
+ * the namespace flags to the refusing row). */
+static int handle_clone_unshared_fs(struct notify_call *call, struct notify_verdict *ret)
+{
+        notify_umask_untrackable(call);
         ret->kind = VERDICT_CONTINUE;
         return 0;
 }
@@ -324,10 +336,19 @@ static const struct syscall_entry table[] = {
          * after the fact (the kernel cannot be handed a file to execute: the
          * handler answers CONTINUE and the exec tracer compares
          * /proc/PID/exe with what it approved at the exec event) --- */
-        EMULATE("execve", fs_handle_exec, SUPPORT_FULL,
-                "x bit, noexec, x86_64 ELF or #! chain checked as the child; image verified at the exec event"),
-        EMULATE("execveat", fs_handle_exec, SUPPORT_FULL,
-                "as execve; dirfd, AT_EMPTY_PATH (fexecve) and AT_SYMLINK_NOFOLLOW honoured"),
+        {.name = "execve",
+         .action = SC_EMULATE,
+         .handler = fs_handle_exec,
+         .support = SUPPORT_FULL,
+         .flags = SC_F_EXEC,
+         .note = "x bit, noexec, x86_64 ELF or #! chain checked as the child; image verified at the exec "
+                 "event" NATIVE_EXEC},
+        {.name = "execveat",
+         .action = SC_EMULATE,
+         .handler = fs_handle_exec,
+         .support = SUPPORT_FULL,
+         .flags = SC_F_EXEC,
+         .note = "as execve; dirfd, AT_EMPTY_PATH (fexecve) and AT_SYMLINK_NOFOLLOW honoured" NATIVE_EXEC},
 
         /* --- the egress gate: calls that name a destination --- */
         {.name = "connect",
@@ -406,9 +427,33 @@ static const struct syscall_entry table[] = {
         REFUSE("setns", EPERM, "no joining other namespaces"),
         REFUSE_IF("unshare", EPERM, "no new namespaces (user namespaces expose kernel attack surface)",
                   {.arg = 0, .op = ARG_MASKED_ANY, .mask = NS_FLAGS}),
+        /* With native execs only: as the clone row below, a thread that
+         * unshares its fs_struct */
+        {.name = "unshare",
+         .action = SC_EMULATE,
+         .handler = handle_clone_unshared_fs,
+         .support = SUPPORT_FULL,
+         .flags = SC_F_EXEC_NATIVE,
+         .note = "an fs_struct of its own switches the umask cache off (native execs only)",
+         .n_cond = 1,
+         .cond = {{.arg = 0, .op = ARG_MASKED_EQ, .mask = CLONE_FS | NS_FLAGS, .datum = CLONE_FS}}},
         REFUSE_IF("clone", EPERM, "fork/threads allowed; new namespaces refused",
                   {.arg = 0, .op = ARG_MASKED_ANY, .mask = NS_FLAGS}),
         REFUSE("clone3", ENOSYS, "flags live in memory the filter cannot read; libc falls back to clone"),
+        /* With native execs only: a thread that does not share its
+         * creator's fs_struct (CLONE_THREAD without CLONE_FS) could exec
+         * and take its leader's tid with another umask, which the trapped
+         * exec would have told the umask cache (notify/umask.c). Rare: the
+         * cache is switched off for the run instead. */
+        {.name = "clone",
+         .action = SC_EMULATE,
+         .handler = handle_clone_unshared_fs,
+         .support = SUPPORT_FULL,
+         .flags = SC_F_EXEC_NATIVE,
+         .note = "a thread with its own fs_struct switches the umask cache off (native execs only)",
+         .n_cond = 1,
+         /* no namespace flag either: those the clone row above refuses */
+         .cond = {{.arg = 0, .op = ARG_MASKED_EQ, .mask = CLONE_THREAD | CLONE_FS | NS_FLAGS, .datum = CLONE_THREAD}}},
 
         /* --- other processes and the kernel --- */
         REFUSE("ptrace", EPERM, "no tracing: it could rewrite a checked syscall"),
@@ -498,11 +543,16 @@ const struct syscall_entry *sentry_syscall_table(size_t *ret_n)
         return table;
 }
 
-size_t sentry_syscall_select_rows(bool trap_paths, bool trap_writes, struct syscall_entry *ret, size_t size)
+size_t sentry_syscall_select_rows(bool trap_paths, bool trap_writes, bool native_exec, struct syscall_entry *ret,
+                                  size_t size)
 {
         size_t n_all, n = 0;
         const struct syscall_entry *all = sentry_syscall_table(&n_all);
         for (size_t i = 0; i < n_all && n < size; i++) {
+                if ((all[i].flags & SC_F_EXEC) && native_exec)
+                        continue;
+                if ((all[i].flags & SC_F_EXEC_NATIVE) && !native_exec)
+                        continue;
                 /* the conditional open rows stand in for the unconditional
                  * ones exactly when those are left out */
                 if (all[i].flags & SC_F_PATH_FAST) {
@@ -520,5 +570,5 @@ size_t sentry_syscall_select_rows(bool trap_paths, bool trap_writes, struct sysc
 
 size_t sentry_syscall_select(bool trap_paths, struct syscall_entry *ret, size_t size)
 {
-        return sentry_syscall_select_rows(trap_paths, false, ret, size);
+        return sentry_syscall_select_rows(trap_paths, false, false, ret, size);
 }

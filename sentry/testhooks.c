@@ -81,6 +81,9 @@ int debug_rebuild_filter(struct sandbox_plan *plan, unsigned off)
         }
         free(plan->filter.filter);
         plan->filter = prog;
+        /* the debug filter is the one installed, execs trapped or not as it says */
+        free(plan->filter_native_exec.filter);
+        plan->filter_native_exec = (struct sock_fprog){0};
         return 0;
 }
 

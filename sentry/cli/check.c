@@ -43,9 +43,9 @@ static int write_text(const char *path, const char *text)
         return fd >= 0 && write_all(fd, text, strlen(text)) == 0 ? 0 : -1;
 }
 
-/* overlayfs mounted in a user namespace over a tmpfs upper, as a template
- * root is (Linux 5.11 allows it; userxattr as cordon mounts it) */
-static bool try_overlay_in_userns(void)
+/* In a throw-away user and mount namespace (a tmpfs on its /tmp): whether
+ * fn says yes. */
+static bool try_in_userns(bool (*fn)(void))
 {
         uid_t uid = geteuid();
         gid_t gid = getegid();
@@ -65,18 +65,35 @@ static bool try_overlay_in_userns(void)
                 if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
                     mount("tmpfs", "/tmp", "tmpfs", 0, "size=64k") < 0)
                         _exit(1);
-                if (mkdir("/tmp/l", 0755) < 0 || mkdir("/tmp/u", 0755) < 0 || mkdir("/tmp/w", 0755) < 0 ||
-                    mkdir("/tmp/m", 0755) < 0)
-                        _exit(1);
-                _exit(mount("overlay", "/tmp/m", "overlay", 0,
-                            "lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w,userxattr") < 0
-                              ? 1
-                              : 0);
+                _exit(fn() ? 0 : 1);
         }
         int status;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;
         return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* overlayfs mounted in a user namespace over a tmpfs upper, as a template
+ * root is (Linux 5.11 allows it; userxattr as cordon mounts it) */
+static bool overlay_mounts(void)
+{
+        if (mkdir("/tmp/l", 0755) < 0 || mkdir("/tmp/u", 0755) < 0 || mkdir("/tmp/w", 0755) < 0 ||
+            mkdir("/tmp/m", 0755) < 0)
+                return false;
+        return mount("overlay", "/tmp/m", "overlay", 0, "lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w,userxattr") ==
+               0;
+}
+
+/* A binfmt_misc of the namespace's own (Linux 6.7): what lets execs run
+ * natively without the host's registered formats (fs/binfmt.c). */
+static bool binfmt_mounts(void)
+{
+        return mkdir("/tmp/b", 0755) == 0 && mount("binfmt_misc", "/tmp/b", "binfmt_misc", 0, NULL) == 0;
+}
+
+static bool try_overlay_in_userns(void)
+{
+        return try_in_userns(overlay_mounts);
 }
 
 static bool syscall_exists(long nr, long a0, long a1, long a2, long a3)
@@ -287,7 +304,10 @@ int sentry_check(bool json)
                 {"SO_NETNS_COOKIE", has_netns_cookie(), true, "the egress gate tells its sockets apart (Linux 5.14)"},
                 {"sentry confined", filters, true, confined_note},
                 {"ptrace exec events", exectrace_probe() == 0, true,
-                 "exec verified after the fact (else only with --allow-unverified-exec)"},
+                 "exec verified after the fact where execs are checked (--trap-all, exec rules; else only with "
+                 "--allow-unverified-exec)"},
+                {"binfmt_misc per user namespace", try_in_userns(binfmt_mounts), false,
+                 "execs decided natively by the view (Linux 6.7); without it every exec is checked"},
                 {"process_vm_readv", syscall_exists(SYS_process_vm_readv, 0, 0, 0, 0), false, "else /proc/PID/mem"},
                 {"landlock", landlock, false, landlock_note},
                 {"egress floor", floor, false, floor_note},

@@ -648,10 +648,25 @@ else
         FAILED=$((FAILED + 1))
         FAILED_NAMES+=(hidden-host-copy)
 fi
-# exec: the executed file is the one checked (fs/exec.c, sentry/exectrace.c)
+# exec: natively (no exec rule), the view decides and a foreign binary dies at its first
+# syscall; checked (--trap-all), the executed file is the one checked (fs/exec.c,
+# sentry/exectrace.c) and a foreign binary never loads
 probe exec-i386
 probe exec-flip
 probe exec-fd-swap
+probe_checked() {
+        local name=$1 rc
+        shift
+        N=$((N + 1))
+        local out=$WORK/out.$N
+        timeout -k 5 30 "$CORDON" run --trap-all --bind "$BIND:/helpers:ro" -- /helpers/escape-probe "$name" checked \
+                </dev/null >"$out" 2>&1
+        rc=$?
+        record "--trap-all" "$name" "$rc" "$out"
+}
+probe_checked exec-i386
+probe_checked exec-flip
+probe_checked exec-fd-swap
 
 # approvals (issue #10): an approval covers exactly what was asked. In a
 # `cordon sandbox` whose policy asks before writes beneath /ask and execs

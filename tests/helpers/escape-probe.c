@@ -3511,8 +3511,18 @@ static int copy_true(const char *path)
         return k < 0 ? -errno : r;
 }
 
-/* How one exec attempt ended, seen from its parent. */
-enum exec_end { EXEC_OK, EXEC_REFUSED, EXEC_OTHER_ERR, EXEC_KILLED, EXEC_RAN_FORBIDDEN, EXEC_WEIRD };
+/* How one exec attempt ended, seen from its parent. EXEC_SIGSYS: the
+ * foreign program was loaded and its first syscall met the filter's
+ * architecture check; a way through where the exec check is in force
+ * (--trap-all: "checked" given to the probe), the filter's own refusal where
+ * execs run natively and the view decides them. */
+enum exec_end { EXEC_OK, EXEC_REFUSED, EXEC_OTHER_ERR, EXEC_KILLED, EXEC_RAN_FORBIDDEN, EXEC_SIGSYS, EXEC_WEIRD };
+
+/*/* whether the probe was told the exec check is in force ("checked" after the attempt) */
+static bool exec_checked(int argc, char **argv)
+{
+        return argc > 2 && strcmp(argv[2], "checked") == 0;
+}
 
 /* The child's _exit code when execve returned: 100 + errno. */
 static enum exec_end exec_end_of(int status, int *ret_err)
@@ -3533,7 +3543,7 @@ static enum exec_end exec_end_of(int status, int *ret_err)
                 if (WTERMSIG(status) == SIGKILL)
                         return EXEC_KILLED;
                 if (WTERMSIG(status) == SIGSYS)
-                        return EXEC_RAN_FORBIDDEN;
+                        return EXEC_SIGSYS;
         }
         return EXEC_WEIRD;
 }
@@ -3572,13 +3582,17 @@ static int a_exec_i386(int argc, char **argv)
                 return probe_error("vfork: %s", en(-status));
         int err = 0;
         switch (exec_end_of(status, &err)) {
+        case EXEC_SIGSYS:
+                if (!exec_checked(argc, argv))
+                        return blocked("execve of an i386 ELF, execs native: loaded, killed by SIGSYS at its "
+                                       "first syscall (the filter's architecture check)");
+                return through("execve of an i386 ELF: it ran (killed by SIGSYS at its first syscall)");
         case EXEC_REFUSED:
                 return blocked("execve of an i386 ELF: ENOEXEC before the kernel loaded it");
         case EXEC_KILLED:
                 return blocked("execve of an i386 ELF: killed by the exec tracer before it ran");
         case EXEC_RAN_FORBIDDEN:
-                return through("execve of an i386 ELF: it ran (%s)",
-                               WIFSIGNALED(status) ? "killed by SIGSYS at its first syscall" : "exit 42");
+                return through("execve of an i386 ELF: it ran and its i386 syscall was served (exit 42)");
         case EXEC_OK:
         case EXEC_OTHER_ERR:
         case EXEC_WEIRD:
@@ -3646,6 +3660,11 @@ static int a_exec_flip(int argc, char **argv)
         }
         atomic_store(&exec_stop, true);
         pthread_join(t, NULL);
+        bool checked = exec_checked(argc, argv);
+        if (checked) {
+                n[EXEC_RAN_FORBIDDEN] += n[EXEC_SIGSYS];
+                n[EXEC_SIGSYS] = 0;
+        }
         if (n[EXEC_RAN_FORBIDDEN] > 0)
                 return through(
                         "execve path flipped: the i386 ELF ran %ld times in %ld execs (%ld killed by the tracer)",
@@ -3653,8 +3672,9 @@ static int a_exec_flip(int argc, char **argv)
         if (n[EXEC_OK] == 0)
                 return probe_error("execve path flipped: the allowed binary never ran in %ld tries", tries);
         return blocked("execve path flipped: %ld execs: %ld ran the allowed binary, %ld refused (ENOEXEC), %ld killed "
-                       "by the tracer at the exec event, %ld other errors (%s), %ld odd ends, i386 ran 0 times",
-                       tries, n[EXEC_OK], n[EXEC_REFUSED], n[EXEC_KILLED], n[EXEC_OTHER_ERR],
+                       "by the tracer at the exec event, %ld killed at their first i386 syscall (execs native), %ld "
+                       "other errors (%s), %ld odd ends, no i386 syscall served",
+                       tries, n[EXEC_OK], n[EXEC_REFUSED], n[EXEC_KILLED], n[EXEC_SIGSYS], n[EXEC_OTHER_ERR],
                        first_other ? en(first_other) : "none", n[EXEC_WEIRD]);
 }
 
@@ -3691,6 +3711,14 @@ static int a_exec_fd_swap(int argc, char **argv)
                         break;
                 case EXEC_KILLED:
                         note(&nt, "%s: killed by the exec tracer", what);
+                        break;
+                case EXEC_SIGSYS:
+                        if (!exec_checked(argc, argv)) {
+                                note(&nt, "%s: the fd's i386 ELF loaded, killed at its first syscall", what);
+                                break;
+                        }
+                        note(&nt, "%s: the i386 ELF RAN (SIGSYS)", what);
+                        ok = false;
                         break;
                 case EXEC_RAN_FORBIDDEN:
                         note(&nt, "%s: the i386 ELF RAN", what);

@@ -1,6 +1,11 @@
 #!/bin/bash
-# cordon integration tests for exec: execve/execveat are checked by the sentry (fs/exec.c) and
-# the running image is verified at each exec event (sentry/exectrace.c). Real programs and
+# cordon integration tests for exec. Where the policy has no exec rule and the view's floors are in
+# force (Landlock's execute right, the sandbox's own binfmt_misc), execs run natively and the
+# view decides them; with --trap-all (or an exec rule) execve/execveat are checked by the sentry
+# (fs/exec.c) and the running image is verified at each exec event (sentry/exectrace.c). The
+# tests run each case both ways and expect the same results, but for a foreign binary, which
+# the check refuses (ENOEXEC) and the filter's architecture check kills natively at its first
+# syscall (SIGSYS). Real programs and
 # small python3 programs run under `cordon run`; the files they execute are made on the host
 # in a scratch directory bound into the sandbox at /x. Run like run.sh:
 #
@@ -99,32 +104,57 @@ def run(name, fn):
     sys.stdout.flush()
 '
 
+# the two ways an exec is decided (see the top): natively by the view, and checked by the sentry
+EXEC_MODES=(native --trap-all)
+mode_args() { [ "$1" = native ] || printf '%s\n' "$1"; }
+
 it_test exec_scripts
 exec_scripts() {
-        local d
+        local d m
         d=$(exec_fixture) || exit $?
-        crun --bind "$d:/x:ro" -- sh -c '/x/s.sh a b; /x/s2.sh c; /x/blanks.sh d; /x/plain; cd /x && ./s.sh rel'
+        for m in "${EXEC_MODES[@]}"; do
+                exec_scripts_in "$d" "$m"
+        done
+}
+exec_scripts_in() {
+        local d=$1 m=$2
+        it_log "exec decided: $m"
+        # shellcheck disable=SC2046
+        crun $(mode_args "$m") --bind "$d:/x:ro" -- sh -c '/x/s.sh a b; /x/s2.sh c; /x/blanks.sh d; /x/plain; cd /x && ./s.sh rel'
         expect_rc 0 "scripts"
         expect_contains "$OUT" "script:a b" "a #!/bin/sh script"
         expect_contains "$OUT" "script:nested /x/s2.sh c" "a script whose interpreter is a script"
         expect_contains "$OUT" "blanks:d" "blanks around the interpreter"
         expect_contains "$OUT" "plain-text-ran" "a text file without #! (the shell runs it on ENOEXEC)"
         expect_contains "$OUT" "script:rel" "a script by a relative path"
-        crun --bind "$d:/x:ro" -- python3 -c "$PY_EXEC_LIB
+        # shellcheck disable=SC2046
+        crun $(mode_args "$m") --bind "$d:/x:ro" -- python3 -c "$PY_EXEC_LIB
 run('badinterp', lambda: os.execv('/x/badinterp.sh', ['b']))
 run('noxinterp', lambda: os.execv('/x/noxinterp.sh', ['b']))
 run('i386interp', lambda: os.execv('/x/i386interp.sh', ['b']))"
         expect_rc 0 "python3 driver"
         expect_contains "$OUT" "badinterp errno=2" "a missing interpreter: ENOENT"
         expect_contains "$OUT" "noxinterp errno=13" "an interpreter without the x bit: EACCES"
-        expect_contains "$OUT" "i386interp errno=8" "an i386 interpreter: ENOEXEC"
+        if [ "$m" = native ]; then
+                expect_contains "$OUT" "i386interp signal=31" "an i386 interpreter: killed at its first syscall"
+        else
+                expect_contains "$OUT" "i386interp errno=8" "an i386 interpreter: ENOEXEC"
+        fi
 }
 
 it_test exec_paths_and_fds
 exec_paths_and_fds() {
-        local d
+        local d m
         d=$(exec_fixture) || exit $?
-        crun --bind "$d:/x:ro" --cwd /x -- python3 -c "$PY_EXEC_LIB
+        for m in "${EXEC_MODES[@]}"; do
+                exec_paths_and_fds_in "$d" "$m"
+        done
+}
+exec_paths_and_fds_in() {
+        local d=$1 m=$2
+        it_log "exec decided: $m"
+        # shellcheck disable=SC2046
+        crun $(mode_args "$m") --bind "$d:/x:ro" --cwd /x -- python3 -c "$PY_EXEC_LIB
 AT_EMPTY_PATH, AT_SYMLINK_NOFOLLOW = 0x1000, 0x100
 run('relative', lambda: os.execv('./true', ['t']))
 dfd = os.open('/x', os.O_RDONLY | os.O_DIRECTORY)
@@ -172,9 +202,17 @@ run('bad-fd', lambda: execveat(999, 'true', ['t'], 0))
 
 it_test exec_permissions
 exec_permissions() {
-        local d
+        local d m
         d=$(exec_fixture) || exit $?
-        crun --bind "$d:/x:ro" -- python3 -c "$PY_EXEC_LIB
+        for m in "${EXEC_MODES[@]}"; do
+                exec_permissions_in "$d" "$m"
+        done
+}
+exec_permissions_in() {
+        local d=$1 m=$2
+        it_log "exec decided: $m"
+        # shellcheck disable=SC2046
+        crun $(mode_args "$m") --bind "$d:/x:ro" -- python3 -c "$PY_EXEC_LIB
 run('nox', lambda: os.execv('/x/nox', ['t']))
 import shutil
 shutil.copy('/x/true', '/dev/shm/t')
@@ -201,7 +239,8 @@ exec_foreign_architectures() {
         # below is cordon's, not the kernel's
         "$d/i386"
         it_log "natively, the i386 test program exits $?"
-        crun --bind "$d:/x:ro" -- python3 -c "$PY_EXEC_LIB
+        # checked by the sentry: refused before the kernel loads it
+        crun --trap-all --bind "$d:/x:ro" -- python3 -c "$PY_EXEC_LIB
 for f in ('i386', 'x32', 'aarch64'):
     run(f, lambda: os.execv('/x/' + f, [f]))
 "
@@ -212,8 +251,21 @@ for f in ('i386', 'x32', 'aarch64'):
         # as the command: execvp takes ENOEXEC for a script without #! and hands the file to
         # /bin/sh, which finds no command in it (127); 42 would mean it ran, 159 (SIGSYS) that
         # the kernel loaded it and the filter's architecture check killed it
-        crun --bind "$d:/x:ro" -- /x/i386
+        crun --trap-all --bind "$d:/x:ro" -- /x/i386
         expect_rc 127 "an i386 ELF as the command"
+        # native: the kernel loads the i386 program, whose first syscall (int $0x80) meets the
+        # filter's architecture check: killed by SIGSYS, never exit 42; the others the kernel
+        # itself refuses
+        crun --bind "$d:/x:ro" -- python3 -c "$PY_EXEC_LIB
+for f in ('i386', 'x32', 'aarch64'):
+    run(f, lambda: os.execv('/x/' + f, [f]))
+"
+        expect_rc 0 "python3 driver (native)"
+        expect_contains "$OUT" "i386 signal=31" "an i386 ELF natively: SIGSYS at its first syscall"
+        expect_contains "$OUT" "x32 errno=8" "an x32 ELF natively: ENOEXEC"
+        expect_contains "$OUT" "aarch64 errno=8" "an aarch64 ELF natively: ENOEXEC"
+        crun --bind "$d:/x:ro" -- /x/i386
+        expect_rc 159 "an i386 ELF as the command, natively (SIGSYS)"
 }
 
 it_test exec_from_thread
@@ -321,7 +373,7 @@ exec_mismatch_reported() {
         h=$(scratch_dir helpers) || exit $?
         chmod 0755 "$h"
         cp "$HELPERS/escape-probe" "$h/" && chmod 0755 "$h/escape-probe" || fail "cannot stage escape-probe"
-        crun -v --audit "$audit" --bind "$h:/h:ro" -- /h/escape-probe exec-flip
+        crun -v --trap-all --audit "$audit" --bind "$h:/h:ro" -- /h/escape-probe exec-flip checked
         expect_rc 0 "exec-flip"
         expect_contains "$OUT" "escape exec-flip: blocked" "the probe's verdict"
         if printf '%s\n' "$OUT" | grep -q ' 0 killed by the tracer'; then
@@ -337,7 +389,7 @@ exec_mismatch_reported() {
 it_test tracer_lets_go_after_verifying
 tracer_lets_go_after_verifying() {
         local out="$IT_TMP/out" tracer init pid
-        bg_cordon "$out" -- sh -c 'echo up; sleep 30; : exec-release-probe'
+        bg_cordon "$out" --trap-all -- sh -c 'echo up; sleep 30; : exec-release-probe'
         wait_until 10 grep -qx up "$out" || fail "the sandbox did not start: $(cat "$out")"
         tracer=$(pgrep -P "$BG_CORDON" -x cordon-exectrac | head -1)
         [ -n "$tracer" ] || fail "no exec tracer beside the sentry"
@@ -353,7 +405,7 @@ tracer_lets_go_after_verifying() {
 it_test tracer_killed_ends_sandbox
 tracer_killed_ends_sandbox() {
         local out="$IT_TMP/out" tracer rc
-        bg_cordon "$out" -- sh -c 'echo up; sleep 30; : exec-tracer-kill-probe'
+        bg_cordon "$out" --trap-all -- sh -c 'echo up; sleep 30; : exec-tracer-kill-probe'
         wait_until 10 grep -qx up "$out" || fail "the sandbox did not start: $(cat "$out")"
         tracer=$(pgrep -P "$BG_CORDON" -x cordon-exectrac | head -1)
         [ -n "$tracer" ] || fail "no exec tracer beside the sentry"
@@ -371,10 +423,22 @@ exec_check_row() {
         RC=$?
         ERR=
         expect_match "$OUT" 'ptrace exec events +yes +required' "cordon check reports the exec tracer"
-        crun -- true
+        crun --trap-all -- true
         expect_rc 0 "a sandbox starts with the tracer"
-        crun -v -- true
+        crun -v --trap-all -- true
         expect_contains "$ERR" "verified at each exec event" "-v says exec is verified"
+        crun -v -- true
+        expect_contains "$ERR" "exec: native: the view decides alone" "-v says execs run natively"
+        # no tracer beside the sentry once execs run natively
+        local out="$IT_TMP/out"
+        bg_cordon "$out" -- sh -c 'echo up; sleep 30; : exec-native-probe'
+        wait_until 10 grep -qx up "$out" || fail "the sandbox did not start: $(cat "$out")"
+        expect_eq "" "$(pgrep -P "$BG_CORDON" -x cordon-exectrac)" "an exec tracer with execs native"
+        # an exec rule in the policy keeps every exec checked
+        local pol="$IT_TMP/noexec.json"
+        printf '{"filesystem": {"rules": [{"path": "/tmp/nx", "access": "read-write", "exec": false}]}}\n' >"$pol"
+        crun -v --policy "$pol" -- true
+        expect_contains "$ERR" "verified at each exec event" "-v with an exec rule: every exec checked"
 }
 
 # A host that refuses ptrace (here forced: CORDON_TEST_FORCE_FALLBACK=ptrace) leaves the exec
@@ -384,15 +448,19 @@ exec_check_row() {
 # which is then said.
 it_test tracer_refused_fails_closed
 tracer_refused_fails_closed() {
-        CORDON_TEST_FORCE_FALLBACK=ptrace crun -- sh -c '/bin/echo RAN'
+        CORDON_TEST_FORCE_FALLBACK=ptrace crun --trap-all -- sh -c '/bin/echo RAN'
         expect_rc 125 "a run whose exec tracer cannot seize init"
         expect_contains "$ERR" "cannot trace the sandbox's exec events (PTRACE_SEIZE: Operation not permitted)" \
                 "saying why"
         expect_not_contains "$OUT" "RAN" "the command must not run"
-        CORDON_TEST_FORCE_FALLBACK=ptrace crun --allow-unverified-exec -- sh -c '/bin/echo RAN'
+        CORDON_TEST_FORCE_FALLBACK=ptrace crun --trap-all --allow-unverified-exec -- sh -c '/bin/echo RAN'
         expect_rc 0 "the same run with --allow-unverified-exec"
         expect_eq "RAN" "$OUT" "the command and its own exec run"
         expect_contains "$ERR" "exec is NOT verified after the fact" "the weaker tier is said"
+        # execs native: nothing to verify, so a host without ptrace runs the default sandbox
+        CORDON_TEST_FORCE_FALLBACK=ptrace crun -- sh -c '/bin/echo RAN'
+        expect_rc 0 "execs native on a host that refuses ptrace"
+        expect_eq "RAN" "$OUT" "the command and its own exec run"
 }
 
 it_main "$@"

@@ -123,13 +123,21 @@ static int row_nr(const struct syscall_entry *e)
 
 /* The filter generated from the real table. Each test runs in its own forked
  * process, so building it per test keeps tests independent. */
+static struct sock_fprog build_selected3(bool paths, bool writes, bool native_exec);
+
 static struct sock_fprog build_table_filter(void)
 {
-        size_t n;
-        const struct syscall_entry *t = sentry_syscall_table(&n);
+        size_t n_all, n = 0;
+        const struct syscall_entry *all = sentry_syscall_table(&n_all);
+        /* every row but those only in force with execs native (test_native_exec_rows) */
+        struct syscall_entry *t = calloc(n_all, sizeof(*t));
+        for (size_t i = 0; i < n_all; i++)
+                if (!(all[i].flags & SC_F_EXEC_NATIVE))
+                        t[n++] = all[i];
         struct sock_fprog prog = {0};
         const char *bad = NULL;
         int r = notify_filter_build(t, n, &prog, &bad);
+        free(t);
         ck_assert_msg(r == 0, "notify_filter_build failed: %d (%s) at row %s", r, strerror(-r), bad ? bad : "?");
         ck_assert_uint_gt(prog.len, 0);
         ck_assert_ptr_nonnull(prog.filter);
@@ -358,8 +366,9 @@ START_TEST(test_path_rows_selected)
                 struct syscall_entry *t = calloc(n_all, sizeof(*t));
                 size_t n = sentry_syscall_select(trap, t, n_all);
                 ck_assert_uint_le(n, n_all);
-                if (trap) /* all but the conditional rows of open, openat (8) and the chmod family (3) */
-                        ck_assert_uint_eq(n, n_all - 11);
+                if (trap) /* all but the conditional rows of open, openat (8) and the chmod family (3),
+                           * and the clone and unshare rows of native execs (2) */
+                        ck_assert_uint_eq(n, n_all - 13);
                 struct sock_fprog prog = {0};
                 const char *bad = NULL;
                 ck_assert_int_eq(notify_filter_build(t, n, &prog, &bad), 0);
@@ -417,7 +426,7 @@ START_TEST(test_setid_rows_selected)
                 struct syscall_entry *t = calloc(n_all, sizeof(*t));
                 struct sock_fprog prog = {0};
                 const char *bad = NULL;
-                size_t n = sentry_syscall_select_rows(m == 2, m == 1, t, n_all);
+                size_t n = sentry_syscall_select_rows(m == 2, m == 1, false, t, n_all);
                 ck_assert_int_eq(notify_filter_build(t, n, &prog, &bad), 0);
                 for (size_t i = 0; i < ELEMENTSOF(c); i++)
                         for (int setid = 0; setid < 2; setid++) {
@@ -450,7 +459,7 @@ START_TEST(test_write_rows_selected)
         static const char *const reads[] = {"stat",     "newfstatat", "statx",      "faccessat2",        "readlinkat",
                                             "getxattr", "listxattr",  "getdents64", "inotify_add_watch", "chdir"};
         struct syscall_entry *t = calloc(n_all, sizeof(*t));
-        size_t n = sentry_syscall_select_rows(false, true, t, n_all);
+        size_t n = sentry_syscall_select_rows(false, true, false, t, n_all);
         struct sock_fprog prog = {0};
         const char *bad = NULL;
         ck_assert_int_eq(notify_filter_build(t, n, &prog, &bad), 0);
@@ -564,7 +573,9 @@ START_TEST(test_table_row)
         const struct syscall_entry *t = sentry_syscall_table(&n);
         ck_assert_uint_lt((size_t)_i, n);
         const struct syscall_entry *e = &t[_i];
-        struct sock_fprog prog = build_table_filter();
+        /* a row in force only with execs native is checked in that filter */
+        struct sock_fprog prog =
+                e->flags & SC_F_EXEC_NATIVE ? build_selected3(false, false, true) : build_table_filter();
 
         /* the row is well formed */
         ck_assert_ptr_nonnull(e->name);
@@ -787,18 +798,68 @@ END_TEST
 
 /* The sandbox's filter for one combination of the options that select
  * rows, compiled now. */
-static struct sock_fprog build_selected(bool paths, bool writes)
+static struct sock_fprog build_selected3(bool paths, bool writes, bool native_exec)
 {
         size_t n_all;
         (void)sentry_syscall_table(&n_all);
         struct syscall_entry *t = calloc(n_all, sizeof(*t));
-        size_t n = sentry_syscall_select_rows(paths, writes, t, n_all);
+        size_t n = sentry_syscall_select_rows(paths, writes, native_exec, t, n_all);
         struct sock_fprog prog = {0};
         const char *bad = NULL;
         ck_assert_int_eq(notify_filter_build(t, n, &prog, &bad), 0);
         free(t);
         return prog;
 }
+
+static struct sock_fprog build_selected(bool paths, bool writes)
+{
+        return build_selected3(paths, writes, false);
+}
+
+/* Execs native (no exec rule, the view's floors in force: sentry/init.c):
+ * execve and execveat leave the filter, and a thread clone without CLONE_FS
+ * or an unshare(CLONE_FS) is trapped instead (the umask cache's one case
+ * the trapped exec covered);
+ * the rest of the filter is the same. With execs trapped that clone is
+ * native. Namespace flags are refused in both. */
+START_TEST(test_native_exec_rows)
+{
+        for (int writes = 0; writes < 2; writes++) {
+                struct sock_fprog trapped = build_selected3(false, writes, false);
+                struct sock_fprog native = build_selected3(false, writes, true);
+                const uint64_t none[6] = {0};
+                const uint64_t thread_nofs[6] = {CLONE_VM | CLONE_THREAD | CLONE_SIGHAND};
+                const uint64_t thread_fs[6] = {CLONE_VM | CLONE_FS | CLONE_THREAD | CLONE_SIGHAND};
+                const uint64_t thread_ns[6] = {CLONE_VM | CLONE_THREAD | CLONE_SIGHAND | CLONE_NEWNET};
+                const uint64_t fork_ns[6] = {SIGCHLD | CLONE_NEWUSER};
+                ck_assert_int_eq(eval_raw(&trapped, AUDIT_ARCH_X86_64, nr_of("execve"), none), NOTIF);
+                ck_assert_int_eq(eval_raw(&trapped, AUDIT_ARCH_X86_64, nr_of("execveat"), none), NOTIF);
+                ck_assert_int_eq(eval_raw(&native, AUDIT_ARCH_X86_64, nr_of("execve"), none), ALLOW);
+                ck_assert_int_eq(eval_raw(&native, AUDIT_ARCH_X86_64, nr_of("execveat"), none), ALLOW);
+                ck_assert_int_eq(eval_raw(&trapped, AUDIT_ARCH_X86_64, nr_of("clone"), thread_nofs), ALLOW);
+                ck_assert_int_eq(eval_raw(&native, AUDIT_ARCH_X86_64, nr_of("clone"), thread_nofs), NOTIF);
+                ck_assert_int_eq(eval_raw(&native, AUDIT_ARCH_X86_64, nr_of("clone"), thread_fs), ALLOW);
+                ck_assert_int_eq(eval_raw(&native, AUDIT_ARCH_X86_64, nr_of("clone"), none), ALLOW);
+                const uint64_t unshare_fs[6] = {CLONE_FS}, unshare_files[6] = {CLONE_FILES};
+                ck_assert_int_eq(eval_raw(&trapped, AUDIT_ARCH_X86_64, nr_of("unshare"), unshare_fs), ALLOW);
+                ck_assert_int_eq(eval_raw(&native, AUDIT_ARCH_X86_64, nr_of("unshare"), unshare_fs), NOTIF);
+                ck_assert_int_eq(eval_raw(&native, AUDIT_ARCH_X86_64, nr_of("unshare"), unshare_files), ALLOW);
+                for (int v = 0; v < 2; v++) {
+                        const struct sock_fprog *p = v ? &native : &trapped;
+                        ck_assert_int_eq(eval_raw(p, AUDIT_ARCH_X86_64, nr_of("clone"), thread_ns),
+                                         SECCOMP_RET_ERRNO | EPERM);
+                        ck_assert_int_eq(eval_raw(p, AUDIT_ARCH_X86_64, nr_of("clone"), fork_ns),
+                                         SECCOMP_RET_ERRNO | EPERM);
+                        /* the rest as before: a write open still emulated, i386 still killed */
+                        const uint64_t wr[6] = {(uint64_t)AT_FDCWD, 0, O_WRONLY};
+                        ck_assert_int_eq(eval_raw(p, AUDIT_ARCH_X86_64, nr_of("openat"), wr), NOTIF);
+                        ck_assert_int_eq(eval_raw(p, AUDIT_ARCH_I386, 11 /* i386 execve */, none), KILL);
+                }
+                free(trapped.filter);
+                free(native.filter);
+        }
+}
+END_TEST
 
 /* The filters cordon links from build time (sentry/filters.gen.c, linked
  * into this test too) are exactly what the run would compile now: for each
@@ -808,17 +869,24 @@ START_TEST(test_prebuilt_filters_match)
         ck_assert_msg(sentry_prebuilt_sandbox != NULL && sentry_prebuilt_confine != NULL,
                       "the build-time filters are not linked into this test");
         for (int paths = 0; paths < 2; paths++)
-                for (int writes = 0; writes < 2; writes++) {
-                        struct sock_fprog fresh = build_selected(paths, writes), pre = {0};
-                        ck_assert(sentry_prebuilt_sandbox(paths, writes, &pre));
-                        ck_assert_msg(pre.len == fresh.len &&
-                                              memcmp(pre.filter, fresh.filter, fresh.len * sizeof(*fresh.filter)) == 0,
-                                      "trap_paths=%d trap_writes=%d: the build-time filter (%u insns) differs from "
-                                      "a fresh compile (%u)",
-                                      paths, writes, pre.len, fresh.len);
-                        free(fresh.filter);
-                        free(pre.filter);
-                }
+                for (int writes = 0; writes < 2; writes++)
+                        for (int nexec = 0; nexec < 2; nexec++) {
+                                struct sock_fprog pre = {0};
+                                if (paths && nexec) {
+                                        /* never asked for: every exec is trapped with the paths */
+                                        ck_assert(!sentry_prebuilt_sandbox(paths, writes, nexec, &pre));
+                                        continue;
+                                }
+                                struct sock_fprog fresh = build_selected3(paths, writes, nexec);
+                                ck_assert(sentry_prebuilt_sandbox(paths, writes, nexec, &pre));
+                                ck_assert_msg(pre.len == fresh.len && memcmp(pre.filter, fresh.filter,
+                                                                             fresh.len * sizeof(*fresh.filter)) == 0,
+                                              "trap_paths=%d trap_writes=%d native_exec=%d: the build-time filter "
+                                              "(%u insns) differs from a fresh compile (%u)",
+                                              paths, writes, nexec, pre.len, fresh.len);
+                                free(fresh.filter);
+                                free(pre.filter);
+                        }
         struct sock_fprog fresh = {0}, pre = {0};
         ck_assert_int_eq(sentry_confine_build_fresh(&fresh, NULL), 0);
         ck_assert(sentry_prebuilt_confine(&pre));
@@ -1170,6 +1238,7 @@ static Suite *filter_suite(void)
         tcase_add_test(tc, test_build_empty_fanout_refused);
         tcase_add_test(tc, test_build_fanout_clear_bits);
         tcase_add_test(tc, test_prebuilt_filters_match);
+        tcase_add_test(tc, test_native_exec_rows);
         tcase_add_test(tc, test_filters_are_trees);
         suite_add_tcase(s, tc);
 
