@@ -3,7 +3,7 @@
 # - no C source or header over 1,200 lines, and each opens with a comment
 #   saying what it owns;
 # - includes point down the rooms' order: common/ < notify/, policy/,
-#   cgroup/ < fs/, net/, approvals/ < the core (sentry/) < sandbox/ < oci/ <
+#   cgroup/ < fs/, net/, approvals/ < the core (sentry/) < sandbox/ < oci/, api/ <
 #   cli/; a room never includes a room of its own rank (fs/ and net/ never
 #   each other) or above, and a room's private header (*-internal.h) is
 #   included from its own room only;
@@ -31,7 +31,7 @@ def check(name, problems):
 
 rank = {'common': 0, 'notify': 1, 'sentry/policy': 1, 'sentry/cgroup': 1,
         'fs': 2, 'net': 2, 'sentry/approvals': 2, 'sentry': 3,
-        'sentry/sandbox': 4, 'sentry/oci': 5, 'sentry/cli': 6}
+        'sentry/sandbox': 4, 'sentry/oci': 5, 'sentry/api': 5, 'sentry/cli': 6}
 def room(path):
     d = os.path.dirname(path)
     return d if d in rank else None

@@ -1,7 +1,7 @@
 /* sentry/cli/: the command line, the only room that speaks to people.
  *
  * Promises: main.c parses `cordon VERB ...` (run, check, syscalls, digest,
- * gc, sandbox, oci; and `cordon-oci`, runc's command line) with errors that
+ * gc, sandbox, oci, serve; and `cordon-oci`, runc's command line) with errors that
  * name the option and the value, exits with the codes sentry.h lists, and
  * hands each verb to the room that owns it: `run` to the core
  * (sentry/sentry.h), `sandbox` to sentry/sandbox/, `oci` to sentry/oci/.
@@ -16,6 +16,9 @@
 /* `cordon check`: prints what this host supports; returns 0 when every
  * layer `cordon run` requires is there, 1 otherwise. */
 int sentry_check(bool json);
+
+/* `cordon serve`: the HTTP API (serve.c); returns the exit status. */
+int cmd_serve(int argc, char **argv);
 
 /* `cordon syscalls`: prints the table. */
 void sentry_print_syscalls(void);

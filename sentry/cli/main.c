@@ -20,6 +20,7 @@ static void usage(FILE *f)
               "       cordon syscalls\n"
               "       cordon gc                  remove what crashed sandboxes left (safe any time)\n"
               "       cordon sandbox VERB ...    long-lived sandboxes (cordon sandbox --help)\n"
+              "       cordon serve [OPTIONS]     the sandbox API over HTTP (cordon serve --help)\n"
               "       cordon oci VERB ...        OCI runtime, runc's command line (also as cordon-oci)\n"
               "       cordon digest DIR          print the sha256 digest of a template tree (source.digest)\n"
               "       cordon --help | --version\n"
@@ -442,6 +443,8 @@ int main(int argc, char **argv)
                 return sentry_sandbox(argc - 1, argv + 1);
         if (streq(verb, "oci"))
                 return sentry_oci(argc - 1, argv + 1);
+        if (streq(verb, "serve"))
+                return cmd_serve(argc - 1, argv + 1);
         if (streq(verb, "check")) {
                 bool json = argc > 2 && streq(argv[2], "--json");
                 if (argc > 2 && !json) {

@@ -350,6 +350,7 @@ static void admission_unset(struct admission *a, const char *origin)
         for (size_t i = 0; i < ELEMENTSOF(admission_keys); i++)
                 *(int64_t *)((char *)a + admission_keys[i].off) = POLICY_UNSET;
         a->max_sandboxes = POLICY_UNSET;
+        a->min_isolation = -1;
 }
 
 static int positive_int(json_t *v, int64_t *ret)
@@ -414,8 +415,23 @@ int admission_load(const char *path, struct admission *ret, char **ret_error)
                                         goto out;
                                 }
                         }
+                } else if (streq(key, "minimumIsolation")) {
+                        if ((ret->min_isolation = policy_tier_find(json_string_value(v))) < 0) {
+                                *ret_error = xasprintf(
+                                        "%s: minimumIsolation: expected one of standard, hardened, maximum", file);
+                                r = -EINVAL;
+                                goto out;
+                        }
+                } else if (streq(key, "highRiskRequiresStrongest")) {
+                        if (!json_is_boolean(v)) {
+                                *ret_error = xasprintf("%s: highRiskRequiresStrongest: expected true or false", file);
+                                r = -EINVAL;
+                                goto out;
+                        }
+                        ret->high_risk_strongest = json_is_true(v);
                 } else {
-                        *ret_error = xasprintf("%s: %s: unknown key (expected maxPerSandbox, maxConcurrentSandboxes)",
+                        *ret_error = xasprintf("%s: %s: unknown key (expected maxPerSandbox, maxConcurrentSandboxes, "
+                                               "minimumIsolation, highRiskRequiresStrongest)",
                                                file, key);
                         r = -EINVAL;
                         goto out;

@@ -530,6 +530,19 @@ static int field_user(struct parser *p, json_t *v, const struct field *f, void *
         return 0;
 }
 
+static int field_isolation(struct parser *p, json_t *v, const struct field *f, void *target)
+{
+        const char *names[POLICY_N_TIERS];
+        size_t i;
+        for (i = 0; i < POLICY_N_TIERS; i++)
+                names[i] = policy_tiers[i].name;
+        int r = parse_enum(p, v, names, POLICY_N_TIERS, &i);
+        if (r < 0)
+                return r;
+        ((struct policy *)target)->isolation = (int)i;
+        return 0;
+}
+
 static const struct field top_fields[] = {
         {.name = "source", .parse = field_source},
         {.name = "limits", .parse = field_limits},
@@ -539,6 +552,7 @@ static const struct field top_fields[] = {
         {.name = "capabilities", .parse = field_capabilities},
         {.name = "user", .parse = field_user},
         {.name = "credentials", .parse = policy_field_credentials},
+        {.name = "requestedIsolation", .parse = field_isolation},
         FIELD("expiresAt", field_timestamp, struct policy, expires_at, false),
         {.name = "approvalTimeoutMs",
          .parse = field_int,
@@ -560,6 +574,7 @@ struct policy *policy_new_default(void)
         p->net_mode = NET_DENY;
         p->expires_at = (time_t)-1;
         p->approval_timeout_ms = APPROVAL_TIMEOUT_DEFAULT_MS;
+        p->isolation = -1;
         return p;
 }
 

@@ -143,6 +143,8 @@ struct policy {
          * the sandbox (no supplementary groups); gid is uid when not given */
         bool has_user;
         int64_t user_uid, user_gid;
+
+        int isolation; /* requestedIsolation: an index into policy_tiers, or -1 */
 };
 
 /* Parses and validates. On failure returns -EINVAL (bad document) or -errno
@@ -170,6 +172,22 @@ static inline void policy_freep(struct policy **p)
         if (*p)
                 policy_free(*p);
 }
+
+/* --- isolation tiers (tiers.c) --- */
+
+/* A tier is the set of `cordon check` layers (its row names) it guarantees;
+ * each includes the one before it. */
+#define POLICY_N_TIERS 3
+struct isolation_tier {
+        const char *name;
+        const char *const *layers; /* NULL-terminated */
+};
+extern const struct isolation_tier policy_tiers[POLICY_N_TIERS];
+/* The tier's index (its strength), or -ENOENT. */
+int policy_tier_find(const char *name);
+/* Why the admission file may call p high-risk (egress rules, credential
+ * grants, read-write binds, extra capabilities), or NULL. */
+const char *policy_high_risk(const struct policy *p);
 
 /* --- limits and admission (limits.c) --- */
 
@@ -280,6 +298,8 @@ struct admission {
         const char *origin; /* the file, for messages */
         int64_t memory_bytes, cpu_millis, disk_bytes, max_processes, max_open_files, timeout_ms;
         int64_t max_sandboxes;
+        int min_isolation;        /* "minimumIsolation": a tier's index, or -1 */
+        bool high_risk_strongest; /* "highRiskRequiresStrongest": policy_high_risk ones need the last tier */
 };
 
 /* Loads an admission file. path NULL: the default file, which may be absent

@@ -86,7 +86,8 @@ void approve_decide(struct sandbox_state *st, int conn, json_t *req, bool approv
         int r = approvals_decide(st->approvals, id, approve, remember, who, err, sizeof(err));
         approve_drain(st);
         if (r < 0) {
-                control_reply_error(conn, "sandbox %s: %s", srv->id, err);
+                control_reply_error_code(conn, r == -ENOENT ? SANDBOX_ERR_NOT_FOUND : SANDBOX_ERR_CONFLICT,
+                                         "sandbox %s: %s", srv->id, err);
                 return;
         }
         (void)control_send(conn,

@@ -2,9 +2,12 @@
  * client's end of a sandbox's control socket (client_connect, which says
  * what is wrong when no sentry answers), one request and its reply (with
  * any progress messages before it), and whether a sandbox is live (its
- * lock is held). */
+ * lock is held); and the same calls without printing (sandbox_call,
+ * sandbox_list_json, sandbox_terminate, event_reader_*: sandbox.h), which
+ * the verbs and the HTTP API (sentry/api/) share. */
 #include "config.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <sys/file.h>
@@ -70,6 +73,56 @@ int client_connect(const char *id, int *ret)
         return 0;
 }
 
+/* One request on fd and its reply (an error reply too), with any
+ * {"progress": ...} messages before it handed to on_progress: 0 with *ret,
+ * or -errno (0 is -ECONNRESET: the sentry closed the connection). */
+static int request_on(int fd, json_t *req, const int *fds, size_t n_fds, void (*on_progress)(json_t *p, void *data),
+                      void *data, json_t **ret)
+{
+        int r = control_send(fd, req, fds, n_fds);
+        json_t *rep = NULL;
+        while (r >= 0 && (r = control_recv(fd, &rep, NULL, 0)) > 0 && json_object_get(rep, "progress") &&
+               !json_object_get(rep, "error")) {
+                if (on_progress)
+                        on_progress(json_object_get(rep, "progress"), data);
+                json_decref(rep);
+                rep = NULL;
+        }
+        if (r <= 0)
+                return r == 0 ? -ECONNRESET : r;
+        *ret = rep;
+        return 0;
+}
+
+int sandbox_call(const char *id, json_t *req, const int *fds, size_t n_fds, void (*on_progress)(json_t *p, void *data),
+                 void *data, json_t **ret)
+{
+        char dir[600];
+        if (!id || sandbox_dir(id, dir, sizeof(dir)) < 0) {
+                json_decref(req);
+                return -EINVAL;
+        }
+        _cleanup_close_ int fd = -1;
+        int r = control_connect(id, &fd);
+        if (r < 0) {
+                struct stat st;
+                json_decref(req);
+                return stat(dir, &st) < 0 ? -ENOENT : r;
+        }
+        return request_on(fd, req, fds, n_fds, on_progress, data, ret);
+}
+
+struct progress_fn {
+        void (*fn)(json_t *p);
+};
+
+static void call_progress(json_t *p, void *data)
+{
+        struct progress_fn *f = data;
+        if (f->fn)
+                f->fn(p);
+}
+
 /* One request, one reply, with any {"progress": ...} messages before the
  * reply handed to on_progress (may be NULL); prints an error reply. 0, or 1
  * for an error reply. */
@@ -81,18 +134,12 @@ int client_request_progress(const char *id, json_t *req, const int *fds, size_t 
                 json_decref(req);
                 return -1;
         }
-        int r = control_send(fd, req, fds, n_fds);
+        struct progress_fn f = {on_progress};
         json_t *rep = NULL;
-        while (r >= 0 && (r = control_recv(fd, &rep, NULL, 0)) > 0 && json_object_get(rep, "progress") &&
-               !json_object_get(rep, "error")) {
-                if (on_progress)
-                        on_progress(json_object_get(rep, "progress"));
-                json_decref(rep);
-                rep = NULL;
-        }
-        if (r <= 0) {
+        int r = request_on(fd, req, fds, n_fds, call_progress, &f, &rep);
+        if (r < 0) {
                 fprintf(stderr, "cordon: sandbox %s: no answer from its sentry (%s)\n", id,
-                        r == 0 ? "connection closed" : strerror(-r));
+                        r == -ECONNRESET ? "connection closed" : strerror(-r));
                 return -1;
         }
         const char *err = json_string_value(json_object_get(rep, "error"));
@@ -111,4 +158,133 @@ int client_request_progress(const char *id, json_t *req, const int *fds, size_t 
 int client_request(const char *id, json_t *req, const int *fds, size_t n_fds, json_t **ret)
 {
         return client_request_progress(id, req, fds, n_fds, NULL, ret);
+}
+
+/* --- list, terminate, the event log: shared with the HTTP API --- */
+
+int sandbox_list_json(json_t **ret)
+{
+        char dir[600];
+        snprintf(dir, sizeof(dir), "%s/sandboxes", state_root());
+        json_t *all = json_array();
+        DIR *d = opendir(dir);
+        struct dirent *de;
+        while (d && (de = readdir(d))) {
+                if (!sandbox_id_valid(de->d_name))
+                        continue;
+                _cleanup_close_ int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                if (fd < 0 || !state_dir_live(fd))
+                        continue;
+                _cleanup_close_ int mfd = openat(fd, "meta.json", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+                json_error_t jerr;
+                json_t *m = mfd >= 0 ? json_loadfd(mfd, 0, &jerr) : NULL;
+                if (!m) /* a `cordon run` sandbox, or one still starting */
+                        m = json_pack("{s:s, s:s}", "id", de->d_name, "status",
+                                      mfd >= 0 ? "starting" : "run (foreground)");
+                json_object_del(m, "policy");
+                json_array_append_new(all, m);
+        }
+        if (d)
+                closedir(d);
+        *ret = all;
+        return 0;
+}
+
+int sandbox_terminate(const char *id, char **ret_error)
+{
+        char dir[600], lockpath[700];
+        if (sandbox_dir(id, dir, sizeof(dir)) < 0)
+                return -EINVAL;
+        struct stat st;
+        if (stat(dir, &st) < 0)
+                return -ENOENT;
+        snprintf(lockpath, sizeof(lockpath), "%s/lock", dir);
+        _cleanup_close_ int lock = open(lockpath, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        json_t *rep = NULL;
+        int r = sandbox_call(id, json_pack("{s:s}", "op", "terminate"), NULL, 0, NULL, NULL, &rep);
+        if (r == 0 && json_object_get(rep, "error")) {
+                if (ret_error)
+                        *ret_error = xstrdup(json_string_value(json_object_get(rep, "error")));
+                json_decref(rep);
+                return -EBUSY;
+        }
+        json_decref(rep);
+        if (r < 0) {
+                /* no sentry: what it left is garbage */
+                (void)state_gc(true);
+                return stat(dir, &st) < 0 ? 0 : r;
+        }
+        /* the sentry holds the lock until it has removed everything: the
+         * sandbox is gone when we can take it (bounded wait) */
+        for (int i = 0; lock >= 0 && i < 600; i++) {
+                if (flock(lock, LOCK_EX | LOCK_NB) == 0)
+                        return 0;
+                usleep(50 * 1000);
+        }
+        return lock < 0 ? 0 : -ETIMEDOUT;
+}
+
+int event_reader_open(const char *id, struct event_reader *ret, int *ret_dirfd)
+{
+        char dir[600];
+        if (sandbox_dir(id, dir, sizeof(dir)) < 0)
+                return -EINVAL;
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return negative_errno();
+        int fd = openat(dfd, "events.jsonl", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return negative_errno();
+        FILE *f = fdopen(fd, "r");
+        if (!f) {
+                int r = negative_errno();
+                close(fd);
+                return r;
+        }
+        *ret = (struct event_reader){.f = f};
+        if (ret_dirfd)
+                *ret_dirfd = TAKE_FD(dfd);
+        return 0;
+}
+
+int event_reader_next(struct event_reader *er, json_t **ret, const char **ret_line)
+{
+        for (;;) {
+                ssize_t n = getline(&er->line, &er->cap, er->f);
+                if (n <= 0) {
+                        clearerr(er->f);
+                        return 0;
+                }
+                if (er->line[n - 1] != '\n') {
+                        /* being written: keep it for the next round */
+                        er->partial = xrealloc(er->partial, er->partial_len + (size_t)n + 1);
+                        memcpy(er->partial + er->partial_len, er->line, (size_t)n + 1);
+                        er->partial_len += (size_t)n;
+                        continue;
+                }
+                if (er->partial_len) {
+                        char *joined = xasprintf("%s%s", er->partial, er->line);
+                        free(er->line);
+                        er->line = joined;
+                        er->cap = strlen(joined) + 1;
+                        er->partial_len = 0;
+                }
+                json_error_t jerr;
+                json_t *ev = json_loads(er->line, 0, &jerr);
+                if (!ev)
+                        continue;
+                *ret = ev;
+                if (ret_line)
+                        *ret_line = er->line;
+                return 1;
+        }
+}
+
+void event_reader_close(struct event_reader *er)
+{
+        if (er->f)
+                fclose(er->f);
+        free(er->line);
+        free(er->partial);
+        *er = (struct event_reader){0};
 }

@@ -291,45 +291,24 @@ int client_events(int argc, char **argv)
                         return EXIT_USAGE;
                 }
         }
-        char dir[600], path[700];
-        if (sandbox_dir(id, dir, sizeof(dir)) < 0) {
+        struct event_reader er;
+        _cleanup_close_ int dfd = -1;
+        int r = event_reader_open(id, &er, &dfd);
+        if (r == -EINVAL) {
                 fprintf(stderr, "cordon: '%s' is not a sandbox id\n", id);
                 return EXIT_USAGE;
         }
-        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        snprintf(path, sizeof(path), "%s/events.jsonl", dir);
-        _cleanup_close_ int fd = dfd >= 0 ? openat(dfd, "events.jsonl", O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
-        if (fd < 0) {
-                fprintf(stderr, "cordon: sandbox %s: no events (%s: %m)\n", id, path);
+        if (r < 0) {
+                fprintf(stderr, "cordon: sandbox %s: no events (%s/sandboxes/%s/events.jsonl: %s)\n", id, state_root(),
+                        id, strerror(-r));
                 return 1;
         }
-        FILE *f = fdopen(TAKE_FD(fd), "r");
-        char *line = NULL;
-        size_t cap = 0, partial_len = 0;
-        char *partial = NULL;
         for (;;) {
-                ssize_t n;
                 bool got = false;
-                while ((n = getline(&line, &cap, f)) > 0) {
+                json_t *ev;
+                const char *full;
+                while (event_reader_next(&er, &ev, &full) > 0) {
                         got = true;
-                        if (line[n - 1] != '\n') {
-                                /* being written: keep it for the next round */
-                                partial = xrealloc(partial, partial_len + (size_t)n + 1);
-                                memcpy(partial + partial_len, line, (size_t)n + 1);
-                                partial_len += (size_t)n;
-                                continue;
-                        }
-                        char *full = line;
-                        _cleanup_free_ char *joined = NULL;
-                        if (partial_len) {
-                                joined = xasprintf("%s%s", partial, line);
-                                full = joined;
-                                partial_len = 0;
-                        }
-                        json_error_t jerr;
-                        json_t *ev = json_loads(full, 0, &jerr);
-                        if (!ev)
-                                continue;
                         long long seq = (long long)json_integer_value(json_object_get(ev, "seq"));
                         const char *evrun = json_string_value(json_object_get(ev, "run"));
                         if (seq > after && (!run || (evrun && streq(evrun, run)))) {
@@ -354,22 +333,21 @@ int client_events(int argc, char **argv)
                         }
                         json_decref(ev);
                 }
-                clearerr(f);
                 fflush(stdout);
                 if (!follow)
                         break;
                 if (!got && !state_dir_live(dfd)) {
                         /* the sandbox is gone: one last read, then done */
-                        while ((n = getline(&line, &cap, f)) > 0)
+                        while (event_reader_next(&er, &ev, &full) > 0) {
                                 if (json)
-                                        fputs(line, stdout);
+                                        fputs(full, stdout);
+                                json_decref(ev);
+                        }
                         break;
                 }
                 if (!got)
                         usleep(100 * 1000);
         }
-        free(line);
-        free(partial);
-        fclose(f);
+        event_reader_close(&er);
         return 0;
 }

@@ -320,40 +320,28 @@ static int cmd_terminate(int argc, char **argv)
                 return EXIT_USAGE;
         }
         const char *id = argv[1];
-        char dir[600], lockpath[700];
-        if (sandbox_dir(id, dir, sizeof(dir)) < 0) {
+        _cleanup_free_ char *err = NULL;
+        int r = sandbox_terminate(id, &err);
+        switch (r) {
+        case 0:
+                return 0;
+        case -EINVAL:
                 fprintf(stderr, "cordon: '%s' is not a sandbox id\n", id);
                 return EXIT_USAGE;
-        }
-        struct stat st;
-        if (stat(dir, &st) < 0) {
+        case -ENOENT:
                 /* idempotent: gone is what was asked for */
                 fprintf(stderr, "cordon: sandbox %s is not running (already terminated?)\n", id);
                 return 0;
-        }
-        snprintf(lockpath, sizeof(lockpath), "%s/lock", dir);
-        _cleanup_close_ int lock = open(lockpath, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-        json_t *rep = NULL;
-        int r = client_request(id, json_pack("{s:s}", "op", "terminate"), NULL, 0, &rep);
-        json_decref(rep);
-        if (r < 0) {
-                /* no sentry: what it left is garbage */
-                (void)state_gc(true);
-                return stat(dir, &st) < 0 ? 0 : 1;
-        }
-        if (r > 0)
+        case -ETIMEDOUT:
+                fprintf(stderr, "cordon: sandbox %s did not finish terminating within 30 s\n", id);
                 return 1;
-        /* the sentry holds the lock until it has removed everything: the
-         * sandbox is gone when we can take it (bounded wait) */
-        for (int i = 0; lock >= 0 && i < 600; i++) {
-                if (flock(lock, LOCK_EX | LOCK_NB) == 0)
-                        return 0;
-                usleep(50 * 1000);
+        default:
+                if (err)
+                        fprintf(stderr, "cordon: %s\n", err);
+                else
+                        fprintf(stderr, "cordon: sandbox %s does not answer (%s)\n", id, strerror(-r));
+                return 1;
         }
-        if (lock < 0)
-                return 0;
-        fprintf(stderr, "cordon: sandbox %s did not finish terminating within 30 s\n", id);
-        return 1;
 }
 
 /* --- list, inspect --- */
@@ -365,28 +353,8 @@ static int cmd_list(int argc, char **argv)
                 fprintf(stderr, "cordon: sandbox list [--json]\n");
                 return EXIT_USAGE;
         }
-        char dir[600];
-        snprintf(dir, sizeof(dir), "%s/sandboxes", state_root());
-        json_t *all = json_array();
-        DIR *d = opendir(dir);
-        struct dirent *de;
-        while (d && (de = readdir(d))) {
-                if (!sandbox_id_valid(de->d_name))
-                        continue;
-                _cleanup_close_ int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-                if (fd < 0 || !state_dir_live(fd))
-                        continue;
-                _cleanup_close_ int mfd = openat(fd, "meta.json", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-                json_error_t jerr;
-                json_t *m = mfd >= 0 ? json_loadfd(mfd, 0, &jerr) : NULL;
-                if (!m) /* a `cordon run` sandbox, or one still starting */
-                        m = json_pack("{s:s, s:s}", "id", de->d_name, "status",
-                                      mfd >= 0 ? "starting" : "run (foreground)");
-                json_object_del(m, "policy");
-                json_array_append_new(all, m);
-        }
-        if (d)
-                closedir(d);
+        json_t *all = NULL;
+        (void)sandbox_list_json(&all);
         if (json) {
                 json_dumpf(all, stdout, JSON_COMPACT);
                 putchar('\n');

@@ -2,7 +2,8 @@
  * the client verbs and the detached sentry stand on: where a sandbox's state
  * directory is (sentry.h: sandbox_dir, sandbox_id_valid), one JSON object per
  * SOCK_SEQPACKET message with fds beside it (control_send, control_recv),
- * and the pieces of a message every side builds (json_text, error_reply, control_reply_error). */
+ * and the pieces of a message every side builds (json_text, error_reply, control_reply_error and its
+ * variant with a machine-readable code). */
 #include "config.h"
 
 #include <jansson.h>
@@ -106,5 +107,15 @@ void control_reply_error(int conn, const char *fmt, ...)
         va_start(ap, fmt);
         json_t *j = error_replyv(fmt, ap);
         va_end(ap);
+        (void)control_send(conn, j, NULL, 0);
+}
+
+void control_reply_error_code(int conn, const char *code, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        json_t *j = error_replyv(fmt, ap);
+        va_end(ap);
+        json_object_set_new(j, "code", json_string(code));
         (void)control_send(conn, j, NULL, 0);
 }

@@ -207,13 +207,15 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
         struct serve *srv = st->serve;
         char why[512];
         if (streq(srv->status, "paused")) {
-                control_reply_error(conn, "sandbox %s is paused; `cordon sandbox resume %s` before exec", srv->id,
-                                    srv->id);
+                control_reply_error_code(conn, SANDBOX_ERR_CONFLICT,
+                                         "sandbox %s is paused; `cordon sandbox resume %s` before exec", srv->id,
+                                         srv->id);
                 return;
         }
         if (active_runs(srv) >= MAX_ACTIVE_RUNS || srv->n_runs >= MAX_RUNS) {
-                control_reply_error(conn, "too many runs in sandbox %s (at most %d at once, %d in all)", srv->id,
-                                    MAX_ACTIVE_RUNS, MAX_RUNS);
+                control_reply_error_code(conn, SANDBOX_ERR_QUOTA,
+                                         "too many runs in sandbox %s (at most %d at once, %d in all)", srv->id,
+                                         MAX_ACTIVE_RUNS, MAX_RUNS);
                 return;
         }
         bool detach = json_is_true(json_object_get(req, "detach"));

@@ -11,6 +11,9 @@ json_t *json_text(const char *s, size_t n);
 json_t *error_reply(const char *fmt, ...) _printf_(1, 2);
 /* Sends {"error": "..."} on conn. */
 void control_reply_error(int conn, const char *fmt, ...) _printf_(2, 3);
+/* The same with "code" (SANDBOX_ERR_*, sandbox.h): what the HTTP API maps to
+ * its status; the CLI prints the text alone. */
+void control_reply_error_code(int conn, const char *code, const char *fmt, ...) _printf_(3, 4);
 
 /* confined.c: the calling thread enters the view as the sandbox's user, no
  * capability. */

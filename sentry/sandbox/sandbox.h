@@ -68,5 +68,43 @@ int control_send(int fd, json_t *msg, const int *fds, size_t n_fds); /* steals m
 /* 1 with *ret set, 0 on EOF, -errno. */
 int control_recv(int fd, json_t **ret, int *fds, size_t max_fds);
 
+/* The "code" of an error reply, where a client may act on it (the HTTP
+ * API's status); replies without one are plain failures. */
+#define SANDBOX_ERR_CONFLICT  "conflict"       /* the sandbox's or run's state forbids it (paused, ended) */
+#define SANDBOX_ERR_NOT_FOUND "not_found"      /* no such run or approval request */
+#define SANDBOX_ERR_QUOTA     "quota_exceeded" /* a per-sandbox limit (runs at once) */
+#define SANDBOX_ERR_DENIED    "forbidden"      /* the sandbox's own user may not (a transfer's path) */
+
+/* The client calls the command line's verbs are made of, which print
+ * nothing (client-common.c), for the HTTP API (sentry/api/) as much as for
+ * `cordon sandbox`: */
+/* One request (steals req) and its reply, the error replies included
+ * ({"error": "...", "code"?}), with any {"progress": ...} messages before it
+ * handed to on_progress (may be NULL): 0 with *ret; -ENOENT when there is no
+ * sandbox id, -EINVAL when id is not one, other -errno when its sentry does
+ * not answer. */
+int sandbox_call(const char *id, json_t *req, const int *fds, size_t n_fds, void (*on_progress)(json_t *p, void *data),
+                 void *data, json_t **ret);
+/* The live sandboxes' metadata (meta.json without the policy), as `list
+ * --json` prints it: 0 with *ret (an array). */
+int sandbox_list_json(json_t **ret);
+/* Terminates sandbox id and waits (30 s at most) until nothing of it is
+ * left: 0; -ENOENT when it was not running; -ETIMEDOUT; other -errno with
+ * the sentry's reply in *ret_error (malloc'd) where it gave one. */
+int sandbox_terminate(const char *id, char **ret_error);
+/* Reads a sandbox's event log (events.jsonl) as it grows: each complete
+ * line once, a line being written kept until it ends. */
+struct event_reader {
+        FILE *f;
+        char *line, *partial;
+        size_t cap, partial_len;
+};
+/* Opens sandbox id's log: 0, -EINVAL (not an id), -ENOENT (no sandbox). */
+int event_reader_open(const char *id, struct event_reader *ret, int *ret_dirfd);
+/* The next complete event: 1 with *ret (and its line in *ret_line, valid
+ * until the next call), 0 when none is complete yet. */
+int event_reader_next(struct event_reader *er, json_t **ret, const char **ret_line);
+void event_reader_close(struct event_reader *er);
+
 /* `cordon sandbox VERB ...` (client.c): returns the exit status. */
 int sentry_sandbox(int argc, char **argv);

@@ -326,16 +326,16 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
         } else if (streq(op, "cancel")) {
                 struct run_rec *r = run_find_id(srv, json_string_value(json_object_get(req, "run")));
                 if (!r) {
-                        control_reply_error(conn, "no run %s in sandbox %s",
-                                            json_string_value(json_object_get(req, "run")), srv->id);
+                        control_reply_error_code(conn, SANDBOX_ERR_NOT_FOUND, "no run %s in sandbox %s",
+                                                 json_string_value(json_object_get(req, "run")), srv->id);
                         return;
                 }
                 if (!r->running) {
-                        control_reply_error(conn, "run %s has already ended (%s)",
-                                            json_string_value(json_object_get(req, "run")),
-                                            r->cancelled   ? "cancelled"
-                                            : r->timed_out ? "timeout"
-                                                           : "exited");
+                        control_reply_error_code(conn, SANDBOX_ERR_CONFLICT, "run %s has already ended (%s)",
+                                                 json_string_value(json_object_get(req, "run")),
+                                                 r->cancelled   ? "cancelled"
+                                                 : r->timed_out ? "timeout"
+                                                                : "exited");
                         return;
                 }
                 /* marked before the kill: an exit that arrives afterwards,

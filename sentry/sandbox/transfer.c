@@ -75,6 +75,18 @@ static const char *type_name(mode_t m)
         return S_ISREG(m) ? "file" : S_ISDIR(m) ? "dir" : S_ISLNK(m) ? "symlink" : "other";
 }
 
+/* A path that could not be opened in the view: the reply, with the code a
+ * client acts on where there is one. */
+static json_t *open_error(const struct xfer *x, int r)
+{
+        json_t *j = error_reply("%s: %s", x->path, strerror(-r));
+        if (r == -ENOENT || r == -ENOTDIR)
+                json_object_set_new(j, "code", json_string(SANDBOX_ERR_NOT_FOUND));
+        else if (r == -EACCES || r == -EPERM)
+                json_object_set_new(j, "code", json_string(SANDBOX_ERR_DENIED));
+        return j;
+}
+
 /* put and get: x->path in the view, opened with flags (and mode), must be
  * a regular file; the client's file is copied into it (put) or it into the
  * client's file (get). */
@@ -82,7 +94,7 @@ static json_t *copy_regular(struct xfer *x, int flags, mode_t mode, bool put)
 {
         int fd = xfer_open(x->path, flags, mode);
         if (fd < 0)
-                return error_reply("%s: %s", x->path, strerror(-fd));
+                return open_error(x, fd);
         _cleanup_close_ int file = fd;
         struct stat st;
         if (fstat(file, &st) < 0 || !S_ISREG(st.st_mode))
@@ -116,7 +128,7 @@ static json_t *do_ls(struct xfer *x)
 {
         int fd = xfer_open(x->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
         if (fd < 0)
-                return error_reply("%s: %s", x->path, strerror(-fd));
+                return open_error(x, fd);
         struct stat st;
         if (fstat(fd, &st) < 0) {
                 close(fd);

@@ -1,0 +1,714 @@
+/* The API's work inside a sandbox: exec (waits, with the run's output
+ * bounded in the reply), runs in the background with their status and
+ * cancel, the run's and the sandbox's events as a stream (server-sent events
+ * or NDJSON) that a reader resumes with the last seq it saw, files in and
+ * out of the view, and snapshots. All through the sandbox's control socket,
+ * as `cordon sandbox` does; a connection that closes stops only its reading. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "sentry/api/api-internal.h"
+
+/* --- small pieces --- */
+
+static int b64_value(unsigned char c)
+{
+        if (c >= 'A' && c <= 'Z')
+                return c - 'A';
+        if (c >= 'a' && c <= 'z')
+                return c - 'a' + 26;
+        if (c >= '0' && c <= '9')
+                return c - '0' + 52;
+        if (c == '+')
+                return 62;
+        if (c == '/')
+                return 63;
+        return -1;
+}
+
+/* Strict base64 (padding optional): 0 with *ret (malloc'd) and *ret_len, or -EINVAL. */
+static int b64_decode(const char *s, size_t n, uint8_t **ret, size_t *ret_len)
+{
+        while (n > 0 && s[n - 1] == '=')
+                n--;
+        if (n % 4 == 1)
+                return -EINVAL;
+        uint8_t *out = xmalloc(n / 4 * 3 + 3);
+        size_t o = 0;
+        uint32_t acc = 0;
+        int bits = 0;
+        for (size_t i = 0; i < n; i++) {
+                int v = b64_value((unsigned char)s[i]);
+                if (v < 0) {
+                        free(out);
+                        return -EINVAL;
+                }
+                acc = (acc << 6) | (uint32_t)v;
+                bits += 6;
+                if (bits >= 8) {
+                        bits -= 8;
+                        out[o++] = (uint8_t)(acc >> bits);
+                }
+        }
+        *ret = out;
+        *ret_len = o;
+        return 0;
+}
+
+/* The exec request of the control protocol from an API body ({argv, env,
+ * cwd, timeoutMs}); NULL with the error queued in *ret_q. */
+static json_t *exec_request(struct api_req *r, json_t *body, bool detach, enum MHD_Result *ret_q)
+{
+        json_t *argv = json_object_get(body, "argv"), *env = json_object_get(body, "env"),
+               *cwd = json_object_get(body, "cwd"), *tmo = json_object_get(body, "timeoutMs"), *v;
+        size_t i;
+        if (!json_is_array(argv) || json_array_size(argv) == 0 || json_array_size(argv) > 4096) {
+                *ret_q = api_error(r, 400, "invalid_field", "argv", "argv: expected a non-empty array of strings");
+                return NULL;
+        }
+        json_array_foreach(argv, i, v) if (!json_is_string(v))
+        {
+                char f[32];
+                snprintf(f, sizeof(f), "argv[%zu]", i);
+                *ret_q = api_error(r, 400, "invalid_field", f, "%s: expected a string", f);
+                return NULL;
+        }
+        json_t *envs = json_array();
+        if (env && !json_is_object(env)) {
+                json_decref(envs);
+                *ret_q = api_error(r, 400, "invalid_field", "env", "env: expected an object of strings");
+                return NULL;
+        }
+        const char *k;
+        json_object_foreach(env, k, v)
+        {
+                if (!json_is_string(v) || !k[0] || strchr(k, '=')) {
+                        char f[300];
+                        snprintf(f, sizeof(f), "env.%.256s", k);
+                        json_decref(envs);
+                        *ret_q = api_error(r, 400, "invalid_field", f, "%s: expected a string (and a name without '=')",
+                                           f);
+                        return NULL;
+                }
+                json_array_append_new(envs, json_sprintf("%s=%s", k, json_string_value(v)));
+        }
+        if (cwd && (!json_is_string(cwd) || json_string_value(cwd)[0] != '/')) {
+                json_decref(envs);
+                *ret_q = api_error(r, 400, "invalid_field", "cwd", "cwd: expected an absolute path in the sandbox");
+                return NULL;
+        }
+        if (tmo && (!json_is_integer(tmo) || json_integer_value(tmo) <= 0)) {
+                json_decref(envs);
+                *ret_q = api_error(r, 400, "invalid_field", "timeoutMs", "timeoutMs: expected a positive integer");
+                return NULL;
+        }
+        json_t *req = json_pack("{s:s, s:O, s:o, s:b, s:I}", "op", "exec", "argv", argv, "env", envs, "detach", detach,
+                                "timeoutMs", tmo ? json_integer_value(tmo) : (json_int_t)0);
+        if (cwd)
+                json_object_set(req, "cwd", cwd);
+        return req;
+}
+
+/* --- events --- */
+
+struct stream {
+        struct event_reader er;
+        int dirfd, conn_fd;
+        char run[32]; /* "" for all of the sandbox's events */
+        long long after;
+        bool follow, sse, done;
+        char *buf;
+        size_t len, off, cap;
+        time_t last_sent;
+};
+
+static void stream_free(void *cls)
+{
+        struct stream *s = cls;
+        event_reader_close(&s->er);
+        if (s->dirfd >= 0)
+                close(s->dirfd);
+        free(s->buf);
+        free(s);
+}
+
+static void stream_put(struct stream *s, const char *text, size_t n)
+{
+        if (s->len + n > s->cap) {
+                s->cap = (s->len + n) * 2;
+                s->buf = xrealloc(s->buf, s->cap);
+        }
+        memcpy(s->buf + s->len, text, n);
+        s->len += n;
+}
+
+/* Reads what the log has (up to ~64 KiB of it): the matching events
+ * formatted into the buffer; done once the run ended or the sandbox is
+ * gone (following), or at the end of the log (not following). */
+static void stream_fill(struct stream *s)
+{
+        json_t *ev;
+        const char *line;
+        bool got = false;
+        while (s->len < 65536 && event_reader_next(&s->er, &ev, &line) > 0) {
+                got = true;
+                long long seq = (long long)json_integer_value(json_object_get(ev, "seq"));
+                const char *evrun = json_string_value(json_object_get(ev, "run"));
+                const char *type = json_string_value(json_object_get(ev, "type"));
+                bool mine = !s->run[0] || (evrun && streq(evrun, s->run));
+                if (seq > s->after && mine) {
+                        size_t n = strcspn(line, "\n");
+                        if (s->sse) {
+                                char head[160];
+                                int h = snprintf(head, sizeof(head), "id: %lld\nevent: %s\ndata: ", seq,
+                                                 type ? type : "event");
+                                stream_put(s, head, (size_t)h);
+                                stream_put(s, line, n);
+                                stream_put(s, "\n\n", 2);
+                        } else {
+                                stream_put(s, line, n);
+                                stream_put(s, "\n", 1);
+                        }
+                        s->after = seq;
+                        if (s->run[0] && type && streq(type, "run_exited"))
+                                s->done = true;
+                }
+                json_decref(ev);
+                if (s->done)
+                        return;
+        }
+        if (!s->follow && !got)
+                s->done = true;
+        else if (!got && !state_dir_live(s->dirfd))
+                s->done = true; /* the sandbox is gone, and so is what it would say */
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+        (void)pos;
+        struct stream *s = cls;
+        for (;;) {
+                if (s->off < s->len) {
+                        size_t n = s->len - s->off < max ? s->len - s->off : max;
+                        memcpy(out, s->buf + s->off, n);
+                        s->off += n;
+                        s->last_sent = time(NULL);
+                        return (ssize_t)n;
+                }
+                s->off = s->len = 0;
+                if (s->done)
+                        return MHD_CONTENT_READER_END_OF_STREAM;
+                stream_fill(s);
+                if (s->len || s->done)
+                        continue;
+                /* nothing new: the reader gone ends it (its run goes on) */
+                struct pollfd p = {s->conn_fd, POLLRDHUP, 0};
+                if (s->conn_fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+                        return MHD_CONTENT_READER_END_WITH_ERROR;
+                if (s->sse && time(NULL) - s->last_sent >= 15) {
+                        stream_put(s, ": keep-alive\n\n", 14);
+                        continue;
+                }
+                usleep(100 * 1000);
+        }
+}
+
+/* GET .../events: afterSequence, follow, and Accept (text/event-stream, else NDJSON). */
+static enum MHD_Result events(struct api_req *r, const char *run, bool force_follow)
+{
+        const char *a = api_query(r, "afterSequence"), *f = api_query(r, "follow");
+        const char *last = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Last-Event-ID");
+        const char *accept = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+        long long after = 0;
+        char *end;
+        if (a) {
+                errno = 0;
+                after = strtoll(a, &end, 10);
+                if (errno || end == a || *end || after < 0)
+                        return api_error(r, 400, "invalid_field", "afterSequence",
+                                         "afterSequence: expected a non-negative integer");
+        }
+        if (last) {
+                /* a server-sent-events client resuming: its last id wins */
+                long long l = strtoll(last, &end, 10);
+                if (end != last && !*end && l > after)
+                        after = l;
+        }
+        bool follow = force_follow || (f && (streq(f, "1") || streq(f, "true")));
+        if (f && !follow && !streq(f, "0") && !streq(f, "false"))
+                return api_error(r, 400, "invalid_field", "follow", "follow: expected 1, 0, true or false");
+        struct stream *s = xcalloc(1, sizeof(*s));
+        s->dirfd = -1;
+        int q = event_reader_open(r->params[0], &s->er, &s->dirfd);
+        if (q < 0) {
+                stream_free(s);
+                return api_error(r, 404, "not_found", NULL, "no sandbox %s", r->params[0]);
+        }
+        /* the log's last seq now, and whether the run is in it: a reader
+         * that asks past the end, or for a run there never was, is told */
+        long long max_seq = 0;
+        bool run_seen = !run;
+        json_t *ev;
+        const char *line;
+        while (event_reader_next(&s->er, &ev, &line) > 0) {
+                long long seq = (long long)json_integer_value(json_object_get(ev, "seq"));
+                if (seq > max_seq)
+                        max_seq = seq;
+                const char *evrun = json_string_value(json_object_get(ev, "run"));
+                if (run && evrun && streq(evrun, run))
+                        run_seen = true;
+                json_decref(ev);
+        }
+        if (!run_seen) {
+                stream_free(s);
+                return api_error(r, 404, "not_found", NULL, "no run %s in sandbox %s", run, r->params[0]);
+        }
+        if (after > max_seq) {
+                stream_free(s);
+                return api_error(r, 400, "invalid_field", "afterSequence",
+                                 "afterSequence %lld is beyond the last event (%lld)", after, max_seq);
+        }
+        rewind(s->er.f);
+        s->er.partial_len = 0;
+        snprintf(s->run, sizeof(s->run), "%s", run ? run : "");
+        s->after = after;
+        s->follow = follow;
+        s->sse = accept && strstr(accept, "text/event-stream");
+        s->conn_fd = api_conn_fd(r);
+        s->last_sent = time(NULL);
+        struct MHD_Response *resp =
+                MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, s, stream_free);
+        if (!resp) {
+                stream_free(s);
+                return MHD_NO;
+        }
+        MHD_add_response_header(resp, "Content-Type", s->sse ? "text/event-stream" : "application/x-ndjson");
+        MHD_add_response_header(resp, "Cache-Control", "no-cache");
+        if (run)
+                MHD_add_response_header(resp, "X-Cordon-Run", run);
+        return api_reply_response(r, 200, resp);
+}
+
+enum MHD_Result api_events(struct api_req *r)
+{
+        return events(r, NULL, false);
+}
+
+enum MHD_Result api_run_events(struct api_req *r)
+{
+        return events(r, r->params[1], false);
+}
+
+/* --- runs --- */
+
+static const char *const exec_keys[] = {"argv", "env", "cwd", "timeoutMs", "stdinBase64", NULL};
+static const char *const run_keys[] = {"argv", "env", "cwd", "timeoutMs", "idempotencyKey", NULL};
+
+/* A detached run: 0 with its id in ret, or the error queued. */
+static int start_detached(struct api_req *r, json_t *body, char ret[32], enum MHD_Result *ret_q)
+{
+        json_t *req = exec_request(r, body, true, ret_q);
+        if (!req)
+                return -1;
+        json_t *rep = NULL;
+        int c = sandbox_call(r->params[0], req, NULL, 0, NULL, NULL, &rep);
+        if (c < 0 || json_object_get(rep, "error") || !json_is_string(json_object_get(rep, "run"))) {
+                *ret_q = api_sandbox_error(r, r->params[0], c, rep);
+                json_decref(rep);
+                return -1;
+        }
+        snprintf(ret, 32, "%s", json_string_value(json_object_get(rep, "run")));
+        json_decref(rep);
+        return 0;
+}
+
+enum MHD_Result api_run_start(struct api_req *r)
+{
+        json_t *body = NULL;
+        enum MHD_Result q;
+        if (api_body_object(r, run_keys, &body, &q) < 0)
+                return q;
+        json_t *k = json_object_get(body, "idempotencyKey");
+        if (k && (!json_is_string(k) || json_string_length(k) == 0 || json_string_length(k) > 256)) {
+                json_decref(body);
+                return api_error(r, 400, "invalid_field", "idempotencyKey",
+                                 "idempotencyKey: expected a string of 1 to 256 characters");
+        }
+        char dir[600], run[32];
+        (void)sandbox_dir(r->params[0], dir, sizeof(dir));
+        if (k)
+                pthread_mutex_lock(&r->srv->idem_lock);
+        bool replay = k && api_idem_get(dir, json_string_value(k), run, sizeof(run)) == 0;
+        int s = replay ? 0 : start_detached(r, body, run, &q);
+        if (s == 0 && k && !replay)
+                (void)api_idem_put(dir, json_string_value(k), run);
+        if (k)
+                pthread_mutex_unlock(&r->srv->idem_lock);
+        json_decref(body);
+        if (s < 0)
+                return q;
+        json_t *j = json_pack("{s:s}", "runId", run);
+        if (replay)
+                json_object_set_new(j, "idempotentReplay", json_true());
+        return api_reply_json(r, replay ? 200 : 201, j);
+}
+
+enum MHD_Result api_run_status(struct api_req *r)
+{
+        json_t *m = NULL;
+        int c = sandbox_call(r->params[0], json_pack("{s:s}", "op", "inspect"), NULL, 0, NULL, NULL, &m);
+        if (c < 0 || json_object_get(m, "error")) {
+                enum MHD_Result q = api_sandbox_error(r, r->params[0], c, m);
+                json_decref(m);
+                return q;
+        }
+        size_t i;
+        json_t *run;
+        json_array_foreach(json_object_get(m, "runs"), i, run)
+        {
+                if (json_is_string(json_object_get(run, "id")) &&
+                    streq(json_string_value(json_object_get(run, "id")), r->params[1])) {
+                        json_t *j = json_deep_copy(run);
+                        json_object_set_new(j, "runId", json_string(r->params[1]));
+                        json_decref(m);
+                        return api_reply_json(r, 200, j);
+                }
+        }
+        json_decref(m);
+        return api_error(r, 404, "not_found", NULL, "no run %s in sandbox %s", r->params[1], r->params[0]);
+}
+
+enum MHD_Result api_run_cancel(struct api_req *r)
+{
+        json_t *rep = NULL;
+        int c = sandbox_call(r->params[0], json_pack("{s:s, s:s}", "op", "cancel", "run", r->params[1]), NULL, 0, NULL,
+                             NULL, &rep);
+        if (c < 0 || json_object_get(rep, "error")) {
+                enum MHD_Result q = api_sandbox_error(r, r->params[0], c, rep);
+                json_decref(rep);
+                return q;
+        }
+        json_decref(rep);
+        return api_reply_json(r, 200, json_pack("{s:s, s:b}", "runId", r->params[1], "cancelled", 1));
+}
+
+/* --- exec --- */
+
+struct out_buf {
+        char *data;
+        size_t len;
+        bool truncated;
+};
+
+static bool relay_into(int fd, struct out_buf *o)
+{
+        char tmp[16384];
+        ssize_t n = read(fd, tmp, sizeof(tmp));
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return true;
+        if (n <= 0)
+                return false;
+        size_t keep = o->len < API_MAX_OUTPUT ? API_MAX_OUTPUT - o->len : 0;
+        if ((size_t)n > keep)
+                o->truncated = true; /* the rest is read and dropped: the run never waits on us */
+        if (keep > (size_t)n)
+                keep = (size_t)n;
+        if (keep) {
+                o->data = xrealloc(o->data, o->len + keep);
+                memcpy(o->data + o->len, tmp, keep);
+                o->len += keep;
+        }
+        return true;
+}
+
+enum MHD_Result api_exec(struct api_req *r)
+{
+        json_t *body = NULL;
+        enum MHD_Result q;
+        const char *st = api_query(r, "stream");
+        bool stream = st && (streq(st, "1") || streq(st, "true"));
+        if (api_body_object(r, stream ? run_keys : exec_keys, &body, &q) < 0)
+                return q;
+        if (stream) {
+                /* a background run, and its events until it ends */
+                char run[32];
+                json_object_del(body, "idempotencyKey");
+                int s = start_detached(r, body, run, &q);
+                json_decref(body);
+                if (s < 0)
+                        return q;
+                return events(r, run, true);
+        }
+        json_t *in = json_object_get(body, "stdinBase64");
+        _cleanup_free_ uint8_t *input = NULL;
+        size_t input_len = 0;
+        if (in && (!json_is_string(in) ||
+                   b64_decode(json_string_value(in), json_string_length(in), &input, &input_len) < 0)) {
+                json_decref(body);
+                return api_error(r, 400, "invalid_field", "stdinBase64", "stdinBase64: expected base64");
+        }
+        json_t *req = exec_request(r, body, false, &q);
+        json_decref(body);
+        if (!req)
+                return q;
+
+        _cleanup_close_ int conn = -1, nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+        int c = control_connect(r->params[0], &conn);
+        if (c < 0) {
+                json_decref(req);
+                char dir[600];
+                struct stat sb;
+                (void)sandbox_dir(r->params[0], dir, sizeof(dir));
+                return api_sandbox_error(r, r->params[0], stat(dir, &sb) < 0 ? -ENOENT : c, NULL);
+        }
+        /* stdin: the request's bytes through a pipe we feed, else nothing */
+        int in_pipe[2] = {-1, -1};
+        if (input_len && pipe2(in_pipe, O_CLOEXEC) < 0) {
+                json_decref(req);
+                return api_error(r, 500, "internal", NULL, "cannot make the stdin pipe: %m");
+        }
+        _cleanup_close_ int in_rd = in_pipe[0], in_wr = in_pipe[1];
+        if (in_wr >= 0)
+                fcntl(in_wr, F_SETFL, O_NONBLOCK);
+        int fds[3] = {in_rd >= 0 ? in_rd : nul, nul, nul};
+        int s = control_send(conn, req, fds, 3);
+        if (in_rd >= 0)
+                close(TAKE_FD(in_rd));
+        json_t *rep = NULL;
+        int back[2] = {-1, -1};
+        if (s >= 0)
+                s = control_recv(conn, &rep, back, 2);
+        _cleanup_close_ int out_fd = back[0], err_fd = back[1];
+        if (s <= 0)
+                return api_error(r, 503, "unavailable", NULL, "sandbox %s: no answer from its sentry", r->params[0]);
+        if (json_object_get(rep, "error")) {
+                q = api_sandbox_error(r, r->params[0], 0, rep);
+                json_decref(rep);
+                return q;
+        }
+        char run[32];
+        snprintf(run, sizeof(run), "%s", json_string_value(json_object_get(rep, "run")) ?: "");
+        json_decref(rep);
+        rep = NULL;
+        if (out_fd >= 0)
+                fcntl(out_fd, F_SETFL, O_NONBLOCK);
+        if (err_fd >= 0)
+                fcntl(err_fd, F_SETFL, O_NONBLOCK);
+        struct out_buf o[2] = {{0}, {0}};
+        size_t in_off = 0;
+        bool out_open = out_fd >= 0, err_open = err_fd >= 0;
+        /* until the run's status: its output gathered (bounded), its input
+         * fed; if our client goes away meanwhile, the run goes on */
+        for (;;) {
+                struct pollfd p[4] = {{conn, POLLIN, 0},
+                                      {out_open ? out_fd : -1, POLLIN, 0},
+                                      {err_open ? err_fd : -1, POLLIN, 0},
+                                      {in_wr, POLLOUT, 0}};
+                if (poll(p, 4, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break;
+                }
+                if (p[1].revents && !relay_into(out_fd, &o[0]))
+                        out_open = false;
+                if (p[2].revents && !relay_into(err_fd, &o[1]))
+                        err_open = false;
+                if (p[3].revents) {
+                        ssize_t w = write(in_wr, input + in_off, input_len - in_off);
+                        if (w > 0)
+                                in_off += (size_t)w;
+                        if ((w < 0 && errno != EAGAIN && errno != EINTR) || in_off == input_len)
+                                close(TAKE_FD(in_wr));
+                }
+                if (!p[0].revents)
+                        continue;
+                s = control_recv(conn, &rep, NULL, 0);
+                if (s <= 0) {
+                        free(o[0].data);
+                        free(o[1].data);
+                        return api_error(r, 503, "unavailable", NULL,
+                                         "sandbox %s: its sentry went away before the run ended", r->params[0]);
+                }
+                if (json_object_get(rep, "exitCode"))
+                        break;
+                json_decref(rep);
+                rep = NULL;
+        }
+        /* what the run wrote before its status, until the pipes end (or stay
+         * quiet: a process it left behind may hold them) */
+        while (out_open || err_open) {
+                struct pollfd p[2] = {{out_open ? out_fd : -1, POLLIN, 0}, {err_open ? err_fd : -1, POLLIN, 0}};
+                if (poll(p, 2, 100) <= 0)
+                        break;
+                if (p[0].revents && !relay_into(out_fd, &o[0]))
+                        out_open = false;
+                if (p[1].revents && !relay_into(err_fd, &o[1]))
+                        err_open = false;
+        }
+        int status = (int)json_integer_value(json_object_get(rep, "status"));
+        json_t *j = json_pack(
+                "{s:s, s:O, s:o, s:o, s:o, s:b, s:b}", "runId", run, "exitCode", json_object_get(rep, "exitCode"),
+                "signal", WIFSIGNALED(status) ? json_integer(WTERMSIG(status)) : json_null(), "stdout",
+                api_text(o[0].data ? o[0].data : "", o[0].len), "stderr",
+                api_text(o[1].data ? o[1].data : "", o[1].len), "truncated", o[0].truncated || o[1].truncated,
+                "timedOut", json_is_true(json_object_get(rep, "timedOut")));
+        json_decref(rep);
+        free(o[0].data);
+        free(o[1].data);
+        return api_reply_json(r, 200, j);
+}
+
+/* --- files --- */
+
+static bool path_ok(const char *p)
+{
+        return p && p[0] == '/' && strlen(p) < 4096;
+}
+
+/* put: the bytes into path through a memfd (the transfer reads it). */
+static enum MHD_Result put_bytes(struct api_req *r, const char *path, const void *data, size_t len, int mode)
+{
+        _cleanup_close_ int fd = memfd_create("cordon-api-put", MFD_CLOEXEC);
+        if (fd < 0 || write_all(fd, data, len) < 0 || lseek(fd, 0, SEEK_SET) < 0)
+                return api_error(r, 500, "internal", NULL, "cannot hold the file: %m");
+        json_t *rep = NULL;
+        int c = sandbox_call(r->params[0], json_pack("{s:s, s:s, s:i}", "op", "put", "path", path, "mode", mode), &fd,
+                             1, NULL, NULL, &rep);
+        if (c < 0 || json_object_get(rep, "error")) {
+                enum MHD_Result q = api_sandbox_error(r, r->params[0], c, rep);
+                json_decref(rep);
+                return q;
+        }
+        json_decref(rep);
+        return api_reply_json(r, 200, json_pack("{s:s, s:I}", "path", path, "size", (json_int_t)len));
+}
+
+enum MHD_Result api_files_post(struct api_req *r)
+{
+        static const char *const keys[] = {"path", "contentBase64", "mode", NULL};
+        json_t *body = NULL;
+        enum MHD_Result q;
+        if (api_body_object(r, keys, &body, &q) < 0)
+                return q;
+        json_t *p = json_object_get(body, "path"), *c = json_object_get(body, "contentBase64"),
+               *m = json_object_get(body, "mode");
+        _cleanup_free_ uint8_t *data = NULL;
+        size_t len = 0;
+        if (!json_is_string(p) || !path_ok(json_string_value(p)) ||
+            strlen(json_string_value(p)) != json_string_length(p))
+                q = api_error(r, 400, "invalid_field", "path", "path: expected an absolute path in the sandbox");
+        else if (!json_is_string(c) || b64_decode(json_string_value(c), json_string_length(c), &data, &len) < 0)
+                q = api_error(r, 400, "invalid_field", "contentBase64", "contentBase64: expected base64");
+        else if (m && (!json_is_integer(m) || json_integer_value(m) < 0 || json_integer_value(m) > 0777))
+                q = api_error(r, 400, "invalid_field", "mode", "mode: expected a file mode from 0 to 0777");
+        else
+                q = put_bytes(r, json_string_value(p), data, len, m ? (int)json_integer_value(m) : 0644);
+        json_decref(body);
+        return q;
+}
+
+enum MHD_Result api_files_put(struct api_req *r)
+{
+        const char *path = api_query(r, "path");
+        if (!path_ok(path))
+                return api_error(r, 400, "invalid_field", "path", "path: expected ?path=/ABSOLUTE/PATH in the sandbox");
+        return put_bytes(r, path, r->body, r->body_len, 0644);
+}
+
+static enum MHD_Result list_dir(struct api_req *r, const char *path)
+{
+        _cleanup_close_ int fd = -1;
+        int c = control_connect(r->params[0], &fd);
+        if (c < 0)
+                return api_sandbox_error(r, r->params[0], c == -ECONNREFUSED ? c : -ENOENT, NULL);
+        if (control_send(fd, json_pack("{s:s, s:s}", "op", "ls", "path", path), NULL, 0) < 0)
+                return api_error(r, 503, "unavailable", NULL, "sandbox %s does not answer", r->params[0]);
+        json_t *all = json_array();
+        for (;;) {
+                json_t *m = NULL;
+                if (control_recv(fd, &m, NULL, 0) <= 0) {
+                        json_decref(all);
+                        return api_error(r, 503, "unavailable", NULL, "sandbox %s: no answer from its sentry",
+                                         r->params[0]);
+                }
+                if (json_object_get(m, "error")) {
+                        json_decref(all);
+                        enum MHD_Result q = api_sandbox_error(r, r->params[0], 0, m);
+                        json_decref(m);
+                        return q;
+                }
+                if (json_object_get(m, "ok")) {
+                        json_t *j = json_pack("{s:s, s:o, s:O}", "path", path, "entries", all, "truncated",
+                                              json_object_get(m, "truncated") ?: json_false());
+                        json_decref(m);
+                        return api_reply_json(r, 200, j);
+                }
+                json_array_extend(all, json_object_get(m, "entries"));
+                json_decref(m);
+        }
+}
+
+enum MHD_Result api_files_get(struct api_req *r)
+{
+        const char *path = api_query(r, "path"), *list = api_query(r, "list");
+        if (!path_ok(path))
+                return api_error(r, 400, "invalid_field", "path", "path: expected ?path=/ABSOLUTE/PATH in the sandbox");
+        if (list && (streq(list, "1") || streq(list, "true")))
+                return list_dir(r, path);
+        int fd = memfd_create("cordon-api-get", MFD_CLOEXEC);
+        if (fd < 0)
+                return api_error(r, 500, "internal", NULL, "cannot hold the file: %m");
+        json_t *rep = NULL;
+        int c = sandbox_call(r->params[0], json_pack("{s:s, s:s}", "op", "get", "path", path), &fd, 1, NULL, NULL,
+                             &rep);
+        struct stat sb;
+        if (c < 0 || json_object_get(rep, "error") || fstat(fd, &sb) < 0) {
+                close(fd);
+                enum MHD_Result q = api_sandbox_error(r, r->params[0], c, rep);
+                json_decref(rep);
+                return q;
+        }
+        json_decref(rep);
+        struct MHD_Response *resp = MHD_create_response_from_fd((uint64_t)sb.st_size, fd); /* takes fd */
+        if (!resp) {
+                close(fd);
+                return MHD_NO;
+        }
+        MHD_add_response_header(resp, "Content-Type", "application/octet-stream");
+        return api_reply_response(r, 200, resp);
+}
+
+/* --- snapshot --- */
+
+enum MHD_Result api_snapshot(struct api_req *r)
+{
+        int fd = memfd_create("cordon-api-snapshot", MFD_CLOEXEC);
+        if (fd < 0)
+                return api_error(r, 500, "internal", NULL, "cannot hold the snapshot: %m");
+        json_t *rep = NULL;
+        int c = sandbox_call(r->params[0], json_pack("{s:s, s:b}", "op", "snapshot", "progress", 0), &fd, 1, NULL, NULL,
+                             &rep);
+        struct stat sb;
+        const char *digest = json_string_value(json_object_get(rep, "digest"));
+        if (c < 0 || json_object_get(rep, "error") || !digest || fstat(fd, &sb) < 0) {
+                close(fd);
+                enum MHD_Result q = api_sandbox_error(r, r->params[0], c, rep);
+                json_decref(rep);
+                return q;
+        }
+        struct MHD_Response *resp = MHD_create_response_from_fd((uint64_t)sb.st_size, fd);
+        if (!resp) {
+                close(fd);
+                json_decref(rep);
+                return MHD_NO;
+        }
+        MHD_add_response_header(resp, "Content-Type", "application/zstd");
+        MHD_add_response_header(resp, "X-Cordon-Digest", digest);
+        json_decref(rep);
+        return api_reply_response(r, 200, resp);
+}

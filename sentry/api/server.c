@@ -1,0 +1,436 @@
+/* `cordon serve`'s server: the listening socket (unix, with its group, or
+ * TCP with tokens), libmicrohttpd in a thread per connection (so that a
+ * client that never reads, or a follow stream that waits, holds only its
+ * own thread), each request's body gathered within its limit, who is
+ * asking (SO_PEERCRED, or a bearer token), the route table, and the replies
+ * and errors every handler uses. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "common/crypto-dl.h"
+#include "common/file.h"
+#include "sentry/api/api-internal.h"
+
+const struct api_route api_routes[] = {
+        {"GET", "/v1/host", api_host, false},
+        {"GET", "/v1/openapi.json", api_openapi, false},
+        {"POST", "/v1/sandboxes", api_create, true},
+        {"GET", "/v1/sandboxes", api_list, false},
+        {"GET", "/v1/sandboxes/{id}", api_inspect, false},
+        {"DELETE", "/v1/sandboxes/{id}", api_terminate, false},
+        {"POST", "/v1/sandboxes/{id}/exec", api_exec, false},
+        {"POST", "/v1/sandboxes/{id}/runs", api_run_start, false},
+        {"GET", "/v1/sandboxes/{id}/runs/{run}", api_run_status, false},
+        {"GET", "/v1/sandboxes/{id}/runs/{run}/events", api_run_events, false},
+        {"POST", "/v1/sandboxes/{id}/runs/{run}/cancel", api_run_cancel, false},
+        {"GET", "/v1/sandboxes/{id}/events", api_events, false},
+        {"POST", "/v1/sandboxes/{id}/files", api_files_post, false},
+        {"PUT", "/v1/sandboxes/{id}/files", api_files_put, false},
+        {"GET", "/v1/sandboxes/{id}/files", api_files_get, false},
+        {"POST", "/v1/sandboxes/{id}/pause", api_pause, false},
+        {"POST", "/v1/sandboxes/{id}/resume", api_resume, false},
+        {"POST", "/v1/sandboxes/{id}/snapshot", api_snapshot, false},
+        {"GET", "/v1/sandboxes/{id}/approvals", api_approvals, false},
+        {"POST", "/v1/sandboxes/{id}/approvals/{req}/approve", api_approve, false},
+        {"POST", "/v1/sandboxes/{id}/approvals/{req}/deny", api_deny, false},
+};
+const size_t api_n_routes = ELEMENTSOF(api_routes);
+
+bool api_route_match(const char *pattern, const char *path, const char *params[3], char *buf, size_t size)
+{
+        /* the path's segments, each NUL-terminated in buf */
+        if (path[0] != '/' || strlen(path) >= size)
+                return false;
+        strcpy(buf, path + 1);
+        char *seg[16];
+        size_t n_seg = 0;
+        for (char *s = buf;; s++) {
+                if (n_seg == ELEMENTSOF(seg))
+                        return false;
+                seg[n_seg++] = s;
+                s = strchrnul(s, '/');
+                if (!*s)
+                        break;
+                *s = '\0';
+        }
+        size_t i = 0;
+        int n = 0;
+        for (const char *p = pattern + 1;; i++) {
+                const char *pe = strchrnul(p, '/');
+                if (i >= n_seg || !seg[i][0])
+                        return false;
+                if (*p == '{') {
+                        if (n >= 3)
+                                return false;
+                        params[n++] = seg[i];
+                } else if (strlen(seg[i]) != (size_t)(pe - p) || strncmp(p, seg[i], (size_t)(pe - p)) != 0)
+                        return false;
+                if (!*pe)
+                        return i + 1 == n_seg;
+                p = pe + 1;
+        }
+}
+
+/* --- who is asking --- */
+
+/* A unix peer: root, or a member of the socket's group (SO_PEERGROUPS: the
+ * groups it held when it connected, so no later change of a pid's identity
+ * counts). */
+static bool unix_peer_allowed(struct api_server *srv, int fd)
+{
+        struct ucred cred;
+        socklen_t l = sizeof(cred);
+        if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &l) < 0)
+                return false;
+        if (cred.uid == 0 || cred.gid == srv->group)
+                return true;
+        gid_t groups[256];
+        l = sizeof(groups);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &l) < 0)
+                return false;
+        for (size_t i = 0; i < l / sizeof(gid_t); i++)
+                if (groups[i] == srv->group)
+                        return true;
+        return false;
+}
+
+/* Over TCP: the bearer token. The admin token is compared by its hash in
+ * constant time; any other is kept as its hash for the sandbox a route
+ * names (tokens.c compares it with that sandbox's, also in constant time). */
+static int token_auth(struct api_req *r)
+{
+        const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+        if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+                return -EACCES;
+        const char *tok = h + 7;
+        size_t len = strlen(tok);
+        if (len == 0 || len > 256)
+                return -EACCES;
+        char hex[65];
+        uint8_t bin[32];
+        if (api_sha256_hex(tok, len, hex) < 0)
+                return -EIO;
+        for (int i = 0; i < 32; i++)
+                sscanf(hex + 2 * i, "%2hhx", &bin[i]);
+        if (r->srv->have_admin && api_const_eq(bin, r->srv->admin_hash, 32)) {
+                r->auth = AUTH_ADMIN;
+                return 0;
+        }
+        r->auth = AUTH_SANDBOX;
+        memcpy(r->token_hash, hex, sizeof(hex));
+        return 0;
+}
+
+/* --- a request --- */
+
+static const struct api_route *find_route(const char *method, const char *url, const char *params[3], char *buf,
+                                          size_t size, bool *ret_path_known)
+{
+        *ret_path_known = false;
+        for (size_t i = 0; i < api_n_routes; i++)
+                if (api_route_match(api_routes[i].pattern, url, params, buf, size)) {
+                        *ret_path_known = true;
+                        if (streq(api_routes[i].method, method))
+                                return &api_routes[i];
+                }
+        return NULL;
+}
+
+struct req_ctx {
+        struct api_req r;
+        const struct api_route *route;
+        char url_buf[1024];
+        bool path_known;
+};
+
+static enum MHD_Result dispatch(struct req_ctx *x)
+{
+        struct api_req *r = &x->r;
+        if (!x->route)
+                return x->path_known ? api_error(r, 405, "method_not_allowed", NULL, "%s is not allowed on %s",
+                                                 r->method, r->url)
+                                     : api_error(r, 404, "no_route", NULL, "no route %s %s", r->method, r->url);
+        if (r->too_large)
+                return api_error(r, 413, "too_large", NULL, "the body is over the limit of %zu bytes", r->body_max);
+        if (r->srv->tcp) {
+                int q = token_auth(r);
+                if (q == -EIO)
+                        return api_error(r, 500, "internal", NULL, "cannot hash the token (libcrypto)");
+                if (q < 0)
+                        return api_error(r, 401, "unauthorized", NULL, "a bearer token is required");
+        } else if (!unix_peer_allowed(r->srv, api_conn_fd(r)))
+                return api_error(r, 401, "unauthorized", NULL, "only root and the socket's group may use it");
+        else
+                r->auth = AUTH_ADMIN;
+        if (r->auth == AUTH_SANDBOX) {
+                if (x->route->admin_only)
+                        return api_error(r, 401, "unauthorized", NULL, "this call needs the admin token");
+                /* a sandbox's token acts on its sandbox alone: any other
+                 * sandbox, existing or not, is "not found" alike */
+                if (strstr(x->route->pattern, "{id}") && !api_token_matches(r->params[0], r->token_hash))
+                        return api_error(r, 404, "not_found", NULL, "no sandbox %s", r->params[0]);
+        }
+        if (strstr(x->route->pattern, "{id}") && !sandbox_id_valid(r->params[0]))
+                return api_error(r, 404, "not_found", NULL, "no sandbox %s", r->params[0]);
+        return x->route->fn(r);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+        (void)version;
+        struct req_ctx *x = *con_cls;
+        if (!x) {
+                x = xcalloc(1, sizeof(*x));
+                x->r.srv = cls;
+                x->r.conn = c;
+                x->r.method = method;
+                x->r.url = url;
+                x->route = find_route(method, url, x->r.params, x->url_buf, sizeof(x->url_buf), &x->path_known);
+                bool raw = x->route && x->route->fn == api_files_put;
+                x->r.body_max = raw ? API_MAX_FILE_BODY : API_MAX_BODY;
+                const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+                if (cl && strtoull(cl, NULL, 10) > x->r.body_max)
+                        x->r.too_large = true;
+                *con_cls = x;
+                return MHD_YES;
+        }
+        if (*upload_data_size) {
+                size_t n = *upload_data_size;
+                *upload_data_size = 0;
+                if (x->r.too_large || x->r.body_len + n > x->r.body_max) {
+                        /* the rest is read and dropped: the reply says 413 */
+                        x->r.too_large = true;
+                        return MHD_YES;
+                }
+                x->r.body = xrealloc(x->r.body, x->r.body_len + n + 1);
+                memcpy(x->r.body + x->r.body_len, upload_data, n);
+                x->r.body_len += n;
+                x->r.body[x->r.body_len] = '\0';
+                return MHD_YES;
+        }
+        if (x->r.started)
+                return MHD_YES;
+        x->r.started = true;
+        if (!x->r.body)
+                x->r.body = xstrdup("");
+        return dispatch(x);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+        (void)c;
+        (void)toe;
+        struct api_server *srv = cls;
+        struct req_ctx *x = *con_cls;
+        if (!x)
+                return;
+        /* the URL only: tokens travel in a header, which is never logged */
+        if (srv->cfg->verbose)
+                fprintf(stderr, "cordon serve: %s %s %d\n", x->r.method, x->r.url, x->r.status);
+        free(x->r.body);
+        free(x);
+        *con_cls = NULL;
+}
+
+/* --- the listening socket --- */
+
+static int listen_unix(struct api_server *srv, const char *path, char **ret_error)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        if (path[0] != '/' || strlen(path) >= sizeof(sa.sun_path)) {
+                *ret_error = xasprintf("--listen unix:%s: expected an absolute path of at most %zu bytes", path,
+                                       sizeof(sa.sun_path) - 1);
+                return -EINVAL;
+        }
+        strcpy(sa.sun_path, path);
+        _cleanup_free_ char *dir = xstrdup(path);
+        *strrchr(dir, '/') = '\0';
+        if (dir[0])
+                (void)mkdir(dir, 0755);
+        struct stat st;
+        /* a socket left by a server that was killed goes; nothing else does */
+        if (lstat(path, &st) == 0) {
+                if (!S_ISSOCK(st.st_mode)) {
+                        *ret_error = xasprintf("--listen unix:%s: exists and is not a socket", path);
+                        return -EEXIST;
+                }
+                (void)unlink(path);
+        }
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return negative_errno();
+        /* made 0660 from the start: never a moment in which anyone may connect */
+        mode_t old = umask(0117);
+        int b = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+        umask(old);
+        if (b < 0 || listen(fd, 128) < 0 || stat(path, &st) < 0) {
+                int r = negative_errno();
+                *ret_error = xasprintf("--listen unix:%s: %s", path, strerror(-r));
+                close(fd);
+                return r;
+        }
+        srv->group = st.st_gid;
+        return fd;
+}
+
+static int listen_tcp(const char *spec, char **ret_error)
+{
+        _cleanup_free_ char *host = xstrdup(spec);
+        char *colon = strrchr(host, ':');
+        if (!colon || colon == host) {
+                *ret_error = xasprintf("--listen tcp:%s: expected tcp:ADDRESS:PORT", spec);
+                return -EINVAL;
+        }
+        *colon = '\0';
+        const char *port = colon + 1;
+        char *h = host;
+        if (h[0] == '[' && h[strlen(h) - 1] == ']') {
+                h[strlen(h) - 1] = '\0';
+                h++;
+        }
+        struct addrinfo hints = {.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE, .ai_socktype = SOCK_STREAM};
+        struct addrinfo *ai = NULL;
+        int e = getaddrinfo(h, port, &hints, &ai);
+        if (e != 0) {
+                *ret_error = xasprintf("--listen tcp:%s: %s (a numeric address and port)", spec, gai_strerror(e));
+                return -EINVAL;
+        }
+        int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int one = 1;
+        if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+            bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 128) < 0) {
+                int r = negative_errno();
+                *ret_error = xasprintf("--listen tcp:%s: %s", spec, strerror(-r));
+                if (fd >= 0)
+                        close(fd);
+                freeaddrinfo(ai);
+                return r;
+        }
+        freeaddrinfo(ai);
+        return fd;
+}
+
+/* The admin token: a file only its owner can read (anything looser is
+ * refused, as ssh refuses a readable key), at least 16 characters. */
+static int load_admin_token(struct api_server *srv, const char *path, char **ret_error)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0) {
+                *ret_error = xasprintf("--token-file %s: %m", path);
+                return -errno;
+        }
+        if (!S_ISREG(st.st_mode) || (st.st_mode & 077) || st.st_uid != geteuid()) {
+                *ret_error = xasprintf("--token-file %s: must be a regular file of ours with mode 0600 (it is %04o)",
+                                       path, (unsigned)(st.st_mode & 07777));
+                return -EPERM;
+        }
+        char buf[512];
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        if (n < 0)
+                n = 0;
+        buf[n] = '\0';
+        buf[strcspn(buf, "\r\n")] = '\0';
+        size_t len = strlen(buf);
+        if (len < 16 || len > 256) {
+                *ret_error =
+                        xasprintf("--token-file %s: the token must be 16 to 256 characters on its first line", path);
+                explicit_bzero(buf, sizeof(buf));
+                return -EINVAL;
+        }
+        char hex[65];
+        int r = api_sha256_hex(buf, len, hex);
+        explicit_bzero(buf, sizeof(buf));
+        if (r < 0) {
+                *ret_error = xasprintf("--token-file: cannot hash the token (libcrypto)");
+                return r;
+        }
+        for (int i = 0; i < 32; i++)
+                sscanf(hex + 2 * i, "%2hhx", &srv->admin_hash[i]);
+        srv->have_admin = true;
+        return 0;
+}
+
+int api_serve(const struct api_config *c, char **ret_error)
+{
+        static struct api_server srv;
+        srv = (struct api_server){.cfg = c};
+        pthread_mutex_init(&srv.lock, NULL);
+        pthread_mutex_init(&srv.idem_lock, NULL);
+        /* libcrypto hashes the tokens; it is loaded here, on the main
+         * thread (common/dl.h), before any request needs it */
+        const char *why = NULL;
+        if (crypto_dl_load(&why) < 0) {
+                *ret_error = xasprintf("%s", why);
+                return -ELIBACC;
+        }
+        int fd;
+        const char *unix_path = NULL;
+        if (startswith(c->listen, "unix:")) {
+                unix_path = c->listen + 5;
+                fd = listen_unix(&srv, unix_path, ret_error);
+        } else if (startswith(c->listen, "tcp:")) {
+                /* over TCP anyone who can reach the port asks: only a token says who */
+                if (!c->token_file) {
+                        *ret_error = xasprintf("--listen %s needs --token-file (the admin token)", c->listen);
+                        return -EINVAL;
+                }
+                srv.tcp = true;
+                fd = listen_tcp(c->listen + 4, ret_error);
+        } else {
+                *ret_error = xasprintf("--listen %s: expected unix:PATH or tcp:ADDRESS:PORT", c->listen);
+                return -EINVAL;
+        }
+        if (fd < 0)
+                return fd;
+        if (c->token_file) {
+                int r = load_admin_token(&srv, c->token_file, ret_error);
+                if (r < 0) {
+                        close(fd);
+                        return r;
+                }
+        }
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGTERM);
+        /* blocked before the daemon's threads exist, so they inherit it
+         * and only sigwait below takes the signals */
+        pthread_sigmask(SIG_BLOCK, &set, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        srv.daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL, 0,
+                                      NULL, NULL, on_request, &srv, MHD_OPTION_LISTEN_SOCKET, fd,
+                                      MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv,
+                                      /* slowloris: a connection idle this long is closed */
+                                      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+                                      /* every connection is a thread: bounded */
+                                      MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
+                                      /* the request line and headers (431 beyond) */
+                                      MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
+        if (!srv.daemon) {
+                *ret_error = xasprintf("cannot start the HTTP server on %s", c->listen);
+                close(fd);
+                return -EIO;
+        }
+        fprintf(stderr, "cordon serve: listening on %s\n", c->listen);
+        int sig = 0;
+        while (sigwait(&set, &sig) != 0)
+                ;
+        MHD_stop_daemon(srv.daemon);
+        close(fd);
+        if (unix_path)
+                (void)unlink(unix_path);
+        json_decref(srv.host);
+        return 0;
+}
