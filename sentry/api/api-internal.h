@@ -81,6 +81,7 @@ int api_sha256_hex(const void *data, size_t len, char ret[65]);
 void api_new_token(char ret[2 * API_TOKEN_BYTES + 1]);
 int api_token_store(const char *id, const char *token);
 bool api_token_matches(const char *id, const char *hash_hex);
+bool api_token_matches_any(const char *hash_hex); /* any live sandbox's */
 bool api_const_eq(const void *a, const void *b, size_t n);
 /* Idempotency records: name's value under scope (a directory the caller
  * names: the server's for creates, the sandbox's for runs). */

@@ -178,6 +178,10 @@ static enum MHD_Result dispatch(struct req_ctx *x)
                  * sandbox, existing or not, is "not found" alike */
                 if (strstr(x->route->pattern, "{id}") && !api_token_matches(r->params[0], r->token_hash))
                         return api_error(r, 404, "not_found", NULL, "no sandbox %s", r->params[0]);
+                /* elsewhere (the host, the document, the list) it must be
+                 * some live sandbox's token */
+                if (!strstr(x->route->pattern, "{id}") && !api_token_matches_any(r->token_hash))
+                        return api_error(r, 401, "unauthorized", NULL, "a bearer token is required");
         }
         if (strstr(x->route->pattern, "{id}") && !sandbox_id_valid(r->params[0]))
                 return api_error(r, 404, "not_found", NULL, "no sandbox %s", r->params[0]);

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <jansson.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 
@@ -86,6 +87,21 @@ bool api_token_matches(const char *id, const char *hash_hex)
         if (fd < 0 || read(fd, stored, 64) != 64)
                 return false;
         return api_const_eq(stored, hash_hex, 64);
+}
+
+bool api_token_matches_any(const char *hash_hex)
+{
+        json_t *all = NULL;
+        (void)sandbox_list_json(&all);
+        size_t i;
+        json_t *m;
+        bool found = false;
+        json_array_foreach(all, i, m)
+        {
+                found = found || api_token_matches(json_string_value(json_object_get(m, "id")), hash_hex);
+        }
+        json_decref(all);
+        return found;
 }
 
 /* --- idempotency records: DIR/idem-<sha256 of the key>, holding the value;

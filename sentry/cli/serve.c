@@ -86,7 +86,8 @@ int cmd_serve(int argc, char **argv)
         int r = api_serve(&c, &err);
         if (r < 0) {
                 fprintf(stderr, "cordon: serve: %s\n", err ? err : strerror(-r));
-                return r == -EINVAL ? EXIT_USAGE : 1;
+                /* a bad option or token file is the caller's to fix */
+                return r == -EINVAL || r == -EPERM ? EXIT_USAGE : 1;
         }
         return 0;
 }

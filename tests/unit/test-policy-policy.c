@@ -70,6 +70,9 @@ static const struct invalid_case invalid_cases[] = {
         {"[]", "", "expected a JSON object at the top level, got an array"},
         {"\"policy\"", "", "expected a JSON object at the top level, got a string"},
         {"{\"sourc\": {}}", "sourc", "unknown key"},
+        {"{\"requestedIsolation\": \"strong\"}", "requestedIsolation",
+         "expected \"standard\", \"hardened\" or \"maximum\", got \"strong\""},
+        {"{\"requestedIsolation\": 2}", "requestedIsolation", "expected \"standard\""},
         {"{\"limits\": {\"cpuMilis\": 5}}", "limits.cpuMilis", "unknown key (known keys here: cpuMillis,"},
         {"{\"filesystem\": {\"rules\": [{\"path\": \"/a\", \"access\": \"read\", \"mode\": 1}]}}",
          "filesystem.rules[0].mode", "unknown key"},
@@ -286,6 +289,9 @@ END_TEST
 
 /* Valid documents, each with what must have come out. */
 
+struct policy;
+static void check_isolation(const struct policy *p);
+
 struct valid_case {
         const char *json;
         void (*check)(const struct policy *p);
@@ -297,6 +303,7 @@ static void check_defaults(const struct policy *p)
         ck_assert_ptr_null(p->source_kind);
         ck_assert_ptr_null(p->source_path);
         ck_assert_ptr_null(p->source_digest);
+        ck_assert_int_eq(p->isolation, -1);
         ck_assert_int_eq(p->cpu_millis, POLICY_UNSET);
         ck_assert_int_eq(p->memory_bytes, POLICY_UNSET);
         ck_assert_int_eq(p->disk_bytes, POLICY_UNSET);
@@ -464,8 +471,15 @@ static const struct valid_case valid_cases[] = {
          check_limit_edges},
         {"{\"source\": {\"kind\": \"snapshot\", \"path\": \"/var/lib/cordon/snapshots/s1/\"}}", check_source_no_digest},
         {"{\"user\": {\"uid\": 1000}}", check_user_gid_defaults},
+        {"{\"requestedIsolation\": \"hardened\"}", check_isolation},
         {"{\"user\": {\"gid\": 4294967294, \"uid\": 0}}", check_user_both},
 };
+
+static void check_isolation(const struct policy *p)
+{
+        ck_assert_int_eq(p->isolation, policy_tier_find("hardened"));
+        ck_assert_str_eq(policy_tiers[p->isolation].name, "hardened");
+}
 
 START_TEST(test_valid)
 {

@@ -1,0 +1,250 @@
+"""A client for cordon's sandbox API (`cordon serve`), standard library only.
+
+    import cordon
+    client = cordon.Client()                       # the unix socket /run/cordon/api.sock
+    client = cordon.Client(url="http://127.0.0.1:8700", token="...")   # TCP, with a token
+    sb = client.sandboxes.create({"requestedIsolation": "hardened", "ttlMs": 600000})
+    sb.files.write({"path": "/tmp/x.py", "contentBase64": base64.b64encode(b"print(1)").decode()})
+    r = sb.exec({"argv": ["python3", "/tmp/x.py"], "timeoutMs": 10000})
+    run_id = sb.runs.start({"argv": ["make", "test"]})
+    for ev in sb.runs.events(run_id, {"afterSequence": 0}):
+        print(ev["seq"], ev["type"])
+    sb.terminate()
+
+Every call returns the API's JSON (dicts); an error raises CordonError with the
+status and the error's code, message and field.
+"""
+
+import base64
+import http.client
+import json
+import socket
+import urllib.parse
+
+__all__ = ["Client", "Sandbox", "CordonError"]
+
+DEFAULT_SOCKET = "/run/cordon/api.sock"
+
+
+class CordonError(Exception):
+    """An error the API answered with: {"error": {"code", "message", "field"}}."""
+
+    def __init__(self, status, error):
+        self.status = status
+        self.error = error or {}
+        self.code = self.error.get("code")
+        self.field = self.error.get("field")
+        super().__init__("%s %s: %s" % (status, self.code, self.error.get("message")))
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path, timeout):
+        super().__init__("localhost", timeout=timeout)
+        self._path = path
+
+    def connect(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(self.timeout)
+        s.connect(self._path)
+        self.sock = s
+
+
+def _spec(spec, kw):
+    d = dict(spec or {})
+    d.update(kw)
+    return d
+
+
+class Client:
+    """The API at a unix socket (socket_path) or at url (http://HOST:PORT) with a token."""
+
+    def __init__(self, socket_path=None, url=None, token=None, timeout=300):
+        self.socket_path = socket_path if socket_path or url else DEFAULT_SOCKET
+        self.url = urllib.parse.urlsplit(url) if url else None
+        self.token = token
+        self.timeout = timeout
+        self.sandboxes = _Sandboxes(self)
+
+    def _connection(self, timeout=None):
+        t = self.timeout if timeout is None else timeout
+        if self.url:
+            return http.client.HTTPConnection(self.url.hostname, self.url.port or 80, timeout=t)
+        return _UnixConnection(self.socket_path, t)
+
+    def _headers(self, extra=None):
+        h = {"Accept": "application/json"}
+        if self.token:
+            h["Authorization"] = "Bearer " + self.token
+        h.update(extra or {})
+        return h
+
+    def request(self, method, path, body=None, raw=None, query=None, headers=None):
+        """One call: the parsed JSON reply (or the raw bytes of a file or snapshot)."""
+        if query:
+            path += "?" + urllib.parse.urlencode(query)
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        h = self._headers(headers)
+        if data is not None:
+            h["Content-Type"] = "application/octet-stream" if raw is not None else "application/json"
+        c = self._connection()
+        try:
+            c.request(method, path, body=data, headers=h)
+            resp = c.getresponse()
+            payload = resp.read()
+            ctype = resp.getheader("Content-Type", "")
+            if resp.status >= 400:
+                try:
+                    err = json.loads(payload).get("error")
+                except ValueError:
+                    err = {"code": "http_%d" % resp.status, "message": payload.decode(errors="replace")}
+                raise CordonError(resp.status, err)
+            if ctype.startswith("application/json"):
+                return json.loads(payload)
+            return payload, dict(resp.getheaders())
+        finally:
+            c.close()
+
+    def host(self):
+        """What `cordon check --json` says, with the tiers this host can give."""
+        return self.request("GET", "/v1/host")
+
+    def events(self, path, after_sequence=0, follow=False, reconnect=True):
+        """Events of path (a sandbox's or a run's) after after_sequence, each once: a
+        stream cut short is resumed from the last seq seen."""
+        after = after_sequence
+        while True:
+            c = self._connection(timeout=None)
+            try:
+                q = {"afterSequence": after}
+                if follow:
+                    q["follow"] = 1
+                c.request("GET", path + "?" + urllib.parse.urlencode(q),
+                          headers=self._headers({"Accept": "application/x-ndjson"}))
+                resp = c.getresponse()
+                if resp.status >= 400:
+                    raise CordonError(resp.status, json.loads(resp.read()).get("error"))
+                for line in resp:
+                    line = line.strip()
+                    if not line:
+                        continue
+                    ev = json.loads(line)
+                    after = ev["seq"]
+                    yield ev
+                return
+            except (ConnectionError, http.client.HTTPException, socket.timeout):
+                if not reconnect:
+                    raise
+            finally:
+                c.close()
+
+
+class _Sandboxes:
+    def __init__(self, client):
+        self._c = client
+
+    def create(self, spec=None, **kw):
+        """Creates a sandbox: the policy's fields plus requestedIsolation, ttlMs and
+        idempotencyKey. The Sandbox carries its own token (tcp)."""
+        d = self._c.request("POST", "/v1/sandboxes", body=_spec(spec, kw))
+        return Sandbox(self._c, d["id"], d)
+
+    def list(self):
+        return [Sandbox(self._c, s["id"], s) for s in self._c.request("GET", "/v1/sandboxes")["sandboxes"]]
+
+    def get(self, sandbox_id):
+        return Sandbox(self._c, sandbox_id, self._c.request("GET", "/v1/sandboxes/" + sandbox_id))
+
+
+class Sandbox:
+    def __init__(self, client, sandbox_id, info=None):
+        self._c = client
+        self.id = sandbox_id
+        self.info = info or {}
+        self.token = self.info.get("token")
+        self.isolation = self.info.get("isolation")
+        self.expires_at = self.info.get("expiresAt")
+        self._path = "/v1/sandboxes/" + sandbox_id
+        self.files = _Files(self)
+        self.runs = _Runs(self)
+        self.approvals = _Approvals(self)
+
+    def inspect(self):
+        return self._c.request("GET", self._path)
+
+    def exec(self, spec=None, **kw):
+        """Runs {argv, env, cwd, timeoutMs, stdinBase64} and waits: {runId, exitCode,
+        signal, stdout, stderr, truncated, timedOut}."""
+        return self._c.request("POST", self._path + "/exec", body=_spec(spec, kw))
+
+    def events(self, spec=None, **kw):
+        d = _spec(spec, kw)
+        return self._c.events(self._path + "/events", d.get("afterSequence", 0), d.get("follow", False))
+
+    def pause(self):
+        return self._c.request("POST", self._path + "/pause")
+
+    def resume(self):
+        return self._c.request("POST", self._path + "/resume")
+
+    def snapshot(self):
+        """The .tar.zst bytes and their digest ("sha256:...")."""
+        data, headers = self._c.request("POST", self._path + "/snapshot")
+        return data, headers.get("X-Cordon-Digest")
+
+    def terminate(self):
+        return self._c.request("DELETE", self._path)
+
+
+class _Files:
+    def __init__(self, sb):
+        self._sb = sb
+
+    def write(self, spec=None, **kw):
+        """{path, contentBase64} (or content=bytes)."""
+        d = _spec(spec, kw)
+        if "content" in d:
+            d["contentBase64"] = base64.b64encode(d.pop("content")).decode()
+        return self._sb._c.request("POST", self._sb._path + "/files", body=d)
+
+    def read(self, path):
+        data, _ = self._sb._c.request("GET", self._sb._path + "/files", query={"path": path})
+        return data
+
+    def list(self, path):
+        return self._sb._c.request("GET", self._sb._path + "/files", query={"path": path, "list": 1})["entries"]
+
+
+class _Runs:
+    def __init__(self, sb):
+        self._sb = sb
+
+    def start(self, spec=None, **kw):
+        """Starts {argv, env, cwd, timeoutMs, idempotencyKey} in the background: its run id."""
+        return self._sb._c.request("POST", self._sb._path + "/runs", body=_spec(spec, kw))["runId"]
+
+    def get(self, run_id):
+        return self._sb._c.request("GET", "%s/runs/%s" % (self._sb._path, run_id))
+
+    def cancel(self, run_id):
+        return self._sb._c.request("POST", "%s/runs/%s/cancel" % (self._sb._path, run_id))
+
+    def events(self, run_id, spec=None, **kw):
+        """The run's events after afterSequence until it ends (follow, default True)."""
+        d = _spec(spec, kw)
+        return self._sb._c.events("%s/runs/%s/events" % (self._sb._path, run_id), d.get("afterSequence", 0),
+                                  d.get("follow", True))
+
+
+class _Approvals:
+    def __init__(self, sb):
+        self._sb = sb
+
+    def list(self):
+        return self._sb._c.request("GET", self._sb._path + "/approvals")["approvals"]
+
+    def approve(self, request_id, remember=False):
+        return self._sb._c.request("POST", "%s/approvals/%s/approve" % (self._sb._path, request_id),
+                                   body={"remember": remember})
+
+    def deny(self, request_id):
+        return self._sb._c.request("POST", "%s/approvals/%s/deny" % (self._sb._path, request_id), body={})

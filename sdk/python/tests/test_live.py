@@ -1,0 +1,65 @@
+"""The Python SDK against a live `cordon serve` (CORDON_API_SOCKET names its unix socket;
+tests/integration/api.sh starts one). Skipped without it."""
+
+import base64
+import os
+import unittest
+
+import cordon
+
+SOCK = os.environ.get("CORDON_API_SOCKET")
+
+
+@unittest.skipUnless(SOCK, "CORDON_API_SOCKET is not set (no live server)")
+class LiveTest(unittest.TestCase):
+    def setUp(self):
+        self.client = cordon.Client(socket_path=SOCK)
+        self.sb = self.client.sandboxes.create({"ttlMs": 120000, "requestedIsolation": "standard"})
+        self.addCleanup(self._terminate)
+
+    def _terminate(self):
+        try:
+            self.sb.terminate()
+        except cordon.CordonError:
+            pass
+
+    def test_the_mission_shape(self):
+        self.assertRegex(self.sb.id, "^[0-9a-f]{16}$")
+        self.assertEqual(self.sb.isolation["tier"], "standard")
+        self.sb.files.write({"path": "/tmp/hello.sh", "contentBase64": base64.b64encode(b"echo hello $1\n").decode()})
+        r = self.sb.exec({"argv": ["sh", "/tmp/hello.sh", "sdk"], "timeoutMs": 10000})
+        self.assertEqual(r["exitCode"], 0)
+        self.assertEqual(r["stdout"], "hello sdk\n")
+        self.assertEqual(self.sb.files.read("/tmp/hello.sh"), b"echo hello $1\n")
+        self.assertIn("hello.sh", [e["name"] for e in self.sb.files.list("/tmp")])
+
+    def test_run_events_resume_without_loss(self):
+        run = self.sb.runs.start({"argv": ["sh", "-c", "for i in 1 2 3 4 5; do echo n$i; done"]})
+        events = list(self.sb.runs.events(run, {"afterSequence": 0}))
+        self.assertEqual(events[-1]["type"], "run_exited")
+        texts = [e["text"] for e in events if e["type"] == "output"]
+        self.assertEqual(texts, ["n1", "n2", "n3", "n4", "n5"])
+        # resumed from the middle: the rest, each once
+        mid = events[2]["seq"]
+        rest = list(self.sb.runs.events(run, {"afterSequence": mid}))
+        self.assertEqual([e["seq"] for e in rest], [e["seq"] for e in events[3:]])
+        self.assertEqual(self.sb.runs.get(run)["status"], "exited")
+
+    def test_errors_are_raised_with_their_code(self):
+        with self.assertRaises(cordon.CordonError) as cm:
+            self.sb.exec({"argv": "not a list"})
+        self.assertEqual((cm.exception.status, cm.exception.field), (400, "argv"))
+        with self.assertRaises(cordon.CordonError) as cm:
+            self.client.sandboxes.get("0123456789abcdef")
+        self.assertEqual(cm.exception.status, 404)
+
+    def test_host_and_terminate(self):
+        self.assertIn("tiers", self.client.host())
+        self.sb.terminate()
+        with self.assertRaises(cordon.CordonError) as cm:
+            self.sb.inspect()
+        self.assertEqual(cm.exception.code, "not_found")
+
+
+if __name__ == "__main__":
+    unittest.main()

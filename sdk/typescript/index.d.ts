@@ -1,0 +1,108 @@
+// Types of cordon's sandbox API client (index.js).
+
+export declare const DEFAULT_SOCKET: string;
+
+export interface ApiError {
+  code: string;
+  message: string;
+  field: string | null;
+  [k: string]: unknown;
+}
+
+export declare class CordonError extends Error {
+  status: number;
+  code: string;
+  field: string | null;
+  error: ApiError;
+}
+
+export type Tier = 'standard' | 'hardened' | 'maximum';
+
+export interface CreateSpec {
+  source?: { kind: 'template' | 'snapshot'; path: string; digest?: string };
+  limits?: Record<string, number | 'unlimited'>;
+  filesystem?: Record<string, unknown>;
+  networkPolicy?: { mode: 'deny' | 'allow-listed'; rules?: { host: string; port: number; reason: string }[] };
+  env?: Record<string, string>;
+  expiresAt?: string;
+  requestedIsolation?: Tier;
+  ttlMs?: number;
+  idempotencyKey?: string;
+  [k: string]: unknown;
+}
+
+export interface ExecSpec {
+  argv: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  timeoutMs?: number;
+  stdinBase64?: string;
+}
+
+export interface ExecResult {
+  runId: string;
+  exitCode: number;
+  signal: number | null;
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+  timedOut: boolean;
+}
+
+export interface SandboxEvent {
+  seq: number;
+  type: string;
+  time: string;
+  run?: string;
+  [k: string]: unknown;
+}
+
+export interface EventOptions {
+  afterSequence?: number;
+  follow?: boolean;
+}
+
+export declare class Sandbox {
+  id: string;
+  token: string | null;
+  isolation: { tier: Tier; layers: string[] } | null;
+  expiresAt: string | null;
+  info: Record<string, unknown>;
+  files: {
+    write(spec: { path: string; contentBase64?: string; content?: Uint8Array | string; mode?: number }): Promise<{ path: string; size: number }>;
+    read(path: string): Promise<Buffer>;
+    list(path: string): Promise<{ name: string; type: string; size: number; mode: number }[]>;
+  };
+  runs: {
+    start(spec: ExecSpec & { idempotencyKey?: string }): Promise<string>;
+    get(runId: string): Promise<Record<string, unknown>>;
+    cancel(runId: string): Promise<{ runId: string; cancelled: boolean }>;
+    events(runId: string, opts?: EventOptions): AsyncGenerator<SandboxEvent>;
+  };
+  approvals: {
+    list(): Promise<Record<string, unknown>[]>;
+    approve(request: string, opts?: { remember?: boolean }): Promise<Record<string, unknown>>;
+    deny(request: string): Promise<Record<string, unknown>>;
+  };
+  inspect(): Promise<Record<string, unknown>>;
+  exec(spec: ExecSpec): Promise<ExecResult>;
+  events(opts?: EventOptions): AsyncGenerator<SandboxEvent>;
+  pause(): Promise<{ id: string; status: string }>;
+  resume(): Promise<{ id: string; status: string }>;
+  snapshot(): Promise<{ archive: Buffer; digest: string }>;
+  terminate(): Promise<{ id: string; terminated: boolean }>;
+}
+
+export declare class Cordon {
+  constructor(opts?: { socketPath?: string; url?: string; token?: string });
+  sandboxes: {
+    create(spec?: CreateSpec): Promise<Sandbox>;
+    list(): Promise<Sandbox[]>;
+    get(id: string): Promise<Sandbox>;
+  };
+  host(): Promise<Record<string, unknown>>;
+  request(method: string, path: string, opts?: { body?: unknown; raw?: Uint8Array | string; query?: Record<string, string> }): Promise<any>;
+  events(path: string, opts?: EventOptions & { reconnect?: boolean }): AsyncGenerator<SandboxEvent>;
+}
+
+export default Cordon;

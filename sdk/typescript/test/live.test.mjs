@@ -1,0 +1,42 @@
+// The TypeScript SDK against a live `cordon serve` (CORDON_API_SOCKET names its unix socket;
+// tests/integration/api.sh starts one). Skipped without it.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { Cordon, CordonError } from '../index.js';
+
+const SOCK = process.env.CORDON_API_SOCKET;
+const skip = SOCK ? false : 'CORDON_API_SOCKET is not set (no live server)';
+
+test('the mission shape: create, write, exec, stream, terminate', { skip }, async () => {
+  const cordon = new Cordon({ socketPath: SOCK });
+  const sb = await cordon.sandboxes.create({ ttlMs: 120000, requestedIsolation: 'standard' });
+  try {
+    assert.match(sb.id, /^[0-9a-f]{16}$/);
+    assert.equal(sb.isolation.tier, 'standard');
+    await sb.files.write({ path: '/tmp/hi.sh', contentBase64: Buffer.from('echo hi $1\n').toString('base64') });
+    const r = await sb.exec({ argv: ['sh', '/tmp/hi.sh', 'node'], timeoutMs: 10000 });
+    assert.equal(r.exitCode, 0);
+    assert.equal(r.stdout, 'hi node\n');
+    assert.equal((await sb.files.read('/tmp/hi.sh')).toString(), 'echo hi $1\n');
+    const runId = await sb.runs.start({ argv: ['sh', '-c', 'for i in 1 2 3 4; do echo n$i; done'] });
+    const events = [];
+    for await (const ev of sb.runs.events(runId, { afterSequence: 0 })) events.push(ev);
+    assert.equal(events.at(-1).type, 'run_exited');
+    assert.deepEqual(events.filter((e) => e.type === 'output').map((e) => e.text), ['n1', 'n2', 'n3', 'n4']);
+    // resumed from the middle: the rest, each once
+    const rest = [];
+    for await (const ev of sb.runs.events(runId, { afterSequence: events[1].seq })) rest.push(ev.seq);
+    assert.deepEqual(rest, events.slice(2).map((e) => e.seq));
+  } finally {
+    await sb.terminate();
+  }
+  await assert.rejects(sb.inspect(), (e) => e instanceof CordonError && e.status === 404 && e.code === 'not_found');
+});
+
+test('errors carry the status, code and field', { skip }, async () => {
+  const cordon = new Cordon({ socketPath: SOCK });
+  await assert.rejects(cordon.sandboxes.create({ colour: 'blue' }), (e) => e.status === 400 && e.field === 'colour');
+  const host = await cordon.host();
+  assert.ok(Array.isArray(host.tiers));
+});
