@@ -252,6 +252,12 @@ int sentry_run(const struct run_options *o)
         int r = apply_forced_fallbacks(o->verbose);
         if (r != 0)
                 return r;
+        /* OCI: the engine's group for the container (kubelet's QoS tree,
+         * containerd's /k8s.io/ID), where the sandbox's groups go */
+        if (o->oci && o->oci->cgroups_path && cgroup_set_parent(o->oci->cgroups_path) < 0) {
+                fprintf(stderr, "cordon: linux.cgroupsPath %s: not a cgroup path\n", o->oci->cgroups_path);
+                return EXIT_USAGE;
+        }
         /* The floor's programs load on a thread while the plan, admission,
          * state and cgroup are made: attach_floor takes them before the
          * clone (nothing here forks or clones before it), and any return

@@ -496,6 +496,8 @@ struct oci_sandbox {
         /* A pod's app container: the pod's uid range (held by its sandbox
          * container) is shared, not a new one taken (count 0: none). */
         struct id_range pod_range;
+        /* linux.cgroupsPath (cgroupfs form), or NULL: cgroup_set_parent */
+        const char *cgroups_path;
         /* The joined network namespace already has a DNS stub at
          * NET_STUB_ADDR (the pod sandbox container's): none is started. */
         bool stub_shared;

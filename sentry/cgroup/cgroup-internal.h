@@ -71,6 +71,11 @@ struct cgroup {
         int v2_at;                       /* index of the group in the cgroup v2 hierarchy, -1 when none */
         char *v2_why;                    /* why there is none (malloc'd), for cordon run -v */
         bool has_runs;                   /* cgroup_run_create made a run's group (under the v2 one) */
+        /* cgroup_set_parent: the sentry moved itself into dirs[i]'s parent
+         * (the engine's group, where its stats are read) from home[i], the
+         * group it came from; NULL where it did not */
+        char *home[MAX_DIRS];
+        char *parent[MAX_DIRS];
 };
 
 /* ------------------------------------------------------------------------ */
@@ -110,6 +115,10 @@ int cg_make_group(struct cgroup *cg, const char *parent, const char *name, char 
 /* where the hierarchies are (ctrl NULL: the cgroup v2 one) */
 int cg_find_mount(const char *ctrl, const char *own, char **ret_dir);
 int cg_locate(const char *ctrl, char **ret_dir);
+/* the same, ignoring cgroup_set_parent: the sentry's own group's directory */
+int cg_locate_own(const char *ctrl, char **ret_dir);
+/* cgroup_set_parent's path, or NULL */
+const char *cg_parent_override(void);
 bool cg_v1_mounted(const char *ctrl);
 bool cg_v1_bound(const char *ctrl);
 

@@ -113,6 +113,10 @@ static void cgroup_free(struct cgroup *cg)
                 if (cg->dirs[i].fd >= 0)
                         close(cg->dirs[i].fd);
         }
+        for (size_t i = 0; i < MAX_DIRS; i++) {
+                free(cg->home[i]);
+                free(cg->parent[i]);
+        }
         free(cg->v2_why);
         free(cg);
 }
@@ -123,6 +127,61 @@ static void cgroup_unmake(struct cgroup *cg)
         for (size_t i = cg->n_dirs; i-- > 0;)
                 (void)rmdir_retry(AT_FDCWD, cg->dirs[i].path);
         cgroup_free(cg);
+}
+
+/* The hierarchy of dirs[i]: a v1 controller's name, or NULL for v2. */
+static const char *dir_ctrl(const struct cgroup *cg, size_t i)
+{
+        if ((int)i == cg->v2_at)
+                return NULL;
+        for (size_t c = 0; c < _V1_MAX; c++)
+                if (cg->at[c] == (int)i)
+                        return cg_v1_names[c];
+        return NULL;
+}
+
+static int write_pid(const char *dir, pid_t pid)
+{
+        _cleanup_free_ char *procs = xasprintf("%s/cgroup.procs", dir);
+        _cleanup_close_ int fd = open(procs, O_WRONLY | O_CLOEXEC);
+        char val[32];
+        int n = snprintf(val, sizeof(val), "%d", (int)pid);
+        if (fd < 0 || write(fd, val, (size_t)n) != n)
+                return negative_errno();
+        return 0;
+}
+
+/* cgroupsPath: the sentry into each group's parent, the container's group
+ * as the engine named it. Not fatal where refused (a v2 parent with
+ * controllers enabled for its children may hold no process): the engine's
+ * stats then miss the container, its limits hold all the same. */
+static void enter_parents(struct cgroup *cg)
+{
+        for (size_t i = 0; i < cg->n_dirs; i++) {
+                _cleanup_free_ char *home = NULL;
+                _cleanup_free_ char *parent = xstrdup(cg->dirs[i].path);
+                *strrchr(parent, '/') = '\0';
+                if (cg_locate_own(dir_ctrl(cg, i), &home) < 0 || streq(home, parent))
+                        continue;
+                if (write_pid(parent, getpid()) == 0) {
+                        cg->home[i] = TAKE_PTR(home);
+                        cg->parent[i] = TAKE_PTR(parent);
+                }
+        }
+}
+
+/* cgroup_destroy's end: the sentry back where it came from, and the
+ * engine's group it made for the container removed (as runc's delete). */
+static void leave_parents(struct cgroup *cg)
+{
+        for (size_t i = 0; i < MAX_DIRS; i++) {
+                if (!cg->home[i])
+                        continue;
+                if (write_pid(cg->home[i], getpid()) == 0)
+                        (void)rmdir(cg->parent[i]);
+                free(TAKE_PTR(cg->home[i]));
+                free(TAKE_PTR(cg->parent[i]));
+        }
 }
 
 int cgroup_create(enum cg_mode mode, const char *id, const struct cg_limits *lim, struct cgroup **ret, char **ret_error)
@@ -149,6 +208,8 @@ int cgroup_create(enum cg_mode mode, const char *id, const struct cg_limits *lim
                 cgroup_unmake(cg);
                 return r;
         }
+        if (cg_parent_override())
+                enter_parents(cg);
         *ret = cg;
         return 0;
 }
@@ -347,6 +408,7 @@ int cgroup_destroy(struct cgroup *cg)
                                 r = q;
                 }
         }
+        leave_parents(cg);
         cgroup_free(cg);
         return r < 0 ? r : 0;
 }

@@ -56,6 +56,15 @@ struct cg_stats {
 
 struct cgroup;
 
+/* An OCI container's cgroupsPath (runc's cgroupfs reading: absolute from
+ * each hierarchy's root, relative beneath the sentry's own group): the
+ * groups cgroup_create makes go beneath it instead (made if missing), and
+ * the sentry itself moves into it, so that what the engine reads there
+ * (containerd's shim reads the group of the pid it was given, the
+ * sentry's; kubelet its QoS hierarchy) counts the container. cgroup_destroy
+ * moves the sentry back and removes it. -EINVAL for a path with "..",
+ * ":" (systemd's form) or empty parts. */
+int cgroup_set_parent(const char *path);
 /* Creates the sandbox's group "cordon-<id>" beneath the sentry's own group
  * in each hierarchy the backend uses, and applies the limits. When a
  * requested limit cannot be enforced on this host (controller missing,

@@ -442,8 +442,69 @@ int cg_find_mount(const char *ctrl, const char *own, char **ret_dir)
         return -ENOENT;
 }
 
-/* The directory of the sentry's own group in a hierarchy (ctrl NULL: v2). */
+/* cgroupsPath (OCI): where the groups go instead of beneath the sentry's
+ * own: absolute, from each hierarchy's root; relative, beneath the
+ * sentry's own group (runc's reading). */
+static char *parent_override;
+
+int cgroup_set_parent(const char *path)
+{
+        if (!path || !path[0] || strlen(path) > 1024 || has_dotdot(path) || strstr(path, "//") || strchr(path, ':'))
+                return -EINVAL;
+        for (const char *p = path; *p; p++)
+                if (*p == '\n' || (p[0] == '/' && p[1] == '.' && (p[2] == '/' || p[2] == '\0')))
+                        return -EINVAL;
+        free(parent_override);
+        parent_override = xstrdup(path);
+        size_t n = strlen(parent_override);
+        while (n > 1 && parent_override[n - 1] == '/')
+                parent_override[--n] = '\0';
+        return 0;
+}
+
+const char *cg_parent_override(void)
+{
+        return parent_override;
+}
+
 int cg_locate(const char *ctrl, char **ret_dir)
+{
+        if (!parent_override)
+                return cg_locate_own(ctrl, ret_dir);
+        _cleanup_free_ char *own = NULL;
+        if (parent_override[0] != '/') {
+                int r = own_group(ctrl, &own);
+                if (r < 0)
+                        return r;
+                char *joined = xasprintf("%s/%s", streq(own, "/") ? "" : own, parent_override);
+                free(own);
+                own = joined;
+        } else
+                own = xstrdup(parent_override);
+        int r = cg_find_mount(ctrl, own, ret_dir);
+        if (r < 0 || !ret_dir || !*ret_dir)
+                return r;
+        /* made as runc makes it: each missing directory on the way (the
+         * existing ones, the mount's own included, give EEXIST) */
+        for (char *p = *ret_dir + 1;; p++) {
+                if (*p != '/' && *p != '\0')
+                        continue;
+                char c = *p;
+                *p = '\0';
+                int e = mkdir(*ret_dir, 0755) < 0 ? errno : 0;
+                *p = c;
+                if (e && e != EEXIST) {
+                        free(TAKE_PTR(*ret_dir));
+                        return -e;
+                }
+                if (!c)
+                        break;
+        }
+        return 0;
+}
+
+/* The directory of the sentry's own group in a hierarchy (ctrl NULL: v2). */
+int cg_locate_own(const char *ctrl, char **ret_dir)
 {
         _cleanup_free_ char *own = NULL;
         int r = own_group(ctrl, &own);

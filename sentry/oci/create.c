@@ -147,6 +147,18 @@ static int prepare(const char *bundle, struct oci_prepared *p)
 
         struct oci_sandbox *sb = &p->sb;
         sb->hostname = s->hostname;
+        if (s->cgroups_path && s->cgroups_path[0]) {
+                /* runc's cgroupfs form; systemd's "slice:prefix:name" is
+                 * --systemd-cgroup's, refused in do_create */
+                if (strchr(s->cgroups_path, ':') || strstr(s->cgroups_path, "..") || strstr(s->cgroups_path, "//")) {
+                        oci_error("linux.cgroupsPath %s: expected a cgroupfs path (/parent/name), without \"..\" "
+                                  "(the systemd form slice:prefix:name needs --systemd-cgroup, which cordon "
+                                  "refuses)",
+                                  s->cgroups_path);
+                        return -EINVAL;
+                }
+                sb->cgroups_path = s->cgroups_path;
+        }
         const struct oci_user *u = &s->process.user;
         if (u->uid || u->gid || u->n_additional_gids) {
                 if (geteuid() != 0) {

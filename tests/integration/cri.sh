@@ -157,7 +157,8 @@ EOF
         cat >"$D/web.json" <<'EOF'
 {"metadata": {"name": "web"}, "image": {"image": "localhost/cordon-cri:1"},
  "command": ["/bin/sh", "-c", "echo hi-from-web; while true; do echo pong | nc -l -p 8080; done"],
- "log_path": "web.log", "linux": {"security_context": {"namespace_options": {"pid": 1}}}}
+ "log_path": "web.log", "linux": {"resources": {"memory_limit_in_bytes": 67108864},
+                                   "security_context": {"namespace_options": {"pid": 1}}}}
 EOF
         cat >"$D/client.json" <<'EOF'
 {"metadata": {"name": "client"}, "image": {"image": "localhost/cordon-cri:1"},
@@ -218,6 +219,19 @@ pod_checks() { # HANDLER [EXTRA-CHECKS-FUNCTION]
         expect_not_contains "$OUT" "nc -l" "the client does not see the web container's processes"
         cri logs "$WEB"
         expect_contains "$OUT" hi-from-web "crictl logs"
+        # cgroupsPath: the engine's group counts the container (crictl stats reads it), and the
+        # limit is in force beneath it
+        cri stats -o json "$WEB"
+        local mem cpu
+        mem=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["stats"][0]["memory"]["workingSetBytes"]["value"])' 2>/dev/null)
+        cpu=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["stats"][0]["cpu"]["usageCoreNanoSeconds"]["value"])' 2>/dev/null)
+        expect_true "crictl stats: the container's memory ($mem bytes) is counted" test "${mem:-0}" -gt 100000
+        expect_true "crictl stats: the container's cpu time ($cpu ns) is counted" test "${cpu:-0}" -gt 0
+        CGDIR=/sys/fs/cgroup/memory/k8s.io/$WEB
+        if [ -d /sys/fs/cgroup/memory/k8s.io ]; then
+                expect_true "the memory limit is in force in the container's group $CGDIR" \
+                        sh -c "cat \$(find '$CGDIR' -name memory.limit_in_bytes) | grep -qx 67108864"
+        fi
         [ -n "${2:-}" ] && "$2"
 
         cri stopp "$POD"
@@ -226,6 +240,7 @@ pod_checks() { # HANDLER [EXTRA-CHECKS-FUNCTION]
         expect_rc 0 "crictl rmp"
         cri ps -a
         expect_not_contains "$OUT" "$POD" "no container of the pod is left"
+        expect_true "the container's group $CGDIR is removed" test ! -e "$CGDIR"
 }
 
 it_test cri_pod_runc
