@@ -95,6 +95,16 @@ struct ll_path_beneath_attr {
         int32_t parent_fd;
 } __attribute__((packed));
 
+/* Where most opens of a system's files lie (the default view binds the
+ * host's /usr and /etc; a template has its own): read rules of their own,
+ * so that the walk of an open stops there (see fs_landlock_apply). A path
+ * the view lacks is skipped. */
+static const char *const read_waypoints[] = {
+        "/usr",       "/usr/bin",     "/usr/lib",     "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib64", "/usr/libexec", "/usr/include", "/usr/share",
+        "/usr/local", "/etc",         "/opt",         "/var",
+};
+
 /* bounds the walk towards an exec:false path */
 #define MAX_DEPTH 32
 
@@ -325,6 +335,17 @@ int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize
                         noexec[n_noexec++] = spec->rules[i].path;
 
         int r = grant(&b, "/", LL_READ);
+        /* The same read right again where a walk would otherwise climb on:
+         * Landlock checks an open by walking from the file towards the root
+         * until a rule grants what is asked, so with the one rule at "/"
+         * every open walked the whole way, across each mount (an open at
+         * depth 7 cost 2.2 us natively, 3.4 us under the ruleset; a rule two
+         * levels up halves the difference). Nothing is granted that "/"
+         * does not already grant. */
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(read_waypoints); i++)
+                r = grant(&b, read_waypoints[i], LL_READ);
+        for (size_t i = 0; r >= 0 && i < spec->n_binds; i++)
+                r = grant(&b, spec->binds[i].target, LL_READ);
         if (r >= 0)
                 r = grant_except(&b, "/", LL_EXECUTE, noexec, n_noexec, 0);
         /* an exec:true rule beneath an exec:false one */
@@ -332,7 +353,7 @@ int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize
                 if (spec->rules[i].exec == 1 && spec->rules[i].access != FS_HIDDEN)
                         r = grant(&b, spec->rules[i].path, LL_EXECUTE);
         for (size_t i = 0; r >= 0 && i < b.n_writable; i++)
-                r = grant(&b, b.writable[i], LL_WRITE);
+                r = grant(&b, b.writable[i], LL_WRITE | LL_READ); /* read: a waypoint, as above */
         /* the device nodes anyone may write, and the sandbox's own ptys */
         static const char *const devw[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts"};
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(devw); i++)
