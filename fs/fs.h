@@ -46,6 +46,9 @@ struct fs_view_spec {
         int64_t writable_bytes;  /* size of the writable layer; <= 0: tmpfs default (half of RAM) */
         const char *resolv_conf; /* contents of the view's /etc/resolv.conf (NULL: the host's) */
         const char *hosts;       /* contents of the view's /etc/hosts (NULL: the host's) */
+        /* contents of the view's /etc/ssl/certs/ca-certificates.crt (the
+         * host's CAs and the sandbox's own, net/broker.c); NULL: the host's */
+        const char *ca_bundle;
         /* A template root (policy source kind "template"): the view's root is
          * an overlay with the template as its read-only lower layer and its
          * upper layer in the writable layer. NULL: the built-in default. */

@@ -866,6 +866,9 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
                 return r;
         if (spec->hosts && (r = overlay_file(rootfd, "/etc/hosts", BASE "/hosts", spec->hosts, template, err)) < 0)
                 return r;
+        if (spec->ca_bundle && (r = overlay_file(rootfd, "/etc/ssl/certs/ca-certificates.crt", BASE "/ca-bundle",
+                                                 spec->ca_bundle, template, err)) < 0)
+                return r;
         if ((r = setup_proc(rootfd, err)) < 0)
                 return r;
         for (size_t i = 0; i < spec->n_binds; i++)

@@ -14,25 +14,8 @@
 #include "common/util.h"
 #include "net/net-internal.h"
 
-#define SECRET_MAX 8192
+#define SECRET_MAX NET_SECRET_MAX
 #define PH_RANDOM  20 /* bytes of randomness in a placeholder: 40 hex digits */
-
-struct broker_grant {
-        struct net_grant g; /* strings owned */
-        char **methods;
-        char placeholder[8 + 2 * PH_RANDOM];
-        char *secret; /* in the wiped mapping */
-        size_t secret_len;
-};
-
-struct net_broker {
-        struct broker_grant *grants;
-        size_t n;
-        char *secrets; /* the mapping: n * SECRET_MAX bytes */
-        size_t secrets_size;
-        char *upstream_ca_file;
-        char *ca_pem;
-};
 
 static int read_secret_file(const char *path, char *buf, size_t *ret_len, char *why, size_t why_size)
 {
@@ -192,6 +175,18 @@ int net_broker_new(const struct net_grant *grants, size_t n, time_t sandbox_expi
                 int k = snprintf(o->placeholder, sizeof(o->placeholder), "cordon_");
                 for (size_t j = 0; j < sizeof(rnd); j++)
                         k += snprintf(o->placeholder + k, sizeof(o->placeholder) - (size_t)k, "%02x", rnd[j]);
+                /* what a response shows in the secret's place: the
+                 * placeholder, cut or repeated to the secret's length so
+                 * that the response's framing stays right */
+                o->mask = xmalloc(o->secret_len);
+                for (size_t j = 0; j < o->secret_len; j++)
+                        o->mask[j] = o->placeholder[j % (size_t)k];
+        }
+        b->expiry = sandbox_expiry;
+        int r = net_broker_tls_init(b, why, why_size);
+        if (r < 0) {
+                net_broker_free(b);
+                return r;
         }
         *ret = b;
         return 0;
@@ -205,6 +200,11 @@ const char *net_broker_placeholder(const struct net_broker *b, size_t i)
 const char *net_broker_ca_pem(const struct net_broker *b)
 {
         return b ? b->ca_pem : NULL;
+}
+
+const char *net_broker_ca_bundle(const struct net_broker *b)
+{
+        return b ? b->ca_bundle : NULL;
 }
 
 int net_broker_grant_for(const struct net_broker *b, const char *host, unsigned port)
@@ -234,7 +234,9 @@ void net_broker_free(struct net_broker *b)
                 free((char *)o->g.source_file);
                 free((char *)o->g.source_env);
                 free((char *)o->g.reason);
+                free(o->mask);
         }
+        net_broker_tls_free(b);
         free(b->grants);
         if (b->secrets) {
                 explicit_bzero(b->secrets, b->secrets_size);
@@ -242,13 +244,6 @@ void net_broker_free(struct net_broker *b)
         }
         free(b->upstream_ca_file);
         free(b->ca_pem);
+        free(b->ca_bundle);
         free(b);
-}
-
-void net_broker_serve(struct net_relay *r, int grant)
-{
-        (void)grant;
-        /* Not terminated yet: the placeholder goes through as it is, and
-         * the secret never (the broker fails closed: no plaintext fallback). */
-        net_relay_pump(r, r->child, r->upstream);
 }

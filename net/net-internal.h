@@ -162,8 +162,53 @@ int64_t net_now_ms(void);
 int net_relay_write_all(struct net_relay *r, int fd, const void *buf, size_t n);
 /* Copies both ways between the nonblocking a and b until both are done. */
 void net_relay_pump(struct net_relay *r, int a, int b);
+/* Ends our side of fd and reads what the peer still sends (at most 2 s),
+ * so that closing it does not reset what the peer has yet to read. */
+void net_relay_drain(struct net_relay *r, int fd);
 /* Closes fd with a reset (SO_LINGER 0): the peer sees ECONNRESET. */
 void net_close_reset(int fd);
+
+/* --- the credential broker (broker.c, tls.c, http.c) --- */
+
+struct broker_grant {
+        struct net_grant g; /* strings owned */
+        char **methods;
+        char placeholder[48];
+        char *secret; /* in the broker's wiped mapping */
+        size_t secret_len;
+        char *mask;       /* secret_len bytes the response scan puts in the secret's place */
+        void *server_ctx; /* SSL_CTX with the sandbox CA's leaf for g.host */
+};
+
+struct net_broker {
+        struct broker_grant *grants;
+        size_t n;
+        char *secrets; /* the mapping: n * NET_SECRET_MAX bytes */
+        size_t secrets_size;
+        char *upstream_ca_file;
+        char *ca_pem;     /* the sandbox's CA, for its trust store */
+        char *ca_bundle;  /* the host's bundle and ca_pem */
+        void *client_ctx; /* SSL_CTX verifying upstream servers */
+        time_t expiry;    /* the sandbox's, for the certificates; (time_t)-1 none */
+};
+#define NET_SECRET_MAX 8192
+
+/* tls.c, on the main thread at start: the sandbox's CA and a leaf per
+ * grant's host (EC P-256, the CA's key dropped once they are signed), the
+ * server contexts, and the client context whose store is the host's CA
+ * bundle (read now: the relays run chrooted in the view) plus the test's
+ * upstreamCaFile. 0 or -errno with why. */
+int net_broker_tls_init(struct net_broker *b, char *why, size_t why_size);
+void net_broker_tls_free(struct net_broker *b);
+
+/* http.c: the requests and responses of a terminated connection; c and u
+ * are the SSL objects (child side, upstream side). */
+void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void *u);
+/* tls.c: I/O on a nonblocking SSL object for http.c: bytes read (>0), 0 at
+ * the end, -EAGAIN (wait for fd), -EPIPE; and a write of all of buf. */
+ssize_t net_ssl_read(void *ssl, void *buf, size_t n);
+int net_ssl_write_all(struct net_relay *r, void *ssl, int fd, const void *buf, size_t n);
+bool net_ssl_pending(void *ssl);
 
 /* --- the credential broker's side of a relay (broker.c) --- */
 

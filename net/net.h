@@ -209,9 +209,12 @@ int net_broker_new(const struct net_grant *grants, size_t n, time_t sandbox_expi
                    struct net_broker **ret, char *why, size_t why_size);
 /* The placeholder the sandbox's variable grants[i].env holds. */
 const char *net_broker_placeholder(const struct net_broker *b, size_t i);
-/* The PEM of the sandbox's CA (for its trust store), or NULL when no grant
- * needs TLS terminated. */
+/* The PEM of the sandbox's CA, or NULL when no grant needs TLS terminated;
+ * and the trust bundle the sandbox sees (the host's CAs, read at start,
+ * then the sandbox's own), at NET_CA_BUNDLE_PATH in its view. */
 const char *net_broker_ca_pem(const struct net_broker *b);
+const char *net_broker_ca_bundle(const struct net_broker *b);
+#define NET_CA_BUNDLE_PATH "/etc/ssl/certs/ca-certificates.crt"
 void net_broker_free(struct net_broker *b);
 
 /* The resolver configuration the view shows: resolv.conf pointing at the stub. */

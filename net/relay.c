@@ -31,6 +31,20 @@ int64_t net_now_ms(void)
         return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void net_relay_drain(struct net_relay *r, int fd)
+{
+        /* a close with unread bytes would reset the connection, and the
+         * peer could lose the answer it has not read yet */
+        (void)shutdown(fd, SHUT_WR);
+        int64_t deadline = net_now_ms() + 2000;
+        char buf[4096];
+        while (net_relay_wait(r, fd, POLLIN, deadline) > 0) {
+                ssize_t n = recv(fd, buf, sizeof(buf), 0);
+                if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+                        break;
+        }
+}
+
 void net_close_reset(int fd)
 {
         if (fd < 0)

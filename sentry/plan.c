@@ -64,6 +64,13 @@ static char **build_env(const struct run_options *o, const struct net_broker *br
         const char *term = getenv("TERM");
         if (term && strlen(term) < 64 && !strchr(term, '/'))
                 env_set(&envp, &n, "TERM", term);
+        /* the sandbox's CA is in the view's bundle; these name it to the
+         * clients that do not read the system's (before the policy's env,
+         * which may name another) */
+        static const char *const ca_vars[] = {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+                                              "CURL_CA_BUNDLE", "GIT_SSL_CAINFO"};
+        for (size_t i = 0; net_broker_ca_bundle(broker) && i < ELEMENTSOF(ca_vars); i++)
+                env_set(&envp, &n, ca_vars[i], NET_CA_BUNDLE_PATH);
         for (size_t i = 0; i < o->policy->n_env; i++)
                 env_set(&envp, &n, o->policy->env[i].key, o->policy->env[i].value);
         for (size_t i = 0; i < o->n_extra_env; i++) {
@@ -302,6 +309,7 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                                        .home = HOME,
                                        .resolv_conf = net_resolv_conf,
                                        .hosts = net_hosts,
+                                       .ca_bundle = net_broker_ca_bundle(p.broker),
                                        .template_fd = -1,
                                        .template_tree_fd = -1};
         if (o->policy->has_source) {

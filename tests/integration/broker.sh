@@ -225,6 +225,222 @@ placeholder_not_secret() {
 }
 
 # =============================================================================================
+# the broker: TLS terminated for a granted host, the secret swapped in on matching requests
+
+# grant_setup [EXTRA [TESTING]]: a policy whose grant API_TOKEN (GET and POST under /echo, EXTRA
+# keys appended) is for the upstream, its secret in a 0600 file, and (unless TESTING says
+# otherwise) the test CA trusted upstream
+grant_setup() {
+        egress_setup
+        make_secret
+        local extra=${1:-} ca=${2-"\"upstreamCaFile\": \"$EG_DIR/ca/ca.pem\", "}
+        cat >"$POLICY" <<EOF
+{"networkPolicy": {"mode": "allow-listed",
+                   "rules": [{"host": "$UPSTREAM", "port": 443, "reason": "broker tests"}],
+                   "testing": {${ca}"hostsFile": "$HOSTS", "allowPrivateNetworks": ["10.213.$EG_NET.0/30"]}},
+ "credentials": [{"env": "API_TOKEN", "host": "$UPSTREAM", "methods": ["GET", "POST"], "pathPrefix": "/echo",
+                  "source": {"file": "$SECRET_FILE"}, "reason": "broker tests"$extra}]}
+EOF
+        RUNARGS=(--policy "$POLICY" --audit "$AUDIT")
+}
+
+# how many requests reached the upstream with the secret in their Authorization header
+arrivals() {
+        grep -c -F "auth=Bearer $SECRET body" "$EG_DIR/log/echo.log" 2>/dev/null || true
+}
+
+# the secret in nothing the sandbox or a person saw
+expect_no_secret() {
+        expect_not_contains "$OUT" "$SECRET" "the replies and output"
+        expect_not_contains "$ERR" "$SECRET" "cordon's messages"
+        expect_not_contains "$(cat "$AUDIT" 2>/dev/null)" "$SECRET" "the audit log"
+}
+
+it_test broker_swaps_only_matching
+broker_swaps_only_matching() {
+        grant_setup
+        local u="https://$UPSTREAM"
+        crun "${RUNARGS[@]}" -- sh -c '
+                h="Authorization: Bearer $API_TOKEN"
+                echo "ok $(curl -sS -H "$h" '"$u"'/echo/a | head -n 1)"
+                echo "method $(curl -sS -X DELETE -H "$h" '"$u"'/echo/b)"
+                echo "path $(curl -sS -H "$h" '"$u"'/other)"
+                echo "dots $(curl -sS --path-as-is -H "$h" '"$u"'/echo/../other)"
+                echo "noauth $(curl -sS -o /dev/null -w "%{http_code}" '"$u"'/echo/noauth)"
+                echo "status $(curl -sS -o /dev/null -w "%{http_code}" -X DELETE -H "$h" '"$u"'/echo/b)"'
+        expect_rc 0 "the clients"
+        expect_eq "GET /echo/a" "$(field ok)" "a matching GET is answered by the upstream"
+        expect_eq "{\"error\":\"egress_blocked\",\"reason\":\"credential_method_mismatch\",\"host\":\"$UPSTREAM\"}" \
+                "$(field method)" "a method the grant does not list"
+        expect_contains "$(field path)" '"reason":"credential_path_mismatch"' "a path outside the prefix"
+        expect_contains "$(field dots)" '"reason":"credential_path_mismatch"' "a path leaving the prefix by .."
+        expect_eq 200 "$(field noauth)" "a request without the placeholder goes through"
+        expect_eq 403 "$(field status)" "the refusal's status"
+        expect_eq 1 "$(arrivals)" "requests that reached the upstream with the secret"
+        expect_audit "$AUDIT" "the use" reason=credential_used grant=API_TOKEN method=GET path=/echo/a status=200
+        expect_audit "$AUDIT" "the method" reason=credential_method_mismatch method=DELETE path=/echo/b
+        expect_audit "$AUDIT" "the path" reason=credential_path_mismatch path=/other
+        expect_eq 2 "$(audit_count "$AUDIT" reason=credential_path_mismatch)" "path refusals"
+        expect_no_secret
+}
+
+it_test broker_real_clients
+broker_real_clients() {
+        grant_setup
+        need_in_sandbox node
+        cat >"$IT_TMP/clients.sh" <<EOF
+python3 - <<'PY'
+import http.client, os, urllib.request
+h = {"Authorization": "Bearer " + os.environ["API_TOKEN"]}
+r = urllib.request.urlopen(urllib.request.Request("https://$UPSTREAM/echo/urllib", headers=h), timeout=10)
+print("urllib", r.status)
+c = http.client.HTTPSConnection("$UPSTREAM", timeout=10)
+c.request("POST", "/echo/http.client", body=b"payload", headers=h)
+print("http.client", c.getresponse().status)
+PY
+node -e '
+require("https").get({host: "$UPSTREAM", path: "/echo/node", headers: {Authorization: "Bearer " + process.env.API_TOKEN}},
+                     (r) => { console.log("node", r.statusCode); r.resume(); })
+  .on("error", (e) => console.log("node", e.message));'
+printf 'GET /echo/openssl HTTP/1.1\r\nHost: $UPSTREAM\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n' "\$API_TOKEN" |
+        openssl s_client -quiet -verify_return_error -connect $UPSTREAM:443 -servername $UPSTREAM 2>/dev/null |
+        head -n 1 | sed 's/^/openssl /'
+EOF
+        crun "${RUNARGS[@]}" --bind "$IT_TMP/clients.sh:/clients.sh:ro" -- sh /clients.sh
+        expect_rc 0 "the clients"
+        expect_eq 200 "$(field urllib)" "python urllib (the sandbox's CA through SSL_CERT_FILE)"
+        expect_eq 200 "$(field http.client)" "python http.client POST"
+        expect_eq 200 "$(field node)" "node https (NODE_EXTRA_CA_CERTS)"
+        expect_match "$(field openssl)" '^HTTP/1\.[01] 200' "openssl s_client, verifying"
+        expect_eq 4 "$(arrivals)" "requests that reached the upstream with the secret"
+        expect_audit "$AUDIT" "the POST" reason=credential_used method=POST path=/echo/http.client status=200
+        expect_no_secret
+}
+
+it_test broker_placeholder_misuse
+broker_placeholder_misuse() {
+        grant_setup
+        local u="https://$UPSTREAM"
+        crun "${RUNARGS[@]}" -- sh -c '
+                echo "query $(curl -sS "'"$u"'/echo/?t=$API_TOKEN")"
+                echo "other_header $(curl -sS -H "X-Token: $API_TOKEN" '"$u"'/echo/x)"
+                echo "format $(curl -sS -H "Authorization: token $API_TOKEN" '"$u"'/echo/x)"
+                echo "host $(curl -sS -H "Host: other.cordon.test" -H "Authorization: Bearer $API_TOKEN" '"$u"'/echo/x)"
+                curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" --data "x=$API_TOKEN" '"$u"'/echo/body >/dev/null 2>&1
+                echo "body_rc $?"'
+        expect_rc 0 "the clients"
+        expect_contains "$(field query)" '"reason":"credential_misuse"' "the placeholder in the query"
+        expect_contains "$(field other_header)" '"reason":"credential_misuse"' "the placeholder in another header"
+        expect_contains "$(field format)" '"reason":"credential_misuse"' "the placeholder in another format"
+        expect_contains "$(field host)" '"reason":"credential_target_mismatch"' "a request for another host"
+        expect_true "a body carrying the placeholder ends the connection (curl exit $(field body_rc))" \
+                test "$(field body_rc)" != 0
+        expect_eq 4 "$(audit_count "$AUDIT" reason=credential_misuse)" "credential_misuse records"
+        # the body's request had a matching head, which went upstream with the secret before its
+        # body showed the placeholder: one use, recorded without a status (no response came)
+        expect_eq 1 "$(audit_count "$AUDIT" reason=credential_used path=/echo/body status=None)" \
+                "credential_used records"
+        expect_eq 1 "$(audit_count "$AUDIT" reason=credential_used)" "credential_used records in all"
+        expect_no_secret
+}
+
+it_test broker_expired_grant
+broker_expired_grant() {
+        grant_setup ', "expiresAt": "2020-01-01T00:00:00Z"'
+        crun "${RUNARGS[@]}" -- sh -c 'curl -sS -H "Authorization: Bearer $API_TOKEN" https://'"$UPSTREAM"'/echo/x'
+        expect_contains "$OUT" '"reason":"credential_expired"' "an expired grant"
+        expect_audit "$AUDIT" "the expiry" reason=credential_expired
+        expect_eq 0 "$(arrivals)" "requests that reached the upstream with the secret"
+}
+
+it_test broker_upstream_unverified
+broker_upstream_unverified() {
+        # without upstreamCaFile, the upstream's certificate (from the test CA) is not trusted
+        grant_setup "" ""
+        crun "${RUNARGS[@]}" -- sh -c 'curl -sS -w "\nstatus %{http_code}\n" -H "Authorization: Bearer $API_TOKEN" https://'"$UPSTREAM"'/echo/x'
+        expect_contains "$OUT" '"reason":"upstream_unverified"' "the answer"
+        expect_eq 502 "$(field status)" "the status"
+        expect_audit "$AUDIT" "the failed verification" reason=upstream_unverified host=$UPSTREAM
+        expect_eq 0 "$(arrivals)" "requests that reached the upstream with the secret"
+}
+
+it_test broker_bad_input
+broker_bad_input() {
+        grant_setup
+        cat >"$IT_TMP/bad.py" <<EOF
+import os, re, socket, ssl, time
+name = "$UPSTREAM"
+auth = "Authorization: Bearer " + os.environ["API_TOKEN"]
+ctx = ssl.create_default_context()
+def conn():
+    return ctx.wrap_socket(socket.create_connection((name, 443), timeout=15), server_hostname=name)
+def reply(s):
+    d = b""
+    while True:
+        try:
+            x = s.recv(65536)
+        except (OSError, ssl.SSLError):
+            break
+        if not x:
+            break
+        d += x
+    return d.decode("latin-1")
+def one(label, req, split=None):
+    s = conn()
+    if split:
+        s.sendall(req[:split]); time.sleep(0.3); s.sendall(req[split:])
+    else:
+        s.sendall(req)
+    r = reply(s)
+    print(label, " ".join(re.findall(r"HTTP/1\.[01] ([0-9]{3}) ", r)))
+head = "GET /echo/%s HTTP/1.1\r\nHost: " + name + "\r\n" + auth + "\r\nConnection: close\r\n"
+one("oversized", ((head % "big") + "X-Big: " + "a" * 40000 + "\r\n\r\n").encode())
+one("te_cl", ("POST /echo/tecl HTTP/1.1\r\nHost: " + name + "\r\n" + auth +
+              "\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n").encode())
+one("te_gzip", ("POST /echo/tegz HTTP/1.1\r\nHost: " + name + "\r\n" + auth +
+                "\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n").encode())
+one("split", ((head % "split") + "\r\n").encode(), split=40)
+p = ("GET /echo/p1 HTTP/1.1\r\nHost: " + name + "\r\n" + auth + "\r\n\r\n" +
+     "DELETE /echo/p2 HTTP/1.1\r\nHost: " + name + "\r\n" + auth + "\r\n\r\n" +
+     "GET /echo/p3 HTTP/1.1\r\nHost: " + name + "\r\n" + auth + "\r\n\r\n")
+one("pipelined", p.encode())
+EOF
+        crun "${RUNARGS[@]}" --bind "$IT_TMP/bad.py:/bad.py:ro" -- python3 /bad.py
+        expect_rc 0 "the client"
+        expect_eq 431 "$(field oversized)" "an oversized header block"
+        expect_eq 400 "$(field te_cl)" "Transfer-Encoding with Content-Length"
+        expect_eq 400 "$(field te_gzip)" "a Transfer-Encoding that is not just chunked"
+        expect_eq 200 "$(field split)" "a head split across TLS records"
+        expect_eq "200 403" "$(field pipelined)" "pipelined: the first answered, the second refused, the third never sent"
+        expect_eq 2 "$(arrivals)" "requests that reached the upstream with the secret (split, p1)"
+        expect_eq 0 "$(grep -c -F 'GET /echo/p3 ' "$EG_DIR/log/echo.log")" "the request after the refused one"
+        expect_audit "$AUDIT" "the oversized head" reason=http_refused status=431
+        expect_no_secret
+}
+
+it_test broker_response_scanned
+broker_response_scanned() {
+        grant_setup
+        local leak="leak-$RANDOM$RANDOM"
+        printf 'before %s after\n' "$SECRET" >"$EG_DIR/www/$leak"
+        chmod 0644 "$EG_DIR/www/$leak"
+        at_exit "rm -f '$EG_DIR/www/$leak'"
+        crun "${RUNARGS[@]}" --stats "$IT_TMP/stats.json" -- sh -c '
+                curl -sS https://'"$UPSTREAM"'/'"$leak"'
+                curl -sS -o /dev/null -H "Authorization: Bearer $API_TOKEN" https://'"$UPSTREAM"'/echo/used
+                echo "env"; env; echo "environ"; tr "\0" "\n" </proc/self/environ; tr "\0" "\n" </proc/1/environ
+                for d in /tmp /root /run /var/tmp "$HOME"; do find "$d" -xdev -type f -size -1M -exec cat {} + 2>/dev/null; done'
+        expect_rc 0 "the sandbox"
+        local mask
+        mask=$(printf '%s\n' "$OUT" | sed -n 's/^before \(.*\) after$/\1/p')
+        expect_eq ${#SECRET} ${#mask} "the secret's place in the reply keeps its length"
+        expect_match "$mask" '^cordon_[0-9a-f]+$' "and shows the placeholder"
+        expect_eq 1 "$(arrivals)" "the use reached the upstream"
+        expect_no_secret
+        expect_not_contains "$(cat "$IT_TMP/stats.json" 2>/dev/null)" "$SECRET" "--stats"
+}
+
+# =============================================================================================
 
 if [ -n "${IT_RUN_ONE:-}" ]; then
         it_main "$@"

@@ -83,7 +83,34 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         super().__init__(*a, directory=root, **k)
     def log_message(self, *a):
         pass
+    def echo(self):
+        # what arrived: the request line, the headers, and the body's length and bytes
+        n = int(self.headers.get("Content-Length") or 0)
+        data = self.rfile.read(n) if n else b""
+        log("echo.log", "%s %s auth=%s body=%d" % (self.command, self.path, self.headers.get("Authorization"),
+                                                   len(data)))
+        body = ("%s %s\n%s\nbody %d %s\n" % (self.command, self.path, str(self.headers).strip(), len(data),
+                                               data.decode("latin-1"))).encode("latin-1")
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def do_POST(self):
+        self.echo()
+    def do_PUT(self):
+        self.echo()
+    def do_DELETE(self):
+        self.echo()
     def do_GET(self):
+        if self.path.startswith("/echo"):
+            self.echo()
+            return
+        if self.path.startswith("/redirect"):
+            self.send_response(302)
+            self.send_header("Location", "https://other.cordon.test/echo")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if self.path == "/peer":
             body = ("%s:%d" % self.client_address).encode()
             self.send_response(200)

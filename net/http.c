@@ -1,0 +1,528 @@
+/* The credential broker's HTTP/1.1 (DESIGN.md, "Credentials"): the
+ * requests of a terminated connection, read with Debian's http-parser (a
+ * streaming parser that keeps Content-Length and chunked framing strict,
+ * refusing both together, a repeated length and a Transfer-Encoding that
+ * does not end in chunked), decided one by one, and written upstream as
+ * the broker read them: the head rebuilt from the parsed fields, the body
+ * re-framed from the parsed bytes, so the server sees exactly what was
+ * decided. The grant's placeholder becomes the secret only in the grant's
+ * header of a request whose host, method, path and time all match; any
+ * other request that carries it is answered here, 403 egress_blocked, after
+ * the responses to the requests before it. Responses go back unchanged but
+ * for the secret's bytes, which become the placeholder's (same length: the
+ * framing stays right); their status lines are read to audit each use. */
+#include "config.h"
+
+#include <http_parser.h>
+#include <poll.h>
+
+#include "common/util.h"
+#include "net/net-internal.h"
+
+#define HEAD_MAX      32768 /* a request's URL and headers */
+#define HEADERS_MAX   128
+#define PIPELINE_MAX  64     /* requests awaiting their responses */
+#define IDLE_MS       120000 /* a connection with no traffic either way ends */
+#define SCAN_FLUSH_MS 200    /* bytes held back as a possible start of the secret */
+#define READ_BUF      16384
+
+struct hdr {
+        size_t name, name_len, value, value_len; /* offsets into head */
+};
+
+struct pending {
+        bool head; /* a HEAD request: its response has no body */
+        bool cred; /* the secret went into it */
+        char method[16];
+        char path[256];
+};
+
+struct session {
+        struct net_relay *r;
+        struct broker_grant *bg;
+        struct net_broker *b;
+        void *c, *u;
+
+        http_parser req;
+        http_parser_settings req_set;
+        char head[HEAD_MAX];
+        size_t head_len;
+        size_t url, url_len;
+        struct hdr h[HEADERS_MAX];
+        size_t n_h;
+        bool in_value, too_large, chunked, failed;
+        enum net_reason refuse; /* REASON_ALLOWED: none */
+        int refuse_status;
+        char method[16], path[256];
+
+        struct pending fifo[PIPELINE_MAX];
+        size_t fifo_n;
+        http_parser resp;
+        http_parser_settings resp_set;
+        bool resp_broken;
+
+        char *carry; /* response bytes held back (a possible start of a secret) */
+        size_t carry_len;
+};
+
+static bool eq_ci(const char *a, size_t an, const char *b)
+{
+        return an == strlen(b) && strncasecmp(a, b, an) == 0;
+}
+
+static bool append(struct session *s, const char *at, size_t len)
+{
+        if (s->head_len + len > sizeof(s->head)) {
+                s->too_large = true;
+                return false;
+        }
+        memcpy(s->head + s->head_len, at, len);
+        s->head_len += len;
+        return true;
+}
+
+static int on_message_begin(http_parser *p)
+{
+        struct session *s = p->data;
+        s->head_len = s->url = s->url_len = s->n_h = 0;
+        s->in_value = s->too_large = s->chunked = false;
+        return 0;
+}
+
+static int on_url(http_parser *p, const char *at, size_t len)
+{
+        struct session *s = p->data;
+        if (s->url_len == 0)
+                s->url = s->head_len;
+        s->url_len += len;
+        return append(s, at, len) ? 0 : -1;
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t len)
+{
+        struct session *s = p->data;
+        if (s->in_value || s->n_h == 0) {
+                if (s->n_h == HEADERS_MAX) {
+                        s->too_large = true;
+                        return -1;
+                }
+                s->h[s->n_h++] = (struct hdr){.name = s->head_len};
+                s->in_value = false;
+        }
+        s->h[s->n_h - 1].name_len += len;
+        return append(s, at, len) ? 0 : -1;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t len)
+{
+        struct session *s = p->data;
+        struct hdr *h = &s->h[s->n_h - 1];
+        if (!s->in_value) {
+                h->value = s->head_len;
+                s->in_value = true;
+        }
+        h->value_len += len;
+        return append(s, at, len) ? 0 : -1;
+}
+
+static bool contains(const char *hay, size_t n, const char *needle)
+{
+        return memmem(hay, n, needle, strlen(needle)) != NULL;
+}
+
+/* The request's path is under the grant's prefix, with nothing that a
+ * server could read as leaving it: no dot segments, no encoded dot, slash
+ * or backslash. */
+static bool path_ok(const char *path, size_t n, const char *prefix)
+{
+        size_t pl = strlen(prefix);
+        if (n < pl || memcmp(path, prefix, pl) != 0)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                if (path[i] == '\\')
+                        return false;
+                if (path[i] == '%' && i + 2 < n &&
+                    (strncasecmp(path + i, "%2e", 3) == 0 || strncasecmp(path + i, "%2f", 3) == 0 ||
+                     strncasecmp(path + i, "%5c", 3) == 0))
+                        return false;
+                if (path[i] == '.' && (i == 0 || path[i - 1] == '/') &&
+                    (i + 1 == n || path[i + 1] == '/' || (path[i + 1] == '.' && (i + 2 == n || path[i + 2] == '/'))))
+                        return false;
+        }
+        return true;
+}
+
+static int refuse(struct session *s, http_parser *p, enum net_reason why, int status)
+{
+        s->refuse = why;
+        s->refuse_status = status;
+        http_parser_pause(p, 1);
+        return 0;
+}
+
+/* The value a grant's header must have to be swapped: its format with the
+ * placeholder for {}. */
+static bool is_grant_value(const struct broker_grant *bg, const char *v, size_t n)
+{
+        const char *brace = strstr(bg->g.format, "{}");
+        size_t pre = (size_t)(brace - bg->g.format), post = strlen(brace + 2), ph = strlen(bg->placeholder);
+        return n == pre + ph + post && memcmp(v, bg->g.format, pre) == 0 && memcmp(v + pre, bg->placeholder, ph) == 0 &&
+               memcmp(v + pre + ph, brace + 2, post) == 0;
+}
+
+static void out_add(char **buf, size_t *len, size_t *cap, const char *d, size_t n)
+{
+        if (*len + n > *cap) {
+                *cap = (*len + n) * 2;
+                *buf = xrealloc(*buf, *cap);
+        }
+        memcpy(*buf + *len, d, n);
+        *len += n;
+}
+
+static int on_headers_complete(http_parser *p)
+{
+        struct session *s = p->data;
+        const struct broker_grant *bg = s->bg;
+        const char *host = bg->g.host;
+        s->in_value = false;
+        snprintf(s->method, sizeof(s->method), "%s", http_method_str(p->method));
+        const char *url = s->head + s->url;
+        struct http_parser_url pu;
+        http_parser_url_init(&pu);
+        s->path[0] = '\0';
+        if (http_parser_parse_url(url, s->url_len, 0, &pu) != 0)
+                return refuse(s, p, REASON_HTTP_REFUSED, 400);
+        const char *path = pu.field_set & (1 << UF_PATH) ? url + pu.field_data[UF_PATH].off : "/";
+        size_t path_len = pu.field_set & (1 << UF_PATH) ? pu.field_data[UF_PATH].len : 1;
+        snprintf(s->path, sizeof(s->path), "%.*s", (int)(path_len < 255 ? path_len : 255), path);
+        if (p->method == HTTP_CONNECT || p->upgrade)
+                return refuse(s, p, REASON_HTTP_REFUSED, 403);
+        if (s->fifo_n == PIPELINE_MAX)
+                return refuse(s, p, REASON_HTTP_REFUSED, 429);
+
+        /* the host it names: the Host header (once), and an absolute URL's */
+        size_t n_host = 0, n_te = 0, n_cl = 0, n_grant = 0;
+        bool host_ok = true, te_ok = true;
+        for (size_t i = 0; i < s->n_h; i++) {
+                const struct hdr *h = &s->h[i];
+                const char *name = s->head + h->name, *v = s->head + h->value;
+                if (eq_ci(name, h->name_len, "host")) {
+                        n_host++;
+                        size_t hl = strlen(host);
+                        host_ok = host_ok && ((h->value_len == hl && strncasecmp(v, host, hl) == 0) ||
+                                              (h->value_len == hl + 4 && strncasecmp(v, host, hl) == 0 &&
+                                               memcmp(v + hl, ":443", 4) == 0));
+                } else if (eq_ci(name, h->name_len, "transfer-encoding")) {
+                        n_te++;
+                        te_ok = te_ok && eq_ci(v, h->value_len, "chunked");
+                } else if (eq_ci(name, h->name_len, "content-length")) {
+                        n_cl++;
+                } else if (eq_ci(name, h->name_len, "upgrade")) {
+                        return refuse(s, p, REASON_HTTP_REFUSED, 403);
+                }
+        }
+        if (pu.field_set & (1 << UF_HOST))
+                host_ok = host_ok && eq_ci(url + pu.field_data[UF_HOST].off, pu.field_data[UF_HOST].len, host);
+        /* framing the broker and the server could read differently is refused */
+        if (n_te > 1 || n_cl > 1 || (n_te && n_cl) || !te_ok)
+                return refuse(s, p, REASON_HTTP_REFUSED, 400);
+        s->chunked = n_te == 1;
+
+        /* every grant's placeholder: only this grant's, only in its header */
+        for (size_t k = 0; k < s->b->n; k++) {
+                const struct broker_grant *o = &s->b->grants[k];
+                bool in_url = contains(url, s->url_len, o->placeholder);
+                for (size_t i = 0; i < s->n_h; i++) {
+                        const struct hdr *h = &s->h[i];
+                        bool in_name = contains(s->head + h->name, h->name_len, o->placeholder);
+                        bool in_value = contains(s->head + h->value, h->value_len, o->placeholder);
+                        if (!in_name && !in_value)
+                                continue;
+                        if (o != bg)
+                                return refuse(s, p, REASON_CRED_TARGET_MISMATCH, 403);
+                        if (in_name || !eq_ci(s->head + h->name, h->name_len, bg->g.header) ||
+                            !is_grant_value(bg, s->head + h->value, h->value_len) || ++n_grant > 1)
+                                return refuse(s, p, REASON_CRED_MISUSE, 403);
+                }
+                if (in_url)
+                        return refuse(s, p, o == bg ? REASON_CRED_MISUSE : REASON_CRED_TARGET_MISMATCH, 403);
+        }
+        if (n_host != 1 || !host_ok)
+                return refuse(s, p, n_grant ? REASON_CRED_TARGET_MISMATCH : REASON_SNI_MISMATCH, 403);
+        bool cred = n_grant == 1;
+        if (cred) {
+                bool method_ok = bg->g.n_methods == 0;
+                for (size_t i = 0; i < bg->g.n_methods; i++)
+                        method_ok = method_ok || streq(bg->g.methods[i], s->method);
+                if (!method_ok)
+                        return refuse(s, p, REASON_CRED_METHOD_MISMATCH, 403);
+                if (!path_ok(path, path_len, bg->g.path_prefix))
+                        return refuse(s, p, REASON_CRED_PATH_MISMATCH, 403);
+                if (bg->g.expires_at != (time_t)-1 && time(NULL) >= bg->g.expires_at)
+                        return refuse(s, p, REASON_CRED_EXPIRED, 403);
+        }
+
+        /* the head as decided: request line, the headers (the grant's with
+         * the secret; Accept-Encoding asks for identity, so the response
+         * scan sees the secret's bytes as they are), end */
+        size_t cap = s->head_len + 256 + (cred ? s->bg->secret_len : 0), len = 0;
+        char *out = xmalloc(cap), line[64];
+        out_add(&out, &len, &cap, s->method, strlen(s->method));
+        out_add(&out, &len, &cap, " ", 1);
+        out_add(&out, &len, &cap, url, s->url_len);
+        int ln = snprintf(line, sizeof(line), " HTTP/%d.%d\r\n", p->http_major, p->http_minor);
+        out_add(&out, &len, &cap, line, (size_t)ln);
+        for (size_t i = 0; i < s->n_h; i++) {
+                const struct hdr *h = &s->h[i];
+                const char *name = s->head + h->name;
+                out_add(&out, &len, &cap, name, h->name_len);
+                out_add(&out, &len, &cap, ": ", 2);
+                if (eq_ci(name, h->name_len, "accept-encoding")) {
+                        out_add(&out, &len, &cap, "identity", 8);
+                } else if (cred && eq_ci(name, h->name_len, bg->g.header)) {
+                        const char *brace = strstr(bg->g.format, "{}");
+                        out_add(&out, &len, &cap, bg->g.format, (size_t)(brace - bg->g.format));
+                        out_add(&out, &len, &cap, bg->secret, bg->secret_len);
+                        out_add(&out, &len, &cap, brace + 2, strlen(brace + 2));
+                } else {
+                        out_add(&out, &len, &cap, s->head + h->value, h->value_len);
+                }
+                out_add(&out, &len, &cap, "\r\n", 2);
+        }
+        out_add(&out, &len, &cap, "\r\n", 2);
+        int r = net_ssl_write_all(s->r, s->u, s->r->upstream, out, len);
+        explicit_bzero(out, len);
+        free(out);
+        if (r < 0) {
+                s->failed = true;
+                http_parser_pause(p, 1);
+                return 0;
+        }
+        struct pending *q = &s->fifo[s->fifo_n++];
+        *q = (struct pending){.head = p->method == HTTP_HEAD, .cred = cred};
+        snprintf(q->method, sizeof(q->method), "%s", s->method);
+        snprintf(q->path, sizeof(q->path), "%s", s->path);
+        return 0;
+}
+
+static int on_body(http_parser *p, const char *at, size_t len)
+{
+        struct session *s = p->data;
+        for (size_t k = 0; k < s->b->n; k++)
+                if (contains(at, len, s->b->grants[k].placeholder)) {
+                        /* the head went upstream already: the connection ends */
+                        s->refuse = REASON_CRED_MISUSE;
+                        s->failed = true;
+                        http_parser_pause(p, 1);
+                        return 0;
+                }
+        char line[32];
+        int n = s->chunked ? snprintf(line, sizeof(line), "%zx\r\n", len) : 0;
+        if ((n && net_ssl_write_all(s->r, s->u, s->r->upstream, line, (size_t)n) < 0) ||
+            net_ssl_write_all(s->r, s->u, s->r->upstream, at, len) < 0 ||
+            (n && net_ssl_write_all(s->r, s->u, s->r->upstream, "\r\n", 2) < 0)) {
+                s->failed = true;
+                http_parser_pause(p, 1);
+        }
+        return 0;
+}
+
+static int on_message_complete(http_parser *p)
+{
+        struct session *s = p->data;
+        if (s->chunked && net_ssl_write_all(s->r, s->u, s->r->upstream, "0\r\n\r\n", 5) < 0) {
+                s->failed = true;
+                http_parser_pause(p, 1);
+        }
+        return 0;
+}
+
+static void audit_request(struct session *s, bool allowed, enum net_reason why, const char *method, const char *path,
+                          int status)
+{
+        char st[16];
+        snprintf(st, sizeof(st), "%d", status);
+        const char *kv[] = {"grant", s->bg->g.env, "method", method, "path", path, "status", status ? st : NULL};
+        net_audit_kv(s->r->g, s->r->pid, s->bg->g.host, allowed, why, kv, 4);
+}
+
+static int resp_headers_complete(http_parser *p)
+{
+        struct session *s = p->data;
+        /* a HEAD request's response has no body, whatever it says */
+        return s->fifo_n > 0 && s->fifo[0].head && p->status_code >= 200 ? 1 : 0;
+}
+
+static int resp_message_complete(http_parser *p)
+{
+        struct session *s = p->data;
+        unsigned st = p->status_code;
+        if ((st >= 200 || st == 101) && s->fifo_n > 0) {
+                struct pending q = s->fifo[0];
+                memmove(s->fifo, s->fifo + 1, (s->fifo_n - 1) * sizeof(s->fifo[0]));
+                s->fifo_n--;
+                if (q.cred)
+                        audit_request(s, true, REASON_CRED_USED, q.method, q.path, (int)st);
+        }
+        return 0;
+}
+
+/* Sends a response's bytes with every grant's secret replaced; holds back
+ * a tail that could begin a secret (unless flush). */
+static int scan_send(struct session *s, const char *data, size_t n, bool flush)
+{
+        size_t len = s->carry_len + n;
+        char *buf = xmalloc(len ? len : 1);
+        memcpy(buf, s->carry, s->carry_len);
+        memcpy(buf + s->carry_len, data, n);
+        size_t hold = 0;
+        for (size_t k = 0; k < s->b->n; k++) {
+                const struct broker_grant *o = &s->b->grants[k];
+                for (char *at = buf; (at = memmem(at, len - (size_t)(at - buf), o->secret, o->secret_len));
+                     at += o->secret_len)
+                        memcpy(at, o->mask, o->secret_len);
+                for (size_t t = o->secret_len - 1; !flush && t > hold; t--)
+                        if (t <= len && memcmp(buf + len - t, o->secret, t) == 0) {
+                                hold = t;
+                                break;
+                        }
+        }
+        int r = net_ssl_write_all(s->r, s->c, s->r->child, buf, len - hold);
+        memcpy(s->carry, buf + len - hold, hold);
+        s->carry_len = hold;
+        explicit_bzero(buf, len);
+        free(buf);
+        return r;
+}
+
+static void answer_refusal(struct session *s)
+{
+        char body[512], msg[1024];
+        int bn = snprintf(body, sizeof(body), "{\"error\":\"egress_blocked\",\"reason\":\"%s\",\"host\":\"%s\"}\n",
+                          net_reason_name(s->refuse), s->bg->g.host);
+        const char *text = s->refuse_status == 400   ? "Bad Request"
+                           : s->refuse_status == 431 ? "Request Header Fields Too Large"
+                           : s->refuse_status == 429 ? "Too Many Requests"
+                                                     : "Forbidden";
+        int mn = snprintf(msg, sizeof(msg),
+                          "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                          "Connection: close\r\n\r\n%s",
+                          s->refuse_status, text, bn, body);
+        (void)net_ssl_write_all(s->r, s->c, s->r->child, msg, (size_t)mn);
+}
+
+static void feed_requests(struct session *s, const char *buf, size_t n)
+{
+        size_t used = http_parser_execute(&s->req, &s->req_set, buf, n);
+        (void)used;
+        enum http_errno e = HTTP_PARSER_ERRNO(&s->req);
+        if (s->failed || s->refuse != REASON_ALLOWED)
+                return;
+        if (e != HPE_OK) {
+                bool big = s->too_large || e == HPE_HEADER_OVERFLOW;
+                s->refuse = REASON_HTTP_REFUSED;
+                s->refuse_status = big ? 431 : 400;
+        }
+}
+
+void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void *u)
+{
+        struct session *s = xcalloc(1, sizeof(*s));
+        *s = (struct session){.r = r, .bg = bg, .b = r->g->broker, .c = c, .u = u, .refuse = REASON_ALLOWED};
+        s->carry = xmalloc(NET_SECRET_MAX);
+        http_parser_init(&s->req, HTTP_REQUEST);
+        s->req.data = s;
+        s->req_set = (http_parser_settings){.on_message_begin = on_message_begin,
+                                            .on_url = on_url,
+                                            .on_header_field = on_header_field,
+                                            .on_header_value = on_header_value,
+                                            .on_headers_complete = on_headers_complete,
+                                            .on_body = on_body,
+                                            .on_message_complete = on_message_complete};
+        http_parser_init(&s->resp, HTTP_RESPONSE);
+        s->resp.data = s;
+        s->resp_set = (http_parser_settings){.on_headers_complete = resp_headers_complete,
+                                             .on_message_complete = resp_message_complete};
+        char *buf = xmalloc(READ_BUF);
+        bool requests = true;
+        int64_t idle = net_now_ms() + IDLE_MS;
+        for (;;) {
+                if (s->failed)
+                        break;
+                if (s->refuse != REASON_ALLOWED) {
+                        requests = false;
+                        /* answered after the responses to the requests before it */
+                        if (s->fifo_n == 0 || s->resp_broken) {
+                                audit_request(s, false, s->refuse, s->method, s->path, s->refuse_status);
+                                if (s->fifo_n == 0) {
+                                        if (s->carry_len)
+                                                (void)scan_send(s, "", 0, true);
+                                        answer_refusal(s);
+                                }
+                                break;
+                        }
+                }
+                if (!requests && s->fifo_n == 0 && s->refuse == REASON_ALLOWED)
+                        break; /* the client is done and every response went back */
+                bool up = net_ssl_pending(u), ch = requests && net_ssl_pending(c);
+                if (!up && !ch) {
+                        struct pollfd p[3] = {{.fd = r->upstream, .events = POLLIN},
+                                              {.fd = requests ? r->child : -1, .events = POLLIN},
+                                              {.fd = r->g->relay_stop, .events = POLLIN}};
+                        int64_t left = idle - net_now_ms();
+                        int timeout = s->carry_len ? SCAN_FLUSH_MS : (int)(left > 0 ? left : 0);
+                        int k = poll(p, 3, timeout);
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k < 0 || p[2].revents)
+                                break;
+                        if (k == 0) {
+                                if (s->carry_len) {
+                                        if (scan_send(s, "", 0, true) < 0)
+                                                break;
+                                        continue;
+                                }
+                                break; /* idle */
+                        }
+                        up = p[0].revents != 0;
+                        ch = p[1].revents != 0;
+                }
+                if (up) {
+                        ssize_t n = net_ssl_read(u, buf, READ_BUF);
+                        if (n > 0) {
+                                idle = net_now_ms() + IDLE_MS;
+                                if (!s->resp_broken) {
+                                        http_parser_execute(&s->resp, &s->resp_set, buf, (size_t)n);
+                                        s->resp_broken = HTTP_PARSER_ERRNO(&s->resp) != HPE_OK;
+                                }
+                                if (scan_send(s, buf, (size_t)n, false) < 0)
+                                        break;
+                        } else if (n == 0 || n == -EPIPE) {
+                                if (!s->resp_broken)
+                                        http_parser_execute(&s->resp, &s->resp_set, NULL, 0);
+                                if (s->carry_len)
+                                        (void)scan_send(s, "", 0, true);
+                                break;
+                        }
+                }
+                if (ch) {
+                        ssize_t n = net_ssl_read(c, buf, READ_BUF);
+                        if (n > 0) {
+                                idle = net_now_ms() + IDLE_MS;
+                                feed_requests(s, buf, (size_t)n);
+                        } else if (n == 0 || n == -EPIPE) {
+                                requests = false;
+                        }
+                }
+        }
+        for (size_t i = 0; i < s->fifo_n; i++)
+                if (s->fifo[i].cred)
+                        audit_request(s, true, REASON_CRED_USED, s->fifo[i].method, s->fifo[i].path, 0);
+        if (s->failed && s->refuse == REASON_CRED_MISUSE)
+                audit_request(s, false, REASON_CRED_MISUSE, s->method, s->path, 0);
+        free(buf);
+        free(s->carry);
+        explicit_bzero(s, sizeof(*s));
+        free(s);
+}
