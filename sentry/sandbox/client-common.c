@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 
 #include "sentry/sandbox/sandbox-internal.h"
 
@@ -287,4 +288,55 @@ void event_reader_close(struct event_reader *er)
         free(er->line);
         free(er->partial);
         *er = (struct event_reader){0};
+}
+
+/* --- isolation tiers --- */
+
+int sandbox_tier_missing(int tier, char **ret_missing)
+{
+        if (tier < 0 || tier >= POLICY_N_TIERS)
+                return -EINVAL;
+        /* `cordon check --json` by cordon's own binary: the one place that
+         * probes the layers, run as a fresh process (its probes fork) */
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return negative_errno();
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+                int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+                if (nul < 0 || dup2(nul, 0) < 0 || dup2(p[1], 1) < 0 || dup2(nul, 2) < 0)
+                        _exit(127);
+                execl("/proc/self/exe", "cordon", "check", "--json", (char *)NULL);
+                _exit(127);
+        }
+        close(p[1]);
+        if (pid < 0) {
+                close(p[0]);
+                return -EAGAIN;
+        }
+        json_error_t jerr;
+        json_t *host = json_loadfd(p[0], JSON_DISABLE_EOF_CHECK, &jerr);
+        close(p[0]);
+        int status;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        json_t *layers = json_object_get(host, "layers");
+        if (!json_is_object(layers)) {
+                json_decref(host);
+                return -EIO;
+        }
+        char buf[1024] = "";
+        size_t o = 0;
+        int n = 0;
+        for (const char *const *l = policy_tiers[tier].layers; *l; l++)
+                if (!json_is_true(json_object_get(json_object_get(layers, *l), "available"))) {
+                        o += (size_t)snprintf(buf + o, o < sizeof(buf) ? sizeof(buf) - o : 0, "%s%s", n++ ? ", " : "",
+                                              *l);
+                        if (o >= sizeof(buf))
+                                o = sizeof(buf) - 1;
+                }
+        json_decref(host);
+        *ret_missing = n ? xstrdup(buf) : NULL;
+        return n;
 }

@@ -272,6 +272,19 @@ LIMITS_OPTION_CASES:
                         digest = digest_text;
                 }
         }
+        /* a tier is granted exactly or refused: a host that lacks one of
+         * its layers runs no sandbox that asked for it */
+        if (policy->isolation >= 0) {
+                _cleanup_free_ char *missing = NULL;
+                int m = sandbox_tier_missing(policy->isolation, &missing);
+                if (m != 0) {
+                        fprintf(stderr, "cordon: requestedIsolation \"%s\": %s%s\n",
+                                policy_tiers[policy->isolation].name,
+                                m > 0 ? "this host lacks " : "cannot tell which layers this host has: ",
+                                m > 0 ? missing : strerror(-m));
+                        return EXIT_SANDBOX;
+                }
+        }
         o.policy = policy;
 
         int memfd = memfd_create("cordon-create", MFD_CLOEXEC);

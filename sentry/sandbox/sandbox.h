@@ -106,5 +106,10 @@ int event_reader_open(const char *id, struct event_reader *ret, int *ret_dirfd);
 int event_reader_next(struct event_reader *er, json_t **ret, const char **ret_line);
 void event_reader_close(struct event_reader *er);
 
+/* The layers of isolation tier `tier` (policy_tiers) this host lacks, by
+ * `cordon check --json`: the number missing (their names, comma-separated,
+ * in *ret_missing, malloc'd; NULL when none), or -errno. */
+int sandbox_tier_missing(int tier, char **ret_missing);
+
 /* `cordon sandbox VERB ...` (client.c): returns the exit status. */
 int sentry_sandbox(int argc, char **argv);

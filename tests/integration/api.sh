@@ -485,6 +485,144 @@ for p, ops in json.load(open(sys.argv[1]))["paths"].items():
     for m in ops: print(m.upper(), p.replace("{run}", "r1").replace("{req}", "q1"))' "$SRC/sentry/api/openapi.json")
 }
 
+# A tier this host cannot give (openat2 forced absent, as a kernel without it) is refused by
+# the API (422, naming the layer) and by the CLI alike; never granted as something less.
+it_test tier_the_host_lacks_is_refused
+tier_the_host_lacks_is_refused() {
+        need_root
+        need_curl
+        export CORDON_TEST_FORCE_FALLBACK=openat2
+        start_api
+        api GET /v1/host
+        expect_eq '[true, false, false]' "$(j '[t["available"] for t in d["tiers"]]')" "tiers without openat2"
+        api POST /v1/sandboxes '{"requestedIsolation": "hardened"}'
+        expect_eq "422 isolation_unavailable requestedIsolation" "$CODE $(j 'd["error"]["code"]') $(j 'd["error"]["field"]')" "a tier the host lacks"
+        expect_eq '["openat2"]' "$(j 'd["error"]["missing"]')" "the missing layers are named"
+        echo '{"requestedIsolation": "hardened"}' >"$IT_TMP/policy.json"
+        local out rc=0
+        out=$(timeout 30 "$CORDON" sandbox create --policy "$IT_TMP/policy.json" 2>&1) || rc=$?
+        expect_eq 125 "$rc" "the CLI refuses it too"
+        expect_contains "$out" openat2 "and names the layer"
+        api POST /v1/sandboxes '{"requestedIsolation": "standard", "ttlMs": 60000}'
+        expect_eq 201 "$CODE" "the tier the host has"
+        [ "$CODE" = 201 ] && timeout 30 "$CORDON" sandbox terminate "$(j 'd["id"]')"
+}
+
+it_test exec_stream_snapshot_and_sandbox_events
+exec_stream_snapshot_and_sandbox_events() {
+        need_root
+        need_curl
+        start_api
+        api_sandbox
+        local sse
+        sse=$(curl -sS --max-time 20 --unix-socket "$SOCK" -H 'Accept: text/event-stream' -X POST \
+                -d '{"argv": ["sh", "-c", "echo one; sleep 1; echo two"]}' "http://cordon/v1/sandboxes/$ID/exec?stream=1")
+        expect_contains "$sse" '"text":"one"' "a streamed exec's first line"
+        expect_contains "$sse" '"text":"two"' "and its last"
+        expect_match "$sse" '^event: run_exited' "the stream ends with the exit"
+        curl -sS --max-time 20 --unix-socket "$SOCK" -X POST -D "$IT_TMP/headers" -o "$IT_TMP/snap.tar.zst" \
+                "http://cordon/v1/sandboxes/$ID/snapshot" || fail "snapshot"
+        local digest
+        digest=$(tr -d '\r' <"$IT_TMP/headers" | sed -n 's/^X-Cordon-Digest: //Ip')
+        expect_eq "sha256:$(sha256sum <"$IT_TMP/snap.tar.zst" | cut -d' ' -f1)" "$digest" "the snapshot's digest header"
+        # a snapshot made through the API restores through the CLI
+        local restored
+        restored=$(timeout 30 "$CORDON" sandbox create --ttl 1m --from-snapshot "$IT_TMP/snap.tar.zst" --digest "$digest") ||
+                fail "restoring the API's snapshot"
+        timeout 30 "$CORDON" sandbox terminate "$restored"
+        # the sandbox's own events follow until it is gone
+        curl -sS --max-time 30 --unix-socket "$SOCK" "http://cordon/v1/sandboxes/$ID/events?follow=1" >"$IT_TMP/events" &
+        local reader=$!
+        sleep 0.5
+        api DELETE "/v1/sandboxes/$ID"
+        wait_until 10 bash -c "! kill -0 $reader 2>/dev/null" || fail "a follow stream outlived its sandbox"
+        expect_contains "$(cat "$IT_TMP/events")" '"type":"terminated"' "the sandbox's events to its end"
+}
+
+it_test approvals_over_the_api
+approvals_over_the_api() {
+        need_root
+        need_curl
+        start_api
+        local job
+        job=$(scratch_dir job)
+        mkdir -p "$job/out" && chmod 0777 "$job/out"
+        api_sandbox '{"ttlMs": 120000, "filesystem": {"binds": [{"source": "'"$job"'", "target": "/job"}], "rules": [{"path": "/job/out", "access": "read-write", "action": "ask"}]}}'
+        api POST "/v1/sandboxes/$ID/runs" '{"argv": ["sh", "-c", "echo x > /job/out/a && echo written"]}'
+        local run
+        run=$(j 'd["runId"]')
+        wait_until 10 bash -c "curl -s --unix-socket '$SOCK' http://cordon/v1/sandboxes/$ID/approvals | grep -q '\"request\"'" ||
+                fail "no approval became pending"
+        api GET "/v1/sandboxes/$ID/approvals"
+        local req
+        req=$(j 'd["approvals"][0]["request"]')
+        api POST "/v1/sandboxes/$ID/approvals/$req/approve" '{"remember": "yes"}'
+        expect_eq "400 remember" "$CODE $(j 'd["error"]["field"]')" "remember must be a boolean"
+        api POST "/v1/sandboxes/$ID/approvals/$req/approve" '{}'
+        expect_eq "200 approved" "$CODE $(j 'd["decision"]')" "approve"
+        api GET "/v1/sandboxes/$ID/runs/$run/events?follow=1"
+        expect_contains "$OUT" '"text":"written"' "the approved write went through"
+        api POST "/v1/sandboxes/$ID/runs" '{"argv": ["sh", "-c", "echo y > /job/out/b && echo written"]}'
+        run=$(j 'd["runId"]')
+        wait_until 10 bash -c "curl -s --unix-socket '$SOCK' http://cordon/v1/sandboxes/$ID/approvals | grep -q '\"request\"'" ||
+                fail "the second write did not ask"
+        api GET "/v1/sandboxes/$ID/approvals"
+        req=$(j 'd["approvals"][0]["request"]')
+        api POST "/v1/sandboxes/$ID/approvals/$req/deny"
+        expect_eq "200 denied" "$CODE $(j 'd["decision"]')" "deny"
+        api GET "/v1/sandboxes/$ID/runs/$run/events?follow=1"
+        expect_not_contains "$OUT" '"text":"written"' "the denied write"
+        [ -e "$job/out/b" ] && fail "a denied write reached the host"
+        api POST "/v1/sandboxes/$ID/approvals/$req/deny"
+        expect_eq 404 "$CODE" "a request already decided"
+}
+
+# Many clients at once: every create, exec and stream answered, and afterwards no fd, thread or
+# sandbox of theirs left behind (the server's counts are back where they were).
+it_test concurrent_clients_leave_nothing_behind
+concurrent_clients_leave_nothing_behind() {
+        need_root
+        need_curl
+        start_api
+        api GET /v1/host
+        local fds0 threads0
+        fds0=$(ls /proc/$API_PID/fd | wc -l)
+        threads0=$(ls /proc/$API_PID/task | wc -l)
+        python3 - "$SOCK" "$SRC/sdk/python" >"$IT_TMP/load.log" 2>&1 <<'PY' || fail "the clients: $(tail -5 "$IT_TMP/load.log")"
+import sys, threading
+sys.path.insert(0, sys.argv[2])
+import cordon
+c = cordon.Client(socket_path=sys.argv[1])
+errors = []
+def client(i):
+    try:
+        sb = c.sandboxes.create({"ttlMs": 120000})
+        try:
+            for k in range(3):
+                r = sb.exec({"argv": ["sh", "-c", "echo %d-%d" % (i, k)]})
+                assert r["stdout"] == "%d-%d\n" % (i, k), r
+            run = sb.runs.start({"argv": ["sh", "-c", "for j in 1 2 3 4 5 6 7 8; do echo $j; done"]})
+            seqs = [e["seq"] for e in sb.runs.events(run)]
+            assert len(seqs) == len(set(seqs)) and seqs == sorted(seqs), seqs
+            assert len(seqs) == 10, seqs  # started, 8 lines, exited
+        finally:
+            sb.terminate()
+    except Exception as e:
+        errors.append("%d: %r" % (i, e))
+ts = [threading.Thread(target=client, args=(i,)) for i in range(12)]
+for t in ts: t.start()
+for t in ts: t.join()
+print("\n".join(errors))
+sys.exit(1 if errors else 0)
+PY
+        sleep 1
+        local fds1 threads1
+        fds1=$(ls /proc/$API_PID/fd | wc -l)
+        threads1=$(ls /proc/$API_PID/task | wc -l)
+        expect_eq "$fds0" "$fds1" "the server's open fds after the clients"
+        expect_eq "$threads0" "$threads1" "the server's threads after the clients"
+}
+
 it_test sdk_python
 sdk_python() {
         need_root
