@@ -75,6 +75,33 @@ int api_body_object(struct api_req *r, const char *const *allowed, json_t **ret,
 /* The connection's socket, for its peer's hang-up. */
 int api_conn_fd(struct api_req *r);
 
+/* bodies.c: request bodies checked apart from HTTP (a fuzz target's). A
+ * refusal names the field and says what was wrong. */
+struct api_bad {
+        char field[300];
+        char message[512];
+};
+/* {argv, env, cwd, timeoutMs} as the control protocol's exec request (a new
+ * reference), or NULL with *bad filled. */
+json_t *api_exec_request(json_t *body, bool detach, struct api_bad *bad);
+struct api_file {
+        const char *path; /* borrowed from the body */
+        uint8_t *data;    /* malloc'd */
+        size_t len;
+        int mode;
+};
+/* {path, contentBase64, mode}: 0 with *ret filled, or -EINVAL with *bad. */
+int api_file_body(json_t *body, struct api_file *ret, struct api_bad *bad);
+/* Strict base64 (padding optional): 0 with *ret (malloc'd), or -EINVAL. */
+int api_b64_decode(const char *s, size_t n, uint8_t **ret, size_t *ret_len);
+/* An absolute path in a sandbox, shorter than PATH_MAX (the view resolves
+ * it: ".." never climbs out of it). */
+bool api_path_ok(const char *p);
+/* server.c: the route for method and path (params filled), or NULL
+ * (*ret_path_known: the path has a route for another method). */
+const struct api_route *api_route_find(const char *method, const char *path, const char *params[3], char *buf,
+                                       size_t size, bool *ret_path_known);
+
 /* tokens.c: sha256 in hex; a new random token; a sandbox's token hash kept
  * in its state directory, and whether a hash matches it (constant time). */
 int api_sha256_hex(const void *data, size_t len, char ret[65]);

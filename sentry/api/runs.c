@@ -14,106 +14,6 @@
 
 #include "sentry/api/api-internal.h"
 
-/* --- small pieces --- */
-
-static int b64_value(unsigned char c)
-{
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 26;
-        if (c >= '0' && c <= '9')
-                return c - '0' + 52;
-        if (c == '+')
-                return 62;
-        if (c == '/')
-                return 63;
-        return -1;
-}
-
-/* Strict base64 (padding optional): 0 with *ret (malloc'd) and *ret_len, or -EINVAL. */
-static int b64_decode(const char *s, size_t n, uint8_t **ret, size_t *ret_len)
-{
-        while (n > 0 && s[n - 1] == '=')
-                n--;
-        if (n % 4 == 1)
-                return -EINVAL;
-        uint8_t *out = xmalloc(n / 4 * 3 + 3);
-        size_t o = 0;
-        uint32_t acc = 0;
-        int bits = 0;
-        for (size_t i = 0; i < n; i++) {
-                int v = b64_value((unsigned char)s[i]);
-                if (v < 0) {
-                        free(out);
-                        return -EINVAL;
-                }
-                acc = (acc << 6) | (uint32_t)v;
-                bits += 6;
-                if (bits >= 8) {
-                        bits -= 8;
-                        out[o++] = (uint8_t)(acc >> bits);
-                }
-        }
-        *ret = out;
-        *ret_len = o;
-        return 0;
-}
-
-/* The exec request of the control protocol from an API body ({argv, env,
- * cwd, timeoutMs}); NULL with the error queued in *ret_q. */
-static json_t *exec_request(struct api_req *r, json_t *body, bool detach, enum MHD_Result *ret_q)
-{
-        json_t *argv = json_object_get(body, "argv"), *env = json_object_get(body, "env"),
-               *cwd = json_object_get(body, "cwd"), *tmo = json_object_get(body, "timeoutMs"), *v;
-        size_t i;
-        if (!json_is_array(argv) || json_array_size(argv) == 0 || json_array_size(argv) > 4096) {
-                *ret_q = api_error(r, 400, "invalid_field", "argv", "argv: expected a non-empty array of strings");
-                return NULL;
-        }
-        json_array_foreach(argv, i, v) if (!json_is_string(v))
-        {
-                char f[32];
-                snprintf(f, sizeof(f), "argv[%zu]", i);
-                *ret_q = api_error(r, 400, "invalid_field", f, "%s: expected a string", f);
-                return NULL;
-        }
-        json_t *envs = json_array();
-        if (env && !json_is_object(env)) {
-                json_decref(envs);
-                *ret_q = api_error(r, 400, "invalid_field", "env", "env: expected an object of strings");
-                return NULL;
-        }
-        const char *k;
-        json_object_foreach(env, k, v)
-        {
-                if (!json_is_string(v) || !k[0] || strchr(k, '=')) {
-                        char f[300];
-                        snprintf(f, sizeof(f), "env.%.256s", k);
-                        json_decref(envs);
-                        *ret_q = api_error(r, 400, "invalid_field", f, "%s: expected a string (and a name without '=')",
-                                           f);
-                        return NULL;
-                }
-                json_array_append_new(envs, json_sprintf("%s=%s", k, json_string_value(v)));
-        }
-        if (cwd && (!json_is_string(cwd) || json_string_value(cwd)[0] != '/')) {
-                json_decref(envs);
-                *ret_q = api_error(r, 400, "invalid_field", "cwd", "cwd: expected an absolute path in the sandbox");
-                return NULL;
-        }
-        if (tmo && (!json_is_integer(tmo) || json_integer_value(tmo) <= 0)) {
-                json_decref(envs);
-                *ret_q = api_error(r, 400, "invalid_field", "timeoutMs", "timeoutMs: expected a positive integer");
-                return NULL;
-        }
-        json_t *req = json_pack("{s:s, s:O, s:o, s:b, s:I}", "op", "exec", "argv", argv, "env", envs, "detach", detach,
-                                "timeoutMs", tmo ? json_integer_value(tmo) : (json_int_t)0);
-        if (cwd)
-                json_object_set(req, "cwd", cwd);
-        return req;
-}
-
 /* --- events --- */
 
 struct stream {
@@ -312,9 +212,12 @@ static const char *const run_keys[] = {"argv", "env", "cwd", "timeoutMs", "idemp
 /* A detached run: 0 with its id in ret, or the error queued. */
 static int start_detached(struct api_req *r, json_t *body, char ret[32], enum MHD_Result *ret_q)
 {
-        json_t *req = exec_request(r, body, true, ret_q);
-        if (!req)
+        struct api_bad bad;
+        json_t *req = api_exec_request(body, true, &bad);
+        if (!req) {
+                *ret_q = api_error(r, 400, "invalid_field", bad.field, "%s", bad.message);
                 return -1;
+        }
         json_t *rep = NULL;
         int c = sandbox_call(r->params[0], req, NULL, 0, NULL, NULL, &rep);
         if (c < 0 || json_object_get(rep, "error") || !json_is_string(json_object_get(rep, "run"))) {
@@ -448,14 +351,15 @@ enum MHD_Result api_exec(struct api_req *r)
         _cleanup_free_ uint8_t *input = NULL;
         size_t input_len = 0;
         if (in && (!json_is_string(in) ||
-                   b64_decode(json_string_value(in), json_string_length(in), &input, &input_len) < 0)) {
+                   api_b64_decode(json_string_value(in), json_string_length(in), &input, &input_len) < 0)) {
                 json_decref(body);
                 return api_error(r, 400, "invalid_field", "stdinBase64", "stdinBase64: expected base64");
         }
-        json_t *req = exec_request(r, body, false, &q);
+        struct api_bad bad;
+        json_t *req = api_exec_request(body, false, &bad);
         json_decref(body);
         if (!req)
-                return q;
+                return api_error(r, 400, "invalid_field", bad.field, "%s", bad.message);
 
         _cleanup_close_ int conn = -1, nul = open("/dev/null", O_RDWR | O_CLOEXEC);
         int c = control_connect(r->params[0], &conn);
@@ -565,11 +469,6 @@ enum MHD_Result api_exec(struct api_req *r)
 
 /* --- files --- */
 
-static bool path_ok(const char *p)
-{
-        return p && p[0] == '/' && strlen(p) < 4096;
-}
-
 /* put: the bytes into path through a memfd (the transfer reads it). */
 static enum MHD_Result put_bytes(struct api_req *r, const char *path, const void *data, size_t len, int mode)
 {
@@ -595,19 +494,13 @@ enum MHD_Result api_files_post(struct api_req *r)
         enum MHD_Result q;
         if (api_body_object(r, keys, &body, &q) < 0)
                 return q;
-        json_t *p = json_object_get(body, "path"), *c = json_object_get(body, "contentBase64"),
-               *m = json_object_get(body, "mode");
-        _cleanup_free_ uint8_t *data = NULL;
-        size_t len = 0;
-        if (!json_is_string(p) || !path_ok(json_string_value(p)) ||
-            strlen(json_string_value(p)) != json_string_length(p))
-                q = api_error(r, 400, "invalid_field", "path", "path: expected an absolute path in the sandbox");
-        else if (!json_is_string(c) || b64_decode(json_string_value(c), json_string_length(c), &data, &len) < 0)
-                q = api_error(r, 400, "invalid_field", "contentBase64", "contentBase64: expected base64");
-        else if (m && (!json_is_integer(m) || json_integer_value(m) < 0 || json_integer_value(m) > 0777))
-                q = api_error(r, 400, "invalid_field", "mode", "mode: expected a file mode from 0 to 0777");
+        struct api_file f;
+        struct api_bad bad;
+        if (api_file_body(body, &f, &bad) < 0)
+                q = api_error(r, 400, "invalid_field", bad.field, "%s", bad.message);
         else
-                q = put_bytes(r, json_string_value(p), data, len, m ? (int)json_integer_value(m) : 0644);
+                q = put_bytes(r, f.path, f.data, f.len, f.mode);
+        free(f.data);
         json_decref(body);
         return q;
 }
@@ -615,7 +508,7 @@ enum MHD_Result api_files_post(struct api_req *r)
 enum MHD_Result api_files_put(struct api_req *r)
 {
         const char *path = api_query(r, "path");
-        if (!path_ok(path))
+        if (!api_path_ok(path))
                 return api_error(r, 400, "invalid_field", "path", "path: expected ?path=/ABSOLUTE/PATH in the sandbox");
         return put_bytes(r, path, r->body, r->body_len, 0644);
 }
@@ -656,7 +549,7 @@ static enum MHD_Result list_dir(struct api_req *r, const char *path)
 enum MHD_Result api_files_get(struct api_req *r)
 {
         const char *path = api_query(r, "path"), *list = api_query(r, "list");
-        if (!path_ok(path))
+        if (!api_path_ok(path))
                 return api_error(r, 400, "invalid_field", "path", "path: expected ?path=/ABSOLUTE/PATH in the sandbox");
         if (list && (streq(list, "1") || streq(list, "true")))
                 return list_dir(r, path);

@@ -132,8 +132,8 @@ static int token_auth(struct api_req *r)
 
 /* --- a request --- */
 
-static const struct api_route *find_route(const char *method, const char *url, const char *params[3], char *buf,
-                                          size_t size, bool *ret_path_known)
+const struct api_route *api_route_find(const char *method, const char *url, const char *params[3], char *buf,
+                                       size_t size, bool *ret_path_known)
 {
         *ret_path_known = false;
         for (size_t i = 0; i < api_n_routes; i++)
@@ -200,7 +200,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 x->r.conn = c;
                 x->r.method = method;
                 x->r.url = url;
-                x->route = find_route(method, url, x->r.params, x->url_buf, sizeof(x->url_buf), &x->path_known);
+                x->route = api_route_find(method, url, x->r.params, x->url_buf, sizeof(x->url_buf), &x->path_known);
                 bool raw = x->route && x->route->fn == api_files_put;
                 x->r.body_max = raw ? API_MAX_FILE_BODY : API_MAX_BODY;
                 const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
