@@ -420,6 +420,9 @@ int api_serve(const struct api_config *c, char **ret_error)
                                       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
                                       /* every connection is a thread: bounded */
                                       MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
+                                      /* over TCP one address cannot take them all (0: none,
+                                       * for the unix socket, whose peers have no address) */
+                                      MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)(srv.tcp ? 64 : 0),
                                       /* the request line and headers (431 beyond) */
                                       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
         if (!srv.daemon) {
