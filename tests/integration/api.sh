@@ -643,4 +643,26 @@ sdk_typescript() {
         CORDON_API_SOCKET=$SOCK timeout 120 node --test "$SRC/sdk/typescript/test/" || fail "the TypeScript SDK's tests failed"
 }
 
+# both SDKs over TCP, with the admin token and a sandbox's own
+it_test sdks_over_tcp_with_tokens
+sdks_over_tcp_with_tokens() {
+        need_root
+        local port=$((20000 + RANDOM % 20000))
+        head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$IT_TMP/admin.token"
+        chmod 0600 "$IT_TMP/admin.token"
+        "$CORDON" serve --listen "tcp:127.0.0.1:$port" --token-file "$IT_TMP/admin.token" >"$IT_TMP/serve.log" 2>&1 &
+        API_PID=$!
+        at_exit "kill $API_PID"
+        wait_until 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null || fail "the TCP server did not start"
+        export CORDON_API_URL=http://127.0.0.1:$port CORDON_API_TOKEN
+        CORDON_API_TOKEN=$(cat "$IT_TMP/admin.token")
+        PYTHONPATH="$SRC/sdk/python" timeout 120 python3 -m unittest discover -s "$SRC/sdk/python/tests" -v ||
+                fail "the Python SDK over TCP"
+        if command -v node >/dev/null && [ "$(node -p 'process.versions.node.split(".")[0]')" -ge 18 ]; then
+                timeout 120 node --test "$SRC/sdk/typescript/test/" || fail "the TypeScript SDK over TCP"
+        else
+                it_log "node 18+ absent: the TypeScript SDK's TCP test not run"
+        fi
+}
+
 it_main "$@"

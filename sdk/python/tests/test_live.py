@@ -8,6 +8,7 @@ import unittest
 import cordon
 
 SOCK = os.environ.get("CORDON_API_SOCKET")
+URL, TOKEN = os.environ.get("CORDON_API_URL"), os.environ.get("CORDON_API_TOKEN")
 
 
 @unittest.skipUnless(SOCK, "CORDON_API_SOCKET is not set (no live server)")
@@ -59,6 +60,26 @@ class LiveTest(unittest.TestCase):
         with self.assertRaises(cordon.CordonError) as cm:
             self.sb.inspect()
         self.assertEqual(cm.exception.code, "not_found")
+
+
+@unittest.skipUnless(URL and TOKEN, "CORDON_API_URL and CORDON_API_TOKEN are not set (no TCP server)")
+class TcpTokenTest(unittest.TestCase):
+    def test_a_sandbox_token_acts_on_its_sandbox_only(self):
+        admin = cordon.Client(url=URL, token=TOKEN)
+        a = admin.sandboxes.create({"ttlMs": 120000})
+        self.addCleanup(a.terminate)
+        b = admin.sandboxes.create({"ttlMs": 120000})
+        self.addCleanup(b.terminate)
+        scoped = cordon.Client(url=URL, token=a.token)
+        mine = scoped.sandboxes.get(a.id)
+        self.assertEqual(mine.exec({"argv": ["echo", "tcp"]})["stdout"], "tcp\n")
+        self.assertEqual([s.id for s in scoped.sandboxes.list()], [a.id])
+        with self.assertRaises(cordon.CordonError) as cm:
+            scoped.sandboxes.get(b.id)
+        self.assertEqual(cm.exception.status, 404)
+        with self.assertRaises(cordon.CordonError) as cm:
+            cordon.Client(url=URL, token="not-the-token").host()
+        self.assertEqual(cm.exception.status, 401)
 
 
 if __name__ == "__main__":

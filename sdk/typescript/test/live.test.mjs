@@ -40,3 +40,24 @@ test('errors carry the status, code and field', { skip }, async () => {
   const host = await cordon.host();
   assert.ok(Array.isArray(host.tiers));
 });
+
+const URL_ = process.env.CORDON_API_URL;
+const TOKEN = process.env.CORDON_API_TOKEN;
+const skipTcp = URL_ && TOKEN ? false : 'CORDON_API_URL and CORDON_API_TOKEN are not set (no TCP server)';
+
+test('over TCP a sandbox token acts on its sandbox only', { skip: skipTcp }, async () => {
+  const admin = new Cordon({ url: URL_, token: TOKEN });
+  const a = await admin.sandboxes.create({ ttlMs: 120000 });
+  const b = await admin.sandboxes.create({ ttlMs: 120000 });
+  try {
+    const scoped = new Cordon({ url: URL_, token: a.token });
+    const mine = await scoped.sandboxes.get(a.id);
+    assert.equal((await mine.exec({ argv: ['echo', 'tcp'] })).stdout, 'tcp\n');
+    assert.deepEqual((await scoped.sandboxes.list()).map((s) => s.id), [a.id]);
+    await assert.rejects(scoped.sandboxes.get(b.id), (e) => e.status === 404);
+    await assert.rejects(new Cordon({ url: URL_, token: 'not-the-token' }).host(), (e) => e.status === 401);
+  } finally {
+    await a.terminate();
+    await b.terminate();
+  }
+});
