@@ -727,6 +727,10 @@ int sentry_sandbox(int argc, char **argv)
                 return cmd_snapshot(argc, argv);
         if (streq(verb, "events"))
                 return client_events(argc, argv);
+        if (streq(verb, "ps"))
+                return client_ps(argc, argv);
+        if (streq(verb, "kill"))
+                return client_kill(argc, argv);
         if (streq(verb, "pending"))
                 return cmd_pending(argc, argv);
         if (streq(verb, "approve") || streq(verb, "deny"))

@@ -172,6 +172,14 @@ void streams_flush(struct serve *srv, struct run_rec *r);
 void approve_drain(struct sandbox_state *st);
 void approve_decide(struct sandbox_state *st, int conn, json_t *req, bool approve);
 
+/* procs.c: the "ps" and "signal" requests (the sandbox's processes, read
+ * from its own /proc; a signal to one of them). */
+void procs_request(struct sandbox_state *st, int conn, json_t *req);
+/* client-procs.c: `sandbox ps ID ...`, `sandbox kill ID ...` (argv[0] is
+ * the verb); cordon's exit code. */
+int client_ps(int argc, char **argv);
+int client_kill(int argc, char **argv);
+
 /* snapshot-entry.c: the writable layer's directories as the view shows them
  * and their names in a snapshot archive. */
 struct snapshot_layer_dir {

@@ -317,6 +317,8 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
                 event_append(srv, pause ? "paused" : "resumed", NULL);
                 meta_write(st);
                 (void)control_send(conn, json_pack("{s:b, s:s}", "ok", 1, "status", srv->status), NULL, 0);
+        } else if (streq(op, "ps") || streq(op, "signal")) {
+                procs_request(st, conn, req);
         } else if (streq(op, "inspect")) {
                 (void)control_send(conn, meta_inspect_json(st), NULL, 0);
         } else if (streq(op, "approve") || streq(op, "deny")) {
