@@ -51,6 +51,8 @@ struct session {
         struct hdr h[HEADERS_MAX];
         size_t n_h;
         bool in_value, too_large, chunked, failed;
+        char tail[64]; /* the body's last bytes, so a placeholder split between reads is seen */
+        size_t tail_len;
         enum net_reason refuse; /* REASON_ALLOWED: none */
         int refuse_status;
         char method[16], path[256];
@@ -63,7 +65,25 @@ struct session {
 
         char *carry; /* response bytes held back (a possible start of a secret) */
         size_t carry_len;
+
+        /* offline (the fuzz target): what would go upstream, collected */
+        bool offline;
+        char *sink;
+        size_t sink_len, sink_cap;
+        size_t creds; /* requests the secret went into */
 };
+
+static void out_add(char **buf, size_t *len, size_t *cap, const char *d, size_t n);
+
+/* What goes upstream: through TLS, or (offline) into the sink. */
+static int send_up(struct session *s, const void *buf, size_t n)
+{
+        if (s->offline) {
+                out_add(&s->sink, &s->sink_len, &s->sink_cap, buf, n);
+                return 0;
+        }
+        return net_ssl_write_all(s->r, s->u, s->r->upstream, buf, n);
+}
 
 static bool eq_ci(const char *a, size_t an, const char *b)
 {
@@ -84,7 +104,7 @@ static bool append(struct session *s, const char *at, size_t len)
 static int on_message_begin(http_parser *p)
 {
         struct session *s = p->data;
-        s->head_len = s->url = s->url_len = s->n_h = 0;
+        s->head_len = s->url = s->url_len = s->n_h = s->tail_len = 0;
         s->in_value = s->too_large = s->chunked = false;
         return 0;
 }
@@ -252,6 +272,13 @@ static int on_headers_complete(http_parser *p)
                 return refuse(s, p, n_grant ? REASON_CRED_TARGET_MISMATCH : REASON_SNI_MISMATCH, 403);
         bool cred = n_grant == 1;
         if (cred) {
+                /* the grant's header once: with two, which one a server
+                 * reads is its choice, not the grant's */
+                size_t n_named = 0;
+                for (size_t i = 0; i < s->n_h; i++)
+                        n_named += eq_ci(s->head + s->h[i].name, s->h[i].name_len, bg->g.header);
+                if (n_named != 1)
+                        return refuse(s, p, REASON_CRED_MISUSE, 403);
                 bool method_ok = bg->g.n_methods == 0;
                 for (size_t i = 0; i < bg->g.n_methods; i++)
                         method_ok = method_ok || streq(bg->g.methods[i], s->method);
@@ -291,7 +318,7 @@ static int on_headers_complete(http_parser *p)
                 out_add(&out, &len, &cap, "\r\n", 2);
         }
         out_add(&out, &len, &cap, "\r\n", 2);
-        int r = net_ssl_write_all(s->r, s->u, s->r->upstream, out, len);
+        int r = send_up(s, out, len);
         explicit_bzero(out, len);
         free(out);
         if (r < 0) {
@@ -299,6 +326,9 @@ static int on_headers_complete(http_parser *p)
                 http_parser_pause(p, 1);
                 return 0;
         }
+        s->creds += cred;
+        if (s->offline) /* no responses come: nothing waits for one */
+                return 0;
         struct pending *q = &s->fifo[s->fifo_n++];
         *q = (struct pending){.head = p->method == HTTP_HEAD, .cred = cred};
         snprintf(q->method, sizeof(q->method), "%s", s->method);
@@ -309,8 +339,23 @@ static int on_headers_complete(http_parser *p)
 static int on_body(http_parser *p, const char *at, size_t len)
 {
         struct session *s = p->data;
+        /* the new bytes, and the seam with the bytes before them */
+        char seam[2 * sizeof(s->tail)];
+        size_t head = len < sizeof(s->tail) ? len : sizeof(s->tail);
+        memcpy(seam, s->tail, s->tail_len);
+        memcpy(seam + s->tail_len, at, head);
+        size_t seam_len = s->tail_len + head;
+        if (len >= sizeof(s->tail)) {
+                memcpy(s->tail, at + len - sizeof(s->tail), sizeof(s->tail));
+                s->tail_len = sizeof(s->tail);
+        } else {
+                size_t keep = seam_len < sizeof(s->tail) ? seam_len : sizeof(s->tail);
+                memmove(s->tail, seam + seam_len - keep, keep);
+                s->tail_len = keep;
+        }
         for (size_t k = 0; k < s->b->n; k++)
-                if (contains(at, len, s->b->grants[k].placeholder)) {
+                if (contains(at, len, s->b->grants[k].placeholder) ||
+                    contains(seam, seam_len, s->b->grants[k].placeholder)) {
                         /* the head went upstream already: the connection ends */
                         s->refuse = REASON_CRED_MISUSE;
                         s->failed = true;
@@ -319,9 +364,7 @@ static int on_body(http_parser *p, const char *at, size_t len)
                 }
         char line[32];
         int n = s->chunked ? snprintf(line, sizeof(line), "%zx\r\n", len) : 0;
-        if ((n && net_ssl_write_all(s->r, s->u, s->r->upstream, line, (size_t)n) < 0) ||
-            net_ssl_write_all(s->r, s->u, s->r->upstream, at, len) < 0 ||
-            (n && net_ssl_write_all(s->r, s->u, s->r->upstream, "\r\n", 2) < 0)) {
+        if ((n && send_up(s, line, (size_t)n) < 0) || send_up(s, at, len) < 0 || (n && send_up(s, "\r\n", 2) < 0)) {
                 s->failed = true;
                 http_parser_pause(p, 1);
         }
@@ -331,7 +374,7 @@ static int on_body(http_parser *p, const char *at, size_t len)
 static int on_message_complete(http_parser *p)
 {
         struct session *s = p->data;
-        if (s->chunked && net_ssl_write_all(s->r, s->u, s->r->upstream, "0\r\n\r\n", 5) < 0) {
+        if (s->chunked && send_up(s, "0\r\n\r\n", 5) < 0) {
                 s->failed = true;
                 http_parser_pause(p, 1);
         }
@@ -412,6 +455,19 @@ static void answer_refusal(struct session *s)
         (void)net_ssl_write_all(s->r, s->c, s->r->child, msg, (size_t)mn);
 }
 
+static void init_requests(struct session *s)
+{
+        http_parser_init(&s->req, HTTP_REQUEST);
+        s->req.data = s;
+        s->req_set = (http_parser_settings){.on_message_begin = on_message_begin,
+                                            .on_url = on_url,
+                                            .on_header_field = on_header_field,
+                                            .on_header_value = on_header_value,
+                                            .on_headers_complete = on_headers_complete,
+                                            .on_body = on_body,
+                                            .on_message_complete = on_message_complete};
+}
+
 static void feed_requests(struct session *s, const char *buf, size_t n)
 {
         size_t used = http_parser_execute(&s->req, &s->req_set, buf, n);
@@ -431,15 +487,7 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
         struct session *s = xcalloc(1, sizeof(*s));
         *s = (struct session){.r = r, .bg = bg, .b = r->g->broker, .c = c, .u = u, .refuse = REASON_ALLOWED};
         s->carry = xmalloc(NET_SECRET_MAX);
-        http_parser_init(&s->req, HTTP_REQUEST);
-        s->req.data = s;
-        s->req_set = (http_parser_settings){.on_message_begin = on_message_begin,
-                                            .on_url = on_url,
-                                            .on_header_field = on_header_field,
-                                            .on_header_value = on_header_value,
-                                            .on_headers_complete = on_headers_complete,
-                                            .on_body = on_body,
-                                            .on_message_complete = on_message_complete};
+        init_requests(s);
         http_parser_init(&s->resp, HTTP_RESPONSE);
         s->resp.data = s;
         s->resp_set = (http_parser_settings){.on_headers_complete = resp_headers_complete,
@@ -525,4 +573,24 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
         free(s->carry);
         explicit_bzero(s, sizeof(*s));
         free(s);
+}
+
+int net_http_offline(struct net_broker *b, size_t grant, const uint8_t *data, size_t n, const size_t *cuts,
+                     size_t n_cuts, char **ret_out, size_t *ret_len, bool *ret_refused)
+{
+        struct session *s = xcalloc(1, sizeof(*s));
+        *s = (struct session){.bg = &b->grants[grant], .b = b, .refuse = REASON_ALLOWED, .offline = true};
+        init_requests(s);
+        size_t at = 0;
+        for (size_t i = 0; i <= n_cuts && at < n && !s->failed && s->refuse == REASON_ALLOWED; i++) {
+                size_t end = i < n_cuts && cuts[i] > at && cuts[i] < n ? cuts[i] : n;
+                feed_requests(s, (const char *)data + at, end - at);
+                at = end;
+        }
+        int creds = (int)s->creds;
+        *ret_refused = s->refuse != REASON_ALLOWED || s->failed;
+        *ret_out = s->sink;
+        *ret_len = s->sink_len;
+        free(s);
+        return creds;
 }

@@ -204,6 +204,12 @@ void net_broker_tls_free(struct net_broker *b);
 /* http.c: the requests and responses of a terminated connection; c and u
  * are the SSL objects (child side, upstream side). */
 void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void *u);
+/* The request side of http.c without a connection (tests/fuzz/fuzz-http.c):
+ * data, cut into reads at cuts, for grant of b; what would go upstream in
+ * *ret_out (malloc'd, *ret_len bytes), whether a request was refused.
+ * Returns how many requests the secret went into. */
+int net_http_offline(struct net_broker *b, size_t grant, const uint8_t *data, size_t n, const size_t *cuts,
+                     size_t n_cuts, char **ret_out, size_t *ret_len, bool *ret_refused);
 /* tls.c: I/O on a nonblocking SSL object for http.c: bytes read (>0), 0 at
  * the end, -EAGAIN (wait for fd), -EPIPE; and a write of all of buf. */
 ssize_t net_ssl_read(void *ssl, void *buf, size_t n);

@@ -15,7 +15,7 @@ set -u
 TESTS_SRCDIR=${TESTS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 FUZZ_BIN=${FUZZ_BIN:-$(pwd)/tests/fuzz}
 CORPUS=$TESTS_SRCDIR/fuzz/corpus
-TARGETS="dns sockaddr policy elf openhow snapshot oci hello api"
+TARGETS="dns sockaddr policy elf openhow snapshot oci hello api http"
 
 PASSED=0
 FAILED=0

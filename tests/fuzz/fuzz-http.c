@@ -1,0 +1,88 @@
+/* Fuzz target for the credential broker's request side (net/http.c): the
+ * bytes a sandbox sends inside a terminated connection, read with
+ * http-parser and decided request by request.
+ *
+ * The first input byte picks where the rest is cut into reads; the rest is
+ * the request stream for a grant (GET and POST under /repos/ of
+ * api.example.com, Authorization: Bearer {}), beside a second grant for
+ * another host. Whatever the bytes, what would go upstream never holds
+ * either placeholder; the secret appears in it exactly once per request the
+ * broker reported as a use, each time as the grant's header; and the other
+ * grant's secret never (inputs that hold a secret themselves are skipped).
+ *
+ * Built with -fsanitize=fuzzer for libFuzzer (make fuzz), or with
+ * tests/fuzz/standalone.c to replay a corpus (tests/fuzz/run.sh). */
+#include "config.h"
+
+#include "common/util.h"
+#include "net/net-internal.h"
+
+#define CHECK(x)                                                                                  \
+        do {                                                                                      \
+                if (!(x)) {                                                                       \
+                        fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #x); \
+                        abort();                                                                  \
+                }                                                                                 \
+        } while (0)
+
+static size_t count(const char *hay, size_t n, const char *needle, const char *before)
+{
+        size_t c = 0, nl = strlen(needle), bl = strlen(before);
+        for (const char *at = hay; n && (at = memmem(at, n - (size_t)(at - hay), needle, nl)); at += nl) {
+                CHECK((size_t)(at - hay) >= bl &&
+                      strncasecmp(at - bl, before, bl) == 0); /* the client's spelling of the name */
+                c++;
+        }
+        return c;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        if (size < 1 || size > 65536)
+                return 0;
+        static char *methods[] = {"GET", "POST"};
+        static char secret0[] = "s3cr3t-VALUE-0123456789", secret1[] = "0th3r-S3CRET-abcdef";
+        struct broker_grant g[2] = {0};
+        g[0].g = (struct net_grant){.env = "API_TOKEN",
+                                    .host = "api.example.com",
+                                    .port = 443,
+                                    .methods = methods,
+                                    .n_methods = 2,
+                                    .path_prefix = "/repos/",
+                                    .header = "Authorization",
+                                    .format = "Bearer {}",
+                                    .expires_at = (time_t)-1};
+        g[1].g = (struct net_grant){.env = "OTHER",
+                                    .host = "other.example.com",
+                                    .port = 443,
+                                    .path_prefix = "/",
+                                    .header = "X-Key",
+                                    .format = "{}",
+                                    .expires_at = (time_t)-1};
+        snprintf(g[0].placeholder, sizeof(g[0].placeholder), "cordon_%s", "00112233445566778899aabbccddeeff00112233");
+        snprintf(g[1].placeholder, sizeof(g[1].placeholder), "cordon_%s", "ffeeddccbbaa99887766554433221100ffeeddcc");
+        g[0].secret = secret0;
+        g[0].secret_len = strlen(secret0);
+        g[1].secret = secret1;
+        g[1].secret_len = strlen(secret1);
+        struct net_broker b = {.grants = g, .n = 2};
+        /* the sandbox does not know the secrets: bytes that happen to be
+         * one (the fuzzer reads them out of this file) prove nothing */
+        if (memmem(data, size, secret0, strlen(secret0)) || memmem(data, size, secret1, strlen(secret1)))
+                return 0;
+
+        size_t step = 1 + data[0] % 97, cuts[1024], n_cuts = 0;
+        for (size_t at = step; at < size - 1 && n_cuts < 1024; at += step)
+                cuts[n_cuts++] = at;
+        char *out = NULL;
+        size_t len = 0;
+        bool refused = false;
+        int creds = net_http_offline(&b, 0, data + 1, size - 1, cuts, n_cuts, &out, &len, &refused);
+        CHECK(creds >= 0);
+        CHECK(!out || !memmem(out, len, g[0].placeholder, strlen(g[0].placeholder)));
+        CHECK(!out || !memmem(out, len, g[1].placeholder, strlen(g[1].placeholder)));
+        CHECK(!out || !memmem(out, len, secret1, strlen(secret1)));
+        CHECK(count(out, len, secret0, "\r\nAuthorization: Bearer ") == (size_t)creds);
+        free(out);
+        return 0;
+}
