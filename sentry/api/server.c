@@ -204,9 +204,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 bool raw = x->route && x->route->fn == api_files_put;
                 x->r.body_max = raw ? API_MAX_FILE_BODY : API_MAX_BODY;
                 const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-                if (cl && strtoull(cl, NULL, 10) > x->r.body_max)
-                        x->r.too_large = true;
                 *con_cls = x;
+                if (cl && strtoull(cl, NULL, 10) > x->r.body_max && x->route) {
+                        /* said at once, before the body: MHD closes the
+                         * connection rather than read what it would drop */
+                        x->r.too_large = true;
+                        x->r.started = true;
+                        return api_error(&x->r, 413, "too_large", NULL, "the body is over the limit of %zu bytes",
+                                         x->r.body_max);
+                }
                 return MHD_YES;
         }
         if (*upload_data_size) {

@@ -387,6 +387,20 @@ LIMITS_OPTION_CASES:
                 }
         } else
                 policy = policy_new_default();
+        /* a named tier is granted exactly or refused (as `sandbox create`
+         * and the API do): never run under its name without its layers */
+        if (policy->isolation >= 0) {
+                _cleanup_free_ char *missing = NULL;
+                int m = sandbox_tier_missing(policy->isolation, &missing);
+                if (m != 0) {
+                        fprintf(stderr, "cordon: requestedIsolation \"%s\": %s%s\n",
+                                policy_tiers[policy->isolation].name,
+                                m > 0 ? "this host lacks " : "cannot tell which layers this host has: ",
+                                m > 0 ? missing : strerror(-m));
+                        code = EXIT_SANDBOX;
+                        goto out;
+                }
+        }
         o.policy = policy;
         trace_mark("policy parsed");
         code = sentry_run(&o);

@@ -503,6 +503,10 @@ tier_the_host_lacks_is_refused() {
         out=$(timeout 30 "$CORDON" sandbox create --policy "$IT_TMP/policy.json" 2>&1) || rc=$?
         expect_eq 125 "$rc" "the CLI refuses it too"
         expect_contains "$out" openat2 "and names the layer"
+        rc=0
+        out=$(timeout 30 "$CORDON" run --policy "$IT_TMP/policy.json" -- true 2>&1) || rc=$?
+        expect_eq 125 "$rc" "cordon run refuses it too"
+        expect_contains "$out" openat2 "and names the layer"
         api POST /v1/sandboxes '{"requestedIsolation": "standard", "ttlMs": 60000}'
         expect_eq 201 "$CODE" "the tier the host has"
         [ "$CODE" = 201 ] && timeout 30 "$CORDON" sandbox terminate "$(j 'd["id"]')"
