@@ -256,6 +256,7 @@ void net_gate_free(struct net_gate *g)
         if (!g)
                 return;
         net_gate_stop_stub(g);
+        net_upstream_free(g);
         /* relays still running (a stuck one, past the wait) keep the gate */
         bool relays_left = !net_relay_stop_all(g);
         pthread_mutex_lock(&g->lock);
@@ -463,9 +464,11 @@ static int gate_connect(struct net_gate *g, struct notify_call *call, const char
         if (override || req.overridden)
                 net_audit(g, pid, syscall_name, dest, rule->host, resolved, true, REASON_TEST_OVERRIDE);
 
-        int s = socket(target->ss_family, SOCK_STREAM | SOCK_CLOEXEC | (cs->nonblock ? SOCK_NONBLOCK : 0), IPPROTO_TCP);
+        /* in the joined namespace where the sandbox lives in one (upstream.c) */
+        int s = net_upstream_socket(g, target->ss_family,
+                                    SOCK_STREAM | SOCK_CLOEXEC | (cs->nonblock ? SOCK_NONBLOCK : 0), IPPROTO_TCP);
         if (s < 0)
-                return negative_errno();
+                return s;
         copy_socket_options(g, cs->dup, s);
         int state = 1; /* the relay's view of the upstream: connected */
         if (connect(s, (const struct sockaddr *)target, (socklen_t)sockaddr_len(target->ss_family)) < 0) {

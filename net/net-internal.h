@@ -71,6 +71,8 @@ struct net_gate {
         int stub_err;                  /* 0 once it listens, or -errno of ... */
         const char *stub_step;         /* ... this step */
         uint64_t sandbox_netns_cookie; /* SO_NETNS_COOKIE of the sandbox's namespace */
+        /* a joined namespace's upstream socket maker (upstream.c), or NULL */
+        struct net_upstream *upstream;
 
         /* the carried socket options' values on a fresh socket of the gate's */
         struct net_sockopt opt_defaults[NET_CARRIED_OPTS];
@@ -224,3 +226,9 @@ int net_broker_grant_for(const struct net_broker *b, const char *host, unsigned 
  * the child, TLS verified to upstream, requests decided one by one. The
  * first flight (n bytes of hello) is still in the child's socket. */
 void net_broker_serve(struct net_relay *r, int grant);
+
+/* upstream.c: a socket for the gate's upstream connection, made in the
+ * joined namespace where there is one (else the sentry's own); -errno. */
+int net_upstream_socket(struct net_gate *g, int family, int type, int protocol);
+/* Ends the upstream thread (net_gate_free). Accepts a gate without one. */
+void net_upstream_free(struct net_gate *g);

@@ -164,6 +164,11 @@ int net_gate_start_stub(struct net_gate *g, int netns_fd);
  * stub already listens there: the thread only joins it to learn which
  * sockets are the namespace's, and ends. */
 int net_gate_start_stub_shared(struct net_gate *g, int netns_fd, bool shared);
+/* The sandbox lives in a network namespace an engine prepared (netns_fd):
+ * the gate's upstream sockets are made there from now on, not in the
+ * sentry's (the host's). A thread of the gate joins it: call before the
+ * sentry's own seccomp filter is loaded. 0 or -errno. */
+int net_gate_upstream_netns(struct net_gate *g, int netns_fd);
 /* Waits until the stub listens: 0, or -errno when it could not, with
  * *ret_step saying at what (the caller must not let the sandbox start).
  * The stub's thread joins the sandbox's network namespace (setns) and

@@ -672,6 +672,14 @@ static int start_gate(struct sandbox_state *st, int netnsfd)
                 net_gate_free(TAKE_PTR(st->gate));
                 return r;
         }
+        /* a network namespace an engine prepared: the gate connects from it */
+        if (st->plan->oci && st->plan->oci->join[OCI_JOIN_NET].path &&
+            (r = net_gate_upstream_netns(st->gate, netnsfd)) < 0) {
+                fprintf(stderr, "cordon: the egress gate cannot join the sandbox's network namespace: %s\n",
+                        strerror(-r));
+                net_gate_free(TAKE_PTR(st->gate));
+                return r;
+        }
         if (p->has_net_testing)
                 fprintf(stderr, "cordon: warning: the policy's networkPolicy.testing overrides are in force "
                                 "(test use only; every use is audited)\n");

@@ -23,7 +23,11 @@ IT_TEST_TIMEOUT=${CRI_TEST_TIMEOUT:-180}
 BUSYBOX=${BUSYBOX:-/bin/busybox}
 CRICTL=${CRICTL:-$(dirname "$IT_SCRIPT")/../../../shared/tools/crictl}
 CNI_DIR=${CNI_DIR:-/usr/lib/cni}
-POLICY='{"networkPolicy":{"mode":"allow-listed","rules":[{"host":"api.example.com","port":443,"reason":"the test"}]}}'
+# web.test: a server the test puts on the pod network (test-only overrides: its address is
+# private, and it comes from a hosts file)
+policy_json() { # HOSTS-FILE
+        printf '{"networkPolicy":{"mode":"allow-listed","rules":[{"host":"api.example.com","port":443,"reason":"the test"},{"host":"web.test","port":443,"reason":"a server on the pod network"}],"testing":{"hostsFile":"%s","allowPrivateNetworks":["10.219.0.0/16"]}}}' "$1"
+}
 
 oci_bin() {
         local b
@@ -151,7 +155,7 @@ cri() {
 write_configs() { # pod name
         cat >"$D/pod.json" <<EOF
 {"metadata": {"name": "$1", "namespace": "default", "uid": "$1-uid", "attempt": 0},
- "log_directory": "$D/logs", "annotations": {"dev.cordon.policy": $(printf '%s' "$POLICY" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')},
+ "log_directory": "$D/logs", "annotations": {"dev.cordon.policy": $(policy_json "$D/hosts" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')},
  "linux": {"security_context": {"namespace_options": {"pid": 1}}}}
 EOF
         cat >"$D/web.json" <<'EOF'
@@ -275,6 +279,42 @@ cordon_checks() {
         expect_not_contains "$OUT" "198.18." "a name the pod's policy does not list does not resolve"
         cri exec "$CLIENT" sh -c "nc -w 2 ${ip%.*}.254 80 </dev/null; echo rc=\$?"
         expect_contains "$OUT" "rc=1" "no connection out of the pod"
+        gate_from_pod_network
+}
+
+# A listed name whose server is on the pod network only (a namespace of the test's with a
+# veth on the pod's bridge; the host has no route there): the gate's connection must come
+# from the pod's namespace, with the pod's address.
+gate_from_pod_network() {
+        local srv="cdns$$" srvip="${ip%.*}.250" va="cdv$$" vb="cdw$$"
+        ip netns add "$srv" || fail "ip netns add"
+        at_exit "ip netns del $srv; ip link del $va 2>/dev/null"
+        ip link add "$va" type veth peer name "$vb" && ip link set "$vb" netns "$srv" &&
+                ip link set "$va" master "$BR" up && ip -n "$srv" addr add "$srvip/24" dev "$vb" &&
+                ip -n "$srv" link set "$vb" up && ip -n "$srv" link set lo up || fail "cannot wire $srv to $BR"
+        : >"$D/peers"
+        ip netns exec "$srv" python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", 443)); s.listen(4); s.settimeout(30)
+while True:
+    c, a = s.accept(); open(sys.argv[1], "a").write(a[0] + "\n"); c.close()
+' "$D/peers" &
+        local spid=$!
+        at_exit "kill $spid 2>/dev/null"
+        echo "web.test $srvip" >"$D/hosts"
+        local i
+        for i in $(seq 50); do
+                cri exec "$CLIENT" sh -c "nc -w 3 web.test 443 </dev/null; echo rc=\$?"
+                [ -s "$D/peers" ] && break
+                sleep 0.2
+        done
+        expect_eq "$ip" "$(head -n1 "$D/peers")" "the gate's connection to web.test came from the pod's address"
+        # the same server by its address: not a listed name, refused
+        : >"$D/peers"
+        cri exec "$CLIENT" sh -c "nc -w 3 $srvip 443 </dev/null; echo rc=\$?"
+        expect_contains "$ERR$OUT" "rc=1" "the server's address itself is not granted"
+        expect_eq "" "$(cat "$D/peers")" "nothing reached the server by its address"
 }
 
 it_test cri_pod_cordon
