@@ -82,8 +82,7 @@ int floor_sendmsg6(struct bpf_sock_addr *ctx)
  * goes to loopback. The sender gets EPERM where the protocol reports it.
  * Packets the kernel makes itself (TCP resets, neighbour discovery) are not
  * the sandbox's sockets' and do not pass here. */
-SEC("cgroup_skb/egress")
-int floor_egress(struct __sk_buff *skb)
+static __always_inline int egress_loopback_only(struct __sk_buff *skb)
 {
         if (skb->protocol == ETH_P_IP_BE) {
                 __u32 daddr;
@@ -99,4 +98,38 @@ int floor_egress(struct __sk_buff *skb)
                 return a[0] == 0 && a[1] == 0 && a[2] == 0 && a[3] == bpf_htonl(1) ? ALLOW : DENY;
         }
         return DENY; /* an inet socket sends nothing but IP */
+}
+
+SEC("cgroup_skb/egress")
+int floor_egress(struct __sk_buff *skb)
+{
+        return egress_loopback_only(skb);
+}
+
+#define IPV4_PROTOCOL 9 /* offsetof(struct iphdr, protocol) */
+#define IPV6_NEXTHDR  6 /* offsetof(struct ipv6hdr, nexthdr) */
+#define PROTO_TCP     6
+
+/* The backstop for a sandbox that lives in a network namespace an engine
+ * prepared (a pod's), where it may accept connections: its TCP packets go
+ * anywhere, everything else only to loopback. Safe because a TCP socket of
+ * the sandbox can reach no other address by its own doing: the connect4/6
+ * programs above refuse every connect (TCP fast open's included) to
+ * anything but loopback, so the only TCP connections it has elsewhere are
+ * ones it accepted, and their replies are what pass here. (The gate's
+ * connections are the sentry's sockets, not the sandbox's.) */
+SEC("cgroup_skb/egress")
+int floor_egress_joined(struct __sk_buff *skb)
+{
+        __u8 proto = 0;
+        if (skb->protocol == ETH_P_IP_BE) {
+                if (bpf_skb_load_bytes(skb, IPV4_PROTOCOL, &proto, sizeof(proto)) < 0)
+                        return DENY;
+        } else if (skb->protocol == ETH_P_IPV6_BE) {
+                if (bpf_skb_load_bytes(skb, IPV6_NEXTHDR, &proto, sizeof(proto)) < 0)
+                        return DENY;
+        }
+        if (proto == PROTO_TCP)
+                return ALLOW;
+        return egress_loopback_only(skb);
 }

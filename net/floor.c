@@ -52,10 +52,11 @@ _printf_(3, 4) static void set_why(char *why, size_t size, const char *fmt, ...)
         va_end(ap);
 }
 
-static struct bpf_program *hook_prog(struct floor_bpf *skel, size_t i)
+static struct bpf_program *hook_prog(struct floor_bpf *skel, size_t i, bool joined)
 {
         struct bpf_program *p[] = {skel->progs.floor_connect4, skel->progs.floor_connect6, skel->progs.floor_sendmsg4,
-                                   skel->progs.floor_sendmsg6, skel->progs.floor_egress};
+                                   skel->progs.floor_sendmsg6,
+                                   joined ? skel->progs.floor_egress_joined : skel->progs.floor_egress};
         return p[i];
 }
 
@@ -149,13 +150,18 @@ int net_floor_probe(char *why, size_t size)
 
 int net_floor_attach(int cgroup_fd, char *why, size_t size)
 {
+        return net_floor_attach_joined(cgroup_fd, false, why, size);
+}
+
+int net_floor_attach_joined(int cgroup_fd, bool joined, char *why, size_t size)
+{
         struct floor_bpf *skel = NULL;
         int r = take_loaded(&skel, why, size);
         if (r < 0)
                 return r;
         size_t done = 0;
         for (; done < ELEMENTSOF(hooks); done++) {
-                int fd = bpf_program__fd(hook_prog(skel, done));
+                int fd = bpf_program__fd(hook_prog(skel, done, joined));
                 if (bpf_prog_attach(fd, cgroup_fd, hooks[done].type, BPF_F_ALLOW_MULTI) < 0) {
                         r = negative_errno();
                         set_why(why, size, "attaching the %s program to the sandbox's cgroup failed: %s%s",
@@ -168,7 +174,8 @@ int net_floor_attach(int cgroup_fd, char *why, size_t size)
                 /* all or nothing: a half floor would be reported as absent
                  * while still refusing some calls */
                 while (done-- > 0)
-                        (void)bpf_prog_detach2(bpf_program__fd(hook_prog(skel, done)), cgroup_fd, hooks[done].type);
+                        (void)bpf_prog_detach2(bpf_program__fd(hook_prog(skel, done, joined)), cgroup_fd,
+                                               hooks[done].type);
         /* the group holds the attached programs now; our fds can go */
         floor_bpf__destroy(skel);
         return r;

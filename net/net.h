@@ -30,6 +30,12 @@ int net_loopback_up(void);
  * directory cgroup_fd (O_RDONLY), all or none. They stay attached until the group is removed. 0, or -errno with why
  * (what failed and why) filled: -EPERM or -EACCES when this process may not load or attach BPF programs. */
 int net_floor_attach(int cgroup_fd, char *why, size_t size);
+/* The same; with joined (the sandbox lives in a network namespace an engine
+ * prepared, and may accept connections), the egress program lets the
+ * sandbox's TCP packets go anywhere: the connect programs still refuse every
+ * connection it would open itself, so those are replies on connections it
+ * accepted. Everything else stays loopback only. */
+int net_floor_attach_joined(int cgroup_fd, bool joined, char *why, size_t size);
 /* Begins loading the programs on a thread, so that the load overlaps other
  * set-up; the next net_floor_attach takes them. The thread must be over
  * before the process forks or clones (its locks would be copied taken):

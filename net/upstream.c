@@ -17,14 +17,14 @@
 
 struct net_upstream {
         pthread_t thread;
-        pthread_mutex_t lock;     /* the fields below */
-        pthread_mutex_t one;      /* one request at a time */
+        pthread_mutex_t lock; /* the fields below */
+        pthread_mutex_t one;  /* one request at a time */
         pthread_cond_t cond;
         int netns_fd;
-        int setup;                /* 1 while joining; then 0 or -errno */
+        int setup; /* 1 while joining; then 0 or -errno */
         bool stop, asked, answered;
         int family, type, protocol;
-        int result;               /* the socket, or -errno */
+        int result; /* the socket, or -errno */
 };
 
 static void *upstream_main(void *arg)

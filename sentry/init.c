@@ -291,6 +291,9 @@ static void oci_sysctls(int sock, const struct oci_sandbox *oci)
                 child_fail(sock, "linux.sysctl: open /proc/sys: %s", strerror(errno));
         for (size_t i = 0; i < oci->n_sysctls; i++) {
                 const struct oci_sysctl *c = &oci->sysctls[i];
+                /* a joined namespace's: the sentry wrote them (join.c) */
+                if (oci->join[join_kind_of_sysctl(c->key)].path)
+                        continue;
                 char rel[256];
                 if (snprintf(rel, sizeof(rel), "%s", c->key) >= (int)sizeof(rel))
                         child_fail(sock, "linux.sysctl: %s: name too long", c->key);

@@ -35,6 +35,55 @@ void join_leave(int saved[OCI_JOIN_KINDS])
         }
 }
 
+int join_kind_of_sysctl(const char *key)
+{
+        if (startswith(key, "net."))
+                return OCI_JOIN_NET;
+        if (streq(key, "kernel.hostname") || streq(key, "kernel.domainname"))
+                return OCI_JOIN_UTS;
+        return OCI_JOIN_IPC; /* the parser let only namespaced keys through */
+}
+
+static int write_sysctl(const char *key, const char *value)
+{
+        char path[300];
+        if (snprintf(path, sizeof(path), "/proc/sys/%s", key) >= (int)sizeof(path))
+                return -ENAMETOOLONG;
+        for (char *p = path + strlen("/proc/sys/"); *p; p++)
+                if (*p == '.')
+                        *p = '/';
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return negative_errno();
+        return write_all(fd, value, strlen(value));
+}
+
+/* In the joined namespaces, by the sentry (host root, which the engine's
+ * namespaces' owner is; init holds no capability there): linux.sysctl's
+ * keys of those namespaces, as runc writes them, and, for a joined network
+ * namespace, ports below 1024 opened to its users. The sandbox's root has
+ * no capability in the user namespace that owns a namespace an engine made,
+ * so without it a server could not bind port 80 as it does under runc; the
+ * namespace is the container's (or its pod's) alone, the sysctl is that
+ * namespace's (looked up in this thread's, after the setns), and docker does
+ * the same for its containers. A key the kernel refuses fails the start. */
+static int joined_sysctls(const struct oci_sandbox *oci, const int saved[OCI_JOIN_KINDS], char *why, size_t size)
+{
+        if (saved[OCI_JOIN_NET] >= 0)
+                (void)write_sysctl("net.ipv4.ip_unprivileged_port_start", "0");
+        for (size_t i = 0; i < oci->n_sysctls; i++) {
+                const struct oci_sysctl *c = &oci->sysctls[i];
+                if (saved[join_kind_of_sysctl(c->key)] < 0)
+                        continue;
+                int r = write_sysctl(c->key, c->value);
+                if (r < 0) {
+                        snprintf(why, size, "linux.sysctl: %s: %s", c->key, strerror(-r));
+                        return r;
+                }
+        }
+        return 0;
+}
+
 int join_enter(const struct oci_sandbox *oci, unsigned long *flags, int saved[OCI_JOIN_KINDS], char *why, size_t size)
 {
         for (size_t k = 0; k < OCI_JOIN_KINDS; k++)
@@ -69,5 +118,8 @@ int join_enter(const struct oci_sandbox *oci, unsigned long *flags, int saved[OC
                 }
                 *flags &= ~(unsigned long)join_kinds[k].type;
         }
-        return 0;
+        int r = joined_sysctls(oci, saved, why, size);
+        if (r < 0)
+                join_leave(saved);
+        return r;
 }

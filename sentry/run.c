@@ -170,7 +170,8 @@ static int attach_floor(struct sandbox_state *st, unsigned debug_off)
                 snprintf(st->floor_why, sizeof(st->floor_why), "%s", why);
                 return 0;
         }
-        int r = net_floor_attach(fd, st->floor_why, sizeof(st->floor_why));
+        bool joined = st->plan->oci && st->plan->oci->join[OCI_JOIN_NET].path;
+        int r = net_floor_attach_joined(fd, joined, st->floor_why, sizeof(st->floor_why));
         if (r >= 0) {
                 st->floor_on = true;
                 st->floor_why[0] = '\0';

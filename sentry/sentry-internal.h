@@ -145,6 +145,8 @@ int template_lower(struct sandbox_plan *plan, pid_t pid);
  * from *flags; saved gets the thread's own for join_leave (-1 for those
  * not joined). 0, or -errno with why filled and nothing entered. */
 int join_enter(const struct oci_sandbox *oci, unsigned long *flags, int saved[OCI_JOIN_KINDS], char *why, size_t size);
+/* OCI_JOIN_* of the namespace a linux.sysctl key belongs to. */
+int join_kind_of_sysctl(const char *key);
 /* Back to the thread's own namespaces (saved closed). */
 void join_leave(int saved[OCI_JOIN_KINDS]);
 

@@ -223,6 +223,18 @@ pod_checks() { # HANDLER [EXTRA-CHECKS-FUNCTION]
         expect_not_contains "$OUT" "nc -l" "the client does not see the web container's processes"
         cri logs "$WEB"
         expect_contains "$OUT" hi-from-web "crictl logs"
+        # port-forward: the host's port to the pod's 8080
+        local pf=$((20000 + $$ % 20000)) got=""
+        "${C[@]}" port-forward "$POD" "$pf:8080" >"$D/pf.log" 2>&1 &
+        local pfpid=$!
+        for i in $(seq 50); do
+                got=$(timeout 5 "$BUSYBOX" nc -w 3 127.0.0.1 "$pf" </dev/null 2>/dev/null)
+                [ "$got" = pong ] && break
+                sleep 0.2
+        done
+        kill "$pfpid" 2>/dev/null
+        wait "$pfpid" 2>/dev/null
+        expect_eq pong "$got" "crictl port-forward reaches the web container"
         # cgroupsPath: the engine's group counts the container (crictl stats reads it), and the
         # limit is in force beneath it
         cri stats -o json "$WEB"
@@ -310,6 +322,14 @@ while True:
                 sleep 0.2
         done
         expect_eq "$ip" "$(head -n1 "$D/peers")" "the gate's connection to web.test came from the pod's address"
+        # inbound: from the pod network to the web container's listening socket
+        local got=""
+        for i in $(seq 20); do
+                got=$(ip netns exec "$srv" timeout 5 "$BUSYBOX" nc -w 3 "$ip" 8080 </dev/null 2>&1)
+                [ "$got" = pong ] && break
+                sleep 0.2
+        done
+        expect_eq pong "$got" "a connection from the pod network reaches the web container"
         # the same server by its address: not a listed name, refused
         : >"$D/peers"
         cri exec "$CLIENT" sh -c "nc -w 3 $srvip 443 </dev/null; echo rc=\$?"
