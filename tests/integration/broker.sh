@@ -440,6 +440,43 @@ broker_response_scanned() {
         expect_not_contains "$(cat "$IT_TMP/stats.json" 2>/dev/null)" "$SECRET" "--stats"
 }
 
+it_test broker_git_clone_push
+broker_git_clone_push() {
+        egress_setup
+        make_secret
+        command -v git >/dev/null 2>&1 || skip "git is not installed"
+        need_in_sandbox git
+        # a bare repository the upstream serves (git http-backend), with one commit
+        local repo="broker-$RANDOM$RANDOM"
+        mkdir -p "$EG_DIR/git" && chmod 0755 "$EG_DIR/git"
+        at_exit "rm -rf '$EG_DIR/git/$repo.git'"
+        git init -q --bare "$EG_DIR/git/$repo.git" && git -C "$EG_DIR/git/$repo.git" config http.receivepack true &&
+                git -C "$EG_DIR/git/$repo.git" symbolic-ref HEAD refs/heads/main &&
+                (cd "$IT_TMP" && git init -q seed && cd seed && echo one >f && git add f &&
+                        git -c user.name=t -c user.email=t@t commit -qm one &&
+                        git push -q "$EG_DIR/git/$repo.git" HEAD:refs/heads/main) || fail "cannot make the repository"
+        cat >"$POLICY" <<EOF
+{"networkPolicy": {"mode": "allow-listed",
+                   "rules": [{"host": "$UPSTREAM", "port": 443, "reason": "broker tests"}],
+                   "testing": {"upstreamCaFile": "$EG_DIR/ca/ca.pem", "hostsFile": "$HOSTS",
+                               "allowPrivateNetworks": ["10.213.$EG_NET.0/30"]}},
+ "credentials": [{"env": "GIT_TOKEN", "host": "$UPSTREAM", "methods": ["GET", "POST"], "pathPrefix": "/git/$repo.git/",
+                  "source": {"file": "$SECRET_FILE"}, "reason": "clone and push"}]}
+EOF
+        crun --policy "$POLICY" --audit "$AUDIT" -- sh -c '
+                cd /tmp && git -c http.extraHeader="Authorization: Bearer $GIT_TOKEN" clone -q https://'"$UPSTREAM"'/git/'"$repo"'.git w &&
+                cd w && echo two >>f && git -c user.name=t -c user.email=t@t commit -qam two &&
+                git -c http.extraHeader="Authorization: Bearer $GIT_TOKEN" push -q origin HEAD:main && echo pushed'
+        expect_rc 0 "git clone and push through the broker"
+        expect_contains "$OUT" pushed "the push"
+        expect_eq "one
+two" "$(git -C "$EG_DIR/git/$repo.git" show main:f 2>&1)" "the upstream repository has the pushed commit"
+        expect_true "git's requests reached the upstream with the secret ($(arrivals))" test "$(arrivals)" -ge 4
+        expect_audit "$AUDIT" "the push" reason=credential_used method=POST "path=/git/$repo.git/git-receive-pack" \
+                status=200
+        expect_no_secret
+}
+
 # =============================================================================================
 
 if [ -n "${IT_RUN_ONE:-}" ]; then

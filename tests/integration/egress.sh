@@ -68,7 +68,7 @@ eg_cleanup() {
 # its peer), a TCP recorder on :80 and a UDP recorder on :53
 write_upstream_py() {
         cat >"$1" <<'EOF'
-import http.server, os, socket, ssl, sys, threading
+import http.server, os, socket, ssl, subprocess, sys, threading
 root, cert, key, logdir = sys.argv[1:5]
 
 def log(name, line):
@@ -95,13 +95,48 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+    def git(self):
+        # git's smart HTTP through git http-backend (CGI), repositories under <root>/../git; each
+        # request logged with the Authorization it carried
+        path, _, query = self.path[4:].partition("?")
+        n = int(self.headers.get("Content-Length") or 0)
+        data = self.rfile.read(n) if n else b""
+        log("echo.log", "%s /git%s auth=%s body=%d" % (self.command, path, self.headers.get("Authorization"),
+                                                      len(data)))
+        env = dict(os.environ, GIT_PROJECT_ROOT=os.path.join(root, "..", "git"), GIT_HTTP_EXPORT_ALL="1",
+                   REMOTE_USER="tester", REQUEST_METHOD=self.command, PATH_INFO=path, QUERY_STRING=query,
+                   CONTENT_TYPE=self.headers.get("Content-Type") or "", CONTENT_LENGTH=str(len(data)),
+                   HTTP_CONTENT_ENCODING=self.headers.get("Content-Encoding") or "",
+                   GIT_PROTOCOL=self.headers.get("Git-Protocol") or "")
+        out = subprocess.run(["git", "http-backend"], input=data, env=env, capture_output=True).stdout
+        head, _, body = out.partition(b"\r\n\r\n")
+        status = 200
+        hdrs = []
+        for line in head.decode("latin-1").split("\r\n"):
+            k, _, v = line.partition(":")
+            if k.lower() == "status":
+                status = int(v.split()[0])
+            elif k:
+                hdrs.append((k, v.strip()))
+        self.send_response(status)
+        for k, v in hdrs:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
     def do_POST(self):
+        if self.path.startswith("/git/"):
+            self.git()
+            return
         self.echo()
     def do_PUT(self):
         self.echo()
     def do_DELETE(self):
         self.echo()
     def do_GET(self):
+        if self.path.startswith("/git/"):
+            self.git()
+            return
         if self.path.startswith("/echo"):
             self.echo()
             return
