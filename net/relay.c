@@ -208,8 +208,95 @@ static int upstream_ready(struct net_relay *r)
         return -err;
 }
 
+/* The copy through pipes with splice(2): the bytes stay in the kernel (a
+ * user-space copy costs about half the throughput). 0 when both sides are
+ * done or one failed; -ENOSYS when splice is not available here (nothing
+ * was moved yet: the caller copies instead). */
+static int splice_pump(struct net_relay *r, int a, int b)
+{
+        struct dir {
+                int from, to, p[2];
+                size_t in;
+                bool eof, done;
+        } d[2] = {{a, b, {-1, -1}, 0, false, false}, {b, a, {-1, -1}, 0, false, false}};
+        int ret = 0;
+        for (int i = 0; i < 2; i++) {
+                if (pipe2(d[i].p, O_CLOEXEC | O_NONBLOCK) < 0) {
+                        ret = -ENOSYS;
+                        goto out;
+                }
+                (void)fcntl(d[i].p[1], F_SETPIPE_SZ, 1 << 20);
+        }
+        bool moved = false;
+        for (;;) {
+                bool progress = false;
+                for (int i = 0; i < 2; i++) {
+                        struct dir *x = &d[i];
+                        if (x->done)
+                                continue;
+                        if (!x->eof) {
+                                ssize_t n = splice(x->from, NULL, x->p[1], NULL, 1 << 20,
+                                                   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+                                if (n > 0) {
+                                        x->in += (size_t)n;
+                                        progress = moved = true;
+                                } else if (n == 0) {
+                                        x->eof = true;
+                                        progress = true;
+                                } else if (errno != EAGAIN && errno != EINTR) {
+                                        if (!moved && (errno == ENOSYS || errno == EPERM || errno == EINVAL)) {
+                                                ret = -ENOSYS;
+                                                goto out;
+                                        }
+                                        goto out;
+                                }
+                        }
+                        if (x->in > 0) {
+                                ssize_t n =
+                                        splice(x->p[0], NULL, x->to, NULL, x->in, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+                                if (n > 0) {
+                                        x->in -= (size_t)n;
+                                        progress = true;
+                                } else if (n < 0 && errno != EAGAIN && errno != EINTR)
+                                        goto out;
+                        }
+                        if (x->eof && x->in == 0) {
+                                (void)shutdown(x->to, SHUT_WR);
+                                x->done = true;
+                        }
+                }
+                if (d[0].done && d[1].done)
+                        goto out;
+                if (progress)
+                        continue;
+                struct pollfd p[5];
+                nfds_t n = 0;
+                for (int i = 0; i < 2; i++) {
+                        if (d[i].done)
+                                continue;
+                        if (d[i].in > 0)
+                                p[n++] = (struct pollfd){.fd = d[i].to, .events = POLLOUT};
+                        if (!d[i].eof && d[i].in < (1u << 20))
+                                p[n++] = (struct pollfd){.fd = d[i].from, .events = POLLIN};
+                }
+                p[n++] = (struct pollfd){.fd = r->g->relay_stop, .events = POLLIN};
+                if (poll(p, n, -1) < 0 && errno != EINTR)
+                        goto out;
+                if (p[n - 1].revents)
+                        goto out;
+        }
+out:
+        for (int i = 0; i < 2; i++)
+                for (int j = 0; j < 2; j++)
+                        if (d[i].p[j] >= 0)
+                                close(d[i].p[j]);
+        return ret;
+}
+
 void net_relay_pump(struct net_relay *r, int a, int b)
 {
+        if (splice_pump(r, a, b) != -ENOSYS)
+                return;
         struct side {
                 int from, to;
                 char *buf;

@@ -110,6 +110,7 @@ static const struct allow allowed[] = {
         {"sendmsg", "fd passing to the proc agent, DNS"}, {"recvmsg", "fd passing, DNS"},
         {"sendmmsg", "glibc resolver"}, {"recvmmsg", "glibc resolver"}, {"accept4", "the DNS stub's TCP"},
         {"listen", "the DNS stub's TCP"}, {"shutdown", "the gate"},
+        {"splice", "the gate's relays copy an allowed connection between its sockets in the kernel"},
 };
 /* clang-format on */
 

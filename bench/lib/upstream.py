@@ -3,7 +3,8 @@ test network namespace) that answers bench/micro/tcpc.
 
   upstream.py ADDR PORT READYFILE
 
-First byte of a connection: P -> reply b"p" and close; S + 8-byte
+Every connection opens with one TLS record (tcpc's minimal ClientHello: what
+cordon's gate checks), skipped here. Then the first byte: P -> reply b"p" and close; S + 8-byte
 little-endian length -> send that many bytes, close; K -> read to EOF,
 reply b"k". Accepts and pings are served by one selector loop (no thread
 per connection, so the native connect latency stays low); the bulk modes
@@ -66,10 +67,13 @@ def main():
                 continue
             c = key.fileobj
             try:
-                mode = c.recv(1)
-            except (BlockingIOError, InterruptedError):
-                continue
-            except OSError:
+                # the record and the mode byte come in one write
+                c.settimeout(5)
+                head = c.recv(5, socket.MSG_WAITALL)
+                rec = c.recv(struct.unpack(">H", head[3:5])[0], socket.MSG_WAITALL) if len(head) == 5 else b""
+                mode = c.recv(1) if head[:1] == b"\x16" and rec else b""
+                c.setblocking(False)
+            except (OSError, struct.error):
                 mode = b""
             sel.unregister(c)
             if mode == b"P":
