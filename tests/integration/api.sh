@@ -645,6 +645,13 @@ sdk_typescript() {
         [ "$major" -ge 18 ] || skip "node $major is older than 18"
         start_api
         CORDON_API_SOCKET=$SOCK timeout 120 node --test "$SRC/sdk/typescript/test/" || fail "the TypeScript SDK's tests failed"
+        if command -v npm >/dev/null; then
+                # the package as npm builds it (offline: pack only reads the tree)
+                cp -r "$SRC/sdk/typescript" "$IT_TMP/ts"
+                (cd "$IT_TMP/ts" && timeout 60 npm pack --dry-run --offline >"$IT_TMP/pack.log" 2>&1) ||
+                        fail "npm pack refused the package: $(tail -3 "$IT_TMP/pack.log")"
+                expect_contains "$(cat "$IT_TMP/pack.log")" index.d.ts "the package carries its types"
+        fi
 }
 
 # both SDKs over TCP, with the admin token and a sandbox's own

@@ -4,7 +4,9 @@
  * table and the OpenAPI document in the repo (sentry/api/openapi.json)
  * list the same calls, both ways; the document compiled into cordon is that
  * file; the router matches paths by segment; the isolation tiers
- * (sentry/policy/tiers.c) each hold the one before them. */
+ * (sentry/policy/tiers.c) each hold the one before them; request bodies
+ * (sentry/api/bodies.c) are refused naming the field, or accepted as the
+ * control protocol's request. */
 
 #include <check.h>
 #include <ctype.h>
@@ -124,6 +126,89 @@ START_TEST(tiers_include_the_ones_below)
 }
 END_TEST
 
+static json_t *parse(const char *text)
+{
+        json_error_t e;
+        json_t *j = json_loads(text, JSON_ALLOW_NUL, &e); /* the server refuses \u0000; the checks must too */
+        ck_assert_msg(j != NULL, "%s: %s", text, e.text);
+        return j;
+}
+
+/* Bodies the API refuses name the field; accepted ones become the control
+ * protocol's exec request. */
+static const struct {
+        const char *body, *field; /* NULL field: accepted */
+} exec_cases[] = {
+        {"{\"argv\": [\"ls\", \"-l\"], \"env\": {\"A\": \"1\"}, \"cwd\": \"/tmp\", \"timeoutMs\": 5}", NULL},
+        {"{}", "argv"},
+        {"{\"argv\": []}", "argv"},
+        {"{\"argv\": \"ls\"}", "argv"},
+        {"{\"argv\": [\"ls\", 1]}", "argv[1]"},
+        {"{\"argv\": [\"a\\u0000b\"]}", "argv[0]"},
+        {"{\"argv\": [\"ls\"], \"env\": [\"A=1\"]}", "env"},
+        {"{\"argv\": [\"ls\"], \"env\": {\"A\": 1}}", "env.A"},
+        {"{\"argv\": [\"ls\"], \"env\": {\"A=B\": \"1\"}}", "env.A=B"},
+        {"{\"argv\": [\"ls\"], \"cwd\": \"tmp\"}", "cwd"},
+        {"{\"argv\": [\"ls\"], \"timeoutMs\": 0}", "timeoutMs"},
+        {"{\"argv\": [\"ls\"], \"timeoutMs\": \"5s\"}", "timeoutMs"},
+};
+
+START_TEST(exec_bodies)
+{
+        json_t *body = parse(exec_cases[_i].body);
+        struct api_bad bad = {{0}, {0}};
+        json_t *req = api_exec_request(body, false, &bad);
+        if (exec_cases[_i].field) {
+                ck_assert_ptr_null(req);
+                ck_assert_str_eq(bad.field, exec_cases[_i].field);
+        } else {
+                ck_assert_ptr_nonnull(req);
+                ck_assert_str_eq(json_string_value(json_object_get(req, "op")), "exec");
+                ck_assert_str_eq(json_string_value(json_array_get(json_object_get(req, "env"), 0)), "A=1");
+                ck_assert_int_eq(json_integer_value(json_object_get(req, "timeoutMs")), 5);
+                json_decref(req);
+        }
+        json_decref(body);
+}
+END_TEST
+
+START_TEST(file_bodies_and_base64)
+{
+        struct api_file f;
+        struct api_bad bad = {{0}, {0}};
+        json_t *b = parse("{\"path\": \"/tmp/a\", \"contentBase64\": \"aGVsbG8=\", \"mode\": 493}");
+        ck_assert_int_eq(api_file_body(b, &f, &bad), 0);
+        ck_assert_uint_eq(f.len, 5);
+        ck_assert(memcmp(f.data, "hello", 5) == 0);
+        ck_assert_int_eq(f.mode, 0755);
+        free(f.data);
+        json_decref(b);
+        static const char *const bad_bodies[][2] = {
+                {"{\"path\": \"tmp/a\", \"contentBase64\": \"\"}", "path"},
+                {"{\"path\": \"/a\", \"contentBase64\": \"a\"}", "contentBase64"},
+                {"{\"path\": \"/a\", \"contentBase64\": \"a*==\"}", "contentBase64"},
+                {"{\"path\": \"/a\", \"contentBase64\": \"\", \"mode\": 4096}", "mode"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad_bodies); i++) {
+                b = parse(bad_bodies[i][0]);
+                ck_assert_int_eq(api_file_body(b, &f, &bad), -EINVAL);
+                ck_assert_str_eq(bad.field, bad_bodies[i][1]);
+                json_decref(b);
+        }
+        uint8_t *out;
+        size_t n;
+        ck_assert_int_eq(api_b64_decode("Zm9vYmFy", 8, &out, &n), 0);
+        ck_assert_uint_eq(n, 6);
+        ck_assert(memcmp(out, "foobar", 6) == 0);
+        free(out);
+        ck_assert_int_eq(api_b64_decode("Zm9vYg", 6, &out, &n), 0); /* padding optional */
+        ck_assert_uint_eq(n, 4);
+        free(out);
+        ck_assert_int_eq(api_b64_decode("Zm9vY===", 8, &out, &n), -EINVAL);
+        ck_assert_int_eq(api_b64_decode("Zm9v\nYg==", 9, &out, &n), -EINVAL);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("api-routes");
@@ -133,6 +218,8 @@ int main(void)
         tcase_add_test(tc, the_served_document_is_the_file);
         tcase_add_test(tc, router_matches_by_segment);
         tcase_add_test(tc, tiers_include_the_ones_below);
+        tcase_add_loop_test(tc, exec_bodies, 0, ELEMENTSOF(exec_cases));
+        tcase_add_test(tc, file_bodies_and_base64);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
