@@ -151,7 +151,7 @@ static enum MHD_Result events(struct api_req *r, const char *run, bool force_fol
         }
         /* the log's last seq now, and whether the run is in it: a reader
          * that asks past the end, or for a run there never was, is told */
-        long long max_seq = 0;
+        long long max_seq = 0, exited_seq = 0;
         bool run_seen = !run;
         json_t *ev;
         const char *line;
@@ -160,8 +160,12 @@ static enum MHD_Result events(struct api_req *r, const char *run, bool force_fol
                 if (seq > max_seq)
                         max_seq = seq;
                 const char *evrun = json_string_value(json_object_get(ev, "run"));
-                if (run && evrun && streq(evrun, run))
+                const char *type = json_string_value(json_object_get(ev, "type"));
+                if (run && evrun && streq(evrun, run)) {
                         run_seen = true;
+                        if (type && streq(type, "run_exited"))
+                                exited_seq = seq;
+                }
                 json_decref(ev);
         }
         if (!run_seen) {
@@ -173,6 +177,9 @@ static enum MHD_Result events(struct api_req *r, const char *run, bool force_fol
                 return api_error(r, 400, "invalid_field", "afterSequence",
                                  "afterSequence %lld is beyond the last event (%lld)", after, max_seq);
         }
+        /* a reader resuming after the run's end has nothing to wait for */
+        if (exited_seq > 0 && exited_seq <= after)
+                follow = false;
         rewind(s->er.f);
         s->er.partial_len = 0;
         snprintf(s->run, sizeof(s->run), "%s", run ? run : "");

@@ -306,6 +306,9 @@ events_resume_follow_and_disconnect() {
         api GET "/v1/sandboxes/$ID/runs/$run/events?afterSequence=$after"
         got="$got $(printf '%s\n' "$OUT" | python3 -c 'import json,sys; print(" ".join(str(json.loads(l)["seq"]) for l in sys.stdin if l.strip()))')"
         expect_eq "$all" "$(echo $got)" "every event once, across resumed reads"
+        # resumed after the run's end, a follow stream ends at once, empty
+        api GET "/v1/sandboxes/$ID/runs/$run/events?afterSequence=${all##* }&follow=1" '' --max-time 10
+        expect_eq "200 " "$CODE $OUT" "following a run that ended before afterSequence"
         # server-sent events resumed by Last-Event-ID
         local sse
         sse=$(curl -sS --max-time 20 --unix-socket "$SOCK" -H 'Accept: text/event-stream' -H "Last-Event-ID: ${all%% *}" "http://cordon/v1/sandboxes/$ID/runs/$run/events")
