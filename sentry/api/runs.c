@@ -520,37 +520,82 @@ enum MHD_Result api_files_put(struct api_req *r)
         return put_bytes(r, path, r->body, r->body_len, 0644);
 }
 
-static enum MHD_Result list_dir(struct api_req *r, const char *path)
+/* The entries `ls` gives for path (a directory's, or a file's own): 0 with
+ * *ret (an array), *ret_truncated and *ret_dir, or -1 with the error queued. */
+static int ls_entries(struct api_req *r, const char *path, json_t **ret, bool *ret_truncated, bool *ret_dir,
+                      enum MHD_Result *ret_q)
 {
         _cleanup_close_ int fd = -1;
         int c = control_connect(r->params[0], &fd);
-        if (c < 0)
-                return api_sandbox_error(r, r->params[0], c == -ECONNREFUSED ? c : -ENOENT, NULL);
-        if (control_send(fd, json_pack("{s:s, s:s}", "op", "ls", "path", path), NULL, 0) < 0)
-                return api_error(r, 503, "unavailable", NULL, "sandbox %s does not answer", r->params[0]);
+        if (c < 0) {
+                char dir[600];
+                struct stat sb;
+                (void)sandbox_dir(r->params[0], dir, sizeof(dir));
+                *ret_q = api_sandbox_error(r, r->params[0], stat(dir, &sb) < 0 ? -ENOENT : c, NULL);
+                return -1;
+        }
+        if (control_send(fd, json_pack("{s:s, s:s}", "op", "ls", "path", path), NULL, 0) < 0) {
+                *ret_q = api_error(r, 503, "unavailable", NULL, "sandbox %s does not answer", r->params[0]);
+                return -1;
+        }
         json_t *all = json_array();
         for (;;) {
                 json_t *m = NULL;
                 if (control_recv(fd, &m, NULL, 0) <= 0) {
                         json_decref(all);
-                        return api_error(r, 503, "unavailable", NULL, "sandbox %s: no answer from its sentry",
-                                         r->params[0]);
+                        *ret_q = api_error(r, 503, "unavailable", NULL, "sandbox %s: no answer from its sentry",
+                                           r->params[0]);
+                        return -1;
                 }
                 if (json_object_get(m, "error")) {
                         json_decref(all);
-                        enum MHD_Result q = api_sandbox_error(r, r->params[0], 0, m);
+                        *ret_q = api_sandbox_error(r, r->params[0], 0, m);
                         json_decref(m);
-                        return q;
+                        return -1;
                 }
                 if (json_object_get(m, "ok")) {
-                        json_t *j = json_pack("{s:s, s:o, s:O}", "path", path, "entries", all, "truncated",
-                                              json_object_get(m, "truncated") ?: json_false());
+                        *ret_truncated = json_is_true(json_object_get(m, "truncated"));
+                        *ret_dir = json_is_true(json_object_get(m, "dir"));
                         json_decref(m);
-                        return api_reply_json(r, 200, j);
+                        *ret = all;
+                        return 0;
                 }
                 json_array_extend(all, json_object_get(m, "entries"));
                 json_decref(m);
         }
+}
+
+/* A file on its way out: the transfer thread writes into a pipe whose other
+ * end the response reads, so that no file passes whole through the
+ * server's memory; the transfer's reply (on conn) says at the end whether
+ * all of it came. */
+struct file_out {
+        int pipe_rd, conn;
+};
+
+static ssize_t file_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+        (void)pos;
+        struct file_out *f = cls;
+        ssize_t n;
+        do
+                n = read(f->pipe_rd, out, max);
+        while (n < 0 && errno == EINTR);
+        if (n > 0)
+                return n;
+        /* the end: whole only if the transfer says so */
+        json_t *rep = NULL;
+        bool ok = n == 0 && control_recv(f->conn, &rep, NULL, 0) > 0 && !json_object_get(rep, "error");
+        json_decref(rep);
+        return ok ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void file_free(void *cls)
+{
+        struct file_out *f = cls;
+        close(f->pipe_rd);
+        close(f->conn);
+        free(f);
 }
 
 enum MHD_Result api_files_get(struct api_req *r)
@@ -558,28 +603,49 @@ enum MHD_Result api_files_get(struct api_req *r)
         const char *path = api_query(r, "path"), *list = api_query(r, "list");
         if (!api_path_ok(path))
                 return api_error(r, 400, "invalid_field", "path", "path: expected ?path=/ABSOLUTE/PATH in the sandbox");
-        if (list && (streq(list, "1") || streq(list, "true")))
-                return list_dir(r, path);
-        int fd = memfd_create("cordon-api-get", MFD_CLOEXEC);
-        if (fd < 0)
-                return api_error(r, 500, "internal", NULL, "cannot hold the file: %m");
-        json_t *rep = NULL;
-        int c = sandbox_call(r->params[0], json_pack("{s:s, s:s}", "op", "get", "path", path), &fd, 1, NULL, NULL,
-                             &rep);
-        struct stat sb;
-        if (c < 0 || json_object_get(rep, "error") || fstat(fd, &sb) < 0) {
-                close(fd);
-                enum MHD_Result q = api_sandbox_error(r, r->params[0], c, rep);
-                json_decref(rep);
+        json_t *entries = NULL;
+        bool truncated = false, dir = false;
+        enum MHD_Result q;
+        if (ls_entries(r, path, &entries, &truncated, &dir, &q) < 0)
                 return q;
+        if (list && (streq(list, "1") || streq(list, "true")))
+                return api_reply_json(
+                        r, 200, json_pack("{s:s, s:o, s:b}", "path", path, "entries", entries, "truncated", truncated));
+        /* what it is, first: errors have their status before any byte is sent */
+        const char *type = json_string_value(json_object_get(json_array_get(entries, 0), "type"));
+        bool is_file = !dir && json_array_size(entries) == 1 && type && streq(type, "file");
+        json_int_t size = json_integer_value(json_object_get(json_array_get(entries, 0), "size"));
+        json_decref(entries);
+        if (!is_file)
+                return api_error(r, 400, "not_a_file", "path",
+                                 "%s: not a regular file in the sandbox (list=1 lists a directory)", path);
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return api_error(r, 500, "internal", NULL, "cannot make a pipe: %m");
+        int conn = -1;
+        int c = control_connect(r->params[0], &conn);
+        if (c >= 0)
+                c = control_send(conn, json_pack("{s:s, s:s}", "op", "get", "path", path), &p[1], 1);
+        close(p[1]);
+        if (c < 0) {
+                close(p[0]);
+                if (conn >= 0)
+                        close(conn);
+                return api_error(r, 503, "unavailable", NULL, "sandbox %s does not answer", r->params[0]);
         }
-        json_decref(rep);
-        struct MHD_Response *resp = MHD_create_response_from_fd((uint64_t)sb.st_size, fd); /* takes fd */
+        struct file_out *f = xcalloc(1, sizeof(*f));
+        f->pipe_rd = p[0];
+        f->conn = conn;
+        struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 65536, file_read, f, file_free);
         if (!resp) {
-                close(fd);
+                file_free(f);
                 return MHD_NO;
         }
+        char sz[32];
+        snprintf(sz, sizeof(sz), "%lld", (long long)size);
         MHD_add_response_header(resp, "Content-Type", "application/octet-stream");
+        /* the size when it was looked at (the body is chunked: the file may change meanwhile) */
+        MHD_add_response_header(resp, "X-Cordon-Size", sz);
         return api_reply_response(r, 200, resp);
 }
 
@@ -587,7 +653,12 @@ enum MHD_Result api_files_get(struct api_req *r)
 
 enum MHD_Result api_snapshot(struct api_req *r)
 {
-        int fd = memfd_create("cordon-api-snapshot", MFD_CLOEXEC);
+        /* the archive's digest goes in a header, so the archive is whole
+         * before the reply: held in an unnamed file on disk (a writable
+         * layer can be large), in memory where /var/tmp takes none */
+        int fd = open("/var/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0)
+                fd = memfd_create("cordon-api-snapshot", MFD_CLOEXEC);
         if (fd < 0)
                 return api_error(r, 500, "internal", NULL, "cannot hold the snapshot: %m");
         json_t *rep = NULL;

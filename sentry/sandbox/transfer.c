@@ -139,7 +139,8 @@ static json_t *do_ls(struct xfer *x)
                 const char *base = strrchr(x->path, '/');
                 json_t *batch = json_pack("{s:[o]}", "entries", entry_json(base ? base + 1 : x->path, &st));
                 (void)control_send(x->conn, batch, NULL, 0);
-                return json_pack("{s:b, s:i}", "ok", 1, "count", 1);
+                /* "dir": false tells a listing of one file from a directory holding one */
+                return json_pack("{s:b, s:i, s:b}", "ok", 1, "count", 1, "dir", 0);
         }
         DIR *d = fdopendir(fd);
         if (!d) {
@@ -180,7 +181,7 @@ static json_t *do_ls(struct xfer *x)
                 (void)control_send(x->conn, json_pack("{s:o}", "entries", batch), NULL, 0);
         else
                 json_decref(batch);
-        return json_pack("{s:b, s:i, s:b}", "ok", 1, "count", count, "truncated", truncated);
+        return json_pack("{s:b, s:i, s:b, s:b}", "ok", 1, "count", count, "truncated", truncated, "dir", 1);
 }
 
 /* Before a snapshot's thread is confined: for a template root, the

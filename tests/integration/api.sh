@@ -527,6 +527,15 @@ exec_stream_snapshot_and_sandbox_events() {
         expect_contains "$sse" '"text":"one"' "a streamed exec's first line"
         expect_contains "$sse" '"text":"two"' "and its last"
         expect_match "$sse" '^event: run_exited' "the stream ends with the exit"
+        # a large file streams out whole (never held whole by the server)
+        api POST "/v1/sandboxes/$ID/exec" '{"argv": ["sh", "-c", "head -c 24000000 /dev/urandom > /tmp/big && sha256sum /tmp/big"]}'
+        local want
+        want=$(j 'd["stdout"]')
+        curl -sS --max-time 30 --unix-socket "$SOCK" -o "$IT_TMP/big" "http://cordon/v1/sandboxes/$ID/files?path=/tmp/big" ||
+                fail "GET of a large file"
+        expect_eq "${want%% *}" "$(sha256sum <"$IT_TMP/big" | cut -d' ' -f1)" "a 24 MB file read through the API"
+        api GET "/v1/sandboxes/$ID/files?path=/tmp"
+        expect_eq "400 not_a_file" "$CODE $(j 'd["error"]["code"]')" "reading a directory as a file"
         curl -sS --max-time 20 --unix-socket "$SOCK" -X POST -D "$IT_TMP/headers" -o "$IT_TMP/snap.tar.zst" \
                 "http://cordon/v1/sandboxes/$ID/snapshot" || fail "snapshot"
         local digest
