@@ -12,6 +12,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
@@ -434,6 +435,12 @@ int net_relay_start(struct net_gate *g, int child_end, int ours, int upstream, i
         }
         (void)fcntl(ours, F_SETFL, fcntl(ours, F_GETFL) | O_NONBLOCK);
         (void)fcntl(upstream, F_SETFL, fcntl(upstream, F_GETFL) | O_NONBLOCK);
+        /* the relay writes what it has at once: Nagle on its sockets would
+         * hold a TLS flight's second record for the peer's delayed ACK
+         * (40 ms); the client's own choice stays on its end */
+        int one = 1;
+        (void)setsockopt(ours, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        (void)setsockopt(upstream, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
         pthread_mutex_lock(&g->relay_lock);
         if (g->n_relays >= NET_RELAY_MAX || g->relay_stop < 0) {
