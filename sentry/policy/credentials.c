@@ -221,10 +221,16 @@ int policy_check_credentials(struct parser *p, struct policy *pol)
                                        c->host, c->port);
                 if (c->expires_at != (time_t)-1 && pol->expires_at != (time_t)-1 && c->expires_at > pol->expires_at)
                         return fail_at(p, i, "expiresAt", "is later than the sandbox's own expiresAt");
-                for (size_t j = 0; j < i; j++)
+                for (size_t j = 0; j < i; j++) {
                         if (streq(pol->credentials[j].env, c->env))
                                 return fail_at(p, i, "env", "%s is already the variable of credentials[%zu]", c->env,
                                                j);
+                        /* one grant per host: the gate terminates a host's TLS
+                         * for one grant and reads its header */
+                        if (streq(pol->credentials[j].host, c->host) && pol->credentials[j].port == c->port)
+                                return fail_at(p, i, "host", "%s:%u already has a grant, credentials[%zu]", c->host,
+                                               c->port, j);
+                }
                 for (size_t j = 0; j < pol->n_env; j++)
                         if (streq(pol->env[j].key, c->env))
                                 return fail_at(p, i, "env",

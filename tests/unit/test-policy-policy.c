@@ -272,6 +272,54 @@ static const struct invalid_case invalid_cases[] = {
         {"{\"user\": {\"uid\": 1, \"gid\": -2}}", "user.gid", "must be at least 0, got -2"},
         {"{\"user\": {\"uid\": 1, \"gid\": null}}", "user.gid", "expected an integer, got null"},
         {"{\"user\": {\"uid\": 1, \"name\": \"www\"}}", "user.name", "unknown key (known keys here: uid, gid)"},
+/* credential grants */
+#define GRANT_NET                                                                                      \
+        "\"networkPolicy\": {\"mode\": \"allow-listed\", \"rules\": [{\"host\": \"api.example.com\", " \
+        "\"port\": 443, \"reason\": \"r\"}]}, "
+#define GRANT_SRC "\"source\": {\"file\": \"/etc/cordon/secret\"}, \"reason\": \"r\""
+        {"{" GRANT_NET "\"credentials\": [{\"env\": \"T\", \"host\": \"other.example.com\", " GRANT_SRC "}]}",
+         "credentials[0].host", "other.example.com:443 is not listed in networkPolicy.rules"},
+        {"{\"credentials\": [{\"env\": \"T\", \"host\": \"api.example.com\", " GRANT_SRC "}]}", "credentials[0].host",
+         "is not listed"},
+        {"{" GRANT_NET "\"credentials\": [{\"env\": \"T\", \"host\": \"api.example.com\", \"methods\": [], " GRANT_SRC
+         "}]}",
+         "credentials[0].methods", "must list at least one method"},
+        {"{" GRANT_NET "\"credentials\": [{\"env\": \"T\", \"host\": \"api.example.com\", \"methods\": [\"GET\", "
+         "\"GET\"], " GRANT_SRC "}]}",
+         "credentials[0].methods[1]", "\"GET\" is listed twice"},
+        {"{" GRANT_NET
+         "\"credentials\": [{\"env\": \"T\", \"host\": \"api.example.com\", \"pathPrefix\": \"/a?b\", " GRANT_SRC "}]}",
+         "credentials[0].pathPrefix", "expected a request path"},
+        {"{" GRANT_NET "\"credentials\": [{\"env\": \"T\", \"host\": \"api.example.com\", \"header\": "
+         "\"Content-Length\", " GRANT_SRC "}]}",
+         "credentials[0].header", "frames or routes the request"},
+        {"{" GRANT_NET
+         "\"credentials\": [{\"env\": \"T\", \"host\": \"api.example.com\", \"header\": \"a b\", " GRANT_SRC "}]}",
+         "credentials[0].header", "expected an HTTP header name"},
+        {"{" GRANT_NET
+         "\"credentials\": [{\"env\": \"T\", \"host\": \"api.example.com\", \"format\": \"{}{}\", " GRANT_SRC "}]}",
+         "credentials[0].format", "must hold \"{}\" (where the secret goes) exactly once"},
+        {"{" GRANT_NET "\"credentials\": [{\"env\": \"T\", \"host\": \"api.example.com\", \"source\": {}, "
+         "\"reason\": \"r\"}]}",
+         "credentials[0].source", "expected exactly one of \"file\""},
+        {"{" GRANT_NET "\"credentials\": [{\"env\": \"T\", \"host\": \"api.example.com\", \"source\": {\"file\": "
+         "\"rel\"}, \"reason\": \"r\"}]}",
+         "credentials[0].source.file", "expected an absolute path"},
+        {"{" GRANT_NET "\"credentials\": [{\"env\": \"T\", \"host\": \"api.example.com\", \"port\": 80, " GRANT_SRC
+         "}]}",
+         "credentials[0].port", "only 443 is allowed"},
+        {"{" GRANT_NET "\"credentials\": [{\"env\": \"T\", \"host\": \"api.example.com\", \"source\": {\"file\": "
+         "\"/s\"}}]}",
+         "credentials[0].reason", "required key is missing"},
+        {"{" GRANT_NET
+         "\"env\": {\"T\": \"x\"}, \"credentials\": [{\"env\": \"T\", \"host\": \"api.example.com\", " GRANT_SRC "}]}",
+         "credentials[0].env", "T is also set in \"env\""},
+        {"{" GRANT_NET "\"credentials\": [{\"env\": \"T\", \"host\": \"api.example.com\", " GRANT_SRC
+         "}, {\"env\": \"U\", \"host\": \"api.example.com\", " GRANT_SRC "}]}",
+         "credentials[1].host", "api.example.com:443 already has a grant, credentials[0]"},
+        {"{" GRANT_NET "\"expiresAt\": \"2030-01-01T00:00:00Z\", \"credentials\": [{\"env\": \"T\", \"host\": "
+         "\"api.example.com\", \"expiresAt\": \"2031-01-01T00:00:00Z\", " GRANT_SRC "}]}",
+         "credentials[0].expiresAt", "is later than the sandbox's own expiresAt"},
         /* syntax, reported by line and column */
         {"{\"env\": {\"A\": \"1\", \"A\": \"2\"}}", ":1:", "duplicate object key"},
         {"{\n  \"env\": {},\n}", ":3:1: ", "string or '}' expected"},
@@ -480,6 +528,26 @@ static void check_isolation(const struct policy *p)
         ck_assert_int_eq(p->isolation, policy_tier_find("hardened"));
         ck_assert_str_eq(policy_tiers[p->isolation].name, "hardened");
 }
+
+START_TEST(test_credential_defaults)
+{
+        struct policy *pol = expect_valid("{" GRANT_NET "\"credentials\": [{\"env\": \"GITHUB_TOKEN\", \"host\": "
+                                          "\"API.example.com\", \"source\": {\"env\": \"GH\"}, \"reason\": \"r\"}]}");
+        ck_assert_uint_eq(pol->n_credentials, 1);
+        const struct policy_credential *c = &pol->credentials[0];
+        ck_assert_str_eq(c->env, "GITHUB_TOKEN");
+        ck_assert_str_eq(c->host, "api.example.com");
+        ck_assert_uint_eq(c->port, 443);
+        ck_assert_uint_eq(c->n_methods, 0);
+        ck_assert_str_eq(c->path_prefix, "/");
+        ck_assert_str_eq(c->header, "Authorization");
+        ck_assert_str_eq(c->format, "Bearer {}");
+        ck_assert_ptr_null(c->source_file);
+        ck_assert_str_eq(c->source_env, "GH");
+        ck_assert(c->expires_at == (time_t)-1);
+        policy_free(pol);
+}
+END_TEST
 
 START_TEST(test_valid)
 {
@@ -840,6 +908,7 @@ static Suite *policy_suite(void)
 
         tc = tcase_create("invalid");
         tcase_add_loop_test(tc, test_invalid, 0, (int)ELEMENTSOF(invalid_cases));
+        tcase_add_test(tc, test_credential_defaults);
         tcase_add_test(tc, test_long_values);
         tcase_add_test(tc, test_too_many_entries);
         tcase_add_test(tc, test_long_unknown_key);
