@@ -15,15 +15,11 @@
 #include "common/util.h"
 #include "fs/fs.h"
 
-/* any directory of the view serves as the mount point for a moment; this
- * one is binfmt_misc's own, in the sandbox's /proc */
-#define AT "/proc/sys/fs/binfmt_misc"
-
-/* Whether the instance mounted at AT has no handler: only its control
+/* Whether the instance mounted at `at` has no handler: only its control
  * files. An instance with entries is the host's, not the sandbox's own. */
-static bool instance_empty(void)
+static bool instance_empty(const char *at)
 {
-        DIR *d = opendir(AT);
+        DIR *d = opendir(at);
         if (!d)
                 return false;
         bool empty = true;
@@ -35,13 +31,13 @@ static bool instance_empty(void)
         return empty;
 }
 
-int fs_binfmt_isolate(void)
+int fs_binfmt_isolate(const char *at)
 {
-        if (mount("binfmt_misc", AT, "binfmt_misc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        if (mount("binfmt_misc", at, "binfmt_misc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
                 return negative_errno();
-        bool own = instance_empty();
+        bool own = instance_empty(at);
         /* the instance stays the namespace's without its mount */
-        if (umount2(AT, MNT_DETACH) < 0)
+        if (umount2(at, MNT_DETACH) < 0)
                 return negative_errno();
         return own ? 0 : -EEXIST;
 }

@@ -94,9 +94,10 @@ int fs_bind_idmapped(int srcfd, int userns_fd, int *ret_fd);
 int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize, int *ret_layer_fd);
 /* Gives the caller's user namespace its own, empty binfmt_misc (Linux
  * 6.7+), so that the host's registered formats never apply in it; called
- * by init with the view built and its privileges still held. 0, or -errno
- * (-EEXIST: the instance seen has handlers, so it is not the sandbox's). */
-int fs_binfmt_isolate(void);
+ * by init with its privileges, in its own mount namespace made private, at
+ * is a directory there to mount on for a moment. 0, or -errno (-EEXIST:
+ * the instance seen has handlers, so it is not the sandbox's). */
+int fs_binfmt_isolate(const char *at);
 /* What hides path (absolute, normalised, in the view) from the sandbox: a
  * hidden rule's path at or above it, or one of the view's own masks (the
  * secrets under /etc in the default view, the masked /proc entries); NULL

@@ -261,8 +261,9 @@ static void oci_mount(int sock, const struct oci_extra_mount *m)
 /* init's user, net, ipc and uts namespaces, to the sentry (MSG_NS): its
  * proc agent joins them all (a /proc/sys file is looked up in the opener's),
  * its DNS stub listens in the net one. By fd, which takes no ptrace check of
- * init (a non-dumpable init would refuse an unprivileged sentry). */
-static void send_namespaces(int sock)
+ * init (a non-dumpable init would refuse an unprivileged sentry). The value
+ * says whether the sandbox has its own binfmt_misc (fs_binfmt_isolate). */
+static void send_namespaces(int sock, bool binfmt_own)
 {
         static const char *const names[4] = {"user", "net", "ipc", "uts"};
         int fds[4];
@@ -273,7 +274,7 @@ static void send_namespaces(int sock)
                 if (fds[i] < 0)
                         child_fail(sock, "open the sandbox's %s namespace: %s", names[i], strerror(errno));
         }
-        if (msg_send(sock, MSG_NS, 0, NULL, fds, ELEMENTSOF(fds)) < 0)
+        if (msg_send(sock, MSG_NS, binfmt_own, NULL, fds, ELEMENTSOF(fds)) < 0)
                 _exit(EXIT_SANDBOX);
         for (size_t i = 0; i < ELEMENTSOF(fds); i++)
                 close(fds[i]);
@@ -464,7 +465,16 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
         bool uts_joined = plan->oci && plan->oci->join[OCI_JOIN_UTS].path;
         if (!uts_joined && sethostname(hostname, strlen(hostname)) < 0)
                 child_fail(sock, "sethostname: %s", strerror(errno));
-        send_namespaces(sock);
+        /* The sandbox's own empty binfmt_misc, whatever execs do: the host's
+         * registered formats are not the sandbox's; where the kernel cannot
+         * give one, execs stay trapped (the check refuses those formats).
+         * Done before the view, on the host tree's copy made private first
+         * (nothing mounted here may reach the host), so that the sentry
+         * learns with the namespaces whether it needs the exec tracer. */
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                child_fail(sock, "make the mount namespace private: %s", strerror(errno));
+        bool binfmt_own = fs_binfmt_isolate("/tmp") == 0;
+        send_namespaces(sock, binfmt_own);
         trace_mark("init: namespaces sent");
 
         char err[1024] = "";
@@ -475,10 +485,6 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
         trace_mark("init: view built");
         for (size_t i = 0; plan->oci && i < plan->oci->n_mounts; i++)
                 oci_mount(sock, &plan->oci->mounts[i]);
-        /* the sandbox's own empty binfmt_misc, whatever execs do: the host's
-         * registered formats are not the sandbox's; where the kernel cannot
-         * give one, execs stay trapped (the check refuses those formats) */
-        bool binfmt_own = fs_binfmt_isolate() == 0;
         if (plan->debug_disable & (DEBUG_OFF_RO_BINDS | DEBUG_OFF_NOEXEC_RULES))
                 debug_mount_flags(plan, sock);
         /* --user: the private home is the command's own (the view made it

@@ -831,19 +831,9 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
         trace_mark("go sent");
-        /* While init builds its view: the exec tracer (a fork, so while the
-         * sentry is still single-threaded; it must have seized init before
-         * init forks the command, which waits for MSG_START: its word is
-         * taken before that). */
-        test_stall("tracer");
-        r = start_exec_tracer(st);
-        trace_mark("exec tracer started");
-        if (r < 0) {
-                kill_and_reap(st);
-                return EXIT_SANDBOX;
-        }
-        /* and the proc agent, still single-threaded: it waits for the
-         * namespaces and the view's root, sent once init has them */
+        /* While init builds its view: the proc agent (a fork, so while the
+         * sentry is still single-threaded): it waits for the namespaces and
+         * the view's root, sent once init has them */
         r = fs_agent_fork(&st->fsctx, st->privileged || st->subid.used);
         if (r < 0) {
                 fprintf(stderr, "cordon: cannot start the proc agent: %s\n", strerror(-r));
@@ -853,6 +843,27 @@ static int sentry_main_loop(struct sandbox_state *st)
         trace_mark("proc agent forked");
         if (!recv_setup_msg(st, MSG_NS, &m, fds, 4))
                 return EXIT_SANDBOX;
+        /* The exec tracer (a fork too, still single-threaded: the gate's
+         * threads start below), unless init will let execs run natively,
+         * which it does exactly when the plan allows it, Landlock holds (the
+         * same kernel answers both of us) and it has its own binfmt_misc,
+         * which it has just said. It must have seized init before init
+         * forks the command, which waits for MSG_START: its word is taken
+         * before that. */
+        st->exec_native_expected = st->plan->filter_native_exec.len > 0 && m.value == 1 &&
+                                   !(st->plan->debug_disable & DEBUG_OFF_LANDLOCK) && fs_landlock_abi() >= 2;
+        if (!st->exec_native_expected) {
+                test_stall("tracer");
+                r = start_exec_tracer(st);
+                trace_mark("exec tracer started");
+                if (r < 0) {
+                        for (size_t i = 0; i < 4; i++)
+                                if (fds[i] >= 0)
+                                        close(fds[i]);
+                        kill_and_reap(st);
+                        return EXIT_SANDBOX;
+                }
+        }
         _cleanup_close_ int usernsfd = fds[0];
         _cleanup_close_ int netnsfd = fds[1];
         _cleanup_close_ int ipcnsfd = fds[2];
@@ -991,7 +1002,15 @@ static int sentry_main_loop(struct sandbox_state *st)
                 fprintf(stderr, "cordon: kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV; "
                                 "a signal can interrupt an emulated call\n");
         trace_mark("listener taken");
-        if (st->native_exec) {
+        if (!st->native_exec && !st->exec_tracer) {
+                /* init traps execs after all, and there is no tracer to
+                 * verify them: refused, never run unverified */
+                close(listener);
+                kill_and_reap(st);
+                fprintf(stderr, "cordon: the sandbox's init checks execs, but no exec tracer was started for them\n");
+                return EXIT_SANDBOX;
+        }
+        if (st->native_exec && st->exec_tracer) {
                 /* Execs run natively: nothing for the tracer to verify, so a
                  * host that refuses ptrace costs nothing here, and init is
                  * let go before it forks the command. */
@@ -1006,7 +1025,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                                 strerror(-r));
                         return EXIT_SANDBOX;
                 }
-        } else if (check_exec_tracer(st) < 0) {
+        } else if (!st->native_exec && check_exec_tracer(st) < 0) {
                 close(listener);
                 kill_and_reap(st);
                 return EXIT_SANDBOX;

@@ -148,7 +148,8 @@ size_t sentry_confine_rows(void);
 enum msg_type {
         MSG_GO = 1,
         MSG_ERROR,
-        /* init → sentry after MSG_GO: its user, net, ipc and uts namespaces;
+        /* init → sentry after MSG_GO: its user, net, ipc and uts namespaces
+         * (value: 1 when it has its own binfmt_misc, fs_binfmt_isolate);
          * MSG_FDS once the view is built: its root, the writable layer and
          * the terminal's master side (when there is one) */
         MSG_NS,
@@ -301,6 +302,7 @@ struct sandbox_state {
         bool allow_unverified_exec; /* --allow-unverified-exec: run on without the exec tracer */
         pid_t exec_tracer;          /* 0: none */
         bool native_exec;           /* init installed the filter with execs native (READY_NATIVE_EXEC) */
+        bool exec_native_expected;  /* what the sentry foresaw at MSG_NS: no exec tracer started */
 
         int pty_master;
         bool tty_raw;
