@@ -477,6 +477,25 @@ two" "$(git -C "$EG_DIR/git/$repo.git" show main:f 2>&1)" "the upstream reposito
         expect_no_secret
 }
 
+it_test exit_with_open_relays
+exit_with_open_relays() {
+        grant_setup
+        local t0 t1
+        t0=$(date +%s%N)
+        crun "${RUNARGS[@]}" -- python3 -c '
+import socket, ssl, sys, time
+n = sys.argv[1]
+a = socket.create_connection((n, 443))                     # silent: the relay waits for a hello
+b = ssl.create_default_context().wrap_socket(socket.create_connection((n, 443)), server_hostname=n)
+b.sendall(b"GET /echo/x HTTP/1.1\r\nHost: " + n.encode() + b"\r\n")   # half a head
+time.sleep(1)
+print("leaving")
+' "$UPSTREAM"
+        t1=$(date +%s%N)
+        expect_rc 0 "the sandbox"
+        expect_true "cordon ended $(((t1 - t0) / 1000000)) ms after starting (want < 4500: a relay that ignored the end would hold it 5 s)" test $(((t1 - t0) / 1000000)) -lt 4500
+}
+
 # =============================================================================================
 
 if [ -n "${IT_RUN_ONE:-}" ]; then
