@@ -1,0 +1,212 @@
+#!/bin/bash
+# Escape attempts by a non-root container user against the files of its image that root
+# owns (issue #19: podman's `--user 1000` once created a file in the image's root-owned
+# /etc). The image is a busybox root whose /etc, /etc/sub, /usr and / belong to root with
+# the usual modes. A container runs the attempts through `cordon-oci run` with a bundle,
+# as uid 1000 with gid 1000, with gid 0 (what podman's --user 1000 gives), and with 0 among
+# its additionalGids; then, where podman is installed, through podman with --user 1000.
+# Each attempt (create, truncate, append, rename into and out of, link, symlink, fifo,
+# mkdir, rmdir, chmod, chown, utimes, unlink, copy over) counts as passed when refused; a
+# last check in the same container sees each file as it was.
+#
+# Environment (set by `make check`): CORDON.
+
+if [ -z "${BASH_VERSION:-}" ]; then
+        exec bash "$0" "$@"
+fi
+set -u
+
+START=$(date +%s)
+PASSED=0
+FAILED=0
+FAILED_NAMES=()
+
+: "${CORDON:?CORDON must name the cordon binary}"
+BUSYBOX=${BUSYBOX:-/bin/busybox}
+
+skip() {
+        echo "escape tests (oci) skipped: $*"
+        echo "0 passed, 0 failed"
+        exit 77
+}
+
+[ -x "$CORDON" ] || skip "no cordon at $CORDON"
+[ "$(id -u)" = 0 ] || skip "the OCI runtime runs containers as root, as podman and containerd do"
+[ -x "$BUSYBOX" ] || skip "no static busybox at $BUSYBOX (apt-get install busybox-static)"
+ldd "$BUSYBOX" 2>&1 | grep -q 'not a dynamic' || skip "$BUSYBOX is not statically linked"
+
+WORK=$(mktemp -d /var/tmp/cordon-esc-oci.XXXXXX) || skip "cannot create a work directory"
+OCI_ROOT="$WORK/oci-root"
+PM_RUNROOT=
+cleanup() {
+        local c
+        for c in $(ls "$OCI_ROOT" 2>/dev/null); do timeout 30 "$OCI" --root "$OCI_ROOT" delete --force "$c"; done
+        if [ -n "$PM_RUNROOT" ]; then
+                timeout 60 "${PM[@]}" rm -af -t 0 >/dev/null 2>&1
+                timeout 60 "${PM[@]}" rmi -af >/dev/null 2>&1
+                rm -rf "$PM_RUNROOT"
+        fi
+        rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+OCI="$(dirname "$CORDON")/cordon-oci"
+if [ ! -x "$OCI" ]; then
+        OCI="$WORK/cordon-oci"
+        ln -sf "$CORDON" "$OCI"
+fi
+
+# the image: everything root's, as an image's files are
+ROOTFS="$WORK/rootfs"
+mkdir -p "$ROOTFS/bin" "$ROOTFS/etc/sub" "$ROOTFS/usr/lib" "$ROOTFS/proc" "$ROOTFS/dev" "$ROOTFS/sys" \
+        "$ROOTFS/tmp" "$ROOTFS/root"
+cp "$BUSYBOX" "$ROOTFS/bin/busybox"
+ln -sf busybox "$ROOTFS/bin/sh"
+echo "root:x:0:0:root:/root:/bin/sh" >"$ROOTFS/etc/passwd"
+echo "root:x:0:" >"$ROOTFS/etc/group"
+echo original >"$ROOTFS/etc/motd"
+echo original >"$ROOTFS/etc/sub/f"
+echo secret >"$ROOTFS/etc/shadow"
+echo original >"$ROOTFS/usr/lib/lib.so"
+chmod 0644 "$ROOTFS/etc/motd" "$ROOTFS/etc/sub/f" "$ROOTFS/usr/lib/lib.so"
+chmod 0600 "$ROOTFS/etc/shadow"
+chmod 0755 "$ROOTFS" "$ROOTFS/etc" "$ROOTFS/etc/sub" "$ROOTFS/usr" "$ROOTFS/usr/lib"
+chmod 1777 "$ROOTFS/tmp"
+chown -R 0:0 "$ROOTFS"
+
+# the attempts, run inside the container: one line each, GOT-THROUGH or blocked
+cat >"$ROOTFS/probe.sh" <<'EOF'
+B=/bin/busybox
+t() { if "$B" sh -c "$2" >/dev/null 2>&1; then echo "GOT-THROUGH $1"; else echo "blocked $1"; fi; }
+$B echo mine >/tmp/mine; $B mkdir -p /tmp/mydir
+t create-in-etc 'echo x > /etc/newfile'
+t create-excl-in-etc 'set -C; echo x > /etc/newfile2'
+t truncate-etc-file 'echo x > /etc/motd'
+t append-etc-file 'echo x >> /etc/motd'
+t truncate-call '$B truncate -s 0 /etc/motd'
+t write-in-subdir 'echo x > /etc/sub/f'
+t create-in-subdir 'echo x > /etc/sub/new'
+t create-in-usr 'echo x > /usr/lib/evil.so'
+t overwrite-lib 'echo x > /usr/lib/lib.so'
+t create-at-root 'echo x > /newfile'
+t rename-into-etc '$B mv /tmp/mine /etc/mine'
+t rename-dir-into-etc '$B mv /tmp/mydir /etc/mydir'
+t rename-within-etc '$B mv /etc/motd /etc/motd.old'
+t rename-out-of-etc '$B mv /etc/motd /tmp/stolen'
+t rename-over-etc-file '$B mv /tmp/mine /etc/passwd'
+t hardlink-into-etc '$B ln /tmp/mine /etc/hard'
+t symlink-into-etc '$B ln -s /tmp/mine /etc/sym'
+t fifo-in-etc '$B mkfifo /etc/fifo'
+t mkdir-in-etc '$B mkdir /etc/newdir'
+t rmdir-etc-subdir '$B rmdir /etc/sub'
+t chmod-etc-file '$B chmod 0666 /etc/motd'
+t chmod-etc-dir '$B chmod 0777 /etc'
+t chown-etc-file '$B chown 1000 /etc/motd'
+t chgrp-etc-file '$B chgrp 1000 /etc/motd'
+t utimes-etc-file '$B touch -d 2000-01-01 /etc/motd'
+t unlink-etc-file '$B rm -f /etc/motd'
+t unlink-etc-passwd '$B rm -f /etc/passwd'
+t copy-over-etc-file '$B cp /tmp/mine /etc/motd'
+t read-shadow '$B cat /etc/shadow'
+# the last word: the files as the container sees them now
+s=intact
+[ "$($B cat /etc/motd)" = original ] || s=changed
+[ "$($B cat /etc/sub/f)" = original ] || s=changed
+[ "$($B cat /usr/lib/lib.so)" = original ] || s=changed
+for f in /etc/newfile /etc/newfile2 /etc/sub/new /usr/lib/evil.so /newfile /etc/mine /etc/mydir /etc/hard \
+        /etc/sym /etc/fifo /etc/newdir /etc/motd.old; do
+        [ -e "$f" ] || [ -L "$f" ] && s="changed ($f)"
+done
+[ "$($B stat -c '%a %u' /etc/motd /etc)" = "$(printf '644 0\n755 0')" ] || s="changed (modes)"
+echo "files $s"
+EOF
+chmod 0755 "$ROOTFS/probe.sh"
+
+# Counts the lines of one container's output; NAME says which container.
+tally() { # NAME OUTPUT
+        local name=$1 out=$2 line n=0
+        while read -r line; do
+                case "$line" in
+                "blocked "*)
+                        PASSED=$((PASSED + 1))
+                        n=$((n + 1))
+                        ;;
+                "GOT-THROUGH "*)
+                        FAILED=$((FAILED + 1))
+                        FAILED_NAMES+=("$name: ${line#GOT-THROUGH }")
+                        echo "ESCAPED: $name: ${line#GOT-THROUGH }"
+                        n=$((n + 1))
+                        ;;
+                "files intact")
+                        PASSED=$((PASSED + 1))
+                        ;;
+                "files "*)
+                        FAILED=$((FAILED + 1))
+                        FAILED_NAMES+=("$name: $line")
+                        echo "ESCAPED: $name: $line"
+                        ;;
+                esac
+        done <<<"$out"
+        if [ "$n" -lt 29 ] || ! grep -q '^files ' <<<"$out"; then
+                FAILED=$((FAILED + 1))
+                FAILED_NAMES+=("$name: the probe ran $n of 29 attempts")
+                echo "FAILED: $name: the probe ran $n of 29 attempts; its output:"
+                printf '%s\n' "$out" | head -n 20 | sed 's/^/  | /'
+        else
+                echo "$name: $n attempts, each blocked unless said above"
+        fi
+}
+
+# a bundle over the image with process.user as given (JSON)
+bundle() { # DIR USER_JSON
+        mkdir -p "$1"
+        "$OCI" spec --bundle "$1" >/dev/null || return 1
+        python3 - "$1/config.json" "$ROOTFS" "$2" <<'EOF'
+import json, sys
+p, root, user = sys.argv[1], sys.argv[2], sys.argv[3]
+c = json.load(open(p))
+c["root"] = {"path": root, "readonly": False}
+c["process"]["terminal"] = False
+c["process"]["user"] = json.loads(user)
+c["process"]["args"] = ["/bin/busybox", "sh", "/probe.sh"]
+json.dump(c, open(p, "w"), indent=1)
+EOF
+}
+
+i=0
+for user in '{"uid": 1000, "gid": 1000}' '{"uid": 1000, "gid": 0}' \
+        '{"uid": 1000, "gid": 1000, "additionalGids": [0]}'; do
+        i=$((i + 1))
+        bundle "$WORK/b$i" "$user" || skip "cannot write a bundle"
+        out=$(timeout -k 5 120 "$OCI" --root "$OCI_ROOT" run --bundle "$WORK/b$i" "esc$i" 2>&1)
+        tally "cordon-oci, process.user $user" "$out"
+done
+
+# podman, when it is here: its overlay root and its --user
+if command -v podman >/dev/null && { command -v conmon >/dev/null || [ -x /usr/libexec/podman/conmon ]; }; then
+        PM_RUNROOT=$(mktemp -d /tmp/cordon-epm.XXXXXX)
+        PM=(podman --root "$WORK/storage" --runroot "$PM_RUNROOT" --tmpdir "$WORK/pmtmp" --runtime "$OCI"
+                --cgroup-manager=cgroupfs --events-backend=file)
+        tar -C "$ROOTFS" -cf "$WORK/rootfs.tar" . &&
+                timeout 120 "${PM[@]}" import "$WORK/rootfs.tar" localhost/cordon-esc:1 >/dev/null 2>&1
+        if [ $? = 0 ]; then
+                for u in 1000 1000:1000; do
+                        out=$(timeout -k 5 120 "${PM[@]}" run --rm --network=none --ulimit nofile=20000:20000 \
+                                --ulimit nproc=32768:32768 --user "$u" localhost/cordon-esc:1 /bin/busybox sh /probe.sh 2>&1)
+                        tally "podman --user $u" "$out"
+                done
+        else
+                echo "podman: cannot import the image; its attempts are not run"
+        fi
+else
+        echo "podman is not installed: its attempts are not run"
+fi
+
+echo
+if [ "$FAILED" -gt 0 ]; then
+        echo "failed:"
+        printf '  %s\n' "${FAILED_NAMES[@]}"
+fi
+echo "escape tests (oci) took $(($(date +%s) - START))s"
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]
