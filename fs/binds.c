@@ -48,6 +48,15 @@ int fs_bind_idmapped(int srcfd, int userns_fd, int *ret_fd)
         return 0;
 }
 
+int fs_bind_tree_idmap(int treefd, int userns_fd)
+{
+        struct binds_mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                                     .userns_fd = (uint64_t)userns_fd};
+        if (syscall(__NR_mount_setattr, treefd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0)
+                return negative_errno();
+        return 0;
+}
+
 int fs_private_layer_init(struct fs_context *ctx, int layer_fd)
 {
         struct stat root, layer;

@@ -62,7 +62,22 @@ struct fs_view_spec {
         const char *template_path;
         int template_fd;      /* the template directory as the sentry opened (and hashed) it; -1 none */
         int template_tree_fd; /* fs_template_idmapped's detached mount of it, or -1 (see there) */
+        /* a template root read-only too (an OCI root.readonly): its own
+         * mount only, so the private /tmp, /run, home, /dev/shm and the
+         * binds mounted over it stay as they are */
+        bool root_readonly;
 };
+
+/* In the view (after fs_view_enter, by a process that holds CAP_SYS_ADMIN
+ * over its mount namespace): /proc replaced by a procfs of the pid
+ * namespace pidns_fd (an OCI container's own, nested in the sandbox's),
+ * with the same masks and read-only /proc/sys. Needs procfs's pidns option
+ * (Linux 6.15; fs_proc_pidns_supported). -errno with err filled in. */
+int fs_view_proc_renew(int pidns_fd, char *err);
+/* Whether this kernel's procfs takes the pidns option (a /proc of another
+ * pid namespace than the mounter's). Runs in the child, which holds
+ * CAP_SYS_ADMIN over its mount namespace; mounts nothing. */
+bool fs_proc_pidns_supported(void);
 
 /* Sentry side, when it runs as host root: a detached, read-only, idmapped
  * copy of the template directory template_fd in which the template's owners
@@ -79,6 +94,9 @@ int fs_template_idmapped(int template_fd, int userns_fd, int *ret_fd);
  * ids. Hand it to the child as the bind's fs_view_spec.bind_fds entry.
  * -errno when the filesystem (or one beneath) refuses idmapped mounts. */
 int fs_bind_idmapped(int srcfd, int userns_fd, int *ret_fd);
+/* The same on a detached tree the caller cloned already (an OCI engine's
+ * bind, open_tree'd with the engine's standing): idmapped in place. */
+int fs_bind_tree_idmap(int treefd, int userns_fd);
 
 /* Runs in the child, inside its new user, mount and pid namespaces and while
  * it still holds its capabilities there: assembles the view (the template's

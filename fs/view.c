@@ -232,12 +232,20 @@ static int setattr_in_root(int rootfd, const char *path, bool recursive, uint64_
         return 0;
 }
 
+/* What the masks are cloned from: the staging area's empty file and
+ * directory while the view is built (-1: by path), or, once it is gone,
+ * masks the view already has (fs_view_proc_renew). */
+struct mask_src {
+        int file, dir;
+};
+
 /* Hides a path in the view by mounting an empty read-only file or directory
  * over it (missing paths are left alone): a clone of the mask mount, which
  * brings its read-only, nosuid, nodev and noexec flags along. No filesystem
  * is made per mask, and none is torn down at the end (a tmpfs per masked
  * directory cost every start and every teardown). */
-static int mask_path(int rootfd, const char *path)
+
+static int mask_path_from(int rootfd, const char *path, const struct mask_src *src)
 {
         _cleanup_close_ int fd = open_in_root(rootfd, path, false, false);
         if (fd == -ENOENT)
@@ -247,13 +255,22 @@ static int mask_path(int rootfd, const char *path)
         struct stat st;
         if (fstat(fd, &st) < 0)
                 return negative_errno();
-        _cleanup_close_ int mask = (int)syscall(SYS_open_tree, AT_FDCWD, S_ISDIR(st.st_mode) ? EMPTY_DIR : EMPTY_FILE,
-                                                OPEN_TREE_CLONE | O_CLOEXEC);
+        int from = S_ISDIR(st.st_mode) ? src->dir : src->file;
+        _cleanup_close_ int mask =
+                from >= 0 ? (int)syscall(SYS_open_tree, from, "", OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH)
+                          : (int)syscall(SYS_open_tree, AT_FDCWD, S_ISDIR(st.st_mode) ? EMPTY_DIR : EMPTY_FILE,
+                                         OPEN_TREE_CLONE | O_CLOEXEC);
         if (mask < 0)
                 return negative_errno();
         if (syscall(SYS_move_mount, mask, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
                 return negative_errno();
         return 0;
+}
+
+static int mask_path(int rootfd, const char *path)
+{
+        static const struct mask_src staging = {-1, -1};
+        return mask_path_from(rootfd, path, &staging);
 }
 
 /* A directory at the top of the new root to mount on: created, or a
@@ -323,23 +340,48 @@ static int setup_dev(int rootfd, char *err)
         return 0;
 }
 
-static int setup_proc(int rootfd, char *err)
+bool fs_proc_pidns_supported(void)
 {
-        const char *proc = NEWROOT "/proc";
+        /* a procfs context that is never mounted: an unknown key is EINVAL */
+        _cleanup_close_ int fc = (int)syscall(SYS_fsopen, "proc", FSOPEN_CLOEXEC);
+        if (fc < 0)
+                return false;
+        return syscall(SYS_fsconfig, fc, FSCONFIG_SET_STRING, "pidns", "/proc/self/ns/pid", 0) == 0;
+}
+
+/* A detached procfs of the pid namespace pidns_fd (made while a procfs is
+ * still mounted in the view: the kernel refuses a new one where none is
+ * fully visible). */
+static int proc_of(int pidns_fd)
+{
+        _cleanup_close_ int fc = (int)syscall(SYS_fsopen, "proc", FSOPEN_CLOEXEC);
+        if (fc < 0)
+                return negative_errno();
+        if (syscall(SYS_fsconfig, fc, FSCONFIG_SET_FD, "pidns", NULL, pidns_fd) < 0 ||
+            syscall(SYS_fsconfig, fc, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                return negative_errno();
+        _cleanup_close_ int mfd = (int)syscall(SYS_fsmount, fc, FSMOUNT_CLOEXEC,
+                                               MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        if (mfd < 0)
+                return negative_errno();
+        return TAKE_FD(mfd);
+}
+
+/* The masks and the read-only /proc/sys over a procfs just mounted. */
+static int finish_proc(int rootfd, const struct mask_src *src, char *err)
+{
         int r;
-        if ((r = make_mountpoint(proc, 0555)) < 0)
-                return fail(r, err, "mkdir /proc");
-        /* the child is pid 1 of its own pid namespace: this proc shows only the sandbox */
-        if (mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-                return fail(negative_errno(), err, "mount proc on /proc");
         for (size_t i = 0; i < ELEMENTSOF(proc_masked); i++)
-                if ((r = mask_path(rootfd, proc_masked[i])) < 0)
+                if ((r = mask_path_from(rootfd, proc_masked[i], src)) < 0)
                         return fail(r, err, "mask %s", proc_masked[i]);
-        char p[64];
         _cleanup_close_ int sys = open_in_root(rootfd, "/proc/sys", false, false);
         if (sys >= 0) {
-                fd_path(sys, p, sizeof(p));
-                if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) < 0)
+                /* bound onto itself by fd (/proc/self may not be ours here:
+                 * fs_view_proc_renew's procfs does not show its caller) */
+                _cleanup_close_ int tree = (int)syscall(SYS_open_tree, sys, "",
+                                                        OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+                if (tree < 0 ||
+                    syscall(SYS_move_mount, tree, "", sys, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
                         return fail(negative_errno(), err, "bind /proc/sys");
                 if ((r = setattr_in_root(rootfd, "/proc/sys", true,
                                          MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
@@ -347,6 +389,52 @@ static int setup_proc(int rootfd, char *err)
                         return fail(r, err, "make /proc/sys read-only");
         }
         return 0;
+}
+
+static int setup_proc(int rootfd, char *err)
+{
+        static const struct mask_src staging = {-1, -1};
+        const char *proc = NEWROOT "/proc";
+        int r;
+        if ((r = make_mountpoint(proc, 0555)) < 0)
+                return fail(r, err, "mkdir /proc");
+        /* the child is pid 1 of its own pid namespace: this proc shows only the sandbox */
+        if (mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+                return fail(negative_errno(), err, "mount proc on /proc");
+        return finish_proc(rootfd, &staging, err);
+}
+
+int fs_view_proc_renew(int pidns_fd, char *err)
+{
+        _cleanup_close_ int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rootfd < 0)
+                return fail(negative_errno(), err, "open the view's root");
+        /* mask sources: clones of masks the old /proc has (the staging
+         * area they came from is gone with the pivot), a file and a
+         * directory, each the mount on top of its path */
+        struct mask_src src = {-1, -1};
+        for (size_t i = 0; i < ELEMENTSOF(proc_masked) && (src.file < 0 || src.dir < 0); i++) {
+                _cleanup_close_ int fd = open_in_root(rootfd, proc_masked[i], false, false);
+                struct stat st;
+                if (fd < 0 || fstat(fd, &st) < 0)
+                        continue;
+                int *slot = S_ISDIR(st.st_mode) ? &src.dir : &src.file;
+                if (*slot < 0)
+                        *slot = (int)syscall(SYS_open_tree, fd, "", OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH);
+        }
+        _cleanup_close_ int mf = src.file, md = src.dir;
+        if (mf < 0 || md < 0)
+                return fail(-ENOENT, err, "no mask under the view's /proc to clone");
+        _cleanup_close_ int mfd = proc_of(pidns_fd);
+        if (mfd < 0)
+                return fail(mfd, err, "make the container's procfs");
+        /* the old procfs (its pid namespace is not the container's) goes
+         * with its masks; the new one gets the same */
+        if (umount2("/proc", MNT_DETACH) < 0)
+                return fail(negative_errno(), err, "detach the sandbox's /proc");
+        if (syscall(SYS_move_mount, mfd, "", AT_FDCWD, "/proc", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                return fail(negative_errno(), err, "mount the container's procfs on /proc");
+        return finish_proc(rootfd, &src, err);
 }
 
 /* srcfd: the bind source, opened before the staging tmpfs covered /tmp */
@@ -881,7 +969,7 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
 
         /* the default root holds only mount points: read-only; a template's
          * root is its writable overlay */
-        if (!template &&
+        if ((!template || spec->root_readonly) &&
             (r = mount_setattr_path(NEWROOT, false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0)
                 return fail(r, err, "make the view's root read-only");
 

@@ -76,9 +76,33 @@ int bind_trees(struct sandbox_plan *plan, uid_t root_uid, gid_t root_gid)
         bool any = false;
         for (size_t i = 0; i < n; i++)
                 any = any || !plan->binds[i].read_only;
-        /* an OCI engine's binds are trees the sentry cloned already */
-        if (!any || plan->bind_fds)
+        if (!any)
                 return 0;
+        /* an OCI engine's binds are trees the sentry cloned already (the
+         * engine's private files, its volumes): the read-write ones are
+         * idmapped in place, so that the container's root writes there as
+         * the source's owner, as under runc (where it is host root) */
+        if (plan->bind_fds) {
+                for (size_t i = 0; i < n && i < plan->n_bind_fds; i++) {
+                        const struct fs_bind *b = &plan->binds[i];
+                        struct stat st;
+                        if (b->read_only || plan->bind_fds[i] < 0)
+                                continue;
+                        int r = fstat(plan->bind_fds[i], &st) < 0 ? negative_errno() : 0;
+                        _cleanup_close_ int userns = r < 0 ? r : idmap_userns(st.st_uid, root_uid, st.st_gid, root_gid);
+                        r = userns < 0 ? userns : fs_bind_tree_idmap(plan->bind_fds[i], userns);
+                        if (r < 0) {
+                                fprintf(stderr,
+                                        "cordon: cannot make an idmapped mount of the read-write bind %s (on %s): %s "
+                                        "(its filesystem may not support idmapped mounts); without one the container "
+                                        "would write there as an id that is not the directory's owner, so cordon "
+                                        "refuses to start\n",
+                                        b->source, b->target, strerror(-r));
+                                return r;
+                        }
+                }
+                return 0;
+        }
         plan->bind_fds = xcalloc(n, sizeof(int));
         for (size_t i = 0; i < n; i++)
                 plan->bind_fds[i] = -1;

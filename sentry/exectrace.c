@@ -192,14 +192,22 @@ static void release(pid_t tid)
  * died and its number gone to a task outside the sandbox in between, that
  * task is let go at once. Already ours (an exec the kernel then failed
  * leaves the thread seized): fine. 0 or -errno. */
-static int seize(pid_t tid, const struct ns_id *sandbox)
+static int seize(pid_t tid, const struct ns_id *sandbox, pid_t init_pid)
 {
         if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(unsigned long)TRACE_OPTIONS) < 0) {
                 int r = -errno;
                 return r == -EPERM && traced_by_us(tid) ? 0 : r;
         }
-        struct ns_id ns;
+        struct ns_id ns, nested;
         if (pidns_of(tid, &ns) && ns.dev == sandbox->dev && ns.ino == sandbox->ino)
+                return 0;
+        /* or the one init's forks are born into: an OCI container's own,
+         * nested in the sandbox's (init.c); the sandbox can make no other */
+        char path[64];
+        struct stat st;
+        snprintf(path, sizeof(path), "/proc/%d/ns/pid_for_children", (int)init_pid);
+        nested = stat(path, &st) == 0 ? (struct ns_id){st.st_dev, st.st_ino} : (struct ns_id){0, 0};
+        if (pidns_of(tid, &ns) && nested.ino != 0 && ns.dev == nested.dev && ns.ino == nested.ino)
                 return 0;
         release(tid);
         return -ESRCH;
@@ -323,7 +331,7 @@ _noreturn_ static void tracer_main(const struct exectrace_config *c, pid_t sentr
                                 (void)!write(req_fd, &tid, sizeof(tid));
                                 _exit(0);
                         } else if (tid > 0) {
-                                int res = seize(tid, &sandbox);
+                                int res = seize(tid, &sandbox, c->init_pid);
                                 (void)!write(req_fd, &res, sizeof(res));
                         } else
                                 req_fd = -1; /* the sentry is done: only the tracees matter now */

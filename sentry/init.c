@@ -27,6 +27,7 @@
 #define SECBIT_NOROOT_LOCKED               (1 << 1)
 #define SECBIT_NO_SETUID_FIXUP             (1 << 2)
 #define SECBIT_NO_SETUID_FIXUP_LOCKED      (1 << 3)
+#define SECBIT_KEEP_CAPS                   (1 << 4)
 #define SECBIT_KEEP_CAPS_LOCKED            (1 << 5)
 #define SECBIT_NO_CAP_AMBIENT_RAISE        (1 << 6)
 #define SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED (1 << 7)
@@ -68,21 +69,29 @@ _noreturn_ _printf_(2, 3) static void child_fail(int sock, const char *fmt, ...)
  * inheritable or ambient), and across exec, as root does natively; any
  * other user has none, and a switch away from root drops them as the
  * kernel does natively. With no capability to keep (`"capabilities": []`,
- * an OCI container: runc's rules are #19's) every one goes for good:
- * securebits locked so uid 0 never regains any on exec. With an OCI
- * identity (oci->set_user) the process also becomes that uid/gid with those
- * groups: the bounding set and securebits go first (they need
- * CAP_SETPCAP), NO_SETUID_FIXUP keeps CAP_SETUID/SETGID across the switch,
- * and the capset below empties them all the same. no_new_privs always: a
- * setuid or file-capable file never raises anything. */
-static int drop_privileges(const struct sandbox_plan *plan)
+ * an OCI container whose config lists none) every one goes for good:
+ * securebits locked so uid 0 never regains any on exec. An OCI container
+ * (oci_drop_privileges) gets its config's five sets instead. no_new_privs
+ * always: a setuid or file-capable file never raises anything. */
+static int capset_sets(uint64_t eff, uint64_t perm, uint64_t inh)
 {
-        const struct oci_sandbox *oci = plan->oci;
-        uint64_t keep = oci ? 0 : plan->caps;
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+        struct __user_cap_data_struct d[2] = {{0}};
+        d[0].effective = (uint32_t)eff;
+        d[1].effective = (uint32_t)(eff >> 32);
+        d[0].permitted = (uint32_t)perm;
+        d[1].permitted = (uint32_t)(perm >> 32);
+        d[0].inheritable = (uint32_t)inh;
+        d[1].inheritable = (uint32_t)(inh >> 32);
+        return syscall(SYS_capset, &h, d) < 0 ? negative_errno() : 0;
+}
+
+/* The bounding set cut to keep, up to the kernel's last capability (the
+ * first it does not know, EINVAL, is past it). */
+static int drop_bounding(uint64_t keep)
+{
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
                 return negative_errno();
-        /* up to the kernel's last capability: the first it does not know
-         * (EINVAL) is past it */
         for (int cap = 0; cap <= 63; cap++) {
                 if (keep & (UINT64_C(1) << cap))
                         continue;
@@ -92,6 +101,65 @@ static int drop_privileges(const struct sandbox_plan *plan)
                         return negative_errno();
                 }
         }
+        return 0;
+}
+
+/* process.user and process.capabilities, as runc applies them, within the
+ * sandbox's user namespace: the bounding set (plan->caps: the config's,
+ * with nothing cordon refuses), the identity with the permitted set kept
+ * across the switch (KEEP_CAPS), the inheritable set, the ambient set
+ * raised, then the effective and permitted sets. The ambient set cannot be
+ * raised further afterwards (locked), as cordon's own sandboxes. */
+static int oci_drop_privileges(const struct sandbox_plan *plan, const struct oci_sandbox *oci)
+{
+        uint64_t b = plan->caps;
+        int r = drop_bounding(b);
+        if (r < 0)
+                return r;
+        if (prctl(PR_SET_SECUREBITS, SECBIT_KEEP_CAPS, 0, 0, 0) < 0)
+                return negative_errno();
+        if (oci->set_user) {
+                gid_t groups[OCI_MAX_IDS];
+                for (size_t i = 0; i < oci->n_groups; i++)
+                        groups[i] = oci->groups[i];
+                if (setgroups(oci->n_groups, groups) < 0 && !(errno == EPERM && oci->n_groups == 0))
+                        return negative_errno();
+                if (setresgid(oci->gid, oci->gid, oci->gid) < 0 || setresuid(oci->uid, oci->uid, oci->uid) < 0)
+                        return negative_errno();
+        }
+        /* everything still permitted (KEEP_CAPS) made effective, for the
+         * steps below (securebits need CAP_SETPCAP, which the config's
+         * sets may not hold); the inheritable set for the ambient one */
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+        struct __user_cap_data_struct d[2] = {{0}};
+        if (syscall(SYS_capget, &h, d) < 0)
+                return negative_errno();
+        uint64_t now = d[0].permitted | ((uint64_t)d[1].permitted << 32);
+        if ((r = capset_sets(now, now, oci->cap_inheritable & b)) < 0)
+                return r;
+        for (int cap = 0; cap <= 63; cap++)
+                if ((oci->cap_ambient & b & (UINT64_C(1) << cap)) &&
+                    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) < 0)
+                        return negative_errno();
+        if (prctl(PR_SET_SECUREBITS, SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED, 0, 0, 0) < 0)
+                return negative_errno();
+        if ((r = capset_sets(oci->cap_effective & oci->cap_permitted & b, oci->cap_permitted & b,
+                             oci->cap_inheritable & b)) < 0)
+                return r;
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return negative_errno();
+        return 0;
+}
+
+static int drop_privileges(const struct sandbox_plan *plan)
+{
+        const struct oci_sandbox *oci = plan->oci;
+        if (oci && plan->caps)
+                return oci_drop_privileges(plan, oci);
+        uint64_t keep = oci ? 0 : plan->caps;
+        int r = drop_bounding(keep);
+        if (r < 0)
+                return r;
         /* with capabilities: keep-caps stays the process's to set (setpriv,
          * daemons dropping to their user set it), ambient ones are never
          * raised */
@@ -119,12 +187,8 @@ static int drop_privileges(const struct sandbox_plan *plan)
                         return negative_errno();
         }
         uint64_t have = getuid() == 0 ? keep : 0;
-        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-        struct __user_cap_data_struct d[2] = {{0}};
-        d[0].effective = d[0].permitted = (uint32_t)have;
-        d[1].effective = d[1].permitted = (uint32_t)(have >> 32);
-        if (syscall(SYS_capset, &h, d) < 0)
-                return negative_errno();
+        if ((r = capset_sets(have, have, 0)) < 0)
+                return r;
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 return negative_errno();
         return 0;
@@ -477,6 +541,24 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
         send_namespaces(sock, binfmt_own);
         trace_mark("init: namespaces sent");
 
+        /* An OCI container's process is pid 1 of its own pid namespace, as
+         * runc makes it (signals to pid 1, orphans reaped by the image's
+         * own init, /proc/1 its command). init unshares one once the view
+         * is built, so that every process it forks from then on is born
+         * into it: the container's process first (init_pid1_fork, right
+         * after the filter), then each exec. init stays pid 1 of the
+         * sandbox's namespace, the parent of the container's: the
+         * container's processes are members of both, so init's exit (with
+         * the sentry's) still ends every one of them, and all of them come
+         * from init's fork, under its filter, Landlock domain, cgroup and
+         * view. The view's /proc is then made anew for the container's
+         * namespace by a helper that kept init's privileges (the kernel
+         * shows a pid namespace only once its pid 1 exists).
+         * A kernel whose procfs cannot show another pid namespace (before
+         * 6.15) keeps the old shape: init is pid 1, the container's
+         * process its child. */
+        bool own_pidns = plan->oci && plan->serve_runs && fs_proc_pidns_supported();
+
         char err[1024] = "";
         int layerfd = -1;
         r = fs_view_enter(&view, err, sizeof(err), &layerfd);
@@ -493,6 +575,18 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
             chown(plan->view.home, plan->cmd_uid, plan->cmd_gid) < 0)
                 child_fail(sock, "%s: give the home %s to uid %u: %s", plan->user_origin ? plan->user_origin : "--user",
                            plan->view.home, plan->cmd_uid, strerror(errno));
+
+        /* the container's pid namespace (see own_pidns): its /proc helper
+         * first, then the namespace every later fork is born into */
+        int helper[2] = {-1, -1};
+        pid_t helper_pid = -1;
+        if (own_pidns) {
+                helper_pid = init_proc_helper_fork(helper);
+                if (helper_pid < 0)
+                        child_fail(sock, "fork the container's /proc helper: %s", strerror(-helper_pid));
+                if (unshare(CLONE_NEWPID) < 0)
+                        child_fail(sock, "unshare the container's pid namespace: %s", strerror(errno));
+        }
 
         /* the terminal, from the sandbox's own devpts instance */
         int master = -1, slave = -1;
@@ -522,7 +616,7 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
          * tasks the sandbox started (opened now: later opens are trapped) */
         int lastpid = open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
 
-        int keep[] = {sock, master, slave, rootfd, lastpid, layerfd};
+        int keep[] = {sock, master, slave, rootfd, lastpid, layerfd, helper[0], helper[1]};
         if ((r = close_all_but(keep, ELEMENTSOF(keep))) < 0)
                 child_fail(sock, "close_range: %s", strerror(-r));
 
@@ -530,7 +624,9 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
          * agent with them while init drops its privileges and installs
          * Landlock and the filter. */
         int out[3] = {rootfd, layerfd, master};
-        if (msg_send(sock, MSG_FDS, 0, NULL, out, master >= 0 ? 3 : 2) < 0)
+        /* value 1: /proc is replaced once the container's process exists,
+         * so the sentry reads the view's mounts after MSG_READY */
+        if (msg_send(sock, MSG_FDS, own_pidns, NULL, out, master >= 0 ? 3 : 2) < 0)
                 _exit(EXIT_SANDBOX);
         close(layerfd); /* the sentry's alone: nothing of the sandbox may reach the layer's hidden parts */
 
@@ -604,6 +700,39 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
                 if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
                         child_fail(sock, "RLIMIT_NOFILE %lld: %s", (long long)plan->max_open_files, strerror(errno));
         }
+        /* The container's process, pid 1 of its namespace, under the filter
+         * just installed; then its /proc. A failure is said with send()
+         * (child_fail's sendmsg is trapped now, and nobody serves yet). */
+        struct init_pid1 pid1 = {.pid = -1};
+        if (own_pidns) {
+                char perr[1024] = "";
+                pid_t p = init_pid1_fork(sock, plan->oci, &pid1);
+                /* The helper opens the namespace through /proc/1 (this
+                 * init), which a credential change made non-dumpable: made
+                 * dumpable for that moment, and back. Safe: the sandbox
+                 * holds nothing else yet but the helper and the container's
+                 * process, both cordon's code (the latter waits for its
+                 * run), and the filter refuses ptrace and cross-process
+                 * memory calls all the same. */
+                int was_dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+                (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+                if (p < 0)
+                        snprintf(perr, sizeof(perr), "fork the container's process: %s", strerror(-(int)p));
+                else if (write(helper[1], "g", 1) != 1 || read(helper[0], perr, sizeof(perr) - 1) <= 0)
+                        snprintf(perr, sizeof(perr), "the container's /proc helper died");
+                (void)prctl(PR_SET_DUMPABLE, was_dumpable > 0 ? was_dumpable : 0, 0, 0, 0);
+                perr[sizeof(perr) - 1] = '\0';
+                close(helper[0]);
+                close(helper[1]);
+                while (waitpid(helper_pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+                if (perr[0]) {
+                        struct msg fm = {.type = MSG_ERROR};
+                        snprintf(fm.text, sizeof(fm.text), "%s", perr);
+                        (void)send(sock, &fm, sizeof(fm), MSG_NOSIGNAL);
+                        _exit(EXIT_SANDBOX);
+                }
+        }
         /* The listener's number only, with send() (sendto without an address
          * runs natively); the sentry takes the fd itself with pidfd_getfd. */
         struct msg ready = {.type = MSG_READY,
@@ -668,7 +797,7 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
                 sigaction(forwarded_signals[i], &sa, NULL);
 
         if (plan->serve_runs)
-                init_serve_runs(sock, plan->oci);
+                init_serve_runs(sock, plan->oci, own_pidns ? &pid1 : NULL);
 
         if (write(go[1], "g", 1) != 1)
                 _exit(EXIT_SANDBOX);

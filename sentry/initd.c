@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
@@ -24,6 +25,7 @@
 struct init_run {
         int32_t run;
         pid_t pid;
+        bool pid1; /* pid 1 of the container's pid namespace */
 };
 
 static struct init_run runs[MAX_INIT_RUNS];
@@ -52,6 +54,16 @@ void init_default_signals(void)
 static void on_sigchld(int sig)
 {
         (void)sig;
+}
+
+/* A held container process that is pid 1 of its namespace: the kernel
+ * drops a signal whose action is the default for pid 1 (only SIGKILL and
+ * SIGSTOP from outside are forced), yet a kill before `start` must end it
+ * (containerd relies on that). Until its exec (which takes the handlers
+ * back to the defaults) a caught signal ends it as the signal would. */
+static void held_pid1_signal(int sig)
+{
+        _exit(128 + sig);
 }
 
 static void report(int sock, uint32_t type, int32_t value, int64_t run)
@@ -86,7 +98,22 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
          * SIG_IGN, and acts here once the defaults are back */
         if (stall_run_fork)
                 (void)usleep(300 * 1000);
-        init_default_signals();
+        if ((e->flags & EXEC_HOLD) && getpid() == 1) {
+                /* the handlers in place before the mask is lifted: one
+                 * pending meets them, not the default pid 1 ignores */
+                for (int s = 1; s < NSIG; s++)
+                        signal(s, SIG_DFL);
+                struct sigaction sa = {.sa_handler = held_pid1_signal};
+                sigemptyset(&sa.sa_mask);
+                for (int s = 1; s < NSIG; s++)
+                        if (s != SIGKILL && s != SIGSTOP && s != SIGCHLD && s != SIGCONT && s != SIGURG &&
+                            s != SIGWINCH)
+                                (void)sigaction(s, &sa, NULL);
+                sigset_t none;
+                sigemptyset(&none);
+                sigprocmask(SIG_SETMASK, &none, NULL);
+        } else
+                init_default_signals();
         /* its own session and process group: a signal or a timeout for the
          * run reaches all of it, and nothing else */
         setsid();
@@ -121,6 +148,20 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
                 argv[i] = (char *)p;
         for (uint32_t i = 0; i < e->envc; i++, p += strlen(p) + 1)
                 envp[i] = (char *)p;
+        /* exec --user: the run's own identity, taken with init's
+         * CAP_SETUID/CAP_SETGID (a container whose identity lacks them
+         * cannot: said, as runc would fail); leaving root drops every
+         * capability, as the kernel does */
+        if (e->flags & EXEC_USER) {
+                if ((setgroups(0, NULL) < 0 && errno != EPERM) || setresgid(e->gid, e->gid, e->gid) < 0 ||
+                    setresuid(e->uid, e->uid, e->uid) < 0) {
+                        dprintf(STDERR_FILENO,
+                                "cordon: cannot run as %u:%u: %s (the container's process.user does not hold "
+                                "CAP_SETUID and CAP_SETGID)\n",
+                                e->uid, e->gid, strerror(errno));
+                        _exit(EXIT_SANDBOX);
+                }
+        }
         if (chdir(cwd) < 0) {
                 dprintf(STDERR_FILENO, "cordon: cannot change to %s in the sandbox: %s\n", cwd, strerror(errno));
                 _exit(EXIT_SANDBOX);
@@ -190,7 +231,133 @@ static void reap(int sock)
                         }
 }
 
-_noreturn_ void init_serve_runs(int sock, const struct oci_sandbox *oci)
+/* The proc helper: forked while init still holds its capabilities, before
+ * init unshares the container's pid namespace (so it is not that
+ * namespace's pid 1) and before Landlock and the filter. It runs nothing
+ * but this: once init has forked the container's process (the namespace's
+ * pid 1, whose existence the kernel wants before a procfs can show it), it
+ * replaces the view's /proc with one of that namespace and exits. Nothing
+ * of the container's has run by then (its process waits for its run). */
+pid_t init_proc_helper_fork(int ret_go[2])
+{
+        int go[2], done[2];
+        if (pipe2(go, O_CLOEXEC) < 0)
+                return negative_errno();
+        if (pipe2(done, O_CLOEXEC) < 0) {
+                int r = negative_errno();
+                close(go[0]);
+                close(go[1]);
+                return r;
+        }
+        pid_t pid = fork();
+        if (pid < 0) {
+                int r = negative_errno();
+                close(go[0]);
+                close(go[1]);
+                close(done[0]);
+                close(done[1]);
+                return r;
+        }
+        if (pid == 0) {
+                int keep[] = {go[0], done[1]};
+                if (close_all_but(keep, ELEMENTSOF(keep)) < 0)
+                        _exit(EXIT_SANDBOX);
+                (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                char c, err[1024] = "";
+                if (read(go[0], &c, 1) != 1)
+                        _exit(EXIT_SANDBOX);
+                /* init is pid 1 of the /proc the view has now */
+                int ns = open("/proc/1/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
+                int r = ns < 0 ? negative_errno() : fs_view_proc_renew(ns, err);
+                if (ns < 0)
+                        snprintf(err, sizeof(err), "open the container's pid namespace: %s", strerror(-r));
+                if (r >= 0)
+                        err[0] = '\0';
+                if (write_all(done[1], err, strlen(err) + 1) < 0)
+                        _exit(EXIT_SANDBOX);
+                _exit(r < 0 ? EXIT_SANDBOX : 0);
+        }
+        close(go[0]);
+        close(done[1]);
+        ret_go[0] = done[0];
+        ret_go[1] = go[1];
+        return pid;
+}
+
+/* The container's process, pid 1 of the namespace init unshared: forked
+ * with init's filter, Landlock domain, credentials and working directory,
+ * sharing init's file table (CLONE_FILES) so that the fds of its run, which
+ * come to init later, are its own too without passing them (a sendmsg would
+ * be trapped). It waits for its run's message on a pipe, takes its own copy
+ * of the table, says so, and runs it as init's fork of a run would. */
+pid_t init_pid1_fork(int sock, const struct oci_sandbox *oci, struct init_pid1 *ret)
+{
+        int msg[2], ack[2];
+        if (pipe2(msg, O_CLOEXEC) < 0)
+                return negative_errno();
+        if (pipe2(ack, O_CLOEXEC) < 0) {
+                int r = negative_errno();
+                close(msg[0]);
+                close(msg[1]);
+                return r;
+        }
+        /* every signal blocked across the clone, as for a run's fork */
+        sigset_t all, before;
+        sigfillset(&all);
+        sigprocmask(SIG_SETMASK, &all, &before);
+        pid_t pid = (pid_t)syscall(SYS_clone, CLONE_FILES | SIGCHLD, NULL, NULL, NULL, NULL);
+        if (pid == 0) {
+                static struct exec_msg e;
+                int fds[EXEC_MAX_FDS];
+                size_t n;
+                if (read_full(msg[0], &n, sizeof(n)) != (ssize_t)sizeof(n) || n > sizeof(e) ||
+                    read_full(msg[0], fds, sizeof(fds)) != (ssize_t)sizeof(fds) ||
+                    read_full(msg[0], &e, n) != (ssize_t)n)
+                        _exit(EXIT_SANDBOX);
+                if (unshare(CLONE_FILES) < 0)
+                        _exit(EXIT_SANDBOX);
+                if (write(ack[1], "k", 1) != 1)
+                        _exit(EXIT_SANDBOX);
+                close(msg[0]);
+                close(ack[1]);
+                close(sock);
+                exec_run(&e, fds, oci);
+        }
+        int r = pid < 0 ? negative_errno() : 0;
+        sigprocmask(SIG_SETMASK, &before, NULL);
+        if (r < 0) {
+                close(msg[0]);
+                close(ack[1]);
+                close(msg[1]);
+                close(ack[0]);
+                return r;
+        }
+        /* its ends stay open until it has its own table: closed here now,
+         * they would be closed for it too */
+        *ret = (struct init_pid1){.pid = pid, .msg = msg[1], .ack = ack[0], .its_msg = msg[0], .its_ack = ack[1]};
+        return pid;
+}
+
+/* Hands the container's first run to its waiting pid 1: 0, or -errno. */
+static int hand_to_pid1(const struct init_pid1 *p, const struct exec_msg *e, size_t n, const int fds[EXEC_MAX_FDS])
+{
+        int r = write_all(p->msg, &n, sizeof(n));
+        if (r >= 0)
+                r = write_all(p->msg, fds, sizeof(int) * EXEC_MAX_FDS);
+        if (r >= 0)
+                r = write_all(p->msg, e, n);
+        char c;
+        if (r >= 0 && read_full(p->ack, &c, 1) != 1)
+                r = -EIO;
+        /* it has its own table now (or is gone) */
+        close(p->its_msg);
+        close(p->its_ack);
+        close(p->msg);
+        close(p->ack);
+        return r;
+}
+
+_noreturn_ void init_serve_runs(int sock, const struct oci_sandbox *oci, const struct init_pid1 *pid1)
 {
         /* init's own stdio was the sentry's at the clone (the creating
          * client's /dev/null and error file): none of it stays in the
@@ -215,6 +382,7 @@ _noreturn_ void init_serve_runs(int sock, const struct oci_sandbox *oci)
         sigdelset(&wait_mask, SIGCHLD);
 
         static struct exec_msg e;
+        bool forked_any = false;
         for (;;) {
                 reap(sock);
                 struct pollfd p = {sock, POLLIN, 0};
@@ -238,7 +406,11 @@ _noreturn_ void init_serve_runs(int sock, const struct oci_sandbox *oci)
                                 (void)kill(-1, m->value);
                         for (size_t i = 0; i < MAX_INIT_RUNS; i++)
                                 if (runs[i].pid > 0 && runs[i].run == m->aux) {
-                                        kill(-runs[i].pid, m->value);
+                                        /* pid 1 of the container's namespace:
+                                         * to it alone, as runc's kill (its
+                                         * group is the image's business) */
+                                        if (!runs[i].pid1)
+                                                kill(-runs[i].pid, m->value);
                                         kill(runs[i].pid, m->value);
                                 }
                 } else if (e.type == MSG_EXEC && exec_msg_valid(&e, (size_t)n)) {
@@ -252,7 +424,13 @@ _noreturn_ void init_serve_runs(int sock, const struct oci_sandbox *oci)
                         sigset_t all, before;
                         sigfillset(&all);
                         sigprocmask(SIG_SETMASK, &all, &before);
-                        pid_t pid = slot < MAX_INIT_RUNS ? fork() : -1;
+                        pid_t pid;
+                        if (pid1 && !forked_any)
+                                /* the container's process: waiting as the
+                                 * namespace's pid 1 since the set-up */
+                                pid = hand_to_pid1(pid1, &e, (size_t)n, fds) < 0 ? -1 : pid1->pid;
+                        else
+                                pid = slot < MAX_INIT_RUNS ? fork() : -1;
                         if (pid == 0) {
                                 close(sock);
                                 exec_run(&e, fds, oci);
@@ -261,7 +439,10 @@ _noreturn_ void init_serve_runs(int sock, const struct oci_sandbox *oci)
                         if (pid < 0)
                                 report(sock, MSG_RUN_EXIT, EXIT_SANDBOX << 8, e.run);
                         else {
-                                runs[slot] = (struct init_run){e.run, pid};
+                                /* the first run init forks after its
+                                 * unshare is the namespace's pid 1 */
+                                runs[slot] = (struct init_run){e.run, pid, pid1 && !forked_any};
+                                forked_any = true;
                                 report(sock, MSG_RUN_PID, pid, e.run);
                         }
                 }

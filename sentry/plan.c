@@ -396,6 +396,13 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
         p.oci = o->oci;
         /* what the sandbox's root holds inside its user namespace */
         p.caps = o->policy->has_caps ? o->policy->caps : POLICY_DEFAULT_CAPS;
+        /* an OCI container: its bounding set (which create checked against
+         * the refused list), within what a policy that lists capabilities
+         * grants */
+        if (o->oci) {
+                p.caps = (o->policy->has_caps ? o->policy->caps : ~UINT64_C(0)) & o->oci->cap_bounding;
+                p.view.root_readonly = o->oci->root_readonly;
+        }
         *ret = p;
         return 0;
 }

@@ -499,7 +499,7 @@ static int run_sandbox(struct sandbox_state *st)
         uid_t child_uid = plan->ids.uid_host + (plan->cmd_uid - plan->ids.uid_inside);
         gid_t child_gid = plan->ids.gid_host + (plan->cmd_gid - plan->ids.gid_inside);
         st->fsctx.ids = plan->ids; /* before the proc agent's fork, which takes them */
-        st->fsctx.caps = plan->oci ? 0 : plan->caps;
+        st->fsctx.caps = plan->caps;
         /* groups the workers do not start with: each thread's are read */
         st->fsctx.creds_vary = plan->oci && plan->oci->set_user && plan->oci->n_groups > 0;
 
@@ -807,6 +807,34 @@ static bool recv_setup_msg(struct sandbox_state *st, uint32_t type, struct msg *
         return false;
 }
 
+/* The view's mount ids and its /proc's device, which the workers go by:
+ * read once the view is final. 0, or -1 with the sandbox killed and why
+ * said. */
+static int read_view_mounts(struct sandbox_state *st)
+{
+        st->fsctx.mount_ids = read_mount_ids(st->init_pid, &st->fsctx.n_mount_ids);
+        if (!st->fsctx.mount_ids) {
+                /* an init that failed just after sending its fds is gone
+                 * (a zombie has no mount table): its message says why */
+                int err = errno;
+                struct pollfd gone = {.fd = st->pidfd, .events = POLLIN};
+                (void)poll(&gone, 1, 1000); /* its exit may be under way */
+                if (!init_failed_first(st))
+                        fprintf(stderr, "cordon: cannot read the view's mount table (/proc/%d/mountinfo): %s\n",
+                                (int)st->init_pid, strerror(err));
+                kill_and_reap(st);
+                return -1;
+        }
+        struct stat pst;
+        if (fstatat(st->fsctx.root_fd, "proc", &pst, 0) < 0) {
+                fprintf(stderr, "cordon: the view has no /proc: %m\n");
+                kill_and_reap(st);
+                return -1;
+        }
+        st->fsctx.proc_dev = pst.st_dev;
+        return 0;
+}
+
 static int sentry_main_loop(struct sandbox_state *st)
 {
         struct msg m;
@@ -931,19 +959,12 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
         trace_mark("proc agent started");
-        st->fsctx.mount_ids = read_mount_ids(st->init_pid, &st->fsctx.n_mount_ids);
-        if (!st->fsctx.mount_ids) {
-                /* an init that failed just after sending its fds is gone
-                 * (a zombie has no mount table): its message says why */
-                int err = errno;
-                struct pollfd gone = {.fd = st->pidfd, .events = POLLIN};
-                (void)poll(&gone, 1, 1000); /* its exit may be under way */
-                if (!init_failed_first(st))
-                        fprintf(stderr, "cordon: cannot read the view's mount table (/proc/%d/mountinfo): %s\n",
-                                (int)st->init_pid, strerror(err));
-                kill_and_reap(st);
+        /* an OCI container's own pid namespace (init.c, own_pidns): its
+         * /proc is made once its process exists, after the filter; the
+         * view's mounts and /proc are read once init is ready */
+        bool proc_later = m.value == 1;
+        if (!proc_later && read_view_mounts(st) < 0)
                 return EXIT_SANDBOX;
-        }
 
         st->fsctx.fsuid = st->uid;
         st->fsctx.fsgid = st->gid;
@@ -955,13 +976,6 @@ static int sentry_main_loop(struct sandbox_state *st)
                 st->fsctx.ask_write = st->fsctx.ask_write || (fr->ask && fr->access == FS_READ_WRITE);
                 st->fsctx.ask_exec = st->fsctx.ask_exec || (fr->ask && fr->exec == 1);
         }
-        struct stat pst;
-        if (fstatat(st->fsctx.root_fd, "proc", &pst, 0) < 0) {
-                fprintf(stderr, "cordon: the view has no /proc: %m\n");
-                kill_and_reap(st);
-                return EXIT_SANDBOX;
-        }
-        st->fsctx.proc_dev = pst.st_dev;
         /* the writable layer, for its usage at the end (the fd keeps it
          * readable after the mount namespace is gone) */
         st->writable_fd = openat(st->fsctx.root_fd, "tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -975,6 +989,8 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         snprintf(st->cwd_note, sizeof(st->cwd_note), "%.300s", m.text);
         if (!recv_setup_msg(st, MSG_READY, &m, NULL, 0))
+                return EXIT_SANDBOX;
+        if (proc_later && read_view_mounts(st) < 0)
                 return EXIT_SANDBOX;
         /* init's listener, taken across (init may make no trapped call, such
          * as the sendmsg that would pass it, before we serve) */
@@ -1097,7 +1113,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                 limit_describe(&st->limits, LIMIT_PROCESSES, tasks, sizeof(tasks));
                 limit_describe(&st->limits, LIMIT_DISK, disk, sizeof(disk));
                 _cleanup_free_ char *idmap = identity_describe(st);
-                _cleanup_free_ char *capset = policy_caps_format(st->plan->oci ? 0 : st->plan->caps);
+                _cleanup_free_ char *capset = policy_caps_format(st->plan->caps);
                 _cleanup_free_ char *capsline =
                         st->plan->cmd_uid == 0
                                 ? xasprintf(", holding %s within the sandbox's user namespace only", capset)

@@ -88,8 +88,22 @@ void init_default_signals(void);
 _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct cgroup_entry *cg_entry);
 /* init's side of a sandbox that serves runs (initd.c): waits for MSG_EXEC
  * and forks each run; never returns. With oci, each run gets its seccomp
- * profile just before its exec. */
-_noreturn_ void init_serve_runs(int sock, const struct oci_sandbox *oci);
+ * profile just before its exec. With pid1, init unshared a pid namespace
+ * for them: the first run (the OCI container's process) goes to pid1, its
+ * pid 1 (init_pid1_fork), and a signal for that run goes to it alone, as
+ * runc sends it. */
+struct init_pid1 {
+        pid_t pid;
+        int msg, ack;         /* pipes: its run to it, its word that it took it */
+        int its_msg, its_ack; /* their other ends, in the table it shares until then */
+};
+_noreturn_ void init_serve_runs(int sock, const struct oci_sandbox *oci, const struct init_pid1 *pid1);
+/* The OCI container's pid namespace (initd.c): the helper that gives the
+ * view a /proc of it (returns its pid; ret_pipes[1] is its go, [0] its
+ * answer: an error text, empty when done), and the container's process,
+ * pid 1 there, forked once init's filter is in place. */
+pid_t init_proc_helper_fork(int ret_pipes[2]);
+pid_t init_pid1_fork(int sock, const struct oci_sandbox *oci, struct init_pid1 *ret);
 /* The sentry, before init's clone: init's test hooks (CORDON_TEST_STALL). */
 void init_read_test_hooks(void);
 

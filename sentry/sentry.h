@@ -196,6 +196,7 @@ struct msg {
 #define EXEC_HOLD        2 /* fd 3 is a pipe: the run waits for a byte on it before its exec (OCI create/start) */
 #define EXEC_MAX_FDS     8 /* stdin, stdout, stderr, the hold pipe, then n_preserve fds */
 #define EXEC_CGROUP      4 /* the last fd: the run's own group's cgroup.procs, to move into before anything runs */
+#define EXEC_USER        8 /* the run becomes uid:gid (OCI exec --user), no supplementary groups */
 struct exec_msg {
         uint32_t type; /* MSG_EXEC */
         int32_t run;
@@ -203,6 +204,7 @@ struct exec_msg {
         uint32_t argc;
         uint32_t envc;
         uint32_t n_preserve; /* fds after stdio (and the hold pipe) that become the run's 3, 4, ... */
+        uint32_t uid, gid;   /* with EXEC_USER */
         uint32_t len;
         char strings[EXEC_MAX_STRINGS];
 };
@@ -468,6 +470,12 @@ struct oci_sandbox {
         uint32_t uid, gid;
         uint32_t groups[OCI_MAX_IDS];
         size_t n_groups;
+        /* process.capabilities, masks of (1 << CAP_*), within the sandbox's
+         * user namespace only: none on cordon's refused list (sentry/oci/
+         * refuses them at create). All 0: none at all, locked as for an
+         * empty policy list. */
+        uint64_t cap_bounding, cap_effective, cap_permitted, cap_inheritable, cap_ambient;
+        bool root_readonly; /* root.readonly: the view's root mount read-only */
         struct oci_limit *rlimits;
         size_t n_rlimits;
         /* linux.seccomp compiled (len 0: none): installed in every run just

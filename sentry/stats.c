@@ -21,7 +21,7 @@ json_t *sandbox_identity_json(const struct sandbox_state *st)
 {
         const struct fs_ids *m = &st->plan->ids;
         const struct subid_range *sub = &st->subid;
-        char *caps = policy_caps_format(st->plan->oci ? 0 : st->plan->caps);
+        char *caps = policy_caps_format(st->plan->caps);
         json_t *j = json_pack("{s:{s:I,s:I,s:I}, s:{s:I,s:I,s:I}, s:I, s:I, s:s, s:s}", "uids", "inside",
                               (json_int_t)m->uid_inside, "host", (json_int_t)(sub->used ? sub->uid_start : m->uid_host),
                               "count", (json_int_t)m->count, "gids", "inside", (json_int_t)m->gid_inside, "host",

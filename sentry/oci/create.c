@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -100,6 +101,47 @@ static void prepared_done(struct oci_prepared *p)
         memset(p, 0, sizeof(*p));
 }
 
+/* process.capabilities into sb: each set as given, within the container's
+ * user namespace (the identity issue's rule). A capability on cordon's
+ * refused list fails the create, naming the set and the capability, but
+ * for NET_RAW and MKNOD: containerd's and Docker's default sets hold them,
+ * and what they would give is refused whatever a process holds (raw and
+ * packet sockets by the filter and the gate, device nodes by the user
+ * namespace and the view), so they are left out, with a warning, rather
+ * than failing every such container. 0 or -errno (said). */
+static int prepare_caps(const struct oci_caps *c, struct oci_sandbox *sb)
+{
+        static const char *const names[] = {"bounding", "effective", "permitted", "inheritable", "ambient"};
+        const uint64_t *in[] = {&c->bounding, &c->effective, &c->permitted, &c->inheritable, &c->ambient};
+        uint64_t *out[] = {&sb->cap_bounding, &sb->cap_effective, &sb->cap_permitted, &sb->cap_inheritable,
+                           &sb->cap_ambient};
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                *out[i] = 0;
+                for (int cap = 0; cap < 64; cap++) {
+                        if (!(*in[i] & (UINT64_C(1) << cap)))
+                                continue;
+                        const char *name = policy_cap_name(cap), *refused = NULL;
+                        int n;
+                        if (!name || policy_cap_parse(name, &n, &refused) < 0) {
+                                oci_error("process.capabilities.%s: capability %d is not one cordon knows", names[i],
+                                          cap);
+                                return -EINVAL;
+                        }
+                        if (refused && (cap == CAP_NET_RAW || cap == CAP_MKNOD)) {
+                                oci_warn("process.capabilities.%s: CAP_%s left out: %s", names[i], name, refused);
+                                continue;
+                        }
+                        if (refused) {
+                                oci_error("process.capabilities.%s: capability CAP_%s is refused: it gives %s",
+                                          names[i], name, refused);
+                                return -EPERM;
+                        }
+                        *out[i] |= UINT64_C(1) << cap;
+                }
+        }
+        return 0;
+}
+
 /* config.json → what the sandbox is made of; refuses, by name, what cordon
  * cannot honour. 0 or -errno (said). */
 static int prepare(const char *bundle, struct oci_prepared *p)
@@ -159,6 +201,7 @@ static int prepare(const char *bundle, struct oci_prepared *p)
                 }
                 sb->cgroups_path = s->cgroups_path;
         }
+        sb->root_readonly = s->root_readonly;
         const struct oci_user *u = &s->process.user;
         if (u->uid || u->gid || u->n_additional_gids) {
                 if (geteuid() != 0) {
@@ -183,6 +226,9 @@ static int prepare(const char *bundle, struct oci_prepared *p)
                         sb->groups[sb->n_groups++] = u->additional_gids[i];
                 }
         }
+        r = prepare_caps(&s->process.caps, sb);
+        if (r < 0)
+                return r;
         sb->rlimits = xcalloc(s->process.n_rlimits + 1, sizeof(struct oci_limit));
         for (size_t i = 0; i < s->process.n_rlimits; i++)
                 sb->rlimits[sb->n_rlimits++] = (struct oci_limit){

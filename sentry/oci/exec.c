@@ -178,12 +178,13 @@ int oci_cmd_exec(int argc, char **argv)
                 oci_error("exec --user %s: expected UID[:GID]", user);
                 r = -EINVAL;
         }
-        if (r == 0 && (want_uid != spec->process.user.uid || want_gid != spec->process.user.gid)) {
-                /* every process of a cordon container has the identity init
-                 * took before it dropped its privileges for good */
-                oci_error("exec as %u:%u: cordon runs every process of a container as its process.user (%u:%u)",
-                          want_uid, want_gid, spec->process.user.uid, spec->process.user.gid);
-                r = -EOPNOTSUPP;
+        /* another identity: init (which forks the run) switches it, with
+         * the container's own CAP_SETUID and CAP_SETGID, as root in the
+         * container can; without them it cannot, and says so */
+        bool other_user = want_uid != spec->process.user.uid || want_gid != spec->process.user.gid;
+        if (r == 0 && other_user && (want_uid > 65535 || want_gid > 65535)) {
+                oci_error("exec as %u:%u: not one of the container's ids (0-65535)", want_uid, want_gid);
+                r = -EINVAL;
         }
         if (r == 0) {
                 if (cwd) {
@@ -225,6 +226,9 @@ int oci_cmd_exec(int argc, char **argv)
         int fds[EXEC_MAX_FDS];
         size_t n_fds = oci_client_fds(fds, nul, preserve);
         json_t *req = oci_process_request(&pr, false, pr.terminal);
+        if (other_user)
+                json_object_set_new(req, "user",
+                                    json_pack("{s:I, s:I}", "uid", (json_int_t)want_uid, "gid", (json_int_t)want_gid));
         if (preserve)
                 json_object_set_new(req, "preserveFds", json_integer(preserve));
         oci_process_done(&pr);

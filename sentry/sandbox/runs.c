@@ -265,6 +265,23 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
                 return;
         }
         e.n_preserve = (uint32_t)n_preserve;
+        /* OCI exec --user: another id of the container's range, which its
+         * init switches the run to (refused there unless the container's
+         * identity holds CAP_SETUID and CAP_SETGID in its namespace) */
+        json_t *user = json_object_get(req, "user");
+        if (user) {
+                json_int_t uid = json_integer_value(json_object_get(user, "uid"));
+                json_int_t gid = json_integer_value(json_object_get(user, "gid"));
+                if (!srv->oci || !json_is_integer(json_object_get(user, "uid")) ||
+                    !json_is_integer(json_object_get(user, "gid")) || uid < 0 || gid < 0 || uid > 65535 ||
+                    gid > 65535) {
+                        control_reply_error(conn, "exec: user is an OCI container's uid and gid, each 0-65535");
+                        return;
+                }
+                e.flags |= EXEC_USER;
+                e.uid = (uint32_t)uid;
+                e.gid = (uint32_t)gid;
+        }
         _cleanup_close_ int hold_rd = -1, hold_wr = -1;
         if (hold) {
                 int hp[2];

@@ -110,6 +110,8 @@ state_of() { # ID -> status
         python3 -c 'import json,sys; print(json.loads(sys.argv[1])["status"])' "$OUT" 2>/dev/null
 }
 
+is_stopped() { "$OCI" --root "$OCI_ROOT" state "$1" 2>/dev/null | grep -q '"status": "stopped"'; }
+
 pid_gone() { [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
 
 cgroups_of() { find /sys/fs/cgroup -maxdepth 6 -type d -name "cordon-$1" 2>/dev/null; }
@@ -381,7 +383,8 @@ EOF
         oci exec --process "$IT_TMP/process.json" e1
         expect_eq "from-process-file 1" "$OUT" "exec --process FILE"
         oci exec --user 1000 e1 id
-        expect_contains "$ERR" "process.user" "exec as another user is refused, saying why"
+        expect_true "exec as another user fails without CAP_SETUID" test "$RC" != 0
+        expect_contains "$ERR" "CAP_SETUID" "saying why"
         oci exec --detach --pid-file "$IT_TMP/epid" e1 sh -c 'sleep 0.5; exit 4'
         expect_rc 0 "exec --detach"
         local w
@@ -389,6 +392,85 @@ EOF
         expect_true "the pid-file names a live waiter" test -e "/proc/$w"
         wait_until 10 pid_gone "$w" || _it_soft_fail "the detached exec's waiter did not end"
         oci delete --force e1
+}
+
+# The container's process is pid 1 of its own pid namespace, as runc makes it (#19): its
+# /proc/1 is the command, an orphan goes to it, an exec'd process sees it as 1, and a
+# signal it has no handler for (TERM to a plain sleep) does not end it (the kernel's rule
+# for pid 1), while one it handles does.
+it_test cli_pid1
+cli_pid1() {
+        oci_setup
+        grep -q 'pid_for_children' <(ls /proc/self/ns) || skip "no pid_for_children namespace link"
+        make_bundle "$IT_TMP/b" '["sh", "-c", "echo $$; tr \"\\0\" \" \" </proc/1/cmdline; echo; (sleep 30 &); sleep 0.3; ps -o pid,ppid,comm | grep sleep"]'
+        oci run --bundle "$IT_TMP/b" p1
+        expect_rc 0 "run"
+        if [ "$(printf '%s\n' "$OUT" | head -n 1)" != 1 ] && [ "$(uname -r | cut -d. -f1)" -lt 7 ] &&
+                [ "$(uname -r | cut -d. -f2)" -lt 15 ]; then
+                skip "procfs cannot show another pid namespace before Linux 6.15 (init stays pid 1 there)"
+        fi
+        expect_eq 1 "$(printf '%s\n' "$OUT" | sed -n 1p)" "the process is pid 1"
+        expect_contains "$(printf '%s\n' "$OUT" | sed -n 2p)" "sh -c echo" "/proc/1/cmdline is the container's command"
+        expect_match "$(printf '%s\n' "$OUT" | sed -n 3p)" '^ *[0-9]+ +1 +sleep' "an orphan's parent is pid 1"
+        make_bundle "$IT_TMP/b2" '["sleep", "1000"]'
+        oci run --detach --bundle "$IT_TMP/b2" p2
+        oci exec p2 sh -c 'echo $$ $(tr "\0" " " </proc/1/cmdline)'
+        expect_match "$OUT" '^[0-9]+ sleep 1000$' "exec joins the container's pid namespace"
+        expect_true "exec is not pid 1" test "${OUT%% *}" != 1
+        oci kill p2 TERM
+        expect_rc 0 "kill TERM"
+        oci exec p2 true
+        expect_eq running "$(state_of p2)" "a pid 1 without a TERM handler survives kill TERM (as under runc)"
+        oci kill p2 KILL
+        wait_until 10 is_stopped p2 || _it_soft_fail "kill KILL did not stop it"
+        expect_eq stopped "$(state_of p2)" "kill KILL ends it"
+        oci delete p2
+        make_bundle "$IT_TMP/b3" '["sh", "-c", "trap \"exit 7\" TERM; while :; do sleep 1; done"]'
+        oci run --detach --bundle "$IT_TMP/b3" p3
+        oci kill p3 TERM
+        wait_until 10 is_stopped p3 || _it_soft_fail "a TERM handler did not end it"
+        expect_eq stopped "$(state_of p3)" "kill TERM reaches a pid 1 that handles it"
+        oci delete p3
+}
+
+# process.capabilities, all five sets, within the container's user namespace (#19): as
+# runc applies them to root and to another user (the ambient set survives the exec), a
+# capability cordon refuses fails the create naming the set and the capability, and
+# NET_RAW (in containerd's and Docker's default sets) is left out with a warning.
+it_test cli_capabilities
+cli_capabilities() {
+        oci_setup
+        local show='["sh", "-c", "grep ^Cap /proc/self/status | tr -d \"\\t\" | tr \"\\n\" \" \""]'
+        local caps='c["process"]["capabilities"] = {"bounding": ["CAP_CHOWN", "CAP_KILL", "CAP_NET_BIND_SERVICE",
+ "CAP_SETUID", "CAP_SETGID", "CAP_NET_RAW"], "effective": ["CAP_CHOWN", "CAP_NET_BIND_SERVICE"],
+ "permitted": ["CAP_CHOWN", "CAP_NET_BIND_SERVICE"], "inheritable": ["CAP_NET_BIND_SERVICE"],
+ "ambient": ["CAP_NET_BIND_SERVICE"]}'
+        make_bundle "$IT_TMP/b" "$show" "$caps"
+        oci --log "$IT_TMP/k1.log" run --bundle "$IT_TMP/b" k1
+        expect_rc 0 "run with capabilities"
+        expect_eq "CapInh:0000000000000400 CapPrm:0000000000000401 CapEff:0000000000000401 CapBnd:00000000000004e1 CapAmb:0000000000000400 " \
+                "$OUT" "root holds the config's sets (NET_RAW left out of the bounding set)"
+        expect_contains "$(cat "$IT_TMP/k1.log")" "CAP_NET_RAW left out" "saying NET_RAW was left out (in the log)"
+        make_bundle "$IT_TMP/b2" "$show" "$caps
+c['process']['user'] = {'uid': 1000, 'gid': 1000}"
+        oci run --bundle "$IT_TMP/b2" k2
+        expect_eq "CapInh:0000000000000400 CapPrm:0000000000000400 CapEff:0000000000000400 CapBnd:00000000000004e1 CapAmb:0000000000000400 " \
+                "$OUT" "another user keeps only the ambient set across its exec"
+        make_bundle "$IT_TMP/b3" '["true"]' "c['process']['capabilities'] = {'bounding': ['CAP_CHOWN', 'CAP_SYS_ADMIN']}"
+        oci run --bundle "$IT_TMP/b3" k3
+        expect_true "a refused capability fails the create" test "$RC" != 0
+        expect_contains "$ERR" "process.capabilities.bounding: capability CAP_SYS_ADMIN is refused" "naming the set and it"
+        expect_true "and leaves no state" test ! -e "$OCI_ROOT/k3"
+        make_bundle "$IT_TMP/b4" '["sh", "-c", "grep ^CapEff /proc/self/status"]' "c['process']['capabilities'] = {}"
+        oci run --bundle "$IT_TMP/b4" k4
+        expect_match "$OUT" 'CapEff:[[:space:]]+0+$' "no capabilities listed: none held"
+        # exec --user: init, holding the container's CAP_SETUID and CAP_SETGID, switches the run
+        make_bundle "$IT_TMP/b5" '["sleep", "1000"]' "c['process']['capabilities'] = {s: ['CAP_SETUID', 'CAP_SETGID', 'CAP_KILL'] for s in ('bounding', 'effective', 'permitted')}"
+        oci run --detach --bundle "$IT_TMP/b5" k5
+        oci exec --user 1000:1001 k5 sh -c 'echo $(id -u):$(id -g) $(grep ^CapEff /proc/self/status | cut -f2)'
+        expect_rc 0 "exec --user"
+        expect_eq "1000:1001 0000000000000000" "$OUT" "the run is that user, with no capability left"
+        oci delete --force k5
 }
 
 it_test cli_log_json_error
@@ -549,7 +631,8 @@ podman_limits() {
 it_test podman_lifecycle
 podman_lifecycle() {
         podman_setup
-        pm run -d "${PM_RUN[@]}" "$IMG" sleep 1000
+        # pid 1 of its namespace, as under runc: SIGTERM reaches it through its handler
+        pm run -d "${PM_RUN[@]}" "$IMG" sh -c 'trap "exit 143" TERM; while :; do sleep 1; done'
         expect_rc 0 "podman run -d"
         local cid=$OUT
         pm exec "$cid" sh -c 'echo exec-ok; exit 7'
@@ -614,7 +697,8 @@ EOF
         RC=$?
         expect_rc 5 "ctr run: the exit code"
         expect_eq "hello from containerd" "$OUT" "ctr run: the output"
-        timeout 60 "${C[@]}" run -d "${R[@]}" "$IMG" c2 sleep 1000 >/dev/null 2>&1
+        # pid 1 of its namespace: ctr's SIGTERM reaches it through its handler
+        timeout 60 "${C[@]}" run -d "${R[@]}" "$IMG" c2 sh -c 'trap "exit 0" TERM; while :; do sleep 1; done' >/dev/null 2>&1
         OUT=$(timeout 30 "${C[@]}" task exec --exec-id e1 c2 sh -c 'echo in-exec; exit 3' 2>&1)
         RC=$?
         expect_rc 3 "ctr task exec's status"

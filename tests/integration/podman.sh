@@ -1,0 +1,201 @@
+#!/bin/bash
+# podman's everyday commands under cordon, measured against crun (issue #19): each check runs
+# once with the reference runtime and once with `--runtime cordon-oci --cgroup-manager=cgroupfs`,
+# and cordon must pass every check the reference passes. The image is a busybox-static root
+# imported with `podman import` (no registry is needed), each pass with its own throwaway
+# podman root under the test's scratch directory, and every container uses --network=none.
+#
+# The reference is crun. crun refuses a hybrid cgroup host (v1 controllers beside a v2
+# hierarchy that holds a controller of its own); there its pass runs in a private mount
+# namespace without the v2 mount, where crun sees plain cgroup v1 (nothing of the host
+# changes). Where crun cannot run a container even so, runc is the reference, and the
+# output says so.
+#
+#   CORDON=/path/to/cordon bash tests/integration/podman.sh
+if [ -z "${BASH_VERSION:-}" ]; then
+        exec bash "$0" "$@"
+fi
+set -u
+
+SELF=$(readlink -f "${BASH_SOURCE[0]}")
+BUSYBOX=${BUSYBOX:-/bin/busybox}
+
+# --- one pass: podman with RUNTIME, each check's result as "NAME ok|FAIL why" on stdout ---
+if [ "${1:-}" = --pass ]; then
+        RT=$2 DIR=$3 UNSHARED=${4:-}
+        if [ "$UNSHARED" = unified ]; then
+                umount /sys/fs/cgroup/unified || exit 3
+        fi
+        mkdir -p "$DIR"
+        RUNROOT=$(mktemp -d /tmp/cordon-pmt.XXXXXX) # podman refuses a runroot over 50 characters
+        PM=(podman --root "$DIR/storage" --runroot "$RUNROOT" --tmpdir "$DIR/tmp" --runtime "$RT"
+                --cgroup-manager=cgroupfs --events-backend=file)
+        # the test host's podman asks for more than the VM allows without these (issue #7)
+        RUN=(--network=none --ulimit nofile=20000:20000 --ulimit nproc=32768:32768)
+        trap '"${PM[@]}" rm -af -t 0 >/dev/null 2>&1; "${PM[@]}" rmi -af >/dev/null 2>&1; rm -rf "$RUNROOT"' EXIT
+        "${PM[@]}" import "$DIR/../rootfs.tar" localhost/cordon-pm:1 >/dev/null 2>&1 || {
+                echo "import FAIL podman import"
+                exit 0
+        }
+        IMG=localhost/cordon-pm:1
+        pm() { # ARGS: OUT, RC
+                OUT=$(timeout -k 5 90 "${PM[@]}" "$@" 2>"$DIR/err")
+                RC=$?
+        }
+        res() { # NAME COND WHY
+                if [ "$2" = 0 ]; then echo "$1 ok"; else echo "$1 FAIL $3 (exit $RC, out '${OUT:0:200}', err '$(head -c 200 "$DIR/err" | tr '\n' ' ')')"; fi
+        }
+        pm run --rm "${RUN[@]}" "$IMG" echo hello
+        [ "$OUT" = hello ]
+        res run $? "echo's output"
+        pm run --rm "${RUN[@]}" "$IMG" sh -c 'exit 42'
+        [ "$RC" = 42 ]
+        res exit-code $? "exit 42"
+        pm run --rm "${RUN[@]}" -e FOO=bar "$IMG" sh -c 'echo $FOO'
+        [ "$OUT" = bar ]
+        res env $? "-e FOO=bar"
+        pm run --rm "${RUN[@]}" -w /tmp "$IMG" pwd
+        [ "$OUT" = /tmp ]
+        res workdir $? "-w /tmp"
+        pm run --rm "${RUN[@]}" --user 1000 "$IMG" sh -c 'id -u; touch /etc/x 2>/dev/null && echo wrote-etc'
+        [ "$OUT" = 1000 ]
+        res user $? "--user 1000 is uid 1000 and cannot write /etc"
+        pm run --rm "${RUN[@]}" --read-only "$IMG" sh -c 'touch /x 2>/dev/null && echo x-written; touch /tmp/y && echo tmp-ok'
+        [ "$OUT" = tmp-ok ]
+        res read-only $? "--read-only: / refuses, /tmp takes"
+        pm run --rm "${RUN[@]}" --memory 32m "$IMG" sh -c 'dd if=/dev/zero of=/dev/null bs=64M count=1 2>/dev/null && echo survived'
+        [ "$RC" = 137 ] && [ -z "$OUT" ]
+        res memory $? "--memory 32m kills a 64M buffer"
+        pm run --rm "${RUN[@]}" --pids-limit 10 "$IMG" sh -c 'for i in $(seq 1 20); do sleep 5 & done; echo all-forked'
+        [ "$OUT" != all-forked ] && grep -q "can't fork" "$DIR/err"
+        res pids-limit $? "--pids-limit 10 stops the 20th fork"
+        pm run --rm "${RUN[@]}" "$IMG" sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "'
+        [ "$OUT" = lo ]
+        res network-none $? "--network none: loopback only"
+        mkdir -p "$DIR/vol"
+        pm run --rm "${RUN[@]}" -v "$DIR/vol:/data" "$IMG" sh -c 'echo from-container > /data/f'
+        [ "$RC" = 0 ] && [ "$(cat "$DIR/vol/f" 2>/dev/null)" = from-container ]
+        res volume $? "-v: the write is on the host"
+        OUT=$(echo piped | timeout -k 5 90 "${PM[@]}" run --rm -i "${RUN[@]}" "$IMG" cat 2>"$DIR/err")
+        RC=$?
+        [ "$OUT" = piped ]
+        res stdin $? "-i: stdin reaches the process"
+        pm run --rm -t "${RUN[@]}" "$IMG" sh -c 'test -t 0 && test -t 1 && echo is-a-tty'
+        [ "$(printf '%s' "$OUT" | tr -d '\r')" = is-a-tty ]
+        res tty $? "-t: a terminal"
+        pm run --rm "${RUN[@]}" --cap-drop ALL "$IMG" sh -c 'grep ^CapEff /proc/self/status | cut -f2'
+        [ "$OUT" = 0000000000000000 ]
+        res cap-drop-all $? "--cap-drop ALL: none"
+        pm run --rm "${RUN[@]}" "$IMG" sh -c 'grep ^CapEff /proc/self/status | cut -f2'
+        [ "$OUT" = 00000000800405fb ]
+        res cap-default $? "podman's default set"
+        pm run --rm "${RUN[@]}" --cap-drop ALL --cap-add NET_BIND_SERVICE --user 1000 "$IMG" \
+                sh -c 'nc -l -p 80 </dev/null & sleep 0.5; netstat -ltn | grep -c ":80 "; kill %1'
+        [ "$OUT" = 1 ]
+        res cap-add-bind80 $? "--cap-add NET_BIND_SERVICE: uid 1000 binds port 80"
+        pm run --rm "${RUN[@]}" "$IMG" sh -c 'echo $$ $(tr "\0" " " </proc/1/cmdline)'
+        [ "$OUT" = "1 sh -c echo \$\$ \$(tr \"\\0\" \" \" </proc/1/cmdline)" ]
+        res pid1 $? "the process is pid 1, /proc/1/cmdline its command"
+        pm run -d "${RUN[@]}" "$IMG" sh -c 'trap "exit 0" TERM; while :; do sleep 1; done'
+        cid=$OUT
+        pm exec -e A=b -w /tmp "$cid" sh -c 'echo $A $(pwd); exit 7'
+        [ "$RC" = 7 ] && [ "$OUT" = "b /tmp" ]
+        res exec $? "exec -e -w and its exit code"
+        pm exec -t "$cid" sh -c 'test -t 0 && echo is-a-tty'
+        [ "$(printf '%s' "$OUT" | tr -d '\r')" = is-a-tty ]
+        res exec-tty $? "exec -t"
+        pm pause "$cid"
+        pm inspect --format '{{.State.Status}}' "$cid"
+        st=$OUT
+        pm unpause "$cid"
+        pm exec "$cid" true
+        [ "$st" = paused ] && [ "$RC" = 0 ]
+        res pause $? "pause, then unpause and exec"
+        pm stop -t 10 "$cid"
+        pm inspect --format '{{.State.ExitCode}}' "$cid"
+        [ "$OUT" = 0 ] && ! grep -q "resorting to SIGKILL" "$DIR/err"
+        res stop-graceful $? "stop: SIGTERM reaches a pid 1 that handles it"
+        pm run -d "${RUN[@]}" "$IMG" sleep 1000
+        cid=$OUT
+        pm stop -t 2 "$cid"
+        grep -q "resorting to SIGKILL" "$DIR/err"
+        waited=$?
+        pm inspect --format '{{.State.ExitCode}}' "$cid"
+        [ "$OUT" = 137 ] && [ "$waited" = 0 ]
+        res stop-forced $? "stop -t 2: a pid 1 without a TERM handler lives out the grace, then SIGKILL"
+        exit 0
+fi
+
+# --- the runner ---
+START=$(date +%s)
+skip() {
+        echo "podman tests skipped: $*"
+        echo "0 passed, 0 failed"
+        exit 77
+}
+: "${CORDON:?CORDON must name the cordon binary}"
+[ "$(id -u)" = 0 ] || skip "podman runs containers as root here"
+command -v podman >/dev/null || skip "podman is not installed"
+command -v conmon >/dev/null || [ -x /usr/libexec/podman/conmon ] || skip "conmon is not installed"
+[ -x "$BUSYBOX" ] && ldd "$BUSYBOX" 2>&1 | grep -q 'not a dynamic' || skip "no static busybox at $BUSYBOX"
+
+WORK=$(mktemp -d /var/tmp/cordon-pm.XXXXXX) || skip "no scratch directory"
+trap 'rm -rf "$WORK"' EXIT
+OCI="$(dirname "$CORDON")/cordon-oci"
+[ -x "$OCI" ] || {
+        OCI="$WORK/cordon-oci"
+        ln -sf "$CORDON" "$OCI"
+}
+R="$WORK/rootfs"
+mkdir -p "$R/bin" "$R/etc" "$R/proc" "$R/dev" "$R/sys" "$R/tmp" "$R/root"
+cp "$BUSYBOX" "$R/bin/busybox"
+for t in sh echo cat sleep id touch pwd env dd seq grep cut tr tail test nc netstat kill true; do ln -sf busybox "$R/bin/$t"; done
+echo "root:x:0:0:root:/root:/bin/sh" >"$R/etc/passwd"
+echo "root:x:0:" >"$R/etc/group"
+chmod 1777 "$R/tmp"
+tar -C "$R" -cf "$WORK/rootfs.tar" . || skip "tar"
+
+# the reference: crun, in a private mount namespace on a hybrid host, else runc
+REF= REF_HOW=
+if command -v crun >/dev/null; then
+        REF=crun
+fi
+RESULTS_REF=
+if [ -n "$REF" ]; then
+        RESULTS_REF=$(bash "$SELF" --pass crun "$WORK/ref" 2>/dev/null)
+        if ! grep -q '^run ok' <<<"$RESULTS_REF" && mountpoint -q /sys/fs/cgroup/unified &&
+                [ -n "$(cat /sys/fs/cgroup/unified/cgroup.controllers 2>/dev/null)" ]; then
+                REF_HOW="crun, in a private mount namespace without the hybrid host's cgroup v2 mount"
+                rm -rf "$WORK/ref"
+                RESULTS_REF=$(unshare -m --propagation private bash "$SELF" --pass crun "$WORK/ref" unified 2>/dev/null)
+        fi
+fi
+if ! grep -q '^run ok' <<<"$RESULTS_REF" && command -v runc >/dev/null; then
+        REF=runc REF_HOW="runc (crun cannot run a container on this host)"
+        rm -rf "$WORK/ref"
+        RESULTS_REF=$(bash "$SELF" --pass runc "$WORK/ref" 2>/dev/null)
+fi
+grep -q '^run ok' <<<"$RESULTS_REF" || skip "no reference runtime (crun or runc) runs a container here"
+echo "reference: ${REF_HOW:-$REF}"
+RESULTS=$(bash "$SELF" --pass "$OCI" "$WORK/cordon" 2>/dev/null)
+
+PASSED=0 FAILED=0 REF_OK=0 OURS_OK=0
+while read -r name verdict rest; do
+        [ -n "$name" ] || continue
+        ours=$(grep "^$name " <<<"$RESULTS")
+        [ "$verdict" = ok ] && REF_OK=$((REF_OK + 1))
+        case "$ours" in "$name ok") OURS_OK=$((OURS_OK + 1)) ;; esac
+        if [ "$verdict" != ok ]; then
+                echo "-- $name: the reference fails it too ($rest); cordon: ${ours#"$name "}"
+        elif [ "$ours" = "$name ok" ]; then
+                echo "ok - $name"
+                PASSED=$((PASSED + 1))
+        else
+                echo "FAIL - $name: ${ours:-not run}"
+                FAILED=$((FAILED + 1))
+        fi
+done <<<"$RESULTS_REF"
+echo "# $REF passed $REF_OK checks, cordon $OURS_OK"
+echo "# podman tests took $(($(date +%s) - START)) s"
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]
