@@ -269,11 +269,17 @@ static int listen_unix(struct api_server *srv, const char *path, char **ret_erro
         if (dir[0])
                 (void)mkdir(dir, 0755);
         struct stat st;
-        /* a socket left by a server that was killed goes; nothing else does */
+        /* a socket left by a server that was killed goes; one a live server
+         * answers on, or anything else, stays */
         if (lstat(path, &st) == 0) {
                 if (!S_ISSOCK(st.st_mode)) {
                         *ret_error = xasprintf("--listen unix:%s: exists and is not a socket", path);
                         return -EEXIST;
+                }
+                _cleanup_close_ int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+                        *ret_error = xasprintf("--listen unix:%s: another server is listening there", path);
+                        return -EADDRINUSE;
                 }
                 (void)unlink(path);
         }

@@ -68,6 +68,10 @@ create_exec_inspect_terminate() {
         need_curl
         start_api
         [ "$(stat -c %a "$SOCK")" = 660 ] || fail "the socket is mode $(stat -c %a "$SOCK"), not 0660"
+        local rc=0
+        timeout 10 "$CORDON" serve --listen "unix:$SOCK" 2>"$IT_TMP/err" || rc=$?
+        expect_eq 1 "$rc" "a second server on a live socket"
+        expect_contains "$(cat "$IT_TMP/err")" "another server" "and says why"
         api_sandbox '{"ttlMs": 120000, "env": {"GREETING": "hi"}}'
         expect_match "$ID" '^[0-9a-f]{16}$' "the id"
         expect_match "$TOKEN_SB" '^[0-9a-f]{64}$' "the token"
