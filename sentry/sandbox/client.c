@@ -444,6 +444,15 @@ static int cmd_inspect(int argc, char **argv)
                (long long)json_integer_value(json_object_get(u, "cpuUsageUsec")),
                (long long)json_integer_value(json_object_get(u, "tasks")),
                (long long)json_integer_value(json_object_get(u, "diskBytes")));
+        /* the tier it asked for (the API's and create's check held it to it) */
+        int tier = policy_tier_find(
+                json_string_value(json_object_get(json_object_get(m, "policy"), "requestedIsolation")));
+        if (tier >= 0) {
+                printf("tier      %s:", policy_tiers[tier].name);
+                for (const char *const *layer = policy_tiers[tier].layers; *layer; layer++)
+                        printf("%s %s", layer == policy_tiers[tier].layers ? "" : ",", *layer);
+                putchar('\n');
+        }
         printf("isolation\n");
         const char *k;
         json_t *v;
