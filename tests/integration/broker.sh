@@ -496,6 +496,69 @@ print("leaving")
         expect_true "cordon ended $(((t1 - t0) / 1000000)) ms after starting (want < 4500: a relay that ignored the end would hold it 5 s)" test $(((t1 - t0) / 1000000)) -lt 4500
 }
 
+it_test secret_not_in_sandbox_memory
+secret_not_in_sandbox_memory() {
+        grant_setup
+        local ready="$IT_TMP/ready"
+        : >"$IT_TMP/marker"
+        chmod 0666 "$IT_TMP/marker"
+        # the command uses the grant once, then waits; meanwhile the test reads the memory of every
+        # process under the sentry (init, the command) for the secret's bytes, and, to show the
+        # search works, the sentry's own, which holds it
+        bg_cordon "$IT_TMP/bg.out" "${RUNARGS[@]}" --bind "$IT_TMP/marker:/marker" -- sh -c '
+                curl -sS -o /dev/null -H "Authorization: Bearer $API_TOKEN" https://'"$UPSTREAM"'/echo/mem
+                echo used >/marker
+                sleep 20'
+        wait_until 15 grep -q used "$IT_TMP/marker" || fail "the command did not use the grant"
+        local out
+        out=$("$(host_python)" - "$BG_CORDON" "$SECRET" <<'EOF'
+import os, re, sys
+sentry, secret = int(sys.argv[1]), sys.argv[2].encode()
+def children(pid):
+    out = []
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                st = open("/proc/%s/stat" % p).read()
+            except OSError:
+                continue
+            if int(st.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(p))
+    return out
+def hits(pid):
+    n = 0
+    try:
+        maps = open("/proc/%d/maps" % pid).read().splitlines()
+        mem = open("/proc/%d/mem" % pid, "rb", 0)
+    except OSError as e:
+        return "error %s" % e.errno
+    for line in maps:
+        a, perms = line.split()[:2]
+        if not perms.startswith("r"):
+            continue
+        lo, hi = (int(x, 16) for x in a.split("-"))
+        try:
+            mem.seek(lo)
+            n += mem.read(hi - lo).count(secret)
+        except (OSError, ValueError, OverflowError):
+            pass
+    return n
+todo, seen = children(sentry), []
+while todo:
+    p = todo.pop()
+    seen.append(p)
+    todo += children(p)
+print("sentry", hits(sentry))
+print("sandbox", sum(h for h in (hits(p) for p in seen) if isinstance(h, int)), len(seen))
+EOF
+)
+        it_log "$out"
+        expect_match "$(printf '%s\n' "$out" | sed -n 's/^sentry //p')" '^[1-9][0-9]*$' \
+                "the search finds the secret in the sentry's memory (where it is kept)"
+        expect_match "$(printf '%s\n' "$out" | sed -n 's/^sandbox //p')" '^0 [1-9][0-9]*$' \
+                "no process of the sandbox holds it (hits, processes searched)"
+}
+
 # =============================================================================================
 
 if [ -n "${IT_RUN_ONE:-}" ]; then
