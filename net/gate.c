@@ -500,6 +500,8 @@ static int gate_connect(struct net_gate *g, struct notify_call *call, const char
          * flight before anything goes upstream. */
         int child = -1, ours = -1;
         r = net_relay_pair(cs->domain, cs->nonblock, &child, &ours);
+        if (r < 0 && cs->domain == AF_INET6) /* a host without IPv6 loopback: an IPv4 pair, as an upstream might be */
+                r = net_relay_pair(AF_INET, cs->nonblock, &child, &ours);
         if (r < 0) {
                 close(s);
                 return r;

@@ -151,8 +151,8 @@ static bool contains(const char *hay, size_t n, const char *needle)
 }
 
 /* The request's path is under the grant's prefix, with nothing that a
- * server could read as leaving it: no dot segments, no encoded dot, slash
- * or backslash. */
+ * server could read as leaving it: no dot segments (";" parameters
+ * included), no encoded dot, slash or backslash. */
 static bool path_ok(const char *path, size_t n, const char *prefix)
 {
         size_t pl = strlen(prefix);
@@ -165,8 +165,11 @@ static bool path_ok(const char *path, size_t n, const char *prefix)
                     (strncasecmp(path + i, "%2e", 3) == 0 || strncasecmp(path + i, "%2f", 3) == 0 ||
                      strncasecmp(path + i, "%5c", 3) == 0))
                         return false;
+                /* a "." or ".." segment, also where a ";" parameter ends it
+                 * (servers that drop path parameters read "..;" as "..") */
                 if (path[i] == '.' && (i == 0 || path[i - 1] == '/') &&
-                    (i + 1 == n || path[i + 1] == '/' || (path[i + 1] == '.' && (i + 2 == n || path[i + 2] == '/'))))
+                    (i + 1 == n || path[i + 1] == '/' || path[i + 1] == ';' ||
+                     (path[i + 1] == '.' && (i + 2 == n || path[i + 2] == '/' || path[i + 2] == ';'))))
                         return false;
         }
         return true;

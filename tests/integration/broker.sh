@@ -266,6 +266,7 @@ broker_swaps_only_matching() {
                 echo "method $(curl -sS -X DELETE -H "$h" '"$u"'/echo/b)"
                 echo "path $(curl -sS -H "$h" '"$u"'/other)"
                 echo "dots $(curl -sS --path-as-is -H "$h" '"$u"'/echo/../other)"
+                echo "param $(curl -sS --path-as-is -H "$h" '"$u"'/echo/..\;/other)"
                 echo "noauth $(curl -sS -o /dev/null -w "%{http_code}" '"$u"'/echo/noauth)"
                 echo "status $(curl -sS -o /dev/null -w "%{http_code}" -X DELETE -H "$h" '"$u"'/echo/b)"'
         expect_rc 0 "the clients"
@@ -274,13 +275,14 @@ broker_swaps_only_matching() {
                 "$(field method)" "a method the grant does not list"
         expect_contains "$(field path)" '"reason":"credential_path_mismatch"' "a path outside the prefix"
         expect_contains "$(field dots)" '"reason":"credential_path_mismatch"' "a path leaving the prefix by .."
+        expect_contains "$(field param)" '"reason":"credential_path_mismatch"' "a path leaving it by ..; (a parameter)"
         expect_eq 200 "$(field noauth)" "a request without the placeholder goes through"
         expect_eq 403 "$(field status)" "the refusal's status"
         expect_eq 1 "$(arrivals)" "requests that reached the upstream with the secret"
         expect_audit "$AUDIT" "the use" reason=credential_used grant=API_TOKEN method=GET path=/echo/a status=200
         expect_audit "$AUDIT" "the method" reason=credential_method_mismatch method=DELETE path=/echo/b
         expect_audit "$AUDIT" "the path" reason=credential_path_mismatch path=/other
-        expect_eq 2 "$(audit_count "$AUDIT" reason=credential_path_mismatch)" "path refusals"
+        expect_eq 3 "$(audit_count "$AUDIT" reason=credential_path_mismatch)" "path refusals"
         expect_no_secret
 }
 
