@@ -123,3 +123,21 @@ int join_enter(const struct oci_sandbox *oci, unsigned long *flags, int saved[OC
                 join_leave(saved);
         return r;
 }
+
+/* A sandbox in a network namespace an engine prepared needs the floor: the
+ * emulation lets a connect or send to loopback (or with no address) run
+ * natively, which is safe in cordon's own namespace (nothing but loopback
+ * there) but not where routes lead out, as a racing thread may rewrite the
+ * address the kernel then reads. The floor refuses such a call in the
+ * kernel; without it the start is refused, not weakened. */
+int join_require_floor(const struct sandbox_state *st, unsigned debug_off)
+{
+        bool joined = st->plan->oci && st->plan->oci->join[OCI_JOIN_NET].path;
+        if (!joined || st->floor_on || (debug_off & DEBUG_OFF_EGRESS_FLOOR))
+                return 0;
+        fprintf(stderr,
+                "cordon: the container joins a network namespace with routes beyond loopback, which needs the "
+                "kernel egress floor, and it is absent (%s); refusing to start\n",
+                st->floor_why);
+        return -EOPNOTSUPP;
+}

@@ -420,6 +420,8 @@ int sentry_run(const struct run_options *o)
         };
         clock_gettime(CLOCK_MONOTONIC, &st.started);
         r = attach_floor(&st, o->debug_disable);
+        if (r == 0)
+                r = join_require_floor(&st, o->debug_disable);
         /* the preload thread is over before the clone, whether the floor
          * took its programs or not (no cgroup to attach them to) */
         net_floor_preload_end();

@@ -161,6 +161,9 @@ int template_lower(struct sandbox_plan *plan, pid_t pid);
 int join_enter(const struct oci_sandbox *oci, unsigned long *flags, int saved[OCI_JOIN_KINDS], char *why, size_t size);
 /* OCI_JOIN_* of the namespace a linux.sysctl key belongs to. */
 int join_kind_of_sysctl(const char *key);
+/* After attach_floor: -EOPNOTSUPP (said) for a sandbox in a joined network
+ * namespace without the kernel egress floor, which it needs. */
+int join_require_floor(const struct sandbox_state *st, unsigned debug_off);
 /* Back to the thread's own namespaces (saved closed). */
 void join_leave(int saved[OCI_JOIN_KINDS]);
 
