@@ -257,6 +257,7 @@ void net_gate_free(struct net_gate *g)
                 return;
         net_gate_stop_stub(g);
         net_upstream_free(g);
+        net_cluster_free(g);
         /* relays still running (a stuck one, past the wait) keep the gate */
         bool relays_left = !net_relay_stop_all(g);
         pthread_mutex_lock(&g->lock);
@@ -684,6 +685,9 @@ int net_handle_connect(struct notify_call *call, struct notify_verdict *ret)
                 ret->kind = VERDICT_CONTINUE;
                 return 0;
         case DEST_LITERAL:
+                /* an address the policy grants in the pod's network (cluster.c) */
+                if (net_cluster_granted(g, (const struct sockaddr *)&t.ss, t.len, t.port))
+                        break;
                 net_audit(g, call->req->pid, "connect", t.text, NULL, NULL, false, REASON_IP_LITERAL);
                 ret->error = EACCES;
                 return 0;
@@ -709,9 +713,18 @@ int net_handle_connect(struct notify_call *call, struct notify_verdict *ret)
                 ret->error = EISCONN;
                 return 0;
         }
+        bool inprogress = false;
+        if (t.kind == DEST_LITERAL) {
+                int c = net_cluster_connect(g, call->req->pid, t.text, (const struct sockaddr *)&t.ss, (socklen_t)t.len,
+                                            cs.nonblock, &inprogress);
+                if (c < 0) {
+                        ret->error = -c;
+                        return 0;
+                }
+                return inject(call, fd, c, inprogress, 0, ret);
+        }
         if ((r = ask_egress(call, "connect", &g->rules[t.index], t.port, NULL, 0, ret)) <= 0)
                 return r;
-        bool inprogress = false;
         int s = gate_connect(g, call, "connect", t.text, (unsigned)t.index, t.port, &cs, &inprogress);
         if (s < 0) {
                 ret->error = -s;

@@ -73,6 +73,9 @@ struct net_gate {
         uint64_t sandbox_netns_cookie; /* SO_NETNS_COOKIE of the sandbox's namespace */
         /* a joined namespace's upstream socket maker (upstream.c), or NULL */
         struct net_upstream *upstream;
+        /* in-cluster grants (cluster.c) */
+        struct net_cluster *cluster;
+        size_t n_cluster;
 
         /* the carried socket options' values on a fresh socket of the gate's */
         struct net_sockopt opt_defaults[NET_CARRIED_OPTS];
@@ -232,3 +235,10 @@ void net_broker_serve(struct net_relay *r, int grant);
 int net_upstream_socket(struct net_gate *g, int family, int type, int protocol);
 /* Ends the upstream thread (net_gate_free). Accepts a gate without one. */
 void net_upstream_free(struct net_gate *g);
+/* cluster.c: whether sa:port is in a granted network (only from a joined
+ * namespace); the gate's connection to it from there, audited (the socket,
+ * or -errno); freed by net_gate_free. */
+bool net_cluster_granted(const struct net_gate *g, const struct sockaddr *sa, size_t len, unsigned port);
+int net_cluster_connect(struct net_gate *g, unsigned pid, const char *dest, const struct sockaddr *sa, socklen_t len,
+                        bool nonblock, bool *ret_inprogress);
+void net_cluster_free(struct net_gate *g);

@@ -175,6 +175,16 @@ int net_gate_start_stub_shared(struct net_gate *g, int netns_fd, bool shared);
  * sentry's (the host's). A thread of the gate joins it: call before the
  * sentry's own seccomp filter is loaded. 0 or -errno. */
 int net_gate_upstream_netns(struct net_gate *g, int netns_fd);
+/* In-cluster grants (the policy's networkPolicy.clusterRules): a connect to
+ * an address in net on one of ports is made by the gate from the joined
+ * namespace and injected. Honoured only once net_gate_upstream_netns has
+ * joined one. Copied. 0 or -errno. */
+struct net_cluster_rule {
+        struct net_cidr net;
+        const unsigned *ports;
+        size_t n_ports;
+};
+int net_gate_set_cluster(struct net_gate *g, const struct net_cluster_rule *rules, size_t n);
 /* Waits until the stub listens: 0, or -errno when it could not, with
  * *ret_step saying at what (the caller must not let the sandbox start).
  * The stub's thread joins the sandbox's network namespace (setns) and

@@ -683,6 +683,15 @@ static int start_gate(struct sandbox_state *st, int netnsfd)
                 net_gate_free(TAKE_PTR(st->gate));
                 return r;
         }
+        if (p->n_cluster_rules) {
+                _cleanup_free_ struct net_cluster_rule *cl = xcalloc(p->n_cluster_rules, sizeof(*cl));
+                for (size_t i = 0; i < p->n_cluster_rules; i++) {
+                        const struct policy_cluster_rule *c = &p->cluster_rules[i];
+                        cl[i] = (struct net_cluster_rule){{c->net.family, {0}, c->net.prefix}, c->ports, c->n_ports};
+                        memcpy(cl[i].net.addr, c->net.addr, 16);
+                }
+                (void)net_gate_set_cluster(st->gate, cl, p->n_cluster_rules);
+        }
         if (p->has_net_testing)
                 fprintf(stderr, "cordon: warning: the policy's networkPolicy.testing overrides are in force "
                                 "(test use only; every use is audited)\n");

@@ -64,6 +64,13 @@ int field_reason(struct parser *p, json_t *v, const struct field *f, void *targe
 int field_timestamp(struct parser *p, json_t *v, const struct field *f, void *target);
 int field_action(struct parser *p, json_t *v, const struct field *f, void *target);
 
+/* "ADDRESS/PREFIX", no host bits (reader.c). */
+int parse_cidr(struct parser *p, json_t *v, struct policy_net_cidr *ret);
+
+/* cluster.c: networkPolicy.clusterRules. */
+int policy_field_cluster_rules(struct parser *p, json_t *v, const struct field *f, void *target);
+void policy_cluster_free(struct policy *pol);
+
 /* credentials.c: the "credentials" array, and what it must agree with once
  * the whole document is read (networkPolicy's rules, expiresAt, env). */
 int policy_field_credentials(struct parser *p, json_t *v, const struct field *f, void *target);

@@ -334,40 +334,6 @@ static int field_net_rules(struct parser *p, json_t *v, const struct field *f, v
         return 0;
 }
 
-/* "10.213.0.0/24", "fd00:1::/64": the prefix must cover the address exactly (no host bits). */
-static int parse_cidr(struct parser *p, json_t *v, struct policy_net_cidr *ret)
-{
-        const char *s;
-        char buf[64], q[DOC_QUOTE_MAX];
-        int r = parse_string(p, v, sizeof(buf) - 1, &s);
-        if (r < 0)
-                return r;
-        strcpy(buf, s);
-        char *slash = strchr(buf, '/');
-        if (!slash)
-                return fail(p, "expected ADDRESS/PREFIX, got %s", doc_quote(q, s, strlen(s)));
-        *slash = '\0';
-        char *end;
-        errno = 0;
-        unsigned long prefix = strtoul(slash + 1, &end, 10);
-        struct policy_net_cidr c = {0};
-        if (inet_pton(AF_INET, buf, c.addr) == 1)
-                c.family = AF_INET;
-        else if (inet_pton(AF_INET6, buf, c.addr) == 1)
-                c.family = AF_INET6;
-        else
-                return fail(p, "expected an IPv4 or IPv6 network, got %s", doc_quote(q, s, strlen(s)));
-        unsigned bits = c.family == AF_INET ? 32 : 128;
-        if (errno || *end || end == slash + 1 || prefix > bits)
-                return fail(p, "bad prefix length in %s", doc_quote(q, s, strlen(s)));
-        for (unsigned b = (unsigned)prefix; b < bits; b++)
-                if (c.addr[b / 8] & (0x80 >> (b % 8)))
-                        return fail(p, "%s has host bits set beyond /%lu", doc_quote(q, s, strlen(s)), prefix);
-        c.prefix = (unsigned)prefix;
-        *ret = c;
-        return 0;
-}
-
 static int field_allow_private(struct parser *p, json_t *v, const struct field *f, void *target)
 {
         struct policy_net_testing *t = target;
@@ -404,6 +370,8 @@ static const struct field network_fields[] = {
         FIELD("mode", field_net_mode, struct policy, net_mode, false),
         {.name = "rules", .parse = field_net_rules},
         {.name = "testing", .parse = field_net_testing},
+        {.name = "clusterRules", .parse = policy_field_cluster_rules},
+        FIELD("clusterDomain", field_host, struct policy, cluster_domain, false),
 };
 
 static int field_network(struct parser *p, json_t *v, const struct field *f, void *target)
@@ -602,6 +570,7 @@ void policy_free(struct policy *p)
         free(p->net_testing.hosts_file);
         free(p->net_testing.upstream_ca_file);
         policy_credentials_free(p);
+        policy_cluster_free(p);
         free(p->net_testing.allow_private);
         for (size_t i = 0; i < p->n_env; i++) {
                 free(p->env[i].key);

@@ -63,6 +63,19 @@ struct policy_net_testing {
         char *upstream_ca_file; /* PEM the gate trusts upstream besides the host's store; NULL: none */
 };
 
+/* networkPolicy.clusterRules (cluster.c): in-cluster destinations granted
+ * by network, each with its ports and the reason a person approved. Only a
+ * sandbox in a network namespace an engine prepared (a pod's) reaches them,
+ * from that namespace; elsewhere they grant nothing. networkPolicy.
+ * clusterDomain (a DNS suffix, e.g. "cluster.local"): names under it resolve
+ * to their real addresses, only where those fall in a granted network. */
+struct policy_cluster_rule {
+        struct policy_net_cidr net;
+        unsigned *ports;
+        size_t n_ports;
+        char *reason;
+};
+
 /* A credential grant (credentials.c): the secret stays with the sentry, the
  * sandbox's variable env holds a placeholder, and the gate puts the secret in
  * header (format's {} replaced) only on requests to host:port whose method
@@ -126,6 +139,9 @@ struct policy {
         size_t n_net_rules;
         bool has_net_testing;
         struct policy_net_testing net_testing;
+        struct policy_cluster_rule *cluster_rules;
+        size_t n_cluster_rules;
+        char *cluster_domain; /* lower case, no trailing dot; NULL: none */
 
         struct policy_env *env;
         size_t n_env;

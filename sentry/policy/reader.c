@@ -336,3 +336,37 @@ bad_format:
         return fail(p, "expected an RFC 3339 UTC timestamp such as \"2026-12-01T12:00:00Z\", got %s",
                     doc_quote(q, s, len));
 }
+
+/* "10.213.0.0/24", "fd00:1::/64": the prefix must cover the address exactly (no host bits). */
+int parse_cidr(struct parser *p, json_t *v, struct policy_net_cidr *ret)
+{
+        const char *s;
+        char buf[64], q[DOC_QUOTE_MAX];
+        int r = parse_string(p, v, sizeof(buf) - 1, &s);
+        if (r < 0)
+                return r;
+        strcpy(buf, s);
+        char *slash = strchr(buf, '/');
+        if (!slash)
+                return fail(p, "expected ADDRESS/PREFIX, got %s", doc_quote(q, s, strlen(s)));
+        *slash = '\0';
+        char *end;
+        errno = 0;
+        unsigned long prefix = strtoul(slash + 1, &end, 10);
+        struct policy_net_cidr c = {0};
+        if (inet_pton(AF_INET, buf, c.addr) == 1)
+                c.family = AF_INET;
+        else if (inet_pton(AF_INET6, buf, c.addr) == 1)
+                c.family = AF_INET6;
+        else
+                return fail(p, "expected an IPv4 or IPv6 network, got %s", doc_quote(q, s, strlen(s)));
+        unsigned bits = c.family == AF_INET ? 32 : 128;
+        if (errno || *end || end == slash + 1 || prefix > bits)
+                return fail(p, "bad prefix length in %s", doc_quote(q, s, strlen(s)));
+        for (unsigned b = (unsigned)prefix; b < bits; b++)
+                if (c.addr[b / 8] & (0x80 >> (b % 8)))
+                        return fail(p, "%s has host bits set beyond /%lu", doc_quote(q, s, strlen(s)), prefix);
+        c.prefix = (unsigned)prefix;
+        *ret = c;
+        return 0;
+}

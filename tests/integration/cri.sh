@@ -26,7 +26,7 @@ CNI_DIR=${CNI_DIR:-/usr/lib/cni}
 # web.test: a server the test puts on the pod network (test-only overrides: its address is
 # private, and it comes from a hosts file)
 policy_json() { # HOSTS-FILE
-        printf '{"networkPolicy":{"mode":"allow-listed","rules":[{"host":"api.example.com","port":443,"reason":"the test"},{"host":"web.test","port":443,"reason":"a server on the pod network"}],"testing":{"hostsFile":"%s","allowPrivateNetworks":["10.219.0.0/16"]}}}' "$1"
+        printf '{"networkPolicy":{"mode":"allow-listed","rules":[{"host":"api.example.com","port":443,"reason":"the test"},{"host":"web.test","port":443,"reason":"a server on the pod network"}],"clusterRules":[{"cidr":"%s","ports":[8443],"reason":"the pod network'"'"'s servers"}],"testing":{"hostsFile":"%s","allowPrivateNetworks":["10.219.0.0/16"]}}}' "$SUBNET" "$1"
 }
 
 oci_bin() {
@@ -307,10 +307,14 @@ gate_from_pod_network() {
         : >"$D/peers"
         ip netns exec "$srv" python3 -c '
 import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", 443)); s.listen(4); s.settimeout(30)
+import select
+ls = []
+for port in (443, 8443):
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("0.0.0.0", port)); s.listen(4); ls.append(s)
 while True:
-    c, a = s.accept(); open(sys.argv[1], "a").write(a[0] + "\n"); c.close()
+    for s in select.select(ls, [], [], 60)[0]:
+        c, a = s.accept(); open(sys.argv[1], "a").write("%s %d\n" % (a[0], s.getsockname()[1])); c.close()
 ' "$D/peers" &
         local spid=$!
         at_exit "kill $spid 2>/dev/null"
@@ -321,7 +325,12 @@ while True:
                 [ -s "$D/peers" ] && break
                 sleep 0.2
         done
-        expect_eq "$ip" "$(head -n1 "$D/peers")" "the gate's connection to web.test came from the pod's address"
+        expect_eq "$ip 443" "$(head -n1 "$D/peers")" "the gate's connection to web.test came from the pod's address"
+        # a network the policy grants (clusterRules), by address, on its port
+        : >"$D/peers"
+        cri exec "$CLIENT" sh -c "nc -w 3 $srvip 8443 </dev/null; echo rc=\$?"
+        expect_contains "$OUT" "rc=0" "a granted network's server is reached by its address"
+        expect_eq "$ip 8443" "$(head -n1 "$D/peers")" "from the pod's address"
         # inbound: from the pod network to the web container's listening socket
         local got=""
         for i in $(seq 20); do
@@ -333,7 +342,7 @@ while True:
         # the same server by its address: not a listed name, refused
         : >"$D/peers"
         cri exec "$CLIENT" sh -c "nc -w 3 $srvip 443 </dev/null; echo rc=\$?"
-        expect_contains "$ERR$OUT" "rc=1" "the server's address itself is not granted"
+        expect_contains "$ERR$OUT" "rc=1" "the granted network on a port it does not grant is refused"
         expect_eq "" "$(cat "$D/peers")" "nothing reached the server by its address"
 }
 

@@ -5,6 +5,7 @@
 
 #include <check.h>
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -320,6 +321,22 @@ static const struct invalid_case invalid_cases[] = {
         {"{" GRANT_NET "\"expiresAt\": \"2030-01-01T00:00:00Z\", \"credentials\": [{\"env\": \"T\", \"host\": "
          "\"api.example.com\", \"expiresAt\": \"2031-01-01T00:00:00Z\", " GRANT_SRC "}]}",
          "credentials[0].expiresAt", "is later than the sandbox's own expiresAt"},
+        /* in-cluster grants */
+        {"{\"networkPolicy\": {\"clusterRules\": [{\"cidr\": \"10.96.0.1/12\", \"ports\": [443], \"reason\": \"r\"}]}}",
+         "networkPolicy.clusterRules[0].cidr", "has host bits set beyond /12"},
+        {"{\"networkPolicy\": {\"clusterRules\": [{\"cidr\": \"10.96.0.0/12\", \"ports\": [], \"reason\": \"r\"}]}}",
+         "networkPolicy.clusterRules[0].ports", "list at least one port"},
+        {"{\"networkPolicy\": {\"clusterRules\": [{\"cidr\": \"10.96.0.0/12\", \"ports\": [0], \"reason\": \"r\"}]}}",
+         "networkPolicy.clusterRules[0].ports[0]", "expected a port from 1 to 65535"},
+        {"{\"networkPolicy\": {\"clusterRules\": [{\"cidr\": \"10.96.0.0/12\", \"ports\": [80]}]}}",
+         "networkPolicy.clusterRules[0].reason", "required key is missing"},
+        {"{\"networkPolicy\": {\"clusterRules\": [{\"cidr\": \"10.96.0.0/12\", \"ports\": [\"80\"], \"reason\": "
+         "\"r\"}]}}",
+         "networkPolicy.clusterRules[0].ports[0]", "expected a port from 1 to 65535, got a string"},
+        {"{\"networkPolicy\": {\"clusterRules\": [{\"cidr\": \"cluster\", \"ports\": [80], \"reason\": \"r\"}]}}",
+         "networkPolicy.clusterRules[0].cidr", "expected ADDRESS/PREFIX"},
+        {"{\"networkPolicy\": {\"clusterDomain\": \"*.cluster.local\"}}", "networkPolicy.clusterDomain",
+         "wildcards are not allowed"},
         /* syntax, reported by line and column */
         {"{\"env\": {\"A\": \"1\", \"A\": \"2\"}}", ":1:", "duplicate object key"},
         {"{\n  \"env\": {},\n}", ":3:1: ", "string or '}' expected"},
@@ -482,7 +499,26 @@ static void check_user_both(const struct policy *p)
         ck_assert_int_eq(p->user_gid, INT64_C(4294967294));
 }
 
+static void check_cluster(const struct policy *p)
+{
+        ck_assert_uint_eq(p->n_cluster_rules, 2);
+        ck_assert_int_eq(p->cluster_rules[0].net.family, AF_INET);
+        ck_assert_uint_eq(p->cluster_rules[0].net.prefix, 12);
+        ck_assert_uint_eq(p->cluster_rules[0].net.addr[0], 10);
+        ck_assert_uint_eq(p->cluster_rules[0].net.addr[1], 96);
+        ck_assert_uint_eq(p->cluster_rules[0].n_ports, 2);
+        ck_assert_uint_eq(p->cluster_rules[0].ports[1], 443);
+        ck_assert_str_eq(p->cluster_rules[0].reason, "Services");
+        ck_assert_int_eq(p->cluster_rules[1].net.family, AF_INET6);
+        ck_assert_uint_eq(p->cluster_rules[1].net.prefix, 64);
+        ck_assert_str_eq(p->cluster_domain, "cluster.local");
+}
+
 static const struct valid_case valid_cases[] = {
+        {"{\"networkPolicy\": {\"clusterRules\": [{\"cidr\": \"10.96.0.0/12\", \"ports\": [80, 443], \"reason\": "
+         "\"Services\"}, {\"cidr\": \"fd00:10::/64\", \"ports\": [5432], \"reason\": \"the database\"}], "
+         "\"clusterDomain\": \"Cluster.Local.\"}}",
+         check_cluster},
         {"{\"capabilities\": []}", check_caps_none},
         {"{\"capabilities\": [\"CAP_CHOWN\", \"NET_BIND_SERVICE\", \"CAP_CHOWN\"]}", check_caps_two},
         {"{}", check_defaults},
