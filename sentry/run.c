@@ -921,6 +921,12 @@ static int sentry_main_loop(struct sandbox_state *st)
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
+        if (st->serve && st->front->netns && (r = st->front->netns(st->serve, netnsfd)) < 0) {
+                fprintf(stderr, "cordon: cannot start the sandbox's port forwarder in its network namespace: %s\n",
+                        strerror(-r));
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
         /* The sentry's own filter, while init builds the view: the sentry
          * makes no process and joins no namespace from here on (the DNS
          * stub has joined the sandbox's and listens there). Nothing of the

@@ -60,6 +60,10 @@ struct sentry_front {
         /* The (non-blocking) pipe the approvals wake the front through when
          * they queue events (owned by srv). */
         int (*approvals_wake_fd)(struct serve *srv);
+        /* Optional (NULL: none). Before the sentry confines itself, with the
+         * sandbox's network namespace (the fd is the caller's): the front may
+         * start a thread that joins it. 0 or -errno. */
+        int (*netns)(struct serve *srv, int netns_fd);
         /* After MSG_START: serves until the sandbox ends; returns cordon's
          * exit code once init is gone. */
         int (*loop)(struct sandbox_state *st);

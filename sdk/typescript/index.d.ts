@@ -84,6 +84,17 @@ export declare class Sandbox {
     approve(request: string, opts?: { remember?: boolean }): Promise<Record<string, unknown>>;
     deny(request: string): Promise<Record<string, unknown>>;
   };
+  /** Every process of the sandbox, pids as the sandbox numbers them; a signal to one of them. */
+  processes: {
+    list(): Promise<Process[]>;
+    signal(pid: number, signal?: number | string): Promise<Record<string, unknown>>;
+  };
+  /** TCP ports the sandbox listens on, exposed at host addresses (default 127.0.0.1, a free port). */
+  ports: {
+    expose(port: number, opts?: { listen?: string }): Promise<Port>;
+    list(): Promise<Port[]>;
+    close(port: number): Promise<Record<string, unknown>>;
+  };
   inspect(): Promise<Record<string, unknown>>;
   exec(spec: ExecSpec): Promise<ExecResult>;
   events(opts?: EventOptions): AsyncGenerator<SandboxEvent>;
@@ -106,3 +117,27 @@ export declare class Cordon {
 }
 
 export default Cordon;
+
+export interface Process {
+  pid: number;
+  ppid: number;
+  run: string | null;
+  uid: number;
+  gid: number;
+  state: string;
+  startedAt: string;
+  cpuSeconds: number;
+  memoryBytes: number;
+  name: string;
+  command: string;
+  init?: boolean;
+}
+
+export interface Port {
+  port: number;
+  listen: string;
+  accepted: number;
+  connections: number;
+  warning?: string;
+  note?: string;
+}

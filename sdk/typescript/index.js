@@ -181,6 +181,17 @@ export class Sandbox {
         c.request('POST', `${sb._path}/approvals/${req}/approve`, { body: { remember } }),
       deny: (req) => c.request('POST', `${sb._path}/approvals/${req}/deny`, { body: {} }),
     };
+    this.processes = {
+      list: async () => (await c.request('GET', `${sb._path}/processes`)).processes,
+      signal: (pid, signal = 'TERM') =>
+        c.request('POST', `${sb._path}/processes/${Number(pid)}/signal`, { body: { signal } }),
+    };
+    this.ports = {
+      expose: (port, { listen } = {}) =>
+        c.request('POST', `${sb._path}/ports`, { body: listen === undefined ? { port } : { port, listen } }),
+      list: async () => (await c.request('GET', `${sb._path}/ports`)).ports,
+      close: (port) => c.request('DELETE', `${sb._path}/ports/${Number(port)}`),
+    };
   }
 
   inspect() {

@@ -130,6 +130,13 @@ enum MHD_Result api_openapi(struct api_req *r);
 /* The host's layers (cached `cordon check --json`): a new reference. */
 json_t *api_host_json(struct api_server *srv);
 
+/* procs.c: a sandbox's processes and ports. */
+enum MHD_Result api_processes(struct api_req *r);
+enum MHD_Result api_process_signal(struct api_req *r);
+enum MHD_Result api_ports_post(struct api_req *r);
+enum MHD_Result api_ports_get(struct api_req *r);
+enum MHD_Result api_ports_delete(struct api_req *r);
+
 /* runs.c: exec, runs and their events, files, snapshots. */
 enum MHD_Result api_exec(struct api_req *r);
 enum MHD_Result api_run_start(struct api_req *r);

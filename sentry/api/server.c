@@ -42,6 +42,11 @@ const struct api_route api_routes[] = {
         {"GET", "/v1/sandboxes/{id}/approvals", api_approvals, false},
         {"POST", "/v1/sandboxes/{id}/approvals/{req}/approve", api_approve, false},
         {"POST", "/v1/sandboxes/{id}/approvals/{req}/deny", api_deny, false},
+        {"GET", "/v1/sandboxes/{id}/processes", api_processes, false},
+        {"POST", "/v1/sandboxes/{id}/processes/{pid}/signal", api_process_signal, false},
+        {"POST", "/v1/sandboxes/{id}/ports", api_ports_post, false},
+        {"GET", "/v1/sandboxes/{id}/ports", api_ports_get, false},
+        {"DELETE", "/v1/sandboxes/{id}/ports/{port}", api_ports_delete, false},
 };
 const size_t api_n_routes = ELEMENTSOF(api_routes);
 

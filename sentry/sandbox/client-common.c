@@ -30,6 +30,7 @@ void client_usage(FILE *f)
               "       cordon sandbox pause ID | resume ID | terminate ID\n"
               "       cordon sandbox cancel ID RUN\n"
               "       cordon sandbox ps ID [--json] | kill ID PID [SIGNAL]   (pids inside the sandbox)\n"
+              "       cordon sandbox port ID PORT [--listen ADDR:PORT] | port ID --list | port ID PORT --close\n"
               "       cordon sandbox list [--json] | inspect ID [--json]\n"
               "       cordon sandbox events ID [--run RUN] [--after N] [--follow] [--json]\n"
               "       cordon sandbox snapshot ID OUT.tar.zst\n"

@@ -126,3 +126,73 @@ int client_kill(int argc, char **argv)
         json_decref(rep);
         return r == 0 ? 0 : 1;
 }
+
+/* `sandbox port ID PORT [--listen ADDR:PORT] [--json]`, `port ID --list
+ * [--json]`, `port ID PORT --close`. */
+int client_port(int argc, char **argv)
+{
+        const char *id = argc > 1 ? argv[1] : NULL, *listen = NULL, *port_s = NULL;
+        bool list = false, close_it = false, json = false, bad = false;
+        for (int i = 2; i < argc; i++) {
+                if (streq(argv[i], "--list"))
+                        list = true;
+                else if (streq(argv[i], "--close"))
+                        close_it = true;
+                else if (streq(argv[i], "--json"))
+                        json = true;
+                else if (streq(argv[i], "--listen") && i + 1 < argc)
+                        listen = argv[++i];
+                else if (startswith(argv[i], "--listen="))
+                        listen = argv[i] + 9;
+                else if (!port_s && argv[i][0] != '-')
+                        port_s = argv[i];
+                else
+                        bad = true;
+        }
+        if (!id || bad || (list && (port_s || close_it || listen)) || (!list && !port_s) || (close_it && listen)) {
+                fprintf(stderr,
+                        "cordon: sandbox port ID PORT [--listen ADDR:PORT] [--json] | port ID --list [--json] | "
+                        "port ID PORT --close\n");
+                return EXIT_USAGE;
+        }
+        long port = 0;
+        if (port_s) {
+                char *end;
+                port = strtol(port_s, &end, 10);
+                if (!*port_s || *end) {
+                        fprintf(stderr, "cordon: sandbox port: '%s' is not a port number\n", port_s);
+                        return EXIT_USAGE;
+                }
+        }
+        json_t *req = list ? json_pack("{s:s}", "op", "ports")
+                      : close_it
+                              ? json_pack("{s:s, s:I}", "op", "unport", "port", (json_int_t)port)
+                              : json_pack("{s:s, s:I, s:s?}", "op", "port", "port", (json_int_t)port, "listen", listen);
+        json_t *rep = NULL;
+        if (client_request(id, req, NULL, 0, &rep) != 0)
+                return 1;
+        if (json) {
+                json_dumpf(rep, stdout, JSON_COMPACT);
+                putchar('\n');
+        } else if (list) {
+                printf("%-7s %-46s %-9s %s\n", "PORT", "LISTEN", "ACCEPTED", "OPEN");
+                size_t i;
+                json_t *p;
+                json_array_foreach(json_object_get(rep, "ports"), i, p)
+                {
+                        printf("%-7lld %-46s %-9lld %lld\n", (long long)json_integer_value(json_object_get(p, "port")),
+                               json_string_value(json_object_get(p, "listen")),
+                               (long long)json_integer_value(json_object_get(p, "accepted")),
+                               (long long)json_integer_value(json_object_get(p, "connections")));
+                }
+        } else if (!close_it)
+                printf("%s\n", json_string_value(json_object_get(rep, "listen")));
+        const char *warning = json_string_value(json_object_get(rep, "warning"));
+        const char *note = json_string_value(json_object_get(rep, "note"));
+        if (warning)
+                fprintf(stderr, "cordon: warning: %s\n", warning);
+        if (note)
+                fprintf(stderr, "cordon: %s\n", note);
+        json_decref(rep);
+        return 0;
+}

@@ -740,6 +740,8 @@ int sentry_sandbox(int argc, char **argv)
                 return client_ps(argc, argv);
         if (streq(verb, "kill"))
                 return client_kill(argc, argv);
+        if (streq(verb, "port"))
+                return client_port(argc, argv);
         if (streq(verb, "pending"))
                 return cmd_pending(argc, argv);
         if (streq(verb, "approve") || streq(verb, "deny"))

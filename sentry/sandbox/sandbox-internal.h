@@ -129,6 +129,7 @@ struct serve {
         bool main_ended;
         int conns[MAX_CONNS];
         uid_t owner;
+        struct ports *ports; /* the port forwarder (ports.c); NULL: none */
 };
 
 /* events.c: the event log. A time as events and meta.json write it
@@ -179,6 +180,22 @@ void procs_request(struct sandbox_state *st, int conn, json_t *req);
  * the verb); cordon's exit code. */
 int client_ps(int argc, char **argv);
 int client_kill(int argc, char **argv);
+
+/* ports.c: the forwarder of exposed ports. ports_begin (before the sentry
+ * confines itself) starts its thread in the sandbox's network namespace;
+ * ports_expose listens at a host address for a port inside (the record, or
+ * -errno with why and an error code); ports_request serves "port", "ports"
+ * and "unport"; ports_stop ends it all (accepts NULL ports). */
+struct ports;
+int ports_begin(struct serve *srv, int netns_fd);
+int ports_expose(struct serve *srv, int port, const char *listen, json_t **ret, char *why, size_t size,
+                 const char **ret_code);
+json_t *ports_json(struct serve *srv);
+int ports_close(struct serve *srv, int port);
+void ports_request(struct sandbox_state *st, int conn, json_t *req);
+void ports_stop(struct serve *srv);
+/* client-procs.c: `sandbox port ID ...` */
+int client_port(int argc, char **argv);
 
 /* snapshot-entry.c: the writable layer's directories as the view shows them
  * and their names in a snapshot archive. */

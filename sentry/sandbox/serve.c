@@ -125,6 +125,13 @@ static int serve_audit_fd(struct serve *srv)
         return srv->audit_wr;
 }
 
+/* Ports are the sandbox's own network's business: an OCI container's are
+ * its engine's (the namespace may be the engine's), so none there. */
+static int serve_netns(struct serve *srv, int netns_fd)
+{
+        return srv->oci ? 0 : ports_begin(srv, netns_fd);
+}
+
 static int serve_approvals_wake_fd(struct serve *srv)
 {
         return srv->appr_wake_wr;
@@ -134,6 +141,7 @@ static void serve_free(struct serve *srv)
 {
         if (!srv)
                 return;
+        ports_stop(srv);
         for (int i = 0; i < srv->n_runs; i++) {
                 struct run_rec *r = &srv->runs[i];
                 json_decref(r->argv);
@@ -224,6 +232,7 @@ static void begin_end(struct sandbox_state *st, const char *reason)
         approvals_close(st->approvals, streq(reason, "terminated") ? "terminate" : reason);
         approve_drain(st);
         meta_write(st);
+        ports_stop(srv); /* no new connection into a sandbox that ends */
         sandbox_kill_all(st);
 }
 
@@ -317,6 +326,8 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
                 event_append(srv, pause ? "paused" : "resumed", NULL);
                 meta_write(st);
                 (void)control_send(conn, json_pack("{s:b, s:s}", "ok", 1, "status", srv->status), NULL, 0);
+        } else if (streq(op, "port") || streq(op, "ports") || streq(op, "unport")) {
+                ports_request(st, conn, req);
         } else if (streq(op, "ps") || streq(op, "signal")) {
                 procs_request(st, conn, req);
         } else if (streq(op, "inspect")) {
@@ -616,6 +627,7 @@ static int serve_loop(struct sandbox_state *st)
                         break;
         }
 
+        ports_stop(srv);
         /* init is gone, and with it every process of the sandbox */
         int init_status = 0;
         while (waitpid(st->init_pid, &init_status, 0) < 0 && errno == EINTR)
@@ -664,6 +676,7 @@ struct sentry_front serve_front(const struct serve_config *cfg)
                 .prepare = serve_prepare,
                 .audit_fd = serve_audit_fd,
                 .approvals_wake_fd = serve_approvals_wake_fd,
+                .netns = serve_netns,
                 .loop = serve_loop,
                 .free = serve_free,
         };

@@ -9,6 +9,7 @@ if [ -z "${BASH_VERSION:-}" ]; then
 fi
 set -u
 
+IT_TEST_TIMEOUT=${IT_TEST_TIMEOUT:-120}
 IT_SCRIPT=$(readlink -f "${BASH_SOURCE[0]}")
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$IT_SCRIPT")/lib.sh"
@@ -99,6 +100,261 @@ kill_never_reaches_a_host_process() {
         expect_true "the sentry is untouched" kill -0 "$sentry"
         sb exec "$ID" -- true
         expect_rc 0 "the sandbox still works"
+}
+
+# --- ports ---
+
+# a small server for the sandbox: "send N" sends N bytes, "recv N" reads N bytes and answers
+# "ok COUNT", "echo" echoes lines until the client closes; it closes each connection when done
+# (also on a malformed request: the forwarder keeps a half-closed connection open while the
+# server does, as a direct connection would)
+SRV_PY='import socket, sys, threading
+def handle(c):
+    try:
+        serve(c)
+    except Exception:
+        pass
+    c.close()
+def serve(c):
+    f = c.makefile('"'"'rb'"'"')
+    line = f.readline().split()
+    if not line: c.close(); return
+    n = int(line[1])
+    if line[0] == b'"'"'send'"'"':
+        buf = b'"'"'\0'"'"' * (1 << 20)
+        while n > 0:
+            k = c.send(buf[:min(n, len(buf))]); n -= k
+    elif line[0] == b'"'"'recv'"'"':
+        got = 0
+        while got < n:
+            d = f.read1(1 << 20)
+            if not d: break
+            got += len(d)
+        c.sendall(b'"'"'ok %d\n'"'"' % got)
+    elif line[0] == b'"'"'echo'"'"':
+        while True:
+            d = f.readline()
+            if not d: break
+            c.sendall(d)
+    c.close()
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('"'"'127.0.0.1'"'"', int(sys.argv[1]))); s.listen(64)
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=handle, args=(c,), daemon=True).start()
+'
+
+# a client on the host: ADDR MODE N; prints the bytes it moved
+client() {
+        python3 - "$@" <<'PY'
+import socket, sys
+host, port = sys.argv[1].rsplit(":", 1)
+mode, n = sys.argv[2], int(sys.argv[3])
+c = socket.create_connection((host, int(port)), timeout=30)
+if mode == "send":
+    c.sendall(b"send %d\n" % n)
+    got = 0
+    while True:
+        d = c.recv(1 << 20)
+        if not d:
+            break
+        got += len(d)
+    print(got)
+else:
+    c.sendall(b"recv %d\n" % n)
+    buf, left = b"\0" * (1 << 20), n
+    while left > 0:
+        k = c.send(buf[: min(left, len(buf))])
+        left -= k
+    print(int(c.makefile("rb").readline().split()[1]))
+PY
+}
+
+# starts the server in sandbox $ID on PORT inside, and waits until it listens
+start_server() { # PORT
+        local f
+        f=$(scratch_dir srv)/srv.py
+        printf '%s' "$SRV_PY" >"$f"
+        sb put "$ID" "$f" /tmp/srv.py
+        [ "$RC" = 0 ] || fail "put of the server failed"
+        sb exec "$ID" --detach -- python3 /tmp/srv.py "$1"
+        [ "$RC" = 0 ] || fail "the server did not start"
+        wait_until 10 sh -c "'$CORDON' sandbox exec $ID -- python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", $1)).close()' >/dev/null 2>&1" ||
+                fail "the server does not listen on $1"
+}
+
+sentry_of() {
+        python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sentryPid"])' "/run/cordon/sandboxes/$1/meta.json"
+}
+
+port_field() { # PORT FIELD (from `port ID --list --json` in $OUT)
+        printf '%s' "$OUT" | python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["ports"]:
+    if p["port"] == int(sys.argv[1]):
+        print(p[sys.argv[2]])' "$1" "$2"
+}
+
+it_test http_server_answers_through_an_exposed_port
+http_server_answers_through_an_exposed_port() {
+        need_root
+        command -v python3 >/dev/null || skip "no python3"
+        new_sandbox
+        sb exec "$ID" --detach -- sh -c 'mkdir -p /tmp/www && echo hello-from-the-sandbox >/tmp/www/index.html &&
+                exec python3 -m http.server 3000 --bind 127.0.0.1 --directory /tmp/www'
+        sb port "$ID" 3000
+        expect_rc 0 "port"
+        local addr=$OUT
+        expect_match "$addr" '^127\.0\.0\.1:[0-9]+$' "the printed host address"
+        wait_until 10 sh -c "python3 -c 'import urllib.request,sys; sys.exit(0 if b\"hello-from\" in urllib.request.urlopen(\"http://$addr/\", timeout=5).read() else 1)' 2>/dev/null" ||
+                fail "the page does not come through $addr"
+        sb port "$ID" --list --json
+        expect_rc 0 "port --list"
+        expect_eq "$addr" "$(port_field 3000 listen)" "the listed address"
+        # each connection is an audit event with its peer and bytes each way
+        wait_until 5 grep -q '"reason":"port_forwarded"' "/run/cordon/sandboxes/$ID/events.jsonl" || fail "no audit event"
+        local ev
+        ev=$(grep '"reason":"port_forwarded"' "/run/cordon/sandboxes/$ID/events.jsonl" | grep -v '"error"' | tail -1)
+        expect_match "$ev" '"peer":"127\.0\.0\.1:[0-9]+"' "the peer"
+        expect_match "$ev" '"bytesOut":[1-9][0-9]*' "bytes from the sandbox"
+        expect_match "$ev" '"bytesIn":[1-9][0-9]*' "bytes into the sandbox"
+        # closed: the address no longer answers
+        sb port "$ID" 3000 --close
+        expect_rc 0 "port --close"
+        expect_true "the closed address refuses" sh -c "! python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", ${addr##*:}), timeout=3)' 2>/dev/null"
+        sb port "$ID" 3000 --close
+        expect_rc 1 "closing a port that is not exposed"
+}
+
+it_test long_lived_connection_and_large_transfer
+long_lived_connection_and_large_transfer() {
+        need_root
+        command -v python3 >/dev/null || skip "no python3"
+        new_sandbox
+        start_server 5000
+        sb port "$ID" 5000
+        local addr=$OUT
+        # a long-lived connection: messages both ways over a few seconds
+        local got
+        got=$(python3 - "$addr" <<'PY'
+import socket, sys, time
+host, port = sys.argv[1].rsplit(":", 1)
+c = socket.create_connection((host, int(port)), timeout=10)
+c.sendall(b"echo 0\n")
+f = c.makefile("rb")
+out = []
+for i in range(4):
+    c.sendall(b"ping %d\n" % i)
+    out.append(f.readline().strip().decode())
+    time.sleep(0.7)
+print(",".join(out))
+PY
+)
+        expect_eq "ping 0,ping 1,ping 2,ping 3" "$got" "messages over a long-lived connection"
+        local n=$((256 * 1024 * 1024))
+        expect_eq "$n" "$(client "$addr" send $n)" "256 MiB out of the sandbox"
+        expect_eq "$n" "$(client "$addr" recv $n)" "256 MiB into the sandbox"
+        wait_until 5 sh -c "grep -q '\"bytesOut\":$n' /run/cordon/sandboxes/$ID/events.jsonl" || fail "no audit line with the bytes out"
+}
+
+it_test another_sandboxs_port_is_not_reachable
+another_sandboxs_port_is_not_reachable() {
+        need_root
+        command -v python3 >/dev/null || skip "no python3"
+        new_sandbox
+        local other=$ID
+        start_server 5000
+        new_sandbox
+        # this sandbox listens on nothing: its forwarder reaches its own loopback only
+        sb port "$ID" 5000
+        local addr=$OUT
+        expect_eq 0 "$(client "$addr" send 1000 2>/dev/null || echo 0)" "bytes through the first sandbox's forwarder"
+        wait_until 5 grep -q 'nothing listens on the port in the sandbox' "/run/cordon/sandboxes/$ID/events.jsonl" ||
+                fail "the refused connection is not recorded"
+        expect_true "the other sandbox saw no connection" sh -c "! grep -q port_forwarded /run/cordon/sandboxes/$other/events.jsonl"
+}
+
+it_test port_bad_input
+port_bad_input() {
+        need_root
+        command -v python3 >/dev/null || skip "no python3"
+        new_sandbox
+        sb port "$ID" 0
+        expect_rc 1 "port 0"
+        expect_contains "$ERR" "out of range" "the reason"
+        sb port "$ID" 65536
+        expect_rc 1 "port 65536"
+        sb port "$ID" http
+        expect_rc 2 "a port that is not a number"
+        sb port "$ID" 5000 --listen 1.2.3
+        expect_rc 1 "a bad listen address"
+        expect_contains "$ERR" "not ADDR:PORT" "the reason"
+        sb port "$ID" 5000
+        expect_rc 0 "port 5000"
+        local addr=$OUT
+        sb port "$ID" 5000
+        expect_rc 1 "port 5000 again"
+        expect_contains "$ERR" "already exposed" "the reason"
+        sb port "$ID" 5001 --listen "$addr"
+        expect_rc 1 "a listen address in use"
+        expect_contains "$ERR" "in use" "the reason"
+        sb port "$ID" 5002 --listen 0.0.0.0:0
+        expect_rc 0 "any address on request"
+        expect_contains "$ERR" "warning" "the warning for a non-loopback address"
+}
+
+it_test paused_sandbox_connections_wait
+paused_sandbox_connections_wait() {
+        need_root
+        command -v python3 >/dev/null || skip "no python3"
+        new_sandbox
+        start_server 5000
+        sb pause "$ID"
+        [ "$RC" = 0 ] || skip "no freezer here: $ERR"
+        sb port "$ID" 5000
+        expect_rc 0 "port on a paused sandbox"
+        expect_contains "$ERR" "paused" "said plainly"
+        local addr=$OUT out
+        out=$(scratch_dir c)/out
+        client "$addr" send 12345 >"$out" 2>&1 &
+        local c=$!
+        sleep 1
+        expect_true "the connection waits while paused" kill -0 "$c"
+        sb resume "$ID"
+        wait "$c"
+        expect_eq 12345 "$(cat "$out")" "the bytes after resume"
+}
+
+it_test abandoned_connections_leak_no_fd
+abandoned_connections_leak_no_fd() {
+        need_root
+        command -v python3 >/dev/null || skip "no python3"
+        new_sandbox
+        start_server 5000
+        sb port "$ID" 5000
+        local addr=$OUT sentry before after
+        sentry=$(sentry_of "$ID")
+        client "$addr" send 10 >/dev/null
+        wait_until 5 sh -c "'$CORDON' sandbox port $ID --list --json | grep -q '\"connections\":0'"
+        before=$(ls /proc/"$sentry"/fd | wc -l)
+        # 1000 connections opened and dropped: half at once, half after a partial request
+        python3 - "$addr" <<'PY'
+import socket, sys
+host, port = sys.argv[1].rsplit(":", 1)
+for i in range(1000):
+    c = socket.create_connection((host, int(port)), timeout=10)
+    if i % 2:
+        c.sendall(b"sen")
+    c.close()
+PY
+        wait_until 30 sh -c "'$CORDON' sandbox port $ID --list --json | grep -q '\"accepted\":1001,\"connections\":0'" ||
+                fail "the connections did not all end: $("$CORDON" sandbox port "$ID" --list --json)"
+        after=$(ls /proc/"$sentry"/fd | wc -l)
+        expect_eq "$before" "$after" "the sentry's fds before and after"
+        expect_eq 10 "$(client "$addr" send 10)" "the forwarder still serves"
+        # the port closes with the sandbox
+        sb terminate "$ID"
+        expect_true "the address is closed with the sandbox" sh -c "! python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", ${addr##*:}), timeout=3)' 2>/dev/null"
 }
 
 it_main "$@"

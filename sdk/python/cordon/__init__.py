@@ -167,6 +167,8 @@ class Sandbox:
         self.files = _Files(self)
         self.runs = _Runs(self)
         self.approvals = _Approvals(self)
+        self.processes = _Processes(self)
+        self.ports = _Ports(self)
 
     def inspect(self):
         return self._c.request("GET", self._path)
@@ -248,3 +250,36 @@ class _Approvals:
 
     def deny(self, request_id):
         return self._sb._c.request("POST", "%s/approvals/%s/deny" % (self._sb._path, request_id), body={})
+
+
+class _Processes:
+    def __init__(self, sb):
+        self._sb = sb
+
+    def list(self):
+        """Every process of the sandbox: [{pid, ppid, run, uid, gid, state, startedAt, cpuSeconds,
+        memoryBytes, name, command}], pids as the sandbox numbers them."""
+        return self._sb._c.request("GET", self._sb._path + "/processes")["processes"]
+
+    def signal(self, pid, signal="TERM"):
+        """Signals one process of the sandbox (its pid inside; any other is refused with 404)."""
+        return self._sb._c.request("POST", "%s/processes/%d/signal" % (self._sb._path, pid), body={"signal": signal})
+
+
+class _Ports:
+    def __init__(self, sb):
+        self._sb = sb
+
+    def expose(self, port, listen=None):
+        """Exposes a TCP port the sandbox listens on at a host address (default 127.0.0.1 and a
+        free port): {port, listen, accepted, connections, warning?, note?}."""
+        body = {"port": port}
+        if listen is not None:
+            body["listen"] = listen
+        return self._sb._c.request("POST", self._sb._path + "/ports", body=body)
+
+    def list(self):
+        return self._sb._c.request("GET", self._sb._path + "/ports")["ports"]
+
+    def close(self, port):
+        return self._sb._c.request("DELETE", "%s/ports/%d" % (self._sb._path, port))

@@ -84,3 +84,53 @@ class TcpTokenTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(SOCK, "CORDON_API_SOCKET is not set (no live server)")
+class ProcessesAndPortsTest(unittest.TestCase):
+    def setUp(self):
+        self.client = cordon.Client(socket_path=SOCK)
+        self.sb = self.client.sandboxes.create({"ttlMs": 120000, "requestedIsolation": "standard"})
+        self.addCleanup(self._terminate)
+
+    def _terminate(self):
+        try:
+            self.sb.terminate()
+        except cordon.CordonError:
+            pass
+
+    def test_processes_and_ports(self):
+        import socket
+        import time
+        import urllib.request
+        self.sb.runs.start({"argv": ["sh", "-c", "mkdir -p /tmp/w && echo sdk-page >/tmp/w/index.html && "
+                                     "exec python3 -m http.server 3000 --bind 127.0.0.1 --directory /tmp/w"]})
+        p = self.sb.ports.expose(3000)
+        self.assertRegex(p["listen"], r"^127\.0\.0\.1:[0-9]+$")
+        self.assertEqual([x["port"] for x in self.sb.ports.list()], [3000])
+        body = b""
+        for _ in range(100):
+            try:
+                body = urllib.request.urlopen("http://%s/" % p["listen"], timeout=5).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        self.assertEqual(body, b"sdk-page\n")
+        server = [x for x in self.sb.processes.list() if "http.server" in x["command"]]
+        self.assertEqual(len(server), 1)
+        self.assertEqual(server[0]["run"], "r1")
+        self.sb.processes.signal(server[0]["pid"], "KILL")
+        with self.assertRaises(cordon.CordonError) as cm:
+            self.sb.processes.signal(os.getpid() + 100000, "KILL")
+        self.assertEqual(cm.exception.status, 404)
+        with self.assertRaises(cordon.CordonError) as cm:
+            self.sb.ports.expose(3000)
+        self.assertEqual(cm.exception.status, 409)
+        with self.assertRaises(cordon.CordonError) as cm:
+            self.sb.ports.expose(70000)
+        self.assertEqual((cm.exception.status, cm.exception.field), (400, "port"))
+        self.sb.ports.close(3000)
+        self.assertEqual(self.sb.ports.list(), [])
+        host, port = p["listen"].rsplit(":", 1)
+        with self.assertRaises(OSError):
+            socket.create_connection((host, int(port)), timeout=3)

@@ -61,3 +61,32 @@ test('over TCP a sandbox token acts on its sandbox only', { skip: skipTcp }, asy
     await b.terminate();
   }
 });
+
+test('processes and ports', { skip }, async () => {
+  const cordon = new Cordon({ socketPath: SOCK });
+  const sb = await cordon.sandboxes.create({ ttlMs: 120000, requestedIsolation: 'standard' });
+  try {
+    await sb.runs.start({ argv: ['sh', '-c', 'echo ts-page >/tmp/index.html && exec python3 -m http.server 3001 --bind 127.0.0.1 --directory /tmp'] });
+    const p = await sb.ports.expose(3001);
+    assert.match(p.listen, /^127\.0\.0\.1:\d+$/);
+    let text = '';
+    for (let i = 0; i < 100 && !text; i++) {
+      try {
+        text = await (await fetch(`http://${p.listen}/index.html`)).text();
+      } catch {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    assert.equal(text, 'ts-page\n');
+    assert.deepEqual((await sb.ports.list()).map((x) => x.port), [3001]);
+    const server = (await sb.processes.list()).filter((x) => x.command.includes('http.server'));
+    assert.equal(server.length, 1);
+    await sb.processes.signal(server[0].pid, 'KILL');
+    await assert.rejects(sb.processes.signal(999999, 'KILL'), (e) => e.status === 404);
+    await assert.rejects(sb.ports.expose(3001), (e) => e.status === 409);
+    await sb.ports.close(3001);
+    assert.deepEqual(await sb.ports.list(), []);
+  } finally {
+    await sb.terminate();
+  }
+});
