@@ -1,6 +1,7 @@
 // The TypeScript SDK against a live `cordon serve` (CORDON_API_SOCKET names its unix socket;
 // tests/integration/api.sh starts one). Skipped without it.
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { test } from 'node:test';
 
 import { Cordon, CordonError } from '../index.js';
@@ -62,6 +63,19 @@ test('over TCP a sandbox token acts on its sandbox only', { skip: skipTcp }, asy
   }
 });
 
+// one GET with node:http (a refused or cut connection rejects)
+const get = (url) =>
+  new Promise((resolve, reject) => {
+    const req = http.get(url, { agent: false, timeout: 5000 }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve(Buffer.concat(chunks).toString()));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+  });
+
 test('processes and ports', { skip }, async () => {
   const cordon = new Cordon({ socketPath: SOCK });
   const sb = await cordon.sandboxes.create({ ttlMs: 120000, requestedIsolation: 'standard' });
@@ -72,7 +86,7 @@ test('processes and ports', { skip }, async () => {
     let text = '';
     for (let i = 0; i < 100 && !text; i++) {
       try {
-        text = await (await fetch(`http://${p.listen}/index.html`)).text();
+        text = await get(`http://${p.listen}/index.html`);
       } catch {
         await new Promise((r) => setTimeout(r, 100));
       }
