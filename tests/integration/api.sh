@@ -26,7 +26,9 @@ start_api() {
         "$CORDON" serve --listen "unix:$SOCK" -v "$@" >>"$IT_TMP/serve.log" 2>&1 &
         API_PID=$!
         at_exit "kill $API_PID"
-        wait_until 10 test -S "$SOCK" || fail "cordon serve did not start: $(cat "$IT_TMP/serve.log")"
+        # answering, not just there: a killed server's socket file stays until the next binds anew
+        wait_until 10 curl -sf -o /dev/null --unix-socket "$SOCK" http://cordon/v1/openapi.json ||
+                fail "cordon serve did not start: $(cat "$IT_TMP/serve.log")"
 }
 
 # api METHOD PATH [BODY] [CURL ARGS...]: sets CODE and OUT (the body)
@@ -480,10 +482,11 @@ openapi_document_matches_the_server() {
 import json, sys
 assert json.load(open(sys.argv[1])) == json.loads(sys.argv[2])
 PY
-        # every documented call reaches a handler (never "no_route" or 405)
+        # every documented call reaches a handler (never "no_route" or 405);
+        # with an unknown field, so that a create makes nothing
         local m p
         while read -r m p; do
-                api "$m" "${p//\{id\}/0123456789abcdef}" ''
+                api "$m" "${p//\{id\}/0123456789abcdef}" '{"probe": 1}'
                 case $(j 'd.get("error", {}).get("code", "")' 2>/dev/null) in
                 no_route | method_not_allowed) fail "$m $p is documented but not served" ;;
                 esac
