@@ -232,6 +232,7 @@ placeholder_not_secret() {
 # otherwise) the test CA trusted upstream
 grant_setup() {
         egress_setup
+        need_in_sandbox curl
         make_secret
         local extra=${1:-} ca=${2-"\"upstreamCaFile\": \"$EG_DIR/ca/ca.pem\", "}
         cat >"$POLICY" <<EOF
