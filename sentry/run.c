@@ -916,14 +916,10 @@ static int sentry_main_loop(struct sandbox_state *st)
          * brings the loopback up): started, its threads after the last
          * fork, while init builds the view. */
         r = start_gate(st, netnsfd);
+        if (r >= 0 && st->serve && st->front->netns) /* it says why it failed */
+                r = st->front->netns(st->serve, netnsfd);
         trace_mark("gate started");
         if (r < 0) {
-                kill_and_reap(st);
-                return EXIT_SANDBOX;
-        }
-        if (st->serve && st->front->netns && (r = st->front->netns(st->serve, netnsfd)) < 0) {
-                fprintf(stderr, "cordon: cannot start the sandbox's port forwarder in its network namespace: %s\n",
-                        strerror(-r));
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }

@@ -62,7 +62,7 @@ struct sentry_front {
         int (*approvals_wake_fd)(struct serve *srv);
         /* Optional (NULL: none). Before the sentry confines itself, with the
          * sandbox's network namespace (the fd is the caller's): the front may
-         * start a thread that joins it. 0 or -errno. */
+         * start a thread that joins it. 0, or -errno once it has said why. */
         int (*netns)(struct serve *srv, int netns_fd);
         /* After MSG_START: serves until the sandbox ends; returns cordon's
          * exit code once init is gone. */

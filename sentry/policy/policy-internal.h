@@ -76,3 +76,7 @@ void policy_cluster_free(struct policy *pol);
 int policy_field_credentials(struct parser *p, json_t *v, const struct field *f, void *target);
 int policy_check_credentials(struct parser *p, struct policy *pol);
 void policy_credentials_free(struct policy *pol);
+
+/* ports.c: the "ports" array (ports of a long-lived sandbox exposed at create). */
+int policy_field_ports(struct parser *p, json_t *v, const struct field *f, void *target);
+void policy_ports_free(struct policy *pol);

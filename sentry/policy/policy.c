@@ -521,6 +521,7 @@ static const struct field top_fields[] = {
         {.name = "user", .parse = field_user},
         {.name = "credentials", .parse = policy_field_credentials},
         {.name = "requestedIsolation", .parse = field_isolation},
+        {.name = "ports", .parse = policy_field_ports},
         FIELD("expiresAt", field_timestamp, struct policy, expires_at, false),
         {.name = "approvalTimeoutMs",
          .parse = field_int,
@@ -571,6 +572,7 @@ void policy_free(struct policy *p)
         free(p->net_testing.upstream_ca_file);
         policy_credentials_free(p);
         policy_cluster_free(p);
+        policy_ports_free(p);
         free(p->net_testing.allow_private);
         for (size_t i = 0; i < p->n_env; i++) {
                 free(p->env[i].key);

@@ -33,6 +33,13 @@ struct policy_bind {
         bool read_only;
 };
 
+/* "ports": a TCP port inside a long-lived sandbox exposed at create at a
+ * host address (listen, "ADDR:PORT"; NULL: 127.0.0.1:0). */
+struct policy_port {
+        int port;
+        char *listen;
+};
+
 struct policy_path_rule {
         char *path; /* absolute, normalised (no trailing slash, no . or .. components) */
         enum path_access access;
@@ -160,7 +167,9 @@ struct policy {
         bool has_user;
         int64_t user_uid, user_gid;
 
-        int isolation; /* requestedIsolation: an index into policy_tiers, or -1 */
+        int isolation;             /* requestedIsolation: an index into policy_tiers, or -1 */
+        struct policy_port *ports; /* "ports" (sentry/policy/ports.c) */
+        size_t n_ports;
 };
 
 /* Parses and validates. On failure returns -EINVAL (bad document) or -errno

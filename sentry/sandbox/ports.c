@@ -735,3 +735,26 @@ void ports_request(struct sandbox_state *st, int conn, json_t *req)
         json_object_set_new(rec, "status", json_string(srv->status));
         (void)control_send(conn, rec, NULL, 0);
 }
+
+/* The policy's "ports", exposed before the sandbox is announced: 0 with
+ * *ret (the records, for the "created" event), or -errno with why (the
+ * sandbox does not start: an address the policy asked for is not had). */
+int ports_expose_policy(struct sandbox_state *st, json_t **ret, char *why, size_t size)
+{
+        const struct policy *pol = st->policy;
+        json_t *list = json_array();
+        for (size_t i = 0; pol && i < pol->n_ports; i++) {
+                json_t *rec = NULL;
+                const char *code = NULL;
+                char w[256];
+                int r = ports_expose(st->serve, pol->ports[i].port, pol->ports[i].listen, &rec, w, sizeof(w), &code);
+                if (r < 0) {
+                        snprintf(why, size, "the policy's ports[%zu]: %s", i, w);
+                        json_decref(list);
+                        return r;
+                }
+                json_array_append_new(list, rec);
+        }
+        *ret = list;
+        return 0;
+}

@@ -194,6 +194,7 @@ json_t *ports_json(struct serve *srv);
 int ports_close(struct serve *srv, int port);
 void ports_request(struct sandbox_state *st, int conn, json_t *req);
 void ports_stop(struct serve *srv);
+int ports_expose_policy(struct sandbox_state *st, json_t **ret, char *why, size_t size);
 /* client-procs.c: `sandbox port ID ...` */
 int client_port(int argc, char **argv);
 

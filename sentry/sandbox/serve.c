@@ -129,7 +129,11 @@ static int serve_audit_fd(struct serve *srv)
  * its engine's (the namespace may be the engine's), so none there. */
 static int serve_netns(struct serve *srv, int netns_fd)
 {
-        return srv->oci ? 0 : ports_begin(srv, netns_fd);
+        int r = srv->oci ? 0 : ports_begin(srv, netns_fd);
+        if (r < 0)
+                fprintf(stderr, "cordon: cannot start the sandbox's port forwarder in its network namespace: %s\n",
+                        strerror(-r));
+        return r;
 }
 
 static int serve_approvals_wake_fd(struct serve *srv)
@@ -495,15 +499,37 @@ static int serve_loop(struct sandbox_state *st)
                         srv->end_reason = "sentry-error";
                 }
         }
+        json_t *ports = NULL;
+        if (!srv->terminate) {
+                char why[400];
+                if (ports_expose_policy(st, &ports, why, sizeof(why)) < 0) {
+                        fprintf(stderr, "cordon: %s\n", why);
+                        sandbox_kill_all(st);
+                        srv->terminate = true;
+                        srv->end_reason = "sentry-error";
+                }
+        }
         if (!srv->terminate) {
                 srv->status = "running";
                 json_t *ev = json_pack("{s:s}", "sandbox", srv->id);
+                if (json_array_size(ports) > 0)
+                        json_object_set(ev, "ports", ports);
                 if (srv->snapshot)
                         json_object_set_new(ev, "fromSnapshot", json_string(srv->snapshot));
                 event_append(srv, "created", ev);
+                for (size_t i = 0; i < json_array_size(ports); i++) {
+                        json_t *w = json_object_get(json_array_get(ports, i), "warning");
+                        if (w) /* the creating client still reads this (its stderr) */
+                                fprintf(stderr, "cordon: warning: port %lld at %s: %s\n",
+                                        (long long)json_integer_value(
+                                                json_object_get(json_array_get(ports, i), "port")),
+                                        json_string_value(json_object_get(json_array_get(ports, i), "listen")),
+                                        json_string_value(w));
+                }
                 meta_write(st);
                 announce_ready(srv);
         }
+        json_decref(ports);
 
         enum { P_PIDFD, P_INIT, P_SIG, P_LISTEN, P_LIFE, P_EXPIRY, P_AUDIT, P_DONE, P_APPROVALS, P_FIXED };
         struct pollfd p[P_FIXED + MAX_CONNS + 5 * MAX_ACTIVE_RUNS];

@@ -357,4 +357,33 @@ PY
         expect_true "the address is closed with the sandbox" sh -c "! python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", ${addr##*:}), timeout=3)' 2>/dev/null"
 }
 
+it_test policy_ports_are_exposed_at_create
+policy_ports_are_exposed_at_create() {
+        need_root
+        command -v python3 >/dev/null || skip "no python3"
+        local pol
+        pol=$(scratch_dir pol)/policy.json
+        echo '{"ports": [{"port": 5000, "listen": "127.0.0.1:0"}, {"port": 5001}]}' >"$pol"
+        new_sandbox --policy "$pol"
+        sb port "$ID" --list --json
+        expect_rc 0 "port --list"
+        local addr
+        addr=$(port_field 5000 listen)
+        expect_match "$addr" '^127\.0\.0\.1:[0-9]+$' "port 5000's address"
+        expect_match "$(port_field 5001 listen)" '^127\.0\.0\.1:[0-9]+$' "port 5001's address (the default)"
+        expect_true "the created event lists them" sh -c "grep '\"type\":\"created\"' /run/cordon/sandboxes/$ID/events.jsonl | grep -q '\"ports\"'"
+        start_server 5000
+        expect_eq 4096 "$(client "$addr" send 4096)" "bytes through the policy's port"
+        # an address the policy asks for that is taken: the sandbox does not start, and says why
+        echo "{\"ports\": [{\"port\": 5000, \"listen\": \"$addr\"}]}" >"$pol"
+        sb create --policy "$pol"
+        expect_rc 125 "create with a listen address in use"
+        expect_contains "$ERR" "in use" "the reason"
+        [ "$RC" = 0 ] && timeout 30 "$CORDON" sandbox terminate "$OUT"
+        echo '{"ports": [{"port": 70000}]}' >"$pol"
+        sb create --policy "$pol"
+        expect_rc 2 "a policy port out of range"
+        expect_contains "$ERR" "ports[0].port" "the field"
+}
+
 it_main "$@"
