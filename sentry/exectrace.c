@@ -24,7 +24,10 @@
  * among them, and with init the whole sandbox; a process that outlived it a
  * moment could not exec (the handler's request fails: refused). The tracer
  * dies with the sentry (PR_SET_PDEATHSIG), and exits by itself once init is
- * gone and no tracee is left. */
+ * gone and no tracee is left.
+ *
+ * The end of the file is the sentry's side (exec_checks_*): starting it
+ * only where execs will be checked, taking its word, letting it go. */
 #include "config.h"
 
 #include <seccomp.h>
@@ -436,5 +439,94 @@ int exectrace_probe(void)
         kill(child, SIGKILL);
         while (waitpid(child, NULL, __WALL) < 0 && errno == EINTR)
                 ;
+        return r;
+}
+
+/* --- the sentry's side: the tracer started, its word taken, let go --- */
+
+/* The approval table and the tracer's channel, once no handler runs. */
+void exec_checks_end(struct sandbox_state *st)
+{
+        fs_exec_table_free(TAKE_PTR(st->fsctx.exec));
+        if (st->fsctx.exec_channel >= 0)
+                close(TAKE_FD(st->fsctx.exec_channel));
+}
+
+/* The exec tracer, forked while the sentry is single-threaded: it holds
+ * init, and every other thread from its trapped execve to that exec's event
+ * (fs/exec.c). Its word on seizing init is taken later (check_exec_tracer). */
+int exec_checks_start(struct sandbox_state *st)
+{
+        int r = fs_exec_table_new(&st->fsctx.exec);
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot map the exec approval table: %s\n", strerror(-r));
+                return r;
+        }
+        struct exectrace_config c = {
+                .init_pid = st->init_pid,
+                .table = st->fsctx.exec,
+                .audit_fd = st->audit_fd,
+                .verbose = st->verbose,
+                .sandbox_id = st->id,
+        };
+        r = exectrace_start(&c, &st->exec_tracer, &st->fsctx.exec_channel);
+        if (r < 0) {
+                fs_exec_table_free(TAKE_PTR(st->fsctx.exec));
+                fprintf(stderr, "cordon: cannot start the exec tracer: %s\n", strerror(-r));
+        }
+        return r;
+}
+
+/* The tracer's word, taken once init is ready and before it may fork the
+ * command (the tracer seizes init and sets itself up beside the rest of
+ * the set-up). Where the host refuses ptrace the sandbox does not start,
+ * unless --allow-unverified-exec accepts the weaker tier (said plainly). */
+static int check_exec_tracer(struct sandbox_state *st)
+{
+        int r = exectrace_ready(st->exec_tracer, st->fsctx.exec_channel);
+        if (r == 0)
+                return 0;
+        st->exec_tracer = 0; /* reaped */
+        exec_checks_end(st);
+        if (!st->allow_unverified_exec) {
+                fprintf(stderr,
+                        "cordon: cannot trace the sandbox's exec events (PTRACE_SEIZE: %s): without them the "
+                        "sentry cannot verify that an executed file is the one it checked. Refusing to start; "
+                        "--allow-unverified-exec accepts the weaker tier (see `cordon check`).\n",
+                        strerror(-r));
+                return r;
+        }
+        fprintf(stderr,
+                "cordon: warning: exec is NOT verified after the fact on this host (PTRACE_SEIZE: %s); "
+                "running the weaker tier as --allow-unverified-exec asked\n",
+                strerror(-r));
+        return 0;
+}
+
+/* Once init's filter is installed (MSG_READY says whether execs run
+ * natively): the tracer let go of where it has nothing to verify, its word
+ * taken where it has. 0, or -errno after saying why (the caller then kills
+ * the sandbox). */
+int exec_checks_settle(struct sandbox_state *st)
+{
+        if (!st->native_exec && !st->exec_tracer) {
+                /* init traps execs after all, and there is no tracer to
+                 * verify them: refused, never run unverified */
+                fprintf(stderr, "cordon: the sandbox's init checks execs, but no exec tracer was started for them\n");
+                return -EPROTO;
+        }
+        if (!st->native_exec)
+                return check_exec_tracer(st);
+        if (!st->exec_tracer)
+                return 0;
+        /* Execs run natively: nothing for the tracer to verify, so a host
+         * that refuses ptrace costs nothing here, and init is let go before
+         * it forks the command. */
+        int r = exectrace_ready(st->exec_tracer, st->fsctx.exec_channel);
+        r = r == 0 ? exectrace_release(st->exec_tracer, st->fsctx.exec_channel) : 0;
+        st->exec_tracer = 0;
+        exec_checks_end(st);
+        if (r < 0)
+                fprintf(stderr, "cordon: the exec tracer could not let go of the sandbox's init: %s\n", strerror(-r));
         return r;
 }

@@ -698,14 +698,6 @@ static int start_gate(struct sandbox_state *st, int netnsfd)
         return 0;
 }
 
-/* The approval table and the tracer's channel, once no handler runs. */
-static void end_exec_checks(struct sandbox_state *st)
-{
-        fs_exec_table_free(TAKE_PTR(st->fsctx.exec));
-        if (st->fsctx.exec_channel >= 0)
-                close(TAKE_FD(st->fsctx.exec_channel));
-}
-
 static void kill_and_reap(struct sandbox_state *st)
 {
         net_gate_free(TAKE_PTR(st->gate)); /* a set-up that failed after the gate started */
@@ -716,7 +708,7 @@ static void kill_and_reap(struct sandbox_state *st)
                 ;
         exectrace_stop(st->exec_tracer);
         st->exec_tracer = 0;
-        end_exec_checks(st);
+        exec_checks_end(st);
         free(TAKE_PTR(st->fsctx.mount_ids)); /* a set-up that failed after init sent them */
 }
 
@@ -751,57 +743,6 @@ static bool init_failed_first(struct sandbox_state *st)
                         return true;
                 }
         }
-}
-
-/* The exec tracer, forked while the sentry is single-threaded: it holds
- * init, and every other thread from its trapped execve to that exec's event
- * (fs/exec.c). Its word on seizing init is taken later (check_exec_tracer). */
-static int start_exec_tracer(struct sandbox_state *st)
-{
-        int r = fs_exec_table_new(&st->fsctx.exec);
-        if (r < 0) {
-                fprintf(stderr, "cordon: cannot map the exec approval table: %s\n", strerror(-r));
-                return r;
-        }
-        struct exectrace_config c = {
-                .init_pid = st->init_pid,
-                .table = st->fsctx.exec,
-                .audit_fd = st->audit_fd,
-                .verbose = st->verbose,
-                .sandbox_id = st->id,
-        };
-        r = exectrace_start(&c, &st->exec_tracer, &st->fsctx.exec_channel);
-        if (r < 0) {
-                fs_exec_table_free(TAKE_PTR(st->fsctx.exec));
-                fprintf(stderr, "cordon: cannot start the exec tracer: %s\n", strerror(-r));
-        }
-        return r;
-}
-
-/* The tracer's word, taken once init is ready and before it may fork the
- * command (the tracer seizes init and sets itself up beside the rest of
- * the set-up). Where the host refuses ptrace the sandbox does not start,
- * unless --allow-unverified-exec accepts the weaker tier (said plainly). */
-static int check_exec_tracer(struct sandbox_state *st)
-{
-        int r = exectrace_ready(st->exec_tracer, st->fsctx.exec_channel);
-        if (r == 0)
-                return 0;
-        st->exec_tracer = 0; /* reaped */
-        end_exec_checks(st);
-        if (!st->allow_unverified_exec) {
-                fprintf(stderr,
-                        "cordon: cannot trace the sandbox's exec events (PTRACE_SEIZE: %s): without them the "
-                        "sentry cannot verify that an executed file is the one it checked. Refusing to start; "
-                        "--allow-unverified-exec accepts the weaker tier (see `cordon check`).\n",
-                        strerror(-r));
-                return r;
-        }
-        fprintf(stderr,
-                "cordon: warning: exec is NOT verified after the fact on this host (PTRACE_SEIZE: %s); "
-                "running the weaker tier as --allow-unverified-exec asked\n",
-                strerror(-r));
-        return 0;
 }
 
 /* The set-up message from init that comes next, into *m with its fds:
@@ -893,7 +834,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                                    !(st->plan->debug_disable & DEBUG_OFF_LANDLOCK) && fs_landlock_abi() >= 2;
         if (!st->exec_native_expected) {
                 test_stall("tracer");
-                r = start_exec_tracer(st);
+                r = exec_checks_start(st);
                 trace_mark("exec tracer started");
                 if (r < 0) {
                         for (size_t i = 0; i < 4; i++)
@@ -1031,30 +972,7 @@ static int sentry_main_loop(struct sandbox_state *st)
                 fprintf(stderr, "cordon: kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV; "
                                 "a signal can interrupt an emulated call\n");
         trace_mark("listener taken");
-        if (!st->native_exec && !st->exec_tracer) {
-                /* init traps execs after all, and there is no tracer to
-                 * verify them: refused, never run unverified */
-                close(listener);
-                kill_and_reap(st);
-                fprintf(stderr, "cordon: the sandbox's init checks execs, but no exec tracer was started for them\n");
-                return EXIT_SANDBOX;
-        }
-        if (st->native_exec && st->exec_tracer) {
-                /* Execs run natively: nothing for the tracer to verify, so a
-                 * host that refuses ptrace costs nothing here, and init is
-                 * let go before it forks the command. */
-                r = exectrace_ready(st->exec_tracer, st->fsctx.exec_channel);
-                r = r == 0 ? exectrace_release(st->exec_tracer, st->fsctx.exec_channel) : 0;
-                st->exec_tracer = 0;
-                end_exec_checks(st);
-                if (r < 0) {
-                        close(listener);
-                        kill_and_reap(st);
-                        fprintf(stderr, "cordon: the exec tracer could not let go of the sandbox's init: %s\n",
-                                strerror(-r));
-                        return EXIT_SANDBOX;
-                }
-        } else if (!st->native_exec && check_exec_tracer(st) < 0) {
+        if (exec_checks_settle(st) < 0) {
                 close(listener);
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
@@ -1217,7 +1135,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         fs_agent_stop(&st->fsctx);
         trace_mark("proc agent stopped");
         free(st->fsctx.mount_ids);
-        end_exec_checks(st);
+        exec_checks_end(st);
         close(st->fsctx.root_fd);
         close(st->sock);
         close(st->pidfd);

@@ -39,6 +39,14 @@ void exectrace_stop(pid_t pid);
 /* exectrace_stop in two steps: the tracer's exit then runs beside what the
  * caller does in between (it must reap it before it returns) */
 void exectrace_kill(pid_t pid);
+/* The sentry's side of the tracer (exectrace.c): exec_checks_start forks
+ * it and maps the approval table (while single-threaded; says why on
+ * failure); exec_checks_settle takes its word, or lets it go where init
+ * runs execs natively, once MSG_READY is in; exec_checks_end drops the
+ * table and the channel once no handler runs. */
+int exec_checks_start(struct sandbox_state *st);
+int exec_checks_settle(struct sandbox_state *st);
+void exec_checks_end(struct sandbox_state *st);
 /* Has the tracer let go of init and exit, when execs run natively and there
  * is nothing to verify: 0, or -errno (then init may have been killed with
  * the tracer, PTRACE_O_EXITKILL: the sandbox fails closed). */
