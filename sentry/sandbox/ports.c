@@ -157,62 +157,69 @@ static const char *copy_both(int client, int inside, int64_t *in, int64_t *out)
         }
         int src[2] = {client, inside}, dst[2] = {inside, client};
         size_t pending[2] = {0, 0};
-        bool eof[2] = {false, false}, shut[2] = {false, false};
+        /* full: the last splice into the pipe found no room (its slots
+         * can fill before its bytes do): the source is not polled again
+         * until some of it has gone out, so a readable source never spins */
+        bool eof[2] = {false, false}, shut[2] = {false, false}, full[2] = {false, false};
         int64_t *count[2] = {in, out};
         while (!(shut[0] && shut[1])) {
-                struct pollfd pf[4];
-                int who[4], n = 0;
-                for (int k = 0; k < 2; k++) {
+                /* each way: in while there is room, out while there is
+                 * something; poll only once neither moves */
+                bool moved = false;
+                for (int k = 0; k < 2 && !(shut[0] && shut[1]); k++) {
                         if (shut[k])
                                 continue;
-                        if (pending[k] > 0) {
-                                pf[n] = (struct pollfd){dst[k], POLLOUT, 0};
-                                who[n++] = k + 2;
-                        } else if (!eof[k]) {
-                                pf[n] = (struct pollfd){src[k], POLLIN, 0};
-                                who[n++] = k;
-                        }
-                }
-                if (poll(pf, (nfds_t)n, -1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        err = "poll failed";
-                        break;
-                }
-                for (int i = 0; i < n; i++) {
-                        if (!pf[i].revents)
-                                continue;
-                        int k = who[i] & 1;
-                        if (who[i] < 2) {
+                        if (!eof[k] && !full[k]) {
                                 ssize_t r = splice(src[k], NULL, p[k][1], NULL, PIPE_SIZE,
                                                    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-                                if (r > 0)
+                                if (r > 0) {
                                         pending[k] += (size_t)r;
-                                else if (r == 0)
+                                        moved = true;
+                                } else if (r == 0)
                                         eof[k] = true; /* a half close: passed on once the pipe is empty */
-                                else if (errno != EAGAIN && errno != EINTR) {
+                                else if (errno == EAGAIN)
+                                        full[k] = pending[k] > 0;
+                                else if (errno != EINTR) {
                                         /* a reset: the connection is over both ways */
                                         shut[0] = shut[1] = true;
                                         break;
                                 }
-                        } else {
+                        }
+                        if (pending[k] > 0) {
                                 ssize_t r = splice(p[k][0], NULL, dst[k], NULL, pending[k],
                                                    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
                                 if (r > 0) {
                                         pending[k] -= (size_t)r;
                                         *count[k] += r;
+                                        full[k] = false;
+                                        moved = true;
                                 } else if (r < 0 && errno != EAGAIN && errno != EINTR) {
                                         /* the receiver is gone: nothing more goes either way */
                                         shut[0] = shut[1] = true;
                                         break;
                                 }
                         }
-                }
-                for (int k = 0; k < 2; k++)
-                        if (eof[k] && pending[k] == 0 && !shut[k]) {
+                        if (eof[k] && pending[k] == 0) {
                                 (void)shutdown(dst[k], SHUT_WR);
                                 shut[k] = true;
                         }
+                }
+                if (moved || (shut[0] && shut[1]))
+                        continue;
+                struct pollfd pf[4];
+                nfds_t n = 0;
+                for (int k = 0; k < 2; k++) {
+                        if (shut[k])
+                                continue;
+                        if (!eof[k] && !full[k])
+                                pf[n++] = (struct pollfd){src[k], POLLIN, 0};
+                        if (pending[k] > 0)
+                                pf[n++] = (struct pollfd){dst[k], POLLOUT, 0};
+                }
+                if (poll(pf, n, -1) < 0 && errno != EINTR) {
+                        err = "poll failed";
+                        break;
+                }
         }
 done:
         for (int k = 0; k < 2; k++)
