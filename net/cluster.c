@@ -39,6 +39,8 @@ void net_cluster_free(struct net_gate *g)
         for (size_t i = 0; i < g->n_cluster; i++)
                 free(g->cluster[i].ports);
         free(g->cluster);
+        free(g->cluster_domain);
+        g->cluster_domain = NULL;
         g->cluster = NULL;
         g->n_cluster = 0;
 }
@@ -51,6 +53,14 @@ static bool in_net(const struct net_cidr *c, int family, const uint8_t *addr)
         if (memcmp(c->addr, addr, full) != 0)
                 return false;
         return rest == 0 || ((c->addr[full] ^ addr[full]) & (uint8_t)(0xff << (8 - rest))) == 0;
+}
+
+bool net_cluster_in_network(const struct net_gate *g, int family, const uint8_t *addr)
+{
+        for (size_t i = 0; i < g->n_cluster; i++)
+                if (in_net(&g->cluster[i].net, family, addr))
+                        return true;
+        return false;
 }
 
 bool net_cluster_granted(const struct net_gate *g, const struct sockaddr *sa, size_t len, unsigned port)

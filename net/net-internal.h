@@ -76,6 +76,8 @@ struct net_gate {
         /* in-cluster grants (cluster.c) */
         struct net_cluster *cluster;
         size_t n_cluster;
+        char *cluster_domain;                /* names under it: clusterdns.c; NULL: none */
+        struct sockaddr_storage cluster_dns; /* the cluster's DNS server, port 53 */
 
         /* the carried socket options' values on a fresh socket of the gate's */
         struct net_sockopt opt_defaults[NET_CARRIED_OPTS];
@@ -242,3 +244,9 @@ bool net_cluster_granted(const struct net_gate *g, const struct sockaddr *sa, si
 int net_cluster_connect(struct net_gate *g, unsigned pid, const char *dest, const struct sockaddr *sa, socklen_t len,
                         bool nonblock, bool *ret_inprogress);
 void net_cluster_free(struct net_gate *g);
+/* Whether addr (4 or 16 bytes) lies in a granted network, whatever port. */
+bool net_cluster_in_network(const struct net_gate *g, int family, const uint8_t *addr);
+/* clusterdns.c: the stub's answer to a name under the cluster domain, or
+ * -ENOENT for another name (the stub answers it as usual). */
+ssize_t net_cluster_dns_answer(struct net_gate *g, const uint8_t *q, size_t len, const struct dns_question *dq,
+                               uint8_t *out, size_t outsize);

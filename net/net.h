@@ -185,6 +185,11 @@ struct net_cluster_rule {
         size_t n_ports;
 };
 int net_gate_set_cluster(struct net_gate *g, const struct net_cluster_rule *rules, size_t n);
+/* networkPolicy.clusterDomain: the stub answers names under domain with the
+ * address server (the cluster's DNS, an address) gives, asked from the
+ * joined namespace, only where it lies in a granted network; else NXDOMAIN.
+ * -EINVAL for a server that is not an address. */
+int net_gate_set_cluster_dns(struct net_gate *g, const char *domain, const char *server);
 /* Waits until the stub listens: 0, or -errno when it could not, with
  * *ret_step saying at what (the caller must not let the sandbox start).
  * The stub's thread joins the sandbox's network namespace (setns) and

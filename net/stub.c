@@ -33,6 +33,10 @@ static ssize_t answer(struct net_gate *g, const uint8_t *q, size_t len, uint8_t 
                 return dns_build_error(q, len, DNS_NOTIMP, out, outsize);
         if (r < 0)
                 return len >= 12 ? dns_build_error(q, len, DNS_FORMERR, out, outsize) : -1;
+        /* a cluster name, answered in-cluster where the policy grants it */
+        ssize_t cl = net_cluster_dns_answer(g, q, len, &dq, out, outsize);
+        if (cl != -ENOENT)
+                return cl;
         int idx = find_rule(g, dq.name);
         if (idx < 0) {
                 net_audit(g, 0, "dns", dq.name, dq.name, NULL, false, REASON_DNS_BLOCKED);

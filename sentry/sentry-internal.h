@@ -160,6 +160,13 @@ pid_t clone_init(unsigned long flags, int cgroup_fd, int *ret_pidfd, bool *ret_i
  * namespace (plan->view.template_tree_fd). */
 int template_lower(struct sandbox_plan *plan, pid_t pid);
 
+/* --- the egress gate (egress.c) --- */
+
+/* Starts st->gate from the policy, its DNS stub in the network namespace
+ * netnsfd (a joined one: the gate's upstream sockets are made there too).
+ * Prints why it fails; -errno. Call before the sentry's own filter. */
+int start_gate(struct sandbox_state *st, int netnsfd);
+
 /* --- namespaces an OCI container joins (join.c) --- */
 
 /* Enters oci->join's namespaces on the calling thread (each reopened and

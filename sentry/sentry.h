@@ -510,6 +510,9 @@ struct oci_sandbox {
         /* A pod's app container: the pod's uid range (held by its sandbox
          * container) is shared, not a new one taken (count 0: none). */
         struct id_range pod_range;
+        /* The first nameserver of the resolv.conf the engine mounted (its
+         * cluster's DNS), for networkPolicy.clusterDomain; NULL: none */
+        const char *cluster_dns;
         /* linux.cgroupsPath (cgroupfs form), or NULL: cgroup_set_parent */
         const char *cgroups_path;
         /* The joined network namespace already has a DNS stub at

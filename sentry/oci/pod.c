@@ -321,6 +321,25 @@ static int pod_member(struct oci_spec *s, const char *pod_id, struct oci_sandbox
         return 0;
 }
 
+/* The first nameserver of the resolv.conf the engine binds into the
+ * container (containerd's pod resolv.conf, podman's network's): the
+ * cluster's DNS server, which the stub asks for names under networkPolicy.
+ * clusterDomain. NULL where there is none. */
+static char *engine_nameserver(const struct oci_spec *s)
+{
+        for (size_t i = 0; i < s->n_mounts; i++) {
+                const struct oci_mount *m = &s->mounts[i];
+                if (!streq(m->destination, "/etc/resolv.conf") || !streq(m->type, "bind") || !m->source)
+                        continue;
+                _cleanup_fclose_ FILE *f = fopen(m->source, "re");
+                char line[256], addr[64];
+                while (f && fgets(line, sizeof(line), f))
+                        if (sscanf(line, " nameserver %63s", addr) == 1)
+                                return xstrdup(addr);
+        }
+        return NULL;
+}
+
 int oci_pod_prepare(struct oci_spec *s, struct oci_sandbox *sb, json_t **ret_record)
 {
         const char *type = oci_annotation(s, OCI_CRI_TYPE_ANNOTATION);
@@ -365,12 +384,16 @@ int oci_pod_prepare(struct oci_spec *s, struct oci_sandbox *sb, json_t **ret_rec
                 json_decref(record);
                 return r;
         }
+        if (sb->join[OCI_JOIN_NET].path)
+                sb->cluster_dns = engine_nameserver(s);
         *ret_record = record;
         return 0;
 }
 
 void oci_pod_done(struct oci_sandbox *sb)
 {
+        free((char *)sb->cluster_dns);
+        sb->cluster_dns = NULL;
         for (size_t k = 0; k < OCI_JOIN_KINDS; k++) {
                 free((char *)sb->join[k].path);
                 sb->join[k] = (struct oci_join){0};

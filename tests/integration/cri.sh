@@ -26,7 +26,7 @@ CNI_DIR=${CNI_DIR:-/usr/lib/cni}
 # web.test: a server the test puts on the pod network (test-only overrides: its address is
 # private, and it comes from a hosts file)
 policy_json() { # HOSTS-FILE
-        printf '{"networkPolicy":{"mode":"allow-listed","rules":[{"host":"api.example.com","port":443,"reason":"the test"},{"host":"web.test","port":443,"reason":"a server on the pod network"}],"clusterRules":[{"cidr":"%s","ports":[8443],"reason":"the pod network'"'"'s servers"}],"testing":{"hostsFile":"%s","allowPrivateNetworks":["10.219.0.0/16"]}}}' "$SUBNET" "$1"
+        printf '{"networkPolicy":{"mode":"allow-listed","rules":[{"host":"api.example.com","port":443,"reason":"the test"},{"host":"web.test","port":443,"reason":"a server on the pod network"}],"clusterRules":[{"cidr":"%s","ports":[8443],"reason":"the pod network'"'"'s servers"}],"clusterDomain":"cluster.local","testing":{"hostsFile":"%s","allowPrivateNetworks":["10.219.0.0/16"]}}}' "$SUBNET" "$1"
 }
 
 oci_bin() {
@@ -89,6 +89,7 @@ containerd_up() {
         BR="cdn$$"
         BR=${BR:0:15}
         SUBNET="10.219.$(($$ % 200 + 20)).0/24"
+        SRVIP="${SUBNET%.0/24}.250" # the test's server and the pod's DNS (gate_from_pod_network)
         cat >"$D/cni/10-cordon.conflist" <<EOF
 {"cniVersion": "0.4.0", "name": "cordon-cri-test", "plugins": [
   {"type": "bridge", "bridge": "$BR", "isGateway": false, "ipMasq": false,
@@ -155,7 +156,7 @@ cri() {
 write_configs() { # pod name
         cat >"$D/pod.json" <<EOF
 {"metadata": {"name": "$1", "namespace": "default", "uid": "$1-uid", "attempt": 0},
- "log_directory": "$D/logs", "annotations": {"dev.cordon.policy": $(policy_json "$D/hosts" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')},
+ "log_directory": "$D/logs", "dns_config": {"servers": ["$SRVIP"]}, "annotations": {"dev.cordon.policy": $(policy_json "$D/hosts" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')},
  "linux": {"security_context": {"namespace_options": {"pid": 1}}}}
 EOF
         cat >"$D/web.json" <<'EOF'
@@ -298,7 +299,7 @@ cordon_checks() {
 # veth on the pod's bridge; the host has no route there): the gate's connection must come
 # from the pod's namespace, with the pod's address.
 gate_from_pod_network() {
-        local srv="cdns$$" srvip="${ip%.*}.250" va="cdv$$" vb="cdw$$"
+        local srv="cdns$$" srvip=$SRVIP va="cdv$$" vb="cdw$$"
         ip netns add "$srv" || fail "ip netns add"
         at_exit "ip netns del $srv; ip link del $va 2>/dev/null"
         ip link add "$va" type veth peer name "$vb" && ip link set "$vb" netns "$srv" &&
@@ -318,6 +319,25 @@ while True:
 ' "$D/peers" &
         local spid=$!
         at_exit "kill $spid 2>/dev/null"
+        # the pod's DNS server (containerd wrote it into the pod's resolv.conf): two cluster
+        # names, one inside the granted network, one outside it
+        ip netns exec "$srv" python3 -c '
+import socket, struct, sys
+names = {"web.default.svc.cluster.local": sys.argv[1], "outside.default.svc.cluster.local": "192.0.2.99"}
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("0.0.0.0", 53)); s.settimeout(60)
+while True:
+    q, a = s.recvfrom(512)
+    p, labels = 12, []
+    while q[p]:
+        labels.append(q[p + 1:p + 1 + q[p]].decode()); p += 1 + q[p]
+    qtype = struct.unpack(">H", q[p + 1:p + 3])[0]; p += 5
+    addr = names.get(".".join(labels).lower())
+    an = addr is not None and qtype == 1
+    hdr = q[:2] + struct.pack(">HHHHH", 0x8180 if addr else 0x8183, 1, int(an), 0, 0)
+    body = q[12:p] + (b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 30, 4) + socket.inet_aton(addr) if an else b"")
+    s.sendto(hdr + body, a)
+' "$srvip" &
+        at_exit "kill $! 2>/dev/null"
         echo "web.test $srvip" >"$D/hosts"
         local i
         for i in $(seq 50); do
@@ -339,6 +359,15 @@ while True:
                 sleep 0.2
         done
         expect_eq pong "$got" "a connection from the pod network reaches the web container"
+        # a cluster name (networkPolicy.clusterDomain): its real address, asked of the pod's DNS,
+        # where the policy grants its network; else it does not exist for the pod
+        cri exec "$CLIENT" nslookup web.default.svc.cluster.local
+        expect_contains "$OUT" "Address: $srvip" "a cluster name in a granted network resolves to its address"
+        cri exec "$CLIENT" nslookup outside.default.svc.cluster.local
+        expect_not_contains "$OUT" "192.0.2.99" "a cluster name outside the granted networks does not resolve"
+        : >"$D/peers"
+        cri exec "$CLIENT" sh -c "nc -w 3 web.default.svc.cluster.local 8443 </dev/null; echo rc=\$?"
+        expect_eq "$ip 8443" "$(head -n1 "$D/peers")" "the cluster name's server is reached on a granted port"
         # the same server by its address: not a listed name, refused
         : >"$D/peers"
         cri exec "$CLIENT" sh -c "nc -w 3 $srvip 443 </dev/null; echo rc=\$?"
