@@ -108,7 +108,8 @@ ssize_t net_cluster_dns_answer(struct net_gate *g, const uint8_t *q, size_t len,
         socklen_t sl = family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
         uint8_t resp[4096];
         ssize_t n = -1;
-        if (s >= 0 && connect(s, (const struct sockaddr *)&g->cluster_dns, sl) == 0 && send(s, q, len, 0) == (ssize_t)len) {
+        if (s >= 0 && connect(s, (const struct sockaddr *)&g->cluster_dns, sl) == 0 &&
+            send(s, q, len, 0) == (ssize_t)len) {
                 int64_t deadline = net_now_ms() + CLUSTER_DNS_TIMEOUT_MS;
                 for (;;) {
                         int64_t left = deadline - net_now_ms();

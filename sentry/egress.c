@@ -63,8 +63,10 @@ int start_gate(struct sandbox_state *st, int netnsfd)
         }
         const char *dns = st->plan->oci ? st->plan->oci->cluster_dns : NULL;
         if (p->cluster_domain && dns && net_gate_set_cluster_dns(st->gate, p->cluster_domain, dns) < 0)
-                fprintf(stderr, "cordon: warning: the engine's nameserver %s is not an address: names under %s "
-                                "do not resolve\n", dns, p->cluster_domain);
+                fprintf(stderr,
+                        "cordon: warning: the engine's nameserver %s is not an address: names under %s "
+                        "do not resolve\n",
+                        dns, p->cluster_domain);
         if (p->has_net_testing)
                 fprintf(stderr, "cordon: warning: the policy's networkPolicy.testing overrides are in force "
                                 "(test use only; every use is audited)\n");
