@@ -350,6 +350,7 @@ while True:
         : >"$D/peers"
         cri exec "$CLIENT" sh -c "nc -w 3 $srvip 8443 </dev/null; echo rc=\$?"
         expect_contains "$OUT" "rc=0" "a granted network's server is reached by its address"
+        wait_until 5 test -s "$D/peers" # (the server writes after its accept)
         expect_eq "$ip 8443" "$(head -n1 "$D/peers")" "from the pod's address"
         # inbound: from the pod network to the web container's listening socket
         local got=""
@@ -367,11 +368,13 @@ while True:
         expect_not_contains "$OUT" "192.0.2.99" "a cluster name outside the granted networks does not resolve"
         : >"$D/peers"
         cri exec "$CLIENT" sh -c "nc -w 3 web.default.svc.cluster.local 8443 </dev/null; echo rc=\$?"
+        wait_until 5 test -s "$D/peers"
         expect_eq "$ip 8443" "$(head -n1 "$D/peers")" "the cluster name's server is reached on a granted port"
         # the same server by its address: not a listed name, refused
         : >"$D/peers"
         cri exec "$CLIENT" sh -c "nc -w 3 $srvip 443 </dev/null; echo rc=\$?"
         expect_contains "$ERR$OUT" "rc=1" "the granted network on a port it does not grant is refused"
+        sleep 0.5 # (what reached the server would be written by now)
         expect_eq "" "$(cat "$D/peers")" "nothing reached the server by its address"
 }
 
