@@ -486,6 +486,11 @@ static int cmd_inspect(int argc, char **argv)
                        json_string_value(json_object_get(v, "status")), code, a ? a : "");
                 free(a);
         }
+        json_array_foreach(json_object_get(m, "ports"), i, v)
+        {
+                printf("port      %lld at %s\n", (long long)json_integer_value(json_object_get(v, "port")),
+                       json_string_value(json_object_get(v, "listen")));
+        }
         json_decref(m);
         return 0;
 }

@@ -133,6 +133,11 @@ void meta_write(struct sandbox_state *st)
 json_t *meta_inspect_json(struct sandbox_state *st)
 {
         json_t *j = meta_json(st, true);
+        /* the exposed ports (at most 32 small records: within the budget below) */
+        json_t *ports = st->serve ? ports_json(st->serve) : NULL;
+        if (json_array_size(ports) > 0)
+                json_object_set(j, "ports", ports);
+        json_decref(ports);
         json_t *runs = json_incref(json_object_get(j, "runs"));
         size_t n = json_array_size(runs);
         size_t *sizes = xcalloc(n + 1, sizeof(size_t));

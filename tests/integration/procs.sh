@@ -372,6 +372,8 @@ policy_ports_are_exposed_at_create() {
         expect_match "$addr" '^127\.0\.0\.1:[0-9]+$' "port 5000's address"
         expect_match "$(port_field 5001 listen)" '^127\.0\.0\.1:[0-9]+$' "port 5001's address (the default)"
         expect_true "the created event lists them" sh -c "grep '\"type\":\"created\"' /run/cordon/sandboxes/$ID/events.jsonl | grep -q '\"ports\"'"
+        sb inspect "$ID"
+        expect_contains "$OUT" "port      5000 at $addr" "inspect shows the port"
         start_server 5000
         expect_eq 4096 "$(client "$addr" send 4096)" "bytes through the policy's port"
         # an address the policy asks for that is taken: the sandbox does not start, and says why
