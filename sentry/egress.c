@@ -45,8 +45,7 @@ int start_gate(struct sandbox_state *st, int netnsfd)
                 return r;
         }
         /* a network namespace an engine prepared: the gate connects from it */
-        if (st->plan->oci && st->plan->oci->join[OCI_JOIN_NET].path &&
-            (r = net_gate_upstream_netns(st->gate, netnsfd)) < 0) {
+        if (st->plan->oci && st->plan->oci->net_prepared && (r = net_gate_upstream_netns(st->gate, netnsfd)) < 0) {
                 fprintf(stderr, "cordon: the egress gate cannot join the sandbox's network namespace: %s\n",
                         strerror(-r));
                 net_gate_free(TAKE_PTR(st->gate));

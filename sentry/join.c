@@ -132,7 +132,7 @@ int join_enter(const struct oci_sandbox *oci, unsigned long *flags, int saved[OC
  * kernel; without it the start is refused, not weakened. */
 int join_require_floor(const struct sandbox_state *st, unsigned debug_off)
 {
-        bool joined = st->plan->oci && st->plan->oci->join[OCI_JOIN_NET].path;
+        bool joined = st->plan->oci && st->plan->oci->net_prepared;
         if (!joined || st->floor_on || (debug_off & DEBUG_OFF_EGRESS_FLOOR))
                 return 0;
         fprintf(stderr,

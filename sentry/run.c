@@ -170,7 +170,7 @@ static int attach_floor(struct sandbox_state *st, unsigned debug_off)
                 snprintf(st->floor_why, sizeof(st->floor_why), "%s", why);
                 return 0;
         }
-        bool joined = st->plan->oci && st->plan->oci->join[OCI_JOIN_NET].path;
+        bool joined = st->plan->oci && st->plan->oci->net_prepared;
         int r = net_floor_attach_joined(fd, joined, st->floor_why, sizeof(st->floor_why));
         if (r >= 0) {
                 st->floor_on = true;

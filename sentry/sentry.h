@@ -515,6 +515,11 @@ struct oci_sandbox {
         const char *cluster_dns;
         /* linux.cgroupsPath (cgroupfs form), or NULL: cgroup_set_parent */
         const char *cgroups_path;
+        /* The joined network namespace is one an engine prepared (a CNI or
+         * podman network, with routes beyond loopback), not a pod sandbox
+         * container's own cordon namespace: the gate connects from it, and
+         * the floor must hold there (join.c) */
+        bool net_prepared;
         /* The joined network namespace already has a DNS stub at
          * NET_STUB_ADDR (the pod sandbox container's): none is started. */
         bool stub_shared;

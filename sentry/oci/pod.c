@@ -210,6 +210,7 @@ static int prepared_netns(const char *self, const char *path, struct oci_sandbox
         format_id(id, idtext, sizeof(idtext));
         json_object_set_new(record, "netns", json_string(idtext));
         sb->join[OCI_JOIN_NET] = (struct oci_join){xstrdup(path), id.dev, id.ino};
+        sb->net_prepared = true;
         return 0;
 }
 
@@ -247,6 +248,10 @@ static int pod_member(struct oci_spec *s, const char *pod_id, struct oci_sandbox
                           OCI_CRI_SANDBOX_ANNOTATION, pod_id);
                 r = -ESRCH;
         }
+        /* the pod's network: one an engine prepared (CNI's), or the pod
+         * sandbox container's own cordon namespace (a host-network pod),
+         * which has nothing but loopback */
+        bool pod_net_prepared = json_object_get(json_object_get(pod.state, "pod"), "netns") != NULL;
         /* the pod's policy: a container cannot bring its own */
         const char *pod_policy =
                 json_string_value(json_object_get(json_object_get(pod.state, "annotations"), OCI_POLICY_ANNOTATION));
@@ -317,6 +322,7 @@ static int pod_member(struct oci_spec *s, const char *pod_id, struct oci_sandbox
         sb->pod_range = (struct id_range){.uid = ubase, .gid = gbase, .count = ucount, .slot = -1};
         /* the pod sandbox container's DNS stub serves its network namespace */
         sb->stub_shared = sb->join[OCI_JOIN_NET].path != NULL;
+        sb->net_prepared = sb->stub_shared && pod_net_prepared;
         json_object_set_new(record, "sandboxId", json_string(pod_id));
         return 0;
 }
