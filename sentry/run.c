@@ -137,6 +137,10 @@ static char *state_json(const char *id, const struct cgroup *cg, const struct ru
         for (const char *const *d = cg ? cgroup_dirs(cg) : NULL; d && *d; d++)
                 json_array_append_new(dirs, json_string(*d));
         json_object_set_new(root, "cgroups", dirs);
+        json_t *parents = json_array();
+        for (const char *const *d = cg ? cgroup_parent_dirs(cg) : NULL; d && *d; d++)
+                json_array_append_new(parents, json_string(*d));
+        json_object_set_new(root, "cgroupParents", parents);
         json_object_set_new(root, "limits",
                             json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "memoryBytes", (json_int_t)l->memory_bytes,
                                       "cpuMillis", (json_int_t)l->cpu_millis, "diskBytes", (json_int_t)l->disk_bytes,

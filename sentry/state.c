@@ -373,6 +373,17 @@ static int gc_state_cgroups(int dirfd, bool quiet)
                         n++;
                 }
         }
+        /* an OCI container's cgroupsPath groups its sentry entered (as runc's
+         * delete removes them): only once empty, which rmdir checks */
+        json_array_foreach(json_object_get(root, "cgroupParents"), i, v)
+        {
+                const char *d = json_string_value(v);
+                if (d && d[0] == '/' && rmdir(d) == 0) {
+                        if (!quiet)
+                                printf("removed cgroup %s\n", d);
+                        n++;
+                }
+        }
         json_decref(root);
         return n;
 }

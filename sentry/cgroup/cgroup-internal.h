@@ -76,6 +76,7 @@ struct cgroup {
          * group it came from; NULL where it did not */
         char *home[MAX_DIRS];
         char *parent[MAX_DIRS];
+        const char *parent_list[MAX_DIRS + 1]; /* cgroup_parent_dirs(): the parent[] set, NULL-terminated */
 };
 
 /* ------------------------------------------------------------------------ */

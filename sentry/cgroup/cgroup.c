@@ -168,6 +168,16 @@ static void enter_parents(struct cgroup *cg)
                         cg->parent[i] = TAKE_PTR(parent);
                 }
         }
+        size_t n = 0;
+        for (size_t i = 0; i < cg->n_dirs; i++)
+                if (cg->parent[i])
+                        cg->parent_list[n++] = cg->parent[i];
+        cg->parent_list[n] = NULL;
+}
+
+const char *const *cgroup_parent_dirs(const struct cgroup *cg)
+{
+        return cg->parent_list;
 }
 
 /* cgroup_destroy's end: the sentry back where it came from, and the

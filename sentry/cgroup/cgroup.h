@@ -65,6 +65,9 @@ struct cgroup;
  * moves the sentry back and removes it. -EINVAL for a path with "..",
  * ":" (systemd's form) or empty parts. */
 int cgroup_set_parent(const char *path);
+/* The cgroupsPath groups the sentry entered, NULL-terminated (for the state
+ * file: gc removes them, empty, after a sentry that was killed). */
+const char *const *cgroup_parent_dirs(const struct cgroup *cg);
 /* Creates the sandbox's group "cordon-<id>" beneath the sentry's own group
  * in each hierarchy the backend uses, and applies the limits. When a
  * requested limit cannot be enforced on this host (controller missing,
