@@ -357,7 +357,10 @@ static int proc_of(int pidns_fd)
         _cleanup_close_ int fc = (int)syscall(SYS_fsopen, "proc", FSOPEN_CLOEXEC);
         if (fc < 0)
                 return negative_errno();
-        if (syscall(SYS_fsconfig, fc, FSCONFIG_SET_FD, "pidns", NULL, pidns_fd) < 0 ||
+        /* "proc" as its source, as mount(2) names it (the new API's
+         * default is "none", and tools look for "proc") */
+        if (syscall(SYS_fsconfig, fc, FSCONFIG_SET_STRING, "source", "proc", 0) < 0 ||
+            syscall(SYS_fsconfig, fc, FSCONFIG_SET_FD, "pidns", NULL, pidns_fd) < 0 ||
             syscall(SYS_fsconfig, fc, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
                 return negative_errno();
         _cleanup_close_ int mfd = (int)syscall(SYS_fsmount, fc, FSMOUNT_CLOEXEC,
