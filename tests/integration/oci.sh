@@ -402,7 +402,7 @@ it_test cli_pid1
 cli_pid1() {
         oci_setup
         grep -q 'pid_for_children' <(ls /proc/self/ns) || skip "no pid_for_children namespace link"
-        make_bundle "$IT_TMP/b" '["sh", "-c", "echo $$; tr \"\\0\" \" \" </proc/1/cmdline; echo; (sleep 30 &); sleep 0.3; ps -o pid,ppid,comm | grep sleep"]'
+        make_bundle "$IT_TMP/b" '["sh", "-c", "echo $$; tr \"\\0\" \" \" </proc/1/cmdline; echo; sh -c \"sleep 30 &\"; ps -o pid,ppid,comm | grep sleep"]'
         oci run --bundle "$IT_TMP/b" p1
         expect_rc 0 "run"
         if [ "$(printf '%s\n' "$OUT" | head -n 1)" != 1 ] && [ "$(uname -r | cut -d. -f1)" -lt 7 ] &&
