@@ -216,6 +216,11 @@ int fs_private_layer_init(struct fs_context *ctx, int layer_fd);
 
 /* qsort/bsearch comparator for mount ids */
 int fs_cmp_u64(const void *a, const void *b);
+/* The mount ids of the view of process pid (its mountinfo's first column,
+ * at most 1,024), sorted: what the workers tell a walk that starts outside
+ * the view by (fs_context.mount_ids; defence in depth behind the sentry's
+ * check of the fds it passes in). NULL with errno set on failure. */
+uint64_t *fs_read_mount_ids(pid_t pid, size_t *ret_n);
 
 /* The proc agent: a process in the sandbox's user namespace, where /proc
  * files that render ids for their opener are opened, so the command reads

@@ -381,3 +381,41 @@ int fs_check_symlink_chain(struct notify_call *call, const struct fs_target *t)
         close(dirfd);
         return r;
 }
+
+#define MAX_VIEW_MOUNTS 1024
+
+/* (fs.h) Read by the sentry once the view is final, from the host's
+ * /proc, not by init. */
+uint64_t *fs_read_mount_ids(pid_t init_pid, size_t *ret_n)
+{
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)init_pid);
+        /* in one read, not procfs's 1 KiB blocks: each read renders the
+         * table again up to where it left off (declared before the stream,
+         * which uses it until it is closed) */
+        char buf[16384];
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        if (!f)
+                return NULL;
+        setvbuf(f, buf, _IOFBF, sizeof(buf));
+        _cleanup_free_ uint64_t *ids = xmalloc(MAX_VIEW_MOUNTS * sizeof(uint64_t));
+        char line[4096];
+        size_t n = 0;
+        while (fgets(line, sizeof(line), f)) {
+                unsigned long long id;
+                if (sscanf(line, "%llu", &id) != 1)
+                        continue;
+                if (n == MAX_VIEW_MOUNTS) {
+                        errno = E2BIG;
+                        return NULL;
+                }
+                ids[n++] = id;
+        }
+        if (n == 0) {
+                errno = EIO;
+                return NULL;
+        }
+        qsort(ids, n, sizeof(uint64_t), fs_cmp_u64);
+        *ret_n = n;
+        return TAKE_PTR(ids);
+}

@@ -31,8 +31,6 @@
 static int sentry_main_loop(struct sandbox_state *st);
 static int run_sandbox(struct sandbox_state *st);
 
-#define MAX_VIEW_MOUNTS 1024
-
 /* A directory (or O_PATH) fd handed in as stdin/stdout/stderr would be a
  * way out of the view: openat(0, "../..") or fchdir(0) starts a walk the
  * view's root never bounds (runc's CVE-2024-21626 is this class). Such a
@@ -88,45 +86,6 @@ static int check_stdio(char *why, size_t size)
 {
         static const int stdio[3] = {0, 1, 2};
         return check_passed_fds(stdio, why, size);
-}
-
-/* The mount ids of init's view (its mountinfo's first column), sorted: what
- * the workers tell a walk that starts outside the view by (defence in depth
- * behind check_stdio). Read by the sentry once init has sent its fds (the
- * view is final then), beside init's last steps, not by init. NULL with
- * errno set on failure. */
-static uint64_t *read_mount_ids(pid_t init_pid, size_t *ret_n)
-{
-        char path[64];
-        snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)init_pid);
-        /* in one read, not procfs's 1 KiB blocks: each read renders the
-         * table again up to where it left off (declared before the stream,
-         * which uses it until it is closed) */
-        char buf[16384];
-        _cleanup_fclose_ FILE *f = fopen(path, "re");
-        if (!f)
-                return NULL;
-        setvbuf(f, buf, _IOFBF, sizeof(buf));
-        _cleanup_free_ uint64_t *ids = xmalloc(MAX_VIEW_MOUNTS * sizeof(uint64_t));
-        char line[4096];
-        size_t n = 0;
-        while (fgets(line, sizeof(line), f)) {
-                unsigned long long id;
-                if (sscanf(line, "%llu", &id) != 1)
-                        continue;
-                if (n == MAX_VIEW_MOUNTS) {
-                        errno = E2BIG;
-                        return NULL;
-                }
-                ids[n++] = id;
-        }
-        if (n == 0) {
-                errno = EIO;
-                return NULL;
-        }
-        qsort(ids, n, sizeof(uint64_t), fs_cmp_u64);
-        *ret_n = n;
-        return TAKE_PTR(ids);
 }
 
 static char *state_json(const char *id, const struct cgroup *cg, const struct run_limits *l)
@@ -707,7 +666,7 @@ static bool recv_setup_msg(struct sandbox_state *st, uint32_t type, struct msg *
  * said. */
 static int read_view_mounts(struct sandbox_state *st)
 {
-        st->fsctx.mount_ids = read_mount_ids(st->init_pid, &st->fsctx.n_mount_ids);
+        st->fsctx.mount_ids = fs_read_mount_ids(st->init_pid, &st->fsctx.n_mount_ids);
         if (!st->fsctx.mount_ids) {
                 /* an init that failed just after sending its fds is gone
                  * (a zombie has no mount table): its message says why */
