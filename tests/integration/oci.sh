@@ -402,7 +402,7 @@ it_test cli_pid1
 cli_pid1() {
         oci_setup
         grep -q 'pid_for_children' <(ls /proc/self/ns) || skip "no pid_for_children namespace link"
-        make_bundle "$IT_TMP/b" '["sh", "-c", "echo $$; tr \"\\0\" \" \" </proc/1/cmdline; echo; sh -c \"sleep 30 &\"; ps -o pid,ppid,comm | grep -v ps"]'
+        make_bundle "$IT_TMP/b" '["sh", "-c", "echo $$; tr \"\\0\" \" \" </proc/1/cmdline; echo; sh -c \"sleep 30 &\"; ps -o pid,ppid,args"]'
         oci run --bundle "$IT_TMP/b" p1
         expect_rc 0 "run"
         if [ "$(printf '%s\n' "$OUT" | head -n 1)" != 1 ] && [ "$(uname -r | cut -d. -f1)" -lt 7 ] &&
@@ -412,7 +412,7 @@ cli_pid1() {
         expect_eq 1 "$(printf '%s\n' "$OUT" | sed -n 1p)" "the process is pid 1"
         expect_contains "$(printf '%s\n' "$OUT" | sed -n 2p)" "sh -c echo" "/proc/1/cmdline is the container's command"
         # the orphan (a fork of the inner sh, before or after its exec of sleep)
-        expect_match "$(printf '%s\n' "$OUT" | sed -n '3,$p')" '^ *[0-9]+ +1 +(sh|sleep)$' "an orphan's parent is pid 1"
+        expect_match "$(printf '%s\n' "$OUT" | sed -n '3,$p')" '^ *[0-9]+ +1 +(\{[a-z]+\} )?(sh -c )?sleep 30' "an orphan's parent is pid 1"
         make_bundle "$IT_TMP/b2" '["sleep", "1000"]'
         oci run --detach --bundle "$IT_TMP/b2" p2
         oci exec p2 sh -c 'echo $$ $(tr "\0" " " </proc/1/cmdline)'
@@ -426,8 +426,10 @@ cli_pid1() {
         wait_until 10 is_stopped p2 || _it_soft_fail "kill KILL did not stop it"
         expect_eq stopped "$(state_of p2)" "kill KILL ends it"
         oci delete p2
-        make_bundle "$IT_TMP/b3" '["sh", "-c", "trap \"exit 7\" TERM; while :; do sleep 1; done"]'
+        make_bundle "$IT_TMP/b3" '["sh", "-c", "trap \"exit 7\" TERM; : > /tmp/trapped; while :; do sleep 1; done"]'
         oci run --detach --bundle "$IT_TMP/b3" p3
+        # once its handler is in place (before it, TERM meets pid 1's default: ignored)
+        wait_until 10 "$OCI" --root "$OCI_ROOT" exec p3 test -e /tmp/trapped || _it_soft_fail "the handler was never set"
         oci kill p3 TERM
         wait_until 10 is_stopped p3 || _it_soft_fail "a TERM handler did not end it"
         expect_eq stopped "$(state_of p3)" "kill TERM reaches a pid 1 that handles it"
