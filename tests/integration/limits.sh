@@ -349,9 +349,26 @@ bad_limit_options() {
 }
 
 it_test admission_refusals
+# The sandboxes alive host-wide: claims some sentry holds locked (sentry/state.c).
+live_claims() {
+        local f n=0
+        for f in /run/cordon/claims/*; do
+                [ -e "$f" ] || continue
+                flock -n "$f" true 2>/dev/null || n=$((n + 1))
+        done
+        echo "$n"
+}
+no_live_claims() { [ "$(live_claims)" = 0 ]; }
+
 admission_refusals() {
         need_root
         local adm="$IT_TMP/admission.json" out="$IT_TMP/bg.out"
+        # maxConcurrentSandboxes counts every live sandbox on the host: the runners before this
+        # one may still be tearing theirs down (podman's --rm cleanup runs after `podman run`
+        # returns; a sanitizer build is slower); a minute is long enough, and what still lives
+        # then is named
+        wait_until 60 no_live_claims ||
+                fail "sandboxes still alive on the host before the test: $(live_claims) ($(ls /run/cordon/claims /run/cordon/sandboxes 2>/dev/null | tr '\n' ' '))"
         printf '{"maxPerSandbox": {"memoryBytes": 134217728, "timeoutMs": 60000}, "maxConcurrentSandboxes": 1}\n' >"$adm"
         crun --admission "$adm" --memory 1G -- echo ran
         expect_rc 3 "a request over the maximum"
