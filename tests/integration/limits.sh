@@ -90,11 +90,16 @@ fork_bomb_stopped_by_default() {
         need_root
         # the marker in every bomb process's command line, for the host to look for afterwards
         local marker="cordon-it-bomb-$$-$RANDOM"
+        # the children wait rather than fork on: a bomb whose every process forks is a random
+        # walk once the group is full (each exit frees a slot another fork takes), and its first
+        # process met its refused fork after 1 s or after more than 30 (2 runs in 15); here the
+        # first process fills the group itself and is refused at the 1,024th task
         crun -- python3 -c '
-import os
+import os, signal
 while True:
     try:
-        os.fork()
+        if os.fork() == 0:
+            signal.pause()
     except OSError:
         os._exit(1)
 ' "$marker"
