@@ -66,6 +66,17 @@ static size_t json_str(char *out, size_t size, size_t o, const char *s)
         return o;
 }
 
+/* Now, as an audit record's "time": UTC with milliseconds. */
+static void audit_time(char ts[static 40])
+{
+        struct timespec now;
+        struct tm tm;
+        clock_gettime(CLOCK_REALTIME, &now);
+        gmtime_r(&now.tv_sec, &tm);
+        size_t tl = strftime(ts, 40, "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(ts + tl, 40 - tl, ".%03ldZ", now.tv_nsec / 1000000);
+}
+
 void net_audit(struct net_gate *g, unsigned pid, const char *syscall, const char *destination, const char *host,
                const char *resolved, bool allowed, enum net_reason reason)
 {
@@ -78,12 +89,7 @@ void net_audit(struct net_gate *g, unsigned pid, const char *syscall, const char
                 return;
 
         char ts[40];
-        struct timespec now;
-        struct tm tm;
-        clock_gettime(CLOCK_REALTIME, &now);
-        gmtime_r(&now.tv_sec, &tm);
-        size_t tl = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-        snprintf(ts + tl, sizeof(ts) - tl, ".%03ldZ", now.tv_nsec / 1000000);
+        audit_time(ts);
 
         char line[2048];
         size_t o = 0, size = sizeof(line) - 2;
@@ -124,12 +130,7 @@ void net_audit_kv(struct net_gate *g, unsigned pid, const char *host, bool allow
         if (g->audit_fd < 0 || atomic_fetch_add(&g->records, 1) >= NET_AUDIT_MAX_RECORDS)
                 return;
         char ts[40];
-        struct timespec now;
-        struct tm tm;
-        clock_gettime(CLOCK_REALTIME, &now);
-        gmtime_r(&now.tv_sec, &tm);
-        size_t tl = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-        snprintf(ts + tl, sizeof(ts) - tl, ".%03ldZ", now.tv_nsec / 1000000);
+        audit_time(ts);
         char line[4096];
         size_t size = sizeof(line) - 2;
         size_t o = (size_t)snprintf(line, size, "{\"time\":\"%s\",\"sandbox\":", ts);
