@@ -231,6 +231,96 @@ static void freep_strv(char ***p)
         free(*p);
 }
 
+/* The mount table of the view (init's, once the view is built): each mount
+ * point and whether the mount is read-only. */
+struct ro_mounts {
+        char **point;
+        bool *ro;
+        size_t n;
+};
+
+static void mounts_free(struct ro_mounts *m)
+{
+        for (size_t i = 0; i < m->n; i++)
+                free(m->point[i]);
+        free(m->point);
+        free(m->ro);
+}
+
+/* mountinfo's octal escapes (\040 for a space) undone in place */
+static void unescape_octal(char *s)
+{
+        char *w = s;
+        for (char *p = s; *p; p++) {
+                if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' &&
+                    p[3] <= '7') {
+                        *w++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+                        p += 3;
+                } else
+                        *w++ = *p;
+        }
+        *w = '\0';
+}
+
+static int mounts_read(struct ro_mounts *m, char *err)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+        if (!f)
+                return fail(negative_errno(), err, "Landlock: read /proc/self/mountinfo");
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0, mcap = 0;
+        while (getline(&line, &cap, f) > 0) {
+                /* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS ... */
+                char *save = NULL, *fld[6];
+                size_t k = 0;
+                for (char *t = strtok_r(line, " ", &save); t && k < 6; t = strtok_r(NULL, " ", &save))
+                        fld[k++] = t;
+                if (k < 6)
+                        continue;
+                if (m->n == mcap) {
+                        mcap = mcap ? 2 * mcap : 64;
+                        m->point = xrealloc(m->point, mcap * sizeof(char *));
+                        m->ro = xrealloc(m->ro, mcap * sizeof(bool));
+                }
+                unescape_octal(fld[4]);
+                m->point[m->n] = xstrdup(fld[4]);
+                m->ro[m->n] = streq(fld[5], "ro") || startswith(fld[5], "ro,");
+                m->n++;
+        }
+        return 0;
+}
+
+/* LL_TRUNCATE where it may be granted alongside a read waypoint's rights,
+ * else 0. Landlock's open check asks for the truncate right too on every
+ * open (to remember it in the file), so a walk from a read-only file never
+ * finds all it asks for and climbs to the root whatever the read waypoints
+ * say: 1.2 us of a 2.9 us open of /etc/passwd here. Granting truncate is
+ * harmless where every mount at and beneath the waypoint is read-only (a
+ * truncate there fails with EROFS, and Landlock denies the sandbox any
+ * mount or remount that would change it) or a writable place (granted
+ * truncate anyway); anywhere else it stays withheld. */
+static uint64_t waypoint_truncate(const struct ll_builder *b, const struct ro_mounts *m, const char *path)
+{
+        if (!(b->handled & LL_TRUNCATE) || m->n == 0)
+                return 0;
+        /* the mount path is on: the last (topmost) of the longest mount
+         * points it lies beneath */
+        size_t best = SIZE_MAX, best_len = 0;
+        for (size_t i = 0; i < m->n; i++) {
+                size_t len = strlen(m->point[i]);
+                if (beneath(path, m->point[i]) && (best == SIZE_MAX || len >= best_len)) {
+                        best = i;
+                        best_len = len;
+                }
+        }
+        if (best == SIZE_MAX || !m->ro[best])
+                return 0;
+        for (size_t i = 0; i < m->n; i++)
+                if (beneath(m->point[i], path) && !m->ro[i] && !is_writable(b, m->point[i]))
+                        return 0;
+        return LL_TRUNCATE;
+}
+
 /* "/NAME" for each directory at the top of a template root the sandbox may
  * write (see fs_landlock_apply); NULL-terminated, *ret_n entries. */
 static char **template_top_dirs(const struct fs_view_spec *spec, size_t *ret_n)
@@ -342,10 +432,13 @@ int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize
          * depth 7 cost 2.2 us natively, 3.4 us under the ruleset; a rule two
          * levels up halves the difference). Nothing is granted that "/"
          * does not already grant. */
+        _cleanup_(mounts_free) struct ro_mounts mt = {0};
+        if (r >= 0 && (b.handled & LL_TRUNCATE))
+                r = mounts_read(&mt, err);
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(read_waypoints); i++)
-                r = grant(&b, read_waypoints[i], LL_READ);
+                r = grant(&b, read_waypoints[i], LL_READ | waypoint_truncate(&b, &mt, read_waypoints[i]));
         for (size_t i = 0; r >= 0 && i < spec->n_binds; i++)
-                r = grant(&b, spec->binds[i].target, LL_READ);
+                r = grant(&b, spec->binds[i].target, LL_READ | waypoint_truncate(&b, &mt, spec->binds[i].target));
         if (r >= 0)
                 r = grant_except(&b, "/", LL_EXECUTE, noexec, n_noexec, 0);
         /* an exec:true rule beneath an exec:false one */

@@ -6,7 +6,8 @@
  * writable (create, rename across its directories, remove, truncate), a
  * directory outside every writable place is not (EACCES, even for root),
  * reading and executing work across the tree, and an exec:false rule
- * beneath a read-only parent refuses exec where its sibling runs.
+ * beneath a read-only parent refuses exec where its sibling runs; truncate
+ * stays refused beneath a read waypoint whose mount is read-write.
  *
  * Skips (77) where the kernel has no usable Landlock. The test's
  * directories live in the working directory (the build tree), which is
@@ -33,6 +34,7 @@ enum result {
         R_RO_CREATE,
         R_RO_MKDIR,
         R_RO_READ,
+        R_RO_TRUNCATE,
         R_EXEC_TRUE,
         R_EXEC_DENIED,
         R_EXEC_SIBLING,
@@ -110,6 +112,9 @@ static void apply_and_probe(int res[_R_MAX], int *ret_abi, char *why)
                 out[R_RO_READ] = fd < 0 ? errno : 0;
                 if (fd >= 0)
                         close(fd);
+                /* the read-only bind's target is a read waypoint, but its
+                 * mount here is read-write: truncate is not granted with it */
+                out[R_RO_TRUNCATE] = errno_of(truncate(a, 0));
                 out[R_EXEC_TRUE] = run_prog("/bin/true");
                 snprintf(a, sizeof(a), "%s/no/true", bins);
                 out[R_EXEC_DENIED] = run_prog(a);
@@ -147,6 +152,7 @@ START_TEST(ruleset_matches_the_spec)
         ck_assert_int_eq(res[R_RO_CREATE], EACCES);
         ck_assert_int_eq(res[R_RO_MKDIR], EACCES);
         ck_assert_int_eq(res[R_RO_READ], 0);
+        ck_assert_int_eq(res[R_RO_TRUNCATE], EACCES);
         ck_assert_int_eq(res[R_EXEC_TRUE], 0);
         ck_assert_int_eq(res[R_EXEC_DENIED], EACCES);
         ck_assert_int_eq(res[R_EXEC_SIBLING], 0);
