@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "sentry/api/api.h"
+#include "sentry/api/mhd-dl.h"
 #include "sentry/sandbox/sandbox.h"
 
 #define API_MAX_BODY      (1 << 20)  /* a JSON body */

@@ -389,10 +389,11 @@ int api_serve(const struct api_config *c, char **ret_error)
         srv = (struct api_server){.cfg = c};
         pthread_mutex_init(&srv.lock, NULL);
         pthread_mutex_init(&srv.idem_lock, NULL);
-        /* libcrypto hashes the tokens; it is loaded here, on the main
-         * thread (common/dl.h), before any request needs it */
+        /* the HTTP server's library, and libcrypto (it hashes the tokens),
+         * are loaded here, on the main thread (common/dl.h), before any
+         * request needs them */
         const char *why = NULL;
-        if (crypto_dl_load(&why) < 0) {
+        if (mhd_dl_load(&why) < 0 || crypto_dl_load(&why) < 0) {
                 *ret_error = xasprintf("%s", why);
                 return -ELIBACC;
         }
