@@ -66,6 +66,22 @@ struct fs_view_spec {
          * mount only, so the private /tmp, /run, home, /dev/shm and the
          * binds mounted over it stay as they are */
         bool root_readonly;
+        /* An OCI config's own mounts under /dev (devpts at /dev/pts, tmpfs,
+         * mqueue at /dev/mqueue), made as configured and in this order in
+         * the view's /dev instead of cordon's devpts and its /dev/shm on the
+         * writable layer (each of those stays when nothing replaces it);
+         * dev_data: the tmpfs options of /dev itself. NULL / 0: cordon's. */
+        const struct fs_dev_mount *dev_mounts;
+        size_t n_dev_mounts;
+        const char *dev_data;
+};
+
+struct fs_dev_mount {
+        const char *target;  /* "/dev/..." (normalised, no "..") */
+        const char *fstype;  /* "devpts", "tmpfs" or "mqueue" */
+        const char *source;  /* as mountinfo shows it ("shm"); NULL: fstype */
+        unsigned long flags; /* MS_RDONLY, MS_NOEXEC, MS_*ATIME; nosuid always, nodev but on devpts */
+        const char *data;
 };
 
 /* In the view (after fs_view_enter, by a process that holds CAP_SYS_ADMIN
@@ -78,6 +94,21 @@ int fs_view_proc_renew(int pidns_fd, char *err);
  * pid namespace than the mounter's). Runs in the child, which holds
  * CAP_SYS_ADMIN over its mount namespace; mounts nothing. */
 bool fs_proc_pidns_supported(void);
+/* A mount of the view in an OCI config's order (fs_view_order). */
+struct fs_mount_order {
+        const char *path;          /* absolute, normalised, in the view */
+        unsigned long propagation; /* MS_SHARED, MS_SLAVE, MS_PRIVATE, MS_UNBINDABLE (| MS_REC), or 0 */
+};
+/* In the view, by a process that holds CAP_SYS_ADMIN over its mount
+ * namespace, once every mount is made: each of m, in order, that is a
+ * mount point and not beneath one done before, is replaced by a copy of
+ * its mount tree (the same filesystems, flags and submounts), so that
+ * /proc/self/mountinfo, which lists mounts as they were made, shows them in
+ * this order after any mount made before (an OCI config's order, after the
+ * /proc that fs_view_proc_renew made last); paths that are no mount point
+ * are skipped. Then the root gets root_propagation and each of m its own
+ * propagation (0: left private). -errno with err filled in. */
+int fs_view_order(const struct fs_mount_order *m, size_t n, unsigned long root_propagation, char *err);
 
 /* Sentry side, when it runs as host root: a detached, read-only, idmapped
  * copy of the template directory template_fd in which the template's owners

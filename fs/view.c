@@ -288,14 +288,52 @@ static int make_mountpoint(const char *path, mode_t mode)
         return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
-static int setup_dev(int rootfd, char *err)
+/* One of an OCI config's mounts under /dev (fs_view_spec.dev_mounts), its
+ * mount point made in the view's /dev tmpfs. Safe as configured: devpts
+ * made in a user namespace is always a new instance (never the host's
+ * ptys, whatever "newinstance" says), mqueue shows the queues of the
+ * sandbox's own ipc namespace, and a tmpfs is empty; each is nosuid, and
+ * nodev but for devpts, whose ptys are its devices. */
+static int setup_dev_mount(const struct fs_dev_mount *m, char *err)
+{
+        char path[PATH_MAX];
+        int r;
+        if (!startswith(m->target, "/dev/") || strstr(m->target, "/..") ||
+            snprintf(path, sizeof(path), "%s%s", NEWROOT, m->target) >= (int)sizeof(path))
+                return fail(-EINVAL, err, "mount on %s: not a path under /dev", m->target);
+        /* parents first: mkdir -p inside the view's fresh /dev */
+        for (char *q = path + strlen(NEWROOT "/dev/"); *q; q++) {
+                if (*q != '/')
+                        continue;
+                *q = '\0';
+                r = make_mountpoint(path, 0755);
+                *q = '/';
+                if (r < 0)
+                        return fail(r, err, "mkdir the parents of %s", m->target);
+        }
+        if ((r = make_mountpoint(path, 0755)) < 0)
+                return fail(r, err, "mkdir %s", m->target);
+        bool pts = streq(m->fstype, "devpts");
+        unsigned long flags = (m->flags & (MS_RDONLY | MS_NOEXEC | MS_NOATIME | MS_NODIRATIME | MS_RELATIME |
+                                           MS_STRICTATIME | MS_SYNCHRONOUS | MS_DIRSYNC | MS_LAZYTIME)) |
+                              MS_NOSUID | (pts ? 0 : MS_NODEV);
+        if (mount(m->source ? m->source : m->fstype, path, m->fstype, flags, m->data) < 0)
+                return fail(negative_errno(), err, "mount %s on %s (%s)", m->fstype, m->target,
+                            m->data ? m->data : "no options");
+        return 0;
+}
+
+static int setup_dev(int rootfd, const struct fs_view_spec *spec, char *err)
 {
         const char *dev = NEWROOT "/dev";
         int r;
         if ((r = make_mountpoint(dev, 0755)) < 0)
                 return fail(r, err, "mkdir %s", "/dev");
-        if (mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") < 0)
-                return fail(negative_errno(), err, "mount tmpfs on %s", "/dev");
+        /* an OCI config's options (its mode and size): read-only all the
+         * same below, so nothing but these mounts' own contents is there */
+        const char *data = spec->dev_data ? spec->dev_data : "mode=0755,size=64k";
+        if (mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, data) < 0)
+                return fail(negative_errno(), err, "mount tmpfs on %s (%s)", "/dev", data);
         char path[128], src[64];
         for (size_t i = 0; i < ELEMENTSOF(dev_nodes); i++) {
                 snprintf(path, sizeof(path), "%s/%s", dev, dev_nodes[i]);
@@ -313,19 +351,28 @@ static int setup_dev(int rootfd, char *err)
                 if ((r = bind_path(src, path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC)) < 0)
                         return fail(r, err, "bind %s", src);
         }
+        bool own_pts = true, own_shm = true;
+        for (size_t i = 0; i < spec->n_dev_mounts; i++) {
+                own_pts = own_pts && !streq(spec->dev_mounts[i].target, "/dev/pts");
+                own_shm = own_shm && !streq(spec->dev_mounts[i].target, "/dev/shm");
+        }
         snprintf(path, sizeof(path), "%s/pts", dev);
-        if (mkdir(path, 0755) < 0)
-                return fail(negative_errno(), err, "mkdir /dev/pts");
         /* a private devpts instance: the child's ptys are its own */
-        if (mount("devpts", path, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620") < 0)
+        if (own_pts && (mkdir(path, 0755) < 0 || mount("devpts", path, "devpts", MS_NOSUID | MS_NOEXEC,
+                                                       "newinstance,ptmxmode=0666,mode=620") < 0))
                 return fail(negative_errno(), err, "mount devpts on /dev/pts");
         snprintf(path, sizeof(path), "%s/shm", dev);
-        if (mkdir(path, 01777) < 0)
-                return fail(negative_errno(), err, "mkdir /dev/shm");
-        if (mount(WRITABLE "/shm", path, NULL, MS_BIND, NULL) < 0)
-                return fail(negative_errno(), err, "bind the writable layer on /dev/shm");
-        if ((r = setattr_in_root(rootfd, "/dev/shm", false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)) < 0)
-                return fail(r, err, "nosuid,nodev on /dev/shm");
+        if (own_shm) {
+                if (mkdir(path, 01777) < 0)
+                        return fail(negative_errno(), err, "mkdir /dev/shm");
+                if (mount(WRITABLE "/shm", path, NULL, MS_BIND, NULL) < 0)
+                        return fail(negative_errno(), err, "bind the writable layer on /dev/shm");
+                if ((r = setattr_in_root(rootfd, "/dev/shm", false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)) < 0)
+                        return fail(r, err, "nosuid,nodev on /dev/shm");
+        }
+        for (size_t i = 0; i < spec->n_dev_mounts; i++)
+                if ((r = setup_dev_mount(&spec->dev_mounts[i], err)) < 0)
+                        return r;
         static const char *const links[][2] = {
                 {"ptmx", "pts/ptmx"},          {"fd", "/proc/self/fd"},       {"stdin", "/proc/self/fd/0"},
                 {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
@@ -438,6 +485,55 @@ int fs_view_proc_renew(int pidns_fd, char *err)
         if (syscall(SYS_move_mount, mfd, "", AT_FDCWD, "/proc", MOVE_MOUNT_F_EMPTY_PATH) < 0)
                 return fail(negative_errno(), err, "mount the container's procfs on /proc");
         return finish_proc(rootfd, &src, err);
+}
+
+static bool is_mount_root(int fd)
+{
+        struct statx stx;
+        return fd >= 0 && statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &stx) == 0 &&
+               (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
+int fs_view_order(const struct fs_mount_order *m, size_t n, unsigned long root_propagation, char *err)
+{
+        _cleanup_free_ bool *done = xcalloc(n + 1, sizeof(bool));
+        for (size_t i = 0; i < n; i++) {
+                bool beneath = false;
+                for (size_t k = 0; k < i && !beneath; k++)
+                        beneath = done[k] && path_at_or_under(m[i].path, m[k].path);
+                /* the path itself, not where a symlink there leads (the view
+                 * is the sandbox's own tree: nothing outside it is reachable
+                 * from here whatever the path) */
+                _cleanup_close_ int fd = open(m[i].path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (beneath || !is_mount_root(fd))
+                        continue;
+                /* the copy's mounts are new ones, listed after every mount
+                 * made so far; the original tree goes (nothing holds it but
+                 * the fds of cordon's own set-up, which still work) */
+                _cleanup_close_ int tree =
+                        (int)syscall(SYS_open_tree, fd, "", OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+                if (tree < 0)
+                        return fail(negative_errno(), err, "copy the mounts at %s", m[i].path);
+                if (umount2(m[i].path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
+                        return fail(negative_errno(), err, "detach the mounts at %s", m[i].path);
+                if (syscall(SYS_move_mount, tree, "", AT_FDCWD, m[i].path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                        return fail(negative_errno(), err, "mount the copy at %s", m[i].path);
+                done[i] = true;
+        }
+        /* Propagation as asked. A shared mount here has peers only in the
+         * sandbox's own mount namespace (the view was built in a private
+         * copy of the host's tree, and nothing of cordon's copies that
+         * namespace again), and the sandbox can neither mount nor unmount:
+         * no mount event crosses to or from the host either way. */
+        if (root_propagation && mount(NULL, "/", NULL, root_propagation, NULL) < 0)
+                return fail(negative_errno(), err, "rootfsPropagation of /");
+        for (size_t i = 0; i < n; i++)
+                if (m[i].propagation) {
+                        _cleanup_close_ int fd = open(m[i].path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                        if (is_mount_root(fd) && mount(NULL, m[i].path, NULL, m[i].propagation, NULL) < 0)
+                                return fail(negative_errno(), err, "propagation of %s", m[i].path);
+                }
+        return 0;
 }
 
 /* srcfd: the bind source, opened before the staging tmpfs covered /tmp */
@@ -949,7 +1045,7 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
                         return fail(r, err, "nosuid,nodev on %s", writable[i].target);
         }
 
-        if ((r = setup_dev(rootfd, err)) < 0)
+        if ((r = setup_dev(rootfd, spec, err)) < 0)
                 return r;
         /* the resolver the sandbox sees: the sentry's DNS stub */
         if (spec->resolv_conf &&

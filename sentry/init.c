@@ -568,6 +568,12 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
         trace_mark("init: view built");
         for (size_t i = 0; plan->oci && i < plan->oci->n_mounts; i++)
                 oci_mount(sock, &plan->oci->mounts[i]);
+        /* the config's mounts in its order, with their propagation; with
+         * the container's own pid namespace, by its /proc helper once that
+         * /proc is made (the last mount) */
+        if (plan->oci && !own_pidns &&
+            (r = fs_view_order(plan->oci->order, plan->oci->n_order, plan->oci->rootfs_propagation, err)) < 0)
+                child_fail(sock, "mounts: %s", err);
         if (plan->debug_disable & (DEBUG_OFF_RO_BINDS | DEBUG_OFF_NOEXEC_RULES))
                 debug_mount_flags(plan, sock);
         /* --user: the private home is the command's own (the view made it
@@ -582,7 +588,7 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
         int helper[2] = {-1, -1};
         pid_t helper_pid = -1;
         if (own_pidns) {
-                helper_pid = init_proc_helper_fork(helper);
+                helper_pid = init_proc_helper_fork(plan->oci, helper);
                 if (helper_pid < 0)
                         child_fail(sock, "fork the container's /proc helper: %s", strerror(-helper_pid));
                 if (unshare(CLONE_NEWPID) < 0)

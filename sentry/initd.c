@@ -236,9 +236,10 @@ static void reap(int sock)
  * namespace's pid 1) and before Landlock and the filter. It runs nothing
  * but this: once init has forked the container's process (the namespace's
  * pid 1, whose existence the kernel wants before a procfs can show it), it
- * replaces the view's /proc with one of that namespace and exits. Nothing
+ * replaces the view's /proc with one of that namespace, puts the config's
+ * mounts in its order after it (fs_view_order) and exits. Nothing
  * of the container's has run by then (its process waits for its run). */
-pid_t init_proc_helper_fork(int ret_go[2])
+pid_t init_proc_helper_fork(const struct oci_sandbox *oci, int ret_go[2])
 {
         int go[2], done[2];
         if (pipe2(go, O_CLOEXEC) < 0)
@@ -271,6 +272,9 @@ pid_t init_proc_helper_fork(int ret_go[2])
                 int r = ns < 0 ? negative_errno() : fs_view_proc_renew(ns, err);
                 if (ns < 0)
                         snprintf(err, sizeof(err), "open the container's pid namespace: %s", strerror(-r));
+                /* then the config's mounts in its order, after that /proc */
+                if (r >= 0)
+                        r = fs_view_order(oci->order, oci->n_order, oci->rootfs_propagation, err);
                 if (r >= 0)
                         err[0] = '\0';
                 if (write_all(done[1], err, strlen(err) + 1) < 0)

@@ -110,7 +110,7 @@ _noreturn_ void init_serve_runs(int sock, const struct oci_sandbox *oci, const s
  * view a /proc of it (returns its pid; ret_pipes[1] is its go, [0] its
  * answer: an error text, empty when done), and the container's process,
  * pid 1 there, forked once init's filter is in place. */
-pid_t init_proc_helper_fork(int ret_pipes[2]);
+pid_t init_proc_helper_fork(const struct oci_sandbox *oci, int ret_pipes[2]);
 pid_t init_pid1_fork(int sock, const struct oci_sandbox *oci, struct init_pid1 *ret);
 /* The sentry, before init's clone: init's test hooks (CORDON_TEST_STALL). */
 void init_read_test_hooks(void);

@@ -488,6 +488,18 @@ struct oci_sandbox {
         unsigned seccomp_flags;
         struct oci_extra_mount *mounts;
         size_t n_mounts;
+        /* The config's mounts under /dev, made in the view as configured
+         * (fs_view_spec.dev_mounts), and /dev's own tmpfs options (NULL:
+         * cordon's) */
+        struct fs_dev_mount *dev_mounts;
+        size_t n_dev_mounts;
+        const char *dev_data;
+        /* Every mount of the config in its order, with its propagation, and
+         * linux.rootfsPropagation (0: private): fs_view_order, once the
+         * last mount (the container's /proc) is made */
+        struct fs_mount_order *order;
+        size_t n_order;
+        unsigned long rootfs_propagation;
         /* linux.sysctl (names checked by the parser: namespaced, no ".."
          * or "/"), written by init in the sandbox's own namespaces */
         const struct oci_sysctl *sysctls;

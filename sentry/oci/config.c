@@ -15,9 +15,9 @@
  *    linux.resources.devices (a cgroup list; /dev is cordon's and mknod is
  *    refused), hugepageLimits of 0 (Kubernetes sends them), memory
  *    reservation, swappiness, kernel, kernelTCP, useHierarchy and
- *    checkBeforeUpdate, rootfsPropagation other than shared (the view is
- *    private), seccomp flag WAIT_KILLABLE_RECV, process.user.username
- *    (Windows only).
+ *    checkBeforeUpdate, seccomp flag WAIT_KILLABLE_RECV, process.user.username
+ *    (Windows only), a bind mount's filesystem options (runc passes them
+ *    to mount(2), which ignores them for a bind).
  *  - refused by name: process.ioPriority, scheduler, execCPUAffinity,
  *    commandLine; mount types other than bind, tmpfs, proc, sysfs, devpts,
  *    mqueue, cgroup and cgroup2; the mount options remount, idmap, the
@@ -26,8 +26,7 @@
  *    sysctls outside a namespace the container has; resources cpu.cpus,
  *    mems, realtimeRuntime, realtimePeriod, idle and burst, blockIO,
  *    network, rdma, unified, disableOOMKiller, non-zero hugetlb limits;
- *    timeOffsets, intelRdt, personality, memoryPolicy, netDevices; shared
- *    root propagation; seccomp SCMP_ACT_NOTIFY, listenerPath and
+ *    timeOffsets, intelRdt, personality, memoryPolicy, netDevices; seccomp SCMP_ACT_NOTIFY, listenerPath and
  *    listenerMetadata, SPEC_ALLOW, a docker profile's includes and
  *    excludes; the windows, solaris, vm and zos sections.
  *  - left to the runtime, which must apply or refuse them: the LSM labels
@@ -567,11 +566,11 @@ static int parse_mount(struct oci_parser *p, json_t *v, size_t i, void *item, vo
                         return oci_fail_at(p, "source", "required key is missing (a bind mount needs a host path)");
                 if ((r = AT(p, v, "source", get_host_path(p, it, &m->source))) < 0)
                         return r;
-                /* A bind carries no filesystem data: an option cordon did not
-                 * recognise is a typo or a feature it lacks, not data. */
-                if (m->data)
-                        return oci_fail_at(p, "options", "option(s) %s are not valid for a bind mount",
-                                           doc_quote(q, m->data, strlen(m->data)));
+                /* A bind carries no filesystem data: the options cordon does
+                 * not know are left out, as runc passes them to a bind's
+                 * mount(2), which ignores them (runtime-tools' binds carry a
+                 * tmpfs's "mode=755,size=1k"). Nothing is granted by them. */
+                m->data = (free(m->data), NULL);
         } else if (src) {
                 if ((r = AT(p, v, "source", oci_dup_string(p, it, &m->source))) < 0)
                         return r;

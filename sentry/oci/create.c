@@ -52,9 +52,8 @@ static bool view_provides(const char *dest, const char *type)
         static const struct {
                 const char *dest, *type;
         } provided[] = {
-                {"/proc", "proc"},    {"/dev", "tmpfs"},     {"/dev/pts", "devpts"}, {"/dev/shm", "tmpfs"},
-                {"/dev/shm", "bind"}, {"/tmp", "tmpfs"},     {"/var/tmp", "tmpfs"},  {"/run", "tmpfs"},
-                {"/root", "tmpfs"},   {"/dev/mqueue", NULL},
+                {"/proc", "proc"},     {"/dev/shm", "bind"}, {"/tmp", "tmpfs"},
+                {"/var/tmp", "tmpfs"}, {"/run", "tmpfs"},    {"/root", "tmpfs"},
         };
         for (size_t i = 0; i < ELEMENTSOF(provided); i++)
                 if (streq(dest, provided[i].dest) && (!provided[i].type || streq(type, provided[i].type)))
@@ -94,6 +93,8 @@ static void prepared_done(struct oci_prepared *p)
                 policy_free(p->policy);
         free(p->sb.rlimits);
         free(p->sb.mounts);
+        free(p->sb.dev_mounts);
+        free(p->sb.order);
         free(p->sb.seccomp.filter);
         free(p->policy_text);
         oci_pod_done(&p->sb);
@@ -248,12 +249,48 @@ static int prepare(const char *bundle, struct oci_prepared *p)
         sb->has_oom_score_adj = s->process.has_oom_score_adj;
         sb->oom_score_adj = s->process.oom_score_adj;
         sb->mounts = xcalloc(s->n_mounts + 1, sizeof(struct oci_extra_mount));
+        sb->dev_mounts = xcalloc(s->n_mounts + 1, sizeof(struct fs_dev_mount));
+        sb->order = xcalloc(s->n_mounts + 1, sizeof(struct fs_mount_order));
+        sb->rootfs_propagation = s->rootfs_propagation;
         for (size_t i = 0; i < s->n_mounts; i++) {
                 const struct oci_mount *m = &s->mounts[i];
                 const char *d = m->destination;
+                bool bind = streq(m->type, "bind");
+                /* every mount in the config's order (mountinfo shows them so,
+                 * as runc makes them), each with its propagation */
+                sb->order[sb->n_order++] = (struct fs_mount_order){d, m->propagation};
+                if (streq(d, "/dev") && streq(m->type, "tmpfs")) {
+                        sb->dev_data = m->data; /* the view's /dev, with these options */
+                        continue;
+                }
+                if (startswith(d, "/dev/") && !bind) {
+                        /* made in the view's /dev as configured (fs/view.c
+                         * says why each is safe): devpts is a new instance,
+                         * mqueue the sandbox's own ipc namespace's */
+                        bool ok = streq(m->type, "tmpfs") || (streq(m->type, "devpts") && streq(d, "/dev/pts")) ||
+                                  (streq(m->type, "mqueue") && streq(d, "/dev/mqueue"));
+                        if (!ok) {
+                                oci_error("mounts[%zu]: %s of type %s is not supported by cordon (under /dev: tmpfs, "
+                                          "devpts at /dev/pts and mqueue at /dev/mqueue)",
+                                          i, d, m->type);
+                                return -EOPNOTSUPP;
+                        }
+                        /* a joined ipc namespace (a pod's) belongs to the pod's
+                         * sandbox container's user namespace, not this one's,
+                         * and mqueue refuses a mounter without CAP_SYS_ADMIN
+                         * there: its queues are still the pod's (mq_open) */
+                        if (streq(m->type, "mqueue") && sb->join[OCI_JOIN_IPC].path) {
+                                oci_debug("mounts[%zu]: mqueue %s: not mounted (the pod's ipc namespace is joined)", i,
+                                          d);
+                                continue;
+                        }
+                        sb->dev_mounts[sb->n_dev_mounts++] =
+                                (struct fs_dev_mount){d, m->type, m->source, m->flags, m->data};
+                        continue;
+                }
                 if (view_provides(d, m->type))
                         continue;
-                if (streq(m->type, "bind"))
+                if (bind)
                         continue; /* a bind of the policy (oci_spec_policy) */
                 if (streq(m->type, "tmpfs") || streq(m->type, "mqueue")) {
                         sb->mounts[sb->n_mounts++] = (struct oci_extra_mount){

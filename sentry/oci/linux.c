@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <sched.h>
+#include <sys/mount.h>
 
 #include "common/util.h"
 #include "sentry/oci/oci-internal.h"
@@ -362,28 +363,25 @@ static int parse_sysctls(struct oci_parser *p, json_t *v, struct oci_spec *s)
         return oci_each_member(p, v, sysctl_at, s);
 }
 
-static int check_rootfs_propagation(struct oci_parser *p, json_t *v)
+static int parse_rootfs_propagation(struct oci_parser *p, json_t *v, struct oci_spec *s)
 {
-        /* cordon's view is a private mount tree whatever is asked: private,
-         * slave and unbindable only keep the host's mount events out, which
-         * private already does. Shared would let the container's mounts
-         * reach the host. */
-        static const char *const ok[] = {"private", "rprivate", "slave", "rslave", "unbindable", "runbindable"};
-        const char *s;
-        char q[DOC_QUOTE_MAX];
-        int r = oci_get_string(p, v, &s);
+        /* Applied to the view's root as runc applies it (fs_view_order).
+         * The view is a tree of the sandbox's own mount namespace, built in
+         * a private copy of the host's: shared makes peers only of its own
+         * mounts, and slave has no master there, so neither carries a mount
+         * event to or from the host. */
+        static const struct oci_name props[] = {
+                {"private", MS_PRIVATE},       {"rprivate", MS_PRIVATE | MS_REC},
+                {"slave", MS_SLAVE},           {"rslave", MS_SLAVE | MS_REC},
+                {"shared", MS_SHARED},         {"rshared", MS_SHARED | MS_REC},
+                {"unbindable", MS_UNBINDABLE}, {"runbindable", MS_UNBINDABLE | MS_REC},
+        };
+        int64_t v64;
+        int r = oci_get_name(p, v, props, ELEMENTSOF(props), "root propagation", &v64);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < ELEMENTSOF(ok); i++)
-                if (streq(s, ok[i]))
-                        return 0;
-        if (streq(s, "shared") || streq(s, "rshared"))
-                return oci_fail(p,
-                                "not supported by cordon: %s propagation would carry the container's mounts "
-                                "to the host",
-                                doc_quote(q, s, strlen(s)));
-        return oci_fail(p, "expected private, rprivate, slave, rslave, unbindable or runbindable, got %s",
-                        doc_quote(q, s, strlen(s)));
+        s->rootfs_propagation = (unsigned long)v64;
+        return 0;
 }
 
 int oci_parse_linux(struct oci_parser *p, json_t *v, struct oci_spec *s)
@@ -401,7 +399,7 @@ int oci_parse_linux(struct oci_parser *p, json_t *v, struct oci_spec *s)
             (r = AT(p, v, "sysctl", parse_sysctls(p, it, s))) < 0 ||
             (r = AT(p, v, "maskedPaths", oci_get_strv(p, it, NULL, &s->masked_paths))) < 0 ||
             (r = AT(p, v, "readonlyPaths", oci_get_strv(p, it, NULL, &s->readonly_paths))) < 0 ||
-            (r = AT(p, v, "rootfsPropagation", check_rootfs_propagation(p, it))) < 0 ||
+            (r = AT(p, v, "rootfsPropagation", parse_rootfs_propagation(p, it, s))) < 0 ||
             (r = AT(p, v, "mountLabel", oci_dup_string(p, it, &s->mount_label))) < 0 ||
             (r = AT(p, v, "seccomp", oci_parse_seccomp(p, it, &s->seccomp))) < 0)
                 return r;

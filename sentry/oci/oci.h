@@ -190,7 +190,10 @@ struct oci_spec {
         char **readonly_paths; /* NULL-terminated (may be empty) */
         struct oci_sysctl *sysctls;
         size_t n_sysctls;
-        char *mount_label;           /* linux.mountLabel (SELinux), NULL: none */
+        char *mount_label; /* linux.mountLabel (SELinux), NULL: none */
+        /* linux.rootfsPropagation: MS_SHARED, MS_SLAVE, MS_PRIVATE or
+         * MS_UNBINDABLE (| MS_REC); 0: not given */
+        unsigned long rootfs_propagation;
         struct oci_seccomp *seccomp; /* NULL: none */
         struct oci_hook *hooks[OCI_HOOK_KINDS];
         size_t n_hooks[OCI_HOOK_KINDS];
