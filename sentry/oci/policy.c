@@ -125,13 +125,15 @@ static void apply_limits(struct builder *b)
 }
 
 /* The view's /dev and /proc are cordon's own (DESIGN.md, "The view"); of
- * what engines bind there, cordon already has a fresh /dev/shm, /dev/pts
- * and /dev/mqueue, so those binds are dropped: the container's shm is its
- * own rather than the one podman would share in a pod. /etc/resolv.conf and
+ * what engines bind there, cordon already has a fresh /dev/shm, so that
+ * bind (podman's, containerd's pod shm) is dropped: the container's shm is
+ * its own rather than the one podman would share in a pod. /etc/resolv.conf and
  * /etc/hosts are the sentry's DNS stub's (net/), which the egress gate
  * depends on; an engine's copy would point at resolvers the gate refuses
- * anyway. Anything else under /dev or /proc, or over /, is refused. */
-static const char *const provided[] = {"/dev/shm", "/dev/pts", "/dev/mqueue", "/etc/resolv.conf", "/etc/hosts"};
+ * anyway. Anything else under /dev or /proc, or over /, is refused: a bind
+ * of the host's /dev/pts or /dev/mqueue would show the host's ptys or
+ * queues (the config's own devpts and mqueue are made instead). */
+static const char *const provided[] = {"/dev/shm", "/etc/resolv.conf", "/etc/hosts"};
 
 static int add_bind(struct builder *b, size_t i, const struct oci_mount *m)
 {

@@ -180,6 +180,54 @@ cli_mount_fails_after_the_gate_started() {
         expect_true "run removes the container" test ! -e "$OCI_ROOT/m1"
 }
 
+# The config's mounts of /dev, /dev/pts, /dev/shm and /dev/mqueue are made as configured and
+# every mount is listed in the config's order (runc's), /proc first although cordon makes it
+# last; a bind's tmpfs options are ignored as runc ignores them; propagation is applied.
+# devpts without "newinstance" is still a new instance: a pty the host holds open is not seen.
+it_test cli_mounts_as_configured
+cli_mounts_as_configured() {
+        oci_setup
+        mkdir -p "$IT_TMP/vol"
+        python3 -c 'import os, pty, time; m, s = pty.openpty(); print(os.ttyname(s), flush=True); time.sleep(60)' \
+                >"$IT_TMP/hostpty" &
+        local ptypid=$!
+        at_exit "kill $ptypid"
+        wait_until 10 test -s "$IT_TMP/hostpty" || fail "no host pty"
+        make_bundle "$IT_TMP/b" '["sh", "-c", "cat /proc/self/mountinfo; echo ==; busybox df -k /dev/shm | busybox tail -1; stat -c %a /dev/pts/ptmx; ls /dev/pts"]' \
+                'for m in c["mounts"]:
+    if m["destination"] == "/dev/shm": m["options"] = ["nosuid", "noexec", "nodev", "mode=1777", "size=8m"]
+    if m["destination"] == "/dev/pts": m["options"] = ["nosuid", "noexec", "ptmxmode=0600", "mode=0620"]
+c["mounts"].append({"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]})
+c["mounts"].append({"destination": "/data", "type": "bind", "source": p.rsplit("/", 2)[0] + "/vol",
+                    "options": ["rbind", "mode=755", "size=1k", "shared"]})
+c["linux"]["rootfsPropagation"] = "shared"'
+        oci run --bundle "$IT_TMP/b" mc1
+        expect_rc 0 "run with the config's /dev mounts, a tmpfs and a bind with tmpfs options"
+        local mi order
+        mi=$(printf '%s\n' "$OUT" | sed '/^==$/,$d')
+        # mount point, type and source of each mount, in mountinfo's order
+        order=$(printf '%s\n' "$mi" | awk '{for (i = 7; i <= NF; i++) if ($i == "-") { print $5, $(i + 1), $(i + 2); break }}' |
+                grep -E '^/(proc|dev|dev/pts|dev/shm|dev/mqueue|sys|scratch|data) ' | tr '\n' ';')
+        expect_eq "/proc proc proc;/dev tmpfs tmpfs;/dev/pts devpts devpts;/dev/shm tmpfs shm;/dev/mqueue mqueue mqueue;/sys tmpfs tmpfs;/scratch tmpfs tmpfs;/data tmpfs tmpfs;" \
+                "$(printf '%s' "$order" | sed 's|/data [^;]*;|/data tmpfs tmpfs;|')" "the config's mounts in its order, each of its type and source"
+        expect_match "$(printf '%s\n' "$mi" | awk '$5 == "/data"')" ' shared:[0-9]+ ' "the bind's propagation"
+        expect_match "$(printf '%s\n' "$mi" | awk '$5 == "/"')" ' shared:[0-9]+ ' "rootfsPropagation"
+        local rest
+        rest=$(printf '%s\n' "$OUT" | sed '1,/^==$/d')
+        expect_match "$(printf '%s\n' "$rest" | sed -n 1p)" '^shm +8192 ' "/dev/shm has the configured size"
+        expect_eq 600 "$(printf '%s\n' "$rest" | sed -n 2p)" "/dev/pts has the configured ptmxmode"
+        expect_eq ptmx "$(printf '%s\n' "$rest" | sed -n '3,$p' | tr '\n' ' ' | sed 's/ $//')" \
+                "a devpts of its own (the host's $(cat "$IT_TMP/hostpty") is not there)"
+        make_bundle "$IT_TMP/b2" '["true"]' 'c["mounts"].append({"destination": "/dev/pts", "type": "bind", "source": "/dev/pts", "options": ["rbind"]})'
+        oci run --bundle "$IT_TMP/b2" mc2
+        expect_true "a bind of the host's /dev/pts is refused" test "$RC" != 0
+        expect_contains "$ERR" "mounts[6].destination: \"/dev/pts\" is under /dev" "naming the field and value"
+        make_bundle "$IT_TMP/b3" '["true"]' 'c["mounts"].append({"destination": "/dev/x", "type": "devpts", "source": "devpts"})'
+        oci run --bundle "$IT_TMP/b3" mc3
+        expect_true "devpts elsewhere than /dev/pts is refused" test "$RC" != 0
+        expect_contains "$ERR" "mounts[6]: /dev/x of type devpts" "naming the field and value"
+}
+
 it_test cli_lifecycle
 cli_lifecycle() {
         oci_setup
