@@ -13,10 +13,10 @@ struct mhd_dl mhd_dl;
 static int resolve(void *h, const char **ret_error)
 {
         struct mhd_dl t;
-#define MHD_DL_SYM(f)                                        \
-        if (!(t.f = (__typeof__(f) *)dlsym(h, #f))) {        \
+#define MHD_DL_SYM(f)                                         \
+        if (!(t.f = (__typeof__(f) *)dlsym(h, #f))) {         \
                 *ret_error = "libmicrohttpd.so.12 lacks " #f; \
-                return -1;                                   \
+                return -1;                                    \
         }
         MHD_DL_FUNCS(MHD_DL_SYM)
 #undef MHD_DL_SYM
@@ -25,9 +25,9 @@ static int resolve(void *h, const char **ret_error)
 }
 
 /* the soname of libmicrohttpd 0.9.x (Debian's libmicrohttpd12) */
-static struct dl_lib lib = DL_LIB_INIT(
-        "libmicrohttpd.so.12", "cannot load libmicrohttpd.so.12 (cordon serve needs libmicrohttpd 0.9.71 or later)",
-        resolve);
+static struct dl_lib lib =
+        DL_LIB_INIT("libmicrohttpd.so.12",
+                    "cannot load libmicrohttpd.so.12 (cordon serve needs libmicrohttpd 0.9.71 or later)", resolve);
 
 int mhd_dl_load(const char **ret_error)
 {

@@ -10,16 +10,16 @@
 
 #include <microhttpd.h>
 
-#define MHD_DL_FUNCS(X)                          \
-        X(MHD_add_response_header)               \
-        X(MHD_create_response_from_buffer)       \
-        X(MHD_create_response_from_callback)     \
-        X(MHD_create_response_from_fd)           \
-        X(MHD_destroy_response)                  \
-        X(MHD_get_connection_info)               \
-        X(MHD_lookup_connection_value)           \
-        X(MHD_queue_response)                    \
-        X(MHD_start_daemon)                      \
+#define MHD_DL_FUNCS(X)                      \
+        X(MHD_add_response_header)           \
+        X(MHD_create_response_from_buffer)   \
+        X(MHD_create_response_from_callback) \
+        X(MHD_create_response_from_fd)       \
+        X(MHD_destroy_response)              \
+        X(MHD_get_connection_info)           \
+        X(MHD_lookup_connection_value)       \
+        X(MHD_queue_response)                \
+        X(MHD_start_daemon)                  \
         X(MHD_stop_daemon)
 
 #define MHD_DL_FIELD(f) __typeof__(f) *f;
