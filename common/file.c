@@ -3,6 +3,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "common/file.h"
@@ -36,4 +41,27 @@ int read_file_text(const char *path, char **ret)
         buf[len] = '\0';
         *ret = TAKE_PTR(buf);
         return 0;
+}
+
+static bool beneath_dir(const char *path, const char *dir)
+{
+        size_t n = strlen(dir);
+        while (n > 1 && dir[n - 1] == '/')
+                n--;
+        return dir[0] == '/' && n > 1 && strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+bool dir_is_runtime_state(int dirfd)
+{
+        struct statfs sf;
+        if (fstatfs(dirfd, &sf) == 0 && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC))
+                return true;
+        char link[64], path[4096];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
+        ssize_t n = readlink(link, path, sizeof(path) - 1);
+        if (n <= 0)
+                return false; /* unknown: sync, as for any other state */
+        path[n] = '\0';
+        const char *xdg = getenv("XDG_RUNTIME_DIR");
+        return beneath_dir(path, "/run") || (xdg && beneath_dir(path, xdg));
 }

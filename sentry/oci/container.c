@@ -13,6 +13,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include "common/file.h"
 #include "common/util.h"
 #include "sentry/oci/runtime-internal.h"
 #include "sentry/sandbox/sandbox.h"
@@ -28,7 +29,9 @@ static int write_file_atomic(int dirfd, const char *name, const char *text, mode
         if (fd < 0)
                 return negative_errno();
         int r = write_all(fd, text, strlen(text));
-        if (r < 0 || fsync(fd) < 0) {
+        /* the engines keep the state beneath /run: not synced there
+         * (common/file.h), as runc and crun do not sync it at all */
+        if (r < 0 || (!dir_is_runtime_state(dirfd) && fsync(fd) < 0)) {
                 r = r < 0 ? r : negative_errno();
                 unlinkat(dirfd, tmp, 0);
                 return r;

@@ -154,7 +154,8 @@ void event_append(struct serve *srv, const char *type, json_t *ev)
 void event_sync(struct serve *srv)
 {
         if (srv->events_dirty) {
-                (void)fdatasync(srv->events_fd);
+                if (srv->state_durable)
+                        (void)fdatasync(srv->events_fd);
                 srv->events_dirty = false;
         }
 }
