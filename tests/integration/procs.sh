@@ -105,7 +105,9 @@ kill_never_reaches_a_host_process() {
 # --- ports ---
 
 # a small server for the sandbox: "send N" sends N bytes, "recv N" reads N bytes and answers
-# "ok COUNT", "echo" echoes lines until the client closes; it closes each connection when done
+# "ok COUNT", "echo" echoes lines until the client closes, "eof" reads until the client shuts its
+# side and answers "ok COUNT", "half N" sends N bytes, shuts its side and counts what still comes
+# (into /tmp/half.count); it closes each connection when done
 # (also on a malformed request: the forwarder keeps a half-closed connection open while the
 # server does, as a direct connection would)
 SRV_PY='import socket, sys, threading
@@ -127,6 +129,27 @@ def serve(c):
     elif line[0] == b'"'"'recv'"'"':
         got = 0
         while got < n:
+            d = f.read1(1 << 20)
+            if not d: break
+            got += len(d)
+        c.sendall(b'"'"'ok %d\n'"'"' % got)
+    elif line[0] == b'"'"'half'"'"':
+        # n bytes, then our side shut; what the client sends after that is
+        # counted into /tmp/half.count
+        buf = b'"'"'\0'"'"' * (1 << 20)
+        while n > 0:
+            k = c.send(buf[:min(n, len(buf))]); n -= k
+        c.shutdown(socket.SHUT_WR)
+        got = 0
+        while True:
+            d = f.read1(1 << 20)
+            if not d: break
+            got += len(d)
+        open('"'"'/tmp/half.count'"'"', '"'"'w'"'"').write('"'"'%d\n'"'"' % got)
+    elif line[0] == b'"'"'eof'"'"':
+        # read until the client shuts its side, then answer the count
+        got = 0
+        while True:
             d = f.read1(1 << 20)
             if not d: break
             got += len(d)
@@ -251,10 +274,74 @@ print(",".join(out))
 PY
 )
         expect_eq "ping 0,ping 1,ping 2,ping 3" "$got" "messages over a long-lived connection"
-        local n=$((256 * 1024 * 1024))
-        expect_eq "$n" "$(client "$addr" send $n)" "256 MiB out of the sandbox"
-        expect_eq "$n" "$(client "$addr" recv $n)" "256 MiB into the sandbox"
-        wait_until 5 sh -c "grep -q '\"bytesOut\":$n' /run/cordon/sandboxes/$ID/events.jsonl" || fail "no audit line with the bytes out"
+        # 1 GiB each way, and each connection's audit line counts exactly the bytes that went
+        # (the request line "send N\n" in, N out; "recv N\n" and N in, "ok N\n" out)
+        local n=$((1024 * 1024 * 1024)) ev
+        expect_eq "$n" "$(client "$addr" send "$n")" "1 GiB out of the sandbox"
+        expect_eq "$n" "$(client "$addr" recv "$n")" "1 GiB into the sandbox"
+        local req_out=$((${#n} + 6)) req_in=$((n + ${#n} + 6)) ans=$((${#n} + 4))
+        wait_until 5 sh -c "grep -q '\"bytesIn\":$req_in' /run/cordon/sandboxes/$ID/events.jsonl" ||
+                fail "no audit line for the 1 GiB into the sandbox"
+        ev=$(grep "\"bytesOut\":$n," "/run/cordon/sandboxes/$ID/events.jsonl")
+        expect_match "$ev" "\"bytesIn\":$req_out," "the 1 GiB out's line counts its request in"
+        ev=$(grep "\"bytesIn\":$req_in," "/run/cordon/sandboxes/$ID/events.jsonl")
+        expect_match "$ev" "\"bytesOut\":$ans," "the 1 GiB in's line counts the answer out"
+}
+
+it_test half_close_passes_through_the_forwarder
+half_close_passes_through_the_forwarder() {
+        need_root
+        command -v python3 >/dev/null || skip "no python3"
+        new_sandbox
+        start_server 5000
+        sb port "$ID" 5000
+        local addr=$OUT got
+        # the client shuts its side after 3 MiB: the server sees the end, and its answer still
+        # comes back on the half-open connection, then the end of it
+        got=$(python3 - "$addr" <<'PY'
+import socket, sys
+host, port = sys.argv[1].rsplit(":", 1)
+c = socket.create_connection((host, int(port)), timeout=30)
+c.sendall(b"eof 0\n" + b"x" * (3 << 20))
+c.shutdown(socket.SHUT_WR)
+out = b""
+while True:
+    d = c.recv(1 << 16)
+    if not d:
+        break
+    out += d
+print(out.decode().strip())
+PY
+)
+        expect_eq "ok $((3 << 20))" "$got" "the answer after the client's half-close"
+        wait_until 5 sh -c "grep -q '\"bytesIn\":$((6 + (3 << 20))),' /run/cordon/sandboxes/$ID/events.jsonl" ||
+                fail "no audit line with the bytes in before the half-close"
+        # the other way: the server shuts its side after 1 MiB; the client reads to the end, then
+        # sends 2 MiB more, which the server still receives
+        got=$(python3 - "$addr" <<'PY'
+import socket, sys
+host, port = sys.argv[1].rsplit(":", 1)
+c = socket.create_connection((host, int(port)), timeout=30)
+c.sendall(b"half %d\n" % (1 << 20))
+got = 0
+while True:
+    d = c.recv(1 << 20)
+    if not d:
+        break
+    got += len(d)
+c.sendall(b"y" * (2 << 20))
+c.shutdown(socket.SHUT_WR)
+c.recv(1)
+print(got)
+PY
+)
+        expect_eq $((1 << 20)) "$got" "the bytes before the server's half-close"
+        wait_until 10 sh -c "'$CORDON' sandbox exec $ID -- cat /tmp/half.count 2>/dev/null | grep -qx $((2 << 20))" ||
+                fail "the server did not get the 2 MiB sent after its half-close: $("$CORDON" sandbox exec "$ID" -- cat /tmp/half.count 2>&1)"
+        wait_until 5 sh -c "grep -q '\"bytesOut\":$((1 << 20)),' /run/cordon/sandboxes/$ID/events.jsonl" ||
+                fail "no audit line for the server's half-close connection"
+        ev=$(grep "\"bytesOut\":$((1 << 20))," "/run/cordon/sandboxes/$ID/events.jsonl")
+        expect_match "$ev" "\"bytesIn\":$((13 + (2 << 20)))," "its bytes in (the request line and the 2 MiB)"
 }
 
 it_test another_sandboxs_port_is_not_reachable
