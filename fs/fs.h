@@ -74,6 +74,18 @@ struct fs_view_spec {
         const struct fs_dev_mount *dev_mounts;
         size_t n_dev_mounts;
         const char *dev_data;
+        /* A detached procfs (fs_proc_tree) mounted on the view's /proc
+         * instead of one of the mounter's pid namespace: a namespace init
+         * was born into but holds no capability over (a Kubernetes pod's,
+         * shared by its containers); -1: init mounts its own. */
+        int proc_tree_fd;
+        /* The sandbox is born into a pid namespace its pod's other
+         * containers share (shareProcessNamespace): Landlock does not scope
+         * its signals to its own domain, so that it may signal them as a
+         * pod's containers may (a sidecar's reload signal). The namespace
+         * holds the pod's processes alone, and the kernel's check of ids
+         * (one range per pod) still applies. */
+        bool pid_shared;
 };
 
 struct fs_dev_mount {
@@ -109,6 +121,11 @@ struct fs_mount_order {
  * are skipped. Then the root gets root_propagation and each of m its own
  * propagation (0: left private). -errno with err filled in. */
 int fs_view_order(const struct fs_mount_order *m, size_t n, unsigned long root_propagation, char *err);
+/* A detached procfs of the pid namespace pidns_fd, for fs_view_spec's
+ * proc_tree_fd: made by a caller that holds CAP_SYS_ADMIN over that
+ * namespace, in a mount namespace where such a procfs may be made. The
+ * mount fd, or -errno. */
+int fs_proc_tree(int pidns_fd);
 
 /* Sentry side, when it runs as host root: a detached, read-only, idmapped
  * copy of the template directory template_fd in which the template's owners

@@ -385,9 +385,10 @@ int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize
                 handled |= LL_TRUNCATE;
         struct ll_ruleset_attr attr = {.handled_access_fs = handled};
         /* no signals to, and no abstract unix sockets of, processes outside
-         * the sandbox's Landlock domain */
+         * the sandbox's Landlock domain (signals: but to its pod's other
+         * containers in a pid namespace they share, see pid_shared) */
         if (abi >= 6)
-                attr.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
+                attr.scoped = LL_SCOPE_ABSTRACT_UNIX | (spec->pid_shared ? 0 : LL_SCOPE_SIGNAL);
         int rfd = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
         if (rfd < 0)
                 return fail(negative_errno(), err, "Landlock: create the ruleset (ABI %d)", abi);

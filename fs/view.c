@@ -441,13 +441,25 @@ static int finish_proc(int rootfd, const struct mask_src *src, char *err)
         return 0;
 }
 
-static int setup_proc(int rootfd, char *err)
+int fs_proc_tree(int pidns_fd)
+{
+        return proc_of(pidns_fd);
+}
+
+static int setup_proc(int rootfd, int tree_fd, char *err)
 {
         static const struct mask_src staging = {-1, -1};
         const char *proc = NEWROOT "/proc";
         int r;
         if ((r = make_mountpoint(proc, 0555)) < 0)
                 return fail(r, err, "mkdir /proc");
+        /* a procfs made for us (a pod's shared pid namespace, over which
+         * init holds no capability): it gets the same masks below */
+        if (tree_fd >= 0) {
+                if (syscall(SYS_move_mount, tree_fd, "", AT_FDCWD, proc, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                        return fail(negative_errno(), err, "mount the pod's procfs on /proc");
+                return finish_proc(rootfd, &staging, err);
+        }
         /* the child is pid 1 of its own pid namespace: this proc shows only the sandbox */
         if (mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
                 return fail(negative_errno(), err, "mount proc on /proc");
@@ -1056,7 +1068,7 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
         if (spec->ca_bundle && (r = overlay_file(rootfd, "/etc/ssl/certs/ca-certificates.crt", BASE "/ca-bundle",
                                                  spec->ca_bundle, template, err)) < 0)
                 return r;
-        if ((r = setup_proc(rootfd, err)) < 0)
+        if ((r = setup_proc(rootfd, spec->proc_tree_fd, err)) < 0)
                 return r;
         for (size_t i = 0; i < spec->n_binds; i++)
                 if ((r = setup_bind(rootfd, &spec->binds[i], srcfds[i], spec->bind_fds && spec->bind_fds[i] >= 0,

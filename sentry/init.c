@@ -468,6 +468,8 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
                 only_sock[n_keep++] = cg_entry->tasks_fd[i];
         for (size_t i = 0; i < plan->n_bind_fds && n_keep < ELEMENTSOF(only_sock); i++)
                 only_sock[n_keep++] = plan->bind_fds[i];
+        if (plan->view.proc_tree_fd >= 0 && n_keep < ELEMENTSOF(only_sock))
+                only_sock[n_keep++] = plan->view.proc_tree_fd;
         if (close_all_but(only_sock, n_keep) < 0)
                 _exit(EXIT_SANDBOX);
 
@@ -556,8 +558,14 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
          * shows a pid namespace only once its pid 1 exists).
          * A kernel whose procfs cannot show another pid namespace (before
          * 6.15) keeps the old shape: init is pid 1, the container's
-         * process its child. */
-        bool own_pidns = plan->oci && plan->serve_runs && fs_proc_pidns_supported() &&
+         * process its child. A pod's app container that shares the pod's
+         * pid namespace was born into it (join.c), whose pid 1 is the pod's
+         * infra process: its processes are init's children there, as with
+         * runc, and the sentry's teardown kills what is left of them
+         * through the sandbox's control group, init not being a pid 1
+         * whose exit would. */
+        bool pid_joined = plan->oci && plan->oci->join[OCI_JOIN_PID].path;
+        bool own_pidns = plan->oci && plan->serve_runs && !pid_joined && fs_proc_pidns_supported() &&
                          !notify_feature_absent("proc_pidns"); /* a test's older kernel */
 
         char err[1024] = "";

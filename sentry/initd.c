@@ -406,10 +406,17 @@ _noreturn_ void init_serve_runs(int sock, const struct oci_sandbox *oci, const s
                         const struct msg *m = (const struct msg *)&e;
                         /* run -1: every process of the sandbox but init
                          * (OCI kill --all) */
-                        if (m->aux == -1)
+                        bool all = m->aux == -1;
+                        /* In a pod's shared pid namespace kill(-1) would
+                         * reach the other containers' processes and the
+                         * pod's infra process too (the same host ids):
+                         * there, every run's process group instead (what
+                         * left its group is killed by the sentry through
+                         * the control group when the container ends). */
+                        if (all && !(oci && oci->join[OCI_JOIN_PID].path))
                                 (void)kill(-1, m->value);
                         for (size_t i = 0; i < MAX_INIT_RUNS; i++)
-                                if (runs[i].pid > 0 && runs[i].run == m->aux) {
+                                if (runs[i].pid > 0 && (runs[i].run == m->aux || all)) {
                                         /* pid 1 of the container's namespace:
                                          * to it alone, as runc's kill (its
                                          * group is the image's business) */

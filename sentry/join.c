@@ -1,6 +1,6 @@
 /* The namespaces an OCI container joins instead of creating (struct
- * oci_sandbox's join[]: a CNI pod network, a podman network, a pod's ipc
- * and uts): opened again by the sentry, checked to be still the namespace
+ * oci_sandbox's join[]: a CNI pod network, a podman network, a pod's ipc,
+ * uts and shared pid namespace): opened again by the sentry, checked to be still the namespace
  * the OCI front checked, and entered by the sentry's main thread for the
  * clone of init alone, which inherits them; the thread then returns to its
  * own. */
@@ -19,6 +19,9 @@ static const struct {
         [OCI_JOIN_NET] = {CLONE_NEWNET, "net"},
         [OCI_JOIN_IPC] = {CLONE_NEWIPC, "ipc"},
         [OCI_JOIN_UTS] = {CLONE_NEWUTS, "uts"},
+        /* for the clone's children only (pid_for_children): init is born
+         * into the pod's process namespace, not pid 1 of one of its own */
+        [OCI_JOIN_PID] = {CLONE_NEWPID, "pid"},
 };
 
 void join_leave(int saved[OCI_JOIN_KINDS])
@@ -84,6 +87,25 @@ static int joined_sysctls(const struct oci_sandbox *oci, const int saved[OCI_JOI
         return 0;
 }
 
+/* j's path opened again: the namespace the front checked, not whatever
+ * the path names now (a pid reused, a file replaced). The fd, or -errno
+ * (-ESTALE: another namespace). */
+static int join_open(const struct oci_join *j)
+{
+        _cleanup_close_ int fd = open(j->path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return negative_errno();
+        if ((uint64_t)st.st_dev != j->dev || (uint64_t)st.st_ino != j->ino)
+                return -ESTALE;
+        return TAKE_FD(fd);
+}
+
+static const char *join_strerror(int r)
+{
+        return r == -ESTALE ? "it is no longer the namespace that was checked" : strerror(-r);
+}
+
 int join_enter(const struct oci_sandbox *oci, unsigned long *flags, int saved[OCI_JOIN_KINDS], char *why, size_t size)
 {
         for (size_t k = 0; k < OCI_JOIN_KINDS; k++)
@@ -96,13 +118,8 @@ int join_enter(const struct oci_sandbox *oci, unsigned long *flags, int saved[OC
                         continue;
                 char self[64];
                 snprintf(self, sizeof(self), "/proc/thread-self/ns/%s", join_kinds[k].name);
-                _cleanup_close_ int fd = open(j->path, O_RDONLY | O_CLOEXEC);
-                struct stat st;
-                int r = fd < 0 || fstat(fd, &st) < 0 ? negative_errno() : 0;
-                /* the namespace the front checked, not whatever the path
-                 * names now (a pid reused, a file replaced) */
-                if (r == 0 && ((uint64_t)st.st_dev != j->dev || (uint64_t)st.st_ino != j->ino))
-                        r = -ESTALE;
+                _cleanup_close_ int fd = join_open(j);
+                int r = fd < 0 ? fd : 0;
                 if (r == 0 && (saved[k] = open(self, O_RDONLY | O_CLOEXEC)) < 0)
                         r = negative_errno();
                 if (r == 0 && setns(fd, join_kinds[k].type) < 0) {
@@ -112,7 +129,7 @@ int join_enter(const struct oci_sandbox *oci, unsigned long *flags, int saved[OC
                 }
                 if (r < 0) {
                         snprintf(why, size, "cannot join the %s namespace %s: %s", join_kinds[k].name, j->path,
-                                 r == -ESTALE ? "it is no longer the namespace that was checked" : strerror(-r));
+                                 join_strerror(r));
                         join_leave(saved);
                         return r;
                 }
@@ -122,6 +139,30 @@ int join_enter(const struct oci_sandbox *oci, unsigned long *flags, int saved[OC
         if (r < 0)
                 join_leave(saved);
         return r;
+}
+
+/* A pod's shared pid namespace is owned by the pod sandbox container's
+ * user namespace, in which init (in its own) holds no capability, so init
+ * cannot mount a procfs of it. The sentry (host root, in the host's mount
+ * namespace, where the kernel's check that a procfs reveals nothing more
+ * than one already visible does not apply) makes one for init to mount in
+ * the view, where it is masked as init's own would be. It shows the pod's
+ * processes only, which the pod's containers share by the pod's choice. */
+int join_proc_tree(struct sandbox_plan *plan, char *why, size_t size)
+{
+        const struct oci_join *j = plan->oci ? &plan->oci->join[OCI_JOIN_PID] : NULL;
+        if (!j || !j->path)
+                return 0;
+        _cleanup_close_ int fd = join_open(j);
+        int r = fd < 0 ? fd : fs_proc_tree(fd);
+        if (r < 0) {
+                snprintf(why, size, "cannot make a procfs of the pod's pid namespace %s: %s", j->path,
+                         join_strerror(r));
+                return r;
+        }
+        plan->view.proc_tree_fd = r;
+        plan->view.pid_shared = true;
+        return 0;
 }
 
 /* A sandbox in a network namespace an engine prepared needs the floor: the

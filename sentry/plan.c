@@ -311,7 +311,8 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                                        .hosts = net_hosts,
                                        .ca_bundle = net_broker_ca_bundle(p.broker),
                                        .template_fd = -1,
-                                       .template_tree_fd = -1};
+                                       .template_tree_fd = -1,
+                                       .proc_tree_fd = -1};
         if (o->policy->has_source) {
                 int fd;
                 r = open_template(o->policy, &fd);

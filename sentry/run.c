@@ -317,8 +317,11 @@ int sentry_run(const struct run_options *o)
         struct cgroup *cg = NULL;
         free(TAKE_PTR(err));
         r = create_cgroup(o, id, &limits, &cg, &err);
+        /* a pod's shared pid namespace outlives init: the control group is
+         * what ends the container's processes there (init.c, pid_joined) */
+        bool pid_joined = o->oci && o->oci->join[OCI_JOIN_PID].path;
         if (r < 0) {
-                if (any_cgroup_limit(&limits) || o->cgroup_mode != CG_AUTO) {
+                if (any_cgroup_limit(&limits) || o->cgroup_mode != CG_AUTO || pid_joined) {
                         fprintf(stderr, "cordon: %s; refusing to start without the requested limits\n", err);
                         state_remove(id);
                         return EXIT_SANDBOX;
@@ -513,7 +516,8 @@ static int run_sandbox(struct sandbox_state *st)
          * only (init inherits them; the sentry returns to its own) */
         int saved_ns[OCI_JOIN_KINDS];
         char why[320];
-        if ((r = join_enter(plan->oci, &flags, saved_ns, why, sizeof(why))) < 0) {
+        if ((r = join_proc_tree(plan, why, sizeof(why))) < 0 ||
+            (r = join_enter(plan->oci, &flags, saved_ns, why, sizeof(why))) < 0) {
                 fprintf(stderr, "cordon: %s\n", why);
                 close(sp[0]);
                 close(sp[1]);
@@ -556,6 +560,10 @@ static int run_sandbox(struct sandbox_state *st)
         }
         close(sp[1]);
         bind_trees_close(plan); /* init has its own; the proc agent, forked later, is not to inherit them */
+        if (plan->view.proc_tree_fd >= 0) {
+                close(plan->view.proc_tree_fd);
+                plan->view.proc_tree_fd = -1;
+        }
         trace_mark("cloned");
         /* a v2 group the clone could not put init in: moved the slow way
          * (the v1 groups init enters itself all the same) */

@@ -174,6 +174,10 @@ int start_gate(struct sandbox_state *st, int netnsfd);
  * from *flags; saved gets the thread's own for join_leave (-1 for those
  * not joined). 0, or -errno with why filled and nothing entered. */
 int join_enter(const struct oci_sandbox *oci, unsigned long *flags, int saved[OCI_JOIN_KINDS], char *why, size_t size);
+/* As host root, before the clone: for a joined pid namespace, a procfs of
+ * it in plan->view.proc_tree_fd (init mounts it as its /proc). 0, or
+ * -errno with why filled. */
+int join_proc_tree(struct sandbox_plan *plan, char *why, size_t size);
 /* OCI_JOIN_* of the namespace a linux.sysctl key belongs to. */
 int join_kind_of_sysctl(const char *key);
 /* After attach_floor: -EOPNOTSUPP (said) for a sandbox in a joined network

@@ -458,8 +458,10 @@ struct oci_limit {
 
 /* A mount the view does not already provide, made by init inside the
  * sandbox's own mount namespace after the view is built (tmpfs, mqueue). */
-/* struct oci_sandbox's join[]: the namespaces that may be joined. */
-enum { OCI_JOIN_NET, OCI_JOIN_IPC, OCI_JOIN_UTS, OCI_JOIN_KINDS };
+/* struct oci_sandbox's join[]: the namespaces that may be joined. The pid
+ * one is a pod's (shareProcessNamespace): the pod sandbox container's
+ * process namespace, whose pid 1 is the pod's infra process. */
+enum { OCI_JOIN_NET, OCI_JOIN_IPC, OCI_JOIN_UTS, OCI_JOIN_PID, OCI_JOIN_KINDS };
 
 struct oci_extra_mount {
         const char *destination;
@@ -512,7 +514,8 @@ struct oci_sandbox {
         /* Namespaces an engine prepared, joined instead of created (sentry/
          * oci/pod.c chose and checked them: never the host's): a CNI pod
          * network or a podman network for the network one, and for a
-         * Kubernetes pod's app container its pod's network, ipc and uts.
+         * Kubernetes pod's app container its pod's network, ipc and uts,
+         * and its process namespace where the pod shares one.
          * The sentry opens each path again and joins it only if it is still
          * the namespace that was checked (its nsfs device and inode). */
         struct oci_join {

@@ -2,9 +2,10 @@
  * engine prepared (a CNI pod network, a podman network), and a Kubernetes
  * pod's app containers (containerd's CRI annotations), which share their
  * pod sandbox container's network, ipc and uts namespaces, its uid range
- * and its policy, each keeping its own root, mounts, limits and pid
- * namespace. A pod is one trust unit; nothing here lets a container reach
- * the host's namespaces or another pod's.
+ * and its policy, each keeping its own root, mounts and limits, and its own
+ * pid namespace unless the pod shares one (shareProcessNamespace: then the
+ * pod sandbox container's, where its infra process is pid 1). A pod is one trust unit; nothing here lets a container
+ * reach the host's namespaces or another pod's.
  *
  * containerd names the pod's namespaces /proc/PID/ns/X with PID the pod
  * sandbox container's pid as cordon reported it, which is its sentry's (a
@@ -42,7 +43,7 @@ static const struct {
         {CLONE_NEWNET, "net", "network", OCI_JOIN_NET},
         {CLONE_NEWIPC, "ipc", "ipc", OCI_JOIN_IPC},
         {CLONE_NEWUTS, "uts", "uts", OCI_JOIN_UTS},
-        {CLONE_NEWPID, "pid", "pid", -1},
+        {CLONE_NEWPID, "pid", "pid", OCI_JOIN_PID},
         {CLONE_NEWNS, "mnt", "mount", -1},
         {CLONE_NEWUSER, "user", "user", -1},
         {CLONE_NEWCGROUP, "cgroup", "cgroup", -1},
@@ -274,23 +275,32 @@ static int pod_member(struct oci_spec *s, const char *pod_id, struct oci_sandbox
                 if (!ns->path)
                         continue;
                 if (ns_kinds[k].join < 0) {
-                        if (ns->type == CLONE_NEWPID)
-                                oci_error("linux.namespaces: pid path %s: sharing the pod's process namespace "
-                                          "(shareProcessNamespace) is not supported by cordon yet: each "
-                                          "container has its own",
-                                          ns->path);
-                        else
-                                oci_error("linux.namespaces: %s path %s: cordon creates each container's own %s "
-                                          "namespace and never joins one",
-                                          ns_kinds[k].field, ns->path, ns_kinds[k].field);
+                        oci_error("linux.namespaces: %s path %s: cordon creates each container's own %s "
+                                  "namespace and never joins one",
+                                  ns_kinds[k].field, ns->path, ns_kinds[k].field);
                         return -EOPNOTSUPP;
                 }
+                /* The pod's process namespace (shareProcessNamespace) is
+                 * the one its init forks into, whose pid 1 is the pod's
+                 * infra process (init.c's own_pidns), not init's own: a
+                 * member joining init's would see cordon's init as pid 1,
+                 * and (before Linux 6.15) the pod has no other. */
+                bool pid = ns->type == CLONE_NEWPID;
                 char pods[64], why[256];
-                snprintf(pods, sizeof(pods), "/proc/%d/ns/%s", (int)init, ns_kinds[k].name);
+                snprintf(pods, sizeof(pods), "/proc/%d/ns/%s", (int)init, pid ? "pid_for_children" : ns_kinds[k].name);
                 struct ns_id want, got;
                 if (ns_identify(pods, ns->type, &want, why, sizeof(why)) < 0) {
                         oci_error("linux.namespaces: the pod's %s namespace (%s): %s", ns_kinds[k].field, pods, why);
                         return -ESRCH;
+                }
+                char inits[64];
+                snprintf(inits, sizeof(inits), "/proc/%d/ns/pid", (int)init);
+                if (pid && (ns_identify(inits, CLONE_NEWPID, &got, why, sizeof(why)) < 0 || same(got, want))) {
+                        oci_error("linux.namespaces: pid path %s: the pod shares no process namespace of its own "
+                                  "(its sandbox container's process is not pid 1 of one: that needs procfs's "
+                                  "pidns option, Linux 6.15), so shareProcessNamespace cannot be honoured",
+                                  ns->path);
+                        return -EOPNOTSUPP;
                 }
                 /* what containerd names: the pod's pid as cordon reported it */
                 char reported[64];

@@ -392,6 +392,88 @@ cri_pod_cordon() {
         done
 }
 
+# shareProcessNamespace (namespace_options pid POD): one pid namespace for the pod, whose pid 1
+# is the pod's infra process; each container sees the other's processes. Under HANDLER, then
+# the pod is stopped and removed and nothing of it is left.
+shared_pid_checks() { # HANDLER
+        cat >"$D/spod.json" <<EOF
+{"metadata": {"name": "spid-$1", "namespace": "default", "uid": "spid-$1-uid", "attempt": 0},
+ "log_directory": "$D/logs", "linux": {"security_context": {"namespace_options": {"pid": 0}}}}
+EOF
+        cat >"$D/sweb.json" <<'EOF'
+{"metadata": {"name": "sweb"}, "image": {"image": "localhost/cordon-cri:1"},
+ "command": ["/bin/sh", "-c", "while true; do echo pong | nc -l -p 8080; done"],
+ "log_path": "sweb.log", "linux": {"security_context": {"namespace_options": {"pid": 0}}}}
+EOF
+        cat >"$D/sclient.json" <<'EOF'
+{"metadata": {"name": "sclient"}, "image": {"image": "localhost/cordon-cri:1"},
+ "command": ["/bin/sleep", "777777"],
+ "log_path": "sclient.log", "linux": {"security_context": {"namespace_options": {"pid": 0}}}}
+EOF
+        cri runp --runtime="$1" "$D/spod.json"
+        [ "$RC" = 0 ] || fail "crictl runp --runtime=$1 (shared pid) failed: $ERR"
+        local pod=$OUT web client
+        cri create "$pod" "$D/sweb.json" "$D/spod.json"
+        [ "$RC" = 0 ] || fail "$1: crictl create in a pod sharing its pid namespace failed: $ERR"
+        web=$OUT
+        cri create "$pod" "$D/sclient.json" "$D/spod.json"
+        [ "$RC" = 0 ] || fail "$1: crictl create client failed: $ERR"
+        client=$OUT
+        cri start "$web"
+        expect_rc 0 "$1: crictl start web"
+        cri start "$client"
+        expect_rc 0 "$1: crictl start client"
+        local i
+        for i in $(seq 50); do
+                cri exec "$client" ps -o args
+                case $OUT in *"nc -l"*) break ;; esac
+                sleep 0.2
+        done
+        expect_contains "$OUT" "nc -l -p 8080" "$1: the client sees the web container's processes"
+        expect_contains "$OUT" "sleep 777777" "$1: and its own"
+        cri exec "$web" ps -o args
+        expect_contains "$OUT" "sleep 777777" "$1: the web container sees the client's"
+        expect_not_contains "$OUT" "sleep 666666" "$1: and nothing of the host's (the test's own sleep 666666)"
+        cri exec "$client" sh -c 'tr "\0" " " </proc/1/cmdline'
+        expect_eq "/bin/sleep 1000000" "$(printf '%s' "$OUT" | sed 's/ *$//')" "$1: pid 1 is the pod's infra process"
+        cri exec "$web" sh -c 'tr "\0" " " </proc/1/cmdline'
+        expect_eq "/bin/sleep 1000000" "$(printf '%s' "$OUT" | sed 's/ *$//')" "$1: in both containers"
+        # a process of the other container can be signalled, as in one pid namespace
+        cri exec "$client" sh -c 'kill $(ps -o pid,args | grep "^ *[0-9]* nc -l" | head -n1 | sed "s/^ *//; s/ .*//") && echo sent'
+        expect_contains "$OUT" sent "$1: the client signals the web container's process"
+        # one container stopped: its processes go, those it left in their own session too
+        cri exec "$client" sh -c 'setsid sleep 555555 </dev/null >/dev/null 2>&1 & echo started'
+        expect_contains "$OUT" started "$1: the client starts a process in a session of its own"
+        cri stop "$client"
+        expect_rc 0 "$1: crictl stop client"
+        for i in $(seq 50); do
+                cri exec "$web" ps -o args
+                case $OUT in *"sleep 555555"* | *"sleep 777777"*) sleep 0.2 ;; *) break ;; esac
+        done
+        expect_not_contains "$OUT" "sleep 777777" "$1: the stopped container's process is gone from the pod"
+        expect_not_contains "$OUT" "sleep 555555" "$1: so is the one it left in its own session"
+        expect_contains "$OUT" "/bin/sleep 1000000" "$1: the pod's infra process stays"
+        cri stopp "$pod"
+        expect_rc 0 "$1: crictl stopp"
+        cri rmp "$pod"
+        expect_rc 0 "$1: crictl rmp"
+        cri ps -a
+        expect_not_contains "$OUT" "$pod" "$1: no container of the pod is left"
+}
+
+it_test cri_shared_pid
+cri_shared_pid() {
+        containerd_up
+        sleep 666666 &
+        at_exit "kill $!"
+        if command -v runc >/dev/null; then
+                shared_pid_checks runc
+        fi
+        shared_pid_checks cordon
+        expect_eq "" "$(ls "$D/cordon-root/k8s.io" 2>/dev/null)" "no container state left in cordon's root"
+        expect_eq "" "$(pgrep -f 'sleep 777777')" "no process of the pod is left"
+}
+
 # --- bad input: cordon-oci given pod containers directly, beside a live pod ---
 
 # A bundle in $D/b-NAME whose config is the default spec changed by python statements on
@@ -400,7 +482,7 @@ bad_bundle() { # NAME PYTHON
         local d="$D/b-$1"
         mkdir -p "$d"
         # (only the good one runs: the others may share one root)
-        if [ "$1" = good ]; then make_rootfs "$d/rootfs"; else ln -sfn "$D/b-good/rootfs" "$d/rootfs"; fi
+        if [ "${1#good}" != "$1" ]; then make_rootfs "$d/rootfs"; else ln -sfn "$D/b-good/rootfs" "$d/rootfs"; fi
         "$OCI" spec --bundle "$d" || fail "cordon-oci spec failed"
         python3 - "$d/config.json" "$PODPID" "$POD" "$2" <<'PY' || fail "cannot edit config.json"
 import json, sys
@@ -446,6 +528,8 @@ cri_bad_input() {
         POD=$OUT
         ROOT="$D/cordon-root/k8s.io"
         PODPID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sentryPid"])' "$ROOT/$POD/state.json")
+        PODINIT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["initPid"])' \
+                "/run/cordon/sandboxes/$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sandbox"])' "$ROOT/$POD/state.json")/meta.json")
         local podnet other="cdnx$$"
         podnet=$(python3 -c 'import json,sys
 c = json.load(open(sys.argv[1]))
@@ -461,6 +545,13 @@ print([n["path"] for n in c["linux"]["namespaces"] if n["type"] == "network"][0]
         OUT=$(cat "$D/good.out")
         expect_rc 0 "a pod container naming its pod's namespaces as containerd does is created: $OUT"
         timeout 30 "$OCI" --root "$ROOT" delete --force good
+        # the pod's shared pid namespace, named as containerd names it (shareProcessNamespace)
+        bad_bundle goodpid 'ns["pid"] = "/proc/%s/ns/pid" % p'
+        timeout 30 "$OCI" --root "$ROOT" create --bundle "$BUNDLE" goodpid >"$D/good.out" 2>&1 </dev/null
+        RC=$?
+        OUT=$(cat "$D/good.out")
+        expect_rc 0 "a pod container joining the pod's pid namespace is created: $OUT"
+        timeout 30 "$OCI" --root "$ROOT" delete --force goodpid
 
         bad_bundle unknown 'c["annotations"]["io.kubernetes.cri.sandbox-id"] = "nosuchpod"'
         refused unknown 'io.kubernetes.cri.sandbox-id "nosuchpod": no such pod sandbox' "an unknown sandbox id"
@@ -477,8 +568,12 @@ print([n["path"] for n in c["linux"]["namespaces"] if n["type"] == "network"][0]
         bad_bundle otherpod "ns['network'] = '/var/run/netns/$other'"
         refused otherpod "network path /var/run/netns/$other is another namespace, not the network namespace of pod" \
                 "another pod's network namespace"
-        bad_bundle sharepid 'ns["pid"] = "/proc/%s/ns/pid" % p'
-        refused sharepid "pid path /proc/$PODPID/ns/pid: sharing the pod's process namespace" "shareProcessNamespace"
+        bad_bundle hostpid 'ns["pid"] = "/proc/self/ns/pid"'
+        refused hostpid "pid path /proc/self/ns/pid is the host's" "the host's pid namespace"
+        # the pod's init's own pid namespace (cordon's init is pid 1 there), not the pod's
+        bad_bundle initpid "ns['pid'] = '/proc/$PODINIT/ns/pid'"
+        refused initpid "pid path /proc/$PODINIT/ns/pid is another namespace, not the pid namespace of pod" \
+                "a pid namespace of the pod's that is not its shared one"
         bad_bundle userns 'ns["user"] = "/proc/%s/ns/user" % p'
         refused userns "user path /proc/$PODPID/ns/user" "a user namespace path"
         bad_bundle ownpolicy 'c["annotations"]["dev.cordon.policy"] = "{}"'
