@@ -300,9 +300,9 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
         _cleanup_close_ int nul = -1, pw = -1, master = -1, slave = -1;
         if (tty) {
                 /* a terminal from the sandbox's own devpts instance: the run
-                 * gets its slave; the sentry keeps the master and relays it
-                 * to the client through two pipes, so that what the run
-                 * shows on its terminal becomes events too */
+                 * gets its slave; but for OCI, the sentry keeps the master
+                 * and relays it to the client through two pipes, so that
+                 * what the run shows on its terminal becomes events too */
                 int r = open_sandbox_pty(st, &master, &slave);
                 if (r < 0) {
                         control_reply_error(conn, "exec: cannot open a terminal in the sandbox: %s", strerror(-r));
@@ -314,6 +314,15 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
                         (void)ioctl(master, TIOCSWINSZ, &ws);
                 pass[0] = pass[1] = pass[2] = slave;
                 e.flags |= EXEC_TTY;
+        }
+        if (tty && direct) {
+                /* OCI (--console-socket): the terminal's master itself goes
+                 * back, as runc hands it to the engine, which checks that it
+                 * is a terminal (containerd's shim), reads and writes it,
+                 * and sets its size; nothing is relayed or recorded. It is
+                 * a terminal of the sandbox's own devpts, and its holder
+                 * gets from it only what the run writes to its slave. */
+        } else if (tty) {
                 /* run_pipe[0]: the master's output (from a dup of it, so
                  * that the two directions close apart); client_pipe[0]: out
                  * to the client; client_pipe[1]: the client's input in;
@@ -422,7 +431,10 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
                 r->timer = sentry_timer_arm(CLOCK_MONOTONIC, false, timeout_ms);
         int back[2] = {-1, -1};
         size_t n_back = 0;
-        if (tty) {
+        if (tty && direct) {
+                back[0] = master;
+                n_back = 1;
+        } else if (tty) {
                 /* the client reads the terminal's output from back[0] and
                  * writes its input into back[1] */
                 r->streams = xcalloc(2, sizeof(struct stream));

@@ -474,6 +474,99 @@ cri_shared_pid() {
         expect_eq "" "$(pgrep -f 'sleep 777777')" "no process of the pod is left"
 }
 
+# crictl under a terminal of the test's own (a pty, as a person's shell gives kubectl): INPUT
+# is typed after a second, once the session is up; OUT gets everything the terminal showed.
+cri_pty() { # INPUT CRICTL-ARGS...
+        local input=$1
+        shift
+        printf '+ crictl (on a pty)' >&2
+        printf ' %q' "$@" >&2
+        printf '\n' >&2
+        OUT=$(python3 - "$input" "${C[@]}" "$@" <<'PY'
+import fcntl, os, pty, select, struct, subprocess, sys, termios, time
+m, s = pty.openpty()
+fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 111, 0, 0))
+def ctty():
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+p = subprocess.Popen(sys.argv[2:], stdin=s, stdout=s, stderr=s, start_new_session=True, preexec_fn=ctty)
+os.close(s)
+out, start, typed = b"", time.time(), False
+while time.time() - start < 30:
+    if not typed and time.time() - start > 1:
+        os.write(m, sys.argv[1].encode().decode("unicode_escape").encode())
+        typed = True
+    r, _, _ = select.select([m], [], [], 0.2)
+    if r:
+        try:
+            d = os.read(m, 4096)
+        except OSError:
+            break
+        if not d:
+            break
+        out += d
+    elif p.poll() is not None and typed:
+        break
+try:
+    p.wait(timeout=5)
+except subprocess.TimeoutExpired:
+    p.kill()
+sys.stdout.write(out.decode(errors="replace").replace("\r", ""))
+sys.stdout.write("\n[exit %s]\n" % p.returncode)
+PY
+)
+        printf '%s\n' "$OUT" | sed 's/^/  pty| /' | head -n 30 >&2
+}
+
+# crictl exec -it and attach, under HANDLER: a shell on a terminal, as `kubectl exec -it`
+# and `kubectl attach` give one.
+tty_checks() { # HANDLER
+        cat >"$D/tpod.json" <<EOF
+{"metadata": {"name": "tty-$1", "namespace": "default", "uid": "tty-$1-uid", "attempt": 0},
+ "log_directory": "$D/logs"}
+EOF
+        cat >"$D/tty.json" <<'EOF'
+{"metadata": {"name": "tty"}, "image": {"image": "localhost/cordon-cri:1"},
+ "command": ["/bin/sh"], "tty": true, "stdin": true, "log_path": "tty.log"}
+EOF
+        cri runp --runtime="$1" "$D/tpod.json"
+        [ "$RC" = 0 ] || fail "crictl runp --runtime=$1 failed: $ERR"
+        local pod=$OUT ctr
+        cri create "$pod" "$D/tty.json" "$D/tpod.json"
+        [ "$RC" = 0 ] || fail "$1: crictl create of a container with a terminal failed: $ERR"
+        ctr=$OUT
+        cri start "$ctr"
+        expect_rc 0 "$1: crictl start"
+        cri_pty 'hello-typed\n' exec -it "$ctr" sh -c 'tty; read l; stty size; echo "got $l"; exit 3'
+        expect_match "$OUT" "/dev/pts/[0-9]+" "$1: crictl exec -it runs on a terminal"
+        expect_contains "$OUT" "33 111" "$1: of the size of crictl's"
+        expect_contains "$OUT" "got hello-typed" "$1: what is typed reaches it"
+        expect_contains "$OUT" "exit code 3" "$1: with its exit code"
+        cri exec "$ctr" sh -c 'echo plain; exit 4'
+        expect_contains "$OUT" plain "$1: crictl exec without a terminal"
+        expect_contains "$ERR" "exit code 4" "$1: its exit code"
+        cri_pty 'echo attached-$((6*7)); tty\nexit 5\n' attach -it "$ctr"
+        expect_contains "$OUT" "attached-42" "$1: crictl attach reaches the container's shell"
+        expect_match "$OUT" "/dev/pts/[0-9]+" "$1: on its terminal"
+        for i in $(seq 50); do
+                cri inspect "$ctr"
+                case $OUT in *CONTAINER_EXITED*) break ;; esac
+                sleep 0.2
+        done
+        expect_contains "$OUT" '"exitCode": 5' "$1: the shell's exit ends the container with its code"
+        cri stopp "$pod"
+        cri rmp "$pod"
+        expect_rc 0 "$1: crictl rmp"
+}
+
+it_test cri_terminal
+cri_terminal() {
+        containerd_up
+        if command -v runc >/dev/null; then
+                tty_checks runc
+        fi
+        tty_checks cordon
+}
+
 # --- bad input: cordon-oci given pod containers directly, beside a live pod ---
 
 # A bundle in $D/b-NAME whose config is the default spec changed by python statements on
