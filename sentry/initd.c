@@ -8,6 +8,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
@@ -72,6 +73,64 @@ static void report(int sock, uint32_t type, int32_t value, int64_t run)
          * under the filter, so no trapped call is needed to report */
         struct msg m = {.type = type, .value = value, .aux = run};
         (void)send(sock, &m, sizeof(m), MSG_NOSIGNAL);
+}
+
+/* OCI exec's capability sets (EXEC_CAPS), as runc applies a process's:
+ * before the identity, the bounding and ambient sets lowered to the ones
+ * asked for (init's are the container's; the front refused anything
+ * beyond them, and the kernel would too: a bounding capability needs
+ * CAP_SETPCAP to drop, an ambient one cannot be raised past init's locked
+ * securebit) and the permitted set kept across a switch of uid; after it,
+ * the effective, permitted and inheritable sets, which can only narrow
+ * what init holds. 0, or -1 with the reason on the run's stderr. */
+static int exec_caps_before(const struct exec_msg *e)
+{
+        for (int cap = 0; cap <= 63; cap++) {
+                uint64_t bit = UINT64_C(1) << cap;
+                int in = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+                if (in < 0)
+                        break; /* past the kernel's last capability */
+                if (in == 1 && !(e->caps[0] & bit) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+                        dprintf(STDERR_FILENO,
+                                "cordon: process.capabilities.bounding: cannot drop capability %d: %s (the "
+                                "container's process does not hold CAP_SETPCAP)\n",
+                                cap, strerror(errno));
+                        return -1;
+                }
+                if (!(e->caps[4] & bit))
+                        (void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, cap, 0, 0);
+        }
+        /* the permitted set kept across setresuid away from root (not
+         * possible, and not needed, where init's securebits lock it off:
+         * a container with no capabilities, whose runs ask for none) */
+        if ((e->flags & EXEC_USER) && e->caps[2] && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0) {
+                dprintf(STDERR_FILENO, "cordon: process.capabilities: keep them across the switch of user: %s\n",
+                        strerror(errno));
+                return -1;
+        }
+        return 0;
+}
+
+static int exec_caps_after(const struct exec_msg *e)
+{
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+        struct __user_cap_data_struct d[2] = {{0}};
+        uint64_t eff = e->caps[1] & e->caps[2], perm = e->caps[2], inh = e->caps[3];
+        d[0].effective = (uint32_t)eff;
+        d[1].effective = (uint32_t)(eff >> 32);
+        d[0].permitted = (uint32_t)perm;
+        d[1].permitted = (uint32_t)(perm >> 32);
+        d[0].inheritable = (uint32_t)inh;
+        d[1].inheritable = (uint32_t)(inh >> 32);
+        if (syscall(SYS_capset, &h, d) < 0) {
+                dprintf(STDERR_FILENO,
+                        "cordon: process.capabilities: %s (a set holds a capability the container's process "
+                        "does not)\n",
+                        strerror(errno));
+                return -1;
+        }
+        (void)prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
+        return 0;
 }
 
 _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX_FDS], const struct oci_sandbox *oci)
@@ -152,9 +211,23 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
          * CAP_SETUID/CAP_SETGID (a container whose identity lacks them
          * cannot: said, as runc would fail); leaving root drops every
          * capability, as the kernel does */
+        if ((e->flags & EXEC_CAPS) && exec_caps_before(e) < 0)
+                _exit(EXIT_SANDBOX);
+        if (e->flags & EXEC_GROUPS) {
+                gid_t groups[EXEC_MAX_GROUPS];
+                for (uint32_t i = 0; i < e->n_groups; i++)
+                        groups[i] = e->groups[i];
+                if (setgroups(e->n_groups, groups) < 0) {
+                        dprintf(STDERR_FILENO,
+                                "cordon: process.user.additionalGids: %s (the container's process does not hold "
+                                "CAP_SETGID)\n",
+                                strerror(errno));
+                        _exit(EXIT_SANDBOX);
+                }
+        }
         if (e->flags & EXEC_USER) {
-                if ((setgroups(0, NULL) < 0 && errno != EPERM) || setresgid(e->gid, e->gid, e->gid) < 0 ||
-                    setresuid(e->uid, e->uid, e->uid) < 0) {
+                if ((!(e->flags & EXEC_GROUPS) && setgroups(0, NULL) < 0 && errno != EPERM) ||
+                    setresgid(e->gid, e->gid, e->gid) < 0 || setresuid(e->uid, e->uid, e->uid) < 0) {
                         dprintf(STDERR_FILENO,
                                 "cordon: cannot run as %u:%u: %s (the container's process.user does not hold "
                                 "CAP_SETUID and CAP_SETGID)\n",
@@ -162,6 +235,8 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
                         _exit(EXIT_SANDBOX);
                 }
         }
+        if ((e->flags & EXEC_CAPS) && exec_caps_after(e) < 0)
+                _exit(EXIT_SANDBOX);
         if (chdir(cwd) < 0) {
                 dprintf(STDERR_FILENO, "cordon: cannot change to %s in the sandbox: %s\n", cwd, strerror(errno));
                 _exit(EXIT_SANDBOX);
@@ -209,7 +284,7 @@ static bool exec_msg_valid(const struct exec_msg *e, size_t n)
 {
         if (n < offsetof(struct exec_msg, strings) || e->len > EXEC_MAX_STRINGS ||
             n != offsetof(struct exec_msg, strings) + e->len || e->argc == 0 || e->argc > 4096 || e->envc > 4096 ||
-            e->n_preserve > EXEC_MAX_FDS - 5)
+            e->n_preserve > EXEC_MAX_FDS - 5 || e->n_groups > EXEC_MAX_GROUPS)
                 return false;
         uint32_t want = 1 + e->argc + e->envc, seen = 0;
         for (uint32_t i = 0; i < e->len; i++)

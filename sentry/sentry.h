@@ -196,11 +196,14 @@ struct msg {
 /* MSG_EXEC's body: cwd, then argc arguments, then envc "K=V" entries, each
  * NUL-terminated, in strings[0..len). */
 #define EXEC_MAX_STRINGS 61440
-#define EXEC_TTY         1 /* 0-2 are a terminal: the run takes it as its controlling one */
-#define EXEC_HOLD        2 /* fd 3 is a pipe: the run waits for a byte on it before its exec (OCI create/start) */
-#define EXEC_MAX_FDS     8 /* stdin, stdout, stderr, the hold pipe, then n_preserve fds */
-#define EXEC_CGROUP      4 /* the last fd: the run's own group's cgroup.procs, to move into before anything runs */
-#define EXEC_USER        8 /* the run becomes uid:gid (OCI exec --user), no supplementary groups */
+#define EXEC_TTY         1  /* 0-2 are a terminal: the run takes it as its controlling one */
+#define EXEC_HOLD        2  /* fd 3 is a pipe: the run waits for a byte on it before its exec (OCI create/start) */
+#define EXEC_MAX_FDS     8  /* stdin, stdout, stderr, the hold pipe, then n_preserve fds */
+#define EXEC_CGROUP      4  /* the last fd: the run's own group's cgroup.procs, to move into before anything runs */
+#define EXEC_USER        8  /* the run becomes uid:gid (OCI exec --user), no supplementary groups */
+#define EXEC_GROUPS      16 /* the run's supplementary groups are groups[] (OCI exec's additionalGids) */
+#define EXEC_CAPS        32 /* the run's five capability sets are caps[] (OCI exec's process.capabilities) */
+#define EXEC_MAX_GROUPS  32 /* OCI_MAX_IDS */
 struct exec_msg {
         uint32_t type; /* MSG_EXEC */
         int32_t run;
@@ -209,6 +212,11 @@ struct exec_msg {
         uint32_t envc;
         uint32_t n_preserve; /* fds after stdio (and the hold pipe) that become the run's 3, 4, ... */
         uint32_t uid, gid;   /* with EXEC_USER */
+        uint32_t n_groups;   /* with EXEC_GROUPS */
+        uint32_t groups[EXEC_MAX_GROUPS];
+        /* with EXEC_CAPS: bounding, effective, permitted, inheritable,
+         * ambient (masks of 1 << CAP_*), each within what init holds */
+        uint64_t caps[5];
         uint32_t len;
         char strings[EXEC_MAX_STRINGS];
 };

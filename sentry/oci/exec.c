@@ -1,7 +1,8 @@
 /* `exec`: another process in a running container, from --process FILE or
- * from the container's own process with the command line's overrides;
- * what it cannot honour (another identity, a capability, a terminal
- * without --console-socket) is refused. The runtime then waits for the
+ * from the container's own process with the command line's overrides
+ * (identity, additional gids, capabilities within the container's own);
+ * what it cannot honour (a capability the container does not hold, a
+ * terminal without --console-socket) is refused. The runtime then waits for the
  * process (with --detach, a waiter it forks does), forwarding the signals
  * it gets, and exits with the process's status. */
 #include "config.h"
@@ -9,6 +10,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
 
@@ -16,6 +18,7 @@
 #include "common/util.h"
 #include "sentry/oci/oci.h"
 #include "sentry/oci/runtime-internal.h"
+#include "sentry/policy/policy.h"
 #include "sentry/sandbox/sandbox.h"
 #include "sentry/sentry.h"
 
@@ -35,6 +38,107 @@ static int parse_user(const char *s, uint32_t *uid, uint32_t *gid)
                 *gid = (uint32_t)gv;
         }
         return 0;
+}
+
+static const char *const cap_sets[5] = {"bounding", "effective", "permitted", "inheritable", "ambient"};
+
+static void caps_masks(const struct oci_caps *c, uint64_t out[5])
+{
+        out[0] = c->bounding;
+        out[1] = c->effective;
+        out[2] = c->permitted;
+        out[3] = c->inheritable;
+        out[4] = c->ambient;
+}
+
+/* NET_RAW and MKNOD, which create leaves out of every set with a warning
+ * (create.c, prepare_caps): a container's processes never hold them. */
+#define CAPS_LEFT_OUT ((UINT64_C(1) << CAP_NET_RAW) | (UINT64_C(1) << CAP_MKNOD))
+
+/* The sets an exec asks for (want, the container's own c changed by a
+ * --process file or --cap) checked against what the container's process
+ * holds, which is all its init can give a run: a capability cordon refuses,
+ * or one the container does not hold in the matching set, is refused by
+ * name; what create leaves out is left out here too. 0, or -errno (said). */
+static int exec_caps_check(const char *id, uint64_t want[5], const uint64_t c[5])
+{
+        uint64_t init_eff = c[1] & c[2] & c[0];
+        for (size_t i = 0; i < 5; i++) {
+                for (int cap = 0; cap < 64; cap++) {
+                        uint64_t bit = UINT64_C(1) << cap;
+                        if (!(want[i] & bit))
+                                continue;
+                        const char *name = policy_cap_name(cap), *refused = NULL;
+                        int n;
+                        if (!name || policy_cap_parse(name, &n, &refused) < 0) {
+                                oci_error("exec: process.capabilities.%s: capability %d is not one cordon knows",
+                                          cap_sets[i], cap);
+                                return -EINVAL;
+                        }
+                        if (bit & CAPS_LEFT_OUT) {
+                                want[i] &= ~bit;
+                                continue;
+                        }
+                        if (refused) {
+                                oci_error("exec: process.capabilities.%s: capability CAP_%s is refused: it gives %s",
+                                          cap_sets[i], name, refused);
+                                return -EPERM;
+                        }
+                        /* what the run may get from init: its bounding,
+                         * permitted and ambient sets at most (ambient ones
+                         * cannot be raised past init's), an inheritable
+                         * one within its inheritable or permitted set */
+                        const char *lacks = !(c[0] & bit)                      ? "bounding"
+                                            : i == 2 && !(c[2] & bit)          ? "permitted"
+                                            : i == 3 && !((c[2] | c[3]) & bit) ? "permitted"
+                                            : i == 4 && !(c[4] & bit)          ? "ambient"
+                                                                               : NULL;
+                        if (lacks) {
+                                oci_error("exec: process.capabilities.%s: capability CAP_%s is not permitted to "
+                                          "container %s (its process's %s set does not hold it)",
+                                          cap_sets[i], name, id, lacks);
+                                return -EPERM;
+                        }
+                }
+        }
+        /* a bounding capability is dropped with CAP_SETPCAP only */
+        uint64_t dropped = c[0] & ~want[0] & ~CAPS_LEFT_OUT;
+        if (dropped && !(init_eff & (UINT64_C(1) << CAP_SETPCAP))) {
+                int cap = __builtin_ctzll(dropped);
+                oci_error("exec: process.capabilities.bounding: dropping CAP_%s from the bounding set needs "
+                          "CAP_SETPCAP, which container %s's process does not hold",
+                          policy_cap_name(cap) ? policy_cap_name(cap) : "?", id);
+                return -EPERM;
+        }
+        return 0;
+}
+
+/* runc's --additional-gids, given once or more, each a number or a
+ * comma-separated list */
+static int parse_gids(const char *s, uint32_t *gids, size_t *n)
+{
+        while (*s) {
+                char *end;
+                errno = 0;
+                unsigned long g = strtoul(s, &end, 10);
+                if (end == s || errno || g > UINT32_MAX || (*end && *end != ','))
+                        return -EINVAL;
+                if (*n >= OCI_MAX_IDS)
+                        return -E2BIG;
+                gids[(*n)++] = (uint32_t)g;
+                s = *end ? end + 1 : end;
+        }
+        return 0;
+}
+
+static bool same_gids(const uint32_t *a, size_t na, const uint32_t *b, size_t nb)
+{
+        if (na != nb)
+                return false;
+        for (size_t i = 0; i < na; i++)
+                if (a[i] != b[i])
+                        return false;
+        return true;
 }
 
 int oci_cmd_exec(int argc, char **argv)
@@ -61,12 +165,16 @@ int oci_cmd_exec(int argc, char **argv)
         const char *process_file = NULL, *console_socket = NULL, *pid_file = NULL, *cwd = NULL, *user = NULL;
         bool tty = false, detach = false;
         int preserve = 0;
+        uint64_t added_caps = 0;
+        uint32_t gids[OCI_MAX_IDS];
+        size_t n_gids = 0;
+        bool gids_given = false;
         _cleanup_(strv_freep) char **env = xcalloc(1, sizeof(char *));
         size_t n_env = 0;
         int ch;
         optind = 1;
         opterr = 0;
-        while ((ch = getopt_long(argc, argv, "+p:ts:dP:e:w:u:c:", opts, NULL)) != -1) {
+        while ((ch = getopt_long(argc, argv, "+p:ts:dP:e:w:u:c:g:", opts, NULL)) != -1) {
                 switch (ch) {
                 case 'p':
                         process_file = optarg;
@@ -97,17 +205,32 @@ int oci_cmd_exec(int argc, char **argv)
                 case 'F':
                         preserve = atoi(optarg);
                         break;
-                case 'c':
-                        /* cordon's floor: a process never holds a capability */
-                        oci_error("exec --cap %s: cordon grants no capabilities to a container's processes", optarg);
-                        return 1;
+                case 'c': {
+                        /* runc's: added to the bounding, effective and
+                         * permitted sets (checked below against the
+                         * container's) */
+                        int cap;
+                        const char *refused;
+                        if (policy_cap_parse(optarg, &cap, &refused) < 0) {
+                                oci_error("exec --cap %s: unknown capability", optarg);
+                                return 1;
+                        }
+                        added_caps |= UINT64_C(1) << cap;
+                        break;
+                }
+                case 'g':
+                        gids_given = true;
+                        if (parse_gids(optarg, gids, &n_gids) < 0) {
+                                oci_error("exec --additional-gids %s: expected gids (at most %d)", optarg, OCI_MAX_IDS);
+                                return 1;
+                        }
+                        break;
                 case 'a':
                 case 'l':
                         oci_warn("exec: LSM label %s ignored (no LSM profile is applied by cordon)", optarg);
                         break;
                 case 'n':
                 case 'i':
-                case 'g':
                 case 'C':
                         break; /* no_new_privs is always set; the others change nothing here */
                 default:
@@ -145,6 +268,7 @@ int oci_cmd_exec(int argc, char **argv)
                 r = -EINVAL;
         }
         uint32_t want_uid = 0, want_gid = 0;
+        bool has_caps = false;
         if (r == 0 && process_file) {
                 _cleanup_free_ char *text = NULL;
                 free(TAKE_PTR(err));
@@ -154,6 +278,20 @@ int oci_cmd_exec(int argc, char **argv)
                         oci_error("exec --process %s: %s", process_file, err ? err : strerror(-r));
                 want_uid = pr.user.uid;
                 want_gid = pr.user.gid;
+                if (r == 0) {
+                        /* what the file gives is the run's (absent: the
+                         * container's own, as runc takes them) */
+                        json_t *root = json_loads(text, 0, NULL);
+                        json_t *juser = json_object_get(root, "user");
+                        has_caps = json_object_get(root, "capabilities") != NULL;
+                        if (!gids_given && json_object_get(juser, "additionalGids")) {
+                                gids_given = true;
+                                n_gids = 0;
+                                for (size_t i = 0; i < pr.user.n_additional_gids && n_gids < OCI_MAX_IDS; i++)
+                                        gids[n_gids++] = pr.user.additional_gids[i];
+                        }
+                        json_decref(root);
+                }
         } else if (r == 0) {
                 if (optind >= argc) {
                         oci_error("exec: no command given (arguments after the id, or --process FILE)");
@@ -185,6 +323,36 @@ int oci_cmd_exec(int argc, char **argv)
         if (r == 0 && other_user && (want_uid > 65535 || want_gid > 65535)) {
                 oci_error("exec as %u:%u: not one of the container's ids (0-65535)", want_uid, want_gid);
                 r = -EINVAL;
+        }
+        /* the capability sets and groups asked for, sent only where they
+         * differ from the container's own, which the run has from init */
+        uint64_t want_caps[5], own_caps[5];
+        bool send_caps = false, send_gids = false;
+        if (r == 0) {
+                caps_masks(&spec->process.caps, own_caps);
+                for (size_t i = 0; i < 5; i++)
+                        own_caps[i] &= ~CAPS_LEFT_OUT;
+                caps_masks(has_caps ? &pr.caps : &spec->process.caps, want_caps);
+                want_caps[0] |= added_caps;
+                want_caps[1] |= added_caps;
+                want_caps[2] |= added_caps;
+                if (want_caps[3])
+                        want_caps[4] |= added_caps;
+                r = exec_caps_check(id, want_caps, own_caps);
+                /* another user: the sets kept across the switch, as runc
+                 * applies them to any user (an ambient one survives the
+                 * exec), not dropped as a plain switch away from root */
+                send_caps = other_user;
+                for (size_t i = 0; r == 0 && i < 5; i++)
+                        send_caps = send_caps || want_caps[i] != own_caps[i];
+                for (size_t i = 0; r == 0 && i < n_gids; i++)
+                        if (gids[i] > 65535) {
+                                oci_error("exec: additionalGids: %u is not one of the container's ids (0-65535)",
+                                          gids[i]);
+                                r = -EINVAL;
+                        }
+                send_gids = gids_given && !same_gids(gids, n_gids, spec->process.user.additional_gids,
+                                                     spec->process.user.n_additional_gids);
         }
         if (r == 0) {
                 if (cwd) {
@@ -231,6 +399,18 @@ int oci_cmd_exec(int argc, char **argv)
                                     json_pack("{s:I, s:I}", "uid", (json_int_t)want_uid, "gid", (json_int_t)want_gid));
         if (preserve)
                 json_object_set_new(req, "preserveFds", json_integer(preserve));
+        if (send_caps) {
+                json_t *caps = json_object();
+                for (size_t i = 0; i < 5; i++)
+                        json_object_set_new(caps, cap_sets[i], json_integer((json_int_t)want_caps[i]));
+                json_object_set_new(req, "caps", caps);
+        }
+        if (send_gids) {
+                json_t *g = json_array();
+                for (size_t i = 0; i < n_gids; i++)
+                        json_array_append_new(g, json_integer(gids[i]));
+                json_object_set_new(req, "groups", g);
+        }
         oci_process_done(&pr);
         r = control_send(conn, req, fds, n_fds);
         json_t *rep = NULL;

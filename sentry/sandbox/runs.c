@@ -282,6 +282,42 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
                 e.uid = (uint32_t)uid;
                 e.gid = (uint32_t)gid;
         }
+        /* OCI exec's own additionalGids and capability sets. Nothing here
+         * can widen the run's standing: init applies them with what it
+         * holds itself (the container's sets, within the sandbox's user
+         * namespace), and the kernel refuses a capability beyond them. */
+        json_t *groups = json_object_get(req, "groups");
+        if (groups) {
+                size_t i;
+                json_t *g;
+                bool ok = srv->oci && json_is_array(groups) && json_array_size(groups) <= EXEC_MAX_GROUPS;
+                json_array_foreach(groups, i, g) ok =
+                        ok && json_is_integer(g) && json_integer_value(g) >= 0 && json_integer_value(g) <= 65535;
+                if (!ok) {
+                        control_reply_error(conn,
+                                            "exec: groups are at most %d of an OCI container's gids, each 0-65535",
+                                            EXEC_MAX_GROUPS);
+                        return;
+                }
+                e.flags |= EXEC_GROUPS;
+                e.n_groups = (uint32_t)json_array_size(groups);
+                json_array_foreach(groups, i, g) e.groups[i] = (uint32_t)json_integer_value(g);
+        }
+        json_t *caps = json_object_get(req, "caps");
+        if (caps) {
+                static const char *const sets[] = {"bounding", "effective", "permitted", "inheritable", "ambient"};
+                bool ok = srv->oci && json_is_object(caps);
+                for (size_t i = 0; ok && i < ELEMENTSOF(sets); i++) {
+                        json_t *v = json_object_get(caps, sets[i]);
+                        ok = json_is_integer(v) && json_integer_value(v) >= 0;
+                        e.caps[i] = ok ? (uint64_t)json_integer_value(v) : 0;
+                }
+                if (!ok) {
+                        control_reply_error(conn, "exec: caps are an OCI container's five capability sets, as masks");
+                        return;
+                }
+                e.flags |= EXEC_CAPS;
+        }
         _cleanup_close_ int hold_rd = -1, hold_wr = -1;
         if (hold) {
                 int hp[2];

@@ -442,6 +442,59 @@ EOF
         oci delete --force e1
 }
 
+# exec with its own process.capabilities and additionalGids (runc exec --process, --cap,
+# --additional-gids), as runc applies them (#19): within what the container's process holds;
+# a capability it does not hold, or one cordon refuses, is refused by name.
+it_test cli_exec_caps
+cli_exec_caps() {
+        oci_setup
+        make_bundle "$IT_TMP/b" '["sleep", "100"]' 'c["process"]["capabilities"] = {k: ["CAP_CHOWN", "CAP_KILL",
+ "CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE"] for k in ("bounding", "effective", "permitted")}'
+        oci run --detach --bundle "$IT_TMP/b" x1
+        expect_rc 0 "run"
+        local show='["sh", "-c", "grep -E \"^(Cap(Prm|Eff|Bnd|Amb)|Groups)\" /proc/self/status | tr -d \"\\t\" | tr \"\\n\" \" \""]'
+        python3 - "$IT_TMP" "$show" <<'PY'
+import json, sys
+d, show = sys.argv[1], json.loads(sys.argv[2])
+base = {"terminal": False, "args": show, "env": ["PATH=/bin"], "cwd": "/"}
+def w(name, caps=None, user=None):
+    p = dict(base, user=user or {"uid": 0, "gid": 0})
+    if caps is not None:
+        p["capabilities"] = caps
+    json.dump(p, open("%s/%s.json" % (d, name), "w"))
+w("fewer", {"bounding": ["CAP_CHOWN", "CAP_KILL"], "effective": ["CAP_CHOWN"], "permitted": ["CAP_CHOWN", "CAP_KILL"]})
+w("nice", {"bounding": ["CAP_CHOWN", "CAP_SYS_NICE"], "effective": ["CAP_SYS_NICE"], "permitted": ["CAP_SYS_NICE"]})
+w("admin", {"bounding": ["CAP_SYS_ADMIN"], "effective": ["CAP_SYS_ADMIN"], "permitted": ["CAP_SYS_ADMIN"]})
+w("gids", None, {"uid": 0, "gid": 0, "additionalGids": [10, 20]})
+PY
+        oci exec --process "$IT_TMP/fewer.json" x1
+        expect_rc 0 "exec with fewer capabilities"
+        # (root's exec makes every permitted capability effective, as the kernel does for uid 0)
+        expect_eq "Groups:  CapPrm:0000000000000021 CapEff:0000000000000021 CapBnd:0000000000000021 CapAmb:0000000000000000 " \
+                "$OUT" "the exec's own sets, not the container's"
+        oci exec --process "$IT_TMP/nice.json" x1
+        expect_true "a capability the container does not hold is refused" test "$RC" != 0
+        expect_contains "$ERR" "process.capabilities.bounding: capability CAP_SYS_NICE is not permitted to container x1" \
+                "naming it"
+        oci exec --process "$IT_TMP/admin.json" x1
+        expect_true "a capability cordon refuses is refused" test "$RC" != 0
+        expect_contains "$ERR" "capability CAP_SYS_ADMIN is refused" "naming it"
+        oci exec --cap CAP_SYS_NICE x1 true
+        expect_true "exec --cap beyond the container's sets is refused" test "$RC" != 0
+        expect_contains "$ERR" "CAP_SYS_NICE is not permitted to container x1" "naming it"
+        oci exec --process "$IT_TMP/gids.json" x1
+        expect_rc 0 "exec with additionalGids"
+        expect_contains "$OUT" "Groups:10 20 " "the exec's own additional groups"
+        oci exec --additional-gids 30 x1 id -G
+        expect_eq "0 30" "$OUT" "exec --additional-gids"
+        oci exec x1 id -G
+        expect_eq "0" "$OUT" "a plain exec keeps the container's groups"
+        oci exec --user 1000:1000 x1 sh -c 'id -u; grep ^CapBnd /proc/self/status | tr -d "\t"'
+        expect_eq "1000
+CapBnd:00000000000005e1" "$OUT" "exec --user with the container's CAP_SETUID, its bounding set kept"
+        oci delete --force x1
+}
+
 # The container's process is pid 1 of its own pid namespace, as runc makes it (#19): its
 # /proc/1 is the command, an orphan goes to it, an exec'd process sees it as 1, and a
 # signal it has no handler for (TERM to a plain sleep) does not end it (the kernel's rule
