@@ -7,7 +7,9 @@
 # its additionalGids; then, where podman is installed, through podman with --user 1000.
 # Each attempt (create, truncate, append, rename into and out of, link, symlink, fifo,
 # mkdir, rmdir, chmod, chown, utimes, unlink, copy over) counts as passed when refused; a
-# last check in the same container sees each file as it was.
+# last check in the same container sees each file as it was. Last, exec's own capability
+# sets: no exec gets a capability its container's process does not hold, and one asking for
+# fewer holds fewer.
 #
 # Environment (set by `make check`): CORDON.
 
@@ -200,6 +202,65 @@ if command -v podman >/dev/null && { command -v conmon >/dev/null || [ -x /usr/l
         fi
 else
         echo "podman is not installed: its attempts are not run"
+fi
+
+# exec's own capability sets (runc exec --process, --cap): an exec gets no capability the
+# container's process does not hold, and one that asks for fewer holds fewer (before #19's
+# change every exec ran with the container's sets). The container is root with CHOWN and
+# KILL only; an attempt gets through when the exec runs holding the capability it asked for.
+bundle "$WORK/bc" '{"uid": 0, "gid": 0}' || skip "cannot write a bundle"
+python3 - "$WORK/bc/config.json" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["args"] = ["/bin/busybox", "sleep", "100"]
+c["process"]["capabilities"] = {k: ["CAP_CHOWN", "CAP_KILL"] for k in ("bounding", "effective", "permitted")}
+json.dump(c, open(sys.argv[1], "w"), indent=1)
+EOF
+if timeout -k 5 60 "$OCI" --root "$OCI_ROOT" run --detach --bundle "$WORK/bc" esccap >/dev/null 2>&1 </dev/null; then
+        capx() { # NAME CAP SETS-JSON [FIELD [--cap CAP]]: got through when CAP is in the exec's FIELD (CapPrm)
+                local name=$1 bit=$2 sets=$3 field=${4:-CapPrm} out
+                shift 3
+                [ $# -gt 0 ] && shift
+                python3 -c 'import json,sys
+json.dump({"terminal": False, "user": {"uid": 0, "gid": 0}, "cwd": "/", "env": ["PATH=/bin"],
+           "args": ["/bin/busybox", "sh", "-c", "grep ^%s /proc/self/status" % sys.argv[3]],
+           "capabilities": json.loads(sys.argv[2])}, open(sys.argv[1], "w"))' "$WORK/p.json" "$sets" "$field"
+                out=$(timeout -k 5 30 "$OCI" --root "$OCI_ROOT" exec "$@" --process "$WORK/p.json" esccap 2>/dev/null)
+                if [ $? = 0 ] && [ $((0x${out##*[[:space:]]} >> bit & 1)) = 1 ]; then
+                        echo "GOT-THROUGH $name"
+                else
+                        echo "blocked $name"
+                fi
+        }
+        all() { printf '{"bounding": ["%s"], "effective": ["%s"], "permitted": ["%s"], "inheritable": ["%s"], "ambient": ["%s"]}' "$1" "$1" "$1" "$1" "$1"; }
+        out=$(
+                capx "exec --process asking for CAP_SYS_ADMIN" 21 "$(all CAP_SYS_ADMIN)"
+                capx "exec --process asking for CAP_DAC_OVERRIDE" 1 "$(all CAP_DAC_OVERRIDE)"
+                capx "exec --process asking for CAP_SYS_PTRACE" 19 "$(all CAP_SYS_PTRACE)"
+                capx "exec --process asking for CAP_SETUID" 7 "$(all CAP_SETUID)"
+                capx "exec --process raising CAP_CHOWN ambient (the container has none)" 0 "$(all CAP_CHOWN)" CapAmb
+                capx "exec --cap CAP_DAC_OVERRIDE" 1 '{}' CapPrm --cap CAP_DAC_OVERRIDE
+                capx "exec --cap CAP_SYS_ADMIN" 21 '{}' CapPrm --cap CAP_SYS_ADMIN
+                # fewer: asked for none, it must hold none (CHOWN is the container's)
+                capx "exec --process asking for no capability keeps CAP_CHOWN" 0 '{"bounding": [], "effective": [], "permitted": []}'
+        )
+        n=$(grep -c . <<<"$out")
+        while read -r line; do
+                case "$line" in
+                "blocked "*) PASSED=$((PASSED + 1)) ;;
+                "GOT-THROUGH "*)
+                        FAILED=$((FAILED + 1))
+                        FAILED_NAMES+=("exec capabilities: ${line#GOT-THROUGH }")
+                        echo "ESCAPED: exec capabilities: ${line#GOT-THROUGH }"
+                        ;;
+                esac
+        done <<<"$out"
+        echo "exec capabilities: $n attempts, each blocked unless said above"
+        timeout 30 "$OCI" --root "$OCI_ROOT" delete --force esccap >/dev/null 2>&1
+else
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES+=("exec capabilities: the container did not start")
+        echo "FAILED: exec capabilities: the container did not start"
 fi
 
 echo
