@@ -30,6 +30,8 @@ static const char *const reason_names[REASON_COUNT] = {
         [REASON_CRED_PATH_MISMATCH] = "credential_path_mismatch",
         [REASON_CRED_EXPIRED] = "credential_expired",
         [REASON_CRED_MISUSE] = "credential_misuse",
+        [REASON_CRED_DENIED] = "credential_denied",
+        [REASON_CRED_ASK_EXPIRED] = "credential_approval_expired",
 };
 
 const char *net_reason_name(enum net_reason r)

@@ -233,6 +233,7 @@ int net_gate_new(const struct net_gate_config *cfg, struct net_gate **ret)
         pthread_cond_init(&g->cond, NULL);
         pthread_mutex_init(&g->audit_lock, NULL);
         pthread_mutex_init(&g->relay_lock, NULL);
+        pthread_mutex_init(&g->ask_lock, NULL);
         pthread_cond_init(&g->relay_cond, NULL);
         g->broker = cfg->broker;
         g->relay_stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -66,6 +66,10 @@ struct session {
         char *carry; /* response bytes held back (a possible start of a secret) */
         size_t carry_len;
 
+        /* the read being parsed, and where the parser's last data callback
+         * ended in it: an ask grant shows a person the body's first bytes */
+        const char *cur, *cur_end, *last_at;
+
         /* offline (the fuzz target): what would go upstream, collected */
         bool offline;
         char *sink;
@@ -115,6 +119,7 @@ static int on_url(http_parser *p, const char *at, size_t len)
         if (s->url_len == 0)
                 s->url = s->head_len;
         s->url_len += len;
+        s->last_at = at + len;
         return append(s, at, len) ? 0 : -1;
 }
 
@@ -130,6 +135,7 @@ static int on_header_field(http_parser *p, const char *at, size_t len)
                 s->in_value = false;
         }
         s->h[s->n_h - 1].name_len += len;
+        s->last_at = at + len;
         return append(s, at, len) ? 0 : -1;
 }
 
@@ -142,6 +148,7 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
                 s->in_value = true;
         }
         h->value_len += len;
+        s->last_at = at + len;
         return append(s, at, len) ? 0 : -1;
 }
 
@@ -201,6 +208,39 @@ static void out_add(char **buf, size_t *len, size_t *cap, const char *d, size_t 
         }
         memcpy(*buf + *len, d, n);
         *len += n;
+}
+
+/* The first bytes of a request's body as the client sent them (chunked:
+ * with the chunk lines), for a person deciding an ask grant's request:
+ * those that came in the same read as the head, else those the client
+ * sends within a moment (left unread). Never waits for more than that. */
+static size_t body_first_bytes(struct session *s, const http_parser *p, uint8_t *out, size_t size)
+{
+        bool chunked = p->flags & F_CHUNKED;
+        if (!chunked && (p->content_length == 0 || p->content_length == UINT64_MAX))
+                return 0;
+        if (!chunked && p->content_length < size)
+                size = (size_t)p->content_length;
+        uintptr_t at = (uintptr_t)s->last_at, lo = (uintptr_t)s->cur, hi = (uintptr_t)s->cur_end;
+        if (s->last_at && at >= lo && at <= hi) {
+                const char *end = memmem(s->last_at, (size_t)(hi - at), "\r\n\r\n", 4);
+                if (end) {
+                        size_t n = (size_t)(s->cur_end - (end + 4));
+                        n = n < size ? n : size;
+                        memcpy(out, end + 4, n);
+                        if (n > 0)
+                                return n;
+                }
+        }
+        if (!s->c)
+                return 0;
+        if (!net_ssl_pending(s->c)) {
+                struct pollfd pf = {.fd = s->r->child, .events = POLLIN};
+                if (poll(&pf, 1, 200) <= 0)
+                        return 0;
+        }
+        ssize_t k = net_ssl_peek(s->c, out, size);
+        return k > 0 ? (size_t)k : 0;
 }
 
 static int on_headers_complete(http_parser *p)
@@ -291,6 +331,21 @@ static int on_headers_complete(http_parser *p)
                         return refuse(s, p, REASON_CRED_PATH_MISMATCH, 403);
                 if (bg->g.expires_at != (time_t)-1 && time(NULL) >= bg->g.expires_at)
                         return refuse(s, p, REASON_CRED_EXPIRED, 403);
+                if (bg->g.ask) {
+                        /* a person decides this very request (its grant,
+                         * method and target; its first bytes shown), after
+                         * every other check passed; refused unless approved.
+                         * The thread waits: only this connection does. */
+                        uint8_t first[NOTIFY_ASK_BYTES_MAX];
+                        size_t n_first = body_first_bytes(s, p, first, sizeof(first));
+                        enum net_reason a = net_broker_ask(s->r, bg, s->method, url, s->url_len, first, n_first);
+                        if (a != REASON_ALLOWED)
+                                return refuse(s, p, a, 403);
+                        /* the answer may have come late: the grant's own
+                         * expiry still holds */
+                        if (bg->g.expires_at != (time_t)-1 && time(NULL) >= bg->g.expires_at)
+                                return refuse(s, p, REASON_CRED_EXPIRED, 403);
+                }
         }
 
         /* the head as decided: request line, the headers (the grant's with
@@ -473,6 +528,9 @@ static void init_requests(struct session *s)
 
 static void feed_requests(struct session *s, const char *buf, size_t n)
 {
+        s->cur = buf;
+        s->cur_end = buf + n;
+        s->last_at = NULL;
         size_t used = http_parser_execute(&s->req, &s->req_set, buf, n);
         (void)used;
         enum http_errno e = HTTP_PARSER_ERRNO(&s->req);

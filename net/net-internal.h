@@ -29,6 +29,8 @@ enum net_reason {
         REASON_CRED_PATH_MISMATCH,   /* credential_path_mismatch */
         REASON_CRED_EXPIRED,         /* credential_expired */
         REASON_CRED_MISUSE,          /* credential_misuse: a placeholder anywhere but its grant's header */
+        REASON_CRED_DENIED,          /* credential_denied: an ask grant's request a person (or nobody) refused */
+        REASON_CRED_ASK_EXPIRED,     /* credential_approval_expired: nobody answered an ask grant's request in time */
         REASON_COUNT,
 };
 
@@ -89,6 +91,8 @@ struct net_gate {
         size_t n_relays;
         int relay_stop;            /* eventfd: every relay ends */
         struct net_broker *broker; /* the credential grants; NULL: none (not owned) */
+        pthread_mutex_t ask_lock;  /* held while the asker is called or changed (ask.c) */
+        struct net_asker asker;    /* .ask NULL: nobody to ask */
 
         /* audit */
         int audit_fd;
@@ -222,6 +226,16 @@ int net_http_offline(struct net_broker *b, size_t grant, const uint8_t *data, si
 ssize_t net_ssl_read(void *ssl, void *buf, size_t n);
 int net_ssl_write_all(struct net_relay *r, void *ssl, int fd, const void *buf, size_t n);
 bool net_ssl_pending(void *ssl);
+/* Up to n of the bytes SSL_read would give next, left unread: >0, or 0
+ * when none are there yet (or the connection ended). */
+ssize_t net_ssl_peek(void *ssl, void *buf, size_t n);
+
+/* ask.c: puts an ask grant's request (method, its target as sent, the
+ * first bytes of its body) to the gate's asker and waits for the answer,
+ * the gate's stop or the client's hang-up. REASON_ALLOWED: approved;
+ * REASON_CRED_DENIED; REASON_CRED_ASK_EXPIRED. r NULL (offline): denied. */
+enum net_reason net_broker_ask(struct net_relay *r, const struct broker_grant *bg, const char *method, const char *url,
+                               size_t url_len, const uint8_t *bytes, size_t n_bytes);
 
 /* --- the credential broker's side of a relay (broker.c) --- */
 

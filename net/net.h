@@ -203,6 +203,22 @@ void net_gate_wind_down(struct net_gate *g);
 /* Prints the decision summary (with verbose) and frees. Accepts NULL. */
 void net_gate_free(struct net_gate *g);
 
+/* Who the requests of an "ask" grant are put to: sentry/approvals, handed
+ * down by sentry/ as this small table (net/ includes no sentry room). ask
+ * must not block: it calls done(arg, approved, decision) exactly once, from
+ * any thread, maybe before it returns, decision "expired" for a request
+ * nobody answered in time; alive(arg) says whether the asking relay still
+ * waits. q describes the request (capability "credential"). */
+struct net_asker {
+        void (*ask)(void *userdata, const struct notify_ask *q,
+                    void (*done)(void *arg, bool approved, const char *decision), bool (*alive)(void *arg), void *arg);
+        void *userdata;
+};
+/* Sets who the gate asks; NULL removes it, waiting for an ask in progress
+ * to return (call before what it points to is freed). Without one, every
+ * request of an ask grant is refused at once (credential_denied). */
+void net_gate_set_asker(struct net_gate *g, const struct net_asker *a);
+
 /* --- the credential broker (broker.c, tls.c, http.c) --- */
 
 /* A grant as the policy gives it (sentry/policy/policy.h's
@@ -219,6 +235,7 @@ struct net_grant {
         const char *source_file, *source_env;
         time_t expires_at; /* (time_t)-1: none of its own */
         const char *reason;
+        bool ask; /* "action": "ask": each matching request waits for a person before the secret goes in */
 };
 
 struct net_broker;

@@ -42,6 +42,7 @@
         X(SSL_set_alpn_protos)        \
         X(SSL_get_servername)         \
         X(SSL_pending)                \
+        X(SSL_peek)                   \
         X(SSL_select_next_proto)
 
 #define TLS_DL_CRYPTO_FUNCS(X)           \
@@ -119,6 +120,7 @@ int tls_dl_load(const char **ret_error);
 #define SSL_set_alpn_protos           tls_dl.SSL_set_alpn_protos
 #define SSL_get_servername            tls_dl.SSL_get_servername
 #define SSL_pending                   tls_dl.SSL_pending
+#define SSL_peek                      tls_dl.SSL_peek
 #define SSL_select_next_proto         tls_dl.SSL_select_next_proto
 #define EVP_PKEY_Q_keygen             tls_dl.EVP_PKEY_Q_keygen
 #define EVP_PKEY_free                 tls_dl.EVP_PKEY_free

@@ -295,6 +295,14 @@ bool net_ssl_pending(void *ssl)
         return SSL_pending(ssl) > 0;
 }
 
+ssize_t net_ssl_peek(void *ssl, void *buf, size_t n)
+{
+        ERR_clear_error();
+        int k = SSL_peek(ssl, buf, (int)(n > INT32_MAX ? INT32_MAX : n));
+        ERR_clear_error();
+        return k > 0 ? k : 0;
+}
+
 int net_ssl_write_all(struct net_relay *r, void *ssl, int fd, const void *buf, size_t n)
 {
         /* a peer that stops reading for this long is gone */

@@ -4,7 +4,26 @@
  * the gate then makes there), and the DNS stub in the sandbox's namespace. */
 #include "config.h"
 
+#include "sentry/approvals/approvals.h"
 #include "sentry/sentry-internal.h"
+
+/* The gate's asker (net.h): an "ask" grant's request goes to the
+ * sandbox's approvals, like every other ask rule's call. */
+static void gate_ask(void *userdata, const struct notify_ask *q,
+                     void (*done)(void *arg, bool approved, const char *decision), bool (*alive)(void *arg), void *arg)
+{
+        approvals_ask(userdata, q, &(struct approvals_callback){.done = done, .alive = alive, .arg = arg});
+}
+
+void egress_attach_approvals(struct sandbox_state *st)
+{
+        if (!st->gate)
+                return;
+        if (st->approvals)
+                net_gate_set_asker(st->gate, &(struct net_asker){.ask = gate_ask, .userdata = st->approvals});
+        else
+                net_gate_set_asker(st->gate, NULL);
+}
 
 /* The egress gate: the policy's rules (rule i answers as pool address i),
  * its test-only overrides, the audit file; then the DNS stub inside the

@@ -185,7 +185,8 @@ static int start_broker(const struct policy *pol, struct net_broker **ret)
                                           .source_file = c->source_file,
                                           .source_env = c->source_env,
                                           .expires_at = c->expires_at,
-                                          .reason = c->reason};
+                                          .reason = c->reason,
+                                          .ask = c->action == ACTION_ASK};
         }
         char why[512];
         int r = net_broker_new(g, pol->n_credentials, pol->expires_at, pol->net_testing.upstream_ca_file, ret, why,

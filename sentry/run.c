@@ -938,12 +938,15 @@ static int sentry_main_loop(struct sandbox_state *st)
                 .min_workers = 1, /* more start when a call blocks (notify/engine.c) */
                 .max_workers = 64,
         };
+        egress_attach_approvals(st); /* "ask" grants' requests */
         trace_mark("approvals");
         r = notify_engine_start(&cfg, listener, &st->engine);
         trace_mark("engine started");
         if (r < 0) {
                 fprintf(stderr, "cordon: cannot start the notification engine: %s\n", strerror(-r));
-                approvals_free(TAKE_PTR(st->approvals));
+                struct approvals *ap = TAKE_PTR(st->approvals);
+                egress_attach_approvals(st); /* the gate lets go of it first */
+                approvals_free(ap);
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
@@ -1035,7 +1038,9 @@ static int sentry_main_loop(struct sandbox_state *st)
         exectrace_kill(st->exec_tracer);
         trace_mark("exec tracer stopped");
         run_wind_down(st); /* done already when the command's status came */
-        approvals_free(TAKE_PTR(st->approvals));
+        struct approvals *ap = TAKE_PTR(st->approvals);
+        egress_attach_approvals(st); /* the gate's relays ask it no more */
+        approvals_free(ap);
         for (int i = 0; i < 2; i++)
                 if (st->prompt_wake[i] >= 0)
                         close(TAKE_FD(st->prompt_wake[i]));

@@ -166,6 +166,9 @@ int template_lower(struct sandbox_plan *plan, pid_t pid);
  * netnsfd (a joined one: the gate's upstream sockets are made there too).
  * Prints why it fails; -errno. Call before the sentry's own filter. */
 int start_gate(struct sandbox_state *st, int netnsfd);
+/* Hands the gate st->approvals to put "ask" grants' requests to, or (NULL)
+ * takes it back, waiting for an ask in progress: before approvals_free. */
+void egress_attach_approvals(struct sandbox_state *st);
 
 /* --- namespaces an OCI container joins (join.c) --- */
 

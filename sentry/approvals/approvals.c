@@ -3,11 +3,13 @@
  * of every decision (sentry/approvals.h).
  *
  * Threads: notification workers call ask() (and then go back to serving:
- * the call itself stays pending in the kernel, see notify_ask); the serve
+ * the call itself stays pending in the kernel, see notify_ask), the
+ * credential broker's relay threads approvals_ask() (each then waits for
+ * its own answer); the serve
  * loop calls approvals_decide() for `sandbox approve|deny`; a timer thread
  * expires requests; a prompt thread asks on the terminal. All state is
  * under one mutex; a decided hold is handed to the engine
- * (notify_hold_decide) after the lock is released. */
+ * (notify_hold_decide), or a callback called, after the lock is released. */
 #include "config.h"
 
 #include <poll.h>
@@ -25,10 +27,17 @@
  * with another writer's: targets are cut to fit */
 #define LINE_TARGET_MAX 1024
 
+/* Who waits for a request's answer: a call held in the kernel (hold), or
+ * a caller of approvals_ask (cb). */
+struct answer {
+        struct notify_hold *hold;
+        struct approvals_callback cb;
+};
+
 struct pending {
         char id[24];
         struct notify_ask q;
-        struct notify_hold *hold;
+        struct answer to;
         struct timespec deadline; /* CLOCK_MONOTONIC */
         time_t requested, expires;
         bool prompted;
@@ -204,9 +213,28 @@ static void remember_locked(struct approvals *ap, const struct notify_ask *q)
 
 static void *timer_main(void *arg);
 
-static int ask(void *userdata, const struct notify_ask *q, struct notify_hold *hold)
+/* Gives a decision to whoever waits (never with the lock held: a hold's
+ * engine and a callback take their own locks). decision is record()'s. */
+static void answer_send(const struct answer *a, const char *decision)
 {
-        struct approvals *ap = userdata;
+        bool approved = streq(decision, "approved") || streq(decision, "remembered");
+        if (a->hold)
+                notify_hold_decide(a->hold, approved);
+        else if (a->cb.done)
+                a->cb.done(a->cb.arg, approved, decision);
+}
+
+static bool answer_alive(const struct answer *a)
+{
+        if (a->hold)
+                return notify_hold_alive(a->hold);
+        return !a->cb.alive || a->cb.alive(a->cb.arg);
+}
+
+/* 1 allowed now, 0 pending (to is kept and answered later), -EACCES denied
+ * now (to is not kept: the caller answers it). */
+static int ask_core(struct approvals *ap, const struct notify_ask *q, const struct answer *to)
+{
         pthread_mutex_lock(&ap->lock);
         if (ap->closed) {
                 record(ap, NULL, q, "denied", "terminate", false);
@@ -247,7 +275,7 @@ static int ask(void *userdata, const struct notify_ask *q, struct notify_hold *h
         struct pending *p = xcalloc(1, sizeof(*p));
         snprintf(p->id, sizeof(p->id), "q%llu", (unsigned long long)++ap->next_id);
         p->q = *q;
-        p->hold = hold;
+        p->to = *to;
         p->requested = time(NULL);
         clock_gettime(CLOCK_MONOTONIC, &p->deadline);
         int64_t ms = ap->cfg.timeout_ms > 0 ? ap->cfg.timeout_ms : 300000;
@@ -271,6 +299,19 @@ static int ask(void *userdata, const struct notify_ask *q, struct notify_hold *h
         pthread_cond_broadcast(&ap->cond);
         pthread_mutex_unlock(&ap->lock);
         return 0;
+}
+
+static int ask(void *userdata, const struct notify_ask *q, struct notify_hold *hold)
+{
+        return ask_core(userdata, q, &(struct answer){.hold = hold});
+}
+
+void approvals_ask(struct approvals *ap, const struct notify_ask *q, const struct approvals_callback *cb)
+{
+        struct answer to = {.cb = *cb};
+        int r = ask_core(ap, q, &to);
+        if (r != 0)
+                answer_send(&to, r > 0 ? "remembered" : "denied");
 }
 
 static void mismatch(void *userdata, const struct notify_ask *approved, const struct notify_ask *now)
@@ -298,7 +339,7 @@ static void unlink_locked(struct approvals *ap, struct pending *p)
 int approvals_decide(struct approvals *ap, const char *id, bool approve, bool remember, const char *who, char *err,
                      size_t errsize)
 {
-        struct notify_hold *holds[APPROVALS_MAX_PENDING];
+        struct answer holds[APPROVALS_MAX_PENDING];
         size_t n = 0;
         pthread_mutex_lock(&ap->lock);
         struct pending *p = ap->head;
@@ -311,7 +352,7 @@ int approvals_decide(struct approvals *ap, const char *id, bool approve, bool re
         }
         unlink_locked(ap, p);
         record(ap, p->id, &p->q, approve ? "approved" : "denied", who, approve && remember);
-        holds[n++] = p->hold;
+        holds[n++] = p->to;
         if (approve && remember) {
                 /* for the sandbox's lifetime (never the policy file): later
                  * identical calls pass, and so do those already waiting */
@@ -322,7 +363,7 @@ int approvals_decide(struct approvals *ap, const char *id, bool approve, bool re
                                 continue;
                         unlink_locked(ap, o);
                         record(ap, o->id, &o->q, "remembered", who, false);
-                        holds[n++] = o->hold;
+                        holds[n++] = o->to;
                         free(o);
                 }
         }
@@ -330,7 +371,7 @@ int approvals_decide(struct approvals *ap, const char *id, bool approve, bool re
         pthread_cond_broadcast(&ap->cond);
         pthread_mutex_unlock(&ap->lock);
         for (size_t i = 0; i < n; i++)
-                notify_hold_decide(holds[i], approve);
+                answer_send(&holds[i], approve ? "approved" : "denied");
         return 0;
 }
 
@@ -341,21 +382,22 @@ static int cmp_ts(const struct timespec *a, const struct timespec *b)
         return a->tv_nsec < b->tv_nsec ? -1 : a->tv_nsec > b->tv_nsec;
 }
 
-/* A request whose caller is gone (killed, its run cancelled) is dropped
- * rather than left listed until it expires; lock held. Returns the hold to
- * answer (the answer finds nobody), or NULL. */
-static struct notify_hold *drop_gone_locked(struct approvals *ap)
+/* A request whose caller is gone (killed, its run cancelled, its
+ * connection closed) is dropped rather than left listed until it expires;
+ * lock held. Whether one was, with *ret the answer to send (it finds
+ * nobody). */
+static bool drop_gone_locked(struct approvals *ap, struct answer *ret)
 {
         for (struct pending *p = ap->head; p; p = p->next) {
-                if (notify_hold_alive(p->hold))
+                if (answer_alive(&p->to))
                         continue;
                 unlink_locked(ap, p);
                 record(ap, p->id, &p->q, "denied", "caller-gone", false);
-                struct notify_hold *h = p->hold;
+                *ret = p->to;
                 free(p);
-                return h;
+                return true;
         }
-        return NULL;
+        return false;
 }
 
 static void *timer_main(void *arg)
@@ -363,10 +405,10 @@ static void *timer_main(void *arg)
         struct approvals *ap = arg;
         pthread_mutex_lock(&ap->lock);
         while (!ap->stop) {
-                struct notify_hold *gone = drop_gone_locked(ap);
-                if (gone) {
+                struct answer gone;
+                if (drop_gone_locked(ap, &gone)) {
                         pthread_mutex_unlock(&ap->lock);
-                        notify_hold_decide(gone, false);
+                        answer_send(&gone, "denied");
                         pthread_mutex_lock(&ap->lock);
                         continue;
                 }
@@ -391,11 +433,11 @@ static void *timer_main(void *arg)
                 }
                 unlink_locked(ap, first);
                 record(ap, first->id, &first->q, "expired", "timeout", false);
-                struct notify_hold *h = first->hold;
+                struct answer h = first->to;
                 free(first);
                 pthread_cond_broadcast(&ap->cond);
                 pthread_mutex_unlock(&ap->lock);
-                notify_hold_decide(h, false);
+                answer_send(&h, "expired");
                 pthread_mutex_lock(&ap->lock);
         }
         pthread_mutex_unlock(&ap->lock);
@@ -568,7 +610,7 @@ void approvals_close(struct approvals *ap, const char *who)
 {
         if (!ap)
                 return;
-        struct notify_hold *holds[APPROVALS_MAX_PENDING];
+        struct answer holds[APPROVALS_MAX_PENDING];
         size_t n = 0;
         pthread_mutex_lock(&ap->lock);
         ap->closed = true;
@@ -576,7 +618,7 @@ void approvals_close(struct approvals *ap, const char *who)
         for (struct pending *p = ap->head, *next; p; p = next) {
                 next = p->next;
                 record(ap, p->id, &p->q, "denied", who, false);
-                holds[n++] = p->hold;
+                holds[n++] = p->to;
                 free(p);
         }
         ap->head = NULL;
@@ -584,7 +626,7 @@ void approvals_close(struct approvals *ap, const char *who)
         pthread_cond_broadcast(&ap->cond);
         pthread_mutex_unlock(&ap->lock);
         for (size_t i = 0; i < n; i++)
-                notify_hold_decide(holds[i], false);
+                answer_send(&holds[i], "denied");
         if (ap->timer_started) {
                 pthread_join(ap->timer, NULL);
                 ap->timer_started = false;

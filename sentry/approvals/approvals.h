@@ -44,6 +44,18 @@ struct approvals;
 int approvals_new(const struct approvals_config *cfg, struct approvals **ret);
 /* The approver to give the notification engine (valid while ap lives). */
 const struct notify_approver *approvals_approver(struct approvals *ap);
+/* A request that is no held syscall: the credential broker's, whose relay
+ * thread waits for the answer (an "ask" grant's request, before the secret
+ * goes in). done is called exactly once, from any thread, maybe before
+ * approvals_ask returns, with decision "approved", "remembered", "denied"
+ * or "expired"; alive (may be NULL) says whether the asker still waits
+ * (if not, the request is dropped as its caller gone). */
+struct approvals_callback {
+        void (*done)(void *arg, bool approved, const char *decision);
+        bool (*alive)(void *arg);
+        void *arg;
+};
+void approvals_ask(struct approvals *ap, const struct notify_ask *q, const struct approvals_callback *cb);
 /* Answers request id (e.g. "q3"). who names the decider ("uid 0 pid 123").
  * 0, or -ENOENT (no such pending request) with err filled. */
 int approvals_decide(struct approvals *ap, const char *id, bool approve, bool remember, const char *who, char *err,

@@ -3,7 +3,9 @@
  * design gives, and checked against what they depend on once the whole
  * document is in: the grant's host must be a listed egress rule on the same
  * port, its expiry may not be later than the sandbox's own, and its variable
- * may not also be set by "env". Nothing here reads a secret: the source is
+ * may not also be set by "env". "action": "ask" makes each request that
+ * matches the grant wait for a person (approvalTimeoutMs, as for the other
+ * ask rules) before the secret goes in. Nothing here reads a secret: the source is
  * only named (the sentry reads it at start, net/broker.c). */
 #include "config.h"
 
@@ -159,6 +161,7 @@ static const struct field credential_fields[] = {
         {.name = "source", .parse = field_cred_source, .required = true},
         FIELD("expiresAt", field_timestamp, struct policy_credential, expires_at, false),
         FIELD("reason", field_reason, struct policy_credential, reason, true),
+        FIELD("action", field_action, struct policy_credential, action, false),
 };
 
 int policy_field_credentials(struct parser *p, json_t *v, const struct field *f, void *target)

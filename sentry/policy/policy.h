@@ -100,6 +100,7 @@ struct policy_credential {
         char *source_env;  /* ... a variable of cordon's own environment */
         time_t expires_at; /* (time_t)-1: the sandbox's own expiry */
         char *reason;
+        enum rule_action action; /* ACTION_ASK: each matching request waits for a person */
 };
 
 struct policy_env {

@@ -51,7 +51,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                     .path_prefix = "/repos/",
                                     .header = "Authorization",
                                     .format = "Bearer {}",
-                                    .expires_at = (time_t)-1};
+                                    .expires_at = (time_t)-1,
+                                    /* an ask grant, offline: nobody answers */
+                                    .ask = data[0] >= 0xc0};
         g[1].g = (struct net_grant){.env = "OTHER",
                                     .host = "other.example.com",
                                     .port = 443,
@@ -79,6 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         bool refused = false;
         int creds = net_http_offline(&b, 0, data + 1, size - 1, cuts, n_cuts, &out, &len, &refused);
         CHECK(creds >= 0);
+        CHECK(!g[0].g.ask || creds == 0); /* no approval, no secret */
         CHECK(!out || !memmem(out, len, g[0].placeholder, strlen(g[0].placeholder)));
         CHECK(!out || !memmem(out, len, g[1].placeholder, strlen(g[1].placeholder)));
         CHECK(!out || !memmem(out, len, secret1, strlen(secret1)));

@@ -247,7 +247,7 @@ EOF
 
 # how many requests reached the upstream with the secret in their Authorization header
 arrivals() {
-        grep -c -F "auth=Bearer $SECRET body" "$EG_DIR/log/echo.log" 2>/dev/null || true
+        cat "$EG_DIR/log/echo.log" 2>/dev/null | grep -c -F "auth=Bearer $SECRET body"
 }
 
 # the secret in nothing the sandbox or a person saw
@@ -564,6 +564,133 @@ EOF
                 "the search finds the secret in the sentry's memory (where it is kept)"
         expect_match "$(printf '%s\n' "$out" | sed -n 's/^sandbox //p')" '^0 [1-9][0-9]*$' \
                 "no process of the sandbox holds it (hits, processes searched)"
+}
+
+# =============================================================================================
+# "ask" grants: each matching request waits for a person (sentry/approvals) before the secret
+# goes in
+
+# ask_sandbox TIMEOUT_MS: a sandbox whose grant asks (grant_setup's, "action": "ask"); sets ID
+ask_sandbox() {
+        grant_setup ', "action": "ask"'
+        sed -i "s/^ \"credentials\"/ \"approvalTimeoutMs\": $1,\n \"credentials\"/" "$POLICY"
+        new_sandbox --policy "$POLICY"
+}
+
+# pending_field INDEX KEY: a field of the sandbox's INDEXth pending request ("" when none)
+pending_field() {
+        timeout 10 "$CORDON" sandbox pending "$ID" --json 2>/dev/null | "$(host_python)" -c '
+import json, sys
+p = json.load(sys.stdin)
+i, keys = int(sys.argv[1]), sys.argv[2].split(".")
+v = p[i] if len(p) > i else {}
+for k in keys:
+    v = v.get(k, "") if isinstance(v, dict) else ""
+print(v)' "$1" "$2" 2>/dev/null
+}
+has_pending() { [ -n "$(pending_field 0 request)" ]; }
+
+# event_count TYPE KEY=VALUE...: the sandbox's events of TYPE with all these values (a.b reaches
+# into an object)
+event_count() {
+        local type=$1
+        shift
+        timeout 10 "$CORDON" sandbox events "$ID" --json 2>/dev/null | "$(host_python)" -c '
+import json, sys
+t, conds, n = sys.argv[1], [c.split("=", 1) for c in sys.argv[2:]], 0
+def get(e, k):
+    for part in k.split("."):
+        e = e.get(part) if isinstance(e, dict) else None
+    return e
+for line in sys.stdin:
+    e = json.loads(line)
+    n += e.get("type") == t and all(str(get(e, k)) == v for k, v in conds)
+print(n)' "$type" "$@"
+}
+
+# ask_exec OUTFILE CURL_ARGS...: curl in the sandbox, in the background, with the placeholder;
+# prints the body, then "status CODE"; sets BG
+ask_exec() {
+        local out=$1
+        shift
+        timeout -k 5 "$IT_CMD_TIMEOUT" "$CORDON" sandbox exec "$ID" -- sh -c \
+                'curl -sS --max-time 60 -w "\nstatus %{http_code}\n" -H "Authorization: Bearer $API_TOKEN" "$@"' \
+                sh "$@" >"$out" 2>&1 </dev/null &
+        BG=$!
+        at_exit "kill $BG"
+}
+
+it_test broker_ask_approve_deny
+broker_ask_approve_deny() {
+        ask_sandbox 60000
+        local u="https://$UPSTREAM" req
+        # approved: the request reaches the upstream with the secret; the person saw the grant,
+        # the method, the target as sent and the body's first bytes
+        ask_exec "$IT_TMP/a.out" --data "first-bytes-of-ask" "$u/echo/ask1?x=1"
+        wait_until 20 has_pending || fail "the request did not ask"
+        expect_eq credential "$(pending_field 0 capability)" "the pending request's capability"
+        expect_eq "API_TOKEN POST https://$UPSTREAM/echo/ask1?x=1" "$(pending_field 0 target)" "its target"
+        expect_eq "first-bytes-of-ask" "$(pending_field 0 summary.bytes)" "its first bytes"
+        expect_eq 0 "$(arrivals)" "nothing reached the upstream with the secret before the answer"
+        req=$(pending_field 0 request)
+        sb approve "$ID" "$req"
+        expect_rc 0 "sandbox approve"
+        wait "$BG"
+        OUT=$(cat "$IT_TMP/a.out")
+        expect_eq "POST /echo/ask1?x=1" "$(printf '%s\n' "$OUT" | head -n 1)" "the approved request was answered by the upstream"
+        expect_eq 200 "$(field status)" "its status"
+        expect_eq 1 "$(arrivals)" "requests that reached the upstream with the secret"
+        expect_eq 1 "$(event_count approval_decided capability=credential decision=approved request="$req")" \
+                "the approval event"
+        expect_eq 1 "$(event_count audit record.reason=credential_used record.path=/echo/ask1 record.status=200)" \
+                "the use, audited"
+        # denied: answered by the gate, nothing upstream
+        ask_exec "$IT_TMP/d.out" "$u/echo/ask2"
+        wait_until 20 has_pending || fail "the second request did not ask"
+        expect_eq "API_TOKEN GET https://$UPSTREAM/echo/ask2" "$(pending_field 0 target)" "the second target"
+        sb deny "$ID" "$(pending_field 0 request)"
+        wait "$BG"
+        OUT=$(cat "$IT_TMP/d.out")
+        expect_contains "$OUT" "{\"error\":\"egress_blocked\",\"reason\":\"credential_denied\",\"host\":\"$UPSTREAM\"}" \
+                "the denied request's answer"
+        expect_eq 403 "$(field status)" "its status"
+        expect_eq 1 "$(arrivals)" "still one request with the secret"
+        expect_eq 1 "$(event_count audit record.reason=credential_denied record.path=/echo/ask2 record.status=403)" \
+                "the refusal, audited"
+        expect_eq 1 "$(event_count audit record.reason=approval_denied record.capability=credential)" \
+                "the decision, audited"
+        # a request that does not carry the placeholder, or that fails the grant's own checks,
+        # asks nobody
+        sb exec "$ID" -- sh -c 'curl -sS -o /dev/null -w "noauth %{http_code}\n" '"$u"'/echo/free
+                curl -sS -H "Authorization: Bearer $API_TOKEN" -X DELETE '"$u"'/echo/x; echo'
+        expect_eq 200 "$(field noauth)" "a request without the placeholder"
+        expect_contains "$OUT" '"reason":"credential_method_mismatch"' "a method the grant does not list"
+        expect_eq 2 "$(event_count approval_required capability=credential)" "questions asked in all"
+        expect_eq "" "$(pending_field 0 request)" "nothing left pending"
+        OUT=$(timeout 10 "$CORDON" sandbox events "$ID" --json)
+        expect_no_secret
+}
+
+it_test broker_ask_expires
+broker_ask_expires() {
+        ask_sandbox 1000
+        sb exec "$ID" -- sh -c 'curl -sS -w "\nstatus %{http_code}\n" -H "Authorization: Bearer $API_TOKEN" https://'"$UPSTREAM"'/echo/late'
+        expect_contains "$OUT" '"reason":"credential_approval_expired"' "an unanswered request's answer"
+        expect_eq 403 "$(field status)" "its status"
+        expect_eq 0 "$(arrivals)" "requests that reached the upstream with the secret"
+        expect_eq 1 "$(event_count approval_decided capability=credential decision=expired decidedBy=timeout)" \
+                "the expiry event"
+        expect_eq 1 "$(event_count audit record.reason=credential_approval_expired record.path=/echo/late)" \
+                "the refusal, audited"
+        # `cordon run` with nobody to ask: refused at once, and said so
+        grant_setup ', "action": "ask"'
+        crun "${RUNARGS[@]}" -- sh -c 'curl -sS -H "Authorization: Bearer $API_TOKEN" https://'"$UPSTREAM"'/echo/run'
+        expect_contains "$OUT" '"reason":"credential_denied"' "no approver: refused"
+        expect_contains "$ERR" "needs a person's approval and nobody can be asked" "cordon run says why"
+        expect_audit "$AUDIT" "the decision" reason=approval_denied capability=credential decidedBy=no-approver
+        expect_audit "$AUDIT" "the refusal" reason=credential_denied path=/echo/run
+        expect_eq 0 "$(arrivals)" "requests that reached the upstream with the secret"
+        expect_no_secret
 }
 
 # =============================================================================================

@@ -332,6 +332,9 @@ static const struct invalid_case invalid_cases[] = {
         {"{" GRANT_NET "\"expiresAt\": \"2030-01-01T00:00:00Z\", \"credentials\": [{\"env\": \"T\", \"host\": "
          "\"api.example.com\", \"expiresAt\": \"2031-01-01T00:00:00Z\", " GRANT_SRC "}]}",
          "credentials[0].expiresAt", "is later than the sandbox's own expiresAt"},
+        {"{" GRANT_NET
+         "\"credentials\": [{\"env\": \"T\", \"host\": \"api.example.com\", \"action\": \"allow\", " GRANT_SRC "}]}",
+         "credentials[0].action", "\"allow\""},
         /* in-cluster grants */
         {"{\"networkPolicy\": {\"clusterRules\": [{\"cidr\": \"10.96.0.1/12\", \"ports\": [443], \"reason\": \"r\"}]}}",
          "networkPolicy.clusterRules[0].cidr", "has host bits set beyond /12"},
@@ -592,6 +595,11 @@ START_TEST(test_credential_defaults)
         ck_assert_ptr_null(c->source_file);
         ck_assert_str_eq(c->source_env, "GH");
         ck_assert(c->expires_at == (time_t)-1);
+        ck_assert_int_eq(c->action, ACTION_DEFAULT);
+        policy_free(pol);
+        pol = expect_valid("{" GRANT_NET "\"credentials\": [{\"env\": \"T\", \"host\": \"api.example.com\", "
+                           "\"action\": \"ask\", " GRANT_SRC "}]}");
+        ck_assert_int_eq(pol->credentials[0].action, ACTION_ASK);
         policy_free(pol);
 }
 END_TEST
