@@ -121,24 +121,67 @@ auth="Authorization: Bearer \${T:-none}"
 urls=""
 for i in 0 1 2 3 4 5 6 7 8 9 10; do urls="\$urls \$url/bytes/1"; done
 curl -sS \$ca \$RESOLVE --no-sessionid -H "Connection: close" -H "\$auth" \
-        -w 'h %{time_connect} %{time_appconnect}\n' -o /dev/null -o /dev/null -o /dev/null -o /dev/null \
+        -w 'h %{time_connect} %{time_appconnect} %{time_namelookup}\n' -o /dev/null -o /dev/null -o /dev/null -o /dev/null \
         -o /dev/null -o /dev/null -o /dev/null -o /dev/null -o /dev/null -o /dev/null -o /dev/null \$urls | tail -n +2
+python3 $DIR/hs.py "\${CA:-}" "\${ADDR:-}" "\${T:-none}"
 curl -sS \$ca \$RESOLVE -H "\$auth" -o /dev/null -w 'd %{speed_download}\n' \$url/bytes/$((MIB << 20))
 curl -sS \$ca \$RESOLVE -H "\$auth" -H "Expect:" --data-binary @$DIR/up.bin -o /dev/null -w 'u %{speed_upload}\n' \$url/sink
 EOF
+# connect, handshake and first response, timed inside one python3 process (its CA store loaded
+# once, as a long-lived client's is): 21 connections, the first dropped, no session resumption;
+# "p CONNECT_US HANDSHAKE_US RESPONSE_US", each from the connection's start
+cat >"$DIR/hs.py" <<EOF
+import socket, ssl, sys, time
+ca, addr, tok = sys.argv[1:4]
+host = "$HOST"
+ctx = ssl.create_default_context(cafile=ca or None)
+ip = addr or socket.getaddrinfo(host, 443, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
+req = ("GET /bytes/1 HTTP/1.1\\r\\nHost: %s\\r\\nAuthorization: Bearer %s\\r\\nConnection: close\\r\\n\\r\\n" % (host, tok)).encode()
+for i in range(21):
+    t0 = time.perf_counter()
+    s = socket.create_connection((ip, 443))
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    t1 = time.perf_counter()
+    t = ctx.wrap_socket(s, server_hostname=host)
+    t2 = time.perf_counter()
+    t.sendall(req)
+    t.recv(1)
+    t3 = time.perf_counter()
+    t.close()
+    if i:
+        print("p %.0f %.0f %.0f" % ((t1 - t0) * 1e6, (t2 - t0) * 1e6, (t3 - t0) * 1e6))
+EOF
 run_mode() {
         case $1 in
-        direct) CA=$DIR/bundle.pem RESOLVE="--resolve $HOST:443:10.213.201.2" sh "$DIR/measure.sh" ;;
+        direct) CA=$DIR/bundle.pem ADDR=10.213.201.2 RESOLVE="--resolve $HOST:443:10.213.201.2" sh "$DIR/measure.sh" ;;
         passthrough) "$CORDON" run --policy "$DIR/pass.json" --bind "$DIR:$DIR:ro" -- \
                 env CA="$DIR/bundle.pem" RESOLVE= sh "$DIR/measure.sh" 2>/dev/null ;;
         terminated) "$CORDON" run --policy "$DIR/term.json" --bind "$DIR:$DIR:ro" -- \
                 env RESOLVE= sh "$DIR/measure.sh" 2>/dev/null ;;
         esac
 }
+# the CPU time (user + system, in ms) of the shell's children so far: the clients', and under
+# cordon the sentry's with its gate (the upstream's is not counted); on a shared machine a
+# steadier measure of what a mode costs than the wall clock
+to_ms() { # 1m2.345s
+        local m=${1%%m*} sec=${1#*m}
+        sec=${sec%s}
+        echo $((m * 60000 + 10#${sec%.*} * 1000 + 10#${sec#*.}))
+}
+children_cpu() { # sets CPU_MS: the children's user + system time so far
+        local self u s
+        times >"$DIR/times"
+        { read -r self; read -r u s; } <"$DIR/times"
+        CPU_MS=$(($(to_ms "$u") + $(to_ms "$s")))
+}
 : >"$DIR/raw"
 for rep in $(seq "$REPS"); do
-        for m in direct passthrough terminated; do
+        for m in ${BENCH_MODES:-direct passthrough terminated}; do
+                children_cpu
+                c0=$CPU_MS
                 run_mode $m | sed "s/^/$m /" >>"$DIR/raw" || echo "$m failed in repetition $rep" >&2
+                children_cpu
+                echo "$m cpu $((CPU_MS - c0))" >>"$DIR/raw"
         done
 done
 python3 - "$DIR/raw" "$MIB" <<'EOF'
@@ -148,6 +191,13 @@ for line in open(sys.argv[1]):
     m, k, *v = line.split()
     if k == "h":
         rows.setdefault((m, k), []).append((float(v[1]) - float(v[0])) * 1e6)
+        rows.setdefault((m, "c"), []).append((float(v[1]) - float(v[2])) * 1e6)
+    elif k == "cpu":
+        rows.setdefault((m, k), []).append(float(v[0]))
+    elif k == "p":
+        rows.setdefault((m, "pc"), []).append(float(v[0]))
+        rows.setdefault((m, "ph"), []).append(float(v[1]))
+        rows.setdefault((m, "pr"), []).append(float(v[2]))
     else:
         rows.setdefault((m, k), []).append(float(v[0]) / 1e6)
 def med(m, k):
@@ -155,13 +205,17 @@ def med(m, k):
     return statistics.median(x) if x else float("nan")
 print("| HTTPS via curl (%s MiB) | direct | passthrough | terminated |" % sys.argv[2])
 print("|---|---|---|---|")
-for k, label, unit in (("h", "TLS handshake (appconnect - connect)", "us"), ("d", "download", "MB/s"),
+for k, label, unit in (("h", "curl: TLS handshake (appconnect - connect)", "us"),
+                       ("c", "curl: connect + handshake (appconnect - namelookup)", "us"),
+                       ("pc", "python: connect", "us"), ("ph", "python: connect + handshake", "us"),
+                       ("pr", "python: connect + handshake + first response byte", "us"), ("d", "download", "MB/s"),
+                       ("cpu", "CPU of a run: clients (+ sentry and gate), upstream not counted", "ms"),
                        ("u", "upload", "MB/s")):
     d = med("direct", k)
     cells = ["%.0f %s" % (d, unit)]
     for m in ("passthrough", "terminated"):
         v = med(m, k)
-        extra = " (+%.0f us)" % (v - d) if k == "h" else " (x%.2f)" % (v / d if d else 0)
+        extra = " (+%.0f us)" % (v - d) if unit == "us" else " (+%.0f ms)" % (v - d) if unit == "ms" else " (x%.2f)" % (v / d if d else 0)
         cells.append("%.0f %s%s" % (v, unit, extra))
     print("| %s | %s |" % (label, " | ".join(cells)))
 EOF

@@ -65,6 +65,7 @@ struct session {
 
         char *carry; /* response bytes held back (a possible start of a secret) */
         size_t carry_len;
+        char *scratch; /* carry and a read: NET_SECRET_MAX + READ_BUF bytes */
 
         /* the read being parsed, and where the parser's last data callback
          * ended in it: an ask grant shows a person the body's first bytes */
@@ -470,13 +471,22 @@ static int resp_message_complete(http_parser *p)
 }
 
 /* Sends a response's bytes with every grant's secret replaced; holds back
- * a tail that could begin a secret (unless flush). */
-static int scan_send(struct session *s, const char *data, size_t n, bool flush)
+ * a tail that could begin a secret (unless flush). data is changed in
+ * place when nothing was held back before it (the common case: no copy),
+ * else scanned behind the held bytes in the session's scratch buffer. */
+static int scan_send(struct session *s, char *data, size_t n, bool flush)
 {
-        size_t len = s->carry_len + n;
-        char *buf = xmalloc(len ? len : 1);
-        memcpy(buf, s->carry, s->carry_len);
-        memcpy(buf + s->carry_len, data, n);
+        char *buf = data;
+        size_t len = n;
+        if (s->carry_len) {
+                buf = s->scratch;
+                memcpy(buf, s->carry, s->carry_len);
+                if (n)
+                        memcpy(buf + s->carry_len, data, n);
+                len = s->carry_len + n;
+        }
+        if (len == 0)
+                return 0;
         size_t hold = 0;
         for (size_t k = 0; k < s->b->n; k++) {
                 const struct broker_grant *o = &s->b->grants[k];
@@ -492,8 +502,10 @@ static int scan_send(struct session *s, const char *data, size_t n, bool flush)
         int r = net_ssl_write_all(s->r, s->c, s->r->child, buf, len - hold);
         memcpy(s->carry, buf + len - hold, hold);
         s->carry_len = hold;
-        explicit_bzero(buf, len);
-        free(buf);
+        /* what is left of a secret's start, here and in the scratch */
+        explicit_bzero(buf + len - hold, hold);
+        if (buf == s->scratch)
+                explicit_bzero(buf, len);
         return r;
 }
 
@@ -548,6 +560,7 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
         struct session *s = xcalloc(1, sizeof(*s));
         *s = (struct session){.r = r, .bg = bg, .b = r->g->broker, .c = c, .u = u, .refuse = REASON_ALLOWED};
         s->carry = xmalloc(NET_SECRET_MAX);
+        s->scratch = xmalloc(NET_SECRET_MAX + READ_BUF);
         init_requests(s);
         http_parser_init(&s->resp, HTTP_RESPONSE);
         s->resp.data = s;
@@ -555,6 +568,9 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
                                              .on_message_complete = resp_message_complete};
         char *buf = xmalloc(READ_BUF);
         bool requests = true;
+        /* a side whose last read found too little for a record: what
+         * OpenSSL holds of it cannot go on until its socket has more */
+        bool up_stalled = false, ch_stalled = false;
         int64_t idle = net_now_ms() + IDLE_MS;
         for (;;) {
                 if (s->failed)
@@ -566,7 +582,7 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
                                 audit_request(s, false, s->refuse, s->method, s->path, s->refuse_status);
                                 if (s->fifo_n == 0) {
                                         if (s->carry_len)
-                                                (void)scan_send(s, "", 0, true);
+                                                (void)scan_send(s, NULL, 0, true);
                                         answer_refusal(s);
                                 }
                                 break;
@@ -574,7 +590,7 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
                 }
                 if (!requests && s->fifo_n == 0 && s->refuse == REASON_ALLOWED)
                         break; /* the client is done and every response went back */
-                bool up = net_ssl_pending(u), ch = requests && net_ssl_pending(c);
+                bool up = !up_stalled && net_ssl_pending(u), ch = requests && !ch_stalled && net_ssl_pending(c);
                 if (!up && !ch) {
                         struct pollfd p[3] = {{.fd = r->upstream, .events = POLLIN},
                                               {.fd = requests ? r->child : -1, .events = POLLIN},
@@ -588,7 +604,7 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
                                 break;
                         if (k == 0) {
                                 if (s->carry_len) {
-                                        if (scan_send(s, "", 0, true) < 0)
+                                        if (scan_send(s, NULL, 0, true) < 0)
                                                 break;
                                         continue;
                                 }
@@ -596,6 +612,8 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
                         }
                         up = p[0].revents != 0;
                         ch = p[1].revents != 0;
+                        up_stalled = up_stalled && !up;
+                        ch_stalled = ch_stalled && !ch;
                 }
                 if (up) {
                         ssize_t n = net_ssl_read(u, buf, READ_BUF);
@@ -607,11 +625,13 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
                                 }
                                 if (scan_send(s, buf, (size_t)n, false) < 0)
                                         break;
+                        } else if (n == -EAGAIN) {
+                                up_stalled = true;
                         } else if (n == 0 || n == -EPIPE) {
                                 if (!s->resp_broken)
                                         http_parser_execute(&s->resp, &s->resp_set, NULL, 0);
                                 if (s->carry_len)
-                                        (void)scan_send(s, "", 0, true);
+                                        (void)scan_send(s, NULL, 0, true);
                                 break;
                         }
                 }
@@ -620,6 +640,8 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
                         if (n > 0) {
                                 idle = net_now_ms() + IDLE_MS;
                                 feed_requests(s, buf, (size_t)n);
+                        } else if (n == -EAGAIN) {
+                                ch_stalled = true;
                         } else if (n == 0 || n == -EPIPE) {
                                 requests = false;
                         }
@@ -632,6 +654,7 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
                 audit_request(s, false, REASON_CRED_MISUSE, s->method, s->path, 0);
         free(buf);
         free(s->carry);
+        free(s->scratch);
         explicit_bzero(s, sizeof(*s));
         free(s);
 }

@@ -189,6 +189,11 @@ struct broker_grant {
         size_t secret_len;
         char *mask;       /* secret_len bytes the response scan puts in the secret's place */
         void *server_ctx; /* SSL_CTX with the sandbox CA's leaf for g.host */
+        /* the upstream's latest TLS session (ticket) for g.host, which
+         * the next connection resumes: no certificate chain to verify
+         * again, and one round of signatures fewer (tls.c) */
+        pthread_mutex_t session_lock;
+        void *session; /* SSL_SESSION, or NULL */
 };
 
 struct net_broker {

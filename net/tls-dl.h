@@ -43,6 +43,14 @@
         X(SSL_get_servername)         \
         X(SSL_pending)                \
         X(SSL_peek)                   \
+        X(SSL_has_pending)            \
+        X(SSL_CTX_set_default_read_buffer_len) \
+        X(SSL_CTX_sess_set_new_cb)    \
+        X(SSL_SESSION_free)           \
+        X(SSL_set_session)            \
+        X(SSL_session_reused)         \
+        X(SSL_set_ex_data)            \
+        X(SSL_get_ex_data)            \
         X(SSL_select_next_proto)
 
 #define TLS_DL_CRYPTO_FUNCS(X)           \
@@ -121,6 +129,14 @@ int tls_dl_load(const char **ret_error);
 #define SSL_get_servername            tls_dl.SSL_get_servername
 #define SSL_pending                   tls_dl.SSL_pending
 #define SSL_peek                      tls_dl.SSL_peek
+#define SSL_has_pending               tls_dl.SSL_has_pending
+#define SSL_CTX_set_default_read_buffer_len tls_dl.SSL_CTX_set_default_read_buffer_len
+#define SSL_CTX_sess_set_new_cb       tls_dl.SSL_CTX_sess_set_new_cb
+#define SSL_SESSION_free              tls_dl.SSL_SESSION_free
+#define SSL_set_session               tls_dl.SSL_set_session
+#define SSL_session_reused            tls_dl.SSL_session_reused
+#define SSL_set_ex_data               tls_dl.SSL_set_ex_data
+#define SSL_get_ex_data               tls_dl.SSL_get_ex_data
 #define SSL_select_next_proto         tls_dl.SSL_select_next_proto
 #define EVP_PKEY_Q_keygen             tls_dl.EVP_PKEY_Q_keygen
 #define EVP_PKEY_free                 tls_dl.EVP_PKEY_free

@@ -114,6 +114,35 @@ static int select_http11(SSL *ssl, const unsigned char **out, unsigned char *out
         return SSL_TLSEXT_ERR_OK;
 }
 
+/* Fewer system calls per record: OpenSSL reads what the socket holds, up
+ * to 64 KiB (several records), instead of each record's header and body
+ * in two reads; net_ssl_pending then says when it holds bytes to go on
+ * with without a poll. */
+static void fast_io(SSL_CTX *ctx)
+{
+        SSL_CTX_set_read_ahead(ctx, 1);
+        SSL_CTX_set_default_read_buffer_len(ctx, 65536);
+}
+
+/* A session (a TLS 1.3 ticket, or 1.2 session) the upstream gave an
+ * upstream connection: kept as its grant's, replacing the one before. Safe
+ * to resume later: it was made by a handshake that verified the server's
+ * certificate for the grant's host (SSL_VERIFY_PEER, SSL_set1_host), and
+ * only connections to that host, of that grant, resume it. */
+static int new_session(SSL *ssl, SSL_SESSION *sess)
+{
+        struct broker_grant *bg = SSL_get_ex_data(ssl, 0);
+        if (!bg)
+                return 0; /* not kept: OpenSSL frees it */
+        pthread_mutex_lock(&bg->session_lock);
+        SSL_SESSION *old = bg->session;
+        bg->session = sess;
+        pthread_mutex_unlock(&bg->session_lock);
+        if (old)
+                SSL_SESSION_free(old);
+        return 1; /* the reference is ours */
+}
+
 static int client_ctx(struct net_broker *b, char *why, size_t size)
 {
         SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
@@ -159,6 +188,12 @@ static int client_ctx(struct net_broker *b, char *why, size_t size)
         }
         SSL_CTX_set_cert_store(ctx, store); /* the context owns it now */
         SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+        fast_io(ctx);
+        /* each grant keeps its host's latest session (new_session), which
+         * the next connection to that host resumes; OpenSSL's own cache
+         * would be keyed by nothing the broker chooses */
+        SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+        SSL_CTX_sess_set_new_cb(ctx, new_session);
         b->client_ctx = ctx;
         return 0;
 }
@@ -210,6 +245,8 @@ int net_broker_tls_init(struct net_broker *b, char *why, size_t size)
         int r = 0;
         if (!ca || !leaf_key || !(b->ca_pem = cert_pem(ca)))
                 r = fail_why(why, size, "make the sandbox's CA");
+        for (size_t i = 0; i < b->n; i++)
+                pthread_mutex_init(&b->grants[i].session_lock, NULL);
         for (size_t i = 0; r == 0 && i < b->n; i++) {
                 struct broker_grant *g = &b->grants[i];
                 X509 *leaf = make_cert(leaf_key, g->g.host, ca, ca_key, secs, g->g.host);
@@ -221,6 +258,7 @@ int net_broker_tls_init(struct net_broker *b, char *why, size_t size)
                 } else {
                         SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
                         SSL_CTX_set_alpn_select_cb(ctx, select_http11, NULL);
+                        fast_io(ctx);
                         g->server_ctx = ctx;
                 }
                 if (leaf)
@@ -243,9 +281,13 @@ void net_broker_tls_free(struct net_broker *b)
 {
         if (!b->client_ctx && !b->n)
                 return;
-        for (size_t i = 0; i < b->n; i++)
+        for (size_t i = 0; i < b->n; i++) {
                 if (b->grants[i].server_ctx)
                         SSL_CTX_free(b->grants[i].server_ctx);
+                if (b->grants[i].session)
+                        SSL_SESSION_free(b->grants[i].session);
+                pthread_mutex_destroy(&b->grants[i].session_lock);
+        }
         if (b->client_ctx)
                 SSL_CTX_free(b->client_ctx);
 }
@@ -262,17 +304,61 @@ static int want(struct net_relay *r, SSL *ssl, int fd, int k, int64_t deadline)
         return w > 0 ? 0 : w == 0 ? -ETIMEDOUT : w;
 }
 
-static int handshake(struct net_relay *r, SSL *ssl, int fd, bool server)
+/* One step of a handshake: 0 done, or the poll events it waits for, or
+ * -EPROTO (failed). */
+static int handshake_step(SSL *ssl, bool server)
+{
+        ERR_clear_error();
+        int k = server ? SSL_accept(ssl) : SSL_connect(ssl);
+        if (k == 1)
+                return 0;
+        int e = SSL_get_error(ssl, k);
+        return e == SSL_ERROR_WANT_READ ? POLLIN : e == SSL_ERROR_WANT_WRITE ? POLLOUT : -EPROTO;
+}
+
+/* The two handshakes at once, the sandbox's client's (c, with the leaf)
+ * and the upstream's (u): the upstream's round trips and certificate
+ * check overlap the client's instead of following them. Safe to begin
+ * before the client's ends: the ClientHello already named the granted
+ * host (relay.c), and nothing of the sandbox's goes upstream until both
+ * are done. 0, or -errno with *ret_client_failed saying whose failed (the
+ * upstream's: the client's handshake is still completed, so that it can
+ * be told why). */
+static int handshakes(struct net_relay *r, SSL *c, SSL *u, bool *ret_client_failed)
 {
         int64_t deadline = net_now_ms() + HANDSHAKE_MS;
+        int cs = POLLIN, us = POLLOUT, uerr = 0;
         for (;;) {
-                ERR_clear_error();
-                int k = server ? SSL_accept(ssl) : SSL_connect(ssl);
-                if (k == 1)
-                        return 0;
-                int w = want(r, ssl, fd, k, deadline);
-                if (w < 0)
-                        return w;
+                if (cs > 0)
+                        cs = handshake_step(c, true);
+                if (cs < 0) {
+                        *ret_client_failed = true;
+                        return cs;
+                }
+                if (us > 0 && !uerr) {
+                        us = handshake_step(u, false);
+                        if (us < 0)
+                                uerr = us;
+                }
+                if (cs == 0 && (us == 0 || uerr)) {
+                        *ret_client_failed = false;
+                        return uerr;
+                }
+                int64_t left = deadline - net_now_ms();
+                if (left <= 0) {
+                        *ret_client_failed = cs != 0;
+                        return -ETIMEDOUT;
+                }
+                struct pollfd p[3] = {{.fd = cs > 0 ? r->child : -1, .events = (short)(cs > 0 ? cs : 0)},
+                                      {.fd = us > 0 && !uerr ? r->upstream : -1, .events = (short)(us > 0 ? us : 0)},
+                                      {.fd = r->g->relay_stop, .events = POLLIN}};
+                int k = poll(p, 3, (int)left);
+                if (k < 0 && errno != EINTR)
+                        return -errno;
+                if (k > 0 && p[2].revents) {
+                        *ret_client_failed = true;
+                        return -ECANCELED;
+                }
         }
 }
 
@@ -292,7 +378,9 @@ ssize_t net_ssl_read(void *ssl, void *buf, size_t n)
 
 bool net_ssl_pending(void *ssl)
 {
-        return SSL_pending(ssl) > 0;
+        /* records read ahead but not yet decrypted count too: the socket
+         * may have nothing more, and a poll would wait for nothing */
+        return SSL_has_pending(ssl) == 1;
 }
 
 ssize_t net_ssl_peek(void *ssl, void *buf, size_t n)
@@ -344,24 +432,32 @@ void net_broker_serve(struct net_relay *r, int grant)
         SSL *u = SSL_new(b->client_ctx);
         if (!c || !u || SSL_set_fd(c, r->child) != 1 || SSL_set_fd(u, r->upstream) != 1)
                 goto out;
-        if (handshake(r, c, r->child, true) < 0) {
-                /* the sandbox's client did not take the leaf (it does not
-                 * trust the sandbox's CA) or gave up: nothing went upstream */
-                const char *kv[] = {"destination", r->dest, "stage", "client handshake"};
-                net_audit_kv(r->g, r->pid, host, false, REASON_NOT_TLS, kv, 2);
-                goto out;
-        }
         /* upstream: the host's name in SNI, and the certificate verified
-         * for that name (SSL_set1_host) against the host's store */
+         * for that name (SSL_set1_host) against the host's store; the
+         * grant's last session resumed where there is one (new_session) */
         static const unsigned char h11[] = "\x08http/1.1";
         if (SSL_set_tlsext_host_name(u, host) != 1 || SSL_set1_host(u, host) != 1 ||
-            SSL_set_alpn_protos(u, h11, sizeof(h11) - 1) != 0)
+            SSL_set_alpn_protos(u, h11, sizeof(h11) - 1) != 0 || SSL_set_ex_data(u, 0, bg) != 1)
                 goto out;
+        pthread_mutex_lock(&bg->session_lock);
+        if (bg->session)
+                (void)SSL_set_session(u, bg->session); /* takes its own reference */
+        pthread_mutex_unlock(&bg->session_lock);
         if (b->upstream_ca_file) {
                 const char *kv[] = {"upstreamCaFile", b->upstream_ca_file};
                 net_audit_kv(r->g, r->pid, host, true, REASON_TEST_OVERRIDE, kv, 1);
         }
-        if (handshake(r, u, r->upstream, false) < 0) {
+        bool client_failed = false;
+        int hr = handshakes(r, c, u, &client_failed);
+        if (hr < 0 && client_failed) {
+                /* the sandbox's client did not take the leaf (it does not
+                 * trust the sandbox's CA) or gave up: nothing of its went
+                 * upstream (at most the gate's own handshake) */
+                const char *kv[] = {"destination", r->dest, "stage", "client handshake"};
+                net_audit_kv(r->g, r->pid, host, false, REASON_NOT_TLS, kv, 2);
+                goto out;
+        }
+        if (hr < 0) {
                 long v = SSL_get_verify_result(u);
                 const char *kv[] = {
                         "destination", r->dest, "resolved",
