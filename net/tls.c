@@ -194,6 +194,13 @@ static int client_ctx(struct net_broker *b, char *why, size_t size)
          * would be keyed by nothing the broker chooses */
         SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
         SSL_CTX_sess_set_new_cb(ctx, new_session);
+        /* A server that closes without close_notify (most HTTP servers
+         * after "Connection: close") ends the connection as a close_notify
+         * would, not as an error: OpenSSL would otherwise mark the session
+         * unresumable. It changes nothing of what reaches the sandbox: an
+         * end is an end for the relay either way (net_ssl_read), and a
+         * response cut short is the client's to see by its framing. */
+        SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
         b->client_ctx = ctx;
         return 0;
 }
