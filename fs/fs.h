@@ -106,6 +106,12 @@ int fs_view_proc_renew(int pidns_fd, char *err);
  * pid namespace than the mounter's). Runs in the child, which holds
  * CAP_SYS_ADMIN over its mount namespace; mounts nothing. */
 bool fs_proc_pidns_supported(void);
+/* tmpcopyup (fs/copyup.c): copies what the directory srcfd holds into
+ * dstfd, the empty tmpfs just mounted over it (directories, files, symlinks
+ * and fifos, with their modes, owners where the namespace maps them, and
+ * times; never following a symlink). -errno, with the entry that failed
+ * named in err. */
+int fs_copyup(int srcfd, int dstfd, char *err, size_t errsize);
 /* A mount of the view in an OCI config's order (fs_view_order). */
 struct fs_mount_order {
         const char *path;          /* absolute, normalised, in the view */

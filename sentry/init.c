@@ -317,9 +317,26 @@ static void oci_mount(int sock, const struct oci_extra_mount *m)
         }
         if (mkdir(path, 0755) < 0 && errno != EEXIST)
                 child_fail(sock, "mounts: %s: mkdir: %s", m->destination, strerror(errno));
-        if (mount(m->fstype, path, m->fstype, m->flags | MS_NOSUID | MS_NODEV, m->data) < 0)
+        /* tmpcopyup: what the image has there, opened before the tmpfs
+         * covers it (a symlink there is no directory to copy: refused) */
+        _cleanup_close_ int below = -1;
+        if (m->copyup && (below = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+                child_fail(sock, "mounts: %s (tmpcopyup): %s", m->destination, strerror(errno));
+        /* a read-only one is made read-only once filled */
+        unsigned long flags = m->flags | MS_NOSUID | MS_NODEV;
+        if (mount(m->fstype, path, m->fstype, below >= 0 ? flags & ~MS_RDONLY : flags, m->data) < 0)
                 child_fail(sock, "mounts: %s %s (%s): %s", m->fstype, m->destination, m->data ? m->data : "",
                            strerror(errno));
+        if (below >= 0) {
+                char err[4096] = "";
+                _cleanup_close_ int top = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                int r = top < 0 ? negative_errno() : fs_copyup(below, top, err, sizeof(err));
+                if (r < 0)
+                        child_fail(sock, "mounts: %s (tmpcopyup): copy %s: %s", m->destination, err[0] ? err : ".",
+                                   strerror(-r));
+                if ((flags & MS_RDONLY) && mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | flags, NULL) < 0)
+                        child_fail(sock, "mounts: %s: make it read-only: %s", m->destination, strerror(errno));
+        }
 }
 
 /* init's user, net, ipc and uts namespaces, to the sentry (MSG_NS): its

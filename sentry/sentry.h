@@ -476,6 +476,7 @@ struct oci_extra_mount {
         const char *fstype;
         unsigned long flags;
         const char *data;
+        bool copyup; /* tmpcopyup: the image's files there copied in (fs_copyup) */
 };
 
 struct oci_sandbox {

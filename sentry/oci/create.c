@@ -294,7 +294,8 @@ static int prepare(const char *bundle, struct oci_prepared *p)
                         continue; /* a bind of the policy (oci_spec_policy) */
                 if (streq(m->type, "tmpfs") || streq(m->type, "mqueue")) {
                         sb->mounts[sb->n_mounts++] = (struct oci_extra_mount){
-                                d, m->type, m->flags & (MS_RDONLY | MS_NOEXEC | MS_NOATIME | MS_NODIRATIME), m->data};
+                                d, m->type, m->flags & (MS_RDONLY | MS_NOEXEC | MS_NOATIME | MS_NODIRATIME), m->data,
+                                m->tmpcopyup};
                         continue;
                 }
                 if (streq(m->type, "sysfs") && streq(d, "/sys")) {

@@ -183,7 +183,8 @@ cli_mount_fails_after_the_gate_started() {
 # The config's mounts of /dev, /dev/pts, /dev/shm and /dev/mqueue are made as configured and
 # every mount is listed in the config's order (runc's), /proc first although cordon makes it
 # last; a bind's tmpfs options are ignored as runc ignores them; propagation is applied.
-# devpts without "newinstance" is still a new instance: a pty the host holds open is not seen.
+# devpts without "newinstance" is still a new instance: a pty the host holds open is not seen;
+# a tmpfs with tmpcopyup starts with what the image has there.
 it_test cli_mounts_as_configured
 cli_mounts_as_configured() {
         oci_setup
@@ -193,14 +194,18 @@ cli_mounts_as_configured() {
         local ptypid=$!
         at_exit "kill $ptypid"
         wait_until 10 test -s "$IT_TMP/hostpty" || fail "no host pty"
-        make_bundle "$IT_TMP/b" '["sh", "-c", "cat /proc/self/mountinfo; echo ==; busybox df -k /dev/shm | busybox tail -1; stat -c %a /dev/pts/ptmx; ls /dev/pts"]' \
+        make_bundle "$IT_TMP/b" '["sh", "-c", "cat /proc/self/mountinfo; echo ==; busybox df -k /dev/shm | busybox tail -1; stat -c %a /dev/pts/ptmx; ls /dev/pts; cat /seed/sub/f"]' \
                 'for m in c["mounts"]:
     if m["destination"] == "/dev/shm": m["options"] = ["nosuid", "noexec", "nodev", "mode=1777", "size=8m"]
     if m["destination"] == "/dev/pts": m["options"] = ["nosuid", "noexec", "ptmxmode=0600", "mode=0620"]
 c["mounts"].append({"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]})
 c["mounts"].append({"destination": "/data", "type": "bind", "source": p.rsplit("/", 2)[0] + "/vol",
                     "options": ["rbind", "mode=755", "size=1k", "shared"]})
-c["linux"]["rootfsPropagation"] = "shared"'
+c["linux"]["rootfsPropagation"] = "shared"
+import os
+os.makedirs(p.rsplit("/", 1)[0] + "/rootfs/seed/sub")
+open(p.rsplit("/", 1)[0] + "/rootfs/seed/sub/f", "w").write("seeded\n")
+c["mounts"].append({"destination": "/seed", "type": "tmpfs", "source": "tmpfs", "options": ["tmpcopyup"]})'
         oci run --bundle "$IT_TMP/b" mc1
         expect_rc 0 "run with the config's /dev mounts, a tmpfs and a bind with tmpfs options"
         local mi order
@@ -216,8 +221,9 @@ c["linux"]["rootfsPropagation"] = "shared"'
         rest=$(printf '%s\n' "$OUT" | sed '1,/^==$/d')
         expect_match "$(printf '%s\n' "$rest" | sed -n 1p)" '^shm +8192 ' "/dev/shm has the configured size"
         expect_eq 600 "$(printf '%s\n' "$rest" | sed -n 2p)" "/dev/pts has the configured ptmxmode"
-        expect_eq ptmx "$(printf '%s\n' "$rest" | sed -n '3,$p' | tr '\n' ' ' | sed 's/ $//')" \
+        expect_eq ptmx "$(printf '%s\n' "$rest" | sed -n 3p)" \
                 "a devpts of its own (the host's $(cat "$IT_TMP/hostpty") is not there)"
+        expect_eq seeded "$(printf '%s\n' "$rest" | sed -n 4p)" "tmpcopyup fills the tmpfs with the image's files"
         make_bundle "$IT_TMP/b2" '["true"]' 'c["mounts"].append({"destination": "/dev/pts", "type": "bind", "source": "/dev/pts", "options": ["rbind"]})'
         oci run --bundle "$IT_TMP/b2" mc2
         expect_true "a bind of the host's /dev/pts is refused" test "$RC" != 0
