@@ -220,6 +220,7 @@ int net_gate_new(const struct net_gate_config *cfg, struct net_gate **ret)
         memcpy(g->test_allow, cfg->test_allow, g->n_test_allow * sizeof(*g->test_allow));
         g->audit_fd = cfg->audit_fd;
         g->stub_udp = g->stub_tcp = g->stub_stop = g->stub_ready_fd = g->relay_stop = -1;
+        g->pair_listen[0] = g->pair_listen[1] = -1;
         /* the carried options' values on a fresh socket of the host's
          * namespace, as the gate makes them (none known: all are copied) */
         int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
@@ -235,6 +236,7 @@ int net_gate_new(const struct net_gate_config *cfg, struct net_gate **ret)
         pthread_mutex_init(&g->relay_lock, NULL);
         pthread_mutex_init(&g->ask_lock, NULL);
         pthread_cond_init(&g->relay_cond, NULL);
+        pthread_mutex_init(&g->pair_lock, NULL);
         g->broker = cfg->broker;
         g->relay_stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (g->relay_stop < 0) {
@@ -296,6 +298,9 @@ void net_gate_free(struct net_gate *g)
         free(g->sandbox_id);
         if (g->relay_stop >= 0)
                 close(g->relay_stop);
+        for (int i = 0; i < 2; i++)
+                if (g->pair_listen[i] >= 0)
+                        close(g->pair_listen[i]);
         pthread_mutex_destroy(&g->audit_lock);
         free(g);
 }
@@ -501,9 +506,9 @@ static int gate_connect(struct net_gate *g, struct notify_call *call, const char
          * gets its end of a loopback pair, the relay checks the first
          * flight before anything goes upstream. */
         int child = -1, ours = -1;
-        r = net_relay_pair(cs->domain, cs->nonblock, &child, &ours);
+        r = net_relay_pair(g, cs->domain, cs->nonblock, &child, &ours);
         if (r < 0 && cs->domain == AF_INET6) /* a host without IPv6 loopback: an IPv4 pair, as an upstream might be */
-                r = net_relay_pair(AF_INET, cs->nonblock, &child, &ours);
+                r = net_relay_pair(g, AF_INET, cs->nonblock, &child, &ours);
         if (r < 0) {
                 close(s);
                 return r;

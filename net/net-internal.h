@@ -89,7 +89,13 @@ struct net_gate {
         pthread_cond_t relay_cond;
         struct net_relay *relays;
         size_t n_relays;
-        int relay_stop;            /* eventfd: every relay ends */
+        int relay_stop; /* eventfd: every relay ends */
+        /* the listener the relays' loopback pairs are made through, per
+         * family (AF_INET, AF_INET6), -1 until the first; one pair at a time */
+        pthread_mutex_t pair_lock;
+        int pair_listen[2];
+        struct sockaddr_storage pair_addr[2];
+        socklen_t pair_len[2];
         struct net_broker *broker; /* the credential grants; NULL: none (not owned) */
         pthread_mutex_t ask_lock;  /* held while the asker is called or changed (ask.c) */
         struct net_asker asker;    /* .ask NULL: nobody to ask */
@@ -151,9 +157,10 @@ struct net_relay {
         struct net_relay *next;
 };
 #define NET_RELAY_MAX 1024
-/* A connected loopback TCP pair of family (AF_INET or AF_INET6): *ret_child
- * (nonblocking if asked) for the child, *ret_ours for the relay. */
-int net_relay_pair(int family, bool nonblock, int *ret_child, int *ret_ours);
+/* A connected loopback TCP pair of family (AF_INET or AF_INET6) through the
+ * gate's listener: *ret_child (nonblocking if asked) for the child,
+ * *ret_ours for the relay. */
+int net_relay_pair(struct net_gate *g, int family, bool nonblock, int *ret_child, int *ret_ours);
 /* Hands ours and upstream (both taken, closed on failure) to a new relay
  * thread. 0 or -errno (-EAGAIN: NET_RELAY_MAX relays run). */
 int net_relay_start(struct net_gate *g, int child_end, int ours, int upstream, int state, unsigned rule, unsigned pid,

@@ -24,6 +24,9 @@
 #define NET_HELLO_TIMEOUT_MS 10000
 #define RELAY_BUF            65536
 #define RELAY_STACK          (512 * 1024)
+/* strangers the gate's listener may hold before ours (net_relay_pair) */
+#define PAIR_BACKLOG        64
+#define PAIR_ACCEPT_WAIT_MS 1000
 
 int64_t net_now_ms(void)
 {
@@ -55,31 +58,57 @@ void net_close_reset(int fd)
         close(fd);
 }
 
-/* A listener on the host's loopback for one connection: ours is the
- * accepted socket whose peer is the child's end (anyone else who connects
- * in between is turned away), and the listener is gone before we return. */
-int net_relay_pair(int family, bool nonblock, int *ret_child, int *ret_ours)
+/* The gate's listener of family on the host's loopback, made at the first
+ * pair (pair_lock held). -errno. */
+static int pair_listener(struct net_gate *g, int family, struct sockaddr_storage *ret_addr, socklen_t *ret_len)
 {
-        struct sockaddr_storage ss = {0};
-        socklen_t len;
-        if (family == AF_INET6) {
-                struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-                in6->sin6_family = AF_INET6;
-                in6->sin6_addr = in6addr_loopback;
-                len = sizeof(*in6);
-        } else {
-                struct sockaddr_in *in = (struct sockaddr_in *)&ss;
-                in->sin_family = AF_INET;
-                in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-                len = sizeof(*in);
-                family = AF_INET;
+        int i = family == AF_INET6;
+        if (g->pair_listen[i] < 0) {
+                struct sockaddr_storage ss = {0};
+                socklen_t len;
+                if (family == AF_INET6) {
+                        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+                        in6->sin6_family = AF_INET6;
+                        in6->sin6_addr = in6addr_loopback;
+                        len = sizeof(*in6);
+                } else {
+                        struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+                        in->sin_family = AF_INET;
+                        in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                        len = sizeof(*in);
+                }
+                _cleanup_close_ int l = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+                if (l < 0)
+                        return negative_errno();
+                if (bind(l, (struct sockaddr *)&ss, len) < 0 || listen(l, PAIR_BACKLOG) < 0 ||
+                    getsockname(l, (struct sockaddr *)&ss, &len) < 0)
+                        return negative_errno();
+                g->pair_listen[i] = TAKE_FD(l);
+                g->pair_addr[i] = ss;
+                g->pair_len[i] = len;
         }
-        _cleanup_close_ int l = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        *ret_addr = g->pair_addr[i];
+        *ret_len = g->pair_len[i];
+        return g->pair_listen[i];
+}
+
+/* A connected pair through the gate's listener on the host's loopback,
+ * made once per gate and family (a listener per connection costs a bind to
+ * a free port, which grows slow as closed connections fill the port range
+ * with TIME_WAIT). Ours is the accepted socket whose peer is the child's
+ * end; anyone else who connected to the listener is turned away. That
+ * holds because pairs are made one at a time (pair_lock), so the only
+ * connections in the queue besides ours are strangers' — host processes
+ * on the host's loopback, never the sandbox, whose network namespace has
+ * its own — and because our connect() on loopback has completed the
+ * handshake, ours is in the queue when we accept. */
+static int pair_locked(struct net_gate *g, int family, bool nonblock, int *ret_child, int *ret_ours)
+{
+        struct sockaddr_storage ss;
+        socklen_t len;
+        int l = pair_listener(g, family, &ss, &len);
         if (l < 0)
-                return negative_errno();
-        if (bind(l, (struct sockaddr *)&ss, len) < 0 || listen(l, 4) < 0 ||
-            getsockname(l, (struct sockaddr *)&ss, &len) < 0)
-                return negative_errno();
+                return l;
         _cleanup_close_ int c = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (c < 0)
                 return negative_errno();
@@ -89,12 +118,23 @@ int net_relay_pair(int family, bool nonblock, int *ret_child, int *ret_ours)
         socklen_t ml = sizeof(mine);
         if (getsockname(c, (struct sockaddr *)&mine, &ml) < 0)
                 return negative_errno();
-        for (int tries = 0; tries < 8; tries++) {
+        for (int tries = 0; tries < PAIR_BACKLOG + 2; tries++) {
                 struct sockaddr_storage peer;
                 socklen_t pl = sizeof(peer);
                 int a = accept4(l, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC | SOCK_NONBLOCK);
-                if (a < 0)
-                        return negative_errno();
+                if (a < 0 && errno == EAGAIN) {
+                        /* the handshake's last step may still be in the
+                         * kernel's hands (softirq deferred): wait for it */
+                        struct pollfd p = {.fd = l, .events = POLLIN};
+                        if (poll(&p, 1, PAIR_ACCEPT_WAIT_MS) <= 0)
+                                return -ECONNABORTED;
+                        continue;
+                }
+                if (a < 0) {
+                        if (errno != EINTR && errno != ECONNABORTED)
+                                return negative_errno();
+                        continue;
+                }
                 if (pl == ml && memcmp(&peer, &mine, ml) == 0) {
                         if (nonblock && fcntl(c, F_SETFL, fcntl(c, F_GETFL) | O_NONBLOCK) < 0) {
                                 int r = negative_errno();
@@ -105,9 +145,17 @@ int net_relay_pair(int family, bool nonblock, int *ret_child, int *ret_ours)
                         *ret_ours = a;
                         return 0;
                 }
-                close(a); /* a stranger on the host's loopback */
+                net_close_reset(a); /* a stranger on the host's loopback */
         }
         return -ECONNABORTED;
+}
+
+int net_relay_pair(struct net_gate *g, int family, bool nonblock, int *ret_child, int *ret_ours)
+{
+        pthread_mutex_lock(&g->pair_lock);
+        int r = pair_locked(g, family == AF_INET6 ? AF_INET6 : AF_INET, nonblock, ret_child, ret_ours);
+        pthread_mutex_unlock(&g->pair_lock);
+        return r;
 }
 
 int net_relay_wait(struct net_relay *r, int fd, short events, int64_t deadline_ms)
