@@ -14,6 +14,7 @@
 #include <netdb.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 
@@ -220,7 +221,7 @@ int net_gate_new(const struct net_gate_config *cfg, struct net_gate **ret)
         memcpy(g->test_allow, cfg->test_allow, g->n_test_allow * sizeof(*g->test_allow));
         g->audit_fd = cfg->audit_fd;
         g->stub_udp = g->stub_tcp = g->stub_stop = g->stub_ready_fd = g->relay_stop = -1;
-        g->pair_listen[0] = g->pair_listen[1] = -1;
+        g->pair_listen[0] = g->pair_listen[1] = g->relay_ep = -1;
         /* the carried options' values on a fresh socket of the host's
          * namespace, as the gate makes them (none known: all are copied) */
         int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
@@ -239,7 +240,10 @@ int net_gate_new(const struct net_gate_config *cfg, struct net_gate **ret)
         pthread_mutex_init(&g->pair_lock, NULL);
         g->broker = cfg->broker;
         g->relay_stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (g->relay_stop < 0) {
+        g->relay_ep = epoll_create1(EPOLL_CLOEXEC);
+        struct epoll_event stop_ev = {.events = EPOLLIN, .data.u64 = 0}; /* the relays' ids start at 1 */
+        if (g->relay_stop < 0 || g->relay_ep < 0 ||
+            epoll_ctl(g->relay_ep, EPOLL_CTL_ADD, g->relay_stop, &stop_ev) < 0) {
                 int e = negative_errno();
                 net_gate_free(g);
                 return e;
@@ -301,6 +305,8 @@ void net_gate_free(struct net_gate *g)
         for (int i = 0; i < 2; i++)
                 if (g->pair_listen[i] >= 0)
                         close(g->pair_listen[i]);
+        if (g->relay_ep >= 0)
+                close(g->relay_ep);
         pthread_mutex_destroy(&g->audit_lock);
         free(g);
 }

@@ -89,7 +89,11 @@ struct net_gate {
         pthread_cond_t relay_cond;
         struct net_relay *relays;
         size_t n_relays;
-        int relay_stop; /* eventfd: every relay ends */
+        int relay_stop;           /* eventfd: every relay ends */
+        int relay_ep;             /* epoll: relay_stop and the relays waiting for a first flight */
+        uint64_t relay_seq;       /* the last relay's id */
+        size_t n_waiting;         /* relays no thread has taken yet */
+        size_t n_threads, n_idle; /* relay threads, and those waiting for work */
         /* the listener the relays' loopback pairs are made through, per
          * family (AF_INET, AF_INET6), -1 until the first; one pair at a time */
         pthread_mutex_t pair_lock;
@@ -154,6 +158,9 @@ struct net_relay {
         char resolved[80];
         struct sockaddr_storage peer; /* the upstream's address, for getpeername */
         socklen_t peer_len;
+        uint64_t id;            /* its key in the gate's epoll set */
+        int64_t hello_deadline; /* net_now_ms() by which the first flight must be in */
+        bool waiting;           /* for its first flight, no thread has it yet */
         struct net_relay *next;
 };
 #define NET_RELAY_MAX 1024
@@ -161,8 +168,8 @@ struct net_relay {
  * gate's listener: *ret_child (nonblocking if asked) for the child,
  * *ret_ours for the relay. */
 int net_relay_pair(struct net_gate *g, int family, bool nonblock, int *ret_child, int *ret_ours);
-/* Hands ours and upstream (both taken, closed on failure) to a new relay
- * thread. 0 or -errno (-EAGAIN: NET_RELAY_MAX relays run). */
+/* Hands ours and upstream (both taken, closed on failure) to the relay
+ * threads. 0 or -errno (-EAGAIN: NET_RELAY_MAX relays run). */
 int net_relay_start(struct net_gate *g, int child_end, int ours, int upstream, int state, unsigned rule, unsigned pid,
                     const char *dest, const char *resolved, const struct sockaddr *peer, socklen_t peer_len);
 /* The state of the relay whose child end is the socket fd (a duplicate):

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -27,6 +28,9 @@
 /* strangers the gate's listener may hold before ours (net_relay_pair) */
 #define PAIR_BACKLOG        64
 #define PAIR_ACCEPT_WAIT_MS 1000
+/* the relay threads kept waiting for connections, and for how long */
+#define RELAY_IDLE_MAX     4
+#define RELAY_IDLE_EXIT_MS 5000
 
 int64_t net_now_ms(void)
 {
@@ -205,7 +209,7 @@ int net_relay_write_all(struct net_relay *r, int fd, const void *buf, size_t n)
 static enum net_reason read_hello(struct net_relay *r, char *sni, size_t sni_size)
 {
         _cleanup_free_ uint8_t *buf = xmalloc(NET_HELLO_BUF);
-        int64_t deadline = net_now_ms() + NET_HELLO_TIMEOUT_MS;
+        int64_t deadline = r->hello_deadline;
         ssize_t last = -1;
         for (;;) {
                 ssize_t n = recv(r->child, buf, NET_HELLO_BUF, MSG_PEEK);
@@ -436,9 +440,9 @@ static void relay_end(struct net_relay *r)
         free(r);
 }
 
-static void *relay_main(void *arg)
+/* One connection, from its first flight to its end. */
+static void relay_serve(struct net_relay *r)
 {
-        struct net_relay *r = arg;
         const char *host = r->g->rules[r->rule].host;
         char sni[256] = "";
         enum net_reason why = read_hello(r, sni, sizeof(sni));
@@ -453,12 +457,12 @@ static void *relay_main(void *arg)
                 net_audit_kv(r->g, r->pid, host, false, why, kv, 2);
                 net_close_reset(TAKE_FD(r->child));
                 relay_end(r);
-                return NULL;
+                return;
         }
         if (upstream_ready(r) < 0) {
                 net_close_reset(TAKE_FD(r->child));
                 relay_end(r);
-                return NULL;
+                return;
         }
         int grant = net_broker_grant_for(r->g->broker, host, r->g->rules[r->rule].port);
         if (grant >= 0)
@@ -466,7 +470,115 @@ static void *relay_main(void *arg)
         else
                 net_relay_pump(r, r->child, r->upstream);
         relay_end(r);
+}
+
+/* --- the relay threads ---
+ *
+ * A pool, not a thread per connection (a new thread and its stack cost
+ * about as much as the rest of the relay's set-up, and its first run waits
+ * for the scheduler on a busy host). A new relay's child end goes into the
+ * gate's epoll set (relay_ep, one-shot) and waits there for its first
+ * flight; one idle thread wakes when it comes, takes that relay (under
+ * relay_lock, by its id: whoever takes it from the waiting ones owns it)
+ * and serves it to its end, then waits again. The hello's deadline still
+ * holds: an idle thread's wait ends by the earliest waiting relay's
+ * deadline, and one that has passed is served at once (its read_hello sees
+ * the deadline gone: refused as before). The stop eventfd is in the set
+ * too, so every idle thread ends with the gate, and the waiting relays are
+ * served (cancelled) by them on the way out. Threads beyond RELAY_IDLE_MAX
+ * idle ones, or idle for RELAY_IDLE_EXIT_MS, end. */
+
+static int relay_spawn(struct net_gate *g);
+
+/* Takes the waiting relay id (0: none) and, with all, every waiting one,
+ * or with now_ms those whose deadline has passed; relay_lock held. Returns
+ * how many went into ret (at most n). */
+static size_t take_waiting(struct net_gate *g, uint64_t id, bool all, int64_t now_ms, struct net_relay **ret, size_t n)
+{
+        size_t k = 0;
+        for (struct net_relay *r = g->relays; r && k < n; r = r->next) {
+                if (!r->waiting)
+                        continue;
+                if ((id && r->id == id) || all || (now_ms && r->hello_deadline <= now_ms)) {
+                        r->waiting = false;
+                        g->n_waiting--;
+                        ret[k++] = r;
+                }
+        }
+        return k;
+}
+
+/* How long an idle thread may wait: until the earliest waiting relay's
+ * deadline, else RELAY_IDLE_EXIT_MS (no later than any relay that comes
+ * meanwhile: its deadline is NET_HELLO_TIMEOUT_MS away). relay_lock held. */
+static int idle_timeout(struct net_gate *g, int64_t now_ms)
+{
+        int64_t t = RELAY_IDLE_EXIT_MS;
+        for (struct net_relay *r = g->relays; r; r = r->next)
+                if (r->waiting && r->hello_deadline - now_ms < t)
+                        t = r->hello_deadline - now_ms;
+        return t < 0 ? 0 : (int)t;
+}
+
+static void *relay_thread(void *arg)
+{
+        struct net_gate *g = arg;
+        pthread_mutex_lock(&g->relay_lock);
+        for (;;) {
+                if (g->n_idle >= RELAY_IDLE_MAX)
+                        break;
+                int timeout = idle_timeout(g, net_now_ms());
+                g->n_idle++;
+                pthread_mutex_unlock(&g->relay_lock);
+                /* one event: a thread takes one connection at a time */
+                struct epoll_event ev = {0};
+                int n = epoll_wait(g->relay_ep, &ev, 1, timeout);
+                if (n < 0 && errno != EINTR)
+                        n = 0; /* cannot fail on a valid set; the deadlines still hold */
+                pthread_mutex_lock(&g->relay_lock);
+                g->n_idle--;
+                bool stop = n > 0 && ev.data.u64 == 0;
+                struct net_relay *mine[16];
+                size_t k = take_waiting(g, 0, stop, net_now_ms(), mine, 15);
+                if (n > 0 && !stop)
+                        k += take_waiting(g, ev.data.u64, false, 0, mine + k, 1);
+                if (stop && k == 0)
+                        break;
+                if (k == 0 && n == 0 && g->n_waiting == 0 && timeout >= RELAY_IDLE_EXIT_MS)
+                        break; /* idle long enough */
+                /* someone must be left to wait for the next connection */
+                bool spawn = k > 0 && !stop && g->n_idle == 0 && g->n_threads < NET_RELAY_MAX;
+                if (spawn)
+                        g->n_threads++;
+                pthread_mutex_unlock(&g->relay_lock);
+                if (spawn && relay_spawn(g) < 0) {
+                        pthread_mutex_lock(&g->relay_lock);
+                        g->n_threads--;
+                        pthread_mutex_unlock(&g->relay_lock);
+                }
+                /* the taken ones whose deadline passed end at once (their
+                 * read_hello says so); the one whose flight came, last */
+                for (size_t i = 0; i < k; i++)
+                        relay_serve(mine[i]);
+                pthread_mutex_lock(&g->relay_lock);
+        }
+        g->n_threads--;
+        pthread_cond_broadcast(&g->relay_cond);
+        pthread_mutex_unlock(&g->relay_lock);
         return NULL;
+}
+
+/* Starts one more relay thread (n_threads already counts it). 0 or -errno. */
+static int relay_spawn(struct net_gate *g)
+{
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, RELAY_STACK);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_t t;
+        int e = pthread_create(&t, &attr, relay_thread, g);
+        pthread_attr_destroy(&attr);
+        return -e;
 }
 
 int net_relay_start(struct net_gate *g, int child_end, int ours, int upstream, int state, unsigned rule, unsigned pid,
@@ -486,7 +598,9 @@ int net_relay_start(struct net_gate *g, int child_end, int ours, int upstream, i
                                 .rule = rule,
                                 .pid = pid,
                                 .child_dev = st.st_dev,
-                                .child_ino = st.st_ino};
+                                .child_ino = st.st_ino,
+                                .hello_deadline = net_now_ms() + NET_HELLO_TIMEOUT_MS,
+                                .waiting = true};
         atomic_store(&r->state, state);
         snprintf(r->dest, sizeof(r->dest), "%s", dest ? dest : "");
         snprintf(r->resolved, sizeof(r->resolved), "%s", resolved ? resolved : "");
@@ -494,7 +608,7 @@ int net_relay_start(struct net_gate *g, int child_end, int ours, int upstream, i
                 memcpy(&r->peer, peer, peer_len);
                 r->peer_len = peer_len;
         }
-        (void)fcntl(ours, F_SETFL, fcntl(ours, F_GETFL) | O_NONBLOCK);
+        /* ours is nonblocking from its accept4 (net_relay_pair) */
         (void)fcntl(upstream, F_SETFL, fcntl(upstream, F_GETFL) | O_NONBLOCK);
         /* the relay writes what it has at once: Nagle on its sockets would
          * hold a TLS flight's second record for the peer's delayed ACK
@@ -504,30 +618,52 @@ int net_relay_start(struct net_gate *g, int child_end, int ours, int upstream, i
         (void)setsockopt(upstream, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
         pthread_mutex_lock(&g->relay_lock);
-        if (g->n_relays >= NET_RELAY_MAX || g->relay_stop < 0) {
+        if (g->n_relays >= NET_RELAY_MAX || g->relay_stop < 0 || g->relay_ep < 0) {
                 pthread_mutex_unlock(&g->relay_lock);
                 close(ours);
                 close(upstream);
                 free(r);
                 return -EAGAIN;
         }
+        r->id = ++g->relay_seq;
+        /* in the set while relay_lock is held: from here on it is the
+         * threads' (whoever takes it from the waiting ones), and an event
+         * can only find it waiting */
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, .data.u64 = r->id};
+        if (epoll_ctl(g->relay_ep, EPOLL_CTL_ADD, ours, &ev) < 0) {
+                int e = negative_errno();
+                pthread_mutex_unlock(&g->relay_lock);
+                close(ours);
+                close(upstream);
+                free(r);
+                return e;
+        }
         r->next = g->relays;
         g->relays = r;
         g->n_relays++;
+        g->n_waiting++;
+        uint64_t id = r->id;
+        bool spawn = g->n_idle == 0 && g->n_threads < NET_RELAY_MAX;
+        if (spawn)
+                g->n_threads++;
         pthread_mutex_unlock(&g->relay_lock);
-
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setstacksize(&attr, RELAY_STACK);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_t t;
-        int e = pthread_create(&t, &attr, relay_main, r);
-        pthread_attr_destroy(&attr);
-        if (e != 0) {
-                relay_end(r);
-                return -e;
-        }
-        return 0;
+        if (!spawn)
+                return 0;
+        int e = relay_spawn(g);
+        if (e == 0)
+                return 0;
+        /* no thread: unless one that is busy now will take it later, the
+         * relay ends here, and the connection fails as before */
+        pthread_mutex_lock(&g->relay_lock);
+        g->n_threads--;
+        struct net_relay *back = NULL;
+        if (g->n_threads == 0)
+                (void)take_waiting(g, id, false, 0, &back, 1);
+        pthread_mutex_unlock(&g->relay_lock);
+        if (!back)
+                return 0;
+        relay_end(back);
+        return e;
 }
 
 int net_relay_state(struct net_gate *g, int fd, struct sockaddr_storage *ret_peer, socklen_t *ret_peer_len)
@@ -561,10 +697,11 @@ bool net_relay_stop_all(struct net_gate *g)
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 5;
         pthread_mutex_lock(&g->relay_lock);
-        while (g->n_relays > 0)
+        /* the idle threads too: they use the gate until they end */
+        while (g->n_relays > 0 || g->n_threads > 0)
                 if (pthread_cond_timedwait(&g->relay_cond, &g->relay_lock, &until) != 0)
                         break;
-        bool done = g->n_relays == 0;
+        bool done = g->n_relays == 0 && g->n_threads == 0;
         pthread_mutex_unlock(&g->relay_lock);
         return done;
 }
