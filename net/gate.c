@@ -182,15 +182,14 @@ static void read_socket_options(int fd, struct net_sockopt ret[static NET_CARRIE
         }
 }
 
-/* Carries the child's options over from `from` to `to`. One whose value is
- * what a fresh socket of the gate's has anyway (g->opt_defaults, read once
- * at start) is left alone: setting it would change nothing, and each is a
- * system call on the connect path (12 of them for a socket the child did
- * not touch). */
-static void copy_socket_options(const struct net_gate *g, int from, int to)
+/* Carries the child's options (read_socket_options of its socket) over to
+ * `to`. One whose value is what a fresh socket of the gate's has anyway
+ * (g->opt_defaults, read once at start) is left alone: setting it would
+ * change nothing, and each is a system call on the connect path (12 of
+ * them for a socket the child did not touch). */
+static void apply_socket_options(const struct net_gate *g, const struct net_sockopt opts[static NET_CARRIED_OPTS],
+                                 int to)
 {
-        struct net_sockopt opts[NET_CARRIED_OPTS];
-        read_socket_options(from, opts);
         for (size_t i = 0; i < NET_CARRIED_OPTS; i++) {
                 if (!opts[i].ok)
                         continue;
@@ -482,7 +481,10 @@ static int gate_connect(struct net_gate *g, struct notify_call *call, const char
                                     SOCK_STREAM | SOCK_CLOEXEC | (cs->nonblock ? SOCK_NONBLOCK : 0), IPPROTO_TCP);
         if (s < 0)
                 return s;
-        copy_socket_options(g, cs->dup, s);
+        /* read once, for the upstream socket and the child's new end */
+        struct net_sockopt opts[NET_CARRIED_OPTS];
+        read_socket_options(cs->dup, opts);
+        apply_socket_options(g, opts, s);
         int state = 1; /* the relay's view of the upstream: connected */
         if (connect(s, (const struct sockaddr *)target, (socklen_t)sockaddr_len(target->ss_family)) < 0) {
                 r = negative_errno();
@@ -519,7 +521,7 @@ static int gate_connect(struct net_gate *g, struct notify_call *call, const char
                 close(s);
                 return r;
         }
-        copy_socket_options(g, cs->dup, child);
+        apply_socket_options(g, opts, child);
         r = net_relay_start(g, child, ours, s, state, index, pid, dest, resolved, (const struct sockaddr *)target,
                             (socklen_t)sockaddr_len(target->ss_family));
         if (r < 0) {
