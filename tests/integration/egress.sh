@@ -508,6 +508,54 @@ elif mode == "pool":
         s.close()
     print("survived", flush=True)
 
+elif mode == "many":
+    # N connections at once, all open together before any sends: each must reach the upstream
+    # as a connection of its own (its own relay and upstream socket), which /peer shows
+    import threading
+    n = int(args[0])
+    ready = threading.Barrier(n)
+    peers, errors = [], []
+    def one():
+        try:
+            s = socket.create_connection((NAME, 443), timeout=20)
+            ready.wait(20)
+            t = ctx().wrap_socket(s, server_hostname=NAME)
+            t.sendall(b"GET /peer HTTP/1.0\r\nHost: " + NAME.encode() + b"\r\n\r\n")
+            data = b""
+            while True:
+                d = t.recv(65536)
+                if not d:
+                    break
+                data += d
+            t.close()
+            peers.append(data.partition(b"\r\n\r\n")[2].decode())
+        except Exception as e:
+            errors.append(err(e))
+    ts = [threading.Thread(target=one) for _ in range(n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    print("answered", len(peers))
+    print("distinct", len(set(peers)))
+    print("errors", ",".join(sorted(set(errors))) or "-")
+
+elif mode == "stranger":
+    # one connection (the gate's loopback listener exists from then on), then wait for the
+    # host's test to connect to that listener itself, then another connection; and try the
+    # listener's ports from in here
+    box = args[0]
+    print("first", get("https://%s/token" % NAME), flush=True)
+    open(os.path.join(box, "ready"), "w").close()
+    for _ in range(400):
+        if os.path.exists(os.path.join(box, "go")):
+            break
+        time.sleep(0.05)
+    print("second", get("https://%s/token" % NAME), flush=True)
+    for port in open(os.path.join(box, "ports")).read().split():
+        for host in ("127.0.0.1", "::1"):
+            print("inside_%s_%s %s" % (host, port, connect_addr(host, int(port))), flush=True)
+
 elif mode == "mix":
     # a bit of everything, for the audit log
     print("get", get("https://%s/token" % NAME))
@@ -1212,6 +1260,85 @@ EOF
         t1=$(date +%s%N)
         expect_rc 7 "cordon ends with the command's status"
         expect_true "cordon took $(((t1 - t0) / 1000000)) ms to end (want < 4000)" test $(((t1 - t0) / 1000000)) -lt 4000
+}
+
+# Many connections at once: each gets a relay and an upstream connection of its own (the relays'
+# loopback pairs come from one listener per gate, made one at a time; the relay threads are a
+# pool), and every one is answered.
+it_test concurrent_connects_own_upstream
+concurrent_connects_own_upstream() {
+        egress_setup
+        local before
+        before=$(upstream_seen https.log)
+        crun "${RUNARGS[@]}" -- python3 /eg/client.py many 24
+        expect_rc 0 "the client"
+        expect_eq 24 "$(field answered)" "connections answered"
+        expect_eq 24 "$(field distinct)" "distinct upstream connections (peer addresses the upstream saw)"
+        expect_eq - "$(field errors)" "errors"
+        expect_eq $((before + 24)) "$(upstream_seen https.log)" "connections the upstream saw"
+        expect_eq 24 "$(audit_count "$AUDIT" reason=egress_allowed)" "egress_allowed records"
+}
+
+# The gate's loopback listener (the relays' pairs are made through it, in the host's namespace):
+# a host process that connects to it is turned away without a byte and without disturbing the
+# sandbox's next connection; neither the sandbox nor a second sandbox can reach it (their
+# 127.0.0.1 and ::1 are their own).
+it_test relay_listener_strangers
+relay_listener_strangers() {
+        egress_setup
+        command -v ss >/dev/null || skip "no ss(8)"
+        local box ports="" p pid
+        box=$(scratch_dir box)
+        bg_cordon "$IT_TMP/bg.out" "${RUNARGS[@]}" --bind "$box:/box" -- python3 /eg/client.py stranger /box
+        wait_until 20 test -e "$box/ready" || fail "the first connection did not happen: $(cat "$IT_TMP/bg.out")"
+        # the sentry's listening sockets in the host's namespace (the sentry is cordon itself)
+        pid=$BG_CORDON
+        ports=$(ss -Htlnp 2>/dev/null | grep "pid=$pid," | awk '{print $4}' | sed 's/.*://' | sort -u | tr '\n' ' ')
+        [ -n "$ports" ] || fail "no listener of the sentry ($pid) found: $(ss -Htlnp)"
+        printf '%s\n' $ports >"$box/ports"
+        # strangers on the host's loopback, each sending what a client would, held open
+        "$(host_python)" - "$box" $ports >"$IT_TMP/strangers.out" 2>&1 <<'PY' &
+import os, socket, sys, time
+box, ports = sys.argv[1], sys.argv[2:]
+socks = []
+for p in ports:
+    for h in ("127.0.0.1", "::1"):
+        try:
+            s = socket.create_connection((h, int(p)), timeout=5)
+            s.sendall(b"\x16\x03\x01\x00\x05hello")
+            socks.append((h, p, s))
+        except OSError:
+            pass
+print("connected", len(socks), flush=True)
+open(os.path.join(box, "go"), "w").close()
+for h, p, s in socks:
+    s.settimeout(15)
+    try:
+        d = s.recv(4096)
+        print("stranger", "eof" if not d else "got %d bytes" % len(d), flush=True)
+    except ConnectionResetError:
+        print("stranger", "reset", flush=True)
+    except OSError as e:
+        print("stranger", "error", e, flush=True)
+PY
+        local spid=$!
+        wait "$BG_PID"
+        RC=$?
+        wait "$spid"
+        OUT=$(cat "$IT_TMP/bg.out")
+        ERR=$OUT
+        expect_rc 0 "the sandbox's client"
+        expect_eq "$EG_TOKEN" "$(field first)" "the first connection's body"
+        expect_eq "$EG_TOKEN" "$(field second)" "the connection made after the strangers came"
+        expect_match "$(cat "$IT_TMP/strangers.out")" "^connected [1-9]" "strangers reached the listener"
+        expect_not_contains "$(cat "$IT_TMP/strangers.out")" "got " "a stranger was sent bytes"
+        expect_not_contains "$(cat "$IT_TMP/strangers.out")" "error" "a stranger's socket"
+        for p in $ports; do
+                expect_eq ECONNREFUSED "$(field "inside_127.0.0.1_$p" | sed 's/ .*//')" "the sandbox to 127.0.0.1:$p"
+                expect_eq ECONNREFUSED "$(field "inside_::1_$p" | sed 's/ .*//')" "the sandbox to [::1]:$p"
+                crun "${RUNARGS[@]}" -- python3 /eg/client.py connect-addr 127.0.0.1 "$p"
+                expect_eq ECONNREFUSED "$(field connect)" "a second sandbox to 127.0.0.1:$p"
+        done
 }
 
 it_test audit_lines_valid_json
