@@ -226,21 +226,34 @@ int oci_cmd_features(void)
         json_array_append_new(actions, json_string("SCMP_ACT_TRACE"));
         json_t *ops = json_pack("[sssssss]", "SCMP_CMP_EQ", "SCMP_CMP_GE", "SCMP_CMP_GT", "SCMP_CMP_LE", "SCMP_CMP_LT",
                                 "SCMP_CMP_MASKED_EQ", "SCMP_CMP_NE");
+        /* the options config.c reads (sentry/oci/config.c's mount_opts, and tmpcopyup) */
+        static const char *const mount_options[] = {
+                "defaults",      "ro",         "rw",          "suid",       "nosuid",      "dev",        "nodev",
+                "exec",          "noexec",     "sync",        "async",      "dirsync",     "mand",       "nomand",
+                "atime",         "noatime",    "diratime",    "nodiratime", "relatime",    "norelatime", "strictatime",
+                "nostrictatime", "lazytime",   "nolazytime",  "silent",     "loud",        "iversion",   "noiversion",
+                "bind",          "rbind",      "private",     "rprivate",   "shared",      "rshared",    "slave",
+                "rslave",        "unbindable", "runbindable", "tmpcopyup",  "notmpcopyup",
+        };
+        json_t *mopts = json_array();
+        for (size_t i = 0; i < ELEMENTSOF(mount_options); i++)
+                json_array_append_new(mopts, json_string(mount_options[i]));
         json_t *doc = json_pack(
-                "{s:s, s:s, s:[ssss], s:[ssssssssssss], s:{s:o, s:[], s:{s:b, s:b, s:b, s:b}, s:{s:b, s:o, s:o, "
+                "{s:s, s:s, s:[ssss], s:o, s:{s:o, s:[], s:{s:b, s:b, s:b, s:b}, s:{s:b, s:o, s:o, "
                 "s:[ss], s:[sss]}, s:{s:b}, s:{s:b}}, s:{s:s, s:s, s:s}}",
                 "ociVersionMin", "1.0.0", "ociVersionMax", OCI_SPEC_VERSION, "hooks", "prestart", "createRuntime",
-                "poststart", "poststop", "mountOptions", "ro", "rw", "nosuid", "nodev", "noexec", "bind", "rbind",
-                "private", "rprivate", "relatime", "noatime", "strictatime", "linux", "namespaces", ns, "capabilities",
-                "cgroup", "v1", 1, "v2", 1, "systemd", 0, "systemdUser", 0, "seccomp", "enabled", 1, "actions", actions,
+                "poststart", "poststop", "mountOptions", mopts, "linux", "namespaces", ns, "capabilities", "cgroup",
+                "v1", 1, "v2", 1, "systemd", 0, "systemdUser", 0, "seccomp", "enabled", 1, "actions", actions,
                 "operators", ops, "archs", "SCMP_ARCH_X86_64", "SCMP_ARCH_AARCH64", "knownFlags",
                 "SECCOMP_FILTER_FLAG_TSYNC", "SECCOMP_FILTER_FLAG_LOG", "SECCOMP_FILTER_FLAG_SPEC_ALLOW", "apparmor",
                 "enabled", 0, "selinux", "enabled", 0, "annotations", OCI_POLICY_ANNOTATION,
                 "cordon policy for the container: a path to a policy file or inline JSON; without it, no egress",
-                "dev.cordon.capabilities", "a container never holds a capability: every set is empty",
+                "dev.cordon.capabilities",
+                "process.capabilities apply within the container's user namespace; one cordon refuses fails "
+                "create, NET_RAW and MKNOD are left out",
                 "dev.cordon.namespaces",
-                "cordon always creates its own namespaces; a network namespace path is "
-                "replaced by cordon's own, other paths are refused");
+                "a network namespace an engine prepared and a Kubernetes pod's network, ipc and uts "
+                "namespaces are joined; other namespace paths are refused");
         if (!doc) {
                 oci_error("features: cannot build the document");
                 return 1;

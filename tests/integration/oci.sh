@@ -619,6 +619,7 @@ cli_refusals() {
         oci features
         expect_contains "$OUT" '"ociVersionMax"' "features"
         expect_contains "$OUT" 'dev.cordon.policy' "features names the policy annotation"
+        expect_contains "$OUT" '"rshared"' "features lists the propagation options"
         OUT=$("$OCI" --version)
         expect_match "$OUT" '^cordon-oci version ' "--version"
 }
