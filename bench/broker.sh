@@ -209,8 +209,8 @@ for k, label, unit in (("h", "curl: TLS handshake (appconnect - connect)", "us")
                        ("c", "curl: connect + handshake (appconnect - namelookup)", "us"),
                        ("pc", "python: connect", "us"), ("ph", "python: connect + handshake", "us"),
                        ("pr", "python: connect + handshake + first response byte", "us"), ("d", "download", "MB/s"),
-                       ("cpu", "CPU of a run: clients (+ sentry and gate), upstream not counted", "ms"),
-                       ("u", "upload", "MB/s")):
+                       ("u", "upload", "MB/s"),
+                       ("cpu", "CPU of a run: clients (+ sentry and gate), upstream not counted", "ms")):
     d = med("direct", k)
     cells = ["%.0f %s" % (d, unit)]
     for m in ("passthrough", "terminated"):

@@ -24,7 +24,7 @@
 #define PIPELINE_MAX  64     /* requests awaiting their responses */
 #define IDLE_MS       120000 /* a connection with no traffic either way ends */
 #define SCAN_FLUSH_MS 200    /* bytes held back as a possible start of the secret */
-#define READ_BUF      16384
+#define READ_BUF      65536  /* what one turn reads of a side: four full records */
 
 struct hdr {
         size_t name, name_len, value, value_len; /* offsets into head */
@@ -525,6 +525,22 @@ static void answer_refusal(struct session *s)
         (void)net_ssl_write_all(s->r, s->c, s->r->child, msg, (size_t)mn);
 }
 
+/* What ssl holds now, up to n: a read (as net_ssl_read), then more while
+ * OpenSSL has bytes already read (no waiting), so that the next write
+ * carries up to four records at once. An end or a stall after the first
+ * read shows at the next one. */
+static ssize_t read_batch(void *ssl, char *buf, size_t n)
+{
+        ssize_t got = net_ssl_read(ssl, buf, n);
+        while (got > 0 && (size_t)got < n && net_ssl_pending(ssl)) {
+                ssize_t k = net_ssl_read(ssl, buf + got, n - (size_t)got);
+                if (k <= 0)
+                        break;
+                got += k;
+        }
+        return got;
+}
+
 static void init_requests(struct session *s)
 {
         http_parser_init(&s->req, HTTP_REQUEST);
@@ -616,7 +632,7 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
                         ch_stalled = ch_stalled && !ch;
                 }
                 if (up) {
-                        ssize_t n = net_ssl_read(u, buf, READ_BUF);
+                        ssize_t n = read_batch(u, buf, READ_BUF);
                         if (n > 0) {
                                 idle = net_now_ms() + IDLE_MS;
                                 if (!s->resp_broken) {
@@ -636,7 +652,7 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
                         }
                 }
                 if (ch) {
-                        ssize_t n = net_ssl_read(c, buf, READ_BUF);
+                        ssize_t n = read_batch(c, buf, READ_BUF);
                         if (n > 0) {
                                 idle = net_now_ms() + IDLE_MS;
                                 feed_requests(s, buf, (size_t)n);

@@ -30,6 +30,9 @@
         X(SSL_new)                             \
         X(SSL_free)                            \
         X(SSL_set_fd)                          \
+        X(SSL_get_rbio)                        \
+        X(SSL_get_wbio)                        \
+        X(SSL_set0_wbio)                       \
         X(SSL_accept)                          \
         X(SSL_connect)                         \
         X(SSL_read)                            \
@@ -79,6 +82,10 @@
         X(BIO_s_mem)                     \
         X(BIO_ctrl)                      \
         X(BIO_free)                      \
+        X(BIO_f_buffer)                  \
+        X(BIO_push)                      \
+        X(BIO_up_ref)                    \
+        X(BIO_test_flags)                \
         X(X509_STORE_new)                \
         X(X509_STORE_free)               \
         X(X509_STORE_load_file)          \
@@ -116,6 +123,13 @@ int tls_dl_load(const char **ret_error);
 #define SSL_new                             tls_dl.SSL_new
 #define SSL_free                            tls_dl.SSL_free
 #define SSL_set_fd                          tls_dl.SSL_set_fd
+#define SSL_get_rbio                        tls_dl.SSL_get_rbio
+#define SSL_get_wbio                        tls_dl.SSL_get_wbio
+#define SSL_set0_wbio                       tls_dl.SSL_set0_wbio
+#define BIO_f_buffer                        tls_dl.BIO_f_buffer
+#define BIO_push                            tls_dl.BIO_push
+#define BIO_up_ref                          tls_dl.BIO_up_ref
+#define BIO_test_flags                      tls_dl.BIO_test_flags
 #define SSL_accept                          tls_dl.SSL_accept
 #define SSL_connect                         tls_dl.SSL_connect
 #define SSL_read                            tls_dl.SSL_read

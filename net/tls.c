@@ -398,6 +398,34 @@ ssize_t net_ssl_peek(void *ssl, void *buf, size_t n)
         return k > 0 ? k : 0;
 }
 
+/* Writes through a buffer: the records of one net_ssl_write_all (up to
+ * 64 KiB of them) leave in one write(2) at its flush, not one each. */
+static bool buffer_writes(SSL *ssl)
+{
+        BIO *sock = SSL_get_rbio(ssl), *buf = BIO_new(BIO_f_buffer());
+        if (!buf)
+                return false;
+        int write_side = 1; /* BIO_set_write_buffer_size, without BIO_int_ctrl */
+        if (BIO_ctrl(buf, BIO_C_SET_BUFF_SIZE, 65536 + 1024, &write_side) != 1 || BIO_up_ref(sock) != 1) {
+                BIO_free(buf);
+                return false;
+        }
+        BIO_push(buf, sock); /* the chain holds the reference taken */
+        SSL_set0_wbio(ssl, buf);
+        return true;
+}
+
+static int flush(struct net_relay *r, SSL *ssl, int fd, int64_t deadline)
+{
+        BIO *w = SSL_get_wbio(ssl);
+        for (;;) {
+                if (BIO_flush(w) > 0)
+                        return 0;
+                if (!BIO_should_retry(w) || net_relay_wait(r, fd, POLLOUT, deadline) <= 0)
+                        return -EPIPE;
+        }
+}
+
 int net_ssl_write_all(struct net_relay *r, void *ssl, int fd, const void *buf, size_t n)
 {
         /* a peer that stops reading for this long is gone */
@@ -414,7 +442,7 @@ int net_ssl_write_all(struct net_relay *r, void *ssl, int fd, const void *buf, s
                 if (w < 0)
                         return -EPIPE;
         }
-        return 0;
+        return flush(r, ssl, fd, deadline);
 }
 
 /* A 502 for the sandbox when the real server cannot be verified. */
@@ -437,7 +465,8 @@ void net_broker_serve(struct net_relay *r, int grant)
         const char *host = bg->g.host;
         SSL *c = SSL_new(bg->server_ctx);
         SSL *u = SSL_new(b->client_ctx);
-        if (!c || !u || SSL_set_fd(c, r->child) != 1 || SSL_set_fd(u, r->upstream) != 1)
+        if (!c || !u || SSL_set_fd(c, r->child) != 1 || SSL_set_fd(u, r->upstream) != 1 || !buffer_writes(c) ||
+            !buffer_writes(u))
                 goto out;
         /* upstream: the host's name in SNI, and the certificate verified
          * for that name (SSL_set1_host) against the host's store; the
