@@ -479,7 +479,8 @@ static int scan_send(struct session *s, char *data, size_t n, bool flush)
         char *buf = data;
         size_t len = n;
         if (s->carry_len) {
-                buf = s->scratch;
+                if (!s->scratch) /* rare (a read ending in a secret's first bytes): made when first needed */
+                        buf = s->scratch;
                 memcpy(buf, s->carry, s->carry_len);
                 if (n)
                         memcpy(buf + s->carry_len, data, n);
@@ -576,7 +577,6 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
         struct session *s = xcalloc(1, sizeof(*s));
         *s = (struct session){.r = r, .bg = bg, .b = r->g->broker, .c = c, .u = u, .refuse = REASON_ALLOWED};
         s->carry = xmalloc(NET_SECRET_MAX);
-        s->scratch = xmalloc(NET_SECRET_MAX + READ_BUF);
         init_requests(s);
         http_parser_init(&s->resp, HTTP_RESPONSE);
         s->resp.data = s;

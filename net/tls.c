@@ -122,6 +122,9 @@ static void fast_io(SSL_CTX *ctx)
 {
         SSL_CTX_set_read_ahead(ctx, 1);
         SSL_CTX_set_default_read_buffer_len(ctx, 65536);
+        /* an idle connection (keep-alive, or a sandbox holding many open)
+         * gives its record buffers back until it reads or writes again */
+        SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
 }
 
 /* A session (a TLS 1.3 ticket, or 1.2 session) the upstream gave an
