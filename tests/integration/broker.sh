@@ -398,6 +398,9 @@ def one(label, req, split=None):
     print(label, " ".join(re.findall(r"HTTP/1\.[01] ([0-9]{3}) ", r)))
 head = "GET /echo/%s HTTP/1.1\r\nHost: " + name + "\r\n" + auth + "\r\nConnection: close\r\n"
 one("oversized", ((head % "big") + "X-Big: " + "a" * 40000 + "\r\n\r\n").encode())
+one("long_url", ((head % ("u" * 40000)) + "\r\n").encode())
+one("bad_line", ("GET /echo/bad HTTP/1.1 extra\r\nHost: " + name + "\r\n" + auth + "\r\n\r\n").encode())
+one("bad_header", ("GET /echo/badh HTTP/1.1\r\nHost: " + name + "\r\n" + auth + "\r\nNo colon here\r\n\r\n").encode())
 one("te_cl", ("POST /echo/tecl HTTP/1.1\r\nHost: " + name + "\r\n" + auth +
               "\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n").encode())
 one("te_gzip", ("POST /echo/tegz HTTP/1.1\r\nHost: " + name + "\r\n" + auth +
@@ -411,6 +414,9 @@ EOF
         crun "${RUNARGS[@]}" --bind "$IT_TMP/bad.py:/bad.py:ro" -- python3 /bad.py
         expect_rc 0 "the client"
         expect_eq 431 "$(field oversized)" "an oversized header block"
+        expect_eq 431 "$(field long_url)" "an oversized request line"
+        expect_eq 400 "$(field bad_line)" "a malformed request line"
+        expect_eq 400 "$(field bad_header)" "a malformed header line"
         expect_eq 400 "$(field te_cl)" "Transfer-Encoding with Content-Length"
         expect_eq 400 "$(field te_gzip)" "a Transfer-Encoding that is not just chunked"
         expect_eq 200 "$(field split)" "a head split across TLS records"
