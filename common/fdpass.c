@@ -11,7 +11,8 @@
 #include "common/fdpass.h"
 #include "common/util.h"
 
-#define MAX_FDS 8
+/* the kernel's most in one message (SCM_MAX_FD) */
+#define MAX_FDS 253
 
 int send_fds(int sock, const void *buf, size_t len, const int *fds, size_t n_fds)
 {

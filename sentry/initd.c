@@ -184,9 +184,10 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
         size_t n = first_kept + e->n_preserve;
         if (n > EXEC_MAX_FDS)
                 _exit(EXIT_SANDBOX);
-        int high[EXEC_MAX_FDS];
+        /* above every place they go (0 to 2 + n_preserve) */
+        int high[EXEC_MAX_FDS], base = n > 64 ? (int)n : 64;
         for (size_t i = 0; i < n; i++)
-                if ((high[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD_CLOEXEC, 64) : -1) < 0 && fds[i] >= 0)
+                if ((high[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD_CLOEXEC, base) : -1) < 0 && fds[i] >= 0)
                         _exit(EXIT_SANDBOX);
         for (int i = 0; i < 3; i++)
                 if (high[i] >= 0 && dup2(high[i], i) < 0)

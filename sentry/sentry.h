@@ -198,12 +198,13 @@ struct msg {
 #define EXEC_MAX_STRINGS 61440
 #define EXEC_TTY         1  /* 0-2 are a terminal: the run takes it as its controlling one */
 #define EXEC_HOLD        2  /* fd 3 is a pipe: the run waits for a byte on it before its exec (OCI create/start) */
-#define EXEC_MAX_FDS     8  /* stdin, stdout, stderr, the hold pipe, then n_preserve fds */
 #define EXEC_CGROUP      4  /* the last fd: the run's own group's cgroup.procs, to move into before anything runs */
 #define EXEC_USER        8  /* the run becomes uid:gid (OCI exec --user), no supplementary groups */
 #define EXEC_GROUPS      16 /* the run's supplementary groups are groups[] (OCI exec's additionalGids) */
 #define EXEC_CAPS        32 /* the run's five capability sets are caps[] (OCI exec's process.capabilities) */
 #define EXEC_MAX_GROUPS  32 /* OCI_MAX_IDS */
+/* stdin, stdout, stderr, the hold pipe, n_preserve fds, the run's group */
+#define EXEC_MAX_FDS (OCI_MAX_PRESERVE + 5)
 struct exec_msg {
         uint32_t type; /* MSG_EXEC */
         int32_t run;
@@ -450,8 +451,10 @@ void sandbox_new_id(char ret[17]);
  * the sandbox's init). Everything here only narrows what the sandbox may
  * do, except the identity, whose host ids are chosen by cordon (the
  * sandbox's own range, state.c) and never host root. */
-#define OCI_MAX_IDS      32 /* additional gids mapped */
-#define OCI_MAX_PRESERVE 4  /* --preserve-fds (the set-up channel carries 8 fds: 3 stdio, the start gate) */
+#define OCI_MAX_IDS 32 /* additional gids mapped */
+/* --preserve-fds: one SCM_RIGHTS message carries them with stdio, the start
+ * gate and the run's group, and the kernel passes at most 253 fds in one */
+#define OCI_MAX_PRESERVE 240
 
 /* linux.sysctl's entries (sentry/oci/ checks the names: namespaced, no
  * ".." or "/"). */

@@ -11,13 +11,16 @@
 #include <jansson.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 
 #include "common/file.h"
 #include "common/util.h"
@@ -172,13 +175,20 @@ static int prepare(const char *bundle, struct oci_prepared *p)
                 oci_error("process.selinuxLabel / linux.mountLabel: cordon cannot apply SELinux labels");
                 return -EOPNOTSUPP;
         }
-        for (size_t k = 0; k < OCI_HOOK_KINDS; k++)
-                if ((k == OCI_HOOK_CREATE_CONTAINER || k == OCI_HOOK_START_CONTAINER) && s->n_hooks[k]) {
-                        oci_error("hooks.%s: hooks inside the container's namespaces are not supported (they would "
-                                  "run host binaries inside the sandbox)",
-                                  k == OCI_HOOK_CREATE_CONTAINER ? "createContainer" : "startContainer");
-                        return -EOPNOTSUPP;
-                }
+        /* createContainer: runc runs it in the container's namespaces
+         * before pivot_root, a host binary as the container's root with
+         * every capability there and no seccomp filter. cordon's container
+         * has its view, filter and Landlock from its first process on, and
+         * running a host binary in its mount namespace would load the
+         * image's own ELF interpreter and libraries unconfined. */
+        if (s->n_hooks[OCI_HOOK_CREATE_CONTAINER]) {
+                oci_error("hooks.createContainer: not supported: it runs a host binary in the container's namespaces "
+                          "before its root is entered, unconfined (runc runs it before pivot_root, as the "
+                          "container's root with every capability and no seccomp filter), while cordon confines "
+                          "every process of the container from its first; use a createRuntime or prestart hook "
+                          "(the runtime's namespaces) or a startContainer hook (inside the container)");
+                return -EOPNOTSUPP;
+        }
 
         r = oci_spec_policy(s, &p->policy, &err);
         if (r < 0) {
@@ -354,7 +364,10 @@ static int start_sentry(struct oci_prepared *p, bool foreground, pid_t *ret_pid,
         return r;
 }
 
-static int do_create(const struct create_args *a, pid_t *ret_sentry)
+/* ret_master: for `run` with process.terminal and no --console-socket,
+ * the terminal's master, which run relays to its own stdio as runc does
+ * (-1: none). */
+static int do_create(const struct create_args *a, pid_t *ret_sentry, int *ret_master)
 {
         if (oci_G.systemd_cgroup) {
                 oci_error("--systemd-cgroup cannot be honoured: cordon makes and owns each container's cgroup "
@@ -412,10 +425,6 @@ static int do_create(const struct create_args *a, pid_t *ret_sentry)
                 oci_error("cannot allocate tty if cordon-oci will detach without setting console socket");
                 r = -EINVAL;
         }
-        if (r == 0 && pr->terminal && !a->console_socket) {
-                oci_error("process.terminal with `run` needs --console-socket in this version of cordon-oci");
-                r = -EOPNOTSUPP;
-        }
         pid_t spid = 0;
         char sid[17] = "";
         if (r == 0)
@@ -440,6 +449,8 @@ static int do_create(const struct create_args *a, pid_t *ret_sentry)
                             oci_hooks_json(p.spec, OCI_HOOK_CREATE_RUNTIME), "poststart",
                             oci_hooks_json(p.spec, OCI_HOOK_POSTSTART), "owner", (int)geteuid());
         json_object_set_new(json_object_get(c.state, "hooks"), "poststop", oci_hooks_json(p.spec, OCI_HOOK_POSTSTOP));
+        json_object_set_new(json_object_get(c.state, "hooks"), "startContainer",
+                            oci_hooks_json(p.spec, OCI_HOOK_START_CONTAINER));
         if (p.pod_record)
                 json_object_set_new(c.state, "pod", TAKE_PTR(p.pod_record));
         r = oci_container_save(&c);
@@ -462,7 +473,9 @@ static int do_create(const struct create_args *a, pid_t *ret_sentry)
                 if (back[0] < 0) {
                         oci_error("create: no terminal came back from the container's sentry");
                         r = -EIO;
-                } else if ((r = oci_send_console(a->console_socket, back[0])) < 0)
+                } else if (!a->console_socket && ret_master)
+                        *ret_master = TAKE_FD(back[0]); /* a foreground run's own (see there) */
+                else if ((r = oci_send_console(a->console_socket, back[0])) < 0)
                         oci_error("--console-socket %s: cannot send the terminal: %s", a->console_socket, strerror(-r));
         }
         if (back[0] >= 0)
@@ -487,6 +500,76 @@ static int do_create(const struct create_args *a, pid_t *ret_sentry)
         if (r == 0 && ret_sentry)
                 *ret_sentry = spid;
         return r;
+}
+
+static volatile sig_atomic_t winch;
+static void on_winch(int sig)
+{
+        (void)sig;
+        winch = 1;
+}
+
+static void copy_size(int from, int to)
+{
+        struct winsize ws;
+        if (ioctl(from, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col)
+                (void)ioctl(to, TIOCSWINSZ, &ws);
+}
+
+/* `run` with a terminal and no --console-socket, as runc's: the caller's
+ * terminal (stdin, when it is one) in raw mode and its size on master,
+ * stdin copied in and master's output to stdout, signals caught by
+ * oci_catch_signals forwarded to container id, until master's other side
+ * is closed (the process ended); the caller's terminal then restored. */
+static void relay_terminal(int master, const char *id)
+{
+        struct termios saved;
+        bool raw = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
+        if (raw) {
+                struct termios t = saved;
+                cfmakeraw(&t);
+                (void)tcsetattr(STDIN_FILENO, TCSANOW, &t);
+                copy_size(STDIN_FILENO, master);
+        }
+        struct sigaction sa = {.sa_handler = on_winch};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGWINCH, &sa, NULL);
+        bool in_open = true;
+        char buf[8192];
+        for (;;) {
+                if (winch && raw) {
+                        winch = 0;
+                        copy_size(STDIN_FILENO, master);
+                }
+                if (oci_pending_signal) {
+                        char num[16], *kill_argv[] = {(char *)"kill", (char *)id, num, NULL};
+                        snprintf(num, sizeof(num), "%d", (int)oci_pending_signal);
+                        oci_pending_signal = 0;
+                        (void)oci_cmd_kill(3, kill_argv);
+                }
+                struct pollfd p[2] = {{master, POLLIN, 0}, {in_open ? STDIN_FILENO : -1, POLLIN, 0}};
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break;
+                }
+                if (p[0].revents) {
+                        ssize_t n = read(master, buf, sizeof(buf));
+                        if (n <= 0 && !(n < 0 && (errno == EINTR || errno == EAGAIN)))
+                                break; /* EIO: every slave closed, the process is gone */
+                        if (n > 0 && write_all(STDOUT_FILENO, buf, (size_t)n) < 0)
+                                break;
+                }
+                if (p[1].revents) {
+                        ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+                        if (n > 0)
+                                (void)write_all(master, buf, (size_t)n);
+                        else if (n == 0 || (errno != EINTR && errno != EAGAIN))
+                                in_open = false; /* the input ended: the output still comes */
+                }
+        }
+        if (raw)
+                (void)tcsetattr(STDIN_FILENO, TCSANOW, &saved);
 }
 
 int oci_cmd_create(int argc, char **argv, bool run)
@@ -555,12 +638,13 @@ int oci_cmd_create(int argc, char **argv, bool run)
         }
         a.id = argv[optind];
         if (!run)
-                return do_create(&a, NULL) == 0 ? 0 : 1;
+                return do_create(&a, NULL, NULL) == 0 ? 0 : 1;
 
         /* run = create + start (+ wait and delete unless --detach) */
         a.foreground = !detach;
         pid_t spid = 0;
-        if (do_create(&a, &spid) < 0)
+        _cleanup_close_ int master = -1;
+        if (do_create(&a, &spid, &master) < 0)
                 return 1;
         char *start_argv[] = {(char *)"start", (char *)a.id, NULL};
         if (oci_cmd_start(2, start_argv) != 0) {
@@ -571,6 +655,9 @@ int oci_cmd_create(int argc, char **argv, bool run)
         if (detach)
                 return 0;
         oci_catch_signals();
+        /* the container's terminal on ours, until its process ends */
+        if (master >= 0)
+                relay_terminal(master, a.id);
         int status = 0;
         for (;;) {
                 pid_t w = waitpid(spid, &status, 0);

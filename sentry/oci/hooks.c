@@ -1,17 +1,21 @@
 /* The OCI hooks: a config's hooks kept in the container's state at create,
  * and each kind run in order when its time comes, in the runtime's own
- * namespaces, with the container's state document on stdin and each hook
+ * namespaces (startContainer's: in the container, as a run of its
+ * sandbox), with the container's state document on stdin and each hook
  * held to its timeout; the first failure stops the rest. */
 #include "config.h"
 
 #include <fcntl.h>
 #include <jansson.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "common/util.h"
 #include "sentry/oci/oci.h"
 #include "sentry/oci/runtime-internal.h"
+#include "sentry/sandbox/sandbox.h"
 
 json_t *oci_hooks_json(const struct oci_spec *s, enum oci_hook_kind k)
 {
@@ -102,6 +106,108 @@ static int run_hooks(const char *kind, json_t *hooks, const char *state_text)
                 }
         }
         return 0;
+}
+
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* One startContainer hook, in the container: a run of its sandbox, as an
+ * exec's (its namespaces, view, filter, Landlock domain, limits, and the
+ * container process's identity), its path looked up in the container's
+ * root, the state document on its stdin, its stderr ours. Its argv[0] is
+ * its path (a run's program is its argv[0]). The exit status (a wait
+ * status), or -errno with the failure said. */
+static int hook_in_container(const char *sid, json_t *h, const char *state_text)
+{
+        const char *path = json_string_value(json_object_get(h, "path"));
+        int timeout = (int)json_integer_value(json_object_get(h, "timeout"));
+        json_t *argv = json_array(), *args = json_object_get(h, "args");
+        json_array_append_new(argv, json_string(path));
+        for (size_t i = 1; i < json_array_size(args); i++)
+                json_array_append(argv, json_array_get(args, i));
+        json_t *env = json_object_get(h, "env");
+        json_t *req = json_pack("{s:s, s:o, s:o, s:s, s:b, s:b, s:b}", "op", "exec", "argv", argv, "env",
+                                json_is_array(env) ? json_incref(env) : json_array(), "cwd", "/", "cleanEnv", 1,
+                                "direct", 1, "detach", 0);
+        _cleanup_close_ int conn = -1, nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+        int in[2] = {-1, -1};
+        int r = control_connect(sid, &conn);
+        if (r == 0 && pipe2(in, O_CLOEXEC) < 0)
+                r = negative_errno();
+        /* the state is small: it fits the pipe before the hook reads it */
+        if (r == 0 && write_all(in[1], state_text, strlen(state_text)) < 0)
+                r = -EIO;
+        if (in[1] >= 0)
+                close(in[1]);
+        if (r == 0) {
+                int fds[3] = {in[0], nul, fcntl(STDERR_FILENO, F_GETFD) >= 0 ? STDERR_FILENO : nul};
+                r = control_send(conn, TAKE_PTR(req), fds, 3);
+        }
+        json_decref(req);
+        if (in[0] >= 0)
+                close(in[0]);
+        if (r < 0) {
+                oci_error("startContainer hook %s: the container's sentry: %s", path, strerror(-r));
+                return r;
+        }
+        int64_t deadline = timeout > 0 ? now_ms() + (int64_t)timeout * 1000 : -1;
+        for (;;) {
+                struct pollfd p = {conn, POLLIN, 0};
+                int left = deadline < 0 ? -1 : (int)(deadline - now_ms());
+                int n = poll(&p, 1, deadline < 0 ? -1 : left > 0 ? left : 0);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n == 0) {
+                        (void)control_send(conn, json_pack("{s:i}", "signal", SIGKILL), NULL, 0);
+                        oci_error("startContainer hook %s did not finish within its timeout of %d s", path, timeout);
+                        return -ETIMEDOUT;
+                }
+                json_t *rep = NULL;
+                if (n < 0 || control_recv(conn, &rep, NULL, 0) <= 0) {
+                        oci_error("startContainer hook %s: the container's sentry went away", path);
+                        return -EIO;
+                }
+                const char *err = json_string_value(json_object_get(rep, "error"));
+                json_t *code = json_object_get(rep, "exitCode");
+                if (err || code) {
+                        int ec = err ? -EIO : (int)json_integer_value(code);
+                        if (err)
+                                oci_error("startContainer hook %s: %s", path, err);
+                        json_decref(rep);
+                        return ec;
+                }
+                json_decref(rep);
+        }
+}
+
+int oci_container_start_hooks(struct container *c)
+{
+        json_t *hooks = json_object_get(json_object_get(c->state, "hooks"), "startContainer");
+        if (json_array_size(hooks) == 0)
+                return 0;
+        json_t *doc = oci_state_doc(c, "created");
+        char *text = json_dumps(doc, JSON_COMPACT);
+        json_decref(doc);
+        size_t i;
+        json_t *h;
+        int r = 0;
+        json_array_foreach(hooks, i, h)
+        {
+                r = hook_in_container(oci_st_str(c, "sandbox"), h, text ? text : "{}");
+                if (r > 0) {
+                        oci_error("startContainer hook %s failed (exit status %d)",
+                                  json_string_value(json_object_get(h, "path")), r);
+                        r = -EIO;
+                }
+                if (r < 0)
+                        break;
+        }
+        free(text);
+        return r;
 }
 
 int oci_container_hooks(struct container *c, const char *kind, const char *key, const char *status)

@@ -1,5 +1,6 @@
-/* The verbs that drive a container once it exists: start (the held
- * process execs, then the poststart hooks), kill (a signal to its process,
+/* The verbs that drive a container once it exists: start (the
+ * startContainer hooks in the container, the held process execs, then the
+ * poststart hooks), kill (a signal to its process,
  * or with --all to every one), delete (its sentry ended, the poststop
  * hooks, its state directory removed), pause and resume. */
 #include "config.h"
@@ -24,7 +25,12 @@ int oci_cmd_start(int argc, char **argv)
                 oci_error("cannot start a container that has stopped");
         else if (!streq(status, "created"))
                 oci_error("cannot start an already running container");
-        else
+        else if ((r = oci_container_start_hooks(&c)) < 0) {
+                /* as under runc, whose container process fails with its
+                 * hook: the container does not run */
+                json_t *k = json_pack("{s:s, s:i, s:b}", "op", "kill", "signal", SIGKILL, "all", 1);
+                (void)oci_sentry_request(oci_st_str(&c, "sandbox"), "kill", k, NULL, 0, NULL, NULL, 0);
+        } else
                 r = oci_sentry_request(oci_st_str(&c, "sandbox"), "start", json_pack("{s:s}", "op", "start"), NULL, 0,
                                        NULL, NULL, 0);
         if (r == 0) {

@@ -137,6 +137,10 @@ json_t *oci_hooks_json(const struct oci_spec *s, enum oci_hook_kind k);
 /* Runs the container's hooks under key (kind names them in messages) with
  * its state document for status on stdin. 0, or -errno said. */
 int oci_container_hooks(struct container *c, const char *kind, const char *key, const char *status);
+/* The startContainer hooks kept in c's state, each run in the container
+ * (its namespaces and confinement, as an exec), with c's state ("created")
+ * on stdin, before its process is let go. 0, or -errno (said). */
+int oci_container_start_hooks(struct container *c);
 
 /* ---- the verbs: argv[0] is the verb; each returns the exit status ---- */
 

@@ -501,6 +501,108 @@ CapBnd:00000000000005e1" "$OUT" "exec --user with the container's CAP_SETUID, it
         oci delete --force x1
 }
 
+# --preserve-fds beyond a handful (podman's --preserve-fds, systemd's socket activation), as
+# runc passes them: fd 3 + i in the runtime is fd 3 + i in the container's process.
+it_test cli_preserve_fds
+cli_preserve_fds() {
+        oci_setup
+        make_bundle "$IT_TMP/b" '["sh", "-c", "for i in 3 4 5 6 7 8 9 10 11; do read -r l <&$i; printf \"%s \" \"$l\"; done"]'
+        local i
+        for i in $(seq 3 11); do echo "fd$i" >"$IT_TMP/f$i"; done
+        OUT=$(timeout 30 "$OCI" --root "$OCI_ROOT" run --preserve-fds 9 --bundle "$IT_TMP/b" pf1 \
+                3<"$IT_TMP/f3" 4<"$IT_TMP/f4" 5<"$IT_TMP/f5" 6<"$IT_TMP/f6" 7<"$IT_TMP/f7" 8<"$IT_TMP/f8" \
+                9<"$IT_TMP/f9" 10<"$IT_TMP/f10" 11<"$IT_TMP/f11" 2>"$IT_TMP/pf.err")
+        RC=$?
+        ERR=$(cat "$IT_TMP/pf.err")
+        expect_rc 0 "run --preserve-fds 9"
+        expect_eq "fd3 fd4 fd5 fd6 fd7 fd8 fd9 fd10 fd11 " "$OUT" "each preserved fd at its number"
+        make_bundle "$IT_TMP/b2" '["sleep", "100"]'
+        oci run --detach --bundle "$IT_TMP/b2" pf2
+        OUT=$(timeout 30 "$OCI" --root "$OCI_ROOT" exec --preserve-fds 6 pf2 sh -c 'read -r l <&8; echo "$l"' \
+                3</dev/null 4</dev/null 5</dev/null 6</dev/null 7</dev/null 8<"$IT_TMP/f8" 2>&1)
+        expect_eq fd8 "$OUT" "exec --preserve-fds 6"
+        oci delete --force pf2
+}
+
+# process.terminal: `run` without --console-socket puts the container on the runtime's own
+# terminal, as runc does (typed input in, output out, the size passed on, the exit code);
+# --detach without one is refused with runc's words.
+it_test cli_run_terminal
+cli_run_terminal() {
+        oci_setup
+        make_bundle "$IT_TMP/b" '["sh", "-c", "tty; stty size; read l; echo got-$l; exit 6"]' 'c["process"]["terminal"] = True'
+        OUT=$(python3 - "$OCI" --root "$OCI_ROOT" run --bundle "$IT_TMP/b" rt1 <<'PY'
+import fcntl, os, pty, select, struct, subprocess, sys, termios, time
+m, s = pty.openpty()
+fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 111, 0, 0))
+p = subprocess.Popen(sys.argv[1:], stdin=s, stdout=s, stderr=s, start_new_session=True,
+                     preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+os.close(s)
+out, start, typed = b"", time.time(), False
+while time.time() - start < 30:
+    if not typed and b"111" in out:
+        os.write(m, b"typed\n")
+        typed = True
+    r, _, _ = select.select([m], [], [], 0.2)
+    if r:
+        try:
+            d = os.read(m, 4096)
+        except OSError:
+            break
+        if not d:
+            break
+        out += d
+    elif p.poll() is not None:
+        break
+p.wait(timeout=10)
+sys.stdout.write(out.decode(errors="replace").replace("\r", "") + "[exit %d]\n" % p.returncode)
+PY
+)
+        printf '%s\n' "$OUT" | sed 's/^/  pty| /' >&2
+        expect_match "$OUT" "^/dev/pts/[0-9]+" "the process runs on a terminal of its own devpts"
+        expect_contains "$OUT" "33 111" "of the runtime's terminal's size"
+        expect_contains "$OUT" "got-typed" "what is typed reaches it"
+        expect_contains "$OUT" "[exit 6]" "run exits with its code"
+        oci run --detach --bundle "$IT_TMP/b" rt2
+        expect_true "run --detach with a terminal and no --console-socket fails" test "$RC" != 0
+        expect_contains "$ERR" "cannot allocate tty if cordon-oci will detach without setting console socket" "as runc says"
+}
+
+# hooks.startContainer run inside the container after `start`, before its process (OCI
+# runtime-spec; runc runs them in the container's namespaces with its root): their path is
+# the container's, their stdin the state with status "created", and a failing one stops the
+# start. createContainer hooks are refused, saying why.
+it_test cli_start_container_hooks
+cli_start_container_hooks() {
+        oci_setup
+        make_bundle "$IT_TMP/b" '["sh", "-c", "cat /tmp/hook.out"]' 'c["hooks"] = {"startContainer": [
+ {"path": "/bin/sh", "args": ["sh", "-c", "echo done >&2; exec >/tmp/hook.out; read -r s; echo \"state=$s\"; echo \"env=$HOOKENV\"; hostname"],
+  "env": ["HOOKENV=yes"]},
+ {"path": "/bin/sh", "args": ["sh", "-c", "cat >/dev/null; echo second >>/tmp/hook.out"]}]}
+c["hostname"] = "in-the-container"'
+        oci run --bundle "$IT_TMP/b" h1
+        expect_rc 0 "run with startContainer hooks"
+        expect_contains "$OUT" '"status":"created"' "the hook read the state, status created"
+        expect_contains "$OUT" '"id":"h1"' "of this container"
+        expect_contains "$OUT" "env=yes" "with its own env"
+        expect_contains "$OUT" "in-the-container" "in the container's uts namespace"
+        expect_contains "$OUT" "second" "each hook in order, in the container's own /tmp, before its process"
+        expect_contains "$ERR" "done" "the hook's stderr is the runtime's"
+        make_bundle "$IT_TMP/b2" '["sh", "-c", "echo ran > /tmp/ran; sleep 100"]' 'c["hooks"] = {"startContainer": [
+ {"path": "/bin/sh", "args": ["sh", "-c", "exit 3"]}]}'
+        oci create --bundle "$IT_TMP/b2" h2
+        oci start h2
+        expect_true "a failing startContainer hook fails start" test "$RC" != 0
+        expect_contains "$ERR" "startContainer hook /bin/sh failed (exit status 3)" "saying which"
+        wait_until 10 is_stopped h2 || _it_soft_fail "the container did not stop"
+        expect_eq stopped "$(state_of h2)" "and the container's process never runs"
+        oci delete --force h2
+        make_bundle "$IT_TMP/b3" '["true"]' 'c["hooks"] = {"createContainer": [{"path": "/bin/true"}]}'
+        oci create --bundle "$IT_TMP/b3" h3
+        expect_true "a createContainer hook is refused" test "$RC" != 0
+        expect_contains "$ERR" "hooks.createContainer: not supported" "naming the field and why"
+}
+
 # The container's process is pid 1 of its own pid namespace, as runc makes it (#19): its
 # /proc/1 is the command, an orphan goes to it, an exec'd process sees it as 1, and a
 # signal it has no handler for (TERM to a plain sleep) does not end it (the kernel's rule
