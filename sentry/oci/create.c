@@ -646,6 +646,9 @@ int oci_cmd_create(int argc, char **argv, bool run)
         _cleanup_close_ int master = -1;
         if (do_create(&a, &spid, &master) < 0)
                 return 1;
+        /* the terminal's size before the process runs, as runc sets it */
+        if (master >= 0 && isatty(STDIN_FILENO))
+                copy_size(STDIN_FILENO, master);
         char *start_argv[] = {(char *)"start", (char *)a.id, NULL};
         if (oci_cmd_start(2, start_argv) != 0) {
                 char *del[] = {(char *)"delete", (char *)"--force", (char *)a.id, NULL};

@@ -540,7 +540,7 @@ p = subprocess.Popen(sys.argv[1:], stdin=s, stdout=s, stderr=s, start_new_sessio
 os.close(s)
 out, start, typed = b"", time.time(), False
 while time.time() - start < 30:
-    if not typed and b"111" in out:
+    if not typed and b"pts" in out:
         os.write(m, b"typed\n")
         typed = True
     r, _, _ = select.select([m], [], [], 0.2)
