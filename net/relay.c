@@ -2,11 +2,11 @@
  * what it carries is checked before anything goes upstream (DESIGN.md,
  * "Credentials"). The child holds one end of a loopback TCP pair in the
  * host's namespace (a socket it cannot re-aim: the gate refuses connect()
- * on it, as on any socket of another namespace); a thread of the relay's
- * holds the other end and the upstream socket. It reads (peeks) the first
- * flight, which must be a TLS ClientHello naming the rule's host, within
- * NET_HELLO_TIMEOUT_MS; then the broker terminates it (a host with a grant)
- * or the bytes are copied both ways unchanged. Every wait also watches the
+ * on it, as on any socket of another namespace); one of the gate's relay
+ * threads (a pool: below) holds the other end and the upstream socket. It
+ * reads (peeks) the first flight, which must be a TLS ClientHello naming
+ * the rule's host, within NET_HELLO_TIMEOUT_MS; then the broker terminates
+ * it (a host with a grant) or the bytes are copied both ways unchanged. Every wait also watches the
  * gate's stop, so no relay outlives the sandbox. */
 #include "config.h"
 
@@ -106,7 +106,11 @@ static int pair_listener(struct net_gate *g, int family, struct sockaddr_storage
  * connections in the queue besides ours are strangers' — host processes
  * on the host's loopback, never the sandbox, whose network namespace has
  * its own — and because our connect() on loopback has completed the
- * handshake, ours is in the queue when we accept. */
+ * handshake, ours is in the queue when we accept (or is about to be: the
+ * wait below). A host process that connects is reset without a byte; the
+ * most it can do, as with the listeners per connection (whose ports were
+ * there to find too, if briefly), is crowd the queue and delay or fail a
+ * pair, never reach a connection. */
 static int pair_locked(struct net_gate *g, int family, bool nonblock, int *ret_child, int *ret_ours)
 {
         struct sockaddr_storage ss;
