@@ -216,6 +216,7 @@ static enum net_reason read_hello(struct net_relay *r, char *sni, size_t sni_siz
         _cleanup_free_ uint8_t *buf = xmalloc(NET_HELLO_BUF);
         int64_t deadline = r->hello_deadline;
         ssize_t last = -1;
+        bool lowat_set = false;
         for (;;) {
                 ssize_t n = recv(r->child, buf, NET_HELLO_BUF, MSG_PEEK);
                 if (n < 0 && errno != EAGAIN && errno != EINTR)
@@ -237,13 +238,15 @@ static enum net_reason read_hello(struct net_relay *r, char *sni, size_t sni_siz
                         /* wake when the rest is there, not at every byte */
                         int lowat = (int)need;
                         (void)setsockopt(r->child, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat));
+                        lowat_set = true;
                 }
                 int k = net_relay_wait(r, r->child, POLLIN | POLLRDHUP, deadline);
                 if (k <= 0)
                         return REASON_NOT_TLS; /* a client that never sends, or the sandbox ends */
         }
         int one = 1;
-        (void)setsockopt(r->child, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
+        if (lowat_set) /* a whole first flight in one segment, the usual case, never set it */
+                (void)setsockopt(r->child, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one));
         return REASON_ALLOWED;
 }
 
