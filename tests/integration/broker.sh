@@ -354,6 +354,15 @@ broker_expired_grant() {
         expect_contains "$OUT" '"reason":"credential_expired"' "an expired grant"
         expect_audit "$AUDIT" "the expiry" reason=credential_expired
         expect_eq 0 "$(arrivals)" "requests that reached the upstream with the secret"
+        # a client that does not trust the sandbox's CA ends the handshake: audited, nothing sent
+        [ -r /usr/share/ca-certificates/mozilla/ISRG_Root_X1.crt ] || return 0
+        crun "${RUNARGS[@]}" -- sh -c 'printf "GET /echo/distrust HTTP/1.1\r\nHost: '"$UPSTREAM"'\r\nAuthorization: Bearer %s\r\n\r\n" "$API_TOKEN" |
+                openssl s_client -quiet -verify_return_error -no-CApath -no-CAstore \
+                -CAfile /usr/share/ca-certificates/mozilla/ISRG_Root_X1.crt -connect '"$UPSTREAM"':443 \
+                -servername '"$UPSTREAM"' 2>&1; echo "rc $?"'
+        expect_true "s_client fails to verify (exit $(field rc))" test "$(field rc)" != 0
+        expect_audit "$AUDIT" "the client's handshake" reason=not_tls "stage=client handshake"
+        expect_eq 0 "$(cat "$EG_DIR/log/echo.log" 2>/dev/null | grep -c -F /echo/distrust)" "the request never reached the upstream"
 }
 
 it_test broker_upstream_unverified
