@@ -682,6 +682,17 @@ broker_ask_approve_deny() {
         expect_contains "$OUT" '"reason":"credential_method_mismatch"' "a method the grant does not list"
         expect_eq 2 "$(event_count approval_required capability=credential)" "questions asked in all"
         expect_eq "" "$(pending_field 0 request)" "nothing left pending"
+        # --remember: the same request (grant, method, target) passes again without asking,
+        # another target still asks
+        ask_exec "$IT_TMP/r.out" "$u/echo/again"
+        wait_until 20 has_pending || fail "the third request did not ask"
+        sb approve "$ID" "$(pending_field 0 request)" --remember
+        wait "$BG"
+        sb exec "$ID" -- sh -c 'curl -sS -H "Authorization: Bearer $API_TOKEN" '"$u"'/echo/again | head -n 1'
+        expect_eq "GET /echo/again" "$OUT" "a remembered request passes at once"
+        expect_eq 3 "$(event_count approval_required capability=credential)" "no question for it"
+        expect_eq 1 "$(event_count approval_decided capability=credential decision=remembered)" "recorded as remembered"
+        expect_eq 3 "$(arrivals)" "requests that reached the upstream with the secret"
         OUT=$(timeout 10 "$CORDON" sandbox events "$ID" --json)
         expect_no_secret
 }
