@@ -25,6 +25,7 @@
 #define IDLE_MS       120000 /* a connection with no traffic either way ends */
 #define SCAN_FLUSH_MS 200    /* bytes held back as a possible start of the secret */
 #define READ_BUF      65536  /* what one turn reads of a side: four full records */
+#define HOLD_MAX      65536  /* a body's bytes seen before its head carries the secret upstream */
 
 struct hdr {
         size_t name, name_len, value, value_len; /* offsets into head */
@@ -71,6 +72,15 @@ struct session {
          * ended in it: an ask grant shows a person the body's first bytes */
         const char *cur, *cur_end, *last_at;
 
+        /* A request the secret goes into, while its body's first HOLD_MAX
+         * bytes are read: what would go upstream is held here, so that a
+         * placeholder in them is refused before anything is sent (past
+         * them, the body streams and a placeholder cuts the connection). */
+        bool holding;
+        char *held;
+        size_t held_len, held_cap, held_head;
+        struct pending held_q;
+
         /* offline (the fuzz target): what would go upstream, collected */
         bool offline;
         char *sink;
@@ -80,9 +90,14 @@ struct session {
 
 static void out_add(char **buf, size_t *len, size_t *cap, const char *d, size_t n);
 
-/* What goes upstream: through TLS, or (offline) into the sink. */
+/* What goes upstream: held (see holding), through TLS, or (offline) into
+ * the sink. */
 static int send_up(struct session *s, const void *buf, size_t n)
 {
+        if (s->holding) {
+                out_add(&s->held, &s->held_len, &s->held_cap, buf, n);
+                return 0;
+        }
         if (s->offline) {
                 out_add(&s->sink, &s->sink_len, &s->sink_cap, buf, n);
                 return 0;
@@ -211,6 +226,40 @@ static void out_add(char **buf, size_t *len, size_t *cap, const char *d, size_t 
         *len += n;
 }
 
+/* A request sent upstream: counted, and (with a connection) queued for
+ * its response. */
+static void commit_request(struct session *s, const struct pending *q)
+{
+        s->creds += q->cred;
+        if (s->offline) /* no responses come: nothing waits for one */
+                return;
+        s->fifo[s->fifo_n++] = *q;
+}
+
+/* Sends what was held, and stops holding. */
+static int release_held(struct session *s)
+{
+        if (!s->holding)
+                return 0;
+        s->holding = false;
+        int r = send_up(s, s->held, s->held_len);
+        explicit_bzero(s->held, s->held_len);
+        s->held_len = 0;
+        if (r < 0)
+                return r;
+        commit_request(s, &s->held_q);
+        return 0;
+}
+
+/* Drops what was held: nothing of it went upstream. */
+static void drop_held(struct session *s)
+{
+        if (s->held)
+                explicit_bzero(s->held, s->held_len);
+        s->held_len = 0;
+        s->holding = false;
+}
+
 /* The first bytes of a request's body as the client sent them (chunked:
  * with the chunk lines), for a person deciding an ask grant's request:
  * those that came in the same read as the head, else those the client
@@ -267,7 +316,7 @@ static int on_headers_complete(http_parser *p)
 
         /* the host it names: the Host header (once), and an absolute URL's */
         size_t n_host = 0, n_te = 0, n_cl = 0, n_grant = 0;
-        bool host_ok = true, te_ok = true;
+        bool host_ok = true, te_ok = true, expect = false;
         for (size_t i = 0; i < s->n_h; i++) {
                 const struct hdr *h = &s->h[i];
                 const char *name = s->head + h->name, *v = s->head + h->value;
@@ -282,6 +331,8 @@ static int on_headers_complete(http_parser *p)
                         te_ok = te_ok && eq_ci(v, h->value_len, "chunked");
                 } else if (eq_ci(name, h->name_len, "content-length")) {
                         n_cl++;
+                } else if (eq_ci(name, h->name_len, "expect")) {
+                        expect = true;
                 } else if (eq_ci(name, h->name_len, "upgrade")) {
                         return refuse(s, p, REASON_HTTP_REFUSED, 403);
                 }
@@ -377,7 +428,20 @@ static int on_headers_complete(http_parser *p)
                 out_add(&out, &len, &cap, "\r\n", 2);
         }
         out_add(&out, &len, &cap, "\r\n", 2);
+        struct pending q = {.head = p->method == HTTP_HEAD, .cred = cred};
+        snprintf(q.method, sizeof(q.method), "%s", s->method);
+        snprintf(q.path, sizeof(q.path), "%s", s->path);
+        /* with the secret in it and a body to come, held until the body's
+         * first bytes are seen; not when the client waits for a 100
+         * Continue before it sends the body (the head must go for that) */
+        bool body = (p->flags & F_CHUNKED) || (p->content_length > 0 && p->content_length != UINT64_MAX);
+        if (cred && body && !expect) {
+                s->holding = true;
+                s->held_len = 0;
+                s->held_q = q;
+        }
         int r = send_up(s, out, len);
+        s->held_head = s->held_len;
         explicit_bzero(out, len);
         free(out);
         if (r < 0) {
@@ -385,13 +449,8 @@ static int on_headers_complete(http_parser *p)
                 http_parser_pause(p, 1);
                 return 0;
         }
-        s->creds += cred;
-        if (s->offline) /* no responses come: nothing waits for one */
-                return 0;
-        struct pending *q = &s->fifo[s->fifo_n++];
-        *q = (struct pending){.head = p->method == HTTP_HEAD, .cred = cred};
-        snprintf(q->method, sizeof(q->method), "%s", s->method);
-        snprintf(q->path, sizeof(q->path), "%s", s->path);
+        if (!s->holding)
+                commit_request(s, &q);
         return 0;
 }
 
@@ -415,6 +474,11 @@ static int on_body(http_parser *p, const char *at, size_t len)
         for (size_t k = 0; k < s->b->n; k++)
                 if (contains(at, len, s->b->grants[k].placeholder) ||
                     contains(seam, seam_len, s->b->grants[k].placeholder)) {
+                        if (s->holding) {
+                                /* nothing went upstream: refused like a head */
+                                drop_held(s);
+                                return refuse(s, p, REASON_CRED_MISUSE, 403);
+                        }
                         /* the head went upstream already: the connection ends */
                         s->refuse = REASON_CRED_MISUSE;
                         s->failed = true;
@@ -423,7 +487,8 @@ static int on_body(http_parser *p, const char *at, size_t len)
                 }
         char line[32];
         int n = s->chunked ? snprintf(line, sizeof(line), "%zx\r\n", len) : 0;
-        if ((n && send_up(s, line, (size_t)n) < 0) || send_up(s, at, len) < 0 || (n && send_up(s, "\r\n", 2) < 0)) {
+        if ((n && send_up(s, line, (size_t)n) < 0) || send_up(s, at, len) < 0 || (n && send_up(s, "\r\n", 2) < 0) ||
+            (s->holding && s->held_len - s->held_head >= HOLD_MAX && release_held(s) < 0)) {
                 s->failed = true;
                 http_parser_pause(p, 1);
         }
@@ -433,7 +498,7 @@ static int on_body(http_parser *p, const char *at, size_t len)
 static int on_message_complete(http_parser *p)
 {
         struct session *s = p->data;
-        if (s->chunked && send_up(s, "0\r\n\r\n", 5) < 0) {
+        if ((s->chunked && send_up(s, "0\r\n\r\n", 5) < 0) || release_held(s) < 0) {
                 s->failed = true;
                 http_parser_pause(p, 1);
         }
@@ -671,6 +736,8 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
         free(buf);
         free(s->carry);
         free(s->scratch);
+        drop_held(s);
+        free(s->held);
         explicit_bzero(s, sizeof(*s));
         free(s);
 }
@@ -691,6 +758,8 @@ int net_http_offline(struct net_broker *b, size_t grant, const uint8_t *data, si
         *ret_refused = s->refuse != REASON_ALLOWED || s->failed;
         *ret_out = s->sink;
         *ret_len = s->sink_len;
+        drop_held(s); /* a request whose body never ended: nothing sent */
+        free(s->held);
         free(s);
         return creds;
 }

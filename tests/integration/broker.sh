@@ -329,19 +329,25 @@ broker_placeholder_misuse() {
                 echo "other_header $(curl -sS -H "X-Token: $API_TOKEN" '"$u"'/echo/x)"
                 echo "format $(curl -sS -H "Authorization: token $API_TOKEN" '"$u"'/echo/x)"
                 echo "host $(curl -sS -H "Host: other.cordon.test" -H "Authorization: Bearer $API_TOKEN" '"$u"'/echo/x)"
-                curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" --data "x=$API_TOKEN" '"$u"'/echo/body >/dev/null 2>&1
-                echo "body_rc $?"'
+                echo "body $(curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" --data "x=$API_TOKEN" '"$u"'/echo/body)"
+                { head -c 300000 /dev/zero | tr "\0" a; echo "$API_TOKEN"; } >/tmp/big
+                curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" -H "Expect:" --data-binary @/tmp/big \
+                        '"$u"'/echo/big >/dev/null 2>&1
+                echo "big_rc $?"'
         expect_rc 0 "the clients"
         expect_contains "$(field query)" '"reason":"credential_misuse"' "the placeholder in the query"
         expect_contains "$(field other_header)" '"reason":"credential_misuse"' "the placeholder in another header"
         expect_contains "$(field format)" '"reason":"credential_misuse"' "the placeholder in another format"
         expect_contains "$(field host)" '"reason":"credential_target_mismatch"' "a request for another host"
-        expect_true "a body carrying the placeholder ends the connection (curl exit $(field body_rc))" \
-                test "$(field body_rc)" != 0
-        expect_eq 4 "$(audit_count "$AUDIT" reason=credential_misuse)" "credential_misuse records"
-        # the body's request had a matching head, which went upstream with the secret before its
-        # body showed the placeholder: one use, recorded without a status (no response came)
-        expect_eq 1 "$(audit_count "$AUDIT" reason=credential_used path=/echo/body status=None)" \
+        expect_contains "$(field body)" '"reason":"credential_misuse"' "the placeholder in the body (refused, nothing sent)"
+        expect_true "the placeholder past the body's first 64 KiB ends the connection (curl exit $(field big_rc))" \
+                test "$(field big_rc)" != 0
+        expect_eq 5 "$(audit_count "$AUDIT" reason=credential_misuse)" "credential_misuse records"
+        expect_eq 0 "$(cat "$EG_DIR/log/echo.log" 2>/dev/null | grep -c -F "POST /echo/body ")" \
+                "the request with the placeholder in its first bytes never reached the upstream"
+        # the big body's head (and first 64 KiB) went upstream with the secret before the rest
+        # showed the placeholder: one use, recorded without a status (no response came)
+        expect_eq 1 "$(audit_count "$AUDIT" reason=credential_used path=/echo/big status=None)" \
                 "credential_used records"
         expect_eq 1 "$(audit_count "$AUDIT" reason=credential_used)" "credential_used records in all"
         expect_no_secret
