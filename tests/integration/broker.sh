@@ -725,6 +725,47 @@ broker_ask_expires() {
         expect_no_secret
 }
 
+it_test broker_ask_terminal
+broker_ask_terminal() {
+        grant_setup ', "action": "ask"'
+        # `cordon run --approve-interactive` on a pty: y for the first request, n for the second
+        OUT=$("$(host_python)" - "$CORDON" "${RUNARGS[@]}" <<'EOF'
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "run", "--approve-interactive"] + sys.argv[2:] + ["--", "sh", "-c",
+             'for p in tty1 tty2; do echo "$p $(curl -sS -o /dev/null -w "%{http_code}" '
+             '-H "Authorization: Bearer $API_TOKEN" https://upstream.cordon.test/echo/$p)"; done'])
+buf, answers, seen, deadline = b"", ["y", "n"], 0, time.time() + 40
+while time.time() < deadline:
+    if select.select([fd], [], [], 0.1)[0]:
+        try:
+            d = os.read(fd, 4096)
+        except OSError:
+            break
+        if not d:
+            break
+        buf += d
+    if buf.count(b"allow? [y]es") > seen and answers:
+        seen += 1
+        time.sleep(0.2)
+        os.write(fd, answers.pop(0).encode() + b"\r")
+_, st = os.waitpid(pid, 0)
+print(buf.decode(errors="replace").replace("\r", ""))
+print("EXIT %d" % os.waitstatus_to_exitcode(st))
+EOF
+)
+        printf '%s\n' "$OUT" | sed 's/^/  pty| /' >&2
+        expect_contains "$OUT" "credential API_TOKEN GET https://$UPSTREAM/echo/tty1" "the prompt names the request"
+        expect_eq 200 "$(field tty1)" "answered y: the request went with the secret"
+        expect_eq 403 "$(field tty2)" "answered n: refused"
+        expect_eq 1 "$(arrivals)" "requests that reached the upstream with the secret"
+        expect_audit "$AUDIT" "the terminal's decision" reason=approval_approved capability=credential decidedBy=terminal
+        expect_audit "$AUDIT" "the refusal" reason=credential_denied path=/echo/tty2
+        ERR=""
+        expect_no_secret
+}
+
 # =============================================================================================
 
 if [ -n "${IT_RUN_ONE:-}" ]; then
