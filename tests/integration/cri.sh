@@ -402,7 +402,7 @@ shared_pid_checks() { # HANDLER
 EOF
         cat >"$D/sweb.json" <<'EOF'
 {"metadata": {"name": "sweb"}, "image": {"image": "localhost/cordon-cri:1"},
- "command": ["/bin/sh", "-c", "while true; do echo pong | nc -l -p 8080; done"],
+ "command": ["/bin/sh", "-c", "sleep 555444 & while true; do echo pong | nc -l -p 8080; done"],
  "log_path": "sweb.log", "linux": {"security_context": {"namespace_options": {"pid": 0}}}}
 EOF
         cat >"$D/sclient.json" <<'EOF'
@@ -453,6 +453,18 @@ EOF
         expect_not_contains "$OUT" "sleep 777777" "$1: the stopped container's process is gone from the pod"
         expect_not_contains "$OUT" "sleep 555555" "$1: so is the one it left in its own session"
         expect_contains "$OUT" "/bin/sleep 1000000" "$1: the pod's infra process stays"
+        # cordon: a container's sentry killed, nothing of it runs on unsupervised in the pod
+        # (its init is no pid 1 there: its control group ends them)
+        if [ "$1" = cordon ]; then
+                local sp
+                sp=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sentryPid"])' \
+                        "$D/cordon-root/k8s.io/$web/state.json")
+                # (the pattern's brackets keep the waiting shell from matching itself)
+                expect_true "the web container's processes run" pgrep -f "sleep 55544[4]"
+                kill -9 "$sp"
+                wait_until 20 sh -c '! pgrep -f "sleep 55544[4]"'
+                expect_eq "" "$(pgrep -af 'sleep 55544[4]')" "the web container's processes end with its killed sentry"
+        fi
         cri stopp "$pod"
         expect_rc 0 "$1: crictl stopp"
         cri rmp "$pod"
