@@ -11,16 +11,13 @@
 #include <jansson.h>
 #include <limits.h>
 #include <linux/capability.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/file.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <termios.h>
 
 #include "common/file.h"
 #include "common/util.h"
@@ -502,74 +499,12 @@ static int do_create(const struct create_args *a, pid_t *ret_sentry, int *ret_ma
         return r;
 }
 
-static volatile sig_atomic_t winch;
-static void on_winch(int sig)
+/* run's signals, forwarded as `kill` does (relay_terminal's callback) */
+static void forward_kill(int sig, void *id)
 {
-        (void)sig;
-        winch = 1;
-}
-
-static void copy_size(int from, int to)
-{
-        struct winsize ws;
-        if (ioctl(from, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col)
-                (void)ioctl(to, TIOCSWINSZ, &ws);
-}
-
-/* `run` with a terminal and no --console-socket, as runc's: the caller's
- * terminal (stdin, when it is one) in raw mode and its size on master,
- * stdin copied in and master's output to stdout, signals caught by
- * oci_catch_signals forwarded to container id, until master's other side
- * is closed (the process ended); the caller's terminal then restored. */
-static void relay_terminal(int master, const char *id)
-{
-        struct termios saved;
-        bool raw = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
-        if (raw) {
-                struct termios t = saved;
-                cfmakeraw(&t);
-                (void)tcsetattr(STDIN_FILENO, TCSANOW, &t);
-                copy_size(STDIN_FILENO, master);
-        }
-        struct sigaction sa = {.sa_handler = on_winch};
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGWINCH, &sa, NULL);
-        bool in_open = true;
-        char buf[8192];
-        for (;;) {
-                if (winch && raw) {
-                        winch = 0;
-                        copy_size(STDIN_FILENO, master);
-                }
-                if (oci_pending_signal) {
-                        char num[16], *kill_argv[] = {(char *)"kill", (char *)id, num, NULL};
-                        snprintf(num, sizeof(num), "%d", (int)oci_pending_signal);
-                        oci_pending_signal = 0;
-                        (void)oci_cmd_kill(3, kill_argv);
-                }
-                struct pollfd p[2] = {{master, POLLIN, 0}, {in_open ? STDIN_FILENO : -1, POLLIN, 0}};
-                if (poll(p, 2, -1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        break;
-                }
-                if (p[0].revents) {
-                        ssize_t n = read(master, buf, sizeof(buf));
-                        if (n <= 0 && !(n < 0 && (errno == EINTR || errno == EAGAIN)))
-                                break; /* EIO: every slave closed, the process is gone */
-                        if (n > 0 && write_all(STDOUT_FILENO, buf, (size_t)n) < 0)
-                                break;
-                }
-                if (p[1].revents) {
-                        ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
-                        if (n > 0)
-                                (void)write_all(master, buf, (size_t)n);
-                        else if (n == 0 || (errno != EINTR && errno != EAGAIN))
-                                in_open = false; /* the input ended: the output still comes */
-                }
-        }
-        if (raw)
-                (void)tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+        char num[16], *kill_argv[] = {(char *)"kill", id, num, NULL};
+        snprintf(num, sizeof(num), "%d", sig);
+        (void)oci_cmd_kill(3, kill_argv);
 }
 
 int oci_cmd_create(int argc, char **argv, bool run)
@@ -647,8 +582,8 @@ int oci_cmd_create(int argc, char **argv, bool run)
         if (do_create(&a, &spid, &master) < 0)
                 return 1;
         /* the terminal's size before the process runs, as runc sets it */
-        if (master >= 0 && isatty(STDIN_FILENO))
-                copy_size(STDIN_FILENO, master);
+        if (master >= 0)
+                oci_terminal_size(master);
         char *start_argv[] = {(char *)"start", (char *)a.id, NULL};
         if (oci_cmd_start(2, start_argv) != 0) {
                 char *del[] = {(char *)"delete", (char *)"--force", (char *)a.id, NULL};
@@ -660,7 +595,7 @@ int oci_cmd_create(int argc, char **argv, bool run)
         oci_catch_signals();
         /* the container's terminal on ours, until its process ends */
         if (master >= 0)
-                relay_terminal(master, a.id);
+                oci_relay_terminal(master, forward_kill, (void *)a.id);
         int status = 0;
         for (;;) {
                 pid_t w = waitpid(spid, &status, 0);

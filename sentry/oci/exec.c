@@ -1,8 +1,9 @@
 /* `exec`: another process in a running container, from --process FILE or
  * from the container's own process with the command line's overrides
  * (identity, additional gids, capabilities within the container's own);
- * what it cannot honour (a capability the container does not hold, a
- * terminal without --console-socket) is refused. The runtime then waits for the
+ * what it cannot honour (a capability the container does not hold) is
+ * refused; a terminal without --console-socket is relayed by the waiting
+ * runtime, as runc's. The runtime then waits for the
  * process (with --detach, a waiter it forks does), forwarding the signals
  * it gets, and exits with the process's status. */
 #include "config.h"
@@ -13,6 +14,7 @@
 #include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 
 #include "common/file.h"
 #include "common/util.h"
@@ -139,6 +141,12 @@ static bool same_gids(const uint32_t *a, size_t na, const uint32_t *b, size_t nb
                 if (a[i] != b[i])
                         return false;
         return true;
+}
+
+/* a signal the waiting exec caught, for its process (relay's callback) */
+static void forward_signal(int sig, void *conn)
+{
+        (void)control_send(*(int *)conn, json_pack("{s:i}", "signal", sig), NULL, 0);
 }
 
 int oci_cmd_exec(int argc, char **argv)
@@ -369,9 +377,16 @@ int oci_cmd_exec(int argc, char **argv)
                 }
                 if (tty)
                         pr.terminal = true;
-                if (pr.terminal && !console_socket) {
-                        oci_error("exec --tty needs --console-socket in this version of cordon-oci");
-                        r = -EOPNOTSUPP;
+                /* without --console-socket, a foreground exec relays the
+                 * terminal itself, as runc's does (its size from ours, set
+                 * before the process runs) */
+                struct winsize ws;
+                if (pr.terminal && !console_socket && detach) {
+                        oci_error("cannot allocate tty if cordon-oci will detach without setting console socket");
+                        r = -EINVAL;
+                } else if (pr.terminal && !console_socket && ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0) {
+                        pr.console_height = ws.ws_row;
+                        pr.console_width = ws.ws_col;
                 }
         }
         oci_spec_free(spec);
@@ -428,6 +443,9 @@ int oci_cmd_exec(int argc, char **argv)
                 return 1;
         }
         json_decref(rep);
+        _cleanup_close_ int master = -1;
+        if (back[0] >= 0 && !console_socket)
+                master = TAKE_FD(back[0]); /* relayed below */
         if (back[0] >= 0) {
                 r = oci_send_console(console_socket, back[0]);
                 close(back[0]);
@@ -468,6 +486,8 @@ int oci_cmd_exec(int argc, char **argv)
                 return 1;
         }
         oci_catch_signals();
+        if (master >= 0)
+                oci_relay_terminal(master, forward_signal, &conn);
         for (;;) {
                 if (oci_pending_signal) {
                         int sig = oci_pending_signal;

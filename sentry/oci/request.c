@@ -1,15 +1,19 @@
 /* Talking to a container's sentry over its sandbox's control socket
  * (sentry/sandbox/sandbox.h): one request and its reply; the exec request
  * for a container's process, with the client's stdio and preserved fds;
- * the terminal handed on to --console-socket; and the signal a waiting
- * runtime has caught, to forward. */
+ * the terminal handed on to --console-socket, or relayed by a foreground
+ * run or exec without one; and the signal a waiting runtime has caught, to
+ * forward. */
 #include "config.h"
 
 #include <fcntl.h>
 #include <jansson.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <termios.h>
 
 #include "common/fdpass.h"
 #include "common/util.h"
@@ -116,4 +120,74 @@ void oci_catch_signals(void)
         sigemptyset(&sa.sa_mask);
         for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
                 sigaction(sigs[i], &sa, NULL);
+}
+
+static volatile sig_atomic_t winch;
+static void on_winch(int sig)
+{
+        (void)sig;
+        winch = 1;
+}
+
+static void copy_size(int from, int to)
+{
+        struct winsize ws;
+        if (ioctl(from, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col)
+                (void)ioctl(to, TIOCSWINSZ, &ws);
+}
+
+void oci_terminal_size(int master)
+{
+        if (isatty(STDIN_FILENO))
+                copy_size(STDIN_FILENO, master);
+}
+
+void oci_relay_terminal(int master, void (*forward)(int sig, void *ctx), void *ctx)
+{
+        struct termios saved;
+        bool raw = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
+        if (raw) {
+                struct termios t = saved;
+                cfmakeraw(&t);
+                (void)tcsetattr(STDIN_FILENO, TCSANOW, &t);
+                copy_size(STDIN_FILENO, master);
+        }
+        struct sigaction sa = {.sa_handler = on_winch};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGWINCH, &sa, NULL);
+        bool in_open = true;
+        char buf[8192];
+        for (;;) {
+                if (winch && raw) {
+                        winch = 0;
+                        copy_size(STDIN_FILENO, master);
+                }
+                if (oci_pending_signal) {
+                        int sig = oci_pending_signal;
+                        oci_pending_signal = 0;
+                        forward(sig, ctx);
+                }
+                struct pollfd p[2] = {{master, POLLIN, 0}, {in_open ? STDIN_FILENO : -1, POLLIN, 0}};
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break;
+                }
+                if (p[0].revents) {
+                        ssize_t n = read(master, buf, sizeof(buf));
+                        if (n <= 0 && !(n < 0 && (errno == EINTR || errno == EAGAIN)))
+                                break; /* EIO: every slave closed, the process is gone */
+                        if (n > 0 && write_all(STDOUT_FILENO, buf, (size_t)n) < 0)
+                                break;
+                }
+                if (p[1].revents) {
+                        ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+                        if (n > 0)
+                                (void)write_all(master, buf, (size_t)n);
+                        else if (n == 0 || (errno != EINTR && errno != EAGAIN))
+                                in_open = false; /* the input ended: the output still comes */
+                }
+        }
+        if (raw)
+                (void)tcsetattr(STDIN_FILENO, TCSANOW, &saved);
 }

@@ -72,6 +72,15 @@ size_t oci_client_fds(int fds[EXEC_MAX_FDS], int nul, int preserve);
  * that waits: the last one caught is in oci_pending_signal, for it to
  * forward (and reset to 0). */
 void oci_catch_signals(void);
+/* A terminal run or exec in the foreground without --console-socket, as
+ * runc's: the caller's terminal (stdin, when it is one) in raw mode and its
+ * size on master (SIGWINCH followed), stdin copied in and master's output
+ * to stdout, each signal oci_catch_signals caught handed to forward, until
+ * master's other side is closed (the process ended); the caller's terminal
+ * then restored. oci_terminal_size: the size alone, before the process
+ * starts. */
+void oci_relay_terminal(int master, void (*forward)(int sig, void *ctx), void *ctx);
+void oci_terminal_size(int master);
 extern volatile sig_atomic_t oci_pending_signal;
 
 /* ---- container.c ---- */

@@ -524,14 +524,11 @@ cli_preserve_fds() {
         oci delete --force pf2
 }
 
-# process.terminal: `run` without --console-socket puts the container on the runtime's own
-# terminal, as runc does (typed input in, output out, the size passed on, the exit code);
-# --detach without one is refused with runc's words.
-it_test cli_run_terminal
-cli_run_terminal() {
-        oci_setup
-        make_bundle "$IT_TMP/b" '["sh", "-c", "tty; stty size; read l; echo got-$l; exit 6"]' 'c["process"]["terminal"] = True'
-        OUT=$(python3 - "$OCI" --root "$OCI_ROOT" run --bundle "$IT_TMP/b" rt1 <<'PY'
+# `cordon-oci ARGS` on a terminal of the test's own (33 rows, 111 columns), as a person's
+# shell gives one: "typed" is typed once the process shows its terminal; OUT gets what the
+# terminal showed and "[exit N]".
+oci_pty() {
+        OUT=$(python3 - "$OCI" --root "$OCI_ROOT" "$@" <<'PY'
 import fcntl, os, pty, select, struct, subprocess, sys, termios, time
 m, s = pty.openpty()
 fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 111, 0, 0))
@@ -559,13 +556,35 @@ sys.stdout.write(out.decode(errors="replace").replace("\r", "") + "[exit %d]\n" 
 PY
 )
         printf '%s\n' "$OUT" | sed 's/^/  pty| /' >&2
-        expect_match "$OUT" "^/dev/pts/[0-9]+" "the process runs on a terminal of its own devpts"
-        expect_contains "$OUT" "33 111" "of the runtime's terminal's size"
-        expect_contains "$OUT" "got-typed" "what is typed reaches it"
+}
+
+# process.terminal without --console-socket: `run` and `exec -t` in the foreground put the
+# process on the runtime's own terminal, as runc does (typed input in, output out, the size
+# passed on, the exit code); create and --detach without one are refused with runc's words.
+it_test cli_run_terminal
+cli_run_terminal() {
+        oci_setup
+        local cmd='tty; stty size; read l; echo got-$l; exit 6'
+        make_bundle "$IT_TMP/b" "[\"sh\", \"-c\", \"$cmd\"]" 'c["process"]["terminal"] = True'
+        oci_pty run --bundle "$IT_TMP/b" rt1
+        expect_match "$OUT" "^/dev/pts/[0-9]+" "run: the process runs on a terminal of its own devpts"
+        expect_contains "$OUT" "33 111" "run: of the runtime's terminal's size"
+        expect_contains "$OUT" "got-typed" "run: what is typed reaches it"
         expect_contains "$OUT" "[exit 6]" "run exits with its code"
         oci run --detach --bundle "$IT_TMP/b" rt2
         expect_true "run --detach with a terminal and no --console-socket fails" test "$RC" != 0
         expect_contains "$ERR" "cannot allocate tty if cordon-oci will detach without setting console socket" "as runc says"
+        make_bundle "$IT_TMP/b2" '["sleep", "100"]'
+        oci run --detach --bundle "$IT_TMP/b2" rt3
+        oci_pty exec -t rt3 sh -c "$cmd"
+        expect_match "$OUT" "^/dev/pts/[0-9]+" "exec -t: on a terminal"
+        expect_contains "$OUT" "33 111" "exec -t: of the runtime's terminal's size"
+        expect_contains "$OUT" "got-typed" "exec -t: what is typed reaches it"
+        expect_contains "$OUT" "[exit 6]" "exec -t exits with its code"
+        oci exec -t --detach rt3 true
+        expect_contains "$ERR" "cannot allocate tty if cordon-oci will detach without setting console socket" \
+                "exec -t --detach without --console-socket is refused as runc does"
+        oci delete --force rt3
 }
 
 # hooks.startContainer run inside the container after `start`, before its process (OCI
