@@ -119,8 +119,8 @@ static int64_t now_ms(void)
  * exec's (its namespaces, view, filter, Landlock domain, limits, and the
  * container process's identity), its path looked up in the container's
  * root, the state document on its stdin, its stderr ours. Its argv[0] is
- * its path (a run's program is its argv[0]). The exit status (a wait
- * status), or -errno with the failure said. */
+ * its path (a run's program is its argv[0]). Its exit code, or -errno with
+ * the failure said. */
 static int hook_in_container(const char *sid, json_t *h, const char *state_text)
 {
         const char *path = json_string_value(json_object_get(h, "path"));
@@ -138,9 +138,16 @@ static int hook_in_container(const char *sid, json_t *h, const char *state_text)
         int r = control_connect(sid, &conn);
         if (r == 0 && pipe2(in, O_CLOEXEC) < 0)
                 r = negative_errno();
-        /* the state is small: it fits the pipe before the hook reads it */
-        if (r == 0 && write_all(in[1], state_text, strlen(state_text)) < 0)
-                r = -EIO;
+        /* the whole state goes in before the hook runs: the pipe made as
+         * large as it needs (up to the host's pipe-max-size; a state beyond
+         * fails rather than blocking here) */
+        size_t len = strlen(state_text);
+        if (r == 0 && len > 65536 && fcntl(in[1], F_SETPIPE_SZ, (int)len) < 0)
+                r = negative_errno();
+        if (r == 0 && fcntl(in[1], F_SETFL, O_NONBLOCK) < 0)
+                r = negative_errno();
+        if (r == 0 && write_all(in[1], state_text, len) < 0)
+                r = -E2BIG;
         if (in[1] >= 0)
                 close(in[1]);
         if (r == 0) {
