@@ -56,7 +56,8 @@ static const struct allow allowed[] = {
         {"dup", "fds for injection"}, {"dup2", "glibc"}, {"dup3", "fds for injection"},
         {"fcntl", "flags of fds and sockets"}, {"ioctl", "seccomp notify ioctls, termios, FIONREAD"},
         {"lseek", "/proc files"}, {"poll", "the main loop, the gate"}, {"ppoll", "glibc poll"},
-        {"epoll_create1", "glibc resolver"}, {"epoll_ctl", "glibc resolver"}, {"epoll_wait", "glibc resolver"},
+        {"epoll_create1", "glibc resolver, the relays' set"}, {"epoll_ctl", "glibc resolver, the relays' set"},
+        {"epoll_wait", "glibc resolver, idle relay threads"},
         {"eventfd2", "engine wake-ups"}, {"pipe2", "engine wake-ups"}, {"signalfd4", "the main loop"},
         {"timerfd_create", "timeouts"}, {"timerfd_settime", "timeouts"}, {"timerfd_gettime", "timeouts"},
         {"flock", "state locks"},
@@ -108,8 +109,8 @@ static const struct allow allowed[] = {
         {"getpeername", "the gate"}, {"getsockopt", "the gate copies socket options"},
         {"setsockopt", "the gate copies socket options"}, {"sendto", "DNS"}, {"recvfrom", "DNS"},
         {"sendmsg", "fd passing to the proc agent, DNS"}, {"recvmsg", "fd passing, DNS"},
-        {"sendmmsg", "glibc resolver"}, {"recvmmsg", "glibc resolver"}, {"accept4", "the DNS stub's TCP"},
-        {"listen", "the DNS stub's TCP, a sandbox's exposed ports"}, {"shutdown", "the gate"},
+        {"sendmmsg", "glibc resolver"}, {"recvmmsg", "glibc resolver"}, {"accept4", "the DNS stub's TCP, the relays' pairs"},
+        {"listen", "the DNS stub's TCP, a sandbox's exposed ports, the relays' pairs"}, {"shutdown", "the gate"},
         /* also a sandbox's exposed ports (sentry/sandbox/ports.c): bytes
          * moved between fds the sentry already holds; no new object, no
          * new reach */
