@@ -441,6 +441,17 @@ EOF
         # a process of the other container can be signalled, as in one pid namespace
         cri exec "$client" sh -c 'kill $(ps -o pid,args | grep "^ *[0-9]* nc -l" | head -n1 | sed "s/^ *//; s/ .*//") && echo sent'
         expect_contains "$OUT" sent "$1: the client signals the web container's process"
+        # cordon: kill --all of one container (as the engine sends it) reaches its processes,
+        # not the other container's in the same pid namespace
+        if [ "$1" = cordon ]; then
+                timeout 30 "$OCI" --root "$D/cordon-root/k8s.io" kill --all "$client" STOP
+                expect_rc 0 "cordon-oci kill --all STOP of the client"
+                expect_match "$(grep '^State' "/proc/$(pgrep -f '^/bin/sleep 77777[7]$')/status")" "stopped" \
+                        "the client's process is stopped"
+                expect_match "$(grep '^State' "/proc/$(pgrep -f '^sleep 55544[4]$')/status")" "sleeping" \
+                        "the web container's is not"
+                timeout 30 "$OCI" --root "$D/cordon-root/k8s.io" kill --all "$client" CONT
+        fi
         # one container stopped: its processes go, those it left in their own session too
         cri exec "$client" sh -c 'setsid sleep 555555 </dev/null >/dev/null 2>&1 & echo started'
         expect_contains "$OUT" started "$1: the client starts a process in a session of its own"
@@ -453,6 +464,7 @@ EOF
         expect_not_contains "$OUT" "sleep 777777" "$1: the stopped container's process is gone from the pod"
         expect_not_contains "$OUT" "sleep 555555" "$1: so is the one it left in its own session"
         expect_contains "$OUT" "/bin/sleep 1000000" "$1: the pod's infra process stays"
+        expect_contains "$OUT" "sleep 555444" "$1: so do the other container's processes"
         # cordon: a container's sentry killed, nothing of it runs on unsupervised in the pod
         # (its init is no pid 1 there: its control group ends them)
         if [ "$1" = cordon ]; then
