@@ -105,11 +105,10 @@ static void prepared_done(struct oci_prepared *p)
 /* process.capabilities into sb: each set as given, within the container's
  * user namespace (the identity issue's rule). A capability on cordon's
  * refused list fails the create, naming the set and the capability, but
- * for NET_RAW and MKNOD: containerd's and Docker's default sets hold them,
- * and what they would give is refused whatever a process holds (raw and
- * packet sockets by the filter and the gate, device nodes by the user
- * namespace and the view), so they are left out, with a warning, rather
- * than failing every such container. 0 or -errno (said). */
+ * for NET_RAW: containerd's and Docker's default sets hold it, and what it
+ * would give is refused whatever a process holds (raw and packet sockets by
+ * the filter and the gate), so it is left out, with a warning, rather than
+ * failing every such container. 0 or -errno (said). */
 static int prepare_caps(const struct oci_caps *c, struct oci_sandbox *sb)
 {
         static const char *const names[] = {"bounding", "effective", "permitted", "inheritable", "ambient"};
@@ -128,7 +127,7 @@ static int prepare_caps(const struct oci_caps *c, struct oci_sandbox *sb)
                                           cap);
                                 return -EINVAL;
                         }
-                        if (refused && (cap == CAP_NET_RAW || cap == CAP_MKNOD)) {
+                        if (refused && cap == CAP_NET_RAW) {
                                 oci_warn("process.capabilities.%s: CAP_%s left out: %s", names[i], name, refused);
                                 continue;
                         }

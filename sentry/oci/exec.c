@@ -53,9 +53,9 @@ static void caps_masks(const struct oci_caps *c, uint64_t out[5])
         out[4] = c->ambient;
 }
 
-/* NET_RAW and MKNOD, which create leaves out of every set with a warning
- * (create.c, prepare_caps): a container's processes never hold them. */
-#define CAPS_LEFT_OUT ((UINT64_C(1) << CAP_NET_RAW) | (UINT64_C(1) << CAP_MKNOD))
+/* NET_RAW, which create leaves out of every set with a warning (create.c,
+ * prepare_caps): a container's processes never hold it. */
+#define CAPS_LEFT_OUT (UINT64_C(1) << CAP_NET_RAW)
 
 /* The sets an exec asks for (want, the container's own c changed by a
  * --process file or --cap) checked against what the container's process

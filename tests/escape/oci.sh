@@ -7,9 +7,9 @@
 # its additionalGids; then, where podman is installed, through podman with --user 1000.
 # Each attempt (create, truncate, append, rename into and out of, link, symlink, fifo,
 # mkdir, rmdir, chmod, chown, utimes, unlink, copy over) counts as passed when refused; a
-# last check in the same container sees each file as it was. Last, exec's own capability
+# last check in the same container sees each file as it was. Then exec's own capability
 # sets: no exec gets a capability its container's process does not hold, and one asking for
-# fewer holds fewer.
+# fewer holds fewer. Last, a root holding CAP_MKNOD makes no device node.
 #
 # Environment (set by `make check`): CORDON.
 
@@ -261,6 +261,51 @@ else
         FAILED=$((FAILED + 1))
         FAILED_NAMES+=("exec capabilities: the container did not start")
         echo "FAILED: exec capabilities: the container did not start"
+fi
+
+# CAP_MKNOD, held as runc holds it (Docker's and containerd's default sets carry it): inside
+# the container's user namespace it must make no device node. The container's root holds it
+# in every set (checked: else these attempts would prove nothing); each mknod of a character
+# or block device, in the writable layer and in a tmpfs, gets through when it succeeds.
+bundle "$WORK/bm" '{"uid": 0, "gid": 0}' || skip "cannot write a bundle"
+python3 - "$WORK/bm/config.json" <<'EOF2'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["args"] = ["/bin/busybox", "sh", "-c", """
+grep -q '^CapEff:.*' /proc/self/status || exit 3
+eff=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status)
+[ $(( 0x$eff >> 27 & 1 )) = 1 ] && echo HOLDS-MKNOD
+for d in /tmp /; do
+  for spec in "c 1 3" "c 1 1" "b 7 0" "b 8 0"; do
+    set -- $spec
+    if /bin/busybox mknod "$d/dev-$1-$2-$3" "$1" "$2" "$3" 2>/dev/null; then echo "GOT-THROUGH mknod $spec in $d"; else echo "blocked mknod $spec in $d"; fi
+  done
+done
+"""]
+caps = ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_MKNOD"]
+c["process"]["capabilities"] = {k: caps for k in ("bounding", "effective", "permitted")}
+json.dump(c, open(sys.argv[1], "w"), indent=1)
+EOF2
+out=$(timeout -k 5 60 "$OCI" --root "$OCI_ROOT" run --bundle "$WORK/bm" escmknod 2>&1 </dev/null)
+timeout 30 "$OCI" --root "$OCI_ROOT" delete --force escmknod >/dev/null 2>&1
+if grep -q HOLDS-MKNOD <<<"$out"; then
+        n=0
+        while read -r line; do
+                case "$line" in
+                "blocked "*) PASSED=$((PASSED + 1)); n=$((n + 1)) ;;
+                "GOT-THROUGH "*)
+                        n=$((n + 1))
+                        FAILED=$((FAILED + 1))
+                        FAILED_NAMES+=("CAP_MKNOD: ${line#GOT-THROUGH }")
+                        echo "ESCAPED: CAP_MKNOD: ${line#GOT-THROUGH }"
+                        ;;
+                esac
+        done <<<"$out"
+        echo "CAP_MKNOD: $n device-node attempts by a root holding it, each blocked unless said above"
+else
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES+=("CAP_MKNOD: the container's root does not hold it (or did not run): ${out:0:200}")
+        echo "FAILED: CAP_MKNOD: the container's root does not hold it: ${out:0:200}"
 fi
 
 echo
