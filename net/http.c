@@ -218,6 +218,8 @@ static bool is_grant_value(const struct broker_grant *bg, const char *v, size_t 
 
 static void out_add(char **buf, size_t *len, size_t *cap, const char *d, size_t n)
 {
+        if (n == 0)
+                return;
         if (*len + n > *cap) {
                 *cap = (*len + n) * 2;
                 *buf = xrealloc(*buf, *cap);
@@ -544,8 +546,9 @@ static int scan_send(struct session *s, char *data, size_t n, bool flush)
         char *buf = data;
         size_t len = n;
         if (s->carry_len) {
-                if (!s->scratch) /* rare (a read ending in a secret's first bytes): made when first needed */
-                        buf = s->scratch;
+                if (!s->scratch) /* a read ended in a secret's first bytes: made when first needed */
+                        s->scratch = xmalloc(NET_SECRET_MAX + READ_BUF);
+                buf = s->scratch;
                 memcpy(buf, s->carry, s->carry_len);
                 if (n)
                         memcpy(buf + s->carry_len, data, n);
@@ -565,7 +568,11 @@ static int scan_send(struct session *s, char *data, size_t n, bool flush)
                                 break;
                         }
         }
-        int r = net_ssl_write_all(s->r, s->c, s->r->child, buf, len - hold);
+        int r = 0;
+        if (s->offline)
+                out_add(&s->sink, &s->sink_len, &s->sink_cap, buf, len - hold);
+        else
+                r = net_ssl_write_all(s->r, s->c, s->r->child, buf, len - hold);
         memcpy(s->carry, buf + len - hold, hold);
         s->carry_len = hold;
         /* what is left of a secret's start, here and in the scratch */
@@ -762,4 +769,32 @@ int net_http_offline(struct net_broker *b, size_t grant, const uint8_t *data, si
         free(s->held);
         free(s);
         return creds;
+}
+
+int net_http_offline_response(struct net_broker *b, const uint8_t *data, size_t n, const size_t *cuts, size_t n_cuts,
+                              char **ret_out, size_t *ret_len)
+{
+        struct session *s = xcalloc(1, sizeof(*s));
+        *s = (struct session){.b = b, .refuse = REASON_ALLOWED, .offline = true};
+        s->carry = xmalloc(NET_SECRET_MAX);
+        char *piece = xmalloc(READ_BUF);
+        size_t at = 0;
+        for (size_t i = 0; i <= n_cuts && at < n; i++) {
+                size_t end = i < n_cuts && cuts[i] > at && cuts[i] < n ? cuts[i] : n;
+                if (end - at > READ_BUF)
+                        end = at + READ_BUF; /* a read is at most READ_BUF */
+                memcpy(piece, data + at, end - at);
+                (void)scan_send(s, piece, end - at, false);
+                at = end;
+                if (i == n_cuts && at < n)
+                        i--; /* the rest, READ_BUF at a time */
+        }
+        (void)scan_send(s, NULL, 0, true);
+        *ret_out = s->sink;
+        *ret_len = s->sink_len;
+        free(piece);
+        free(s->carry);
+        free(s->scratch);
+        free(s);
+        return 0;
 }

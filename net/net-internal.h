@@ -240,6 +240,11 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
  * Returns how many requests the secret went into. */
 int net_http_offline(struct net_broker *b, size_t grant, const uint8_t *data, size_t n, const size_t *cuts,
                      size_t n_cuts, char **ret_out, size_t *ret_len, bool *ret_refused);
+/* The response side without a connection: data, cut into reads at cuts,
+ * through the scan that puts each secret's mask in its place; what the
+ * sandbox would get in *ret_out (malloc'd, *ret_len bytes). */
+int net_http_offline_response(struct net_broker *b, const uint8_t *data, size_t n, const size_t *cuts, size_t n_cuts,
+                              char **ret_out, size_t *ret_len);
 /* tls.c: I/O on a nonblocking SSL object for http.c: bytes read (>0), 0 at
  * the end, -EAGAIN (wait for fd), -EPIPE; and a write of all of buf. */
 ssize_t net_ssl_read(void *ssl, void *buf, size_t n);

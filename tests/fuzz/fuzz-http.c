@@ -42,6 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         static char *methods[] = {"GET", "POST"};
         static char secret0[] = "s3cr3t-VALUE-0123456789", secret1[] = "0th3r-S3CRET-abcdef";
+        static char mask0[sizeof(secret0) - 1], mask1[sizeof(secret1) - 1];
         struct broker_grant g[2] = {0};
         g[0].g = (struct net_grant){.env = "API_TOKEN",
                                     .host = "api.example.com",
@@ -68,6 +69,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         g[1].secret = secret1;
         g[1].secret_len = strlen(secret1);
         struct net_broker b = {.grants = g, .n = 2};
+        g[0].mask = mask0;
+        g[1].mask = mask1;
+        for (size_t i = 0; i < sizeof(mask0); i++)
+                mask0[i] = g[0].placeholder[i % strlen(g[0].placeholder)];
+        for (size_t i = 0; i < sizeof(mask1); i++)
+                mask1[i] = g[1].placeholder[i % strlen(g[1].placeholder)];
+
+        /* the response side: the same bytes as a response, cut at the same
+         * places (below), come back as long as they went, with no secret
+         * left in them, whatever reads split them */
+        size_t rstep = 1 + data[0] % 89, rcuts[1024], n_rcuts = 0;
+        for (size_t at = rstep; at < size && n_rcuts < 1024; at += rstep)
+                rcuts[n_rcuts++] = at;
+        char *rout = NULL;
+        size_t rlen = 0;
+        net_http_offline_response(&b, data, size, rcuts, n_rcuts, &rout, &rlen);
+        CHECK(rlen == size);
+        CHECK(!rout || !memmem(rout, rlen, secret0, strlen(secret0)));
+        CHECK(!rout || !memmem(rout, rlen, secret1, strlen(secret1)));
+        free(rout);
+
         /* the sandbox does not know the secrets: bytes that happen to be
          * one (the fuzzer reads them out of this file) prove nothing */
         if (memmem(data, size, secret0, strlen(secret0)) || memmem(data, size, secret1, strlen(secret1)))
