@@ -27,6 +27,9 @@ if [ "${1:-}" = --pass ]; then
                 umount /sys/fs/cgroup/unified || exit 3
         fi
         mkdir -p "$DIR"
+        # conmon leaves a file named "oom" in its working directory: ours,
+        # not the caller's source tree
+        cd "$DIR" || exit 3
         RUNROOT=$(mktemp -d /tmp/cordon-pmt.XXXXXX) # podman refuses a runroot over 50 characters
         PM=(podman --root "$DIR/storage" --runroot "$RUNROOT" --tmpdir "$DIR/tmp" --runtime "$RT"
                 --cgroup-manager=cgroupfs --events-backend=file)
