@@ -217,7 +217,8 @@ int net_gate_new(const struct net_gate_config *cfg, struct net_gate **ret)
         g->test_hosts_file = cfg->test_hosts_file ? xstrdup(cfg->test_hosts_file) : NULL;
         g->n_test_allow = cfg->n_test_allow;
         g->test_allow = xcalloc(g->n_test_allow, sizeof(*g->test_allow));
-        memcpy(g->test_allow, cfg->test_allow, g->n_test_allow * sizeof(*g->test_allow));
+        if (g->n_test_allow > 0)
+                memcpy(g->test_allow, cfg->test_allow, g->n_test_allow * sizeof(*g->test_allow));
         g->audit_fd = cfg->audit_fd;
         g->stub_udp = g->stub_tcp = g->stub_stop = g->stub_ready_fd = g->relay_stop = -1;
         g->pair_listen[0] = g->pair_listen[1] = g->relay_ep = -1;
