@@ -194,6 +194,28 @@ static int prepare(const char *bundle, struct oci_prepared *p)
         const char *pol = oci_annotation(s, OCI_POLICY_ANNOTATION);
         p->policy_text = xstrdup(pol && pol[0] == '{' ? pol : "{}");
 
+        /* A namespace the config does not list is the host's, for runc
+         * (podman's --network host, a hostNetwork or hostPID pod). cordon
+         * never shares the host's: the container gets its own, as every
+         * sandbox does. Said, so a container that expected the host's
+         * network or processes is not left to wonder. */
+        static const struct {
+                int type;
+                const char *name, *what;
+        } own[] = {{CLONE_NEWNET, "network", "network (the egress gate decides its connections)"},
+                   {CLONE_NEWPID, "pid", "pid namespace"},
+                   {CLONE_NEWIPC, "ipc", "ipc namespace"},
+                   {CLONE_NEWUTS, "uts", "hostname"}};
+        for (size_t i = 0; i < ELEMENTSOF(own); i++) {
+                bool listed = false;
+                for (size_t j = 0; j < s->n_namespaces; j++)
+                        listed = listed || s->namespaces[j].type == own[i].type;
+                if (!listed)
+                        oci_warn(
+                                "linux.namespaces: no %s namespace (the host's): cordon gives the container its own %s",
+                                own[i].name, own[i].what);
+        }
+
         struct oci_sandbox *sb = &p->sb;
         sb->hostname = s->hostname;
         if (s->cgroups_path && s->cgroups_path[0]) {

@@ -745,6 +745,24 @@ cli_refusals() {
         expect_match "$OUT" '^cordon-oci version ' "--version"
 }
 
+# A config without a network (or pid) namespace asks runc for the host's (podman's --network
+# host, a hostNetwork pod): cordon gives the container its own, and says so in the log (a
+# warning, as runc logs its own).
+it_test cli_host_namespaces_are_own
+cli_host_namespaces_are_own() {
+        oci_setup
+        make_bundle "$IT_TMP/b" '["sh", "-c", "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d \" \"; echo pid1=$(cat /proc/1/comm)"]' \
+                'c["linux"]["namespaces"] = [ns for ns in c["linux"]["namespaces"] if ns["type"] not in ("network", "pid")]'
+        OUT=$(timeout 30 "$OCI" --root "$OCI_ROOT" --log "$IT_TMP/hn.log" run --bundle "$IT_TMP/b" hn1 2>/dev/null)
+        RC=$?
+        ERR=$(cat "$IT_TMP/hn.log")
+        expect_rc 0 "run without network and pid namespaces in the config"
+        expect_eq "lo" "$(printf '%s\n' "$OUT" | grep -v pid1=)" "only its own loopback, none of the host's interfaces"
+        expect_true "no host process is pid 1 ($OUT)" test "$(printf '%s\n' "$OUT" | grep pid1=)" != "pid1=$(cat /proc/1/comm)"
+        expect_contains "$ERR" "no network namespace (the host's)" "the host's network asked for is said"
+        expect_contains "$ERR" "no pid namespace (the host's)" "the host's pid namespace asked for is said"
+}
+
 it_test cli_seccomp_profile
 cli_seccomp_profile() {
         oci_setup
