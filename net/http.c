@@ -25,7 +25,10 @@
 #define IDLE_MS       120000 /* a connection with no traffic either way ends */
 #define SCAN_FLUSH_MS 200    /* bytes held back as a possible start of the secret */
 #define READ_BUF      65536  /* what one turn reads of a side: four full records */
-#define HOLD_MAX      65536  /* a body's bytes seen before its head carries the secret upstream */
+/* response bytes held back: a secret's start, and the chunk lines a split
+ * one may have between its parts */
+#define CARRY_MAX (NET_SECRET_MAX + 4096)
+#define HOLD_MAX  65536 /* a body's bytes seen before its head carries the secret upstream */
 
 struct hdr {
         size_t name, name_len, value, value_len; /* offsets into head */
@@ -66,7 +69,19 @@ struct session {
 
         char *carry; /* response bytes held back (a possible start of a secret) */
         size_t carry_len;
-        char *scratch; /* carry and a read: NET_SECRET_MAX + READ_BUF bytes */
+        char *scratch; /* carry and a read: CARRY_MAX + READ_BUF bytes */
+        /* A chunked body's data as the client will read it, without the
+         * chunk lines between: the spans of the read being scanned (its
+         * offsets, from the parser's on_body), and the data bytes held in
+         * carry that could begin a secret split by a chunk line, with
+         * their offsets in carry. */
+        struct span {
+                size_t off, len;
+        } * spans;
+        size_t n_spans, cap_spans;
+        char *lcarry;
+        size_t *lpos, lcarry_len;
+        const char *resp_cur, *resp_cur_end; /* the read parse_response parses */
 
         /* the read being parsed, and where the parser's last data callback
          * ended in it: an ask grant shows a person the body's first bytes */
@@ -537,17 +552,126 @@ static int resp_message_complete(http_parser *p)
         return 0;
 }
 
+static void free_lcarry(struct session *s)
+{
+        if (s->lcarry)
+                explicit_bzero(s->lcarry, NET_SECRET_MAX);
+        free(s->lcarry);
+        free(s->lpos);
+        free(s->spans);
+}
+
+/* A chunked body's data (on_body): its span in the read being parsed. */
+static int resp_body(http_parser *p, const char *at, size_t len)
+{
+        struct session *s = p->data;
+        if (!(p->flags & F_CHUNKED) || !s->resp_cur || at < s->resp_cur || at + len > s->resp_cur_end)
+                return 0;
+        if (s->n_spans == s->cap_spans) {
+                s->cap_spans = s->cap_spans ? 2 * s->cap_spans : 16;
+                s->spans = xrealloc(s->spans, s->cap_spans * sizeof(*s->spans));
+        }
+        s->spans[s->n_spans++] = (struct span){(size_t)(at - s->resp_cur), len};
+        return 0;
+}
+
+/* The response parser over a read (its chunked data spans recorded for
+ * scan_send). */
+static void parse_response(struct session *s, const char *data, size_t n)
+{
+        s->n_spans = 0;
+        if (s->resp_broken)
+                return;
+        s->resp_cur = data;
+        s->resp_cur_end = data + n;
+        http_parser_execute(&s->resp, &s->resp_set, data, n);
+        s->resp_broken = HTTP_PARSER_ERRNO(&s->resp) != HPE_OK;
+        s->resp_cur = s->resp_cur_end = NULL;
+        /* the spans before an error stand: the parser took them as data,
+         * and a client reads them as such */
+}
+
+/* The second pass of scan_send: a chunked body's data as the client reads
+ * it, chunk lines left out, so that a secret a chunk line splits is found
+ * too. Its bytes are written over in buf (the raw bytes, len of them, the
+ * first carry_len of which were held back last time); returns how many of
+ * buf's last bytes must be held back for a secret that may still be
+ * completed (0 with flush), and keeps those data bytes in lcarry. */
+static size_t scan_chunked(struct session *s, char *buf, size_t len, size_t carry_len, bool flush)
+{
+        size_t n = s->lcarry_len;
+        for (size_t i = 0; i < s->n_spans; i++)
+                n += s->spans[i].len;
+        if (n == 0)
+                return 0;
+        _cleanup_free_ char *l = xmalloc(n);
+        _cleanup_free_ size_t *pos = xmalloc(n * sizeof(size_t));
+        size_t k = 0;
+        for (size_t i = 0; i < s->lcarry_len; i++, k++) {
+                l[k] = s->lcarry[i];
+                pos[k] = s->lpos[i];
+        }
+        for (size_t i = 0; i < s->n_spans; i++)
+                for (size_t j = 0; j < s->spans[i].len; j++, k++) {
+                        pos[k] = carry_len + s->spans[i].off + j;
+                        l[k] = buf[pos[k]];
+                }
+        size_t hold_l = 0;
+        for (size_t g = 0; g < s->b->n; g++) {
+                const struct broker_grant *o = &s->b->grants[g];
+                for (char *at = l; (at = memmem(at, n - (size_t)(at - l), o->secret, o->secret_len));
+                     at += o->secret_len) {
+                        size_t from = (size_t)(at - l);
+                        for (size_t q = 0; q < o->secret_len; q++) {
+                                buf[pos[from + q]] = o->mask[q];
+                                l[from + q] = o->mask[q];
+                        }
+                }
+                for (size_t t = o->secret_len - 1; !flush && t > hold_l; t--)
+                        if (t <= n && memcmp(l + n - t, o->secret, t) == 0) {
+                                hold_l = t;
+                                break;
+                        }
+        }
+        size_t hold = hold_l ? len - pos[n - hold_l] : 0;
+        if (hold > CARRY_MAX) {
+                /* chunk lines longer than any real server's (extensions):
+                 * what is held is the secret's start alone, the rest goes */
+                hold = 0;
+                hold_l = 0;
+        }
+        /* the data bytes held, their offsets in the next carry (set by
+         * the caller once the raw hold is known: kept relative to the end
+         * of buf here) */
+        if (hold_l && !s->lcarry) { /* made when first needed, as the scratch */
+                s->lcarry = xmalloc(NET_SECRET_MAX);
+                s->lpos = xmalloc(NET_SECRET_MAX * sizeof(size_t));
+        }
+        if (s->lcarry)
+                explicit_bzero(s->lcarry, s->lcarry_len);
+        s->lcarry_len = hold_l;
+        for (size_t i = 0; i < hold_l; i++) {
+                s->lcarry[i] = l[n - hold_l + i];
+                s->lpos[i] = len - pos[n - hold_l + i];
+        }
+        explicit_bzero(l, n);
+        return hold;
+}
+
 /* Sends a response's bytes with every grant's secret replaced; holds back
  * a tail that could begin a secret (unless flush). data is changed in
  * place when nothing was held back before it (the common case: no copy),
- * else scanned behind the held bytes in the session's scratch buffer. */
+ * else scanned behind the held bytes in the session's scratch buffer. A
+ * chunked body's data is scanned a second time without its chunk lines
+ * (scan_chunked), whose spans parse_response recorded for this data. */
 static int scan_send(struct session *s, char *data, size_t n, bool flush)
 {
+        size_t carry_len = s->carry_len;
         char *buf = data;
         size_t len = n;
         if (s->carry_len) {
                 if (!s->scratch) /* a read ended in a secret's first bytes: made when first needed */
-                        s->scratch = xmalloc(NET_SECRET_MAX + READ_BUF);
+                        s->scratch = xmalloc(CARRY_MAX + READ_BUF);
                 buf = s->scratch;
                 memcpy(buf, s->carry, s->carry_len);
                 if (n)
@@ -568,6 +692,13 @@ static int scan_send(struct session *s, char *data, size_t n, bool flush)
                                 break;
                         }
         }
+        size_t hold_c = scan_chunked(s, buf, len, carry_len, flush);
+        if (hold_c > hold)
+                hold = hold_c;
+        /* the held data bytes' offsets, from the end of buf to the carry's
+         * start (every one lies in what is held: hold covers hold_c) */
+        for (size_t i = 0; i < s->lcarry_len; i++)
+                s->lpos[i] = hold - s->lpos[i];
         int r = 0;
         if (s->offline)
                 out_add(&s->sink, &s->sink_len, &s->sink_cap, buf, len - hold);
@@ -575,6 +706,7 @@ static int scan_send(struct session *s, char *data, size_t n, bool flush)
                 r = net_ssl_write_all(s->r, s->c, s->r->child, buf, len - hold);
         memcpy(s->carry, buf + len - hold, hold);
         s->carry_len = hold;
+        s->n_spans = 0;
         /* what is left of a secret's start, here and in the scratch */
         explicit_bzero(buf + len - hold, hold);
         if (buf == s->scratch)
@@ -648,11 +780,12 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
 {
         struct session *s = xcalloc(1, sizeof(*s));
         *s = (struct session){.r = r, .bg = bg, .b = r->g->broker, .c = c, .u = u, .refuse = REASON_ALLOWED};
-        s->carry = xmalloc(NET_SECRET_MAX);
+        s->carry = xmalloc(CARRY_MAX);
         init_requests(s);
         http_parser_init(&s->resp, HTTP_RESPONSE);
         s->resp.data = s;
         s->resp_set = (http_parser_settings){.on_headers_complete = resp_headers_complete,
+                                             .on_body = resp_body,
                                              .on_message_complete = resp_message_complete};
         char *buf = xmalloc(READ_BUF);
         bool requests = true;
@@ -707,10 +840,7 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
                         ssize_t n = read_batch(u, buf, READ_BUF);
                         if (n > 0) {
                                 idle = net_now_ms() + IDLE_MS;
-                                if (!s->resp_broken) {
-                                        http_parser_execute(&s->resp, &s->resp_set, buf, (size_t)n);
-                                        s->resp_broken = HTTP_PARSER_ERRNO(&s->resp) != HPE_OK;
-                                }
+                                parse_response(s, buf, (size_t)n);
                                 if (scan_send(s, buf, (size_t)n, false) < 0)
                                         break;
                         } else if (n == -EAGAIN) {
@@ -743,6 +873,7 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
         free(buf);
         free(s->carry);
         free(s->scratch);
+        free_lcarry(s);
         drop_held(s);
         free(s->held);
         explicit_bzero(s, sizeof(*s));
@@ -776,7 +907,12 @@ int net_http_offline_response(struct net_broker *b, const uint8_t *data, size_t 
 {
         struct session *s = xcalloc(1, sizeof(*s));
         *s = (struct session){.b = b, .refuse = REASON_ALLOWED, .offline = true};
-        s->carry = xmalloc(NET_SECRET_MAX);
+        s->carry = xmalloc(CARRY_MAX);
+        http_parser_init(&s->resp, HTTP_RESPONSE);
+        s->resp.data = s;
+        s->resp_set = (http_parser_settings){.on_headers_complete = resp_headers_complete,
+                                             .on_body = resp_body,
+                                             .on_message_complete = resp_message_complete};
         char *piece = xmalloc(READ_BUF);
         size_t at = 0;
         for (size_t i = 0; i <= n_cuts && at < n; i++) {
@@ -784,6 +920,7 @@ int net_http_offline_response(struct net_broker *b, const uint8_t *data, size_t 
                 if (end - at > READ_BUF)
                         end = at + READ_BUF; /* a read is at most READ_BUF */
                 memcpy(piece, data + at, end - at);
+                parse_response(s, piece, end - at);
                 (void)scan_send(s, piece, end - at, false);
                 at = end;
                 if (i == n_cuts && at < n)
@@ -795,6 +932,7 @@ int net_http_offline_response(struct net_broker *b, const uint8_t *data, size_t 
         free(piece);
         free(s->carry);
         free(s->scratch);
+        free_lcarry(s);
         free(s);
         return 0;
 }

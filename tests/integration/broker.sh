@@ -451,6 +451,7 @@ broker_response_scanned() {
         at_exit "rm -f '$EG_DIR/www/$leak'"
         crun "${RUNARGS[@]}" --stats "$IT_TMP/stats.json" -- sh -c '
                 curl -sS https://'"$UPSTREAM"'/'"$leak"'
+                for k in 1 5 13; do curl -sS https://'"$UPSTREAM"'/chunked/'"$leak"'?cut=$k | sed "s/^before/chunked$k/"; done
                 curl -sS -o /dev/null -H "Authorization: Bearer $API_TOKEN" https://'"$UPSTREAM"'/echo/used
                 echo "env"; env; echo "environ"; tr "\0" "\n" </proc/self/environ; tr "\0" "\n" </proc/1/environ
                 for d in /tmp /root /run /var/tmp "$HOME"; do find "$d" -xdev -type f -size -1M -exec cat {} + 2>/dev/null; done'
@@ -459,6 +460,13 @@ broker_response_scanned() {
         mask=$(printf '%s\n' "$OUT" | sed -n 's/^before \(.*\) after$/\1/p')
         expect_eq ${#SECRET} ${#mask} "the secret's place in the reply keeps its length"
         expect_match "$mask" '^cordon_[0-9a-f]+$' "and shows the placeholder"
+        # the same file in chunks of 1, 5 and 13 bytes: the chunk lines split the secret, and
+        # the client, which reads the data without them, must still see only the placeholder
+        local k
+        for k in 1 5 13; do
+                expect_eq "chunked$k $mask after" "$(printf '%s\n' "$OUT" | grep "^chunked$k ")" \
+                        "a secret split by chunk lines every $k bytes is replaced too"
+        done
         expect_eq 1 "$(arrivals)" "the use reached the upstream"
         expect_no_secret
         expect_not_contains "$(cat "$IT_TMP/stats.json" 2>/dev/null)" "$SECRET" "--stats"

@@ -133,9 +133,30 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         self.echo()
     def do_DELETE(self):
         self.echo()
+    def chunked(self):
+        # /chunked/NAME?cut=K: the file NAME in HTTP/1.1 chunked framing, K bytes a chunk, each
+        # chunk written on its own (a secret in it is split by the chunk lines)
+        name, _, query = self.path[len("/chunked/"):].partition("?")
+        cut = max(1, int(dict(kv.split("=", 1) for kv in query.split("&") if "=" in kv).get("cut", "7")))
+        with open(os.path.join(root, os.path.basename(name)), "rb") as f:
+            data = f.read()
+        self.protocol_version = "HTTP/1.1"
+        self.close_connection = True
+        self.send_response(200)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for i in range(0, len(data), cut):
+            piece = data[i:i + cut]
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
     def do_GET(self):
         if self.path.startswith("/git/"):
             self.git()
+            return
+        if self.path.startswith("/chunked/"):
+            self.chunked()
             return
         if self.path.startswith("/echo"):
             self.echo()
