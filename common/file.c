@@ -43,14 +43,6 @@ int read_file_text(const char *path, char **ret)
         return 0;
 }
 
-static bool beneath_dir(const char *path, const char *dir)
-{
-        size_t n = strlen(dir);
-        while (n > 1 && dir[n - 1] == '/')
-                n--;
-        return dir[0] == '/' && n > 1 && strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
 bool dir_is_runtime_state(int dirfd)
 {
         struct statfs sf;
@@ -63,5 +55,6 @@ bool dir_is_runtime_state(int dirfd)
                 return false; /* unknown: sync, as for any other state */
         path[n] = '\0';
         const char *xdg = getenv("XDG_RUNTIME_DIR");
-        return beneath_dir(path, "/run") || (xdg && beneath_dir(path, xdg));
+        /* an $XDG_RUNTIME_DIR of "/" or a relative one names no runtime dir */
+        return path_beneath(path, "/run") || (xdg && xdg[0] == '/' && xdg[1] && path_beneath(path, xdg));
 }

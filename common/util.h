@@ -145,6 +145,16 @@ static inline bool startswith(const char *s, const char *prefix)
 {
         return strncmp(s, prefix, strlen(prefix)) == 0;
 }
+/* path is dir or lies beneath it, component-wise ("/usr" holds "/usr/lib",
+ * not "/usrx"); both absolute, dir without a trailing slash but "/", which
+ * holds every path. */
+static inline bool path_beneath(const char *path, const char *dir)
+{
+        size_t n = strlen(dir);
+        if (n == 1 && dir[0] == '/')
+                return true;
+        return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
 
 /* write(2)/read(2) of a whole buffer, retrying on EINTR and short counts. */
 static inline int write_all(int fd, const void *buf, size_t len)

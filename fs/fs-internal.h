@@ -27,6 +27,10 @@ bool fs_privileged(void);
  * for a create made as the child; no system call when it already is. */
 void fs_set_umask(mode_t um);
 
+/* mountinfo's octal escapes (\040 for a space) undone in place (view.c);
+ * -EINVAL for a backslash that starts none. */
+int fs_unescape_mountinfo(char *s);
+
 /* The owner of fd as the sandbox's user namespace renders it, from the
  * proc agent (which stands in that namespace). -ENOSYS without an agent. */
 int fs_agent_ids(struct fs_context *ctx, int fd, uint32_t *ret_uid, uint32_t *ret_gid);

@@ -36,6 +36,7 @@
 #include <sys/syscall.h>
 
 #include "common/util.h"
+#include "fs/fs-internal.h"
 #include "fs/fs.h"
 
 #ifdef HAVE_LINUX_LANDLOCK_H
@@ -136,15 +137,6 @@ int fs_landlock_abi(void)
         return (int)abi;
 }
 
-/* path equals dir or lies beneath it */
-static bool beneath(const char *path, const char *dir)
-{
-        size_t n = strlen(dir);
-        if (n == 1 && dir[0] == '/')
-                return true;
-        return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 /* Grants rights beneath path (as far as the kernel handles them, and only
  * the file rights on a file). A path the view lacks is skipped: there is
  * nothing there to grant on. */
@@ -173,7 +165,7 @@ static int grant(struct ll_builder *b, const char *path, uint64_t rights)
 static bool is_writable(const struct ll_builder *b, const char *path)
 {
         for (size_t i = 0; i < b->n_writable; i++)
-                if (beneath(path, b->writable[i]))
+                if (path_beneath(path, b->writable[i]))
                         return true;
         return false;
 }
@@ -188,9 +180,9 @@ static int grant_except(struct ll_builder *b, const char *dir, uint64_t rights, 
 {
         bool split = false;
         for (size_t i = 0; i < n_denied; i++) {
-                if (beneath(dir, denied[i]))
+                if (path_beneath(dir, denied[i]))
                         return 0; /* denied whole */
-                if (beneath(denied[i], dir))
+                if (path_beneath(denied[i], dir))
                         split = true;
         }
         if (!split || depth >= MAX_DEPTH || is_writable(b, dir))
@@ -247,21 +239,6 @@ static void mounts_free(struct ro_mounts *m)
         free(m->ro);
 }
 
-/* mountinfo's octal escapes (\040 for a space) undone in place */
-static void unescape_octal(char *s)
-{
-        char *w = s;
-        for (char *p = s; *p; p++) {
-                if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' &&
-                    p[3] <= '7') {
-                        *w++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
-                        p += 3;
-                } else
-                        *w++ = *p;
-        }
-        *w = '\0';
-}
-
 static int mounts_read(struct ro_mounts *m, char *err)
 {
         _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -282,9 +259,11 @@ static int mounts_read(struct ro_mounts *m, char *err)
                         m->point = xrealloc(m->point, mcap * sizeof(char *));
                         m->ro = xrealloc(m->ro, mcap * sizeof(bool));
                 }
-                unescape_octal(fld[4]);
+                /* a mount point that does not unescape counts as
+                 * read-write: no truncate beneath it (fails closed) */
+                bool named = fs_unescape_mountinfo(fld[4]) == 0;
                 m->point[m->n] = xstrdup(fld[4]);
-                m->ro[m->n] = streq(fld[5], "ro") || startswith(fld[5], "ro,");
+                m->ro[m->n] = named && (streq(fld[5], "ro") || startswith(fld[5], "ro,"));
                 m->n++;
         }
         return 0;
@@ -308,7 +287,7 @@ static uint64_t waypoint_truncate(const struct ll_builder *b, const struct ro_mo
         size_t best = SIZE_MAX, best_len = 0;
         for (size_t i = 0; i < m->n; i++) {
                 size_t len = strlen(m->point[i]);
-                if (beneath(path, m->point[i]) && (best == SIZE_MAX || len >= best_len)) {
+                if (path_beneath(path, m->point[i]) && (best == SIZE_MAX || len >= best_len)) {
                         best = i;
                         best_len = len;
                 }
@@ -316,7 +295,7 @@ static uint64_t waypoint_truncate(const struct ll_builder *b, const struct ro_mo
         if (best == SIZE_MAX || !m->ro[best])
                 return 0;
         for (size_t i = 0; i < m->n; i++)
-                if (beneath(m->point[i], path) && !m->ro[i] && !is_writable(b, m->point[i]))
+                if (path_beneath(m->point[i], path) && !m->ro[i] && !is_writable(b, m->point[i]))
                         return 0;
         return LL_TRUNCATE;
 }

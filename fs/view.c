@@ -84,28 +84,19 @@ static const char *const proc_masked[] = {
 
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
 
-/* path is dir or beneath it (both absolute, without trailing slash but "/") */
-static bool path_at_or_under(const char *path, const char *dir)
-{
-        size_t n = strlen(dir);
-        if (streq(dir, "/"))
-                return true;
-        return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 const char *fs_view_hidden_by(const struct fs_view_spec *spec, const char *path)
 {
         /* any hidden rule at or above path, whatever a longer rule says:
          * the mask over the hidden directory covers everything beneath it
          * in the mount view (setup_rule finds nothing there to open) */
         for (size_t i = 0; i < spec->n_rules; i++)
-                if (spec->rules[i].access == FS_HIDDEN && path_at_or_under(path, spec->rules[i].path))
+                if (spec->rules[i].access == FS_HIDDEN && path_beneath(path, spec->rules[i].path))
                         return spec->rules[i].path;
         for (size_t i = 0; !spec->template_path && i < ELEMENTSOF(etc_secrets); i++)
-                if (path_at_or_under(path, etc_secrets[i]))
+                if (path_beneath(path, etc_secrets[i]))
                         return etc_secrets[i];
         for (size_t i = 0; i < ELEMENTSOF(proc_masked); i++)
-                if (path_at_or_under(path, proc_masked[i]))
+                if (path_beneath(path, proc_masked[i]))
                         return proc_masked[i];
         return NULL;
 }
@@ -512,7 +503,7 @@ int fs_view_order(const struct fs_mount_order *m, size_t n, unsigned long root_p
         for (size_t i = 0; i < n; i++) {
                 bool beneath = false;
                 for (size_t k = 0; k < i && !beneath; k++)
-                        beneath = done[k] && path_at_or_under(m[i].path, m[k].path);
+                        beneath = done[k] && path_beneath(m[i].path, m[k].path);
                 /* the path itself, not where a symlink there leads (the view
                  * is the sandbox's own tree: nothing outside it is reachable
                  * from here whatever the path) */
@@ -799,7 +790,7 @@ static int idmapped_clone(int dirfd, int userns_fd, int *ret_fd)
 /* mountinfo's octal escapes (\040 for a space) undone in place; a path
  * with overlayfs's own backslash escapes (':' or ',' in a layer's name) is
  * refused rather than guessed at. */
-static int unescape_mountinfo(char *s)
+int fs_unescape_mountinfo(char *s)
 {
         char *out = s;
         for (char *p = s; *p; p++) {
@@ -871,7 +862,7 @@ static int overlay_template_idmapped(int template_fd, int userns_fd, int *ret_fd
         int r = 0;
         _cleanup_free_ char *spec = xstrdup("");
         for (size_t i = 0; i < n && r == 0; i++) {
-                if ((r = unescape_mountinfo(layers[i])) < 0)
+                if ((r = fs_unescape_mountinfo(layers[i])) < 0)
                         break;
                 /* followed: containers/storage names lower layers through
                  * symlinks (overlay/l/ID); the paths are the mount's own, as

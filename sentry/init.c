@@ -408,8 +408,7 @@ static bool cwd_refused(const struct sandbox_plan *plan, const char *dir, char *
                 return true;
         }
         for (size_t i = 0; i < ELEMENTSOF(own); i++) {
-                size_t n = strlen(own[i]);
-                if (strncmp(dir, own[i], n) == 0 && (dir[n] == '\0' || dir[n] == '/')) {
+                if (path_beneath(dir, own[i])) {
                         snprintf(why, size, "is under %s, which in the sandbox is its own", own[i]);
                         return true;
                 }

@@ -38,14 +38,6 @@ _printf_(2, 3) static int fail(struct builder *b, const char *fmt, ...)
         return -EINVAL;
 }
 
-static bool path_is_under(const char *path, const char *dir)
-{
-        size_t n = strlen(dir);
-        if (streq(dir, "/"))
-                return true;
-        return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 /* The annotation's policy: inline JSON (a value starting with '{') or an
  * absolute file path. Not one relative to the bundle: containerd puts the
  * image's root filesystem inside the bundle, and a policy must never come
@@ -145,12 +137,12 @@ static int add_bind(struct builder *b, size_t i, const struct oci_mount *m)
                         return 0;
         if (streq(m->destination, "/"))
                 return fail(b, "mounts[%zu].destination: a bind over / is not supported (root.path is the root)", i);
-        if (path_is_under(m->destination, "/proc") || path_is_under(m->destination, "/dev"))
+        if (path_beneath(m->destination, "/proc") || path_beneath(m->destination, "/dev"))
                 return fail(b,
                             "mounts[%zu].destination: %s is under %s, which cordon provides itself; binding host "
                             "paths there is not supported",
                             i, doc_quote(q, m->destination, strlen(m->destination)),
-                            path_is_under(m->destination, "/proc") ? "/proc" : "/dev");
+                            path_beneath(m->destination, "/proc") ? "/proc" : "/dev");
         for (size_t j = 0; j < pol->n_binds; j++)
                 if (streq(pol->binds[j].target, m->destination))
                         return fail(b, "mounts[%zu].destination: %s is already the target of %s", i,

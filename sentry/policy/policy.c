@@ -21,12 +21,6 @@
 #define MIB                         (INT64_C(1) << 20)
 #define DAY_MS                      (INT64_C(24) * 60 * 60 * 1000)
 
-static bool path_is_under(const char *path, const char *dir)
-{
-        size_t n = strlen(dir);
-        return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 /* Field parsers, one per kind of value. */
 
 static int field_int(struct parser *p, json_t *v, const struct field *f, void *target)
@@ -209,7 +203,7 @@ static int check_bind_target(struct parser *p, const struct policy *pol, size_t 
         if (streq(target, "/"))
                 r = fail(p, "binding over / is not allowed (the view's root comes from the source)");
         for (size_t k = 0; r == 0 && k < ELEMENTSOF(owned); k++)
-                if (path_is_under(target, owned[k]))
+                if (path_beneath(target, owned[k]))
                         r = fail(p, "%s is under %s, which cordon provides itself",
                                  doc_quote(q, target, strlen(target)), owned[k]);
         for (size_t j = 0; r == 0 && j < i; j++)
