@@ -72,15 +72,12 @@ struct session {
         char *scratch; /* carry and a read: CARRY_MAX + READ_BUF bytes */
         /* A chunked body's data as the client will read it, without the
          * chunk lines between: the spans of the read being scanned (its
-         * offsets, from the parser's on_body), and the data bytes held in
-         * carry that could begin a secret split by a chunk line, with
-         * their offsets in carry. */
+         * offsets, from the parser's on_body), and where in carry lie the
+         * held data bytes that could begin a secret a chunk line splits. */
         struct span {
                 size_t off, len;
-        } * spans;
-        size_t n_spans, cap_spans;
-        char *lcarry;
-        size_t *lpos, lcarry_len;
+        } * spans, *lsegs;
+        size_t n_spans, cap_spans, n_lsegs, cap_lsegs;
         const char *resp_cur, *resp_cur_end; /* the read parse_response parses */
 
         /* the read being parsed, and where the parser's last data callback
@@ -552,13 +549,12 @@ static int resp_message_complete(http_parser *p)
         return 0;
 }
 
-static void free_lcarry(struct session *s)
+static void free_responses(struct session *s)
 {
-        if (s->lcarry)
-                explicit_bzero(s->lcarry, NET_SECRET_MAX);
-        free(s->lcarry);
-        free(s->lpos);
+        free(s->carry);
+        free(s->scratch);
         free(s->spans);
+        free(s->lsegs);
 }
 
 /* A chunked body's data (on_body): its span in the read being parsed. */
@@ -591,41 +587,76 @@ static void parse_response(struct session *s, const char *data, size_t n)
          * and a client reads them as such */
 }
 
+/* The response side of a session: its parser and the scan's carry. */
+static void init_responses(struct session *s)
+{
+        s->carry = xmalloc(CARRY_MAX);
+        http_parser_init(&s->resp, HTTP_RESPONSE);
+        s->resp.data = s;
+        s->resp_set = (http_parser_settings){.on_headers_complete = resp_headers_complete,
+                                             .on_body = resp_body,
+                                             .on_message_complete = resp_message_complete};
+}
+
+static void add_span(struct span **v, size_t *n, size_t *cap, size_t off, size_t len)
+{
+        if (*n > 0 && (*v)[*n - 1].off + (*v)[*n - 1].len == off) {
+                (*v)[*n - 1].len += len; /* adjoining: one span */
+                return;
+        }
+        if (*n == *cap) {
+                *cap = *cap ? 2 * *cap : 16;
+                *v = xrealloc(*v, *cap * sizeof(**v));
+        }
+        (*v)[(*n)++] = (struct span){off, len};
+}
+
+/* The offset in buf of the data's byte at index i (segs in data order;
+ * i is less than the data's length). */
+static size_t data_at(const struct span *segs, size_t n_segs, size_t i)
+{
+        size_t k = 0;
+        while (k + 1 < n_segs && i >= segs[k].len)
+                i -= segs[k++].len;
+        return segs[k].off + i;
+}
+
 /* The second pass of scan_send: a chunked body's data as the client reads
  * it, chunk lines left out, so that a secret a chunk line splits is found
- * too. Its bytes are written over in buf (the raw bytes, len of them, the
- * first carry_len of which were held back last time); returns how many of
- * buf's last bytes must be held back for a secret that may still be
- * completed (0 with flush), and keeps those data bytes in lcarry. */
+ * too. buf holds len raw bytes, the first carry_len of them held back last
+ * time, where lsegs says which are data; spans says which of the rest are.
+ * The data is gathered into one run only where it is in more than one
+ * piece (a secret within one piece was found by the first pass), and the
+ * mask is written over the raw bytes it came from. Returns how many of
+ * buf's last bytes must be held back for a data tail that may still become
+ * a secret (0 with flush); lsegs then says where that tail lies in buf
+ * (scan_send makes them offsets in the next carry). */
 static size_t scan_chunked(struct session *s, char *buf, size_t len, size_t carry_len, bool flush)
 {
-        size_t n = s->lcarry_len;
+        _cleanup_free_ struct span *segs = NULL;
+        size_t n_segs = 0, cap = 0, n = 0;
+        for (size_t i = 0; i < s->n_lsegs; i++)
+                add_span(&segs, &n_segs, &cap, s->lsegs[i].off, s->lsegs[i].len);
         for (size_t i = 0; i < s->n_spans; i++)
-                n += s->spans[i].len;
+                add_span(&segs, &n_segs, &cap, carry_len + s->spans[i].off, s->spans[i].len);
+        s->n_lsegs = 0;
+        for (size_t i = 0; i < n_segs; i++)
+                n += segs[i].len;
         if (n == 0)
                 return 0;
-        _cleanup_free_ char *l = xmalloc(n);
-        _cleanup_free_ size_t *pos = xmalloc(n * sizeof(size_t));
-        size_t k = 0;
-        for (size_t i = 0; i < s->lcarry_len; i++, k++) {
-                l[k] = s->lcarry[i];
-                pos[k] = s->lpos[i];
-        }
-        for (size_t i = 0; i < s->n_spans; i++)
-                for (size_t j = 0; j < s->spans[i].len; j++, k++) {
-                        pos[k] = carry_len + s->spans[i].off + j;
-                        l[k] = buf[pos[k]];
-                }
+        _cleanup_free_ char *copy = n_segs > 1 ? xmalloc(n) : NULL;
+        char *l = copy ? copy : buf + segs[0].off;
+        for (size_t i = 0, k = 0; copy && i < n_segs; k += segs[i].len, i++)
+                memcpy(copy + k, buf + segs[i].off, segs[i].len);
         size_t hold_l = 0;
         for (size_t g = 0; g < s->b->n; g++) {
                 const struct broker_grant *o = &s->b->grants[g];
-                for (char *at = l; (at = memmem(at, n - (size_t)(at - l), o->secret, o->secret_len));
+                for (char *at = l; copy && (at = memmem(at, n - (size_t)(at - l), o->secret, o->secret_len));
                      at += o->secret_len) {
                         size_t from = (size_t)(at - l);
-                        for (size_t q = 0; q < o->secret_len; q++) {
-                                buf[pos[from + q]] = o->mask[q];
-                                l[from + q] = o->mask[q];
-                        }
+                        for (size_t q = 0; q < o->secret_len; q++)
+                                buf[data_at(segs, n_segs, from + q)] = o->mask[q];
+                        memcpy(at, o->mask, o->secret_len);
                 }
                 for (size_t t = o->secret_len - 1; !flush && t > hold_l; t--)
                         if (t <= n && memcmp(l + n - t, o->secret, t) == 0) {
@@ -633,28 +664,21 @@ static size_t scan_chunked(struct session *s, char *buf, size_t len, size_t carr
                                 break;
                         }
         }
-        size_t hold = hold_l ? len - pos[n - hold_l] : 0;
-        if (hold > CARRY_MAX) {
+        if (copy)
+                explicit_bzero(copy, n);
+        if (hold_l == 0)
+                return 0;
+        size_t hold = len - data_at(segs, n_segs, n - hold_l);
+        if (hold > CARRY_MAX)
                 /* chunk lines longer than any real server's (extensions):
-                 * what is held is the secret's start alone, the rest goes */
-                hold = 0;
-                hold_l = 0;
+                 * what the first pass holds is all that is held */
+                return 0;
+        for (size_t i = 0, k = 0; i < n_segs; k += segs[i].len, i++) {
+                if (k + segs[i].len <= n - hold_l)
+                        continue;
+                size_t skip = k < n - hold_l ? n - hold_l - k : 0;
+                add_span(&s->lsegs, &s->n_lsegs, &s->cap_lsegs, segs[i].off + skip, segs[i].len - skip);
         }
-        /* the data bytes held, their offsets in the next carry (set by
-         * the caller once the raw hold is known: kept relative to the end
-         * of buf here) */
-        if (hold_l && !s->lcarry) { /* made when first needed, as the scratch */
-                s->lcarry = xmalloc(NET_SECRET_MAX);
-                s->lpos = xmalloc(NET_SECRET_MAX * sizeof(size_t));
-        }
-        if (s->lcarry)
-                explicit_bzero(s->lcarry, s->lcarry_len);
-        s->lcarry_len = hold_l;
-        for (size_t i = 0; i < hold_l; i++) {
-                s->lcarry[i] = l[n - hold_l + i];
-                s->lpos[i] = len - pos[n - hold_l + i];
-        }
-        explicit_bzero(l, n);
         return hold;
 }
 
@@ -695,10 +719,10 @@ static int scan_send(struct session *s, char *data, size_t n, bool flush)
         size_t hold_c = scan_chunked(s, buf, len, carry_len, flush);
         if (hold_c > hold)
                 hold = hold_c;
-        /* the held data bytes' offsets, from the end of buf to the carry's
-         * start (every one lies in what is held: hold covers hold_c) */
-        for (size_t i = 0; i < s->lcarry_len; i++)
-                s->lpos[i] = hold - s->lpos[i];
+        /* the held data's pieces, as offsets in the next carry (every one
+         * lies in what is held: hold covers hold_c) */
+        for (size_t i = 0; i < s->n_lsegs; i++)
+                s->lsegs[i].off -= len - hold;
         int r = 0;
         if (s->offline)
                 out_add(&s->sink, &s->sink_len, &s->sink_cap, buf, len - hold);
@@ -780,13 +804,8 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
 {
         struct session *s = xcalloc(1, sizeof(*s));
         *s = (struct session){.r = r, .bg = bg, .b = r->g->broker, .c = c, .u = u, .refuse = REASON_ALLOWED};
-        s->carry = xmalloc(CARRY_MAX);
         init_requests(s);
-        http_parser_init(&s->resp, HTTP_RESPONSE);
-        s->resp.data = s;
-        s->resp_set = (http_parser_settings){.on_headers_complete = resp_headers_complete,
-                                             .on_body = resp_body,
-                                             .on_message_complete = resp_message_complete};
+        init_responses(s);
         char *buf = xmalloc(READ_BUF);
         bool requests = true;
         /* a side whose last read found too little for a record: what
@@ -871,9 +890,7 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
         if (s->failed && s->refuse == REASON_CRED_MISUSE)
                 audit_request(s, false, REASON_CRED_MISUSE, s->method, s->path, 0);
         free(buf);
-        free(s->carry);
-        free(s->scratch);
-        free_lcarry(s);
+        free_responses(s);
         drop_held(s);
         free(s->held);
         explicit_bzero(s, sizeof(*s));
@@ -907,12 +924,7 @@ int net_http_offline_response(struct net_broker *b, const uint8_t *data, size_t 
 {
         struct session *s = xcalloc(1, sizeof(*s));
         *s = (struct session){.b = b, .refuse = REASON_ALLOWED, .offline = true};
-        s->carry = xmalloc(CARRY_MAX);
-        http_parser_init(&s->resp, HTTP_RESPONSE);
-        s->resp.data = s;
-        s->resp_set = (http_parser_settings){.on_headers_complete = resp_headers_complete,
-                                             .on_body = resp_body,
-                                             .on_message_complete = resp_message_complete};
+        init_responses(s);
         char *piece = xmalloc(READ_BUF);
         size_t at = 0;
         for (size_t i = 0; i <= n_cuts && at < n; i++) {
@@ -930,9 +942,7 @@ int net_http_offline_response(struct net_broker *b, const uint8_t *data, size_t 
         *ret_out = s->sink;
         *ret_len = s->sink_len;
         free(piece);
-        free(s->carry);
-        free(s->scratch);
-        free_lcarry(s);
+        free_responses(s);
         free(s);
         return 0;
 }
