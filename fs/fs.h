@@ -212,6 +212,11 @@ int fs_landlock_abi(void);
  * when Landlock is there but the ruleset could not be applied, which the
  * caller must treat as fatal (fail closed). err: at least 1024 bytes. */
 int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize);
+/* Whether the ruleset fs_landlock_apply builds from spec grants no write
+ * right on /proc or anything beneath it (no writable place is /proc, holds
+ * it or lies beneath it): then a native write open there is refused by
+ * Landlock, whatever path the kernel reads (fs_context.native_writes). */
+bool fs_landlock_proc_unwritable(const struct fs_view_spec *spec);
 
 /* The sandbox's id map as the sentry sees it: child uids uid_inside ..
  * uid_inside+count-1 are host uids uid_host.., and the same for gids. A
@@ -226,6 +231,13 @@ struct fs_context {
         int root_fd;    /* the view's root (the child's /proc/PID/root), O_PATH */
         uid_t fsuid;    /* the command's uid as seen from the sentry's namespace */
         dev_t proc_dev; /* st_dev of the view's /proc: files there are opened by the proc agent */
+        dev_t dev_dev;  /* st_dev of the view's /dev (its fd and std* links lead to /proc) */
+        /* Write opens the filter traps in its fast mode (no hidden rule, no
+         * write ask rule, no --trap-all) may run natively, Landlock's write
+         * floor in force with the truncate right handled (ABI 3) and no
+         * write right on /proc (fs_landlock_proc_unwritable): see
+         * open_native_write in open.c */
+        bool native_writes;
         gid_t fsgid;
         struct fs_ids ids; /* the sandbox's id map */
         uint64_t caps;     /* what its root holds inside its namespace (CAP_* bits) */

@@ -336,6 +336,35 @@ static char **template_top_dirs(const struct fs_view_spec *spec, size_t *ret_n)
         return v;
 }
 
+/* the writable layer's places, the home among them */
+#define N_LAYER 5
+static void layer_places(const struct fs_view_spec *spec, const char *ret[N_LAYER])
+{
+        const char *home = spec->home ? spec->home : "/root";
+        const char *layer[N_LAYER] = {"/tmp", "/var/tmp", "/run", home, "/dev/shm"};
+        memcpy(ret, layer, sizeof(layer));
+}
+
+bool fs_landlock_proc_unwritable(const struct fs_view_spec *spec)
+{
+        /* the same writable places fs_landlock_apply grants (a template's
+         * top-level directories never include /proc) */
+        const char *layer[N_LAYER];
+        layer_places(spec, layer);
+        for (size_t i = 0; i < N_LAYER; i++)
+                if (path_beneath(layer[i], "/proc") || path_beneath("/proc", layer[i]))
+                        return false;
+        for (size_t i = 0; i < spec->n_binds; i++)
+                if (!spec->binds[i].read_only &&
+                    (path_beneath(spec->binds[i].target, "/proc") || path_beneath("/proc", spec->binds[i].target)))
+                        return false;
+        for (size_t i = 0; i < spec->n_rules; i++)
+                if (spec->rules[i].access == FS_READ_WRITE &&
+                    (path_beneath(spec->rules[i].path, "/proc") || path_beneath("/proc", spec->rules[i].path)))
+                        return false;
+        return true;
+}
+
 int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize)
 {
         (void)errsize; /* fail() writes at most 1024 bytes; callers pass that */
@@ -373,8 +402,8 @@ int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize
                 return fail(negative_errno(), err, "Landlock: create the ruleset (ABI %d)", abi);
         _cleanup_close_ int ruleset_fd = rfd;
 
-        const char *home = spec->home ? spec->home : "/root";
-        const char *layer[] = {"/tmp", "/var/tmp", "/run", home, "/dev/shm"};
+        const char *layer[N_LAYER];
+        layer_places(spec, layer);
         /* A template root is itself writable (its overlay's upper layer is
          * the sandbox's): each of its top-level directories is, but /proc,
          * /dev and /sys, and what a read-only bind or rule names there.

@@ -694,6 +694,8 @@ static int read_view_mounts(struct sandbox_state *st)
                 return -1;
         }
         st->fsctx.proc_dev = pst.st_dev;
+        if (fstatat(st->fsctx.root_fd, "dev", &pst, AT_SYMLINK_NOFOLLOW) == 0)
+                st->fsctx.dev_dev = pst.st_dev;
         return 0;
 }
 
@@ -848,6 +850,10 @@ static int sentry_main_loop(struct sandbox_state *st)
         if (!recv_setup_msg(st, MSG_LANDLOCK, &m, NULL, 0))
                 return EXIT_SANDBOX;
         st->landlock_abi = m.value;
+        /* write opens left to the kernel where Landlock bounds them as
+         * tightly as the handler would (fs/open.c, open_native_write) */
+        st->fsctx.native_writes = !st->plan->trap_paths && !st->plan->trap_writes && st->landlock_abi >= 3 &&
+                                  fs_landlock_proc_unwritable(&st->plan->view);
         snprintf(st->landlock_why, sizeof(st->landlock_why), "%.300s", m.text);
         if (!recv_setup_msg(st, MSG_CWD, &m, NULL, 0))
                 return EXIT_SANDBOX;

@@ -733,6 +733,7 @@ probe_ask ask-swap-exec
 # written into other processes, and the process model (issue #9)
 probe process-vm-writev
 probe proc-mem-write
+probe proc-mem-write-race
 probe ptrace-sibling
 probe personality
 # a fork bomb under --pids 64 (the limit itself: fork_bomb_bounded in

@@ -27,6 +27,7 @@
 #include <linux/filter.h>
 #include <linux/if_ether.h>
 #include <linux/keyctl.h>
+#include <linux/magic.h>
 #include <linux/netlink.h>
 #include <linux/openat2.h>
 #include <linux/perf_event.h>
@@ -67,6 +68,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -3836,6 +3838,121 @@ static int a_proc_mem_write(int argc, char **argv)
         return finish(&n, ok);
 }
 
+/* Write opens may be left to the kernel once the sentry has read their
+ * path (fs/open.c, open_native_write): the kernel reads it again. One thread
+ * flips the path between a file of the writable layer and a sibling's
+ * /proc/PID/mem, another flips the working directory between /tmp and the
+ * sibling's /proc/PID (for a relative "mem"), and a symlink in /tmp names the
+ * sibling's mem outright: no write open may land on procfs. */
+static char memrace_buf[64], memrace_a[64], memrace_b[64], memrace_dir[64];
+static void *memrace_path_flipper(void *arg)
+{
+        (void)arg;
+        /* each spelling held for a while, so that the sentry's read and the
+         * kernel's see each one about as often */
+        for (unsigned k = 0; !atomic_load(&race_stop); k++) {
+                memcpy(memrace_buf, k & 1 ? memrace_b : memrace_a, sizeof(memrace_buf));
+                for (volatile int spin = 0; spin < 2000; spin++)
+                        ;
+        }
+        return NULL;
+}
+
+static void *memrace_cwd_flipper(void *arg)
+{
+        (void)arg;
+        while (!atomic_load(&race_stop)) {
+                (void)!chdir(memrace_dir);
+                (void)!chdir("/tmp/esc-memrace");
+        }
+        return NULL;
+}
+
+/* one racing round: opens path (or the flipped buffer) for writing until
+ * RACE_OPENS or RACE_SECONDS; the number of fds that landed on procfs */
+static long memrace_round(const char *path, void *(*flipper)(void *), long *ret_opens, long *ret_ok)
+{
+        pthread_t t;
+        atomic_store(&race_stop, false);
+        if (pthread_create(&t, NULL, flipper, NULL) != 0)
+                return -1;
+        struct timespec t0, now;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        long landed = 0;
+        for (int i = 0; i < RACE_OPENS; i++) {
+                int fd = open(path ? path : memrace_buf, (i & 1 ? O_WRONLY | O_CREAT | O_TRUNC : O_RDWR) | O_CLOEXEC,
+                              0600);
+                ++*ret_opens;
+                if (fd >= 0) {
+                        struct statfs sf;
+                        if (fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC)
+                                landed++;
+                        else
+                                ++*ret_ok;
+                        close(fd);
+                }
+                if ((i & 255) == 0) {
+                        clock_gettime(CLOCK_MONOTONIC, &now);
+                        if (now.tv_sec - t0.tv_sec >= RACE_SECONDS)
+                                break;
+                }
+        }
+        atomic_store(&race_stop, true);
+        pthread_join(t, NULL);
+        return landed;
+}
+
+static int a_proc_mem_write_race(int argc, char **argv)
+{
+        (void)argc;
+        (void)argv;
+        pid_t c = spawn_sleeper();
+        if (c < 0)
+                return probe_error("fork: %s", en(errno));
+        if (mkdir("/tmp/esc-memrace", 0700) < 0 && errno != EEXIST)
+                return probe_error("mkdir /tmp/esc-memrace: %s", en(errno));
+        int fd = open("/tmp/esc-memrace/mem", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return probe_error("create /tmp/esc-memrace/mem: %s", en(errno));
+        close(fd);
+        snprintf(memrace_a, sizeof(memrace_a), "/tmp/esc-memrace/mem");
+        snprintf(memrace_b, sizeof(memrace_b), "/proc/%d/mem", (int)c);
+        snprintf(memrace_dir, sizeof(memrace_dir), "/proc/%d", (int)c);
+        memcpy(memrace_buf, memrace_a, sizeof(memrace_buf));
+        char link[] = "/tmp/esc-memrace/link";
+        unlink(link);
+        if (symlink(memrace_b, link) < 0)
+                return probe_error("symlink: %s", en(errno));
+        int errs[3];
+        static const int flags[3] = {O_WRONLY, O_WRONLY | O_TRUNC, O_RDWR | O_CREAT};
+        long link_opened = 0;
+        for (int i = 0; i < 3; i++) {
+                fd = open(link, flags[i] | O_CLOEXEC, 0600);
+                errs[i] = fd < 0 ? errno : 0;
+                if (fd >= 0) {
+                        link_opened++;
+                        close(fd);
+                }
+        }
+        long opens_p = 0, ok_p = 0, opens_c = 0, ok_c = 0;
+        long landed_p = memrace_round(NULL, memrace_path_flipper, &opens_p, &ok_p);
+        long landed_c = memrace_round("mem", memrace_cwd_flipper, &opens_c, &ok_c);
+        (void)!chdir("/");
+        reap(c);
+        if (landed_p < 0 || landed_c < 0)
+                return probe_error("pthread_create");
+        if (link_opened || landed_p || landed_c)
+                return through("a sibling's /proc/PID/mem opened for writing: through a symlink %ld of 3, "
+                               "flipped path %ld of %ld, flipped cwd %ld of %ld",
+                               link_opened, landed_p, opens_p, landed_c, opens_c);
+        if (ok_p == 0 || ok_c == 0)
+                return probe_error("the writable file never opened (path %ld of %ld, cwd %ld of %ld)", ok_p, opens_p,
+                                   ok_c, opens_c);
+        return blocked("symlink to a sibling's mem: %s, %s, %s; flipped path: %ld opens, %ld of the file, none "
+                       "on procfs; flipped cwd: %ld opens, %ld of the file, none on procfs",
+                       en(errs[0]), en(errs[1]), en(errs[2]), opens_p, ok_p, opens_c, ok_c);
+}
+
 /* ptrace of a forked child, of a true sibling (a second child attaching the
  * first), and of the parent, each with PTRACE_ATTACH and PTRACE_SEIZE. */
 static long ptrace_both(pid_t p, char *what, size_t size)
@@ -4335,6 +4452,7 @@ static const struct {
         {"exec-fd-swap", a_exec_fd_swap},
         {"process-vm-writev", a_process_vm_writev},
         {"proc-mem-write", a_proc_mem_write},
+        {"proc-mem-write-race", a_proc_mem_write_race},
         {"ptrace-sibling", a_ptrace_sibling},
         {"personality", a_personality},
         {"other-sandbox", a_other_sandbox},

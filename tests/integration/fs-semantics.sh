@@ -194,6 +194,33 @@ semantics_fast_path() {
         compare "(fast path: path calls native)"
 }
 
+# Write opens run natively in the fast mode where Landlock bounds them
+# (fs/open.c, open_native_write); the ones spelled into /proc or through the
+# view's /dev/fd and /dev/std* links are still served by the sentry. Each
+# line is what a native run prints too: a truncate and an append, the umask
+# on a new file, /proc files written by name and relative to a /proc
+# directory, and /dev/stdout, /dev/fd/1 and /dev/stderr reopened when they
+# are a host file outside the view (which Landlock alone would refuse).
+it_test write_opens_native_and_served
+write_opens_native_and_served() {
+        local host="$IT_TMP/host-out" mode
+        for mode in default --trap-all; do
+                : >"$host" && chmod 666 "$host"
+                local args=(-T)
+                [ "$mode" = default ] || args+=("$mode")
+                timeout -k 5 "$IT_CMD_TIMEOUT" "$CORDON" run "${args[@]}" -- sh -c '
+umask 027; echo a > /tmp/f; echo bb > /tmp/f; echo ccc >> /tmp/f; stat -c %a /tmp/f; cat /tmp/f
+echo 600 > /proc/self/oom_score_adj && cat /proc/self/oom_score_adj
+(cd /proc/$$ && echo 700 > oom_score_adj) && cat /proc/self/oom_score_adj
+cd /tmp && echo rel > g && cat g
+echo tohost >> /dev/stdout; echo tohost2 >> /dev/fd/1; echo tohost3 >> /dev/stderr' </dev/null >>"$host" 2>&1
+                RC=$? ERR=""
+                expect_rc 0 "the write opens ($mode)"
+                expect_eq $'640\nbb\nccc\n600\n700\nrel\ntohost\ntohost2\ntohost3' "$(cat "$host")" \
+                        "write opens natively and through the sentry ($mode)"
+        done
+}
+
 it_test semantics_hidden_rule_elsewhere
 semantics_hidden_rule_elsewhere() {
         # a hidden rule anywhere makes every path call trapped: the cases,

@@ -167,6 +167,37 @@ static int copy_true(const char *dir)
         return system(cmd);
 }
 
+/* Write opens may run natively only where Landlock gives no write right on
+ * /proc (fs/open.c, open_native_write): any writable place that is /proc,
+ * holds it or lies beneath it turns that off. */
+START_TEST(proc_unwritable_follows_the_writable_places)
+{
+        struct fs_view_spec spec = {0};
+        ck_assert(fs_landlock_proc_unwritable(&spec));
+        struct fs_bind ro_bind = {.source = "/x", .target = "/proc/sys", .read_only = true};
+        spec.binds = &ro_bind;
+        spec.n_binds = 1;
+        ck_assert(fs_landlock_proc_unwritable(&spec));
+        struct fs_bind rw_bind = {.source = "/x", .target = "/proc/sys/net", .read_only = false};
+        spec.binds = &rw_bind;
+        ck_assert(!fs_landlock_proc_unwritable(&spec));
+        struct fs_bind rw_proc2 = {.source = "/x", .target = "/proc2", .read_only = false};
+        spec.binds = &rw_proc2;
+        ck_assert(fs_landlock_proc_unwritable(&spec)); /* a sibling named alike */
+        spec.n_binds = 0;
+        struct fs_rule root_rw = {.path = "/", .access = FS_READ_WRITE, .exec = -1};
+        spec.rules = &root_rw;
+        spec.n_rules = 1;
+        ck_assert(!fs_landlock_proc_unwritable(&spec)); /* "/" holds /proc */
+        struct fs_rule proc_ro = {.path = "/proc", .access = FS_READ, .exec = -1};
+        spec.rules = &proc_ro;
+        ck_assert(fs_landlock_proc_unwritable(&spec));
+        spec.n_rules = 0;
+        spec.home = "/proc/home";
+        ck_assert(!fs_landlock_proc_unwritable(&spec));
+}
+END_TEST
+
 int main(void)
 {
         int abi = fs_landlock_abi();
@@ -210,6 +241,7 @@ int main(void)
         Suite *s = suite_create("fs-landlock");
         TCase *tc = tcase_create("landlock");
         tcase_add_test(tc, ruleset_matches_the_spec);
+        tcase_add_test(tc, proc_unwritable_follows_the_writable_places);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);
         srunner_set_fork_status(sr, CK_NOFORK);
