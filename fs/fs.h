@@ -238,6 +238,12 @@ struct fs_context {
          * write right on /proc (fs_landlock_proc_unwritable): see
          * open_native_write in open.c */
         bool native_writes;
+        /* the view's root is a template's, writable by the mount view but
+         * not by Landlock (which cannot grant a directory without its
+         * subtree): a write open of a name directly in it stays emulated */
+        bool root_writable;
+        dev_t root_dev;
+        ino_t root_ino;
         gid_t fsgid;
         struct fs_ids ids; /* the sandbox's id map */
         uint64_t caps;     /* what its root holds inside its namespace (CAP_* bits) */

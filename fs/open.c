@@ -321,6 +321,8 @@ static bool path_has_dots(const char *path)
  * /dev/fd, /dev/std* and /etc/mtab (the view's links into /proc), with no
  * ".", ".." or empty component; or a relative one, so spelled and not
  * so beginning, from a directory on neither procfs nor the view's /dev.
+ * A name directly in a template root stays emulated too: the mount view
+ * lets it be written there, Landlock does not (fs_context.root_writable).
  *
  * CONTINUE lets the kernel read the path again, and another thread may have
  * changed it by then: safe because every place it can lead to is bounded by
@@ -341,8 +343,11 @@ static bool open_native_write(struct notify_call *call, const struct open_args *
         if (path_beneath(rooted, "proc") || path_beneath(rooted, "dev/fd") || strncmp(rooted, "dev/std", 7) == 0 ||
             path_beneath(rooted, "etc/mtab"))
                 return false;
+        /* one name, directly in the directory it starts from */
+        const char *slash = strchrnul(rooted, '/');
+        bool one_name = slash[strspn(slash, "/")] == '\0';
         if (path[0] == '/')
-                return true;
+                return !(ctx->root_writable && one_name);
         char where[64];
         if (a->dirfd == AT_FDCWD)
                 snprintf(where, sizeof(where), "%u/cwd", call->req->pid);
@@ -352,6 +357,8 @@ static bool open_native_write(struct notify_call *call, const struct open_args *
                 return false;
         struct stat st;
         if (fstatat(call->hostproc_fd, where, &st, 0) < 0 || !S_ISDIR(st.st_mode))
+                return false;
+        if (ctx->root_writable && one_name && st.st_dev == ctx->root_dev && st.st_ino == ctx->root_ino)
                 return false;
         return st.st_dev != ctx->proc_dev && st.st_dev != ctx->dev_dev;
 }

@@ -696,6 +696,11 @@ static int read_view_mounts(struct sandbox_state *st)
         st->fsctx.proc_dev = pst.st_dev;
         if (fstatat(st->fsctx.root_fd, "dev", &pst, AT_SYMLINK_NOFOLLOW) == 0)
                 st->fsctx.dev_dev = pst.st_dev;
+        if (fstat(st->fsctx.root_fd, &pst) == 0) {
+                st->fsctx.root_dev = pst.st_dev;
+                st->fsctx.root_ino = pst.st_ino;
+        }
+        st->fsctx.root_writable = st->plan->view.template_path != NULL;
         return 0;
 }
 
