@@ -113,7 +113,8 @@ static char *state_json(const char *id, const struct cgroup *cg, const struct ru
 }
 
 /* The kernel egress floor on the sandbox's cgroup v2 group, attached before
- * any process is in the group. Where the host cannot have it (no cgroup v2
+ * anything of the sandbox's runs there (init, in the group since its
+ * clone, is still in cordon's own set-up). Where the host cannot have it (no cgroup v2
  * group for the sandbox, no privilege to load or attach BPF programs, a
  * kernel without the hooks) it is absent and st says why, for -v. Any other
  * failure on a host that offers it refuses the start: returns -errno. */
@@ -222,13 +223,10 @@ int sentry_run(const struct run_options *o)
                 fprintf(stderr, "cordon: linux.cgroupsPath %s: not a cgroup path\n", o->oci->cgroups_path);
                 return EXIT_USAGE;
         }
-        /* The floor's programs load on a thread while the plan, admission,
-         * state and cgroup are made: attach_floor takes them before the
-         * clone (nothing here forks or clones before it), and any return
-         * before that waits for the thread. */
-        _cleanup_(floor_preload_end) bool floor_preloading = !(o->debug_disable & DEBUG_OFF_EGRESS_FLOOR);
-        if (floor_preloading)
-                net_floor_preload();
+        /* The floor's programs load on a thread started once the sentry
+         * has made its last process (sentry_main_loop); any return while it
+         * runs waits for it here. */
+        _cleanup_(floor_preload_end) bool floor_preloading = true;
         _cleanup_(sandbox_plan_done) struct sandbox_plan plan = {0};
         r = sandbox_plan_build(o, &plan);
         if (r < 0)
@@ -385,19 +383,6 @@ int sentry_run(const struct run_options *o)
                 .fsctx = {.exec_channel = -1},
         };
         clock_gettime(CLOCK_MONOTONIC, &st.started);
-        r = attach_floor(&st, o->debug_disable);
-        if (r == 0)
-                r = join_require_floor(&st, o->debug_disable);
-        /* the preload thread is over before the clone, whether the floor
-         * took its programs or not (no cgroup to attach them to) */
-        net_floor_preload_end();
-        if (r < 0) {
-                cgroup_destroy(cg);
-                state_remove(id);
-                close(st.state_lock);
-                return EXIT_SANDBOX;
-        }
-        trace_mark("floor attached");
         int code = run_sandbox(&st);
         trace_mark("run_sandbox returned");
         if (o->front)
@@ -770,6 +755,16 @@ static int sentry_main_loop(struct sandbox_state *st)
                 fprintf(stderr, "cordon: no namespaces from the sandbox\n");
                 return EXIT_SANDBOX;
         }
+        /* The kernel egress floor's programs load on a thread while init
+         * builds the view: started after the sentry's last process (the
+         * clone of init runs no fork handlers, so no other thread may hold
+         * a lock of libc's across it), taken and attached before the
+         * sentry confines itself (bpf() is refused then) and before the
+         * start. Init is in the group already, but nothing of the
+         * sandbox's runs before the start; the hooks act on every socket
+         * of the group at the call, made before the attach or after. */
+        if (!(st->plan->debug_disable & DEBUG_OFF_EGRESS_FLOOR) && st->cg)
+                net_floor_preload();
         /* The gate's DNS stub needs only the network namespace (its thread
          * brings the loopback up): started, its threads after the last
          * fork, while init builds the view. */
@@ -781,12 +776,6 @@ static int sentry_main_loop(struct sandbox_state *st)
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
-        /* The sentry's own filter, while init builds the view: the sentry
-         * makes no process and joins no namespace from here on (the DNS
-         * stub has joined the sandbox's and listens there). Nothing of the
-         * sandbox's has run yet; the engine that will serve it starts
-         * below, confined from its first thread, and no input of the
-         * sandbox's ever reaches an unconfined sentry. */
         const char *step = NULL;
         r = net_gate_stub_ready(st->gate, &step);
         if (r < 0) {
@@ -794,18 +783,9 @@ static int sentry_main_loop(struct sandbox_state *st)
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
-        const char *bad = NULL;
         r = notify_engine_prepare(); /* its seccomp() is refused once confined */
         if (r < 0) {
                 fprintf(stderr, "cordon: seccomp(SECCOMP_GET_NOTIF_SIZES): %s\n", strerror(-r));
-                kill_and_reap(st);
-                return EXIT_SANDBOX;
-        }
-        r = sentry_confine(&bad); /* the build-time filter's copy (sentry/prebuilt.h), loaded */
-        trace_mark("sentry confined");
-        if (r < 0) {
-                fprintf(stderr, "cordon: cannot confine the sentry with its own seccomp filter (%s): %s\n",
-                        bad ? bad : "?", strerror(-r));
                 kill_and_reap(st);
                 return EXIT_SANDBOX;
         }
@@ -867,9 +847,37 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         if (proc_later && read_view_mounts(st) < 0)
                 return EXIT_SANDBOX;
+        trace_mark("ready received");
+        /* the floor, before anything of the sandbox's runs (see above),
+         * and the preload thread over, whether it took the programs or
+         * not (no cgroup v2 group to attach them to) */
+        r = attach_floor(st, st->plan->debug_disable);
+        if (r == 0)
+                r = join_require_floor(st, st->plan->debug_disable);
+        net_floor_preload_end();
+        trace_mark("floor attached");
+        if (r < 0) {
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
+        /* The sentry's own filter: the sentry makes no process and joins
+         * no namespace from here on (the DNS stub has joined the sandbox's
+         * and listens there). Nothing of the sandbox's has run yet (init's
+         * set-up is cordon's own code, and the command waits for the
+         * start); the engine that will serve it starts below, confined
+         * from its first thread, and no input of the sandbox's ever
+         * reaches an unconfined sentry. */
+        const char *bad = NULL;
+        r = sentry_confine(&bad); /* the build-time filter's copy (sentry/prebuilt.h), loaded */
+        trace_mark("sentry confined");
+        if (r < 0) {
+                fprintf(stderr, "cordon: cannot confine the sentry with its own seccomp filter (%s): %s\n",
+                        bad ? bad : "?", strerror(-r));
+                kill_and_reap(st);
+                return EXIT_SANDBOX;
+        }
         /* init's listener, taken across (init may make no trapped call, such
          * as the sendmsg that would pass it, before we serve) */
-        trace_mark("ready received");
         int listener = (int)syscall(SYS_pidfd_getfd, st->pidfd, (int)m.aux, 0);
         if (listener < 0) {
                 fprintf(stderr, "cordon: pidfd_getfd of the sandbox's seccomp listener: %m\n");
