@@ -400,6 +400,7 @@ int sentry_run(const struct run_options *o)
          * so stale): the next gc finds it, and with it the group. */
         bool groups_gone = cgroup_destroy(cg) == 0;
         trace_mark("cgroup destroyed");
+        run_state_removed(&st);
         if (st.state_lock >= 0) {
                 (void)state_remove_dir(id);
                 close(st.state_lock);

@@ -61,8 +61,11 @@ int supervise(struct sandbox_state *st);
 /* The first of the teardown, once the command has ended (init's own exit,
  * the namespaces' teardown, runs beside it): the trapped-call counts taken,
  * the approvals closed, the engine stopped, and (`cordon run`) the state
- * directory removed, its claim kept until the groups are gone. Once only. */
+ * directory's removal begun (on a thread: run_state_removed waits for it),
+ * its claim kept until the groups are gone. Once only. */
 void run_wind_down(struct sandbox_state *st);
+/* Waits until the state directory run_wind_down removes is gone. */
+void run_state_removed(struct sandbox_state *st);
 void tty_begin(struct sandbox_state *st);
 void tty_end(struct sandbox_state *st);
 

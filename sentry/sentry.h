@@ -340,6 +340,11 @@ struct sandbox_state {
         int landlock_abi;       /* the Landlock ABI init enforced; 0: none */
         char landlock_why[320]; /* else why not */
         char cwd_note[320];     /* MSG_CWD's text: where the command started (and why there), for -v */
+
+        /* removing `cordon run`'s state directory (teardown.c), while
+         * state_removing: joined by run_state_removed */
+        pthread_t state_remover;
+        bool state_removing;
         struct trapped_count {
                 const char *name;
                 uint64_t count;

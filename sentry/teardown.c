@@ -4,6 +4,7 @@
  * of the sandbox killed. */
 #include "config.h"
 
+#include <pthread.h>
 #include <seccomp.h>
 
 #include "common/trace.h"
@@ -28,6 +29,18 @@ static void capture_trapped_counts(struct sandbox_state *st)
                         .name = t[i].name, .count = cs.count, .total_ns = cs.total_ns, .max_ns = cs.max_ns};
         }
         notify_umask_get_stats(st->engine, &st->umask_cache);
+}
+
+/* `cordon run`'s state directory removed, its lock let go (the claim
+ * stays). The thread touches only st->id and st->state_lock, which nothing
+ * else reads until run_state_removed. */
+static void *remove_state_main(void *arg)
+{
+        struct sandbox_state *st = arg;
+        (void)state_remove_dir(st->id);
+        close(TAKE_FD(st->state_lock));
+        trace_mark("state directory removed");
+        return NULL;
 }
 
 void run_wind_down(struct sandbox_state *st)
@@ -55,10 +68,23 @@ void run_wind_down(struct sandbox_state *st)
          * until the groups are gone: gc takes a group for garbage only
          * when neither is held. */
         if (!st->serve && st->state_lock >= 0) {
-                (void)state_remove_dir(st->id);
-                close(TAKE_FD(st->state_lock));
-                trace_mark("state directory removed");
+                /* On a thread: where the state is on a disk filesystem (a
+                 * /run that is not a tmpfs) its unlinks wait on the journal,
+                 * and they need wait for nothing else here. The lock is
+                 * the thread's to close once the directory is gone. */
+                if (pthread_create(&st->state_remover, NULL, remove_state_main, st) == 0)
+                        st->state_removing = true;
+                else
+                        (void)remove_state_main(st);
         }
+}
+
+void run_state_removed(struct sandbox_state *st)
+{
+        if (!st->state_removing)
+                return;
+        pthread_join(st->state_remover, NULL);
+        st->state_removing = false;
 }
 
 void sandbox_kill_all(struct sandbox_state *st)

@@ -132,9 +132,9 @@ v1_group_gone_before_entry() {
 }
 
 # The v2 group removed before the clone: clone3 cannot create init in it, and the run stops
-# with a message naming it (not a misleading one about namespaces). The kernel egress floor,
-# attached to that group before the clone, would meet its absence first: switched off here, so
-# that the clone does.
+# with a message naming it (not a misleading one about namespaces). The kernel egress floor
+# (attached to that group after the clone, while init builds the view) is switched off here,
+# so that nothing but the clone meets the group's absence.
 it_test v2_group_gone_before_clone
 v2_group_gone_before_clone() {
         need_cgroups
@@ -151,6 +151,25 @@ v2_group_gone_before_clone() {
         expect_rc 125 "the run whose v2 group is gone"
         expect_contains "$OUT" "$victim" "names the group"
         expect_not_contains "$OUT" "RAN" "the command must not run"
+        expect_nothing_left
+}
+
+# A run that ends normally: once `cordon run` has returned, none of its groups and no state
+# directory is left, though their removal overlaps the rest of the teardown (the state
+# directory's on a thread of its own, sentry/teardown.c: waited for before the return).
+it_test normal_run_leaves_nothing
+normal_run_leaves_nothing() {
+        need_cgroups
+        local out="$IT_TMP/bg.out"
+        bg_cordon "$out" -- sh -c 'echo up; sleep 2; exit 3'
+        wait_until 10 grep -qx up "$out" || fail "the sandbox did not start: $(cat "$out")"
+        STATE=$(state_of_sentry "$BG_CORDON")
+        [ -n "$STATE" ] || fail "no state directory for sentry $BG_CORDON"
+        mapfile -t CGS < <(groups_of "$STATE")
+        [ "${#CGS[@]}" -gt 0 ] || skip "this sandbox got no control group on this host"
+        wait "$BG_PID"
+        RC=$?
+        expect_rc 3 "the command's status"
         expect_nothing_left
 }
 
