@@ -71,8 +71,7 @@ json_t *meta_json(const struct sandbox_state *st, bool live)
         char created[32], expires[32];
         event_iso_time(srv->created, created);
         const struct run_limits *l = &st->limits;
-        json_error_t jerr;
-        json_t *policy = json_loads(srv->policy_text, 0, &jerr);
+        json_t *policy = json_incref(srv->policy_json);
         json_t *j = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o, s:{s:I, s:I, s:I, s:I, s:I}, s:o}", "id", srv->id,
                               "status", srv->status, "createdAt", created, "sentryPid", (json_int_t)getpid(), "initPid",
                               (json_int_t)st->init_pid, "policy", policy ? policy : json_null(), "limits",
@@ -113,6 +112,7 @@ json_t *meta_json(const struct sandbox_state *st, bool live)
 void meta_write(struct sandbox_state *st)
 {
         struct serve *srv = st->serve;
+        srv->meta_dirty = false; /* this write has all there is */
         json_t *j = meta_json(st, false);
         char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
         json_decref(j);
@@ -124,6 +124,49 @@ void meta_write(struct sandbox_state *st)
         if (fd >= 0 && write_all(fd, text, strlen(text)) == 0 && (!srv->state_durable || fdatasync(fd) == 0))
                 (void)renameat(srv->dirfd, "meta.json.tmp", srv->dirfd, "meta.json");
         free(text);
+}
+
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Each write is the whole document, every run's record in it (up to
+ * MAX_RUNS): made, dumped and replaced at each run's start and end, it
+ * cost a sandbox that runs commands in a row more with each one (the
+ * serving sentry's CPU per `exec` of /bin/true went from 1.7 ms to 2.9 ms
+ * over 300 runs). Runs that start and end close together now share one.
+ * Nothing waits on the file for a run: exec's status and `inspect` come
+ * from the sentry itself, the events log is written at once. An OCI
+ * engine reads its container's status from the file right after a call
+ * returns, so a container's are written at once. */
+void meta_write_soon(struct sandbox_state *st)
+{
+        struct serve *srv = st->serve;
+        if (srv->oci) {
+                meta_write(st);
+                return;
+        }
+        if (!srv->meta_dirty) {
+                srv->meta_dirty = true;
+                srv->meta_due_ms = now_ms() + META_SOON_MS;
+        }
+}
+
+int meta_wait_ms(const struct serve *srv)
+{
+        if (!srv->meta_dirty)
+                return -1;
+        int64_t left = srv->meta_due_ms - now_ms();
+        return left > 0 ? (int)left : 0;
+}
+
+void meta_write_due(struct sandbox_state *st)
+{
+        if (st->serve->meta_dirty && meta_wait_ms(st->serve) == 0)
+                meta_write(st);
 }
 
 /* inspect's reply: the live metadata, which must fit one control message.

@@ -494,7 +494,7 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
         snprintf(id, sizeof(id), "r%d", num);
         event_append(srv, "run_started", json_pack("{s:s, s:O, s:b}", "run", id, "argv", r->argv, "detached", detach));
         (void)control_send(conn, json_pack("{s:b, s:s}", "ok", 1, "run", id), n_back ? back : NULL, n_back);
-        meta_write(st);
+        meta_write_soon(st);
         if (!detach)
                 r->conn = fcntl(conn, F_DUPFD_CLOEXEC, 3);
 }
@@ -516,23 +516,13 @@ void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
         if (r->tty && r->streams && r->streams[1].in >= 0)
                 stream_close(srv, r, 1);
         streams_flush(srv, r);
-        if (r->cgroup) {
-                /* a cancelled or timed-out run: anything of it that got into
-                 * its group after the kill (the kill and the run's first
-                 * fork may cross) ends now too, and is waited for (the run
-                 * itself is gone, so nothing of it is frozen mid-way: a
-                 * short wait), so that the group can go at once */
-                if (r->cancelled || r->timed_out)
-                        (void)cgroup_run_kill(st->cg, r->num, true);
-                /* empty unless the run left processes behind it (or
-                 * killed ones are still on their way out): then it is
-                 * tried again as later runs end, and goes with the
-                 * sandbox's group at the latest */
-                r->cgroup_left = cgroup_run_remove(st->cg, r->num) < 0;
-                for (int i = 0; i < srv->n_runs; i++)
-                        if (srv->runs[i].cgroup_left && !srv->runs[i].running && &srv->runs[i] != r)
-                                srv->runs[i].cgroup_left = cgroup_run_remove(st->cg, srv->runs[i].num) < 0;
-        }
+        /* a cancelled or timed-out run: anything of it that got into its
+         * group after the kill (the kill and the run's first fork may
+         * cross) ends now too, before its client hears of the end, and is
+         * waited for (the run itself is gone, so nothing of it is frozen
+         * mid-way: a short wait), so that the group can go at once */
+        if (r->cgroup && (r->cancelled || r->timed_out))
+                (void)cgroup_run_kill(st->cg, r->num, true);
         r->running = false;
         r->status = status;
         if (r->hold_wr >= 0)
@@ -557,7 +547,19 @@ void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
                 r->conn = -1;
         }
         json_decref(j);
-        meta_write(st);
+        /* the run's group goes once its client has the status, which does
+         * not wait on it (the kill above is over by then) */
+        if (r->cgroup) {
+                /* empty unless the run left processes behind it (or
+                 * killed ones are still on their way out): then it is
+                 * tried again as later runs end, and goes with the
+                 * sandbox's group at the latest */
+                r->cgroup_left = cgroup_run_remove(st->cg, r->num) < 0;
+                for (int i = 0; i < srv->n_runs; i++)
+                        if (srv->runs[i].cgroup_left && !srv->runs[i].running && &srv->runs[i] != r)
+                                srv->runs[i].cgroup_left = cgroup_run_remove(st->cg, srv->runs[i].num) < 0;
+        }
+        meta_write_soon(st);
         /* the container's process ended: so does the container (what it
          * left running goes with the sandbox), and the sentry's exit
          * status becomes this one */

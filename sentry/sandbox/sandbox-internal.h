@@ -116,6 +116,9 @@ struct serve {
         json_t *snapshots;
         int ready_fd;
         char *policy_text;
+        json_t *policy_json; /* policy_text parsed once, for meta.json */
+        bool meta_dirty;     /* runs changed since meta.json was written (meta_write_soon) */
+        int64_t meta_due_ms; /* then written by this time (CLOCK_MONOTONIC, ms) */
         const char *snapshot, *snapshot_digest;
         bool progress; /* restore progress on ready_fd for a client on a terminal */
         time_t created, expires;
@@ -141,11 +144,18 @@ void event_append(struct serve *srv, const char *type, json_t *ev);
 void event_sync(struct serve *srv);
 
 /* meta.c: a run's record, the sandbox's metadata (live: with its current
- * use), meta.json written from it, and inspect's reply (which fits one
- * control message). */
+ * use), meta.json written from it (now, or soon), and inspect's reply
+ * (which fits one control message). */
 json_t *meta_run_json(const struct run_rec *r);
 json_t *meta_json(const struct sandbox_state *st, bool live);
 void meta_write(struct sandbox_state *st);
+/* A run's start or end: meta.json written within META_SOON_MS, with
+ * whatever else changed by then (at once for an OCI container). The loop
+ * waits at most meta_wait_ms (-1: nothing due) and calls meta_write_due. */
+#define META_SOON_MS 50
+void meta_write_soon(struct sandbox_state *st);
+int meta_wait_ms(const struct serve *srv);
+void meta_write_due(struct sandbox_state *st);
 json_t *meta_inspect_json(struct sandbox_state *st);
 
 /* runs.c: the run records (by number, by id "rN"), a signal for a run,

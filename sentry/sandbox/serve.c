@@ -46,6 +46,10 @@ static int serve_prepare(const struct serve_config *cfg, const char *id, const s
         srv->snapshots = json_array();
         srv->ready_fd = cfg->ready_fd;
         srv->policy_text = xstrdup(cfg->policy_text ? cfg->policy_text : "{}");
+        json_error_t jerr;
+        srv->policy_json = json_loads(srv->policy_text, 0, &jerr);
+        if (!srv->policy_json)
+                srv->policy_json = json_null();
         srv->snapshot = cfg->snapshot;
         srv->snapshot_digest = cfg->snapshot_digest;
         srv->oci = cfg->oci;
@@ -182,6 +186,7 @@ static void serve_free(struct serve *srv)
                 if (fds[i] >= 0)
                         close(fds[i]);
         free(srv->policy_text);
+        json_decref(srv->policy_json);
         free(srv);
 }
 
@@ -580,7 +585,9 @@ static int serve_loop(struct sandbox_state *st)
                                                 : (struct pollfd){sm->in, POLLIN, 0};
                         }
                 }
-                if (poll(p, n, -1) < 0) {
+                int polled = poll(p, n, meta_wait_ms(srv));
+                meta_write_due(st);
+                if (polled < 0) {
                         if (errno == EINTR)
                                 continue;
                         /* the loop cannot go on: the sandbox must not run
@@ -679,6 +686,8 @@ static int serve_loop(struct sandbox_state *st)
                 run_ended(st, r, SIGKILL);
         }
         drain_lines(st, &srv->audit, on_audit);
+        if (srv->meta_dirty) /* the runs' ends, not left for later */
+                meta_write(st);
         /* the sandbox is over: whatever is still pending is denied */
         approvals_close(st->approvals, srv->end_reason && streq(srv->end_reason, "terminated") ? "terminate"
                                        : srv->end_reason                                       ? srv->end_reason

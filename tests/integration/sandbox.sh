@@ -90,6 +90,37 @@ create_exec_status() {
         expect_match "$OUT" '"id": "r5"' "inspect lists the runs"
 }
 
+# meta.json, which `list` and a snapshot's record read, holds every run with its end and the
+# policy the sandbox was made with. Runs that start and end close together share one write
+# of it (within META_SOON_MS, sentry/sandbox/meta.c): it is complete a moment after the last
+# exec returns, and the policy in it is the one given (parsed once, kept).
+meta_runs() { # ID: each run as ID:STATUS:EXITCODE
+        python3 -c 'import json,sys
+m = json.load(open(sys.argv[1]))
+print(" ".join("%s:%s:%s" % (r["id"], r["status"], r.get("exitCode")) for r in m["runs"]))' "$STATE/$1/meta.json"
+}
+meta_runs_are() { [ "$(meta_runs "$1")" = "$2" ]; } # ID WANT
+
+it_test meta_json_records_runs
+meta_json_records_runs() {
+        need_root
+        local pol="$IT_TMP/meta-policy.json" i want="r1:exited:1 r2:exited:2 r3:exited:3 r4:exited:4 r5:exited:5"
+        printf '{"env": {"META_MARK": "m-%s"}}\n' "$$" >"$pol"
+        new_sandbox --policy "$pol"
+        for i in 1 2 3 4 5; do
+                sb exec "$ID" -- sh -c "exit $i"
+                expect_rc "$i" "run $i's status"
+        done
+        wait_until 5 meta_runs_are "$ID" "$want"
+        expect_eq "$want" "$(meta_runs "$ID")" "meta.json has every run, ended, with its exit code"
+        expect_eq "m-$$" "$(meta "$ID" policy | python3 -c 'import ast,sys; print(ast.literal_eval(sys.stdin.read())["env"]["META_MARK"])')" \
+                "meta.json keeps the sandbox's policy"
+        sb exec "$ID" --detach -- sleep 30
+        expect_rc 0 "a detached run"
+        wait_until 5 meta_runs_are "$ID" "$want r6:running:None"
+        expect_eq "$want r6:running:None" "$(meta_runs "$ID")" "a run still running is in it as such"
+}
+
 it_test exec_timeout_and_detach
 exec_timeout_and_detach() {
         need_root
