@@ -281,6 +281,9 @@ struct fs_context {
 /* A set*id or capset call was trapped: from now on the workers take each
  * trapped thread's own identity (fs_as_child_begin), not the command's. */
 void fs_creds_vary(struct notify_call *call);
+/* The command's own uid and gid inside the sandbox's namespace (what every
+ * thread has until one changes it): 0, or -ERANGE when unmapped. */
+int fs_command_ids(const struct fs_context *ctx, uint32_t *ret_uid, uint32_t *ret_gid);
 
 /* Fills ctx->private_devs from ctx->root_fd and the writable layer's root
  * (layer_fd). 0 or -errno. */

@@ -202,6 +202,16 @@ void fs_creds_vary(struct notify_call *call)
                 atomic_store_explicit(&ctx->creds_vary, true, memory_order_release);
 }
 
+int fs_command_ids(const struct fs_context *ctx, uint32_t *ret_uid, uint32_t *ret_gid)
+{
+        if (!ctx || ctx->fsuid < ctx->ids.uid_host || ctx->fsuid - ctx->ids.uid_host >= ctx->ids.count ||
+            ctx->fsgid < ctx->ids.gid_host || ctx->fsgid - ctx->ids.gid_host >= ctx->ids.count)
+                return -ERANGE;
+        *ret_uid = ctx->ids.uid_inside + (ctx->fsuid - ctx->ids.uid_host);
+        *ret_gid = ctx->ids.gid_inside + (ctx->fsgid - ctx->ids.gid_host);
+        return 0;
+}
+
 int fs_as_child_begin(struct notify_call *call)
 {
         int r = take_identity(call);

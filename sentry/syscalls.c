@@ -101,15 +101,25 @@ static int handle_umask(struct notify_call *call, struct notify_verdict *ret)
 static int handle_setid(struct notify_call *call, struct notify_verdict *ret)
 {
         /* -1 everywhere changes nothing (setresuid(-1, -1, -1), which some
-         * programs make by the dozen, and setfsuid(-1), a query) */
+         * programs make by the dozen, and setfsuid(-1), a query); nor, while
+         * every thread still has the command's identity, does an id set to
+         * the command's own (make's children run setresuid(-1, euid, -1)
+         * and setresgid(-1, egid, -1) before each job): all of real,
+         * effective, saved and fs ids are then that one id, so setting any
+         * of them to it changes no id and no capability. Once identities
+         * vary this question is moot. */
         const struct seccomp_data *d = &call->req->data;
         int n = d->nr == SYS_setreuid || d->nr == SYS_setregid                                                 ? 2
                 : d->nr == SYS_setresuid || d->nr == SYS_setresgid                                             ? 3
                 : d->nr == SYS_setfsuid || d->nr == SYS_setfsgid || d->nr == SYS_setuid || d->nr == SYS_setgid ? 1
                                                                                                                : 0;
+        bool gid = d->nr == SYS_setregid || d->nr == SYS_setresgid || d->nr == SYS_setfsgid || d->nr == SYS_setgid;
+        uint32_t cuid, cgid, own = UINT32_MAX;
+        if (fs_command_ids(call->userdata, &cuid, &cgid) == 0)
+                own = gid ? cgid : cuid;
         bool noop = n > 0;
         for (int i = 0; i < n; i++)
-                noop = noop && (uint32_t)d->args[i] == UINT32_MAX;
+                noop = noop && ((uint32_t)d->args[i] == UINT32_MAX || (uint32_t)d->args[i] == own);
         if (!noop)
                 fs_creds_vary(call);
         ret->kind = VERDICT_CONTINUE;

@@ -783,6 +783,32 @@ setpriv_to_another_user() {
         expect_eq 65534 "$OUT" "setpriv to uid 65534 inside (a real id of the sandbox's range, not the overflow id)"
 }
 
+# The sentry's workers act with the command's identity until a thread
+# changes its own (sentry/syscalls.c, handle_setid). An id set to the
+# command's own (make's setresuid(-1, euid, -1) before each job) changes
+# nothing and is not counted as a change; a real change after it still is:
+# the files an emulated open (--trap-all) then creates, and a mkdir, belong
+# to the new ids, in the thread that changed and in a child.
+it_test setid_noop_then_change_trap_all
+setid_noop_then_change_trap_all() {
+        need_root
+        crun --trap-all -- python3 -c '
+import os
+os.setresgid(-1, 0, -1); os.setresuid(-1, 0, -1); os.setregid(-1, 0); os.setuid(0)
+open("/tmp/as-root", "w").close()
+os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+open("/tmp/as-1000", "w").close(); os.mkdir("/tmp/dir-1000")
+if os.fork() == 0:
+    open("/tmp/child-1000", "w").close(); os._exit(0)
+os.wait()
+for f in ("as-root", "as-1000", "dir-1000", "child-1000"):
+    st = os.stat("/tmp/" + f); print(f, st.st_uid, st.st_gid)
+'
+        expect_rc 0 "setresuid to the command's own ids, then to 1000 (--trap-all)"
+        expect_eq $'as-root 0 0\nas-1000 1000 1000\ndir-1000 1000 1000\nchild-1000 1000 1000' "$OUT" \
+                "files made before and after the change belong to the ids of their moment"
+}
+
 # A small root of the sandbox's own: /etc from the template (so copy-on-write in the sandbox's
 # private layer), /usr the host's, read-only. The default view's /etc is the host's, read-only
 # (useradd there fails with "cannot lock /etc/passwd", as it should), so useradd and su are
