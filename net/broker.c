@@ -119,7 +119,9 @@ int net_broker_new(const struct net_grant *grants, size_t n, time_t sandbox_expi
         struct net_broker *b = xcalloc(1, sizeof(*b));
         b->grants = xcalloc(n ? n : 1, sizeof(*b->grants));
         b->upstream_ca_file = dup_or_null(upstream_ca_file);
-        b->secrets_size = (n ? n : 1) * SECRET_MAX;
+        /* the secrets, then the scan of each (its table tells of the
+         * secret's bytes: kept as the secret is) */
+        b->secrets_size = (n ? n : 1) * (SECRET_MAX + sizeof(struct net_scan));
         b->secrets = mmap(NULL, b->secrets_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (b->secrets == MAP_FAILED) {
                 b->secrets = NULL;
@@ -137,7 +139,10 @@ int net_broker_new(const struct net_grant *grants, size_t n, time_t sandbox_expi
                 return r;
         }
         (void)madvise(b->secrets, b->secrets_size, MADV_DONTDUMP);
-        (void)mlock(b->secrets, b->secrets_size);
+        /* the secrets first: a small RLIMIT_MEMLOCK that cannot take the
+         * scans' tables too still keeps them out of swap */
+        (void)mlock(b->secrets, (n ? n : 1) * SECRET_MAX);
+        (void)mlock(b->secrets + (n ? n : 1) * SECRET_MAX, b->secrets_size - (n ? n : 1) * SECRET_MAX);
         for (size_t i = 0; i < n; i++) {
                 const struct net_grant *gr = &grants[i];
                 struct broker_grant *o = &b->grants[b->n++];
@@ -181,6 +186,10 @@ int net_broker_new(const struct net_grant *grants, size_t n, time_t sandbox_expi
                 o->mask = xmalloc(o->secret_len);
                 for (size_t j = 0; j < o->secret_len; j++)
                         o->mask[j] = o->placeholder[j % (size_t)k];
+                o->ph_scan = xmalloc(sizeof(*o->ph_scan));
+                net_scan_init(o->ph_scan, o->placeholder, (size_t)k);
+                o->secret_scan = (struct net_scan *)(b->secrets + n * SECRET_MAX) + i;
+                net_scan_init(o->secret_scan, o->secret, o->secret_len);
         }
         b->expiry = sandbox_expiry;
         int r = net_broker_tls_init(b, why, why_size);
@@ -235,6 +244,7 @@ void net_broker_free(struct net_broker *b)
                 free((char *)o->g.source_env);
                 free((char *)o->g.reason);
                 free(o->mask);
+                free(o->ph_scan);
         }
         net_broker_tls_free(b);
         free(b->grants);

@@ -486,8 +486,8 @@ static int on_body(http_parser *p, const char *at, size_t len)
                 s->tail_len = keep;
         }
         for (size_t k = 0; k < s->b->n; k++)
-                if (contains(at, len, s->b->grants[k].placeholder) ||
-                    contains(seam, seam_len, s->b->grants[k].placeholder)) {
+                if (net_scan_find(s->b->grants[k].ph_scan, at, len) ||
+                    net_scan_find(s->b->grants[k].ph_scan, seam, seam_len)) {
                         if (s->holding) {
                                 /* nothing went upstream: refused like a head */
                                 drop_held(s);
@@ -651,7 +651,7 @@ static size_t scan_chunked(struct session *s, char *buf, size_t len, size_t carr
         size_t hold_l = 0;
         for (size_t g = 0; g < s->b->n; g++) {
                 const struct broker_grant *o = &s->b->grants[g];
-                for (char *at = l; copy && (at = memmem(at, n - (size_t)(at - l), o->secret, o->secret_len));
+                for (char *at = l; copy && (at = (char *)net_scan_find(o->secret_scan, at, n - (size_t)(at - l)));
                      at += o->secret_len) {
                         size_t from = (size_t)(at - l);
                         for (size_t q = 0; q < o->secret_len; q++)
@@ -707,7 +707,7 @@ static int scan_send(struct session *s, char *data, size_t n, bool flush)
         size_t hold = 0;
         for (size_t k = 0; k < s->b->n; k++) {
                 const struct broker_grant *o = &s->b->grants[k];
-                for (char *at = buf; (at = memmem(at, len - (size_t)(at - buf), o->secret, o->secret_len));
+                for (char *at = buf; (at = (char *)net_scan_find(o->secret_scan, at, len - (size_t)(at - buf)));
                      at += o->secret_len)
                         memcpy(at, o->mask, o->secret_len);
                 for (size_t t = o->secret_len - 1; !flush && t > hold; t--)

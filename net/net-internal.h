@@ -193,7 +193,22 @@ void net_relay_drain(struct net_relay *r, int fd);
 /* Closes fd with a reset (SO_LINGER 0): the peer sees ECONNRESET. */
 void net_close_reset(int fd);
 
-/* --- the credential broker (broker.c, tls.c, http.c) --- */
+/* --- the credential broker (broker.c, tls.c, http.c, scan.c) --- */
+
+/* scan.c: a needle made ready to be found in any bytes at a cost that does
+ * not hang on what they are (a skip table over the needle's byte pairs).
+ * The needle is not copied: it must outlive the scan. Needles shorter than
+ * NET_SCAN_MIN go to memmem, whose short-needle paths have no table. */
+#define NET_SCAN_MIN 4
+struct net_scan {
+        const uint8_t *needle;
+        size_t len;
+        size_t skip;          /* after a window ending in the last pair that did not match */
+        uint8_t shift[65536]; /* by byte pair: where it ends in the needle's tail, 0 nowhere */
+};
+void net_scan_init(struct net_scan *s, const void *needle, size_t len);
+/* The first place of the needle in hay's n bytes, or NULL. */
+const char *net_scan_find(const struct net_scan *s, const char *hay, size_t n);
 
 struct broker_grant {
         struct net_grant g; /* strings owned */
@@ -201,7 +216,11 @@ struct broker_grant {
         char placeholder[48];
         char *secret; /* in the broker's wiped mapping */
         size_t secret_len;
-        char *mask;       /* secret_len bytes the response scan puts in the secret's place */
+        char *mask; /* secret_len bytes the response scan puts in the secret's place */
+        /* the scans for the placeholder (in request bodies) and the secret
+         * (in responses); the secret's table tells of its bytes, so it is
+         * in the secrets' mapping too */
+        struct net_scan *ph_scan, *secret_scan;
         void *server_ctx; /* SSL_CTX with the sandbox CA's leaf for g.host */
         /* the upstream's latest TLS session (ticket) for g.host, which
          * the next connection resumes: no certificate chain to verify

@@ -82,13 +82,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                     .header = "X-Key",
                                     .format = "{}",
                                     .expires_at = (time_t)-1};
-        snprintf(g[0].placeholder, sizeof(g[0].placeholder), "cordon_%s", "00112233445566778899aabbccddeeff00112233");
-        snprintf(g[1].placeholder, sizeof(g[1].placeholder), "cordon_%s", "ffeeddccbbaa99887766554433221100ffeeddcc");
+        static const char ph0[] = "cordon_00112233445566778899aabbccddeeff00112233",
+                          ph1[] = "cordon_ffeeddccbbaa99887766554433221100ffeeddcc";
+        snprintf(g[0].placeholder, sizeof(g[0].placeholder), "%s", ph0);
+        snprintf(g[1].placeholder, sizeof(g[1].placeholder), "%s", ph1);
         g[0].secret = secret0;
         g[0].secret_len = strlen(secret0);
         g[1].secret = secret1;
         g[1].secret_len = strlen(secret1);
         struct net_broker b = {.grants = g, .n = 2};
+        /* the scans' tables, made once: every input has the same needles */
+        static struct net_scan scans[4];
+        static bool scans_made;
+        if (!scans_made) {
+                net_scan_init(&scans[0], ph0, strlen(ph0));
+                net_scan_init(&scans[1], ph1, strlen(ph1));
+                net_scan_init(&scans[2], secret0, strlen(secret0));
+                net_scan_init(&scans[3], secret1, strlen(secret1));
+                scans_made = true;
+        }
+        g[0].ph_scan = &scans[0];
+        g[1].ph_scan = &scans[1];
+        g[0].secret_scan = &scans[2];
+        g[1].secret_scan = &scans[3];
         g[0].mask = mask0;
         g[1].mask = mask1;
         for (size_t i = 0; i < sizeof(mask0); i++)
