@@ -11,6 +11,11 @@
 # The upstream is python3's ssl HTTP server in a network namespace made here (veth,
 # 10.213.201.1/30 on the host, .2 inside; a test CA made with openssl), serving /bytes/N and
 # taking POST /sink. Needs root, ip(8), openssl, curl, python3. Prints a markdown table of medians.
+# Each mode's handshakes, download and upload are runs of their own, and the CPU time each run
+# costs is shown per GiB moved, apart for the clients (under cordon with the sentry and its gate)
+# and for the upstream: on 2 shared cores the three parties of a terminated connection (client,
+# gate, upstream) share the CPU, and what each costs per GiB says more than MB/s, which the other
+# load on the host moves.
 #
 #   CORDON=build/cordon bench/broker.sh [-n REPS] [--mib N]
 set -u
@@ -110,12 +115,17 @@ echo '{"networkPolicy": {"mode": "allow-listed", '"$net"'},
   "credentials": [{"env": "T", "host": "'$HOST'", "source": {"file": "'$DIR/secret'"}, "reason": "bench"}]}' \
         >"$DIR/term.json"
 
-# one measurement inside the mode: 10 handshakes, a download, an upload; "h us", "d MB/s", "u MB/s"
+# one measurement inside the mode, by phase ($1): h, 10 handshakes ("h us" lines, and hs.py's
+# "p" lines); d, a download ("d MB/s"); u, an upload ("u MB/s"); n, nothing (what a run of the
+# mode costs without a transfer, taken from the transfers' CPU)
 cat >"$DIR/measure.sh" <<EOF
 set -e
 url=https://$HOST
 ca=\${CA:+--cacert \$CA}
 auth="Authorization: Bearer \${T:-none}"
+case \$1 in
+n) ;;
+h)
 # 11 full handshakes in one curl (the first, which reads the CA bundle, is dropped): a new
 # connection each (Connection: close), no session resumption
 urls=""
@@ -123,9 +133,10 @@ for i in 0 1 2 3 4 5 6 7 8 9 10; do urls="\$urls \$url/bytes/1"; done
 curl -sS \$ca \$RESOLVE --no-sessionid -H "Connection: close" -H "\$auth" \
         -w 'h %{time_connect} %{time_appconnect} %{time_namelookup}\n' -o /dev/null -o /dev/null -o /dev/null -o /dev/null \
         -o /dev/null -o /dev/null -o /dev/null -o /dev/null -o /dev/null -o /dev/null -o /dev/null \$urls | tail -n +2
-python3 $DIR/hs.py "\${CA:-}" "\${ADDR:-}" "\${T:-none}"
-curl -sS \$ca \$RESOLVE -H "\$auth" -o /dev/null -w 'd %{speed_download}\n' \$url/bytes/$((MIB << 20))
-curl -sS \$ca \$RESOLVE -H "\$auth" -H "Expect:" --data-binary @$DIR/up.bin -o /dev/null -w 'u %{speed_upload}\n' \$url/sink
+python3 $DIR/hs.py "\${CA:-}" "\${ADDR:-}" "\${T:-none}" ;;
+d) curl -sS \$ca \$RESOLVE -H "\$auth" -o /dev/null -w 'd %{speed_download}\n' \$url/bytes/$((MIB << 20)) ;;
+u) curl -sS \$ca \$RESOLVE -H "\$auth" -H "Expect:" --data-binary @$DIR/up.bin -o /dev/null -w 'u %{speed_upload}\n' \$url/sink ;;
+esac
 EOF
 # connect, handshake and first response, timed inside one python3 process (its CA store loaded
 # once, as a long-lived client's is): 21 connections, the first dropped, no session resumption;
@@ -151,13 +162,13 @@ for i in range(21):
     if i:
         print("p %.0f %.0f %.0f" % ((t1 - t0) * 1e6, (t2 - t0) * 1e6, (t3 - t0) * 1e6))
 EOF
-run_mode() {
+run_mode() { # MODE PHASE
         case $1 in
-        direct) CA=$DIR/bundle.pem ADDR=10.213.201.2 RESOLVE="--resolve $HOST:443:10.213.201.2" sh "$DIR/measure.sh" ;;
+        direct) CA=$DIR/bundle.pem ADDR=10.213.201.2 RESOLVE="--resolve $HOST:443:10.213.201.2" sh "$DIR/measure.sh" "$2" ;;
         passthrough) "$CORDON" run --policy "$DIR/pass.json" --bind "$DIR:$DIR:ro" -- \
-                env CA="$DIR/bundle.pem" RESOLVE= sh "$DIR/measure.sh" 2>/dev/null ;;
+                env CA="$DIR/bundle.pem" RESOLVE= sh "$DIR/measure.sh" "$2" 2>/dev/null ;;
         terminated) "$CORDON" run --policy "$DIR/term.json" --bind "$DIR:$DIR:ro" -- \
-                env RESOLVE= sh "$DIR/measure.sh" 2>/dev/null ;;
+                env RESOLVE= sh "$DIR/measure.sh" "$2" 2>/dev/null ;;
         esac
 }
 # the CPU time (user + system, in ms) of the shell's children so far: the clients', and under
@@ -174,26 +185,48 @@ children_cpu() { # sets CPU_MS: the children's user + system time so far
         { read -r self; read -r u s; } <"$DIR/times"
         CPU_MS=$(($(to_ms "$u") + $(to_ms "$s")))
 }
+TICK=$(getconf CLK_TCK)
+upstream_cpu() { # sets UP_MS: the upstream's user + system time so far (all its threads)
+        local f
+        read -r -a f <"/proc/$UP/stat"
+        UP_MS=$(((f[13] + f[14]) * 1000 / TICK))
+}
 : >"$DIR/raw"
 for rep in $(seq "$REPS"); do
         for m in ${BENCH_MODES:-direct passthrough terminated}; do
-                children_cpu
-                c0=$CPU_MS
-                run_mode $m | sed "s/^/$m /" >>"$DIR/raw" || echo "$m failed in repetition $rep" >&2
-                children_cpu
-                echo "$m cpu $((CPU_MS - c0))" >>"$DIR/raw"
+                for phase in n h d u; do
+                        children_cpu
+                        upstream_cpu
+                        c0=$CPU_MS u0=$UP_MS
+                        run_mode $m $phase | sed "s/^/$m /" >>"$DIR/raw" || echo "$m $phase failed in repetition $rep" >&2
+                        children_cpu
+                        upstream_cpu
+                        echo "$m cpu $phase $((CPU_MS - c0)) $((UP_MS - u0))" >>"$DIR/raw"
+                done
         done
 done
 python3 - "$DIR/raw" "$MIB" <<'EOF'
 import statistics, sys
-rows = {}
+rows, runs, base = {}, {}, {}
 for line in open(sys.argv[1]):
     m, k, *v = line.split()
     if k == "h":
         rows.setdefault((m, k), []).append((float(v[1]) - float(v[0])) * 1e6)
         rows.setdefault((m, "c"), []).append((float(v[1]) - float(v[2])) * 1e6)
     elif k == "cpu":
-        rows.setdefault((m, k), []).append(float(v[0]))
+        # per phase: the clients' (+ sentry's) ms and the upstream's; the
+        # transfers' per GiB moved, and the whole run's (the three phases)
+        ph, cli, up = v[0], float(v[1]), float(v[2])
+        gib = int(sys.argv[2]) / 1024
+        if ph == "n":
+            base[m] = cli
+        elif ph in ("d", "u"):
+            rows.setdefault((m, "c" + ph), []).append((cli - base.get(m, 0)) / gib)
+            rows.setdefault((m, "s" + ph), []).append(up / gib)
+        if ph != "n":
+            runs.setdefault(m, []).append(cli)
+        if ph == "u":
+            rows.setdefault((m, "cpu"), []).append(sum(runs.pop(m)))
     elif k == "p":
         rows.setdefault((m, "pc"), []).append(float(v[0]))
         rows.setdefault((m, "ph"), []).append(float(v[1]))
@@ -210,6 +243,10 @@ for k, label, unit in (("h", "curl: TLS handshake (appconnect - connect)", "us")
                        ("pc", "python: connect", "us"), ("ph", "python: connect + handshake", "us"),
                        ("pr", "python: connect + handshake + first response byte", "us"), ("d", "download", "MB/s"),
                        ("u", "upload", "MB/s"),
+                       ("cd", "download: CPU per GiB, client (+ sentry and gate; a run's own cost taken off)", "ms"),
+                       ("sd", "download: CPU per GiB, upstream", "ms"),
+                       ("cu", "upload: CPU per GiB, client (+ sentry and gate; a run's own cost taken off)", "ms"),
+                       ("su", "upload: CPU per GiB, upstream", "ms"),
                        ("cpu", "CPU of a run: clients (+ sentry and gate), upstream not counted", "ms")):
     d = med("direct", k)
     cells = ["%.0f %s" % (d, unit)]
