@@ -379,6 +379,8 @@ int sentry_run(const struct run_options *o)
                 .approve_tty = approve_tty,
                 .prompt_wake = {-1, -1},
                 .state_lock = TAKE_FD(lock),
+                /* --stats reads the groups' counts after the teardown */
+                .end_groups_early = !o->stats_path && !o->front,
                 .range = range,
                 .fsctx = {.exec_channel = -1},
         };
@@ -388,7 +390,6 @@ int sentry_run(const struct run_options *o)
         if (o->front)
                 o->front->free(srv);
 
-        test_stall("teardown");
         if (o->stats_path)
                 (void)write_stats(&st, o->stats_path, code);
         if (st.writable_fd >= 0)
@@ -398,8 +399,13 @@ int sentry_run(const struct run_options *o)
         trace_mark("stats written");
         /* A group that could not be removed keeps the claim on disk (closed,
          * so stale): the next gc finds it, and with it the group. */
-        bool groups_gone = cgroup_destroy(cg) == 0;
-        trace_mark("cgroup destroyed");
+        bool groups_gone;
+        if (cg && !st.cg) /* their removal begun in the teardown */
+                groups_gone = run_groups_ended(&st);
+        else {
+                groups_gone = cgroup_destroy(cg) == 0;
+                trace_mark("cgroup destroyed");
+        }
         run_state_removed(&st);
         if (st.state_lock >= 0) {
                 (void)state_remove_dir(id);
@@ -1050,6 +1056,12 @@ static int sentry_main_loop(struct sandbox_state *st)
         trace_mark("serving");
         int code = st->serve ? st->front->loop(st) : supervise(st);
         trace_mark("supervise returned");
+        /* (a test's stall: a sentry killed here leaves its groups and its
+         * claim, which the next start's gc collects) */
+        test_stall("teardown");
+        /* init is reaped and its group's counts read (supervise) */
+        if (!st->serve && st->end_groups_early)
+                run_groups_end_begin(st);
         /* init is gone: the proc agent's exit can run beside the rest of
          * the teardown (reaped in fs_agent_stop below) */
         fs_agent_kill(&st->fsctx);

@@ -66,6 +66,11 @@ int supervise(struct sandbox_state *st);
 void run_wind_down(struct sandbox_state *st);
 /* Waits until the state directory run_wind_down removes is gone. */
 void run_state_removed(struct sandbox_state *st);
+/* Once init is reaped and nothing reads st->cg any more: the groups'
+ * removal begun (on a thread; st->cg is NULL from here on), and its end
+ * waited for, true when every group is gone. */
+void run_groups_end_begin(struct sandbox_state *st);
+bool run_groups_ended(struct sandbox_state *st);
 void tty_begin(struct sandbox_state *st);
 void tty_end(struct sandbox_state *st);
 

@@ -345,6 +345,12 @@ struct sandbox_state {
          * state_removing: joined by run_state_removed */
         pthread_t state_remover;
         bool state_removing;
+        /* `cordon run` without --stats: its groups removed on a thread once
+         * init is reaped (teardown.c), their result for run_groups_ended */
+        bool end_groups_early;
+        pthread_t groups_remover;
+        struct cgroup *groups_ending;
+        bool groups_removing, groups_gone;
         struct trapped_count {
                 const char *name;
                 uint64_t count;

@@ -87,6 +87,41 @@ void run_state_removed(struct sandbox_state *st)
         st->state_removing = false;
 }
 
+/* The groups removed (cgroup_destroy), beside the rest of the teardown: the
+ * proc agent's and the tracer's reaping, the gate's threads joined, the
+ * view's last fd closed (its mounts' release), none of which the groups
+ * wait for, or they for it: init is reaped, and with it every process of
+ * the sandbox's pid namespace; the agent and the tracer are the sentry's
+ * children, in its own groups. */
+static void *remove_groups_main(void *arg)
+{
+        struct sandbox_state *st = arg;
+        st->groups_gone = cgroup_destroy(TAKE_PTR(st->groups_ending)) == 0;
+        trace_mark("cgroup destroyed");
+        return NULL;
+}
+
+void run_groups_end_begin(struct sandbox_state *st)
+{
+        st->groups_gone = true;
+        if (!st->cg)
+                return;
+        st->groups_ending = TAKE_PTR(st->cg);
+        if (pthread_create(&st->groups_remover, NULL, remove_groups_main, st) == 0)
+                st->groups_removing = true;
+        else
+                (void)remove_groups_main(st);
+}
+
+bool run_groups_ended(struct sandbox_state *st)
+{
+        if (st->groups_removing) {
+                pthread_join(st->groups_remover, NULL);
+                st->groups_removing = false;
+        }
+        return st->groups_gone;
+}
+
 void sandbox_kill_all(struct sandbox_state *st)
 {
         if (st->cg)
