@@ -319,7 +319,7 @@ int sentry_run(const struct run_options *o)
          * what ends the container's processes there (init.c, pid_joined) */
         bool pid_joined = o->oci && o->oci->join[OCI_JOIN_PID].path;
         if (r < 0) {
-                if (any_cgroup_limit(&limits) || o->cgroup_mode != CG_AUTO || pid_joined) {
+                if (any_cgroup_limit(&limits) || o->cgroup_mode != CG_AUTO || pid_joined || cgroup_oci_asks()) {
                         fprintf(stderr, "cordon: %s; refusing to start without the requested limits\n", err);
                         state_remove(id);
                         return EXIT_SANDBOX;

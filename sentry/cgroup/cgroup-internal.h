@@ -15,7 +15,8 @@
 
 #define GROUP_PREFIX      "cordon-"
 #define ID_MAX            64
-#define MAX_DIRS          6    /* v1: memory, pids, cpu, cpuacct, freezer; + the v2 group for BPF */
+#define MAX_DIRS          7    /* v1: memory, pids, cpu, cpuacct, freezer, cpuset; + the v2 group for BPF */
+#define MADE_MAX          64   /* directories made on the way to a cgroupsPath, all hierarchies */
 #define KILL_TIMEOUT_MS   5000 /* until a killed group is empty */
 #define FREEZE_TIMEOUT_MS 5000 /* until cgroup_freeze() sees the group frozen */
 #define KILL_FREEZE_MS    1000 /* the freeze before a kill: best effort, then kill anyway */
@@ -36,10 +37,12 @@ enum v1_ctrl {
         V1_CPU,
         V1_CPUACCT,
         V1_FREEZER,
+        V1_CPUSET,
         _V1_MAX,
 };
+#define GRP_V2 _V1_MAX /* struct cgroup's grp[]: the v1 controllers, then v2 */
 
-/* "memory", "pids", "cpu", "cpuacct", "freezer": the v1 hierarchies' names (v1.c) */
+/* "memory", "pids", "cpu", "cpuacct", "freezer", "cpuset": the v1 hierarchies' names (v1.c) */
 extern const char *const cg_v1_names[_V1_MAX];
 
 struct cg_dir {
@@ -71,12 +74,19 @@ struct cgroup {
         int v2_at;                       /* index of the group in the cgroup v2 hierarchy, -1 when none */
         char *v2_why;                    /* why there is none (malloc'd), for cordon run -v */
         bool has_runs;                   /* cgroup_run_create made a run's group (under the v2 one) */
-        /* cgroup_set_parent: the sentry moved itself into dirs[i]'s parent
-         * (the engine's group, where its stats are read) from home[i], the
-         * group it came from; NULL where it did not */
-        char *home[MAX_DIRS];
-        char *parent[MAX_DIRS];
-        const char *parent_list[MAX_DIRS + 1]; /* cgroup_parent_dirs(): the parent[] set, NULL-terminated */
+        /* cgroupsPath (cg_parent_override): the engine's group G in each
+         * hierarchy used, by controller (GRP_V2: the cgroup v2 one), where
+         * the limits are written; path NULL where none. home: the group the
+         * sentry came from, where it moved itself into G; place: the
+         * container stays in G itself (no group of cordon's beneath), so
+         * the sentry must be in G before the clone */
+        struct cg_dir grp[_V1_MAX + 1];
+        char *home[_V1_MAX + 1];
+        bool place[_V1_MAX + 1];
+        /* the directories cg_locate made on the way to each G, in the order made */
+        char *made[MADE_MAX];
+        size_t n_made;
+        const char *parent_list[_V1_MAX + 1 + MADE_MAX + 1]; /* cgroup_parent_dirs() */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -115,11 +125,22 @@ int cg_make_group(struct cgroup *cg, const char *parent, const char *name, char 
 
 /* where the hierarchies are (ctrl NULL: the cgroup v2 one) */
 int cg_find_mount(const char *ctrl, const char *own, char **ret_dir);
-int cg_locate(const char *ctrl, char **ret_dir);
+/* the sentry's own group, or with cgroup_set_parent the engine's group,
+ * made (with each missing directory on the way, listed in cg->made) where
+ * cg is given */
+int cg_locate(const char *ctrl, struct cgroup *cg, char **ret_dir);
 /* the same, ignoring cgroup_set_parent: the sentry's own group's directory */
 int cg_locate_own(const char *ctrl, char **ret_dir);
 /* cgroup_set_parent's path, or NULL */
 const char *cg_parent_override(void);
+/* cgroup_set_oci's resources (CG_OCI_NONE when none were set) */
+const struct cg_oci *cg_oci(void);
+/* opens G (path) as cg->grp[i], and notes whether it is a placement */
+int cg_grp_open(struct cgroup *cg, size_t i, const char *path, bool place, char **ret_error);
+/* v1 cpuset: fills an empty cpuset.cpus or cpuset.mems of dir and of each
+ * ancestor from its parent (a new v1 cpuset group starts empty, and no
+ * process can enter it then) */
+int cg_cpuset_fill(const char *dir, char **ret_error);
 bool cg_v1_mounted(const char *ctrl);
 bool cg_v1_bound(const char *ctrl);
 

@@ -113,31 +113,38 @@ static void cgroup_free(struct cgroup *cg)
                 if (cg->dirs[i].fd >= 0)
                         close(cg->dirs[i].fd);
         }
-        for (size_t i = 0; i < MAX_DIRS; i++) {
+        for (size_t i = 0; i <= _V1_MAX; i++) {
+                free(cg->grp[i].path);
+                if (cg->grp[i].fd >= 0)
+                        close(cg->grp[i].fd);
                 free(cg->home[i]);
-                free(cg->parent[i]);
         }
+        for (size_t i = 0; i < cg->n_made; i++)
+                free(cg->made[i]);
         free(cg->v2_why);
         free(cg);
 }
 
-/* Removes the directories of a group that never held a process. */
+static void leave_groups(struct cgroup *cg);
+
+/* Removes the directories made on the way to a cgroupsPath, deepest
+ * first; one that another container has meanwhile made a group in stays
+ * (rmdir refuses a directory that is not empty). */
+static void remove_made(struct cgroup *cg)
+{
+        for (size_t i = cg->n_made; i-- > 0;)
+                (void)rmdir(cg->made[i]);
+}
+
+/* Removes the directories of a group that never held a process, and what
+ * was made on the way to its cgroupsPath: a refused create leaves nothing. */
 static void cgroup_unmake(struct cgroup *cg)
 {
         for (size_t i = cg->n_dirs; i-- > 0;)
                 (void)rmdir_retry(AT_FDCWD, cg->dirs[i].path);
+        leave_groups(cg);
+        remove_made(cg);
         cgroup_free(cg);
-}
-
-/* The hierarchy of dirs[i]: a v1 controller's name, or NULL for v2. */
-static const char *dir_ctrl(const struct cgroup *cg, size_t i)
-{
-        if ((int)i == cg->v2_at)
-                return NULL;
-        for (size_t c = 0; c < _V1_MAX; c++)
-                if (cg->at[c] == (int)i)
-                        return cg_v1_names[c];
-        return NULL;
 }
 
 static int write_pid(const char *dir, pid_t pid)
@@ -151,28 +158,55 @@ static int write_pid(const char *dir, pid_t pid)
         return 0;
 }
 
-/* cgroupsPath: the sentry into each group's parent, the container's group
- * as the engine named it. Not fatal where refused (a v2 parent with
+/* cgroupsPath: the sentry into G in each hierarchy, where the engine reads
+ * the container's use (see cgroup_set_parent), but for pids and, with the
+ * OOM killer disabled, memory. Not fatal where refused (a v2 G with
  * controllers enabled for its children may hold no process): the engine's
- * stats then miss the container, its limits hold all the same. */
-static void enter_parents(struct cgroup *cg)
+ * stats then miss the container, its limits bind all the same; but where
+ * the container stays in G (a placement) it must be there. */
+static int enter_groups(struct cgroup *cg, char **ret_error)
 {
-        for (size_t i = 0; i < cg->n_dirs; i++) {
-                _cleanup_free_ char *home = NULL;
-                _cleanup_free_ char *parent = xstrdup(cg->dirs[i].path);
-                *strrchr(parent, '/') = '\0';
-                if (cg_locate_own(dir_ctrl(cg, i), &home) < 0 || streq(home, parent))
+        for (size_t i = 0; i <= _V1_MAX; i++) {
+                if (!cg->grp[i].path || i == V1_PIDS)
                         continue;
-                if (write_pid(parent, getpid()) == 0) {
+                /* at the limit with the OOM killer disabled every task of
+                 * the group that charges memory waits for memory to be
+                 * freed: the sentry, which must be able to end them, stays
+                 * outside */
+                if (i == V1_MEMORY && cg_oci()->disable_oom_killer)
+                        continue;
+                _cleanup_free_ char *home = NULL;
+                const char *ctrl = i == GRP_V2 ? NULL : cg_v1_names[i];
+                if (cg_locate_own(ctrl, &home) < 0 || streq(home, cg->grp[i].path))
+                        continue;
+                int r = write_pid(cg->grp[i].path, getpid());
+                if (r == 0)
                         cg->home[i] = TAKE_PTR(home);
-                        cg->parent[i] = TAKE_PTR(parent);
+                else if (cg->place[i]) {
+                        cg_set_error(ret_error,
+                                     "linux.cgroupsPath: cannot move into %s, where the container's %s "
+                                     "limits are: %s",
+                                     cg->grp[i].path, ctrl ?: "cgroup v2", strerror(-r));
+                        return r;
                 }
         }
         size_t n = 0;
-        for (size_t i = 0; i < cg->n_dirs; i++)
-                if (cg->parent[i])
-                        cg->parent_list[n++] = cg->parent[i];
+        for (size_t i = 0; i <= _V1_MAX; i++) {
+                bool dup = !cg->grp[i].path;
+                for (size_t k = 0; k < n && !dup; k++)
+                        dup = streq(cg->parent_list[k], cg->grp[i].path);
+                if (!dup)
+                        cg->parent_list[n++] = cg->grp[i].path;
+        }
+        for (size_t i = cg->n_made; i-- > 0;) {
+                bool dup = false;
+                for (size_t k = 0; k < n && !dup; k++)
+                        dup = streq(cg->parent_list[k], cg->made[i]);
+                if (!dup)
+                        cg->parent_list[n++] = cg->made[i];
+        }
         cg->parent_list[n] = NULL;
+        return 0;
 }
 
 const char *const *cgroup_parent_dirs(const struct cgroup *cg)
@@ -181,17 +215,21 @@ const char *const *cgroup_parent_dirs(const struct cgroup *cg)
 }
 
 /* cgroup_destroy's end: the sentry back where it came from, and the
- * engine's group it made for the container removed (as runc's delete). */
-static void leave_parents(struct cgroup *cg)
+ * engine's groups for the container removed (as runc's delete), with what
+ * was made on the way to them. */
+static void leave_groups(struct cgroup *cg)
 {
-        for (size_t i = 0; i < MAX_DIRS; i++) {
-                if (!cg->home[i])
-                        continue;
-                if (write_pid(cg->home[i], getpid()) == 0)
-                        (void)rmdir(cg->parent[i]);
-                free(TAKE_PTR(cg->home[i]));
-                free(TAKE_PTR(cg->parent[i]));
-        }
+        for (size_t i = 0; i <= _V1_MAX; i++)
+                if (cg->home[i])
+                        (void)write_pid(cg->home[i], getpid());
+        for (size_t i = 0; i <= _V1_MAX; i++)
+                if (cg->grp[i].path)
+                        (void)rmdir(cg->grp[i].path);
+}
+
+bool cgroup_auto_is_v1(void)
+{
+        return choose_backend(CG_AUTO) == &cg_backend_v1;
 }
 
 int cgroup_create(enum cg_mode mode, const char *id, const struct cg_limits *lim, struct cgroup **ret, char **ret_error)
@@ -210,6 +248,8 @@ int cgroup_create(enum cg_mode mode, const char *id, const struct cg_limits *lim
         cg->backend = choose_backend(mode);
         for (size_t c = 0; c < _V1_MAX; c++)
                 cg->at[c] = -1;
+        for (size_t i = 0; i <= _V1_MAX; i++)
+                cg->grp[i].fd = -1;
         cg->v2_at = -1;
         _cleanup_free_ char *name = xasprintf(GROUP_PREFIX "%s", id);
         r = cg->backend->create(cg, name, lim, ret_error);
@@ -218,8 +258,10 @@ int cgroup_create(enum cg_mode mode, const char *id, const struct cg_limits *lim
                 cgroup_unmake(cg);
                 return r;
         }
-        if (cg_parent_override())
-                enter_parents(cg);
+        if (cg_parent_override() && (r = enter_groups(cg, ret_error)) < 0) {
+                cgroup_unmake(cg);
+                return r;
+        }
         *ret = cg;
         return 0;
 }
@@ -360,7 +402,7 @@ int cgroup_open_v2(const struct cgroup *cg, const char **ret_why)
 int cgroup_v2_probe(const char **ret_why)
 {
         _cleanup_free_ char *dir = NULL;
-        if (cg_locate(NULL, &dir) < 0) {
+        if (cg_locate(NULL, NULL, &dir) < 0) {
                 *ret_why = "no cgroup2 hierarchy is mounted that shows this process's group";
                 return -ENOENT;
         }
@@ -418,7 +460,8 @@ int cgroup_destroy(struct cgroup *cg)
                                 r = q;
                 }
         }
-        leave_parents(cg);
+        leave_groups(cg);
+        remove_made(cg);
         cgroup_free(cg);
         return r < 0 ? r : 0;
 }
@@ -609,7 +652,7 @@ int cgroup_foreach_leftover(int (*fn)(const char *dir, const char *id, void *use
         size_t n = 0;
         for (size_t c = 0; c <= _V1_MAX; c++) {
                 char *dir = NULL;
-                if (cg_locate(c < _V1_MAX ? cg_v1_names[c] : NULL, &dir) < 0)
+                if (cg_locate(c < _V1_MAX ? cg_v1_names[c] : NULL, NULL, &dir) < 0)
                         continue;
                 bool dup = false;
                 for (size_t i = 0; i < n; i++)

@@ -54,16 +54,61 @@ struct cg_stats {
         int64_t pids_max_events; /* forks refused at the group's task limit (pids.events "max"); -1 unknown */
 };
 
+/* What an OCI container's linux.resources asks beyond struct cg_limits
+ * (cgroup_set_oci, before cgroup_create): each narrows what the container
+ * gets or tunes only its own group. Zero or NULL: not given. */
+struct cg_oci {
+        /* cpu.cfs_quota_us/cpu.cfs_period_us (v2 cpu.max) as given, written
+         * instead of cg_limits.cpu_millis's own pair when that is what they
+         * come to (cgroup_cpu_millis); a period alone is written as it is */
+        int64_t cpu_quota, cpu_period;
+        int64_t cpu_shares;         /* v1 cpu.shares, v2 cpu.weight (runc's conversion) */
+        const char *cpus, *mems;    /* cpuset placement, lists as "0-3,8" (checked: cgroup_cpuset_check) */
+        int64_t memory_reservation; /* v1 memory.soft_limit_in_bytes; v2: not written (memory.low would shield it) */
+        int64_t memory_swappiness;  /* v1 memory.swappiness, 0..100; -1: not given; v2: none */
+        int64_t kernel_tcp;         /* v1 memory.kmem.tcp.limit_in_bytes; v2 counts it in memory.max */
+        bool disable_oom_killer;    /* v1 memory.oom_control; v2: none, as runc */
+};
+#define CG_OCI_NONE ((struct cg_oci){.memory_swappiness = -1})
+
 struct cgroup;
 
+/* Sets the linux.resources the next cgroup_create applies (copied; NULL:
+ * none). */
+void cgroup_set_oci(const struct cg_oci *oci);
+/* Whether cgroup_set_oci asked for anything: then the sandbox must not
+ * start without its group. */
+bool cgroup_oci_asks(void);
+/* Whether this host's limits go to cgroup v1 hierarchies (CG_AUTO's
+ * choice), for the OCI front's warnings about fields only v1 has. */
+bool cgroup_auto_is_v1(void);
+/* The CPU bandwidth a quota and period (µs) come to in thousandths of a
+ * CPU (the policy's cpuMillis), at least 1; 0 if period is 0. */
+int64_t cgroup_cpu_millis(uint64_t quota, uint64_t period);
+/* A CPU or memory-node list ("0-3,8", the kernel's syntax without
+ * strides) as a bitmap of n_words 64-bit words: -EINVAL for bad syntax (or
+ * an empty list), -ERANGE for a number past the bitmap. */
+int cgroup_list_parse(const char *list, uint64_t *mask, size_t n_words);
+/* Checks linux.resources.cpu.cpus and .mems (each may be NULL) against the
+ * CPUs and memory nodes this host has online: -EINVAL with *ret_error
+ * (malloc'd) naming the field, the value and what is missing. */
+int cgroup_cpuset_check(const char *cpus, const char *mems, char **ret_error);
+
 /* An OCI container's cgroupsPath (runc's cgroupfs reading: absolute from
- * each hierarchy's root, relative beneath the sentry's own group): the
- * groups cgroup_create makes go beneath it instead (made if missing), and
- * the sentry itself moves into it, so that what the engine reads there
- * (containerd's shim reads the group of the pid it was given, the
- * sentry's; kubelet its QoS hierarchy) counts the container. cgroup_destroy
- * moves the sentry back and removes it. -EINVAL for a path with "..",
- * ":" (systemd's form) or empty parts. */
+ * each hierarchy's root, relative beneath the sentry's own group), the
+ * engine's group G for the container, made if missing. The limits are
+ * written in G itself, as runc writes them, so that what kubelet and
+ * `crictl stats` read there is the container's; the groups cgroup_create
+ * makes go beneath G, and the sentry itself moves into G (containerd's
+ * shim reads the group of the pid it was given, the sentry's), so G's
+ * limits bind the sentry's work for the container too. Two exceptions: the
+ * pids hierarchy (the sentry's threads must not eat the container's task
+ * limit) and, with disableOOMKiller, the memory one (a sentry frozen at the
+ * container's limit could not end it). In the hierarchies of a placement
+ * (cpu without cpuacct beside it, cpuset) the container stays in G with
+ * the sentry. cgroup_destroy moves the sentry back and removes G and every
+ * directory made on the way to it. -EINVAL for a path with "..", ":"
+ * (systemd's form) or empty parts. */
 int cgroup_set_parent(const char *path);
 /* The cgroupsPath groups the sentry entered, NULL-terminated (for the state
  * file: gc removes them, empty, after a sentry that was killed). */
@@ -91,7 +136,7 @@ int cgroup_attach(struct cgroup *cg, pid_t pid);
  * Linux 6.0; measured on 6.18), takes no global lock either. The files are opened by
  * the sentry (the kernel checks the opener's credentials), before the clone,
  * so the child inherits them. */
-#define CG_ENTRY_MAX 6
+#define CG_ENTRY_MAX 7
 struct cgroup_entry {
         int v2_fd;                      /* the v2 group's directory for CLONE_INTO_CGROUP, or -1 */
         size_t n_tasks;                 /* v1 groups */

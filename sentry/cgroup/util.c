@@ -467,7 +467,65 @@ const char *cg_parent_override(void)
         return parent_override;
 }
 
-int cg_locate(const char *ctrl, char **ret_dir)
+/* linux.resources beyond the policy's limits: process-wide, as the
+ * cgroupsPath is (one container per sentry) */
+static struct cg_oci oci_resources = {.memory_swappiness = -1};
+static char *oci_cpus, *oci_mems;
+
+void cgroup_set_oci(const struct cg_oci *oci)
+{
+        free(oci_cpus);
+        free(oci_mems);
+        oci_resources = oci ? *oci : CG_OCI_NONE;
+        oci_cpus = oci && oci->cpus ? xstrdup(oci->cpus) : NULL;
+        oci_mems = oci && oci->mems ? xstrdup(oci->mems) : NULL;
+        oci_resources.cpus = oci_cpus;
+        oci_resources.mems = oci_mems;
+}
+
+bool cgroup_oci_asks(void)
+{
+        const struct cg_oci *o = &oci_resources;
+        return o->cpu_quota > 0 || o->cpu_period > 0 || o->cpu_shares > 0 || o->cpus || o->mems ||
+               o->memory_reservation > 0 || o->memory_swappiness >= 0 || o->kernel_tcp > 0 || o->disable_oom_killer;
+}
+
+const struct cg_oci *cg_oci(void)
+{
+        return &oci_resources;
+}
+
+/* Makes each missing directory of path (the mount's own and the existing
+ * ones give EEXIST), noting in cg->made those it made, as runc makes a
+ * cgroupsPath. A directory removed meanwhile (another container's delete
+ * taking the empty parent it made) is made again, a few times over. */
+static int mkdir_path(char *path, struct cgroup *cg)
+{
+        for (int attempt = 0; attempt < 4; attempt++) {
+                int e = 0;
+                for (char *p = path + 1;; p++) {
+                        if (*p != '/' && *p != '\0')
+                                continue;
+                        char c = *p;
+                        *p = '\0';
+                        e = mkdir(path, 0755) < 0 ? errno : 0;
+                        if (!e && cg->n_made < MADE_MAX)
+                                cg->made[cg->n_made++] = xstrdup(path);
+                        else if (!e) {
+                                (void)rmdir(path);
+                                e = ENAMETOOLONG;
+                        }
+                        *p = c;
+                        if ((e && e != EEXIST) || !c)
+                                break;
+                }
+                if (e != ENOENT)
+                        return e && e != EEXIST ? -e : 0;
+        }
+        return -ENOENT;
+}
+
+int cg_locate(const char *ctrl, struct cgroup *cg, char **ret_dir)
 {
         if (!parent_override)
                 return cg_locate_own(ctrl, ret_dir);
@@ -482,23 +540,68 @@ int cg_locate(const char *ctrl, char **ret_dir)
         } else
                 own = xstrdup(parent_override);
         int r = cg_find_mount(ctrl, own, ret_dir);
-        if (r < 0 || !ret_dir || !*ret_dir)
+        if (r < 0 || !ret_dir || !*ret_dir || !cg)
                 return r;
-        /* made as runc makes it: each missing directory on the way (the
-         * existing ones, the mount's own included, give EEXIST) */
-        for (char *p = *ret_dir + 1;; p++) {
-                if (*p != '/' && *p != '\0')
-                        continue;
-                char c = *p;
-                *p = '\0';
-                int e = mkdir(*ret_dir, 0755) < 0 ? errno : 0;
-                *p = c;
-                if (e && e != EEXIST) {
-                        free(TAKE_PTR(*ret_dir));
-                        return -e;
+        r = mkdir_path(*ret_dir, cg);
+        if (r < 0)
+                free(TAKE_PTR(*ret_dir));
+        return r;
+}
+
+int cg_grp_open(struct cgroup *cg, size_t i, const char *path, bool place, char **ret_error)
+{
+        int fd = cg_open_parent(path, ret_error);
+        if (fd < 0)
+                return fd;
+        cg->grp[i].path = xstrdup(path);
+        cg->grp[i].fd = fd;
+        cg->place[i] = place;
+        return 0;
+}
+
+/* dir's cpuset.<what>, empty ("") when unset */
+static int cpuset_read(const char *dir, const char *what, char *buf, size_t size)
+{
+        _cleanup_free_ char *file = xasprintf("%s/cpuset.%s", dir, what);
+        _cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        ssize_t n = read_full(fd, buf, size - 1);
+        if (n < 0)
+                return (int)n;
+        buf[n] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        return 0;
+}
+
+int cg_cpuset_fill(const char *dir, char **ret_error)
+{
+        static const char *const what[] = {"cpus", "mems"};
+        for (size_t w = 0; w < ELEMENTSOF(what); w++) {
+                char buf[4096];
+                int r = cpuset_read(dir, what[w], buf, sizeof(buf));
+                if (r < 0) {
+                        cg_set_error(ret_error, "%s/cpuset.%s: cannot read: %s", dir, what[w], strerror(-r));
+                        return r;
                 }
-                if (!c)
-                        break;
+                if (buf[0])
+                        continue;
+                /* the hierarchy's root is never empty: this ends there */
+                _cleanup_free_ char *parent = xstrdup(dir);
+                char *slash = strrchr(parent, '/');
+                if (!slash || slash == parent)
+                        return -EINVAL;
+                *slash = '\0';
+                if ((r = cg_cpuset_fill(parent, ret_error)) < 0 ||
+                    (r = cpuset_read(parent, what[w], buf, sizeof(buf))) < 0)
+                        return r;
+                _cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                char file[16];
+                snprintf(file, sizeof(file), "cpuset.%s", what[w]);
+                if (dfd < 0)
+                        return negative_errno();
+                if ((r = cg_ctl_write(dfd, dir, file, buf, NULL, ret_error)) < 0)
+                        return r;
         }
         return 0;
 }

@@ -12,7 +12,7 @@
 
 const char *const cg_v1_names[_V1_MAX] = {
         [V1_MEMORY] = "memory",   [V1_PIDS] = "pids",       [V1_CPU] = "cpu",
-        [V1_CPUACCT] = "cpuacct", [V1_FREEZER] = "freezer",
+        [V1_CPUACCT] = "cpuacct", [V1_FREEZER] = "freezer", [V1_CPUSET] = "cpuset",
 };
 
 /* ------------------------------------------------------------------------ */
@@ -88,11 +88,15 @@ int cg_v1_kill_dirs(const int *fds, size_t n, int freezer_fd, const char *freeze
 static void v1_add_v2_group(struct cgroup *cg, const char *name)
 {
         _cleanup_free_ char *parent = NULL;
-        if (cg_locate(NULL, &parent) < 0) {
+        _cleanup_free_ char *err = NULL;
+        if (cg_locate(NULL, cg, &parent) < 0) {
                 cg->v2_why = xstrdup("no cgroup2 hierarchy is mounted that shows this process's group");
                 return;
         }
-        _cleanup_free_ char *err = NULL;
+        if (cg_parent_override() && cg_grp_open(cg, GRP_V2, parent, false, &err) < 0) {
+                cg->v2_why = TAKE_PTR(err);
+                return;
+        }
         if (cg_make_group(cg, parent, name, &err) < 0) {
                 cg->v2_why = TAKE_PTR(err);
                 return;
@@ -100,36 +104,160 @@ static void v1_add_v2_group(struct cgroup *cg, const char *name)
         cg->v2_at = (int)cg->n_dirs - 1;
 }
 
+/* Where controller c's limits go: with a cgroupsPath the engine's group G,
+ * else the sandbox's own group. */
+static const struct cg_dir *limit_dir(const struct cgroup *cg, size_t c)
+{
+        if (cg->grp[c].path)
+                return &cg->grp[c];
+        return cg->at[c] >= 0 ? &cg->dirs[cg->at[c]] : NULL;
+}
+
+static int write_i64(const struct cg_dir *d, const char *file, int64_t v, const char *what, char **ret_error)
+{
+        char val[32];
+        snprintf(val, sizeof(val), "%" PRId64, v);
+        return cg_ctl_write(d->fd, d->path, file, val, what, ret_error);
+}
+
+static int v1_memory(struct cgroup *cg, const struct cg_limits *lim, const struct cg_oci *o, bool need,
+                     char **ret_error)
+{
+        const char *what = lim && lim->memory_bytes != CG_UNSET ? "limits.memoryBytes" : "linux.resources.memory";
+        int r;
+        if (cg->at[V1_MEMORY] >= 0) {
+                const struct cg_dir *d = &cg->dirs[cg->at[V1_MEMORY]];
+                /* A new v1 memory group inherits oom_kill_disable from its
+                 * parent; with it set, a sandbox at its limit would hang
+                 * instead of having a process killed. Only the OCI
+                 * disableOOMKiller asks for that, and with a cgroupsPath
+                 * it is G's setting (the group at its limit) that counts. */
+                bool off = o->disable_oom_killer && !cg->grp[V1_MEMORY].path;
+                r = cg_ctl_write(d->fd, d->path, "memory.oom_control", off ? "1" : "0",
+                                 off ? "linux.resources.memory.disableOOMKiller" : what, need ? ret_error : NULL);
+                if (r < 0 && need)
+                        return r;
+        }
+        const struct cg_dir *d = cg->grp[V1_MEMORY].path ? &cg->grp[V1_MEMORY] : NULL;
+        if (d && need) {
+                /* G decides at its limit: the OOM killer on, unless asked off
+                 * (then the tasks at the limit wait; cordon's kill still ends
+                 * them, SIGKILL wakes a task waiting there) */
+                r = cg_ctl_write(d->fd, d->path, "memory.oom_control", o->disable_oom_killer ? "1" : "0",
+                                 "linux.resources.memory.disableOOMKiller", o->disable_oom_killer ? ret_error : NULL);
+                if (r < 0 && o->disable_oom_killer)
+                        return r;
+        }
+        if (!need)
+                return 0;
+        d = limit_dir(cg, V1_MEMORY);
+        if (lim && lim->memory_bytes != CG_UNSET) {
+                if ((r = write_i64(d, "memory.limit_in_bytes", lim->memory_bytes, what, ret_error)) < 0)
+                        return r;
+                /* memory+swap to the same value: swap cannot stretch the
+                 * limit. Absent without swap accounting, where there is
+                 * nothing to close. */
+                char val[32];
+                snprintf(val, sizeof(val), "%" PRId64, lim->memory_bytes);
+                r = cg_ctl_write_if_present(d->fd, d->path, "memory.memsw.limit_in_bytes", val, what, ret_error);
+                if (r < 0)
+                        return r;
+        }
+        /* a reclaim hint and a tuning of the group's own reclaim; the
+         * socket-buffer limit is a limit */
+        if (o->memory_reservation > 0 && (r = write_i64(d, "memory.soft_limit_in_bytes", o->memory_reservation,
+                                                        "linux.resources.memory.reservation", ret_error)) < 0)
+                return r;
+        if (o->memory_swappiness >= 0 && (r = write_i64(d, "memory.swappiness", o->memory_swappiness,
+                                                        "linux.resources.memory.swappiness", ret_error)) < 0)
+                return r;
+        if (o->kernel_tcp > 0 && (r = write_i64(d, "memory.kmem.tcp.limit_in_bytes", o->kernel_tcp,
+                                                "linux.resources.memory.kernelTCP", ret_error)) < 0)
+                return r;
+        return 0;
+}
+
+static int v1_cpu(struct cgroup *cg, const struct cg_limits *lim, const struct cg_oci *o, char **ret_error)
+{
+        const struct cg_dir *d = limit_dir(cg, V1_CPU);
+        int64_t quota = 0, period = o->cpu_period;
+        int r;
+        if (lim && lim->cpu_millis != CG_UNSET) {
+                if (o->cpu_quota > 0 &&
+                    cgroup_cpu_millis((uint64_t)o->cpu_quota, (uint64_t)(o->cpu_period ?: CPU_PERIOD_USEC)) ==
+                            lim->cpu_millis) {
+                        quota = o->cpu_quota;
+                        period = o->cpu_period ?: CPU_PERIOD_USEC;
+                } else
+                        cg_cpu_bandwidth(lim->cpu_millis, &quota, &period);
+        }
+        const char *what = quota ? (o->cpu_quota ? "linux.resources.cpu.quota" : "limits.cpuMillis")
+                                 : "linux.resources.cpu.period";
+        if (period && (r = write_i64(d, "cpu.cfs_period_us", period, what, ret_error)) < 0)
+                return r;
+        if (quota && (r = write_i64(d, "cpu.cfs_quota_us", quota, what, ret_error)) < 0)
+                return r;
+        if (o->cpu_shares > 0 &&
+            (r = write_i64(d, "cpu.shares", o->cpu_shares, "linux.resources.cpu.shares", ret_error)) < 0)
+                return r;
+        return 0;
+}
+
+/* cpuset.cpus and .mems as asked; the one not asked for, where empty (a
+ * new group), from the parent, as a process cannot enter the group else */
+static int v1_cpuset(struct cgroup *cg, const struct cg_oci *o, char **ret_error)
+{
+        const struct cg_dir *d = limit_dir(cg, V1_CPUSET);
+        _cleanup_free_ char *parent = xstrdup(d->path);
+        *strrchr(parent, '/') = '\0';
+        /* the parents first: a list must lie within the parent's */
+        int r = cg_cpuset_fill(parent, ret_error);
+        if (r < 0)
+                return r;
+        if (o->cpus &&
+            (r = cg_ctl_write(d->fd, d->path, "cpuset.cpus", o->cpus, "linux.resources.cpu.cpus", ret_error)) < 0)
+                return r;
+        if (o->mems &&
+            (r = cg_ctl_write(d->fd, d->path, "cpuset.mems", o->mems, "linux.resources.cpu.mems", ret_error)) < 0)
+                return r;
+        return cg_cpuset_fill(d->path, ret_error);
+}
+
 static int v1_create(struct cgroup *cg, const char *name, const struct cg_limits *lim, char **ret_error)
 {
-        char *where[_V1_MAX] = {NULL};
+        const struct cg_oci *o = cg_oci();
+        bool override = cg_parent_override() != NULL;
+        char *own[_V1_MAX] = {NULL}, *where[_V1_MAX] = {NULL};
         bool need[_V1_MAX] = {
-                [V1_MEMORY] = lim && lim->memory_bytes != CG_UNSET,
+                [V1_MEMORY] = (lim && lim->memory_bytes != CG_UNSET) || o->memory_reservation > 0 ||
+                              o->memory_swappiness >= 0 || o->kernel_tcp > 0 || o->disable_oom_killer,
                 [V1_PIDS] = lim && lim->max_processes != CG_UNSET,
-                [V1_CPU] = lim && lim->cpu_millis != CG_UNSET,
+                [V1_CPU] = (lim && lim->cpu_millis != CG_UNSET) || o->cpu_shares > 0 || o->cpu_period > 0,
+                [V1_CPUSET] = o->cpus || o->mems,
         };
-        static const char *const limit_name[_V1_MAX] = {
-                [V1_MEMORY] = "limits.memoryBytes",
+        const char *limit_name[_V1_MAX] = {
+                [V1_MEMORY] = lim && lim->memory_bytes != CG_UNSET ? "limits.memoryBytes" : "linux.resources.memory",
                 [V1_PIDS] = "limits.maxProcesses",
-                [V1_CPU] = "limits.cpuMillis",
+                [V1_CPU] = lim && lim->cpu_millis != CG_UNSET ? "limits.cpuMillis" : "linux.resources.cpu",
+                [V1_CPUSET] = o->cpus ? "linux.resources.cpu.cpus" : "linux.resources.cpu.mems",
         };
         int r = 0;
         size_t found = 0;
 
         for (size_t c = 0; c < _V1_MAX; c++)
-                if (cg_locate(cg_v1_names[c], &where[c]) >= 0)
+                if (cg_locate_own(cg_v1_names[c], &own[c]) >= 0)
                         found++;
         if (found == 0) {
-                cg_set_error(ret_error, "cgroup v1 cannot be used: none of the memory, pids, cpu, cpuacct and freezer "
-                                        "controllers is mounted as a cgroup v1 hierarchy on this host (a cgroup v2 "
-                                        "only host? use the v2 backend)");
+                cg_set_error(ret_error, "cgroup v1 cannot be used: none of the memory, pids, cpu, cpuacct, freezer "
+                                        "and cpuset controllers is mounted as a cgroup v1 hierarchy on this host (a "
+                                        "cgroup v2 only host? use the v2 backend)");
                 r = -EOPNOTSUPP;
                 goto out;
         }
         /* every hierarchy a requested limit needs must be there, checked
          * before anything is created */
         for (size_t c = 0; c < _V1_MAX; c++) {
-                if (!need[c] || where[c])
+                if (!need[c] || own[c])
                         continue;
                 cg_set_error(ret_error,
                              "%s cannot be enforced: the %s controller is not available as a cgroup v1 hierarchy on "
@@ -151,81 +279,77 @@ static int v1_create(struct cgroup *cg, const char *name, const struct cg_limits
          * 10.5 us per call, and 24 with its child alone in a cpu group (a
          * migration to the other CPU and back per call). cpu and cpuacct are
          * often co-mounted ("cpu,cpuacct"): one directory, which then holds
-         * the usage only where no v2 group can (below). */
-        bool cpu_tied = where[V1_CPU] && where[V1_CPUACCT] && streq(where[V1_CPU], where[V1_CPUACCT]);
+         * the usage only where no v2 group can (below). With a cgroupsPath
+         * the limits go to G (see cgroup_set_parent), and in a cpu hierarchy
+         * of its own and the cpuset one the container stays in G with the
+         * sentry (a placement: one scheduler group for both); cpuset only
+         * where a placement is asked for. */
+        bool cpu_tied = own[V1_CPU] && own[V1_CPUACCT] && streq(own[V1_CPU], own[V1_CPUACCT]);
         for (size_t c = 0; c < _V1_MAX; c++) {
                 cg->at[c] = -1;
-                if (!where[c] || (!need[V1_CPU] && (c == V1_CPU || (c == V1_CPUACCT && cpu_tied))))
+                bool use = c == V1_CPU       ? need[V1_CPU] || (override && cpu_tied)
+                           : c == V1_CPUACCT ? !(cpu_tied && !need[V1_CPU] && !override)
+                           : c == V1_CPUSET  ? need[V1_CPUSET]
+                                             : true;
+                if (!own[c] || !use)
                         continue;
-                for (size_t e = 0; e < c; e++)
-                        if (where[e] && streq(where[e], where[c]))
+                bool shared = false;
+                for (size_t e = 0; e < c && !shared; e++)
+                        if (where[e] && streq(own[e], own[c])) {
+                                /* co-mounted: one directory for both */
+                                shared = true;
                                 cg->at[c] = cg->at[e];
-                if (cg->at[c] >= 0)
+                                where[c] = xstrdup(where[e]);
+                                if (override && cg->grp[e].path)
+                                        r = cg_grp_open(cg, c, cg->grp[e].path, cg->place[e], ret_error);
+                        }
+                if (r < 0)
+                        goto out;
+                if (shared)
                         continue;
+                bool place = override && ((c == V1_CPU && !cpu_tied) || c == V1_CPUSET);
+                if (override) {
+                        r = cg_locate(cg_v1_names[c], cg, &where[c]);
+                        if (r < 0) {
+                                cg_set_error(ret_error, "linux.cgroupsPath %s: cannot make it in the %s hierarchy: %s",
+                                             cg_parent_override(), cg_v1_names[c], strerror(-r));
+                                goto out;
+                        }
+                        if ((r = cg_grp_open(cg, c, where[c], place, ret_error)) < 0)
+                                goto out;
+                        if (place)
+                                continue;
+                } else
+                        where[c] = xstrdup(own[c]);
                 r = cg_make_group(cg, where[c], name, ret_error);
                 if (r < 0)
                         goto out;
                 cg->at[c] = (int)cg->n_dirs - 1;
         }
         v1_add_v2_group(cg, name);
-        if (!need[V1_CPU] && cpu_tied && cg->v2_at < 0) {
+        if (!override && !need[V1_CPU] && cpu_tied && cg->v2_at < 0) {
                 /* no v2 group to count the CPU time: the co-mounted group
                  * it is, scheduler group and all */
-                r = cg_make_group(cg, where[V1_CPUACCT], name, ret_error);
+                r = cg_make_group(cg, own[V1_CPUACCT], name, ret_error);
                 if (r < 0)
                         goto out;
                 cg->at[V1_CPUACCT] = cg->at[V1_CPU] = (int)cg->n_dirs - 1;
         }
 
-        char val[64];
-        if (cg->at[V1_MEMORY] >= 0) {
-                const struct cg_dir *d = &cg->dirs[cg->at[V1_MEMORY]];
-                /* A new v1 memory group inherits oom_kill_disable from its
-                 * parent; with it set, a sandbox at its limit would hang
-                 * instead of having a process killed. */
-                r = cg_ctl_write(d->fd, d->path, "memory.oom_control", "0", limit_name[V1_MEMORY],
-                                 need[V1_MEMORY] ? ret_error : NULL);
-                if (r < 0 && need[V1_MEMORY])
-                        goto out;
-                r = 0;
-        }
-        if (need[V1_MEMORY]) {
-                const struct cg_dir *d = &cg->dirs[cg->at[V1_MEMORY]];
-                snprintf(val, sizeof(val), "%" PRId64, lim->memory_bytes);
-                r = cg_ctl_write(d->fd, d->path, "memory.limit_in_bytes", val, limit_name[V1_MEMORY], ret_error);
-                if (r < 0)
-                        goto out;
-                /* memory+swap to the same value: swap cannot stretch the
-                 * limit. Absent without swap accounting, where there is
-                 * nothing to close. */
-                r = cg_ctl_write_if_present(d->fd, d->path, "memory.memsw.limit_in_bytes", val, limit_name[V1_MEMORY],
-                                            ret_error);
-                if (r < 0)
-                        goto out;
-        }
-        if (need[V1_PIDS]) {
-                const struct cg_dir *d = &cg->dirs[cg->at[V1_PIDS]];
-                snprintf(val, sizeof(val), "%" PRId64, lim->max_processes);
-                r = cg_ctl_write(d->fd, d->path, "pids.max", val, limit_name[V1_PIDS], ret_error);
-                if (r < 0)
-                        goto out;
-        }
-        if (need[V1_CPU]) {
-                const struct cg_dir *d = &cg->dirs[cg->at[V1_CPU]];
-                int64_t quota, period;
-                cg_cpu_bandwidth(lim->cpu_millis, &quota, &period);
-                snprintf(val, sizeof(val), "%" PRId64, period);
-                r = cg_ctl_write(d->fd, d->path, "cpu.cfs_period_us", val, limit_name[V1_CPU], ret_error);
-                if (r < 0)
-                        goto out;
-                snprintf(val, sizeof(val), "%" PRId64, quota);
-                r = cg_ctl_write(d->fd, d->path, "cpu.cfs_quota_us", val, limit_name[V1_CPU], ret_error);
-                if (r < 0)
-                        goto out;
-        }
+        if ((r = v1_memory(cg, lim, o, need[V1_MEMORY], ret_error)) < 0)
+                goto out;
+        if (need[V1_PIDS] &&
+            (r = write_i64(limit_dir(cg, V1_PIDS), "pids.max", lim->max_processes, limit_name[V1_PIDS], ret_error)) < 0)
+                goto out;
+        if (need[V1_CPU] && (r = v1_cpu(cg, lim, o, ret_error)) < 0)
+                goto out;
+        if (need[V1_CPUSET] && (r = v1_cpuset(cg, o, ret_error)) < 0)
+                goto out;
 out:
-        for (size_t c = 0; c < _V1_MAX; c++)
+        for (size_t c = 0; c < _V1_MAX; c++) {
+                free(own[c]);
                 free(where[c]);
+        }
         return r;
 }
 

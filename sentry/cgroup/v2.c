@@ -88,28 +88,93 @@ struct limit_req {
 /* ------------------------------------------------------------------------ */
 /* cgroup v2 */
 
+static int write_i64(const struct cg_dir *d, const char *file, int64_t v, const char *what, char **ret_error)
+{
+        char val[32];
+        snprintf(val, sizeof(val), "%" PRId64, v);
+        return cg_ctl_write(d->fd, d->path, file, val, what, ret_error);
+}
+
+/* cpu.max: the config's own quota and period where the policy's CPU limit
+ * is what they come to, else the policy's; a period alone as given. */
+static int v2_cpu(const struct cg_dir *d, const struct cg_limits *lim, const struct cg_oci *o, char **ret_error)
+{
+        int64_t quota = 0, period = o->cpu_period;
+        char val[64];
+        int r;
+        if (lim && lim->cpu_millis != CG_UNSET) {
+                period = o->cpu_period ?: CPU_PERIOD_USEC;
+                if (o->cpu_quota > 0 && cgroup_cpu_millis((uint64_t)o->cpu_quota, (uint64_t)period) == lim->cpu_millis)
+                        quota = o->cpu_quota;
+                else
+                        cg_cpu_bandwidth(lim->cpu_millis, &quota, &period);
+        }
+        if (quota || period) {
+                if (quota)
+                        snprintf(val, sizeof(val), "%" PRId64 " %" PRId64, quota, period);
+                else
+                        snprintf(val, sizeof(val), "max %" PRId64, period);
+                r = cg_ctl_write(d->fd, d->path, "cpu.max", val,
+                                 o->cpu_quota || o->cpu_period ? "linux.resources.cpu.quota" : "limits.cpuMillis",
+                                 ret_error);
+                if (r < 0)
+                        return r;
+        }
+        /* runc's conversion of shares (2..262144) to a weight (1..10000) */
+        if (o->cpu_shares > 0) {
+                int64_t shares = o->cpu_shares < 2 ? 2 : o->cpu_shares > 262144 ? 262144 : o->cpu_shares;
+                r = write_i64(d, "cpu.weight", 1 + ((shares - 2) * 9999) / 262142, "linux.resources.cpu.shares",
+                              ret_error);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int v2_create(struct cgroup *cg, const char *name, const struct cg_limits *lim, char **ret_error)
 {
+        const struct cg_oci *o = cg_oci();
         _cleanup_free_ char *parent = NULL;
-        int r = cg_locate(NULL, &parent);
+        int r = cg_locate(NULL, cg, &parent);
         if (r < 0) {
-                cg_set_error(ret_error,
-                             "cgroup v2 cannot be used: no cgroup2 hierarchy is mounted that shows this process's "
-                             "group (see /proc/self/cgroup and /proc/self/mountinfo)");
-                return -EOPNOTSUPP;
+                if (cg_parent_override() && r != -ENOENT)
+                        cg_set_error(ret_error, "linux.cgroupsPath %s: cannot make it in the cgroup v2 hierarchy: %s",
+                                     cg_parent_override(), strerror(-r));
+                else
+                        cg_set_error(ret_error,
+                                     "cgroup v2 cannot be used: no cgroup2 hierarchy is mounted that shows this "
+                                     "process's group (see /proc/self/cgroup and /proc/self/mountinfo)");
+                return r == -ENOENT ? -EOPNOTSUPP : r;
         }
-        _cleanup_close_ int pfd = cg_open_parent(parent, ret_error);
+        /* With a cgroupsPath the limits go to G itself (see
+         * cgroup_set_parent), so its parent is the group whose children
+         * get the controllers; else the sandbox's own group beneath the
+         * sentry's. G's own subtree_control stays empty, so that the
+         * sentry may be in G beside the sandbox's group (the "no internal
+         * processes" rule binds only a group that gives its children
+         * controllers). */
+        _cleanup_free_ char *ctl = xstrdup(parent);
+        if (cg_parent_override()) {
+                if ((r = cg_grp_open(cg, GRP_V2, parent, false, ret_error)) < 0)
+                        return r;
+                char *slash = strrchr(ctl, '/');
+                if (slash && slash != ctl)
+                        *slash = '\0';
+        }
+        _cleanup_close_ int pfd = cg_open_parent(ctl, ret_error);
         if (pfd < 0)
                 return pfd;
 
         struct limit_req req[] = {
                 {"limits.memoryBytes", "memory", lim && lim->memory_bytes != CG_UNSET},
                 {"limits.maxProcesses", "pids", lim && lim->max_processes != CG_UNSET},
-                {"limits.cpuMillis", "cpu", lim && lim->cpu_millis != CG_UNSET},
+                {"limits.cpuMillis", "cpu",
+                 (lim && lim->cpu_millis != CG_UNSET) || o->cpu_shares > 0 || o->cpu_period > 0},
+                {o->cpus ? "linux.resources.cpu.cpus" : "linux.resources.cpu.mems", "cpuset", o->cpus || o->mems},
         };
 
         /* Every requested controller is checked, and enabled for the
-         * children of the sentry's group, before anything is created, so a
+         * children of that group, before anything is created, so a
          * refusal leaves nothing behind. */
         char controllers[1024] = "", subtree[1024] = "";
         bool any = false;
@@ -120,8 +185,8 @@ static int v2_create(struct cgroup *cg, const char *name, const struct cg_limits
                 if (r >= 0)
                         r = cg_ctl_read(pfd, "cgroup.subtree_control", subtree, sizeof(subtree));
                 if (r < 0) {
-                        cg_set_error(ret_error, "%s: cannot read cgroup.controllers or cgroup.subtree_control: %s",
-                                     parent, strerror(-r));
+                        cg_set_error(ret_error, "%s: cannot read cgroup.controllers or cgroup.subtree_control: %s", ctl,
+                                     strerror(-r));
                         return r;
                 }
                 controllers[strcspn(controllers, "\n")] = '\0';
@@ -133,7 +198,7 @@ static int v2_create(struct cgroup *cg, const char *name, const struct cg_limits
                 cg_set_error(ret_error,
                              "%s cannot be enforced: the %s controller is not available in the cgroup v2 hierarchy at "
                              "%s (%s)",
-                             req[i].name, req[i].ctrl, parent,
+                             req[i].name, req[i].ctrl, ctl,
                              cg_v1_bound(req[i].ctrl) ? "it is bound to a cgroup v1 hierarchy on this host"
                                                       : "it is not delegated to this group");
                 return -EOPNOTSUPP;
@@ -141,17 +206,17 @@ static int v2_create(struct cgroup *cg, const char *name, const struct cg_limits
         for (size_t i = 0; i < ELEMENTSOF(req); i++) {
                 if (!req[i].wanted || cg_list_has(subtree, ' ', req[i].ctrl))
                         continue;
-                /* Enabling a controller for the children of the sentry's own
-                 * group is what delegation means in v2; it is left enabled,
-                 * as other sandboxes beneath the same group may rely on it. */
+                /* Enabling a controller for the children of that group is
+                 * what delegation means in v2; it is left enabled, as other
+                 * sandboxes beneath the same group may rely on it. */
                 char cmd[32];
                 snprintf(cmd, sizeof(cmd), "+%s", req[i].ctrl);
-                r = cg_ctl_write(pfd, parent, "cgroup.subtree_control", cmd, NULL, NULL);
+                r = cg_ctl_write(pfd, ctl, "cgroup.subtree_control", cmd, NULL, NULL);
                 if (r < 0) {
                         cg_set_error(ret_error,
                                      "%s cannot be enforced: enabling the %s controller in %s/cgroup.subtree_control "
                                      "failed: %s%s",
-                                     req[i].name, req[i].ctrl, parent, strerror(-r),
+                                     req[i].name, req[i].ctrl, ctl, strerror(-r),
                                      r == -EBUSY
                                              ? " (that group holds processes itself, and cgroup v2 gives controllers "
                                                "only to the children of groups without processes: the \"no "
@@ -168,12 +233,9 @@ static int v2_create(struct cgroup *cg, const char *name, const struct cg_limits
                 cg->at[c] = 0;
         cg->v2_at = 0;
 
-        const struct cg_dir *d = &cg->dirs[0];
-        char val[64];
+        const struct cg_dir *d = cg->grp[GRP_V2].path ? &cg->grp[GRP_V2] : &cg->dirs[0];
         if (req[0].wanted) {
-                snprintf(val, sizeof(val), "%" PRId64, lim->memory_bytes);
-                r = cg_ctl_write(d->fd, d->path, "memory.max", val, req[0].name, ret_error);
-                if (r < 0)
+                if ((r = write_i64(d, "memory.max", lim->memory_bytes, req[0].name, ret_error)) < 0)
                         return r;
                 /* without this, swap would let the sandbox use more than the
                  * limit; absent without swap accounting, with nothing to close */
@@ -181,20 +243,17 @@ static int v2_create(struct cgroup *cg, const char *name, const struct cg_limits
                 if (r < 0)
                         return r;
         }
-        if (req[1].wanted) {
-                snprintf(val, sizeof(val), "%" PRId64, lim->max_processes);
-                r = cg_ctl_write(d->fd, d->path, "pids.max", val, req[1].name, ret_error);
-                if (r < 0)
-                        return r;
-        }
-        if (req[2].wanted) {
-                int64_t quota, period;
-                cg_cpu_bandwidth(lim->cpu_millis, &quota, &period);
-                snprintf(val, sizeof(val), "%" PRId64 " %" PRId64, quota, period);
-                r = cg_ctl_write(d->fd, d->path, "cpu.max", val, req[2].name, ret_error);
-                if (r < 0)
-                        return r;
-        }
+        if (req[1].wanted && (r = write_i64(d, "pids.max", lim->max_processes, req[1].name, ret_error)) < 0)
+                return r;
+        if (req[2].wanted && (r = v2_cpu(d, lim, o, ret_error)) < 0)
+                return r;
+        /* a v2 cpuset left empty uses its parent's: only what is asked */
+        if (o->cpus &&
+            (r = cg_ctl_write(d->fd, d->path, "cpuset.cpus", o->cpus, "linux.resources.cpu.cpus", ret_error)) < 0)
+                return r;
+        if (o->mems &&
+            (r = cg_ctl_write(d->fd, d->path, "cpuset.mems", o->mems, "linux.resources.cpu.mems", ret_error)) < 0)
+                return r;
         return 0;
 }
 

@@ -798,6 +798,8 @@ void oci_spec_free(struct oci_spec *s)
         free(s->uid_mappings);
         free(s->gid_mappings);
         free(s->cgroups_path);
+        free(s->resources.cpus);
+        free(s->resources.mems);
         strv_free(s->masked_paths);
         strv_free(s->readonly_paths);
         for (size_t i = 0; i < s->n_sysctls; i++) {
@@ -968,7 +970,13 @@ int oci_spec_parse(const char *buf, size_t len, const char *bundle, struct oci_s
                 return r;
 
         s = xcalloc(1, sizeof(*s));
-        s->resources = (struct oci_resources){.memory_limit = -1, .memory_swap = -1, .pids_limit = -1, .cpu_quota = -1};
+        s->resources = (struct oci_resources){.memory_limit = -1,
+                                              .memory_swap = -1,
+                                              .pids_limit = -1,
+                                              .cpu_quota = -1,
+                                              .memory_reservation = -1,
+                                              .memory_swappiness = -1,
+                                              .kernel_tcp = -1};
         if (abs_bundle) {
                 char *norm = NULL;
                 p.bundle = abs_bundle;

@@ -21,6 +21,7 @@
 
 #include "common/file.h"
 #include "common/util.h"
+#include "sentry/cgroup/cgroup.h"
 #include "sentry/oci/oci.h"
 #include "sentry/oci/runtime-internal.h"
 #include "sentry/sandbox/sandbox.h"
@@ -142,6 +143,49 @@ static int prepare_caps(const struct oci_caps *c, struct oci_sandbox *sb)
         return 0;
 }
 
+/* linux.resources beyond the policy's limits (which policy.c folded into
+ * the policy), handed to the cgroup room for the sentry's cgroup_create:
+ * the sentry is forked from this process and keeps them. The cpuset lists
+ * are checked against the host first, so that a bad one fails create
+ * before anything exists. What cgroup v2 has no file for is said and left,
+ * as runc leaves it. */
+static int prepare_resources(const struct oci_resources *res)
+{
+        _cleanup_free_ char *err = NULL;
+        if (cgroup_cpuset_check(res->cpus, res->mems, &err) < 0) {
+                oci_error("%s", err);
+                return -EINVAL;
+        }
+        struct cg_oci o = CG_OCI_NONE;
+        o.cpu_quota = res->cpu_quota > 0 ? res->cpu_quota : 0;
+        o.cpu_period = (int64_t)res->cpu_period;
+        o.cpu_shares = (int64_t)res->cpu_shares;
+        o.cpus = res->cpus;
+        o.mems = res->mems;
+        o.memory_reservation = res->memory_reservation > 0 ? res->memory_reservation : 0;
+        o.memory_swappiness = res->memory_swappiness;
+        o.kernel_tcp = res->kernel_tcp > 0 ? res->kernel_tcp : 0;
+        o.disable_oom_killer = res->disable_oom_killer;
+        if (!cgroup_auto_is_v1()) {
+                if (o.disable_oom_killer)
+                        oci_warn("linux.resources.memory.disableOOMKiller: ignored on cgroup v2, which has no such "
+                                 "setting (as runc and crun ignore it)");
+                if (o.memory_reservation)
+                        oci_warn("linux.resources.memory.reservation: ignored on cgroup v2 (memory.low would shield "
+                                 "the container's memory from the host's reclaim)");
+                if (o.memory_swappiness >= 0)
+                        oci_warn("linux.resources.memory.swappiness: ignored on cgroup v2, which has no such setting");
+                if (o.kernel_tcp)
+                        oci_warn("linux.resources.memory.kernelTCP: ignored on cgroup v2, where socket buffers count "
+                                 "in the memory limit");
+                o.disable_oom_killer = false;
+                o.memory_reservation = o.kernel_tcp = 0;
+                o.memory_swappiness = -1;
+        }
+        cgroup_set_oci(&o);
+        return 0;
+}
+
 /* config.json → what the sandbox is made of; refuses, by name, what cordon
  * cannot honour. 0 or -errno (said). */
 static int prepare(const char *bundle, struct oci_prepared *p)
@@ -230,6 +274,9 @@ static int prepare(const char *bundle, struct oci_prepared *p)
                 }
                 sb->cgroups_path = s->cgroups_path;
         }
+        r = prepare_resources(&s->resources);
+        if (r < 0)
+                return r;
         sb->root_readonly = s->root_readonly;
         const struct oci_user *u = &s->process.user;
         if (u->uid || u->gid || u->n_additional_gids) {

@@ -8,6 +8,7 @@
 #include <sys/mount.h>
 
 #include "common/util.h"
+#include "sentry/cgroup/cgroup.h"
 #include "sentry/oci/oci-internal.h"
 #include "sentry/oci/oci.h"
 
@@ -97,24 +98,51 @@ static int parse_memory(struct oci_parser *p, json_t *v, struct oci_resources *r
         if ((r = AT(p, v, "limit", get_mem(p, it, &res->memory_limit))) < 0 ||
             (r = AT(p, v, "swap", get_mem(p, it, &res->memory_swap))) < 0)
                 return r;
-        /* A soft reservation and the swappiness tune how the kernel reclaims;
-         * they bound nothing, so leaving them to the host's defaults takes no
-         * isolation away. "kernel" and "kernelTCP" are deprecated (cgroup v1
-         * only) and runc ignores them too; their values are still checked. */
-        if ((r = AT(p, v, "reservation", oci_get_int(p, it, -1, INT64_MAX, &ignored))) < 0 ||
+        /* The reservation (a reclaim hint), the swappiness (the group's own
+         * reclaim) and kernelTCP (a limit on socket buffers) are written as
+         * runc writes them on cgroup v1 (sentry/cgroup/); on v2, where runc
+         * has no file for the last two either, they are left to the host
+         * with a warning. "kernel" is deprecated (cgroup v1 only, refused by
+         * the kernel since 5.16) and runc ignores it too; its value is still
+         * checked. */
+        if ((r = AT(p, v, "reservation", get_mem(p, it, &res->memory_reservation))) < 0 ||
             (r = AT(p, v, "kernel", oci_get_int(p, it, -1, INT64_MAX, &ignored))) < 0 ||
-            (r = AT(p, v, "kernelTCP", oci_get_int(p, it, -1, INT64_MAX, &ignored))) < 0 ||
-            (r = AT(p, v, "swappiness", oci_get_int(p, it, -1, INT64_MAX, &ignored))) < 0 ||
+            (r = AT(p, v, "kernelTCP", get_mem(p, it, &res->kernel_tcp))) < 0 ||
+            (r = AT(p, v, "swappiness", oci_get_int(p, it, -1, 100, &res->memory_swappiness))) < 0 ||
             (r = AT(p, v, "useHierarchy", oci_get_bool(p, it, &(bool){false}))) < 0 ||
             (r = AT(p, v, "checkBeforeUpdate", oci_get_bool(p, it, &(bool){false}))) < 0)
                 return r;
-        if ((r = oci_refuse_set(p, v, "disableOOMKiller", "disabling the OOM killer (cgroup v1 only)")) < 0)
+        /* On cgroup v1, tasks at the limit then wait for memory instead of
+         * one being killed: what runc does. The sentry stays outside that
+         * memory group so it can still end them (sentry/cgroup/). */
+        if ((r = AT(p, v, "disableOOMKiller", oci_get_bool(p, it, &res->disable_oom_killer))) < 0)
                 return r;
         if (res->memory_swap > 0 && res->memory_limit > 0 && res->memory_swap < res->memory_limit)
                 return oci_fail_at(p, "swap",
                                    "is below the memory limit (%" PRId64 " < %" PRId64 "): swap counts memory "
                                    "plus swap",
                                    res->memory_swap, res->memory_limit);
+        return 0;
+}
+
+/* A cpuset list: its syntax here; whether the host has those CPUs or
+ * nodes, at create (cgroup_cpuset_check). "" means not given, as to runc. */
+static int get_cpu_list(struct oci_parser *p, json_t *v, char **ret)
+{
+        const char *s;
+        char q[DOC_QUOTE_MAX];
+        uint64_t mask[64];
+        int r = oci_get_string(p, v, &s);
+        if (r < 0 || !s[0])
+                return r;
+        r = cgroup_list_parse(s, mask, ELEMENTSOF(mask));
+        if (r == -ERANGE)
+                return oci_fail(p, "%s: a CPU or node number past 4095", doc_quote(q, s, strlen(s)));
+        if (r < 0)
+                return oci_fail(p, "%s: expected a list of numbers and ranges such as \"0-3,8\"",
+                                doc_quote(q, s, strlen(s)));
+        free(*ret);
+        *ret = xstrdup(s);
         return 0;
 }
 
@@ -134,11 +162,16 @@ static int parse_cpu(struct oci_parser *p, json_t *v, struct oci_resources *res)
                                    res->cpu_period);
         if (res->cpu_quota > 0 && res->cpu_quota < 1000)
                 return oci_fail_at(p, "quota", "must be at least 1000 microseconds, got %" PRId64, res->cpu_quota);
-        /* Placement and real-time budgets are not cordon's to grant: a
-         * container that asks for them must not run believing it has them. */
-        if ((r = oci_refuse_set(p, v, "cpus", "cpuset placement")) < 0 ||
-            (r = oci_refuse_set(p, v, "mems", "cpuset memory nodes")) < 0 ||
-            (r = oci_refuse_set(p, v, "realtimeRuntime", "real-time CPU time")) < 0 ||
+        if (res->cpu_shares > 262144)
+                return oci_fail_at(p, "shares", "must be at most 262144, got %" PRIu64, res->cpu_shares);
+        /* A placement only narrows the CPUs and memory nodes the container
+         * may use: written to its cpuset group (sentry/cgroup/). */
+        if ((r = AT(p, v, "cpus", get_cpu_list(p, it, &res->cpus))) < 0 ||
+            (r = AT(p, v, "mems", get_cpu_list(p, it, &res->mems))) < 0)
+                return r;
+        /* Real-time budgets are not cordon's to grant: a container that
+         * asks for them must not run believing it has them. */
+        if ((r = oci_refuse_set(p, v, "realtimeRuntime", "real-time CPU time")) < 0 ||
             (r = oci_refuse_set(p, v, "realtimePeriod", "real-time CPU time")) < 0 ||
             (r = oci_refuse_set(p, v, "idle", "SCHED_IDLE cgroups")) < 0 ||
             (r = oci_refuse_set(p, v, "burst", "CPU burst")) < 0)

@@ -150,12 +150,17 @@ enum oci_hook_kind {
 };
 
 struct oci_resources {
-        int64_t memory_limit; /* bytes; -1: not given (also for 0 or -1 in the file: unlimited) */
-        int64_t memory_swap;  /* -1: not given */
-        int64_t pids_limit;   /* -1: not given */
-        int64_t cpu_quota;    /* µs per period; -1: not given */
-        uint64_t cpu_period;  /* µs; 0: not given */
-        uint64_t cpu_shares;  /* 0: not given */
+        int64_t memory_limit;       /* bytes; -1: not given (also for 0 or -1 in the file: unlimited) */
+        int64_t memory_swap;        /* -1: not given */
+        int64_t pids_limit;         /* -1: not given */
+        int64_t cpu_quota;          /* µs per period; -1: not given */
+        uint64_t cpu_period;        /* µs; 0: not given */
+        uint64_t cpu_shares;        /* 0: not given */
+        char *cpus, *mems;          /* cpuset lists, syntax checked; NULL: not given (also "") */
+        int64_t memory_reservation; /* bytes; -1: not given */
+        int64_t memory_swappiness;  /* 0..100; -1: not given */
+        int64_t kernel_tcp;         /* bytes; -1: not given */
+        bool disable_oom_killer;
 };
 
 struct oci_annotation {

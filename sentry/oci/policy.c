@@ -11,6 +11,7 @@
 
 #include "common/docparse.h"
 #include "common/util.h"
+#include "sentry/cgroup/cgroup.h"
 #include "sentry/oci/oci.h"
 #include "sentry/policy/policy.h"
 
@@ -103,16 +104,12 @@ static void apply_limits(struct builder *b)
         if (res->cpu_quota > 0) {
                 /* the kernel's default period when none is given */
                 uint64_t period = res->cpu_period ? res->cpu_period : 100000;
-                uint64_t quota = (uint64_t)res->cpu_quota, whole = quota / period;
+                /* the same figure sentry/cgroup/ compares with, to write the
+                 * config's own quota and period when this is the limit */
+                int64_t millis = cgroup_cpu_millis((uint64_t)res->cpu_quota, period);
 
-                if (whole <= (uint64_t)CPU_MILLIS_MAX / 1000) {
-                        int64_t millis = (int64_t)(whole * 1000 + quota % period * 1000 / period);
-                        /* a quota under a thousandth of a CPU still is a limit */
-                        if (millis == 0)
-                                millis = 1;
-                        if (millis <= CPU_MILLIS_MAX)
-                                pol->cpu_millis = stricter(pol->cpu_millis, millis);
-                }
+                if (millis <= CPU_MILLIS_MAX)
+                        pol->cpu_millis = stricter(pol->cpu_millis, millis);
         }
 }
 

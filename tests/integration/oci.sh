@@ -336,6 +336,110 @@ cli_delete_force_running() {
         expect_eq "" "$(cgroups_of "$sid")" "no cgroup left"
 }
 
+# The cgroup filesystem type of a hierarchy's mount ("cgroupfs" for v1, "cgroup2fs"), or nothing
+cg_fs() { stat -fc %T "$1" 2>/dev/null; }
+
+# linux.cgroupsPath with linux.resources: the limits are in the group the engine named, as
+# runc writes them (kubelet and `crictl stats` read them there), the placement is what the
+# container's processes get, and delete leaves no group behind, not even the parent cordon
+# made on the way.
+it_test cli_cgroups_path_limits
+cli_cgroups_path_limits() {
+        oci_setup
+        local top="cordon-it-$$" v1= pid sid G
+        [ "$(cg_fs /sys/fs/cgroup/memory)" = cgroupfs ] && [ "$(cg_fs /sys/fs/cgroup/cpuset)" = cgroupfs ] && v1=1
+        [ -n "$v1" ] || [ "$(cg_fs /sys/fs/cgroup)" = cgroup2fs ] ||
+                skip "neither cgroup v1 memory and cpuset hierarchies nor a cgroup2 root"
+        at_exit "rmdir /sys/fs/cgroup/*/$top/c1 /sys/fs/cgroup/*/$top /sys/fs/cgroup/$top/c1 /sys/fs/cgroup/$top 2>/dev/null"
+        make_bundle "$IT_TMP/b" '["sh", "-c", "grep Cpus_allowed_list /proc/self/status; sleep 100"]' "
+c['linux']['cgroupsPath'] = '/$top/c1'
+c['linux']['resources'] = {'memory': {'limit': 67108864}, 'pids': {'limit': 50},
+    'cpu': {'quota': 50000, 'period': 200000, 'shares': 512, 'cpus': '0', 'mems': '0'}}"
+        oci create --bundle "$IT_TMP/b" --pid-file "$IT_TMP/pid" g1
+        expect_rc 0 "create with a cgroupsPath and limits"
+        pid=$(cat "$IT_TMP/pid")
+        sid=$(sandbox_of g1)
+        if [ -n "$v1" ]; then
+                G=/sys/fs/cgroup/memory/$top/c1
+                expect_eq 67108864 "$(cat "$G/memory.limit_in_bytes")" "the memory limit is at cgroupsPath"
+                expect_eq 50 "$(cat "/sys/fs/cgroup/pids/$top/c1/pids.max")" "the pids limit is at cgroupsPath"
+                expect_eq "50000 200000" "$(cat "/sys/fs/cgroup/cpu/$top/c1/cpu.cfs_quota_us" \
+                        "/sys/fs/cgroup/cpu/$top/c1/cpu.cfs_period_us" | tr '\n' ' ' | sed 's/ $//')" \
+                        "the CPU quota and period are at cgroupsPath, as given"
+                expect_eq 512 "$(cat "/sys/fs/cgroup/cpu/$top/c1/cpu.shares")" "the CPU shares too"
+                expect_eq 0 "$(cat "/sys/fs/cgroup/cpuset/$top/c1/cpuset.cpus")" "the cpuset too"
+                expect_contains "$(cat "/proc/$pid/cgroup")" ":memory:/$top/c1" \
+                        "the sentry (the pid the engine reads) is in that memory group"
+        else
+                G=/sys/fs/cgroup/$top/c1
+                expect_eq 67108864 "$(cat "$G/memory.max")" "the memory limit is at cgroupsPath"
+                expect_eq 50 "$(cat "$G/pids.max")" "the pids limit is at cgroupsPath"
+                expect_eq "50000 200000" "$(cat "$G/cpu.max")" "the CPU quota and period are at cgroupsPath"
+                expect_eq 0 "$(cat "$G/cpuset.cpus")" "the cpuset too"
+        fi
+        oci start g1
+        expect_rc 0 "start"
+        wait_until 10 grep -q Cpus_allowed_list "$IT_TMP/held.out"
+        expect_eq "0" "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$IT_TMP/held.out")" \
+                "the container's process runs on the CPUs of linux.resources.cpu.cpus"
+        oci kill g1 KILL
+        wait_until 10 pid_gone "$pid" || _it_soft_fail "the sentry outlives its container"
+        oci delete g1
+        expect_rc 0 "delete"
+        expect_eq "" "$(find /sys/fs/cgroup -maxdepth 2 -name "$top")" "no group left at cgroupsPath or its parent"
+        expect_eq "" "$(cgroups_of "$sid")" "no group of cordon's left"
+}
+
+# Bad values fail create with the field and the value, and leave nothing behind.
+it_test cli_cgroups_bad_values
+cli_cgroups_bad_values() {
+        oci_setup
+        local top="cordon-it-bad-$$" i
+        at_exit "rmdir /sys/fs/cgroup/*/$top/x /sys/fs/cgroup/*/$top /sys/fs/cgroup/$top/x /sys/fs/cgroup/$top 2>/dev/null"
+        local paths=("/$top/x" "/$top/x" "/$top/x" "/$top/../escape")
+        local res=("{'cpu': {'cpus': '0-999'}}" "{'cpu': {'mems': '0,4000'}}" "{'cpu': {'cpus': 'all'}}" "{}")
+        local says=('linux.resources.cpu.cpus "0-999": CPUs' 'linux.resources.cpu.mems "0,4000": memory node 4000'
+                'linux.resources.cpu.cpus: "all": expected a list' "linux.cgroupsPath /$top/../escape")
+        for i in 0 1 2 3; do
+                make_bundle "$IT_TMP/bad$i" '["true"]' "
+c['linux']['cgroupsPath'] = '${paths[i]}'
+c['linux']['resources'] = ${res[i]}"
+                oci create --bundle "$IT_TMP/bad$i" bad$i
+                expect_true "a bad value is refused ($i)" test "$RC" != 0
+                expect_contains "$ERR" "${says[i]}" "the refusal names the field and the value ($i)"
+                expect_true "no container state is left ($i)" test ! -e "$OCI_ROOT/bad$i"
+        done
+        expect_eq "" "$(find /sys/fs/cgroup -maxdepth 2 -name "$top" -o -maxdepth 2 -name escape)" "no group is left"
+}
+
+# disableOOMKiller (cgroup v1, as runc writes it): the container's tasks wait at the limit
+# instead of one being killed, and kill and delete still end them and clean up.
+it_test cli_oom_killer_disabled
+cli_oom_killer_disabled() {
+        oci_setup
+        local top="cordon-it-oom-$$" pid G
+        [ "$(cg_fs /sys/fs/cgroup/memory)" = cgroupfs ] || skip "no cgroup v1 memory hierarchy (v2 has no such setting)"
+        at_exit "rmdir /sys/fs/cgroup/*/$top/c1 /sys/fs/cgroup/*/$top 2>/dev/null"
+        G=/sys/fs/cgroup/memory/$top/c1
+        make_bundle "$IT_TMP/b" '["dd", "if=/dev/zero", "of=/dev/null", "bs=64M", "count=1"]' "
+c['linux']['cgroupsPath'] = '/$top/c1'
+c['linux']['resources'] = {'memory': {'limit': 16777216, 'disableOOMKiller': True}}"
+        oci create --bundle "$IT_TMP/b" --pid-file "$IT_TMP/pid" o1
+        expect_rc 0 "create with disableOOMKiller"
+        pid=$(cat "$IT_TMP/pid")
+        expect_contains "$(cat "$G/memory.oom_control")" "oom_kill_disable 1" "written at cgroupsPath"
+        oci start o1
+        wait_until 20 grep -q "under_oom 1" "$G/memory.oom_control" ||
+                _it_soft_fail "the container did not reach its limit"
+        expect_eq running "$(state_of o1)" "a task at the limit waits, not killed"
+        oci kill o1 KILL
+        expect_rc 0 "kill of a container waiting at its memory limit"
+        wait_until 10 pid_gone "$pid" || _it_soft_fail "the sentry outlives its container"
+        oci delete o1
+        expect_rc 0 "delete"
+        expect_eq "" "$(find /sys/fs/cgroup -maxdepth 2 -name "$top")" "no group left"
+}
+
 it_test cli_signal_names
 cli_signal_names() {
         oci_setup

@@ -322,6 +322,110 @@ START_TEST(test_lifecycle)
 }
 END_TEST
 
+/* True if path/file exists and reads as want (its first line). */
+static bool file_is(const char *dir, const char *file, const char *want)
+{
+        _cleanup_free_ char *p = xasprintf("%s/%s", dir, file);
+        _cleanup_free_ char *text = read_text(p);
+        if (!text)
+                return false;
+        text[strcspn(text, "\n")] = '\0';
+        ck_assert_msg(streq(text, want), "%s: \"%s\", expected \"%s\"", p, text, want);
+        return true;
+}
+
+/* An OCI cgroupsPath: the limits are written in the group it names (as
+ * runc writes them), the sentry (here: this process) moves into it, a
+ * process the sentry forks is bound by them and placed by the cpuset, and
+ * destroy removes that group and the parent made for it. A refusal (v2 on
+ * a hybrid host, whose controllers are v1's) leaves nothing either. */
+START_TEST(test_cgroups_path)
+{
+        enum cg_mode mode = modes[_i];
+        if (skip_unless(mode))
+                return;
+        _cleanup_free_ char *top = xasprintf("%spath", run_prefix);
+        _cleanup_free_ char *path = xasprintf("/%s/g", top);
+        ck_assert_int_eq(cgroup_set_parent(path), 0);
+        struct cg_oci o = CG_OCI_NONE;
+        o.cpu_quota = 20000;
+        o.cpu_period = 200000;
+        o.cpu_shares = 512;
+        o.cpus = "0";
+        o.mems = "0";
+        cgroup_set_oci(&o);
+        struct cg_limits lim = {64 * MIB, 30, cgroup_cpu_millis(20000, 200000)};
+        _cleanup_free_ char *id = new_id();
+        _cleanup_free_ char *err = NULL;
+        struct cgroup *cg = NULL;
+        int r = cgroup_create(mode, id, &lim, &cg, &err);
+        _cleanup_free_ char *root_top = xasprintf("/sys/fs/cgroup/%s", top);
+        if (r == -EOPNOTSUPP) {
+                printf("refused (%s): %s\n", mode_name(mode), err);
+                ck_assert_ptr_null(cg);
+                ck_assert_msg(gone(root_top), "%s left behind", root_top);
+                for (size_t c = 0; c < 8; c++) {
+                        static const char *const h[] = {"memory", "pids",    "cpu",     "cpuacct",
+                                                        "cpuset", "freezer", "unified", "systemd"};
+                        _cleanup_free_ char *d = xasprintf("/sys/fs/cgroup/%s/%s", h[c], top);
+                        ck_assert_msg(gone(d), "%s left behind", d);
+                }
+                return;
+        }
+        ck_assert_msg(r == 0, "cgroup_create: %s: %s", strerror(-r), err ?: "");
+
+        /* the limits, read where the engine reads them */
+        char *parents[32];
+        size_t n = 0, seen = 0;
+        for (const char *const *d = cgroup_parent_dirs(cg); *d && n < ELEMENTSOF(parents); d++)
+                parents[n++] = xstrdup(*d);
+        ck_assert_uint_ge(n, 2);
+        for (size_t i = 0; i < n; i++) {
+                if (!strstr(parents[i], path))
+                        continue; /* the parent made on the way */
+                seen += file_is(parents[i], "memory.limit_in_bytes", "67108864");
+                seen += file_is(parents[i], "memory.max", "67108864");
+                seen += file_is(parents[i], "pids.max", "30");
+                seen += file_is(parents[i], "cpu.cfs_quota_us", "20000");
+                seen += file_is(parents[i], "cpu.cfs_period_us", "200000");
+                seen += file_is(parents[i], "cpu.shares", "512");
+                seen += file_is(parents[i], "cpu.max", "20000 200000");
+                seen += file_is(parents[i], "cpuset.cpus", "0");
+        }
+        ck_assert_uint_ge(seen, mode == CG_V1 ? 6 : 3);
+        /* the sentry is in it: what containerd's shim reads */
+        _cleanup_free_ char *self = read_text("/proc/self/cgroup");
+        ck_assert_msg(strstr(self, path), "%s", self);
+
+        int go;
+        pid_t pid = spawn(child_sleep, NULL, &go);
+        ck_assert_int_eq(cgroup_attach(cg, pid), 0);
+        release(go);
+        ck_assert(in_group(pid, id));
+        if (mode == CG_V1) {
+                /* a placement: the container stays in G with the sentry */
+                _cleanup_free_ char *want = xasprintf(":cpuset:%s\n", path);
+                _cleanup_free_ char *p = xasprintf("/proc/%d/cgroup", (int)pid);
+                _cleanup_free_ char *text = read_text(p);
+                ck_assert_msg(strstr(text, want), "%s", text);
+                _cleanup_free_ char *st = xasprintf("/proc/%d/status", (int)pid);
+                _cleanup_free_ char *status = read_text(st);
+                ck_assert_msg(strstr(status, "Cpus_allowed_list:\t0\n"), "%s", status);
+        }
+        ck_assert_int_eq(cgroup_kill_all(cg), 0);
+        assert_killed(pid);
+        ck_assert_int_eq(cgroup_destroy(cg), 0);
+        for (size_t i = 0; i < n; i++) {
+                ck_assert_msg(gone(parents[i]), "%s still there", parents[i]);
+                free(parents[i]);
+        }
+        free(self);
+        self = read_text("/proc/self/cgroup");
+        ck_assert_msg(!strstr(self, path), "the sentry did not go back: %s", self);
+        ck_assert(gone(root_top));
+}
+END_TEST
+
 /* Either backend gives the sandbox a group in the cgroup v2 hierarchy, where
  * the BPF egress floor attaches (v1: one without limits beside the v1
  * groups), listed with the others so it is killed, removed and gc'd too. */
@@ -755,6 +859,7 @@ static Suite *cgroup_suite(void)
         tcase_add_loop_test(tc, test_freeze_thaw, 0, nm);
         tcase_add_loop_test(tc, test_create_rollback, 0, nm);
         tcase_add_loop_test(tc, test_v2_group_for_bpf, 0, nm);
+        tcase_add_loop_test(tc, test_cgroups_path, 0, nm);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("limits");

@@ -460,8 +460,43 @@ START_TEST(test_hooks_and_more)
         ck_assert_int_eq(s->resources.memory_limit, -1);
         ck_assert_int_eq(s->resources.cpu_quota, -1);
         ck_assert_uint_eq(s->resources.cpu_shares, 512);
+        ck_assert_int_eq(s->resources.memory_swappiness, 60);
+        ck_assert_ptr_null(s->resources.cpus);
+        ck_assert(!s->resources.disable_oom_killer);
         ck_assert_str_eq(s->mount_label, "system_u:object_r:container_file_t:s0");
         ck_assert_uint_eq(s->rootfs_propagation, MS_SLAVE | MS_REC);
+        oci_spec_free(s);
+}
+END_TEST
+
+/* linux.resources beyond the policy's limits, as runtime-tools' cgroup tests send them */
+START_TEST(test_resources)
+{
+        static const char json[] = MIN_HEAD
+                ", " MIN_PROC ", \"linux\": {\"cgroupsPath\": \"/cgrouptest\", \"resources\": {\"memory\": {\"limit\": "
+                "50593792, \"reservation\": 50593792, \"swap\": 50593792, \"kernel\": 50593792, \"kernelTCP\": "
+                "50593792, \"swappiness\": 10, \"disableOOMKiller\": true}, \"cpu\": {\"shares\": 2048, "
+                "\"quota\": 200000, \"period\": 500000, \"cpus\": \"0-1,3\", \"mems\": \"0\"}}}}";
+        struct oci_spec *s = parse_ok(json, strlen(json));
+        const struct oci_resources *r = &s->resources;
+
+        ck_assert_str_eq(s->cgroups_path, "/cgrouptest");
+        ck_assert_int_eq(r->memory_reservation, 50593792);
+        ck_assert_int_eq(r->kernel_tcp, 50593792);
+        ck_assert_int_eq(r->memory_swappiness, 10);
+        ck_assert(r->disable_oom_killer);
+        ck_assert_uint_eq(r->cpu_shares, 2048);
+        ck_assert_str_eq(r->cpus, "0-1,3");
+        ck_assert_str_eq(r->mems, "0");
+        oci_spec_free(s);
+
+        /* "" is not given, as to runc */
+        static const char empty[] =
+                MIN_HEAD ", " MIN_PROC ", \"linux\": {\"resources\": {\"cpu\": {\"cpus\": \"\", \"mems\": \"\"}}}}";
+        s = parse_ok(empty, strlen(empty));
+        ck_assert_ptr_null(s->resources.cpus);
+        ck_assert_ptr_null(s->resources.mems);
+        ck_assert_int_eq(s->resources.memory_swappiness, -1);
         oci_spec_free(s);
 }
 END_TEST
@@ -605,13 +640,20 @@ static const struct invalid_case invalid_cases[] = {
         {LINUX("\"resources\": {\"memory\": {\"limit\": -2}}"), "linux.resources.memory.limit", "between -1"},
         {LINUX("\"resources\": {\"memory\": {\"limit\": 100000000, \"swap\": 1000}}"), "linux.resources.memory.swap",
          "below the memory limit"},
-        {LINUX("\"resources\": {\"memory\": {\"disableOOMKiller\": true}}"), "linux.resources.memory.disableOOMKiller",
-         "not supported by cordon"},
+        {LINUX("\"resources\": {\"memory\": {\"disableOOMKiller\": 1}}"), "linux.resources.memory.disableOOMKiller",
+         "expected a boolean"},
+        {LINUX("\"resources\": {\"memory\": {\"swappiness\": 101}}"), "linux.resources.memory.swappiness",
+         "between -1 and 100"},
         {LINUX("\"resources\": {\"pids\": {\"limit\": 1.5}}"), "linux.resources.pids.limit",
          "expected an integer, got a real number"},
         {LINUX("\"resources\": {\"cpu\": {\"period\": 10}}"), "linux.resources.cpu.period", "between 1000 and 1000000"},
         {LINUX("\"resources\": {\"cpu\": {\"quota\": 10}}"), "linux.resources.cpu.quota", "at least 1000"},
-        {LINUX("\"resources\": {\"cpu\": {\"cpus\": \"0-1\"}}"), "linux.resources.cpu.cpus", "cpuset"},
+        {LINUX("\"resources\": {\"cpu\": {\"cpus\": \"0-\"}}"), "linux.resources.cpu.cpus", "\"0-\": expected a list"},
+        {LINUX("\"resources\": {\"cpu\": {\"cpus\": \"3-1\"}}"), "linux.resources.cpu.cpus", "expected a list"},
+        {LINUX("\"resources\": {\"cpu\": {\"cpus\": \"0,,1\"}}"), "linux.resources.cpu.cpus", "expected a list"},
+        {LINUX("\"resources\": {\"cpu\": {\"cpus\": \"0-9999\"}}"), "linux.resources.cpu.cpus", "past 4095"},
+        {LINUX("\"resources\": {\"cpu\": {\"mems\": 0}}"), "linux.resources.cpu.mems", "expected a string"},
+        {LINUX("\"resources\": {\"cpu\": {\"shares\": 262145}}"), "linux.resources.cpu.shares", "at most 262144"},
         {LINUX("\"resources\": {\"cpu\": {\"realtimeRuntime\": 5}}"), "linux.resources.cpu.realtimeRuntime",
          "real-time"},
         {LINUX("\"resources\": {\"blockIO\": {\"weight\": 100}}"), "linux.resources.blockIO", "not supported"},
@@ -1305,6 +1347,7 @@ static Suite *oci_suite(void)
         tcase_add_test(tc, test_u64_max);
         tcase_add_test(tc, test_mount_options);
         tcase_add_test(tc, test_hooks_and_more);
+        tcase_add_test(tc, test_resources);
         tcase_add_test(tc, test_process_file);
         suite_add_tcase(s, tc);
 
