@@ -19,10 +19,12 @@
  * under CORDON_TRACE_STARTUP. It never touches a group that is not
  * cordon's: it makes, writes to, kills and removes only its own
  * "cordon-<id>" groups and their "run-<n>" groups, and gc removes only
- * directories so named on a cgroup filesystem. The one write elsewhere is
- * v2 delegation, enabling a controller in the sentry's own group's
- * cgroup.subtree_control, which is left enabled for the other sandboxes
- * beneath it. */
+ * directories so named on a cgroup filesystem. The writes elsewhere: v2
+ * delegation, enabling a controller in the cgroup.subtree_control of the
+ * group above the limited one, which is left enabled for the others
+ * beneath it; and an OCI container's cgroupsPath group, which the engine
+ * names for that container alone (cgroup_set_parent): its limits, the
+ * sentry's pid, and its removal (only once empty) at the end. */
 #pragma once
 
 #include <stdbool.h>

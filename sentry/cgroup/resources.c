@@ -12,7 +12,7 @@
 #include "common/util.h"
 #include "sentry/cgroup/cgroup.h"
 
-#define LIST_WORDS 64 /* lists up to CPU or node 4095 */
+#define LIST_WORDS   64 /* lists up to CPU or node 4095 */
 #define LIST_NUM_MAX 100000
 
 int64_t cgroup_cpu_millis(uint64_t quota, uint64_t period)

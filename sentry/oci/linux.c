@@ -262,6 +262,11 @@ static int parse_resources(struct oci_parser *p, json_t *v, struct oci_resources
             (r = AT(p, v, "devices", parse_device_rules(p, it))) < 0 ||
             (r = AT(p, v, "hugepageLimits", parse_hugepage_limits(p, it))) < 0)
                 return r;
+        /* Block I/O weights would claim more of a disk than the group's
+         * siblings get (its throttles are not written either); a net_cls
+         * class id could match the host's own traffic rules and net_prio
+         * would raise the container's traffic over others'; "unified" is
+         * any v2 file, relaxations included. Refused, not dropped. */
         if ((r = oci_refuse_set(p, v, "blockIO", "block I/O weights and throttles")) < 0 ||
             (r = oci_refuse_set(p, v, "network", "net_cls/net_prio (cgroup v1)")) < 0 ||
             (r = oci_refuse_set(p, v, "rdma", "RDMA limits")) < 0 ||

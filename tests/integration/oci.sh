@@ -437,6 +437,15 @@ c['linux']['resources'] = {'memory': {'limit': 16777216, 'disableOOMKiller': Tru
         wait_until 10 pid_gone "$pid" || _it_soft_fail "the sentry outlives its container"
         oci delete o1
         expect_rc 0 "delete"
+        # delete --force of one waiting there, without a kill first
+        oci create --bundle "$IT_TMP/b" --pid-file "$IT_TMP/pid" o2
+        pid=$(cat "$IT_TMP/pid")
+        oci start o2
+        wait_until 20 grep -q "under_oom 1" "$G/memory.oom_control" ||
+                _it_soft_fail "the second container did not reach its limit"
+        oci delete --force o2
+        expect_rc 0 "delete --force of a container waiting at its memory limit"
+        expect_true "its sentry is gone" pid_gone "$pid"
         expect_eq "" "$(find /sys/fs/cgroup -maxdepth 2 -name "$top")" "no group left"
 }
 

@@ -32,7 +32,7 @@ static const struct {
         {"0 1", -EINVAL, 0, 0},
         {"0-7:2", -EINVAL, 0, 0}, /* the kernel's strides: not taken */
         {"all", -EINVAL, 0, 0},
-        {"128", -ERANGE, 0, 0},   /* past two words */
+        {"128", -ERANGE, 0, 0}, /* past two words */
         {"99999999999", -ERANGE, 0, 0},
 };
 
