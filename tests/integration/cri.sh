@@ -244,6 +244,10 @@ pod_checks() { # HANDLER [EXTRA-CHECKS-FUNCTION]
         cpu=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["stats"][0]["cpu"]["usageCoreNanoSeconds"]["value"])' 2>/dev/null)
         expect_true "crictl stats: the container's memory ($mem bytes) is counted" test "${mem:-0}" -gt 100000
         expect_true "crictl stats: the container's cpu time ($cpu ns) is counted" test "${cpu:-0}" -gt 0
+        # containerd reports what is left beneath the group's limit: the limit is seen there
+        local avail
+        avail=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["stats"][0]["memory"]["availableBytes"]["value"])' 2>/dev/null)
+        expect_eq 67108864 "$((${mem:-0} + ${avail:-0}))" "crictl stats: the container's memory limit (used + available)"
         CGDIR=/sys/fs/cgroup/memory/k8s.io/$WEB
         if [ -d /sys/fs/cgroup/memory/k8s.io ]; then
                 expect_eq 67108864 "$(cat "$CGDIR/memory.limit_in_bytes" 2>/dev/null)" \
