@@ -923,6 +923,9 @@ podman_setup() {
         command -v conmon >/dev/null || [ -x /usr/libexec/podman/conmon ] || skip "conmon is not installed"
         PM_DIR="$IT_TMP/podman"
         mkdir -p "$PM_DIR"
+        # conmon leaves a file named "oom" in its working directory (after an OOM kill, as
+        # podman_limits makes): ours, not the caller's source tree (as podman.sh does)
+        cd "$PM_DIR" || fail "cd $PM_DIR"
         # podman refuses a runroot longer than 50 characters
         PM_RUNROOT=$(mktemp -d /tmp/cordon-pm.XXXXXX) || fail "mktemp"
         at_exit "rm -rf '$PM_RUNROOT'"
