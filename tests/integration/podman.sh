@@ -72,6 +72,10 @@ if [ "${1:-}" = --pass ]; then
         pm run --rm "${RUN[@]}" --pids-limit 10 "$IMG" sh -c 'for i in $(seq 1 20); do sleep 5 & done; echo all-forked'
         [ "$OUT" != all-forked ] && grep -q "can't fork" "$DIR/err"
         res pids-limit $? "--pids-limit 10 stops the 20th fork"
+        pm run --rm "${RUN[@]}" --cpuset-cpus 0 --cpus 0.5 --cpu-shares 512 "$IMG" \
+                sh -c 'grep ^Cpus_allowed_list: /proc/self/status | cut -f2'
+        [ "$OUT" = 0 ]
+        res cpuset $? "--cpuset-cpus 0 (with --cpus and --cpu-shares): the process runs on CPU 0 only"
         pm run --rm "${RUN[@]}" "$IMG" sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "'
         [ "$OUT" = lo ]
         res network-none $? "--network none: loopback only"
