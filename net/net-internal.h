@@ -199,12 +199,16 @@ void net_close_reset(int fd);
  * not hang on what they are (a skip table over the needle's byte pairs).
  * The needle is not copied: it must outlive the scan. Needles shorter than
  * NET_SCAN_MIN go to memmem, whose short-needle paths have no table. */
-#define NET_SCAN_MIN 4
+#define NET_SCAN_MIN   4
+#define NET_SCAN_SLOTS 512
 struct net_scan {
         const uint8_t *needle;
         size_t len;
-        size_t skip;          /* after a window ending in the last pair that did not match */
-        uint8_t shift[65536]; /* by byte pair: where it ends in the needle's tail, 0 nowhere */
+        size_t skip;                  /* after a window ending in the last pair that did not match */
+        uint64_t present[65536 / 64]; /* the byte pairs of the needle's tail */
+        /* where each ends in the tail (1 .. 255; 0: an empty slot) */
+        uint16_t key[NET_SCAN_SLOTS];
+        uint8_t at[NET_SCAN_SLOTS];
 };
 void net_scan_init(struct net_scan *s, const void *needle, size_t len);
 /* The first place of the needle in hay's n bytes, or NULL. */
