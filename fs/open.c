@@ -317,8 +317,9 @@ static bool path_has_dots(const char *path)
  * and /dev/std* links served through the agent, /dev/tty as the caller's,
  * and otherwise the mount view and the child's credentials. The kernel's own
  * open gives the last two the same. For the rest, only names that cannot
- * reach /proc are left to it: an absolute path beneath none of /proc,
- * /dev/fd, /dev/std* and /etc/mtab (the view's links into /proc), with no
+ * reach /proc, or a node Landlock does not grant, are left to it: an
+ * absolute path beneath neither /proc nor /etc/mtab (the distributions'
+ * link to it), and under /dev only the nodes Landlock grants, with no
  * ".", ".." or empty component; or a relative one, so spelled and not
  * so beginning, from a directory on neither procfs nor the view's /dev.
  * A name directly in a template root stays emulated too: the mount view
@@ -340,8 +341,14 @@ static bool open_native_write(struct notify_call *call, const struct open_args *
             ((a->how.flags & O_CREAT) && (a->how.mode & (S_ISUID | S_ISGID))) || path_has_dots(path))
                 return false;
         const char *rooted = path[0] == '/' ? path + 1 : path; /* as from the root, for a relative one too */
-        if (path_beneath(rooted, "proc") || path_beneath(rooted, "dev/fd") || strncmp(rooted, "dev/std", 7) == 0 ||
-            path_beneath(rooted, "etc/mtab"))
+        if (path_beneath(rooted, "proc") || path_beneath(rooted, "etc/mtab"))
+                return false;
+        /* under /dev only the nodes Landlock grants writing (fs/landlock.c:
+         * null, zero, full, tty, the sandbox's ptys): the rest are the view's
+         * links into /proc or nodes the view lets anyone write (random,
+         * urandom, an OCI /dev/console), which Landlock would refuse */
+        if (path_beneath(rooted, "dev") && !streq(rooted, "dev/null") && !streq(rooted, "dev/zero") &&
+            !streq(rooted, "dev/full") && !streq(rooted, "dev/tty") && !startswith(rooted, "dev/pts/"))
                 return false;
         /* one name, directly in the directory it starts from */
         const char *slash = strchrnul(rooted, '/');

@@ -199,8 +199,9 @@ semantics_fast_path() {
 # view's /dev/fd and /dev/std* links are still served by the sentry. Each
 # line is what a native run prints too: a truncate and an append, the umask
 # on a new file, /proc files written by name and relative to a /proc
-# directory, and /dev/stdout, /dev/fd/1 and /dev/stderr reopened when they
-# are a host file outside the view (which Landlock alone would refuse).
+# directory, /dev/urandom (writable by anyone, not granted by Landlock), and
+# /dev/stdout, /dev/fd/1 and /dev/stderr reopened when they are a host file
+# outside the view (which Landlock alone would refuse).
 it_test write_opens_native_and_served
 write_opens_native_and_served() {
         local host="$IT_TMP/host-out" mode
@@ -213,10 +214,11 @@ umask 027; echo a > /tmp/f; echo bb > /tmp/f; echo ccc >> /tmp/f; stat -c %a /tm
 echo 600 > /proc/self/oom_score_adj && cat /proc/self/oom_score_adj
 (cd /proc/$$ && echo 700 > oom_score_adj) && cat /proc/self/oom_score_adj
 cd /tmp && echo rel > g && cat g
+echo seed > /dev/urandom && echo urandom
 echo tohost >> /dev/stdout; echo tohost2 >> /dev/fd/1; echo tohost3 >> /dev/stderr' </dev/null >>"$host" 2>&1
                 RC=$? ERR=""
                 expect_rc 0 "the write opens ($mode)"
-                expect_eq $'640\nbb\nccc\n600\n700\nrel\ntohost\ntohost2\ntohost3' "$(cat "$host")" \
+                expect_eq $'640\nbb\nccc\n600\n700\nrel\nurandom\ntohost\ntohost2\ntohost3' "$(cat "$host")" \
                         "write opens natively and through the sentry ($mode)"
         done
 }
