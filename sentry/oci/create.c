@@ -169,7 +169,7 @@ static int prepare_resources(const struct oci_resources *res)
         if (!cgroup_auto_is_v1()) {
                 if (o.disable_oom_killer)
                         oci_warn("linux.resources.memory.disableOOMKiller: ignored on cgroup v2, which has no such "
-                                 "setting (as runc and crun ignore it)");
+                                 "setting (as runc ignores it)");
                 if (o.memory_reservation)
                         oci_warn("linux.resources.memory.reservation: ignored on cgroup v2 (memory.low would shield "
                                  "the container's memory from the host's reclaim)");
