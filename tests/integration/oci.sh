@@ -390,6 +390,28 @@ c['linux']['resources'] = {'memory': {'limit': 67108864}, 'pids': {'limit': 50},
         expect_eq "" "$(cgroups_of "$sid")" "no group of cordon's left"
 }
 
+# A sentry killed outright leaves its groups; delete still removes them, the cgroupsPath
+# group and the parent made for it included (from the state it wrote), as runc's delete does.
+it_test cli_cgroups_path_sentry_killed
+cli_cgroups_path_sentry_killed() {
+        oci_setup
+        local top="cordon-it-kill-$$" pid
+        at_exit "rmdir /sys/fs/cgroup/*/$top/c1/cordon-* /sys/fs/cgroup/*/$top/c1 /sys/fs/cgroup/*/$top /sys/fs/cgroup/$top/c1/cordon-* /sys/fs/cgroup/$top/c1 /sys/fs/cgroup/$top 2>/dev/null"
+        make_bundle "$IT_TMP/b" '["sleep", "100"]' "
+c['linux']['cgroupsPath'] = '/$top/c1'
+c['linux']['resources'] = {'memory': {'limit': 67108864}, 'pids': {'limit': 50}}"
+        oci create --bundle "$IT_TMP/b" --pid-file "$IT_TMP/pid" s1
+        expect_rc 0 "create"
+        pid=$(cat "$IT_TMP/pid")
+        oci start s1
+        kill -9 "$pid"
+        wait_until 10 pid_gone "$pid" || _it_soft_fail "the sentry did not die"
+        expect_true "its groups are still there" test -n "$(find /sys/fs/cgroup -maxdepth 2 -name "$top")"
+        oci delete s1
+        expect_rc 0 "delete after the sentry was killed"
+        expect_eq "" "$(find /sys/fs/cgroup -maxdepth 2 -name "$top")" "no group left at cgroupsPath or its parent"
+}
+
 # Bad values fail create with the field and the value, and leave nothing behind.
 it_test cli_cgroups_bad_values
 cli_cgroups_bad_values() {
