@@ -611,6 +611,22 @@ static void add_span(struct span **v, size_t *n, size_t *cap, size_t off, size_t
         (*v)[(*n)++] = (struct span){off, len};
 }
 
+/* How many of buf's last len bytes are the start of o's secret: the most,
+ * if more than hold (else hold). Only places that hold the secret's first
+ * byte are compared (a length at a time cost a comparison per byte of the
+ * secret at every read: 14 us a 64 KiB read for a 6 KiB secret). */
+static size_t secret_start(const char *buf, size_t len, const struct broker_grant *o, size_t hold)
+{
+        size_t most = o->secret_len - 1 < len ? o->secret_len - 1 : len;
+        if (most <= hold)
+                return hold;
+        const char *end = buf + len - hold; /* a start from here is no more than hold */
+        for (const char *p = buf + len - most; p < end && (p = memchr(p, o->secret[0], (size_t)(end - p))); p++)
+                if (memcmp(p, o->secret, (size_t)(buf + len - p)) == 0)
+                        return (size_t)(buf + len - p);
+        return hold;
+}
+
 /* The offset in buf of the data's byte at index i (segs in data order;
  * i is less than the data's length). */
 static size_t data_at(const struct span *segs, size_t n_segs, size_t i)
@@ -658,11 +674,8 @@ static size_t scan_chunked(struct session *s, char *buf, size_t len, size_t carr
                                 buf[data_at(segs, n_segs, from + q)] = o->mask[q];
                         memcpy(at, o->mask, o->secret_len);
                 }
-                for (size_t t = o->secret_len - 1; !flush && t > hold_l; t--)
-                        if (t <= n && memcmp(l + n - t, o->secret, t) == 0) {
-                                hold_l = t;
-                                break;
-                        }
+                if (!flush)
+                        hold_l = secret_start(l, n, o, hold_l);
         }
         if (copy)
                 explicit_bzero(copy, n);
@@ -710,11 +723,8 @@ static int scan_send(struct session *s, char *data, size_t n, bool flush)
                 for (char *at = buf; (at = (char *)net_scan_find(o->secret_scan, at, len - (size_t)(at - buf)));
                      at += o->secret_len)
                         memcpy(at, o->mask, o->secret_len);
-                for (size_t t = o->secret_len - 1; !flush && t > hold; t--)
-                        if (t <= len && memcmp(buf + len - t, o->secret, t) == 0) {
-                                hold = t;
-                                break;
-                        }
+                if (!flush)
+                        hold = secret_start(buf, len, o, hold);
         }
         size_t hold_c = scan_chunked(s, buf, len, carry_len, flush);
         if (hold_c > hold)
