@@ -180,6 +180,20 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
         return append(s, at, len) ? 0 : -1;
 }
 
+/* RFC 9110's token: what a header's name is made of */
+static bool is_token(const char *s, size_t n)
+{
+        if (n == 0)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                char c = s[i];
+                bool alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+                if (!alnum && (c == '\0' || !strchr("!#$%&'*+-.^_`|~", c)))
+                        return false;
+        }
+        return true;
+}
+
 static bool contains(const char *hay, size_t n, const char *needle)
 {
         return memmem(hay, n, needle, strlen(needle)) != NULL;
@@ -328,12 +342,22 @@ static int on_headers_complete(http_parser *p)
         if (s->fifo_n == PIPELINE_MAX)
                 return refuse(s, p, REASON_HTTP_REFUSED, 429);
 
+        /* HTTP/1.x only: http-parser takes a request line without a
+         * version as HTTP/0.9, whose server reads no headers at all */
+        if (p->http_major != 1)
+                return refuse(s, p, REASON_HTTP_REFUSED, 400);
+
         /* the host it names: the Host header (once), and an absolute URL's */
         size_t n_host = 0, n_te = 0, n_cl = 0, n_grant = 0;
         bool host_ok = true, te_ok = true, expect = false;
         for (size_t i = 0; i < s->n_h; i++) {
                 const struct hdr *h = &s->h[i];
                 const char *name = s->head + h->name, *v = s->head + h->value;
+                /* a name that is not a token ("Transfer-Encoding :") is one
+                 * http-parser may still act on while the checks below do
+                 * not see it, and a server may read either way */
+                if (!is_token(name, h->name_len))
+                        return refuse(s, p, REASON_HTTP_REFUSED, 400);
                 if (eq_ci(name, h->name_len, "host")) {
                         n_host++;
                         size_t hl = strlen(host);
@@ -357,6 +381,10 @@ static int on_headers_complete(http_parser *p)
         if (n_te > 1 || n_cl > 1 || (n_te && n_cl) || !te_ok)
                 return refuse(s, p, REASON_HTTP_REFUSED, 400);
         s->chunked = n_te == 1;
+        /* the body is re-framed as the broker reads the headers and sent as
+         * http-parser reads it: the two must agree */
+        if (s->chunked != ((p->flags & F_CHUNKED) != 0))
+                return refuse(s, p, REASON_HTTP_REFUSED, 400);
 
         /* every grant's placeholder: only this grant's, only in its header */
         for (size_t k = 0; k < s->b->n; k++) {

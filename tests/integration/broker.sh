@@ -420,6 +420,9 @@ one("te_cl", ("POST /echo/tecl HTTP/1.1\r\nHost: " + name + "\r\n" + auth +
               "\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n").encode())
 one("te_gzip", ("POST /echo/tegz HTTP/1.1\r\nHost: " + name + "\r\n" + auth +
                 "\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n").encode())
+one("te_space", ("POST /echo/tesp HTTP/1.1\r\nHost: " + name + "\r\n" + auth +
+                 "\r\nTransfer-Encoding : chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n").encode())
+one("http09", ("GET /echo/h09\r\nHost: " + name + "\r\n" + auth + "\r\n\r\n").encode())
 one("split", ((head % "split") + "\r\n").encode(), split=40)
 p = ("GET /echo/p1 HTTP/1.1\r\nHost: " + name + "\r\n" + auth + "\r\n\r\n" +
      "DELETE /echo/p2 HTTP/1.1\r\nHost: " + name + "\r\n" + auth + "\r\n\r\n" +
@@ -434,6 +437,8 @@ EOF
         expect_eq 400 "$(field bad_header)" "a malformed header line"
         expect_eq 400 "$(field te_cl)" "Transfer-Encoding with Content-Length"
         expect_eq 400 "$(field te_gzip)" "a Transfer-Encoding that is not just chunked"
+        expect_eq 400 "$(field te_space)" "a header name that is not a token (Transfer-Encoding :)"
+        expect_eq 400 "$(field http09)" "a request line without a version (HTTP/0.9)"
         expect_eq 200 "$(field split)" "a head split across TLS records"
         expect_eq "200 403" "$(field pipelined)" "pipelined: the first answered, the second refused, the third never sent"
         expect_eq 2 "$(arrivals)" "requests that reached the upstream with the secret (split, p1)"
