@@ -239,25 +239,31 @@ static int prepare(const char *bundle, struct oci_prepared *p)
         p->policy_text = xstrdup(pol && pol[0] == '{' ? pol : "{}");
 
         /* A namespace the config does not list is the host's, for runc
-         * (podman's --network host, a hostNetwork or hostPID pod). cordon
-         * never shares the host's: the container gets its own, as every
-         * sandbox does. Said, so a container that expected the host's
-         * network or processes is not left to wonder. */
+         * (podman's --network host, --pid host, a hostNetwork or hostPID
+         * pod). cordon never shares the host's, and a container given its
+         * own instead fails later and obscurely (a service on the host's
+         * localhost refuses it; the host's processes are not there): the
+         * create is refused, naming the field, as for the other refused
+         * parts of a config. Nothing is made before prepare. */
         static const struct {
                 int type;
-                const char *name, *what;
-        } own[] = {{CLONE_NEWNET, "network", "network (the egress gate decides its connections)"},
-                   {CLONE_NEWPID, "pid", "pid namespace"},
-                   {CLONE_NEWIPC, "ipc", "ipc namespace"},
-                   {CLONE_NEWUTS, "uts", "hostname"}};
-        for (size_t i = 0; i < ELEMENTSOF(own); i++) {
+                const char *name, *asks;
+        } host[] = {{CLONE_NEWNET, "network", "the host's network (podman --network host, a hostNetwork pod)"},
+                    {CLONE_NEWPID, "pid", "the host's processes (podman --pid host, a hostPID pod)"},
+                    {CLONE_NEWIPC, "ipc", "the host's IPC (podman --ipc host, a hostIPC pod)"},
+                    {CLONE_NEWUTS, "uts", "the host's hostname (podman --uts host)"},
+                    {CLONE_NEWNS, "mount", "the host's mounts"}};
+        for (size_t i = 0; i < ELEMENTSOF(host); i++) {
                 bool listed = false;
                 for (size_t j = 0; j < s->n_namespaces; j++)
-                        listed = listed || s->namespaces[j].type == own[i].type;
-                if (!listed)
-                        oci_warn(
-                                "linux.namespaces: no %s namespace (the host's): cordon gives the container its own %s",
-                                own[i].name, own[i].what);
+                        listed = listed || s->namespaces[j].type == host[i].type;
+                if (!listed) {
+                        oci_error("%s/config.json: linux.namespaces: no \"%s\" namespace, which asks for %s: not "
+                                  "supported by cordon, which never shares a namespace of the host's (each container "
+                                  "has its own, or its pod's)",
+                                  bundle, host[i].name, host[i].asks);
+                        return -EOPNOTSUPP;
+                }
         }
 
         struct oci_sandbox *sb = &p->sb;
