@@ -93,6 +93,14 @@ struct session {
         size_t held_len, held_cap, held_head;
         struct pending held_q;
 
+        /* What goes upstream, in whole records: a piece too small for
+         * one (a head, a chunk line) waits here for what follows it, and
+         * what is staged leaves at the end of each read's parse (up_flush).
+         * A chunked body went as three writes and two tiny records per
+         * chunk (line, data, CRLF). */
+        char *stage;
+        size_t staged;
+
         /* offline (the fuzz target): what would go upstream, collected */
         bool offline;
         char *sink;
@@ -101,6 +109,57 @@ struct session {
 };
 
 static void out_add(char **buf, size_t *len, size_t *cap, const char *d, size_t n);
+
+#define RECORD 16384 /* a TLS record's most plaintext */
+
+/* Writes the stage's record upstream and wipes it (a head with the secret
+ * passes through it). */
+static int stage_out(struct session *s)
+{
+        int r = s->staged ? net_ssl_write(s->r, s->u, s->r->upstream, s->stage, s->staged) : 0;
+        explicit_bzero(s->stage, s->staged);
+        s->staged = 0;
+        return r;
+}
+
+/* Upstream in whole records: whole ones straight from buf, the rest
+ * through the stage. */
+static int up_write(struct session *s, const char *buf, size_t n)
+{
+        if (!s->stage)
+                s->stage = xmalloc(RECORD);
+        while (n > 0) {
+                if (s->staged == 0 && n >= RECORD) {
+                        size_t k = n - n % RECORD;
+                        int r = net_ssl_write(s->r, s->u, s->r->upstream, buf, k);
+                        if (r < 0)
+                                return r;
+                        buf += k;
+                        n -= k;
+                        continue;
+                }
+                size_t k = n < RECORD - s->staged ? n : RECORD - s->staged;
+                memcpy(s->stage + s->staged, buf, k);
+                s->staged += k;
+                buf += k;
+                n -= k;
+                if (s->staged == RECORD) {
+                        int r = stage_out(s);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+/* What up_write has, out to the upstream's socket. */
+static int up_flush(struct session *s)
+{
+        if (s->offline || !s->u)
+                return 0;
+        int r = stage_out(s);
+        return r < 0 ? r : net_ssl_flush(s->r, s->u, s->r->upstream);
+}
 
 /* What goes upstream: held (see holding), through TLS, or (offline) into
  * the sink. */
@@ -114,7 +173,7 @@ static int send_up(struct session *s, const void *buf, size_t n)
                 out_add(&s->sink, &s->sink_len, &s->sink_cap, buf, n);
                 return 0;
         }
-        return net_ssl_write_all(s->r, s->u, s->r->upstream, buf, n);
+        return up_write(s, buf, n);
 }
 
 static bool eq_ci(const char *a, size_t an, const char *b)
@@ -430,6 +489,13 @@ static int on_headers_complete(http_parser *p)
                          * method and target; its first bytes shown), after
                          * every other check passed; refused unless approved.
                          * The thread waits: only this connection does. */
+                        /* what the requests before it sent goes now, not
+                         * after a person's answer */
+                        if (up_flush(s) < 0) {
+                                s->failed = true;
+                                http_parser_pause(p, 1);
+                                return 0;
+                        }
                         uint8_t first[NOTIFY_ASK_BYTES_MAX];
                         size_t n_first = body_first_bytes(s, p, first, sizeof(first));
                         enum net_reason a = net_broker_ask(s->r, bg, s->method, url, s->url_len, first, n_first);
@@ -828,6 +894,10 @@ static void feed_requests(struct session *s, const char *buf, size_t n)
         s->last_at = NULL;
         size_t used = http_parser_execute(&s->req, &s->req_set, buf, n);
         (void)used;
+        /* all that went upstream from this read, refused or not after it
+         * (as when each piece left at once) */
+        if (up_flush(s) < 0)
+                s->failed = true;
         enum http_errno e = HTTP_PARSER_ERRNO(&s->req);
         if (s->failed || s->refuse != REASON_ALLOWED)
                 return;
@@ -931,6 +1001,9 @@ void net_broker_http(struct net_relay *r, struct broker_grant *bg, void *c, void
         free_responses(s);
         drop_held(s);
         free(s->held);
+        if (s->stage)
+                explicit_bzero(s->stage, RECORD);
+        free(s->stage);
         explicit_bzero(s, sizeof(*s));
         free(s);
 }

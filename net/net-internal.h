@@ -272,6 +272,10 @@ int net_http_offline_response(struct net_broker *b, const uint8_t *data, size_t 
  * the end, -EAGAIN (wait for fd), -EPIPE; and a write of all of buf. */
 ssize_t net_ssl_read(void *ssl, void *buf, size_t n);
 int net_ssl_write_all(struct net_relay *r, void *ssl, int fd, const void *buf, size_t n);
+/* The same in two steps: records into the write buffer (which writes to fd
+ * as it fills), then what it holds out to fd. 0 or -EPIPE. */
+int net_ssl_write(struct net_relay *r, void *ssl, int fd, const void *buf, size_t n);
+int net_ssl_flush(struct net_relay *r, void *ssl, int fd);
 bool net_ssl_pending(void *ssl);
 /* Up to n of the bytes SSL_read would give next, left unread: >0, or 0
  * when none are there yet (or the connection ended). */

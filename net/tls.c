@@ -401,7 +401,7 @@ ssize_t net_ssl_peek(void *ssl, void *buf, size_t n)
         return k > 0 ? k : 0;
 }
 
-/* Writes through a buffer: the records of one net_ssl_write_all (up to
+/* Writes through a buffer: the records written until a flush (up to
  * 64 KiB of them) leave in one write(2) at its flush, not one each. */
 static bool buffer_writes(SSL *ssl)
 {
@@ -429,10 +429,23 @@ static int flush(struct net_relay *r, SSL *ssl, int fd, int64_t deadline)
         }
 }
 
+/* a peer that stops reading for this long is gone */
+#define WRITE_STALL_MS 60000
+
+int net_ssl_flush(struct net_relay *r, void *ssl, int fd)
+{
+        return flush(r, ssl, fd, net_now_ms() + WRITE_STALL_MS);
+}
+
 int net_ssl_write_all(struct net_relay *r, void *ssl, int fd, const void *buf, size_t n)
 {
-        /* a peer that stops reading for this long is gone */
-        int64_t deadline = net_now_ms() + 60000;
+        int k = net_ssl_write(r, ssl, fd, buf, n);
+        return k < 0 ? k : net_ssl_flush(r, ssl, fd);
+}
+
+int net_ssl_write(struct net_relay *r, void *ssl, int fd, const void *buf, size_t n)
+{
+        int64_t deadline = net_now_ms() + WRITE_STALL_MS;
         while (n > 0) {
                 ERR_clear_error();
                 int k = SSL_write(ssl, buf, (int)(n > 16384 ? 16384 : n));
@@ -445,7 +458,7 @@ int net_ssl_write_all(struct net_relay *r, void *ssl, int fd, const void *buf, s
                 if (w < 0)
                         return -EPIPE;
         }
-        return flush(r, ssl, fd, deadline);
+        return 0;
 }
 
 /* A 502 for the sandbox when the real server cannot be verified. */

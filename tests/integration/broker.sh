@@ -353,6 +353,30 @@ broker_placeholder_misuse() {
         expect_no_secret
 }
 
+it_test broker_chunked_upload
+broker_chunked_upload() {
+        grant_setup
+        # a body with no length (curl -T - reads stdin): chunked, a chunk line before every piece,
+        # which the broker re-frames and sends upstream in whole records; the upstream decodes it
+        head -c 200000 /dev/urandom | od -An -tx1 | tr -d ' \n' | head -c 300000 >"$IT_TMP/up"
+        local sha
+        sha=$(sha256sum <"$IT_TMP/up" | cut -c1-64)
+        crun "${RUNARGS[@]}" --bind "$IT_TMP/up:/up:ro" -- sh -c '
+                curl -sS --max-time 20 -H "Authorization: Bearer $API_TOKEN" -H "Expect:" -X POST -T - \
+                        https://'"$UPSTREAM"'/echo/chunked </up >/tmp/reply
+                echo "rc $?"
+                echo "reply $(sed -n "s/^body \([0-9]*\) .*/\1/p" /tmp/reply | head -n 1)"
+                echo "te $(grep -ci "^transfer-encoding: chunked" /tmp/reply)"'
+        expect_rc 0 "the client"
+        expect_eq 0 "$(field rc)" "curl's upload"
+        expect_eq 1 "$(field te)" "the upstream was sent a chunked body"
+        expect_eq 300000 "$(field reply)" "the body's length as the upstream decoded it"
+        expect_eq 1 "$(cat "$EG_DIR/log/echo.log" 2>/dev/null |
+                grep -c -F "POST /echo/chunked auth=Bearer $SECRET body=300000 sha=$sha")" \
+                "the body arrived whole, with the secret in the header"
+        expect_no_secret
+}
+
 it_test broker_expired_grant
 broker_expired_grant() {
         grant_setup ', "expiresAt": "2020-01-01T00:00:00Z"'

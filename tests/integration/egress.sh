@@ -68,7 +68,7 @@ eg_cleanup() {
 # its peer), a TCP recorder on :80 and a UDP recorder on :53
 write_upstream_py() {
         cat >"$1" <<'EOF'
-import http.server, os, socket, ssl, subprocess, sys, threading
+import hashlib, http.server, os, socket, ssl, subprocess, sys, threading
 root, cert, key, logdir = sys.argv[1:5]
 
 def log(name, line):
@@ -83,12 +83,25 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         super().__init__(*a, directory=root, **k)
     def log_message(self, *a):
         pass
+    def body(self):
+        # the request's body: Content-Length bytes, or chunked framing decoded
+        if (self.headers.get("Transfer-Encoding") or "").lower() == "chunked":
+            data = b""
+            while True:
+                k = int(self.rfile.readline().split(b";")[0], 16)
+                if k == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return data
+                data += self.rfile.read(k)
+                self.rfile.readline()
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n else b""
     def echo(self):
         # what arrived: the request line, the headers, and the body's length and bytes
-        n = int(self.headers.get("Content-Length") or 0)
-        data = self.rfile.read(n) if n else b""
-        log("echo.log", "%s %s auth=%s body=%d" % (self.command, self.path, self.headers.get("Authorization"),
-                                                   len(data)))
+        data = self.body()
+        log("echo.log", "%s %s auth=%s body=%d sha=%s" % (self.command, self.path, self.headers.get("Authorization"),
+                                                          len(data), hashlib.sha256(data).hexdigest()))
         body = ("%s %s\n%s\nbody %d %s\n" % (self.command, self.path, str(self.headers).strip(), len(data),
                                                data.decode("latin-1"))).encode("latin-1")
         self.send_response(200)
