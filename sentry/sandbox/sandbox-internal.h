@@ -167,6 +167,7 @@ struct run_rec *run_find_id(struct serve *srv, const char *id);
 void run_kill(struct sandbox_state *st, struct run_rec *r, int sig);
 void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_FDS]);
 void run_ended(struct sandbox_state *st, struct run_rec *r, int status);
+void run_group_prepare(struct sandbox_state *st);
 void run_of_pid(struct serve *srv, pid_t pid, char *buf, size_t size);
 void run_read_conn(struct sandbox_state *st, struct run_rec *r);
 bool run_read_init(struct sandbox_state *st);

@@ -538,6 +538,7 @@ static int serve_loop(struct sandbox_state *st)
                 }
                 meta_write(st);
                 announce_ready(srv);
+                run_group_prepare(st); /* the first run's, once the client has its answer */
         }
         json_decref(ports);
 

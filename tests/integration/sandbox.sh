@@ -685,14 +685,17 @@ PY
         [ -n "$procs" ] && expect_eq 1 "$procs" "only init is left in the sandbox's cgroup"
         sb cancel "$ID" "$run"
         expect_true "cancelling an ended run fails" test "$RC" != 0
-        # the runs' own groups (cgroup v2) go as the runs end: none of the 500 is left
+        # the runs' own groups (cgroup v2) go as the runs end: none of the 501 is left; the next
+        # run's (r502), made ahead while the sandbox idles (run_group_prepare), is there, empty
         local g2=
         for g in $(cgroups_of "$ID"); do
                 [ -f "$g/cgroup.kill" ] && g2=$g
         done
         if [ -n "$g2" ]; then
-                wait_until 5 sh -c "! ls '$g2' | grep -q '^run-'" || true
-                expect_eq "" "$(ls "$g2" | grep '^run-' | tr '\n' ' ')" "no run's group is left behind"
+                wait_until 5 sh -c "! ls '$g2' | grep '^run-' | grep -qvx 'run-502'" || true
+                expect_eq "run-502 " "$(ls "$g2" | grep '^run-' | tr '\n' ' ')" \
+                        "no ended run's group is left behind, only the next run's"
+                expect_eq "" "$(cat "$g2/run-502/cgroup.procs" 2>&1)" "the next run's group, made ahead, is empty"
         fi
 }
 
