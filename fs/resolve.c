@@ -177,11 +177,27 @@ static int check_fd(struct notify_call *call, int fd)
 }
 
 /* Pins the object t names (following a final symlink when follow) and
- * checks where it is. As the child. */
-static int pin_object(struct notify_call *call, struct fs_target *t, bool follow)
+ * checks where it is. plain: t's directory was reached along its text and
+ * dir/name already checked (open_plain_dir); then an object reached from
+ * it by name without a symlink is at dir/name, and needs no other check of
+ * where it is. As the child. */
+static int pin_object(struct notify_call *call, struct fs_target *t, bool follow, bool plain)
 {
         const struct fs_context *ctx = call->userdata;
-        int fd = fs_view_open_path(call, t->dirfd, t->name, follow ? 0 : O_NOFOLLOW);
+        int fd = -1;
+        if (plain) {
+                struct open_how how = {.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
+                                       .resolve = RESOLVE_NO_SYMLINKS};
+                fd = (int)syscall(SYS_openat2, t->dirfd, t->name, &how, sizeof(how));
+        }
+        if (fd >= 0) {
+                t->fd = fd;
+                struct stat st;
+                if (fstat(fd, &st) < 0)
+                        return negative_errno();
+                return S_ISDIR(st.st_mode) && !fs_in_view(ctx, fd) ? -EACCES : 0;
+        }
+        fd = fs_view_open_path(call, t->dirfd, t->name, follow ? 0 : O_NOFOLLOW);
         if (fd < 0)
                 return fd;
         t->fd = fd;
@@ -271,6 +287,40 @@ int fs_resolve(struct notify_call *call, int child_dirfd, uint64_t addr, unsigne
         return fs_resolve_at(call, base, flags, ret);
 }
 
+/* The directory dir names, opened with no symlink followed (nor any magic
+ * link), when dir is absolute with no "." or ".." component: then the walk
+ * went exactly along the text, and the text (its slashes collapsed, into vp)
+ * is where the directory is in the view, as fs_view_path would read it from
+ * the fd, without that readlink (a d_path walk) on every call the hidden
+ * rules make the sentry check. -1 where that does not hold (a symlink on the
+ * way, a dot, no openat2, any error): the caller then walks as usual. As the
+ * child. */
+static int open_plain_dir(const char *dir, char *vp, size_t size)
+{
+        if (dir[0] != '/' || notify_feature_absent("openat2"))
+                return -1;
+        size_t n = 0;
+        for (const char *c = dir; *c;) {
+                while (*c == '/')
+                        c++;
+                if (!*c)
+                        break;
+                size_t len = strcspn(c, "/");
+                if ((len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.') || n + 1 + len >= size)
+                        return -1;
+                vp[n++] = '/';
+                memcpy(vp + n, c, len);
+                n += len;
+                c += len;
+        }
+        if (n == 0)
+                vp[n++] = '/';
+        vp[n] = '\0';
+        struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
+        long fd = syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+        return fd < 0 ? -1 : (int)fd;
+}
+
 int fs_resolve_at(struct notify_call *call, int base, unsigned flags, struct fs_target *ret)
 {
         const struct fs_context *ctx = call->userdata;
@@ -305,7 +355,11 @@ int fs_resolve_at(struct notify_call *call, int base, unsigned flags, struct fs_
         r = fs_as_child_begin(call);
         if (r < 0)
                 return r;
-        int pfd = fs_view_open_path(call, base >= 0 ? base : AT_FDCWD, dir, O_DIRECTORY);
+        char vp[PATH_MAX];
+        int pfd = ctx->n_rules && base < 0 ? open_plain_dir(dir, vp, sizeof(vp)) : -1;
+        bool vp_known = pfd >= 0;
+        if (pfd < 0)
+                pfd = fs_view_open_path(call, base >= 0 ? base : AT_FDCWD, dir, O_DIRECTORY);
         if (pfd < 0) {
                 r = pfd;
                 goto out;
@@ -319,9 +373,7 @@ int fs_resolve_at(struct notify_call *call, int base, unsigned flags, struct fs_
         if (ctx->n_rules && (r = check_dotdot(call, base, dir)) < 0)
                 goto out;
         if (ctx->n_rules) {
-                char vp[PATH_MAX];
-                r = fs_view_path(call->hostproc_fd, pfd, vp, sizeof(vp));
-                if (r < 0)
+                if (!vp_known && (r = fs_view_path(call->hostproc_fd, pfd, vp, sizeof(vp))) < 0)
                         goto out;
                 if (hidden_at(ctx, vp, dots ? NULL : ret->name)) {
                         r = -ENOENT;
@@ -330,7 +382,7 @@ int fs_resolve_at(struct notify_call *call, int base, unsigned flags, struct fs_
         }
         bool slash = ret->name[strcspn(ret->name, "/")] == '/' && ret->name[0] != '/';
         if ((flags & FS_NEED) && ((flags & FS_FOLLOW) || dots || slash))
-                r = pin_object(call, ret, (flags & FS_FOLLOW) || slash);
+                r = pin_object(call, ret, (flags & FS_FOLLOW) || slash, vp_known && !dots && !slash);
         else if (slash && ctx->n_rules) {
                 /* "name/" makes the kernel follow name: check where it leads */
                 int fd = fs_view_open_path(call, pfd, ret->name, 0);

@@ -289,6 +289,9 @@ def t(what, f):
 t("stat", lambda: os.stat("/t/secret"))
 t("lstat-file", lambda: os.lstat("/t/secret/file"))
 t("stat-dotdot", lambda: os.stat("/t/secret/../ok"))
+t("stat-slashes", lambda: os.stat("//t///secret//file"))
+t("stat-dot", lambda: os.stat("/t/./secret/file"))
+t("readlink-slashes", lambda: os.readlink("/t//secret/file/"))
 t("stat-lnk", lambda: os.stat("/t/lnk"))
 t("stat-lnkdir-dotdot", lambda: os.stat("/t/lnkdir/../ok"))
 t("stat-root", lambda: os.stat("/proc/self/root/t/secret/file"))
@@ -310,7 +313,7 @@ t("lnk-itself-visible", lambda: os.lstat("/t/lnk"))
 print(" ".join(res))
 '
         expect_rc 0 "the probe ran"
-        expect_eq "stat=ENOENT lstat-file=ENOENT stat-dotdot=ENOENT stat-lnk=ENOENT stat-lnkdir-dotdot=ENOENT stat-root=ENOENT access=ENOENT readlink-through=ENOENT getxattr=ENOENT listxattr=ENOENT open=ENOENT open-creat=ENOENT creat-via-dangling-links=ENOENT mkdir=ENOENT rename-out=ENOENT link-out=ENOENT chmod=ENOENT chdir=ENOENT ok-still-visible=ok lnk-itself-visible=ok" \
+        expect_eq "stat=ENOENT lstat-file=ENOENT stat-dotdot=ENOENT stat-slashes=ENOENT stat-dot=ENOENT readlink-slashes=ENOENT stat-lnk=ENOENT stat-lnkdir-dotdot=ENOENT stat-root=ENOENT access=ENOENT readlink-through=ENOENT getxattr=ENOENT listxattr=ENOENT open=ENOENT open-creat=ENOENT creat-via-dangling-links=ENOENT mkdir=ENOENT rename-out=ENOENT link-out=ENOENT chmod=ENOENT chdir=ENOENT ok-still-visible=ok lnk-itself-visible=ok" \
                 "$OUT" "every call on the hidden path"
         expect_true "the host's secret file is untouched" test -f "$d/secret/file"
         expect_true "nothing was moved out of the hidden directory" test ! -e "$d/stolen" -a ! -e "$d/hl"
