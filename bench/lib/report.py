@@ -235,7 +235,10 @@ if created:
     p("")
     p("N sandboxes created one after another (`cordon sandbox create --ttl 10m`, each a detached sentry "
       "with init, the proc agent and the exec tracer), then, 1 s later, memory from smaps_rollup. "
-      "USS = private pages: what one more sandbox costs the host.")
+      "USS = private pages: what one more sandbox costs the host. Their state is under %s%s." % (
+          meta.get("create_root", "?"),
+          " (runtime state, not synced, as under the default root)" if meta.get("create_root", "").startswith("/run/")
+          else " (a disk: each sentry syncs its event log and meta.json)"))
     p("")
     p("| sandboxes | created | time to create all | per sandbox | sentry RSS each | sentry PSS each | sentry USS each | all processes RSS each | all processes PSS each | all processes USS each |")
     p("|---|---|---|---|---|---|---|---|---|---|")
