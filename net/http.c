@@ -117,7 +117,8 @@ static void out_add(char **buf, size_t *len, size_t *cap, const char *d, size_t 
 static int stage_out(struct session *s)
 {
         int r = s->staged ? net_ssl_write(s->r, s->u, s->r->upstream, s->stage, s->staged) : 0;
-        explicit_bzero(s->stage, s->staged);
+        if (s->stage) /* none yet before the first write upstream */
+                explicit_bzero(s->stage, s->staged);
         s->staged = 0;
         return r;
 }
