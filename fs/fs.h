@@ -217,6 +217,9 @@ int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize
  * it or lies beneath it): then a native write open there is refused by
  * Landlock, whatever path the kernel reads (fs_context.native_writes). */
 bool fs_landlock_proc_unwritable(const struct fs_view_spec *spec);
+/* Whether path (absolute, in the view) is one of the device nodes, or
+ * beneath the pty directory, that the ruleset grants writing under /dev. */
+bool fs_landlock_dev_writable(const char *path);
 
 /* The sandbox's id map as the sentry sees it: child uids uid_inside ..
  * uid_inside+count-1 are host uids uid_host.., and the same for gids. A

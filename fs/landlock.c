@@ -336,31 +336,46 @@ static char **template_top_dirs(const struct fs_view_spec *spec, size_t *ret_n)
         return v;
 }
 
-/* the writable layer's places, the home among them */
-#define N_LAYER 5
-static void layer_places(const struct fs_view_spec *spec, const char *ret[N_LAYER])
+/* the device nodes anyone may write, and the sandbox's own ptys: the only
+ * write rights Landlock grants beneath /dev */
+static const char *const dev_writable[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts"};
+
+bool fs_landlock_dev_writable(const char *path)
 {
+        for (size_t i = 0; i < ELEMENTSOF(dev_writable); i++)
+                if (path_beneath(path, dev_writable[i]))
+                        return true;
+        return false;
+}
+
+/* The writable places of spec that fs_landlock_apply grants writing (the
+ * writable layer, read-write binds and rules; a template's top-level
+ * directories are added there), into ret (room for N_LAYER + n_binds +
+ * n_rules): their number. */
+#define N_LAYER 5
+static size_t writable_places(const struct fs_view_spec *spec, const char **ret)
+{
+        size_t n = 0;
         const char *home = spec->home ? spec->home : "/root";
         const char *layer[N_LAYER] = {"/tmp", "/var/tmp", "/run", home, "/dev/shm"};
-        memcpy(ret, layer, sizeof(layer));
+        for (size_t i = 0; i < ELEMENTSOF(layer); i++)
+                ret[n++] = layer[i];
+        for (size_t i = 0; i < spec->n_binds; i++)
+                if (!spec->binds[i].read_only)
+                        ret[n++] = spec->binds[i].target;
+        for (size_t i = 0; i < spec->n_rules; i++)
+                if (spec->rules[i].access == FS_READ_WRITE)
+                        ret[n++] = spec->rules[i].path;
+        return n;
 }
 
 bool fs_landlock_proc_unwritable(const struct fs_view_spec *spec)
 {
-        /* the same writable places fs_landlock_apply grants (a template's
-         * top-level directories never include /proc) */
-        const char *layer[N_LAYER];
-        layer_places(spec, layer);
-        for (size_t i = 0; i < N_LAYER; i++)
-                if (path_beneath(layer[i], "/proc") || path_beneath("/proc", layer[i]))
-                        return false;
-        for (size_t i = 0; i < spec->n_binds; i++)
-                if (!spec->binds[i].read_only &&
-                    (path_beneath(spec->binds[i].target, "/proc") || path_beneath("/proc", spec->binds[i].target)))
-                        return false;
-        for (size_t i = 0; i < spec->n_rules; i++)
-                if (spec->rules[i].access == FS_READ_WRITE &&
-                    (path_beneath(spec->rules[i].path, "/proc") || path_beneath("/proc", spec->rules[i].path)))
+        /* a template's top-level directories never include /proc */
+        _cleanup_free_ const char **w = xcalloc(N_LAYER + spec->n_binds + spec->n_rules, sizeof(char *));
+        size_t n = writable_places(spec, w);
+        for (size_t i = 0; i < n; i++)
+                if (path_beneath(w[i], "/proc") || path_beneath("/proc", w[i]))
                         return false;
         return true;
 }
@@ -402,8 +417,6 @@ int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize
                 return fail(negative_errno(), err, "Landlock: create the ruleset (ABI %d)", abi);
         _cleanup_close_ int ruleset_fd = rfd;
 
-        const char *layer[N_LAYER];
-        layer_places(spec, layer);
         /* A template root is itself writable (its overlay's upper layer is
          * the sandbox's): each of its top-level directories is, but /proc,
          * /dev and /sys, and what a read-only bind or rule names there.
@@ -413,17 +426,9 @@ int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize
         size_t n_top = 0;
         if (spec->template_path)
                 top = template_top_dirs(spec, &n_top);
-        _cleanup_free_ const char **writable =
-                xcalloc(ELEMENTSOF(layer) + spec->n_binds + spec->n_rules + n_top, sizeof(char *));
+        _cleanup_free_ const char **writable = xcalloc(N_LAYER + spec->n_binds + spec->n_rules + n_top, sizeof(char *));
         struct ll_builder b = {.ruleset_fd = ruleset_fd, .handled = handled, .err = err, .writable = writable};
-        for (size_t i = 0; i < ELEMENTSOF(layer); i++)
-                b.writable[b.n_writable++] = layer[i];
-        for (size_t i = 0; i < spec->n_binds; i++)
-                if (!spec->binds[i].read_only)
-                        b.writable[b.n_writable++] = spec->binds[i].target;
-        for (size_t i = 0; i < spec->n_rules; i++)
-                if (spec->rules[i].access == FS_READ_WRITE)
-                        b.writable[b.n_writable++] = spec->rules[i].path;
+        b.n_writable = writable_places(spec, writable);
         for (size_t i = 0; i < n_top; i++)
                 b.writable[b.n_writable++] = top[i];
 
@@ -456,10 +461,8 @@ int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize
                         r = grant(&b, spec->rules[i].path, LL_EXECUTE);
         for (size_t i = 0; r >= 0 && i < b.n_writable; i++)
                 r = grant(&b, b.writable[i], LL_WRITE | LL_READ); /* read: a waypoint, as above */
-        /* the device nodes anyone may write, and the sandbox's own ptys */
-        static const char *const devw[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts"};
-        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(devw); i++)
-                r = grant(&b, devw[i], LL_WRITE_FILE | LL_TRUNCATE);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(dev_writable); i++)
+                r = grant(&b, dev_writable[i], LL_WRITE_FILE | LL_TRUNCATE);
         if (r < 0)
                 return r;
 

@@ -343,27 +343,19 @@ static bool open_native_write(struct notify_call *call, const struct open_args *
         const char *rooted = path[0] == '/' ? path + 1 : path; /* as from the root, for a relative one too */
         if (path_beneath(rooted, "proc") || path_beneath(rooted, "etc/mtab"))
                 return false;
-        /* under /dev only the nodes Landlock grants writing (fs/landlock.c:
-         * null, zero, full, tty, the sandbox's ptys): the rest are the view's
-         * links into /proc or nodes the view lets anyone write (random,
-         * urandom, an OCI /dev/console), which Landlock would refuse */
-        if (path_beneath(rooted, "dev") && !streq(rooted, "dev/null") && !streq(rooted, "dev/zero") &&
-            !streq(rooted, "dev/full") && !streq(rooted, "dev/tty") && !startswith(rooted, "dev/pts/"))
+        /* under /dev only the nodes Landlock grants writing: the rest are the
+         * view's links into /proc or nodes the view lets anyone write
+         * (random, urandom, an OCI /dev/console), which Landlock would
+         * refuse (a relative spelling stays emulated) */
+        if (path_beneath(rooted, "dev") && (path[0] != '/' || !fs_landlock_dev_writable(path)))
                 return false;
         /* one name, directly in the directory it starts from */
         const char *slash = strchrnul(rooted, '/');
         bool one_name = slash[strspn(slash, "/")] == '\0';
         if (path[0] == '/')
                 return !(ctx->root_writable && one_name);
-        char where[64];
-        if (a->dirfd == AT_FDCWD)
-                snprintf(where, sizeof(where), "%u/cwd", call->req->pid);
-        else if (a->dirfd >= 0)
-                snprintf(where, sizeof(where), "%u/fd/%d", call->req->pid, a->dirfd);
-        else
-                return false;
         struct stat st;
-        if (fstatat(call->hostproc_fd, where, &st, 0) < 0 || !S_ISDIR(st.st_mode))
+        if (notify_stat_dirfd(call, a->dirfd, &st) < 0 || !S_ISDIR(st.st_mode))
                 return false;
         if (ctx->root_writable && one_name && st.st_dev == ctx->root_dev && st.st_ino == ctx->root_ino)
                 return false;

@@ -190,15 +190,8 @@ static int pin_object(struct notify_call *call, struct fs_target *t, bool follow
                                        .resolve = RESOLVE_NO_SYMLINKS};
                 fd = (int)syscall(SYS_openat2, t->dirfd, t->name, &how, sizeof(how));
         }
-        if (fd >= 0) {
-                t->fd = fd;
-                struct stat st;
-                if (fstat(fd, &st) < 0)
-                        return negative_errno();
-                return S_ISDIR(st.st_mode) && !fs_in_view(ctx, fd) ? -EACCES : 0;
-        }
-        fd = fs_view_open_path(call, t->dirfd, t->name, follow ? 0 : O_NOFOLLOW);
-        if (fd < 0)
+        bool at_name = fd >= 0; /* dir/name itself, already checked */
+        if (!at_name && (fd = fs_view_open_path(call, t->dirfd, t->name, follow ? 0 : O_NOFOLLOW)) < 0)
                 return fd;
         t->fd = fd;
         struct stat st;
@@ -206,7 +199,7 @@ static int pin_object(struct notify_call *call, struct fs_target *t, bool follow
                 return negative_errno();
         if (S_ISDIR(st.st_mode) && !fs_in_view(ctx, fd))
                 return -EACCES; /* a directory outside the view, through a magic link */
-        return check_fd(call, fd);
+        return at_name ? 0 : check_fd(call, fd);
 }
 
 /* A walk that passes through a hidden directory and comes back out with

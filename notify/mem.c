@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
@@ -313,15 +314,34 @@ int notify_child_fd_cloexec(const struct notify_call *call, int fd)
         return (strtol(p + 6, NULL, 8) & O_CLOEXEC) ? 1 : 0;
 }
 
+/* The caller's dirfd (or working directory) as a path beneath the host's
+ * /proc: 0, or -EBADF for a negative fd other than AT_FDCWD. */
+static int dirfd_path(const struct notify_call *call, int dirfd, char path[64])
+{
+        if (dirfd == AT_FDCWD)
+                snprintf(path, 64, "%u/cwd", call->req->pid);
+        else if (dirfd >= 0)
+                snprintf(path, 64, "%u/fd/%d", call->req->pid, dirfd);
+        else
+                return -EBADF;
+        return 0;
+}
+
+int notify_stat_dirfd(const struct notify_call *call, int dirfd, struct stat *ret)
+{
+        char path[64];
+        int r = dirfd_path(call, dirfd, path);
+        if (r < 0)
+                return r;
+        return fstatat(call->hostproc_fd, path, ret, 0) < 0 ? negative_errno() : 0;
+}
+
 int notify_open_dirfd(const struct notify_call *call, int dirfd)
 {
         char path[64];
-        if (dirfd == AT_FDCWD)
-                snprintf(path, sizeof(path), "%u/cwd", call->req->pid);
-        else if (dirfd >= 0)
-                snprintf(path, sizeof(path), "%u/fd/%d", call->req->pid, dirfd);
-        else
-                return -EBADF;
+        int r = dirfd_path(call, dirfd, path);
+        if (r < 0)
+                return r;
         int fd = notify_proc_open(call->hostproc_fd, path, O_PATH);
         if (fd < 0) {
                 if (errno == ENOENT && dirfd != AT_FDCWD)

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* What cordon does with one syscall (or one argument pattern of it). */
@@ -244,6 +245,9 @@ int notify_id_valid(const struct notify_call *call);
 /* Opens (O_PATH) the directory a *at() call resolves relative paths against:
  * the thread's cwd for AT_FDCWD, else its fd dirfd. Returns the fd or -errno
  * (-EBADF when the child has no such fd). */
+/* stat(2) of the caller's dirfd (AT_FDCWD: its working directory), the
+ * object it names, without opening it: 0 or -errno. */
+int notify_stat_dirfd(const struct notify_call *call, int dirfd, struct stat *ret);
 int notify_open_dirfd(const struct notify_call *call, int dirfd);
 /* Installs srcfd in the calling thread's process without answering the
  * call (SECCOMP_IOCTL_NOTIF_ADDFD): at target_fd when >= 0 (SETFD, replacing
