@@ -113,6 +113,10 @@ bool cg_list_has(const char *list, char sep, const char *word);
 int cg_ctl_write(int dfd, const char *dir, const char *file, const char *value, const char *what, char **ret_error);
 int cg_ctl_write_if_present(int dfd, const char *dir, const char *file, const char *value, const char *what,
                             char **ret_error);
+/* cg_ctl_write of a number to d's file */
+int cg_write_i64(const struct cg_dir *d, const char *file, int64_t v, const char *what, char **ret_error);
+/* linux.resources.cpu.cpus and .mems as asked (either may be absent) */
+int cg_cpuset_write(const struct cg_dir *d, const struct cg_oci *o, char **ret_error);
 int cg_ctl_read(int dfd, const char *file, char *buf, size_t size);
 int cg_ctl_read_i64(int dfd, const char *file, const char *key, int64_t *ret);
 int cg_stat_value(int dfd, const char *file, const char *key, int64_t div, int64_t *ret);

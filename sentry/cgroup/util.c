@@ -90,6 +90,25 @@ int cg_ctl_write(int dfd, const char *dir, const char *file, const char *value, 
         return 0;
 }
 
+int cg_write_i64(const struct cg_dir *d, const char *file, int64_t v, const char *what, char **ret_error)
+{
+        char val[32];
+        snprintf(val, sizeof(val), "%" PRId64, v);
+        return cg_ctl_write(d->fd, d->path, file, val, what, ret_error);
+}
+
+int cg_cpuset_write(const struct cg_dir *d, const struct cg_oci *o, char **ret_error)
+{
+        int r;
+        if (o->cpus &&
+            (r = cg_ctl_write(d->fd, d->path, "cpuset.cpus", o->cpus, "linux.resources.cpu.cpus", ret_error)) < 0)
+                return r;
+        if (o->mems &&
+            (r = cg_ctl_write(d->fd, d->path, "cpuset.mems", o->mems, "linux.resources.cpu.mems", ret_error)) < 0)
+                return r;
+        return 0;
+}
+
 /* As cg_ctl_write, for a file only some kernels or configurations have (swap
  * accounting, for one): where it is absent there is nothing to set. */
 int cg_ctl_write_if_present(int dfd, const char *dir, const char *file, const char *value, const char *what,

@@ -113,13 +113,6 @@ static const struct cg_dir *limit_dir(const struct cgroup *cg, size_t c)
         return cg->at[c] >= 0 ? &cg->dirs[cg->at[c]] : NULL;
 }
 
-static int write_i64(const struct cg_dir *d, const char *file, int64_t v, const char *what, char **ret_error)
-{
-        char val[32];
-        snprintf(val, sizeof(val), "%" PRId64, v);
-        return cg_ctl_write(d->fd, d->path, file, val, what, ret_error);
-}
-
 static int v1_memory(struct cgroup *cg, const struct cg_limits *lim, const struct cg_oci *o, bool need,
                      char **ret_error)
 {
@@ -152,7 +145,7 @@ static int v1_memory(struct cgroup *cg, const struct cg_limits *lim, const struc
                 return 0;
         d = limit_dir(cg, V1_MEMORY);
         if (lim && lim->memory_bytes != CG_UNSET) {
-                if ((r = write_i64(d, "memory.limit_in_bytes", lim->memory_bytes, what, ret_error)) < 0)
+                if ((r = cg_write_i64(d, "memory.limit_in_bytes", lim->memory_bytes, what, ret_error)) < 0)
                         return r;
                 /* memory+swap to the same value: swap cannot stretch the
                  * limit. Absent without swap accounting, where there is
@@ -165,14 +158,14 @@ static int v1_memory(struct cgroup *cg, const struct cg_limits *lim, const struc
         }
         /* a reclaim hint and a tuning of the group's own reclaim; the
          * socket-buffer limit is a limit */
-        if (o->memory_reservation > 0 && (r = write_i64(d, "memory.soft_limit_in_bytes", o->memory_reservation,
-                                                        "linux.resources.memory.reservation", ret_error)) < 0)
+        if (o->memory_reservation > 0 && (r = cg_write_i64(d, "memory.soft_limit_in_bytes", o->memory_reservation,
+                                                           "linux.resources.memory.reservation", ret_error)) < 0)
                 return r;
-        if (o->memory_swappiness >= 0 && (r = write_i64(d, "memory.swappiness", o->memory_swappiness,
-                                                        "linux.resources.memory.swappiness", ret_error)) < 0)
+        if (o->memory_swappiness >= 0 && (r = cg_write_i64(d, "memory.swappiness", o->memory_swappiness,
+                                                           "linux.resources.memory.swappiness", ret_error)) < 0)
                 return r;
-        if (o->kernel_tcp > 0 && (r = write_i64(d, "memory.kmem.tcp.limit_in_bytes", o->kernel_tcp,
-                                                "linux.resources.memory.kernelTCP", ret_error)) < 0)
+        if (o->kernel_tcp > 0 && (r = cg_write_i64(d, "memory.kmem.tcp.limit_in_bytes", o->kernel_tcp,
+                                                   "linux.resources.memory.kernelTCP", ret_error)) < 0)
                 return r;
         return 0;
 }
@@ -193,12 +186,12 @@ static int v1_cpu(struct cgroup *cg, const struct cg_limits *lim, const struct c
         }
         const char *what = quota ? (o->cpu_quota ? "linux.resources.cpu.quota" : "limits.cpuMillis")
                                  : "linux.resources.cpu.period";
-        if (period && (r = write_i64(d, "cpu.cfs_period_us", period, what, ret_error)) < 0)
+        if (period && (r = cg_write_i64(d, "cpu.cfs_period_us", period, what, ret_error)) < 0)
                 return r;
-        if (quota && (r = write_i64(d, "cpu.cfs_quota_us", quota, what, ret_error)) < 0)
+        if (quota && (r = cg_write_i64(d, "cpu.cfs_quota_us", quota, what, ret_error)) < 0)
                 return r;
         if (o->cpu_shares > 0 &&
-            (r = write_i64(d, "cpu.shares", o->cpu_shares, "linux.resources.cpu.shares", ret_error)) < 0)
+            (r = cg_write_i64(d, "cpu.shares", o->cpu_shares, "linux.resources.cpu.shares", ret_error)) < 0)
                 return r;
         return 0;
 }
@@ -214,11 +207,7 @@ static int v1_cpuset(struct cgroup *cg, const struct cg_oci *o, char **ret_error
         int r = cg_cpuset_fill(parent, ret_error);
         if (r < 0)
                 return r;
-        if (o->cpus &&
-            (r = cg_ctl_write(d->fd, d->path, "cpuset.cpus", o->cpus, "linux.resources.cpu.cpus", ret_error)) < 0)
-                return r;
-        if (o->mems &&
-            (r = cg_ctl_write(d->fd, d->path, "cpuset.mems", o->mems, "linux.resources.cpu.mems", ret_error)) < 0)
+        if ((r = cg_cpuset_write(d, o, ret_error)) < 0)
                 return r;
         return cg_cpuset_fill(d->path, ret_error);
 }
@@ -338,8 +327,8 @@ static int v1_create(struct cgroup *cg, const char *name, const struct cg_limits
 
         if ((r = v1_memory(cg, lim, o, need[V1_MEMORY], ret_error)) < 0)
                 goto out;
-        if (need[V1_PIDS] &&
-            (r = write_i64(limit_dir(cg, V1_PIDS), "pids.max", lim->max_processes, limit_name[V1_PIDS], ret_error)) < 0)
+        if (need[V1_PIDS] && (r = cg_write_i64(limit_dir(cg, V1_PIDS), "pids.max", lim->max_processes,
+                                               limit_name[V1_PIDS], ret_error)) < 0)
                 goto out;
         if (need[V1_CPU] && (r = v1_cpu(cg, lim, o, ret_error)) < 0)
                 goto out;

@@ -88,13 +88,6 @@ struct limit_req {
 /* ------------------------------------------------------------------------ */
 /* cgroup v2 */
 
-static int write_i64(const struct cg_dir *d, const char *file, int64_t v, const char *what, char **ret_error)
-{
-        char val[32];
-        snprintf(val, sizeof(val), "%" PRId64, v);
-        return cg_ctl_write(d->fd, d->path, file, val, what, ret_error);
-}
-
 /* cpu.max: the config's own quota and period where the policy's CPU limit
  * is what they come to, else the policy's; a period alone as given. */
 static int v2_cpu(const struct cg_dir *d, const struct cg_limits *lim, const struct cg_oci *o, char **ret_error)
@@ -123,8 +116,8 @@ static int v2_cpu(const struct cg_dir *d, const struct cg_limits *lim, const str
         /* runc's conversion of shares (2..262144) to a weight (1..10000) */
         if (o->cpu_shares > 0) {
                 int64_t shares = o->cpu_shares < 2 ? 2 : o->cpu_shares > 262144 ? 262144 : o->cpu_shares;
-                r = write_i64(d, "cpu.weight", 1 + ((shares - 2) * 9999) / 262142, "linux.resources.cpu.shares",
-                              ret_error);
+                r = cg_write_i64(d, "cpu.weight", 1 + ((shares - 2) * 9999) / 262142, "linux.resources.cpu.shares",
+                                 ret_error);
                 if (r < 0)
                         return r;
         }
@@ -235,7 +228,7 @@ static int v2_create(struct cgroup *cg, const char *name, const struct cg_limits
 
         const struct cg_dir *d = cg->grp[GRP_V2].path ? &cg->grp[GRP_V2] : &cg->dirs[0];
         if (req[0].wanted) {
-                if ((r = write_i64(d, "memory.max", lim->memory_bytes, req[0].name, ret_error)) < 0)
+                if ((r = cg_write_i64(d, "memory.max", lim->memory_bytes, req[0].name, ret_error)) < 0)
                         return r;
                 /* without this, swap would let the sandbox use more than the
                  * limit; absent without swap accounting, with nothing to close */
@@ -243,18 +236,12 @@ static int v2_create(struct cgroup *cg, const char *name, const struct cg_limits
                 if (r < 0)
                         return r;
         }
-        if (req[1].wanted && (r = write_i64(d, "pids.max", lim->max_processes, req[1].name, ret_error)) < 0)
+        if (req[1].wanted && (r = cg_write_i64(d, "pids.max", lim->max_processes, req[1].name, ret_error)) < 0)
                 return r;
         if (req[2].wanted && (r = v2_cpu(d, lim, o, ret_error)) < 0)
                 return r;
         /* a v2 cpuset left empty uses its parent's: only what is asked */
-        if (o->cpus &&
-            (r = cg_ctl_write(d->fd, d->path, "cpuset.cpus", o->cpus, "linux.resources.cpu.cpus", ret_error)) < 0)
-                return r;
-        if (o->mems &&
-            (r = cg_ctl_write(d->fd, d->path, "cpuset.mems", o->mems, "linux.resources.cpu.mems", ret_error)) < 0)
-                return r;
-        return 0;
+        return cg_cpuset_write(d, o, ret_error);
 }
 
 static int v2_kill_all(struct cgroup *cg)
