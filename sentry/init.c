@@ -73,7 +73,7 @@ _noreturn_ _printf_(2, 3) static void child_fail(int sock, const char *fmt, ...)
  * securebits locked so uid 0 never regains any on exec. An OCI container
  * (oci_drop_privileges) gets its config's five sets instead. no_new_privs
  * always: a setuid or file-capable file never raises anything. */
-static int capset_sets(uint64_t eff, uint64_t perm, uint64_t inh)
+int capset_sets(uint64_t eff, uint64_t perm, uint64_t inh)
 {
         struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
         struct __user_cap_data_struct d[2] = {{0}};

@@ -113,20 +113,12 @@ static int exec_caps_before(const struct exec_msg *e)
 
 static int exec_caps_after(const struct exec_msg *e)
 {
-        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-        struct __user_cap_data_struct d[2] = {{0}};
-        uint64_t eff = e->caps[1] & e->caps[2], perm = e->caps[2], inh = e->caps[3];
-        d[0].effective = (uint32_t)eff;
-        d[1].effective = (uint32_t)(eff >> 32);
-        d[0].permitted = (uint32_t)perm;
-        d[1].permitted = (uint32_t)(perm >> 32);
-        d[0].inheritable = (uint32_t)inh;
-        d[1].inheritable = (uint32_t)(inh >> 32);
-        if (syscall(SYS_capset, &h, d) < 0) {
+        int r = capset_sets(e->caps[1] & e->caps[2], e->caps[2], e->caps[3]);
+        if (r < 0) {
                 dprintf(STDERR_FILENO,
                         "cordon: process.capabilities: %s (a set holds a capability the container's process "
                         "does not)\n",
-                        strerror(errno));
+                        strerror(-r));
                 return -1;
         }
         (void)prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);

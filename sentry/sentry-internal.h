@@ -100,6 +100,9 @@ int msg_recv(int sock, struct msg *m, int *fds, size_t max_fds);
 /* In a process init forks to run a command (initd.c): every signal back
  * to its default action and none blocked, as the command expects. */
 void init_default_signals(void);
+/* capset(2) of the calling thread's effective, permitted and inheritable
+ * sets: 0 or -errno. */
+int capset_sets(uint64_t eff, uint64_t perm, uint64_t inh);
 /* init's body: from the clone to the command's exec (or to serving runs). */
 _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct cgroup_entry *cg_entry);
 /* init's side of a sandbox that serves runs (initd.c): waits for MSG_EXEC
