@@ -185,6 +185,26 @@ static inline int relay_some(int in, int out)
         (void)write_all(out, buf, (size_t)n);
         return 0;
 }
+/* Copies in to out until in's end of file, retrying on EINTR and short
+ * writes: the bytes copied, or -errno of the read or write that failed. */
+static inline int64_t copy_all(int in, int out)
+{
+        char buf[65536];
+        int64_t total = 0;
+        for (;;) {
+                ssize_t n = read(in, buf, sizeof(buf));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return negative_errno();
+                if (n == 0)
+                        return total;
+                int r = write_all(out, buf, (size_t)n);
+                if (r < 0)
+                        return r;
+                total += n;
+        }
+}
 static inline ssize_t read_full(int fd, void *buf, size_t len)
 {
         char *p = buf;

@@ -41,19 +41,9 @@ static int copy_file(int src, int dst, const char *name, const struct stat *st)
         _cleanup_close_ int out = openat(dst, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (out < 0)
                 return negative_errno();
-        char buf[65536];
-        for (;;) {
-                ssize_t n = read(in, buf, sizeof(buf));
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return negative_errno();
-                if (n == 0)
-                        break;
-                int r = write_all(out, buf, (size_t)n);
-                if (r < 0)
-                        return r;
-        }
+        int64_t n = copy_all(in, out);
+        if (n < 0)
+                return (int)n;
         copy_attrs(out, st, false);
         return 0;
 }

@@ -47,29 +47,6 @@ static void xfer_free(struct xfer *x)
         free(x);
 }
 
-static int64_t copy_fd(int in, int out, int *ret_err)
-{
-        char buf[65536];
-        int64_t total = 0;
-        for (;;) {
-                ssize_t n = read(in, buf, sizeof(buf));
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0) {
-                        *ret_err = errno;
-                        return -1;
-                }
-                if (n == 0)
-                        return total;
-                int r = write_all(out, buf, (size_t)n);
-                if (r < 0) {
-                        *ret_err = -r;
-                        return -1;
-                }
-                total += n;
-        }
-}
-
 static const char *type_name(mode_t m)
 {
         return S_ISREG(m) ? "file" : S_ISDIR(m) ? "dir" : S_ISLNK(m) ? "symlink" : "other";
@@ -100,10 +77,9 @@ static json_t *copy_regular(struct xfer *x, int flags, mode_t mode, bool put)
         if (fstat(file, &st) < 0 || !S_ISREG(st.st_mode))
                 return error_reply("%s: not a regular file in the sandbox", x->path);
         fcntl(file, F_SETFL, 0);
-        int err = 0;
-        int64_t n = put ? copy_fd(x->fd, file, &err) : copy_fd(file, x->fd, &err);
+        int64_t n = put ? copy_all(x->fd, file) : copy_all(file, x->fd);
         if (n < 0)
-                return error_reply("%s: %s", x->path, strerror(err));
+                return error_reply("%s: %s", x->path, strerror((int)-n));
         return json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)n);
 }
 
