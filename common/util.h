@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define _public_       __attribute__((visibility("default")))
@@ -75,6 +76,14 @@ static inline void strv_freep(char ***v)
         })
 
 /* errno as a negative return; never returns 0 even if errno was clobbered. */
+/* CLOCK_MONOTONIC in milliseconds */
+static inline int64_t monotonic_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static inline int negative_errno(void)
 {
         return errno > 0 ? -errno : -EIO;

@@ -90,14 +90,7 @@ struct cgroup {
 };
 
 /* ------------------------------------------------------------------------ */
-/* helpers: the clock here, the rest in util.c */
-
-static inline int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+/* helpers: sleep_ms here, the rest in util.c (the clock: common/util.h) */
 
 static inline void sleep_ms(int ms)
 {

@@ -47,11 +47,11 @@ static bool id_valid(const char *id)
 /* rmdir, retried while the group is still busy with exiting processes. */
 static int rmdir_retry(int dfd, const char *name)
 {
-        int64_t deadline = now_ms() + RMDIR_TIMEOUT_MS;
+        int64_t deadline = monotonic_ms() + RMDIR_TIMEOUT_MS;
         for (;;) {
                 if (unlinkat(dfd, name, AT_REMOVEDIR) == 0)
                         return 0;
-                if (errno != EBUSY || now_ms() >= deadline)
+                if (errno != EBUSY || monotonic_ms() >= deadline)
                         return errno == ENOENT ? 0 : negative_errno();
                 sleep_ms(POLL_MS * 2);
         }

@@ -25,7 +25,7 @@ static int v1_freezer_set(int dfd, const char *dir, bool frozen, int timeout_ms)
         int r = cg_ctl_write(dfd, dir, "freezer.state", frozen ? "FROZEN" : "THAWED", NULL, NULL);
         if (r < 0 || !frozen)
                 return r;
-        int64_t deadline = now_ms() + timeout_ms;
+        int64_t deadline = monotonic_ms() + timeout_ms;
         for (;;) {
                 char buf[64];
                 r = cg_ctl_read(dfd, "freezer.state", buf, sizeof(buf));
@@ -33,7 +33,7 @@ static int v1_freezer_set(int dfd, const char *dir, bool frozen, int timeout_ms)
                         return r;
                 if (startswith(buf, "FROZEN"))
                         return 0;
-                if (now_ms() >= deadline)
+                if (monotonic_ms() >= deadline)
                         return -ETIMEDOUT;
                 sleep_ms(POLL_MS);
         }
@@ -58,7 +58,7 @@ int cg_v1_kill_dirs(const int *fds, size_t n, int freezer_fd, const char *freeze
                 if (r < 0)
                         return r;
         }
-        int64_t deadline = now_ms() + KILL_TIMEOUT_MS;
+        int64_t deadline = monotonic_ms() + KILL_TIMEOUT_MS;
         for (;;) {
                 int listed = 0;
                 for (size_t i = 0; i < n; i++) {
@@ -69,7 +69,7 @@ int cg_v1_kill_dirs(const int *fds, size_t n, int freezer_fd, const char *freeze
                 }
                 if (listed == 0)
                         return 0;
-                if (now_ms() >= deadline)
+                if (monotonic_ms() >= deadline)
                         return -ETIMEDOUT;
                 sleep_ms(POLL_MS);
         }

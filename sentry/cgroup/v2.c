@@ -21,7 +21,7 @@ int cg_v2_freeze_dir(int dfd, const char *dir, bool frozen, int timeout_ms)
                 return -EOPNOTSUPP; /* Linux < 5.2: no v2 freezer */
         if (r < 0)
                 return r;
-        int64_t deadline = now_ms() + timeout_ms;
+        int64_t deadline = monotonic_ms() + timeout_ms;
         for (;;) {
                 int64_t v;
                 r = cg_ctl_read_i64(dfd, "cgroup.events", "frozen", &v);
@@ -29,7 +29,7 @@ int cg_v2_freeze_dir(int dfd, const char *dir, bool frozen, int timeout_ms)
                         return r;
                 if (v == (frozen ? 1 : 0))
                         return 0;
-                if (now_ms() >= deadline)
+                if (monotonic_ms() >= deadline)
                         return -ETIMEDOUT;
                 sleep_ms(POLL_MS);
         }
@@ -50,7 +50,7 @@ int cg_v2_kill_dir(int dfd, const char *dir)
                  * SIGKILL still reaches frozen v2 tasks. */
                 frozen = cg_v2_freeze_dir(dfd, dir, true, KILL_FREEZE_MS) >= 0;
         }
-        int64_t deadline = now_ms() + KILL_TIMEOUT_MS;
+        int64_t deadline = monotonic_ms() + KILL_TIMEOUT_MS;
         for (;;) {
                 int64_t populated;
                 r = cg_ctl_read_i64(dfd, "cgroup.events", "populated", &populated);
@@ -65,7 +65,7 @@ int cg_v2_kill_dir(int dfd, const char *dir)
                         if (r < 0)
                                 break;
                 }
-                if (now_ms() >= deadline) {
+                if (monotonic_ms() >= deadline) {
                         r = -ETIMEDOUT;
                         break;
                 }

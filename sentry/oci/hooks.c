@@ -108,13 +108,6 @@ static int run_hooks(const char *kind, json_t *hooks, const char *state_text)
         return 0;
 }
 
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* One startContainer hook, in the container: a run of its sandbox, as an
  * exec's (its namespaces, view, filter, Landlock domain, limits, and the
  * container process's identity), its path looked up in the container's
@@ -161,10 +154,10 @@ static int hook_in_container(const char *sid, json_t *h, const char *state_text)
                 oci_error("startContainer hook %s: the container's sentry: %s", path, strerror(-r));
                 return r;
         }
-        int64_t deadline = timeout > 0 ? now_ms() + (int64_t)timeout * 1000 : -1;
+        int64_t deadline = timeout > 0 ? monotonic_ms() + (int64_t)timeout * 1000 : -1;
         for (;;) {
                 struct pollfd p = {conn, POLLIN, 0};
-                int left = deadline < 0 ? -1 : (int)(deadline - now_ms());
+                int left = deadline < 0 ? -1 : (int)(deadline - monotonic_ms());
                 int n = poll(&p, 1, deadline < 0 ? -1 : left > 0 ? left : 0);
                 if (n < 0 && errno == EINTR)
                         continue;

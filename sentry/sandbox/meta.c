@@ -126,13 +126,6 @@ void meta_write(struct sandbox_state *st)
         free(text);
 }
 
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Each write is the whole document, every run's record in it (up to
  * MAX_RUNS): made, dumped and replaced at each run's start and end, it
  * cost a sandbox that runs commands in a row more with each one (the
@@ -151,7 +144,7 @@ void meta_write_soon(struct sandbox_state *st)
         }
         if (!srv->meta_dirty) {
                 srv->meta_dirty = true;
-                srv->meta_due_ms = now_ms() + META_SOON_MS;
+                srv->meta_due_ms = monotonic_ms() + META_SOON_MS;
         }
 }
 
@@ -159,7 +152,7 @@ int meta_wait_ms(const struct serve *srv)
 {
         if (!srv->meta_dirty)
                 return -1;
-        int64_t left = srv->meta_due_ms - now_ms();
+        int64_t left = srv->meta_due_ms - monotonic_ms();
         return left > 0 ? (int)left : 0;
 }
 

@@ -33,13 +33,6 @@
  * view mounts it with (fs/view.c) */
 #define OVL_OPAQUE_XATTR "user.overlay.opaque"
 
-static int64_t mono_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 struct sink {
         int fd;
         EVP_MD_CTX *md;
@@ -55,7 +48,7 @@ static void sink_progress(struct sink *s, bool final)
 {
         if (s->progress_conn < 0)
                 return;
-        int64_t now = mono_ms();
+        int64_t now = monotonic_ms();
         if (!final && now - s->last_ms < PROGRESS_MS)
                 return;
         s->last_ms = now;
@@ -587,7 +580,7 @@ static void restore_progress(struct restore *rs, struct archive *in, int64_t ent
 {
         if (rs->progress_fd < 0)
                 return;
-        int64_t now = mono_ms();
+        int64_t now = monotonic_ms();
         if (!final && now - *last < PROGRESS_MS)
                 return;
         *last = now;
