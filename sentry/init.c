@@ -73,18 +73,6 @@ _noreturn_ _printf_(2, 3) static void child_fail(int sock, const char *fmt, ...)
  * securebits locked so uid 0 never regains any on exec. An OCI container
  * (oci_drop_privileges) gets its config's five sets instead. no_new_privs
  * always: a setuid or file-capable file never raises anything. */
-int capset_sets(uint64_t eff, uint64_t perm, uint64_t inh)
-{
-        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-        struct __user_cap_data_struct d[2] = {{0}};
-        d[0].effective = (uint32_t)eff;
-        d[1].effective = (uint32_t)(eff >> 32);
-        d[0].permitted = (uint32_t)perm;
-        d[1].permitted = (uint32_t)(perm >> 32);
-        d[0].inheritable = (uint32_t)inh;
-        d[1].inheritable = (uint32_t)(inh >> 32);
-        return syscall(SYS_capset, &h, d) < 0 ? negative_errno() : 0;
-}
 
 /* The bounding set cut to keep, up to the kernel's last capability (the
  * first it does not know, EINVAL, is past it). */

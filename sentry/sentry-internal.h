@@ -3,6 +3,8 @@
 #pragma once
 
 #include <errno.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 
 #include "common/util.h"
 #include "sentry/sentry.h"
@@ -101,8 +103,20 @@ int msg_recv(int sock, struct msg *m, int *fds, size_t max_fds);
  * to its default action and none blocked, as the command expects. */
 void init_default_signals(void);
 /* capset(2) of the calling thread's effective, permitted and inheritable
- * sets: 0 or -errno. */
-int capset_sets(uint64_t eff, uint64_t perm, uint64_t inh);
+ * sets: 0 or -errno. Inline: init.c and initd.c both call it, and initd.c
+ * must not call back into init.c (tests/house.sh). */
+static inline int capset_sets(uint64_t eff, uint64_t perm, uint64_t inh)
+{
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+        struct __user_cap_data_struct d[2] = {{0}};
+        d[0].effective = (uint32_t)eff;
+        d[1].effective = (uint32_t)(eff >> 32);
+        d[0].permitted = (uint32_t)perm;
+        d[1].permitted = (uint32_t)(perm >> 32);
+        d[0].inheritable = (uint32_t)inh;
+        d[1].inheritable = (uint32_t)(inh >> 32);
+        return syscall(SYS_capset, &h, d) < 0 ? negative_errno() : 0;
+}
 /* init's body: from the clone to the command's exec (or to serving runs). */
 _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct cgroup_entry *cg_entry);
 /* init's side of a sandbox that serves runs (initd.c): waits for MSG_EXEC
