@@ -103,8 +103,27 @@ static void prepared_done(struct oci_prepared *p)
         memset(p, 0, sizeof(*p));
 }
 
+/* The kernel's last capability (/proc/sys/kernel/cap_last_cap), or 63 when
+ * it cannot be read (the kernel then refuses what it does not know). */
+static int kernel_last_cap(void)
+{
+        _cleanup_free_ char *text = NULL;
+        char *end;
+        long v;
+        if (read_file_text("/proc/sys/kernel/cap_last_cap", &text) < 0)
+                return 63;
+        errno = 0;
+        v = strtol(text, &end, 10);
+        if (errno || end == text || (*end != '\0' && *end != '\n') || v < 0 || v > 63)
+                return 63;
+        return (int)v;
+}
+
 /* process.capabilities into sb: each set as given, within the container's
- * user namespace (the identity issue's rule). A capability on cordon's
+ * user namespace (the identity issue's rule). Names the parser did not know
+ * are in no set (c->ignored says them, as warnings), and so are those this
+ * kernel does not know: neither can be granted, which the runtime spec
+ * (1.1) says to log, not to fail on, as runc does. A capability on cordon's
  * refused list fails the create, naming the set and the capability, but
  * for NET_RAW: containerd's and Docker's default sets hold it, and what it
  * would give is refused whatever a process holds (raw and packet sockets by
@@ -116,6 +135,9 @@ static int prepare_caps(const struct oci_caps *c, struct oci_sandbox *sb)
         const uint64_t *in[] = {&c->bounding, &c->effective, &c->permitted, &c->inheritable, &c->ambient};
         uint64_t *out[] = {&sb->cap_bounding, &sb->cap_effective, &sb->cap_permitted, &sb->cap_inheritable,
                            &sb->cap_ambient};
+        int last = kernel_last_cap();
+        for (char **w = c->ignored; w && *w; w++)
+                oci_warn("%s", *w);
         for (size_t i = 0; i < ELEMENTSOF(names); i++) {
                 *out[i] = 0;
                 for (int cap = 0; cap < 64; cap++) {
@@ -123,6 +145,11 @@ static int prepare_caps(const struct oci_caps *c, struct oci_sandbox *sb)
                                 continue;
                         const char *name = policy_cap_name(cap), *refused = NULL;
                         int n;
+                        if (cap > last) {
+                                oci_warn("process.capabilities.%s: CAP_%s ignored: this kernel does not know it",
+                                         names[i], name ? name : "?");
+                                continue;
+                        }
                         if (!name || policy_cap_parse(name, &n, &refused) < 0) {
                                 oci_error("process.capabilities.%s: capability %d is not one cordon knows", names[i],
                                           cap);

@@ -292,6 +292,8 @@ int oci_cmd_exec(int argc, char **argv)
                         json_t *root = json_loads(text, 0, NULL);
                         json_t *juser = json_object_get(root, "user");
                         has_caps = json_object_get(root, "capabilities") != NULL;
+                        for (char **w = pr.caps.ignored; w && *w; w++)
+                                oci_warn("exec --process %s: %s", process_file, *w);
                         if (!gids_given && json_object_get(juser, "additionalGids")) {
                                 gids_given = true;
                                 n_gids = 0;

@@ -76,9 +76,14 @@ struct oci_user {
         uint32_t umask;
 };
 
-/* Capability sets as masks of (1ULL << CAP_*); unknown names refused. */
+/* Capability sets as masks of (1ULL << CAP_*). A well-formed name cordon
+ * does not know ("CAP_TEST") is in no mask: it is dropped, and said in
+ * ignored for the runtime to log as a warning (runtime-spec 1.1: a
+ * capability that cannot be granted is logged, not fatal; runc >= 1.1 does
+ * the same); a value that is not a "CAP_..." string is an error. */
 struct oci_caps {
         uint64_t bounding, effective, inheritable, permitted, ambient;
+        char **ignored; /* NULL-terminated warnings naming set, index and value; NULL: none */
 };
 
 struct oci_process {

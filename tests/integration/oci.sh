@@ -842,6 +842,30 @@ c['process']['user'] = {'uid': 1000, 'gid': 1000}"
         oci delete --force k5
 }
 
+# A capability cordon does not know (runtime-tools' process_capabilities_fail adds CAP_TEST
+# to the bounding set): runtime-spec 1.1 says to log it and not to fail, as runc >= 1.1 and
+# crun do. The container runs with exactly the other capabilities; a value that is not a
+# capability name at all still fails the create, naming the field.
+it_test cli_capabilities_unknown
+cli_capabilities_unknown() {
+        oci_setup
+        make_bundle "$IT_TMP/b" '["sh", "-c", "grep ^Cap /proc/self/status | tr -d \"\\t\" | tr \"\\n\" \" \""]' \
+                'c["process"]["capabilities"] = {s: ["CAP_CHOWN", "CAP_TEST", "CAP_KILL"] for s in ("bounding", "effective", "permitted")}'
+        oci --log "$IT_TMP/u1.log" run --bundle "$IT_TMP/b" u1
+        expect_rc 0 "run with CAP_TEST in the sets"
+        expect_eq "CapInh:0000000000000000 CapPrm:0000000000000021 CapEff:0000000000000021 CapBnd:0000000000000021 CapAmb:0000000000000000 " \
+                "$OUT" "the process holds exactly CHOWN and KILL"
+        expect_contains "$(cat "$IT_TMP/u1.log")" \
+                'process.capabilities.bounding[1]: unknown capability \"CAP_TEST\" ignored' \
+                "the log names the set, the index and the value"
+        make_bundle "$IT_TMP/b2" '["true"]' 'c["process"]["capabilities"] = {"bounding": ["CAP_CHOWN", "chown"]}'
+        oci run --bundle "$IT_TMP/b2" u2
+        expect_true "a value that is no capability name fails the create" test "$RC" != 0
+        expect_contains "$ERR" 'process.capabilities.bounding[1]: expected a capability name (CAP_...), got "chown"' \
+                "naming the field and the value"
+        expect_true "and leaves no state" test ! -e "$OCI_ROOT/u2"
+}
+
 it_test cli_log_json_error
 cli_log_json_error() {
         oci_setup

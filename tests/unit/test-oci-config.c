@@ -550,8 +550,12 @@ static const struct invalid_case invalid_cases[] = {
         {PROC("\"user\": {\"umask\": 512}"), "process.user.umask", "at most 0777"},
         {PROC("\"user\": {\"additionalGids\": [1, \"2\"]}"), "process.user.additionalGids[1]", "expected an unsigned"},
         {PROC("\"user\": {\"uid\": 18446744073709551615}"), "process.user.uid", "unsigned 32-bit integer, got 1844"},
-        {PROC("\"capabilities\": {\"bounding\": [\"CAP_KILL\", \"CAP_FLY\"]}"), "process.capabilities.bounding[1]",
-         "unknown capability \"CAP_FLY\""},
+        {PROC("\"capabilities\": {\"bounding\": [\"CAP_KILL\", \"kill\"]}"), "process.capabilities.bounding[1]",
+         "expected a capability name (CAP_...), got \"kill\""},
+        {PROC("\"capabilities\": {\"bounding\": [\"CAP_\"]}"), "process.capabilities.bounding[0]",
+         "expected a capability name"},
+        {PROC("\"capabilities\": {\"bounding\": [\"CAP_KILL\", 7]}"), "process.capabilities.bounding[1]",
+         "expected a string, got an integer"},
         {PROC("\"capabilities\": {\"effective\": \"CAP_KILL\"}"), "process.capabilities.effective",
          "expected an array"},
         {PROC("\"capabilities\": []"), "process.capabilities", "expected an object"},
@@ -777,6 +781,50 @@ START_TEST(test_too_large)
         ck_assert_int_eq(oci_spec_parse(big, len, BUNDLE, &s, &err), -EFBIG);
         ck_assert_ptr_nonnull(strstr(err, "larger than"));
         free(err);
+}
+END_TEST
+
+/* runtime-spec 1.1: a capability that cannot be granted is logged, not
+ * fatal (runtime-tools' process_capabilities_fail adds CAP_TEST). */
+START_TEST(test_unknown_caps_ignored)
+{
+        static const char one[] = PROC("\"capabilities\": {\"bounding\": [\"CAP_KILL\", \"CAP_TEST\"], "
+                                       "\"ambient\": [\"CAP_FLY\", \"CAP_CHOWN\"]}");
+        struct oci_spec *s = parse_ok(one, strlen(one));
+        ck_assert_uint_eq(s->process.caps.bounding, CAP(CAP_KILL));
+        ck_assert_uint_eq(s->process.caps.ambient, CAP(CAP_CHOWN));
+        ck_assert_uint_eq(strv_len(s->process.caps.ignored), 2);
+        ck_assert_str_eq(
+                s->process.caps.ignored[0],
+                "process.capabilities.bounding[1]: unknown capability \"CAP_TEST\" ignored (it grants nothing)");
+        ck_assert_str_eq(s->process.caps.ignored[1],
+                         "process.capabilities.ambient[0]: unknown capability \"CAP_FLY\" ignored (it grants nothing)");
+        oci_spec_free(s);
+
+        /* a long list is named up to a bound, then counted */
+        _cleanup_free_ char *many = xstrdup("");
+        for (int i = 0; i < 40; i++) {
+                char *next = xasprintf("%s%s\"CAP_X%d\"", many, i ? ", " : "", i);
+                free(many);
+                many = next;
+        }
+        _cleanup_free_ char *doc = xasprintf(PROC("\"capabilities\": {\"permitted\": [%s]}"), many);
+        s = parse_ok(doc, strlen(doc));
+        ck_assert_uint_eq(s->process.caps.permitted, 0);
+        ck_assert_uint_eq(strv_len(s->process.caps.ignored), 17);
+        ck_assert_str_eq(s->process.caps.ignored[16], "process.capabilities: 24 more unknown capabilities ignored");
+        oci_spec_free(s);
+
+        /* an exec --process file too */
+        static const char proc[] =
+                "{\"args\": [\"ls\"], \"cwd\": \"/\", \"capabilities\": {\"effective\": [\"CAP_TEST\"]}}";
+        struct oci_process p = {0};
+        char *err = NULL;
+        ck_assert_int_eq(oci_process_parse(proc, strlen(proc), &p, &err), 0);
+        ck_assert_uint_eq(p.caps.effective, 0);
+        ck_assert_str_eq(p.caps.ignored[0],
+                         "capabilities.effective[0]: unknown capability \"CAP_TEST\" ignored (it grants nothing)");
+        oci_process_done(&p);
 }
 END_TEST
 
@@ -1349,6 +1397,7 @@ static Suite *oci_suite(void)
         tcase_add_test(tc, test_hooks_and_more);
         tcase_add_test(tc, test_resources);
         tcase_add_test(tc, test_process_file);
+        tcase_add_test(tc, test_unknown_caps_ignored);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("invalid");
