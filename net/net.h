@@ -37,10 +37,11 @@ int net_floor_attach(int cgroup_fd, char *why, size_t size);
  * accepted. Everything else stays loopback only. */
 int net_floor_attach_joined(int cgroup_fd, bool joined, char *why, size_t size);
 /* Begins loading the programs on a thread, so that the load overlaps other
- * set-up; the next net_floor_attach takes them. The thread must be over
+ * set-up; the next net_floor_attach_joined with the same joined takes them
+ * (another joined loads its own). The thread must be over
  * before the process forks or clones (its locks would be copied taken):
  * net_floor_attach and net_floor_preload_end wait for it. */
-void net_floor_preload(void);
+void net_floor_preload(bool joined);
 /* Waits for a preload net_floor_attach did not take, and frees it. */
 void net_floor_preload_end(void);
 /* Loads the programs without attaching them (cordon check). 0 or -errno, why filled. */

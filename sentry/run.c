@@ -771,7 +771,7 @@ static int sentry_main_loop(struct sandbox_state *st)
          * sandbox's runs before the start; the hooks act on every socket
          * of the group at the call, made before the attach or after. */
         if (!(st->plan->debug_disable & DEBUG_OFF_EGRESS_FLOOR) && st->cg)
-                net_floor_preload();
+                net_floor_preload(st->plan->oci && st->plan->oci->net_prepared);
         /* The gate's DNS stub needs only the network namespace (its thread
          * brings the loopback up): started, its threads after the last
          * fork, while init builds the view. */

@@ -26,6 +26,8 @@
 #include <sys/statfs.h>
 #include <sys/wait.h>
 
+#include <bpf/bpf.h>
+
 #include "common/util.h"
 #include "net/net.h"
 
@@ -201,6 +203,59 @@ START_TEST(probe_loads)
 }
 END_TEST
 
+/* The name of the program attached to dir's egress hook ("" if none). */
+static void egress_prog_name(const char *dir, char name[BPF_OBJ_NAME_LEN])
+{
+        name[0] = '\0';
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        __u32 ids[4], count = ELEMENTSOF(ids), flags = 0;
+        ck_assert_int_eq(bpf_prog_query(fd, BPF_CGROUP_INET_EGRESS, 0, &flags, ids, &count), 0);
+        close(fd);
+        ck_assert_uint_eq(count, 1);
+        int pfd = bpf_prog_get_fd_by_id(ids[0]);
+        ck_assert_int_ge(pfd, 0);
+        struct bpf_prog_info info = {0};
+        __u32 len = sizeof(info);
+        ck_assert_int_eq(bpf_obj_get_info_by_fd(pfd, &info, &len), 0);
+        close(pfd);
+        memcpy(name, info.name, BPF_OBJ_NAME_LEN);
+}
+
+/* Only the egress program the sandbox uses is loaded (the preload knows
+ * which): a preload of the other kind is dropped and the right one loaded,
+ * so a joined sandbox never gets the loopback-only backstop nor an own
+ * namespace's sandbox the joined one's TCP exception. */
+START_TEST(each_kind_gets_its_own_egress_program)
+{
+        const struct {
+                bool preloaded, joined; /* the kind preloaded, the kind attached */
+                const char *name;
+        } rows[] = {
+                {false, false, "floor_egress"},
+                {true, true, "floor_egress_jo"},
+                {true, false, "floor_egress"},
+                {false, true, "floor_egress_jo"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                char dir[300], why[256] = "", name[BPF_OBJ_NAME_LEN];
+                snprintf(dir, sizeof(dir), "%s/kind%zu", cg_dir, i);
+                ck_assert_int_eq(mkdir(dir, 0755), 0);
+                int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                ck_assert_int_ge(fd, 0);
+                net_floor_preload(rows[i].preloaded);
+                ck_assert_msg(net_floor_attach_joined(fd, rows[i].joined, why, sizeof(why)) == 0, "%s", why);
+                ck_assert_int_eq(net_floor_attached(fd), 5);
+                close(fd);
+                egress_prog_name(dir, name);
+                ck_assert_msg(strcmp(name, rows[i].name) == 0, "row %zu: %s attached, %s expected", i, name,
+                              rows[i].name);
+                ck_assert_int_eq(rmdir(dir), 0);
+        }
+        net_floor_preload_end();
+}
+END_TEST
+
 static Suite *floor_suite(void)
 {
         Suite *s = suite_create("net-floor");
@@ -209,6 +264,7 @@ static Suite *floor_suite(void)
         tcase_add_test(tc, floor_attaches_all_hooks);
         tcase_add_test(tc, floor_refuses_all_but_loopback);
         tcase_add_test(tc, outside_the_group_the_kernel_answers);
+        tcase_add_test(tc, each_kind_gets_its_own_egress_program);
         suite_add_tcase(s, tc);
         return s;
 }
