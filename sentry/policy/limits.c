@@ -4,7 +4,7 @@
 
 #include <ctype.h>
 #include <jansson.h>
-#include <math.h>
+#include <math.h> /* isfinite: a macro, no libm */
 
 #include "common/util.h"
 #include "sentry/policy/policy.h"
@@ -328,7 +328,9 @@ int parse_cpus(const char *s, int64_t *ret)
         double m = v * 1000;
         if (m < 10 || m > 1000000)
                 return -EINVAL;
-        *ret = (int64_t)llround(m);
+        /* rounded half up (m is positive): llround, without libm, which
+         * every start of cordon would otherwise map and relocate */
+        *ret = (int64_t)(m + 0.5);
         return 0;
 }
 

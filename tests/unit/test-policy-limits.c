@@ -288,6 +288,27 @@ START_TEST(test_format_values)
 }
 END_TEST
 
+/* CPUs to millicpus, rounded to the nearest (half up), as llround did */
+START_TEST(test_cpus_rounded)
+{
+        const struct {
+                const char *in;
+                int64_t ms;
+        } rows[] = {
+                {"1.5", 1500},  {"0.3", 300},      {"0.01", 10},     {"0.0125", 13},
+                {"0.0124", 12}, {"1000", 1000000}, {"2.0004", 2000}, {"2.0006", 2001},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                int64_t v = -1;
+                ck_assert_msg(parse_cpus(rows[i].in, &v) == 0, "%s", rows[i].in);
+                ck_assert_msg(v == rows[i].ms, "%s: %lld", rows[i].in, (long long)v);
+        }
+        int64_t v;
+        ck_assert_int_eq(parse_cpus("0.009", &v), -EINVAL);
+        ck_assert_int_eq(parse_cpus("1000.001", &v), -EINVAL);
+}
+END_TEST
+
 static Suite *limits_suite(void)
 {
         Suite *s = suite_create("policy-limits");
@@ -295,6 +316,7 @@ static Suite *limits_suite(void)
         tcase_add_test(tc, test_unlimited_flags);
         tcase_add_test(tc, test_bad_values);
         tcase_add_test(tc, test_format_values);
+        tcase_add_test(tc, test_cpus_rounded);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("resolution");
