@@ -56,6 +56,8 @@ struct cgroup;
 struct cg_backend {
         const char *name;
         int (*create)(struct cgroup *cg, const char *name, const struct cg_limits *lim, char **ret_error);
+        /* the limits written to the groups create made (create's last step, and cgroup_update) */
+        int (*apply)(struct cgroup *cg, const struct cg_limits *lim, const struct cg_oci *o, char **ret_error);
         int (*kill_all)(struct cgroup *cg);
         int (*freeze)(struct cgroup *cg, bool frozen);
         int (*stats)(struct cgroup *cg, struct cg_stats *ret);
@@ -120,7 +122,8 @@ int cg_open_parent(const char *parent, char **ret_error);
 /* makes the group "name" in parent and adds it to cg->dirs[] */
 int cg_make_group(struct cgroup *cg, const char *parent, const char *name, char **ret_error);
 
-/* where the hierarchies are (ctrl NULL: the cgroup v2 one) */
+/* where the hierarchies are (ctrl NULL: the cgroup v2 one); without own,
+ * ret_dir (may be NULL) is the hierarchy's mount point */
 int cg_find_mount(const char *ctrl, const char *own, char **ret_dir);
 /* the sentry's own group, or with cgroup_set_parent the engine's group,
  * made (with each missing directory on the way, listed in cg->made) where

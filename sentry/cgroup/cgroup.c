@@ -266,6 +266,112 @@ int cgroup_create(enum cg_mode mode, const char *id, const struct cg_limits *lim
         return 0;
 }
 
+/* The hierarchy path lies in: the controller index (the first of a
+ * co-mounted pair), GRP_V2 for the cgroup v2 one, or -1. */
+static int hierarchy_of(const char *path)
+{
+        struct statfs sf;
+        if (path[0] != '/' || statfs(path, &sf) < 0)
+                return -1;
+        for (int c = 0; c <= _V1_MAX; c++) {
+                _cleanup_free_ char *mnt = NULL;
+                if (c < _V1_MAX ? sf.f_type != CGROUP_SUPER_MAGIC : sf.f_type != CGROUP2_SUPER_MAGIC)
+                        continue;
+                if (cg_find_mount(c < _V1_MAX ? cg_v1_names[c] : NULL, NULL, &mnt) < 0 || !mnt)
+                        continue;
+                if (startswith(path, mnt) && path[strlen(mnt)] == '/')
+                        return c;
+        }
+        return -1;
+}
+
+int cgroup_update(const char *backend, const char *const *dirs, const char *const *parents, const struct cg_limits *lim,
+                  const struct cg_oci *o, char **ret_error)
+{
+        int r = check_limits(lim, ret_error);
+        if (r < 0)
+                return r;
+        struct cgroup *cg = xcalloc(1, sizeof(*cg));
+        cg->backend = streq(backend, "v2") ? &cg_backend_v2 : streq(backend, "v1") ? &cg_backend_v1 : NULL;
+        for (size_t c = 0; c < _V1_MAX; c++)
+                cg->at[c] = -1;
+        for (size_t i = 0; i <= _V1_MAX; i++)
+                cg->grp[i].fd = -1;
+        cg->v2_at = -1;
+        if (!cg->backend) {
+                cg_set_error(ret_error, "the container has no control groups (backend %s)", backend);
+                r = -EOPNOTSUPP;
+                goto out;
+        }
+        /* The sandbox's own groups, by hierarchy: only the "cordon-" ones
+         * create made (the state file lists nothing else; checked anyway,
+         * as this writes limits). */
+        for (size_t i = 0; dirs && dirs[i] && cg->n_dirs < MAX_DIRS; i++) {
+                const char *base = strrchr(dirs[i], '/');
+                int h = hierarchy_of(dirs[i]);
+                if (h < 0 || !base || !startswith(base + 1, GROUP_PREFIX))
+                        continue;
+                int fd = open(dirs[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0)
+                        continue; /* gone with a controller's group: nothing to write there */
+                cg->dirs[cg->n_dirs] = (struct cg_dir){.path = xstrdup(dirs[i]), .fd = fd};
+                if (h == GRP_V2)
+                        cg->v2_at = (int)cg->n_dirs;
+                else
+                        for (size_t c = 0; c < _V1_MAX; c++) {
+                                _cleanup_free_ char *mnt = NULL, *own = NULL;
+                                if (cg_find_mount(cg_v1_names[c], NULL, &mnt) == 0 && mnt && startswith(dirs[i], mnt) &&
+                                    dirs[i][strlen(mnt)] == '/')
+                                        cg->at[c] = (int)cg->n_dirs;
+                        }
+                cg->n_dirs++;
+        }
+        if (cg->backend == &cg_backend_v2) {
+                if (cg->v2_at < 0) {
+                        cg_set_error(ret_error, "the container's cgroup v2 group is gone");
+                        r = -ESRCH;
+                        goto out;
+                }
+                /* v2 keeps every controller in its one group (dirs[0]) */
+                if (cg->v2_at != 0) {
+                        struct cg_dir t = cg->dirs[0];
+                        cg->dirs[0] = cg->dirs[cg->v2_at];
+                        cg->dirs[cg->v2_at] = t;
+                        cg->v2_at = 0;
+                }
+                for (size_t c = 0; c < _V1_MAX; c++)
+                        cg->at[c] = 0;
+        }
+        /* The engine's group G in each hierarchy (cgroupsPath), where the
+         * limits went: the deepest of the groups listed there, as the
+         * others are the directories made on the way to it. */
+        for (size_t i = 0; parents && parents[i]; i++) {
+                int h = hierarchy_of(parents[i]);
+                if (h < 0)
+                        continue;
+                for (size_t c = 0; c <= _V1_MAX; c++) {
+                        _cleanup_free_ char *mnt = NULL;
+                        bool in = c == (size_t)h;
+                        if (!in && h != GRP_V2 && c < _V1_MAX)
+                                in = cg_find_mount(cg_v1_names[c], NULL, &mnt) == 0 && mnt &&
+                                     startswith(parents[i], mnt) && parents[i][strlen(mnt)] == '/';
+                        if (!in || (cg->grp[c].path && strlen(cg->grp[c].path) >= strlen(parents[i])))
+                                continue;
+                        if (cg->grp[c].path) {
+                                free(cg->grp[c].path);
+                                close(cg->grp[c].fd);
+                                cg->grp[c] = (struct cg_dir){.fd = -1};
+                        }
+                        if ((r = cg_grp_open(cg, c, parents[i], false, ret_error)) < 0)
+                                goto out;
+                }
+        }
+        r = cg->backend->apply(cg, lim, o, ret_error);
+out:
+        cgroup_free(cg);
+        return r;
+}
+
 int cgroup_attach(struct cgroup *cg, pid_t pid)
 {
         if (!cg || pid <= 0)

@@ -123,6 +123,16 @@ const char *const *cgroup_parent_dirs(const struct cgroup *cg);
  * path and why. */
 int cgroup_create(enum cg_mode mode, const char *id, const struct cg_limits *lim, struct cgroup **ret,
                   char **ret_error);
+/* `cordon-oci update`: new limits for a live sandbox's groups, from another
+ * process, written as cgroup_create wrote them (the same writers, in the
+ * same groups: the engine's cgroupsPath group where there is one, else the
+ * sandbox's own). backend ("v1", "v2"), dirs and parents are what its state
+ * file keeps (cgroup_backend, cgroup_dirs, cgroup_parent_dirs). Every limit
+ * lim and o give is written; one that needs a hierarchy the sandbox has no
+ * group in (made without a limit there) is refused, naming it, as is a
+ * value the kernel refuses. Makes and removes nothing. */
+int cgroup_update(const char *backend, const char *const *dirs, const char *const *parents, const struct cg_limits *lim,
+                  const struct cg_oci *o, char **ret_error);
 /* Moves pid (and so everything it forks afterwards) into the group. Each
  * write to a cgroup.procs file takes the kernel's cgroup_threadgroup_rwsem
  * for writing, and where nothing else holds it that waits for an RCU grace

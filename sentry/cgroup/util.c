@@ -410,8 +410,8 @@ static void unescape_octal(char *s)
 /* Finds the mount of a hierarchy in /proc/self/mountinfo: fstype "cgroup"
  * with ctrl among its super options, or "cgroup2" for ctrl NULL. With own
  * (a path from /proc/self/cgroup) it returns the directory of that group
- * beneath a mount that shows it; without, it only says whether one is
- * mounted. */
+ * beneath a mount that shows it; without, whether one is mounted and
+ * (ret_dir not NULL) its mount point. */
 int cg_find_mount(const char *ctrl, const char *own, char **ret_dir)
 {
         _cleanup_fclose_ FILE *f = self_fopen("/proc/self/mountinfo");
@@ -437,14 +437,14 @@ int cg_find_mount(const char *ctrl, const char *own, char **ret_dir)
                         continue;
                 if (ctrl ? !(streq(fstype, "cgroup") && cg_list_has(super, ',', ctrl)) : !streq(fstype, "cgroup2"))
                         continue;
-                if (!own) {
-                        if (ret_dir)
-                                *ret_dir = NULL;
-                        return 0;
-                }
                 char *root = field[3], *mnt = field[4];
                 unescape_octal(root);
                 unescape_octal(mnt);
+                if (!own) {
+                        if (ret_dir)
+                                *ret_dir = xstrdup(mnt);
+                        return 0;
+                }
                 /* the group must lie beneath the mount's root to be reachable through it */
                 const char *rel;
                 if (streq(root, "/"))

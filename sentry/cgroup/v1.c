@@ -145,15 +145,22 @@ static int v1_memory(struct cgroup *cg, const struct cg_limits *lim, const struc
                 return 0;
         d = limit_dir(cg, V1_MEMORY);
         if (lim && lim->memory_bytes != CG_UNSET) {
-                if ((r = cg_write_i64(d, "memory.limit_in_bytes", lim->memory_bytes, what, ret_error)) < 0)
-                        return r;
                 /* memory+swap to the same value: swap cannot stretch the
                  * limit. Absent without swap accounting, where there is
-                 * nothing to close. */
+                 * nothing to close. The kernel keeps memsw at or above the
+                 * limit, so a raised limit (update) goes after it. */
                 char val[32];
+                int64_t memsw;
                 snprintf(val, sizeof(val), "%" PRId64, lim->memory_bytes);
-                r = cg_ctl_write_if_present(d->fd, d->path, "memory.memsw.limit_in_bytes", val, what, ret_error);
-                if (r < 0)
+                bool swap_first = cg_ctl_read_i64(d->fd, "memory.memsw.limit_in_bytes", NULL, &memsw) == 0 &&
+                                  memsw < lim->memory_bytes;
+                if (swap_first &&
+                    (r = cg_ctl_write(d->fd, d->path, "memory.memsw.limit_in_bytes", val, what, ret_error)) < 0)
+                        return r;
+                if ((r = cg_write_i64(d, "memory.limit_in_bytes", lim->memory_bytes, what, ret_error)) < 0)
+                        return r;
+                if (!swap_first && (r = cg_ctl_write_if_present(d->fd, d->path, "memory.memsw.limit_in_bytes", val,
+                                                                what, ret_error)) < 0)
                         return r;
         }
         /* a reclaim hint and a tuning of the group's own reclaim; the
@@ -212,25 +219,60 @@ static int v1_cpuset(struct cgroup *cg, const struct cg_oci *o, char **ret_error
         return cg_cpuset_fill(d->path, ret_error);
 }
 
+/* Which hierarchies the limits need, and what each is called in messages. */
+static void v1_need(const struct cg_limits *lim, const struct cg_oci *o, bool need[_V1_MAX],
+                    const char *limit_name[_V1_MAX])
+{
+        need[V1_MEMORY] = (lim && lim->memory_bytes != CG_UNSET) || o->memory_reservation > 0 ||
+                          o->memory_swappiness >= 0 || o->kernel_tcp > 0 || o->disable_oom_killer;
+        need[V1_PIDS] = lim && lim->max_processes != CG_UNSET;
+        need[V1_CPU] = (lim && lim->cpu_millis != CG_UNSET) || o->cpu_shares > 0 || o->cpu_period > 0;
+        need[V1_CPUSET] = o->cpus || o->mems;
+        limit_name[V1_MEMORY] = lim && lim->memory_bytes != CG_UNSET ? "limits.memoryBytes" : "linux.resources.memory";
+        limit_name[V1_PIDS] = "limits.maxProcesses";
+        limit_name[V1_CPU] = lim && lim->cpu_millis != CG_UNSET ? "limits.cpuMillis" : "linux.resources.cpu";
+        limit_name[V1_CPUSET] = o->cpus ? "linux.resources.cpu.cpus" : "linux.resources.cpu.mems";
+}
+
+/* The limits, each in the group it goes to (limit_dir): create's, and
+ * update's after it. A hierarchy a limit needs that the sandbox has no
+ * group in (update: create asked for nothing there, so none was made) is
+ * refused, naming the limit. */
+static int v1_apply(struct cgroup *cg, const struct cg_limits *lim, const struct cg_oci *o, char **ret_error)
+{
+        bool need[_V1_MAX] = {false};
+        const char *limit_name[_V1_MAX] = {NULL};
+        int r;
+        v1_need(lim, o, need, limit_name);
+        for (size_t c = 0; c < _V1_MAX; c++)
+                if (need[c] && !limit_dir(cg, c)) {
+                        cg_set_error(ret_error,
+                                     "%s cannot be changed: the container has no %s group (it was created without "
+                                     "a limit there)",
+                                     limit_name[c], cg_v1_names[c]);
+                        return -EOPNOTSUPP;
+                }
+        if ((r = v1_memory(cg, lim, o, need[V1_MEMORY], ret_error)) < 0)
+                return r;
+        if (need[V1_PIDS] && (r = cg_write_i64(limit_dir(cg, V1_PIDS), "pids.max", lim->max_processes,
+                                               limit_name[V1_PIDS], ret_error)) < 0)
+                return r;
+        if (need[V1_CPU] && (r = v1_cpu(cg, lim, o, ret_error)) < 0)
+                return r;
+        if (need[V1_CPUSET] && (r = v1_cpuset(cg, o, ret_error)) < 0)
+                return r;
+        return 0;
+}
+
 static int v1_create(struct cgroup *cg, const char *name, const struct cg_limits *lim, char **ret_error)
 {
         const struct cg_oci *o = cg_oci();
         bool override = cg_parent_override() != NULL;
         char *own[_V1_MAX] = {NULL}, *where[_V1_MAX] = {NULL};
-        bool need[_V1_MAX] = {
-                [V1_MEMORY] = (lim && lim->memory_bytes != CG_UNSET) || o->memory_reservation > 0 ||
-                              o->memory_swappiness >= 0 || o->kernel_tcp > 0 || o->disable_oom_killer,
-                [V1_PIDS] = lim && lim->max_processes != CG_UNSET,
-                [V1_CPU] = (lim && lim->cpu_millis != CG_UNSET) || o->cpu_shares > 0 || o->cpu_period > 0,
-                [V1_CPUSET] = o->cpus || o->mems,
-        };
-        const char *limit_name[_V1_MAX] = {
-                [V1_MEMORY] = lim && lim->memory_bytes != CG_UNSET ? "limits.memoryBytes" : "linux.resources.memory",
-                [V1_PIDS] = "limits.maxProcesses",
-                [V1_CPU] = lim && lim->cpu_millis != CG_UNSET ? "limits.cpuMillis" : "linux.resources.cpu",
-                [V1_CPUSET] = o->cpus ? "linux.resources.cpu.cpus" : "linux.resources.cpu.mems",
-        };
+        bool need[_V1_MAX] = {false};
+        const char *limit_name[_V1_MAX] = {NULL};
         int r = 0;
+        v1_need(lim, o, need, limit_name);
         size_t found = 0;
 
         for (size_t c = 0; c < _V1_MAX; c++)
@@ -325,15 +367,7 @@ static int v1_create(struct cgroup *cg, const char *name, const struct cg_limits
                 cg->at[V1_CPUACCT] = cg->at[V1_CPU] = (int)cg->n_dirs - 1;
         }
 
-        if ((r = v1_memory(cg, lim, o, need[V1_MEMORY], ret_error)) < 0)
-                goto out;
-        if (need[V1_PIDS] && (r = cg_write_i64(limit_dir(cg, V1_PIDS), "pids.max", lim->max_processes,
-                                               limit_name[V1_PIDS], ret_error)) < 0)
-                goto out;
-        if (need[V1_CPU] && (r = v1_cpu(cg, lim, o, ret_error)) < 0)
-                goto out;
-        if (need[V1_CPUSET] && (r = v1_cpuset(cg, o, ret_error)) < 0)
-                goto out;
+        r = v1_apply(cg, lim, o, ret_error);
 out:
         for (size_t c = 0; c < _V1_MAX; c++) {
                 free(own[c]);
@@ -393,6 +427,7 @@ static int v1_stats(struct cgroup *cg, struct cg_stats *ret)
 const struct cg_backend cg_backend_v1 = {
         .name = "v1",
         .create = v1_create,
+        .apply = v1_apply,
         .kill_all = v1_kill_all,
         .freeze = v1_freeze,
         .stats = v1_stats,

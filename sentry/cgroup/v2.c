@@ -124,6 +124,31 @@ static int v2_cpu(const struct cg_dir *d, const struct cg_limits *lim, const str
         return 0;
 }
 
+/* The limits, in the group they go to: with a cgroupsPath the engine's G,
+ * else the sandbox's own (create, and update after it). */
+static int v2_apply(struct cgroup *cg, const struct cg_limits *lim, const struct cg_oci *o, char **ret_error)
+{
+        const struct cg_dir *d = cg->grp[GRP_V2].path ? &cg->grp[GRP_V2] : &cg->dirs[0];
+        int r;
+        if (lim && lim->memory_bytes != CG_UNSET) {
+                if ((r = cg_write_i64(d, "memory.max", lim->memory_bytes, "limits.memoryBytes", ret_error)) < 0)
+                        return r;
+                /* without this, swap would let the sandbox use more than the
+                 * limit; absent without swap accounting, with nothing to close */
+                r = cg_ctl_write_if_present(d->fd, d->path, "memory.swap.max", "0", "limits.memoryBytes", ret_error);
+                if (r < 0)
+                        return r;
+        }
+        if (lim && lim->max_processes != CG_UNSET &&
+            (r = cg_write_i64(d, "pids.max", lim->max_processes, "limits.maxProcesses", ret_error)) < 0)
+                return r;
+        if (((lim && lim->cpu_millis != CG_UNSET) || o->cpu_shares > 0 || o->cpu_period > 0) &&
+            (r = v2_cpu(d, lim, o, ret_error)) < 0)
+                return r;
+        /* a v2 cpuset left empty uses its parent's: only what is asked */
+        return cg_cpuset_write(d, o, ret_error);
+}
+
 static int v2_create(struct cgroup *cg, const char *name, const struct cg_limits *lim, char **ret_error)
 {
         const struct cg_oci *o = cg_oci();
@@ -226,22 +251,7 @@ static int v2_create(struct cgroup *cg, const char *name, const struct cg_limits
                 cg->at[c] = 0;
         cg->v2_at = 0;
 
-        const struct cg_dir *d = cg->grp[GRP_V2].path ? &cg->grp[GRP_V2] : &cg->dirs[0];
-        if (req[0].wanted) {
-                if ((r = cg_write_i64(d, "memory.max", lim->memory_bytes, req[0].name, ret_error)) < 0)
-                        return r;
-                /* without this, swap would let the sandbox use more than the
-                 * limit; absent without swap accounting, with nothing to close */
-                r = cg_ctl_write_if_present(d->fd, d->path, "memory.swap.max", "0", req[0].name, ret_error);
-                if (r < 0)
-                        return r;
-        }
-        if (req[1].wanted && (r = cg_write_i64(d, "pids.max", lim->max_processes, req[1].name, ret_error)) < 0)
-                return r;
-        if (req[2].wanted && (r = v2_cpu(d, lim, o, ret_error)) < 0)
-                return r;
-        /* a v2 cpuset left empty uses its parent's: only what is asked */
-        return cg_cpuset_write(d, o, ret_error);
+        return v2_apply(cg, lim, o, ret_error);
 }
 
 static int v2_kill_all(struct cgroup *cg)
@@ -274,6 +284,7 @@ static int v2_stats(struct cgroup *cg, struct cg_stats *ret)
 const struct cg_backend cg_backend_v2 = {
         .name = "v2",
         .create = v2_create,
+        .apply = v2_apply,
         .kill_all = v2_kill_all,
         .freeze = v2_freeze,
         .stats = v2_stats,

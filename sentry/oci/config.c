@@ -1018,13 +1018,7 @@ int oci_spec_parse(const char *buf, size_t len, const char *bundle, struct oci_s
                 return r;
 
         s = xcalloc(1, sizeof(*s));
-        s->resources = (struct oci_resources){.memory_limit = -1,
-                                              .memory_swap = -1,
-                                              .pids_limit = -1,
-                                              .cpu_quota = -1,
-                                              .memory_reservation = -1,
-                                              .memory_swappiness = -1,
-                                              .kernel_tcp = -1};
+        s->resources = OCI_RESOURCES_UNSET;
         if (abs_bundle) {
                 char *norm = NULL;
                 p.bundle = abs_bundle;
@@ -1066,6 +1060,37 @@ int oci_process_parse(const char *buf, size_t len, struct oci_process *ret, char
         }
         *ret = proc;
         return 0;
+}
+
+int oci_resources_parse(const char *buf, size_t len, const char *origin, struct oci_resources *ret, char **ret_error)
+{
+        _cleanup_(json_decrefp) json_t *root = NULL;
+        struct oci_parser p = {.origin = origin};
+        struct oci_resources res = OCI_RESOURCES_UNSET;
+        int r = 0;
+
+        root = load_json(buf, len, p.origin, ret_error, &r);
+        if (!root)
+                return r;
+        r = oci_parse_resources(&p, root, &res);
+        if (r < 0) {
+                oci_resources_done(&res);
+                if (ret_error)
+                        *ret_error = p.error ? TAKE_PTR(p.error) : xasprintf("%s: invalid resources", origin);
+                free(p.error);
+                return r;
+        }
+        *ret = res;
+        return 0;
+}
+
+void oci_resources_done(struct oci_resources *r)
+{
+        if (!r)
+                return;
+        free(r->cpus);
+        free(r->mems);
+        r->cpus = r->mems = NULL;
 }
 
 int oci_spec_load(const char *bundle, struct oci_spec **ret, char **ret_error)

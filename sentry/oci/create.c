@@ -183,32 +183,8 @@ static int prepare_resources(const struct oci_resources *res)
                 oci_error("%s", err);
                 return -EINVAL;
         }
-        struct cg_oci o = CG_OCI_NONE;
-        o.cpu_quota = res->cpu_quota > 0 ? res->cpu_quota : 0;
-        o.cpu_period = (int64_t)res->cpu_period;
-        o.cpu_shares = (int64_t)res->cpu_shares;
-        o.cpus = res->cpus;
-        o.mems = res->mems;
-        o.memory_reservation = res->memory_reservation > 0 ? res->memory_reservation : 0;
-        o.memory_swappiness = res->memory_swappiness;
-        o.kernel_tcp = res->kernel_tcp > 0 ? res->kernel_tcp : 0;
-        o.disable_oom_killer = res->disable_oom_killer;
-        if (!cgroup_auto_is_v1()) {
-                if (o.disable_oom_killer)
-                        oci_warn("linux.resources.memory.disableOOMKiller: ignored on cgroup v2, which has no such "
-                                 "setting (as runc ignores it)");
-                if (o.memory_reservation)
-                        oci_warn("linux.resources.memory.reservation: ignored on cgroup v2 (memory.low would shield "
-                                 "the container's memory from the host's reclaim)");
-                if (o.memory_swappiness >= 0)
-                        oci_warn("linux.resources.memory.swappiness: ignored on cgroup v2, which has no such setting");
-                if (o.kernel_tcp)
-                        oci_warn("linux.resources.memory.kernelTCP: ignored on cgroup v2, where socket buffers count "
-                                 "in the memory limit");
-                o.disable_oom_killer = false;
-                o.memory_reservation = o.kernel_tcp = 0;
-                o.memory_swappiness = -1;
-        }
+        struct cg_oci o;
+        oci_resources_cg(res, &o);
         cgroup_set_oci(&o);
         return 0;
 }
@@ -551,6 +527,7 @@ static int do_create(const struct create_args *a, pid_t *ret_sentry, int *ret_ma
                             oci_hooks_json(p.spec, OCI_HOOK_START_CONTAINER));
         if (p.pod_record)
                 json_object_set_new(c.state, "pod", TAKE_PTR(p.pod_record));
+        json_object_set_new(c.state, "resources", oci_resources_json(&p.spec->resources)); /* for update */
         r = oci_container_save(&c);
         if (r < 0)
                 oci_error("%s/%s/state.json: %s", oci_G.root, a->id, strerror(-r));

@@ -252,7 +252,7 @@ static int parse_hugepage_limits(struct oci_parser *p, json_t *v)
         return oci_each(p, v, 0, NULL, NULL, parse_hugepage_limit, NULL);
 }
 
-static int parse_resources(struct oci_parser *p, json_t *v, struct oci_resources *res)
+int oci_parse_resources(struct oci_parser *p, json_t *v, struct oci_resources *res)
 {
         int r = oci_check_object(p, v);
         if (r < 0)
@@ -431,7 +431,7 @@ int oci_parse_linux(struct oci_parser *p, json_t *v, struct oci_spec *s)
         if ((r = AT(p, v, "namespaces", parse_namespaces(p, it, s))) < 0 ||
             (r = AT(p, v, "uidMappings", parse_id_mappings(p, it, &s->uid_mappings, &s->n_uid_mappings))) < 0 ||
             (r = AT(p, v, "gidMappings", parse_id_mappings(p, it, &s->gid_mappings, &s->n_gid_mappings))) < 0 ||
-            (r = AT(p, v, "resources", parse_resources(p, it, &s->resources))) < 0 ||
+            (r = AT(p, v, "resources", oci_parse_resources(p, it, &s->resources))) < 0 ||
             (r = AT(p, v, "cgroupsPath", oci_dup_string(p, it, &s->cgroups_path))) < 0 ||
             (r = AT(p, v, "devices", parse_devices(p, it))) < 0 ||
             (r = AT(p, v, "sysctl", parse_sysctls(p, it, s))) < 0 ||

@@ -102,6 +102,8 @@ int oci_cap_from_name(const char *name);
 bool oci_has_ns(const struct oci_spec *s, int type);
 bool oci_has_new_ns(const struct oci_spec *s, int type);
 int oci_parse_linux(struct oci_parser *p, json_t *v, struct oci_spec *s);
+/* linux.resources (also `update --resources`'s whole document) */
+int oci_parse_resources(struct oci_parser *p, json_t *v, struct oci_resources *res);
 
 /* linux.seccomp (seccomp.c) */
 int oci_parse_seccomp(struct oci_parser *p, json_t *v, struct oci_seccomp **ret);

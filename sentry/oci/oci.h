@@ -168,6 +168,16 @@ struct oci_resources {
         bool disable_oom_killer;
 };
 
+/* Nothing given: every field at its "not given" value. */
+#define OCI_RESOURCES_UNSET                               \
+        ((struct oci_resources){.memory_limit = -1,       \
+                                .memory_swap = -1,        \
+                                .pids_limit = -1,         \
+                                .cpu_quota = -1,          \
+                                .memory_reservation = -1, \
+                                .memory_swappiness = -1,  \
+                                .kernel_tcp = -1})
+
 struct oci_annotation {
         char *key, *value;
 };
@@ -223,6 +233,12 @@ void oci_spec_free(struct oci_spec *s);
 /* `exec --process FILE`: a process object alone. */
 int oci_process_parse(const char *buf, size_t len, struct oci_process *ret, char **ret_error);
 void oci_process_done(struct oci_process *p);
+/* `update --resources`: a LinuxResources document alone (what
+ * linux.resources holds), parsed by create's rules (what create refuses is
+ * refused, errors name the field after origin); *ret starts from
+ * OCI_RESOURCES_UNSET. oci_resources_done frees the lists. */
+int oci_resources_parse(const char *buf, size_t len, const char *origin, struct oci_resources *ret, char **ret_error);
+void oci_resources_done(struct oci_resources *r);
 /* The value of annotation key, or NULL. */
 const char *oci_annotation(const struct oci_spec *s, const char *key);
 

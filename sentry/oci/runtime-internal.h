@@ -6,6 +6,7 @@
  *   create.c     create and run: config.json made into a sandbox, its
  *                sentry started, the container's process held until start
  *   exec.c       exec: another process in a running container
+ *   update.c     update: new cgroup limits for a live container
  *   lifecycle.c  start, kill, delete, pause, resume
  *   query.c      state, list, ps, features, spec
  *   hooks.c      the OCI hooks, run in the runtime's namespaces
@@ -157,6 +158,14 @@ int oci_container_start_hooks(struct container *c);
 int oci_cmd_create(int argc, char **argv, bool run);
 /* exec.c */
 int oci_cmd_exec(int argc, char **argv);
+/* update.c; and linux.resources as what sentry/cgroup/ writes beyond the
+ * policy's limits (fields cgroup v2 has no file for warned about and
+ * cleared; ret's lists borrowed from res), and as the state keeps it (a
+ * LinuxResources document, which oci_resources_parse reads back) */
+int oci_cmd_update(int argc, char **argv);
+struct cg_oci;
+void oci_resources_cg(const struct oci_resources *res, struct cg_oci *ret);
+json_t *oci_resources_json(const struct oci_resources *r);
 /* lifecycle.c: oci_simple_op is pause or resume (op) */
 int oci_cmd_start(int argc, char **argv);
 int oci_cmd_kill(int argc, char **argv);

@@ -63,6 +63,8 @@ static void oci_usage(FILE *f)
               "  run [--bundle DIR] [--detach] [--pid-file F] [--console-socket S] ID\n"
               "  exec [--process FILE] [--tty --console-socket S] [--detach] [--pid-file F] [--env K=V]\n"
               "       [--cwd DIR] [--user UID[:GID]] ID [COMMAND ARGS...]\n"
+              "  update [--resources FILE|-] [--memory N] [--memory-swap N] [--pids-limit N] [--cpu-quota N]\n"
+              "       [--cpu-period N] [--cpu-shares N] [--cpuset-cpus L] [--cpuset-mems L] ID\n"
               "  list [--format table|json] | ps [--format table|json] ID\n"
               "  features | spec [--rootless] [--bundle DIR] | --version\n"
               "\n"
@@ -197,6 +199,8 @@ int sentry_oci(int argc, char **argv)
                 r = oci_simple_op(vargc, vargv, verb);
         else if (streq(verb, "exec"))
                 r = oci_cmd_exec(vargc, vargv);
+        else if (streq(verb, "update"))
+                r = oci_cmd_update(vargc, vargv);
         else if (streq(verb, "list"))
                 r = oci_cmd_list(vargc, vargv);
         else if (streq(verb, "ps"))

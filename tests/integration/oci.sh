@@ -412,6 +412,81 @@ c['linux']['resources'] = {'memory': {'limit': 67108864}, 'pids': {'limit': 50}}
         expect_eq "" "$(find /sys/fs/cgroup -maxdepth 2 -name "$top")" "no group left at cgroupsPath or its parent"
 }
 
+# `update` (containerd's UpdateContainerResources through `runc update --resources -`, kubelet's
+# in-place resize, `crictl update`): new limits for a running container, written where create
+# wrote them, seen from inside, kept for the next update, bounded by the container's policy; bad
+# input refused naming the field; a stopped or unknown container refused.
+it_test cli_update
+cli_update() {
+        oci_setup
+        local top="cordon-it-upd-$$" v1= G M P pid
+        [ "$(cg_fs /sys/fs/cgroup/memory)" = cgroupfs ] && [ "$(cg_fs /sys/fs/cgroup/pids)" = cgroupfs ] && v1=1
+        [ -n "$v1" ] || [ "$(cg_fs /sys/fs/cgroup)" = cgroup2fs ] ||
+                skip "neither cgroup v1 memory and pids hierarchies nor a cgroup2 root"
+        at_exit "rmdir /sys/fs/cgroup/*/$top/c1 /sys/fs/cgroup/*/$top /sys/fs/cgroup/$top/c1 /sys/fs/cgroup/$top 2>/dev/null"
+        if [ -n "$v1" ]; then
+                M=/sys/fs/cgroup/memory/$top/c1/memory.limit_in_bytes P=/sys/fs/cgroup/pids/$top/c1/pids.max
+        else
+                M=/sys/fs/cgroup/$top/c1/memory.max P=/sys/fs/cgroup/$top/c1/pids.max
+        fi
+        # the container starts N sleeps in the background on each line of its input
+        make_bundle "$IT_TMP/b" '["sh", "-c", "while read n; do ok=0; for i in $(seq $n); do sleep 60 & [ $? = 0 ] && ok=$((ok+1)); done; echo started $ok; done < /data/fifo; exec sleep 1000"]' "
+c['linux']['cgroupsPath'] = '/$top/c1'
+c['linux']['resources'] = {'memory': {'limit': 67108864}, 'pids': {'limit': 12}}
+c['mounts'].append({'destination': '/data', 'type': 'bind', 'source': '$IT_TMP/data', 'options': ['rbind']})"
+        mkdir -p "$IT_TMP/data" && mkfifo "$IT_TMP/data/fifo"
+        oci create --bundle "$IT_TMP/b" --pid-file "$IT_TMP/pid" u1
+        expect_rc 0 "create with limits"
+        oci start u1
+        expect_rc 0 "start"
+        expect_eq 12 "$(cat "$P")" "the pids limit create wrote"
+        oci update --memory 128m --pids-limit 40 u1
+        expect_rc 0 "update --memory --pids-limit"
+        expect_eq 134217728 "$(cat "$M")" "the new memory limit is in the container's group"
+        expect_eq 40 "$(cat "$P")" "the new pids limit too"
+        echo 20 >"$IT_TMP/data/fifo"
+        wait_until 10 grep -q started "$IT_TMP/held.out"
+        expect_eq "started 20" "$(cat "$IT_TMP/held.out")" "inside, 20 more processes start under the new limit of 40 (12 before)"
+        OUT=$(printf '{"pids": {"limit": 30}}' | timeout 30 "$OCI" --root "$OCI_ROOT" update --resources - u1 2>&1)
+        expect_eq "" "$OUT" "update --resources - (the runc shim's form)"
+        expect_eq 30 "$(cat "$P")" "the pids limit from stdin"
+        expect_eq 134217728 "$(cat "$M")" "what it does not name stays"
+        oci update --resources /nonexistent u1
+        expect_true "a missing file is refused" test "$RC" != 0
+        printf '{"pids": {"limit": "many"}}' >"$IT_TMP/bad1.json"
+        oci update --resources "$IT_TMP/bad1.json" u1
+        expect_contains "$ERR" "pids.limit: expected an integer, got a string" "a bad value is refused, naming the field"
+        printf '{"blockIO": {"weight": 500}}' >"$IT_TMP/bad2.json"
+        oci update --resources "$IT_TMP/bad2.json" u1
+        expect_contains "$ERR" "blockIO: not supported by cordon" "what create refuses, update refuses"
+        printf '{"memory": {' >"$IT_TMP/bad3.json"
+        oci update --resources "$IT_TMP/bad3.json" u1
+        expect_true "invalid JSON is refused" test "$RC" != 0
+        oci update --cpuset-cpus 0-999 u1
+        expect_contains "$ERR" 'linux.resources.cpu.cpus "0-999"' "a cpuset the host lacks, as create"
+        oci update --memory lots u1
+        expect_contains "$ERR" "update --memory lots: expected a number of bytes" "a bad flag, naming it"
+        expect_eq 30 "$(cat "$P")" "nothing refused was written"
+        oci update --pids-limit 10 nosuch
+        expect_contains "$ERR" "nosuch does not exist" "an unknown container"
+        oci kill u1 KILL
+        wait_until 10 is_stopped u1
+        oci update --pids-limit 10 u1
+        expect_contains "$ERR" "is not running" "a stopped container"
+        oci delete u1
+        # the policy bounds an update as it bounds create: the stricter wins
+        make_bundle "$IT_TMP/b2" '["sleep", "100"]' "
+c['linux']['cgroupsPath'] = '/$top/c1'
+c['linux']['resources'] = {'pids': {'limit': 12}}
+c['annotations'] = {'dev.cordon.policy': '{\"limits\": {\"maxProcesses\": 20}}'}"
+        oci run --detach --bundle "$IT_TMP/b2" u2
+        expect_rc 0 "run with a policy limiting processes"
+        oci update --pids-limit 1000 u2
+        expect_rc 0 "update above the policy's limit"
+        expect_eq 20 "$(cat "$P")" "the policy's limit holds"
+        oci delete --force u2
+}
+
 # Bad values fail create with the field and the value, and leave nothing behind.
 it_test cli_cgroups_bad_values
 cli_cgroups_bad_values() {

@@ -828,6 +828,42 @@ START_TEST(test_unknown_caps_ignored)
 }
 END_TEST
 
+/* `update --resources`: a LinuxResources document alone, by create's rules. */
+START_TEST(test_resources_document)
+{
+        static const char ok[] = "{\"memory\": {\"limit\": 134217728, \"swap\": 134217728}, \"pids\": {\"limit\": 40}, "
+                                 "\"cpu\": {\"quota\": 50000, \"period\": 100000, \"cpus\": \"0\"}}";
+        struct oci_resources r;
+        char *err = NULL;
+        ck_assert_int_eq(oci_resources_parse(ok, strlen(ok), "update", &r, &err), 0);
+        ck_assert_int_eq(r.memory_limit, 134217728);
+        ck_assert_int_eq(r.pids_limit, 40);
+        ck_assert_int_eq(r.cpu_quota, 50000);
+        ck_assert_uint_eq(r.cpu_period, 100000);
+        ck_assert_str_eq(r.cpus, "0");
+        ck_assert_int_eq(r.memory_reservation, -1);
+        oci_resources_done(&r);
+
+        static const struct {
+                const char *doc, *says;
+        } bad[] = {
+                {"{\"pids\": {\"limit\": \"many\"}}", "update: pids.limit: expected an integer, got a string"},
+                {"{\"memory\": {\"limit\": 100, \"swap\": 50}}", "update: memory.swap: is below the memory limit"},
+                {"{\"blockIO\": {\"weight\": 10}}", "update: blockIO: not supported by cordon"},
+                {"{\"cpu\": {\"realtimeRuntime\": 1000}}", "update: cpu.realtimeRuntime: not supported by cordon"},
+                {"{\"cpu\": {\"cpus\": \"all\"}}", "update: cpu.cpus: \"all\": expected a list"},
+                {"[1]", "update: expected a JSON object"},
+                {"{\"memory\": ", "update:1:"},
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                err = NULL;
+                ck_assert_int_lt(oci_resources_parse(bad[i].doc, strlen(bad[i].doc), "update", &r, &err), 0);
+                ck_assert_msg(err && startswith(err, bad[i].says), "%s: %s", bad[i].doc, err ? err : "(none)");
+                free(err);
+        }
+}
+END_TEST
+
 START_TEST(test_process_file)
 {
         static const char ok[] = "{\"args\": [\"ls\", \"-l\"], \"cwd\": \"/tmp\", \"env\": [\"A=b\"], \"terminal\": "
@@ -1398,6 +1434,7 @@ static Suite *oci_suite(void)
         tcase_add_test(tc, test_resources);
         tcase_add_test(tc, test_process_file);
         tcase_add_test(tc, test_unknown_caps_ignored);
+        tcase_add_test(tc, test_resources_document);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("invalid");
