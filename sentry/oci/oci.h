@@ -3,8 +3,8 @@
  *
  * What the room promises:
  *  - runc's command line: its global options and the verbs create, run,
- *    start, state, kill, delete, list, ps, exec, pause, resume, features,
- *    spec and version, so that podman (through conmon), containerd
+ *    start, state, kill, delete, list, ps, exec, update, pause, resume,
+ *    features, spec and version, so that podman (through conmon), containerd
  *    (through its runc shim) and Kubernetes (a RuntimeClass) can run
  *    containers under cordon (sentry_oci());
  *  - a bundle's config.json (and an exec --process file) parsed strictly

@@ -100,8 +100,8 @@ json_t *oci_resources_json(const struct oci_resources *r)
 /* What b gives laid over a (b's lists taken). */
 static void merge(struct oci_resources *a, struct oci_resources *b)
 {
-#define TAKE_SET(f, unset)         \
-        if (b->f != (unset))       \
+#define TAKE_SET(f, unset)   \
+        if (b->f != (unset)) \
                 a->f = b->f;
         TAKE_SET(memory_limit, -1)
         TAKE_SET(memory_swap, -1)
@@ -190,13 +190,13 @@ static int flag_to_json(json_t *doc, int ch, const char *name, const char *arg)
                 bool bytes;
                 const char *section, *key;
         } map[] = {
-                {'m', true, "memory", "limit"},          {'M', true, "memory", "swap"},
-                {'R', true, "memory", "reservation"},    {'K', true, "memory", "kernel"},
-                {'T', true, "memory", "kernelTCP"},      {'q', false, "cpu", "quota"},
-                {'p', false, "cpu", "period"},           {'s', false, "cpu", "shares"},
-                {'P', false, "cpu", "realtimePeriod"},   {'U', false, "cpu", "realtimeRuntime"},
-                {'l', false, "pids", "limit"},           {'w', false, "blockIO", "weight"},
-                {'c', false, "cpu", "cpus"},             {'e', false, "cpu", "mems"},
+                {'m', true, "memory", "limit"},        {'M', true, "memory", "swap"},
+                {'R', true, "memory", "reservation"},  {'K', true, "memory", "kernel"},
+                {'T', true, "memory", "kernelTCP"},    {'q', false, "cpu", "quota"},
+                {'p', false, "cpu", "period"},         {'s', false, "cpu", "shares"},
+                {'P', false, "cpu", "realtimePeriod"}, {'U', false, "cpu", "realtimeRuntime"},
+                {'l', false, "pids", "limit"},         {'w', false, "blockIO", "weight"},
+                {'c', false, "cpu", "cpus"},           {'e', false, "cpu", "mems"},
         };
         for (size_t i = 0; i < ELEMENTSOF(map); i++) {
                 if (map[i].ch != ch)

@@ -253,6 +253,15 @@ pod_checks() { # HANDLER [EXTRA-CHECKS-FUNCTION]
                 expect_eq 67108864 "$(cat "$CGDIR/memory.limit_in_bytes" 2>/dev/null)" \
                         "the memory limit is in the container's group $CGDIR itself"
         fi
+        # UpdateContainerResources (kubelet's in-place resize): the runtime's `update`
+        cri update --memory 134217728 "$WEB"
+        expect_rc 0 "crictl update --memory"
+        if [ -d /sys/fs/cgroup/memory/k8s.io ]; then
+                expect_eq 134217728 "$(cat "$CGDIR/memory.limit_in_bytes" 2>/dev/null)" \
+                        "the updated memory limit is in the container's group"
+        fi
+        cri exec "$WEB" echo still-running
+        expect_eq still-running "$OUT" "the container runs on after the update"
         [ -n "${2:-}" ] && "$2"
 
         cri stopp "$POD"
