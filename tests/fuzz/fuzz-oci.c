@@ -264,5 +264,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 check_process(&p);
                 oci_process_done(&p);
         }
+
+        /* and as an `update --resources` document: what is given is in
+         * the bounds the parser promises */
+        struct oci_resources res;
+        r = oci_resources_parse((const char *)data, size, "update", &res, &err);
+        if (r < 0) {
+                check_message(err, "update");
+                free(err);
+        } else {
+                CHECK(res.memory_limit == -1 || res.memory_limit > 0);
+                CHECK(res.pids_limit == -1 || res.pids_limit > 0);
+                CHECK(res.cpu_quota == -1 || res.cpu_quota >= 1000);
+                CHECK(res.cpu_period == 0 || (res.cpu_period >= 1000 && res.cpu_period <= 1000000));
+                CHECK(res.cpu_shares <= 262144);
+                CHECK(!(res.memory_swap > 0 && res.memory_limit > 0 && res.memory_swap < res.memory_limit));
+                oci_resources_done(&res);
+        }
         return 0;
 }

@@ -72,6 +72,15 @@ if [ "${1:-}" = --pass ]; then
         pm run --rm "${RUN[@]}" --pids-limit 10 "$IMG" sh -c 'for i in $(seq 1 20); do sleep 5 & done; echo all-forked'
         [ "$OUT" != all-forked ] && grep -q "can't fork" "$DIR/err"
         res pids-limit $? "--pids-limit 10 stops the 20th fork"
+        # podman update: the runtime's update verb, the new limit in the container's group
+        pm run -d "${RUN[@]}" --memory 64m "$IMG" sleep 60
+        cid=$OUT
+        pm update --memory 128m "$cid"
+        lim=$(cat "/sys/fs/cgroup/memory/libpod_parent/libpod-$cid/memory.limit_in_bytes" 2>/dev/null ||
+                cat "/sys/fs/cgroup/libpod_parent/libpod-$cid/memory.max" 2>/dev/null)
+        [ "$RC" = 0 ] && [ "$lim" = 134217728 ]
+        res update $? "podman update --memory 128m: the new limit is in the container's group"
+        "${PM[@]}" rm -f -t 0 "$cid" >/dev/null 2>&1
         pm run --rm "${RUN[@]}" --cpuset-cpus 0 --cpus 0.5 --cpu-shares 512 "$IMG" \
                 sh -c 'grep ^Cpus_allowed_list: /proc/self/status | cut -f2'
         [ "$OUT" = 0 ]

@@ -393,6 +393,23 @@ START_TEST(test_cgroups_path)
                 seen += file_is(parents[i], "cpuset.cpus", "0");
         }
         ck_assert_uint_ge(seen, mode == CG_V1 ? 6 : 3);
+        /* `cordon-oci update`, from the state file's lists as another
+         * process has them: the new limits where create wrote its own */
+        struct cg_limits more = {128 * MIB, 50, cgroup_cpu_millis(40000, 200000)};
+        o.cpu_quota = 40000;
+        r = cgroup_update(cgroup_backend(cg), cgroup_dirs(cg), cgroup_parent_dirs(cg), &more, &o, &err);
+        ck_assert_msg(r == 0, "cgroup_update: %s: %s", strerror(-r), err ?: "");
+        seen = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (!strstr(parents[i], path))
+                        continue;
+                seen += file_is(parents[i], "memory.limit_in_bytes", "134217728");
+                seen += file_is(parents[i], "memory.max", "134217728");
+                seen += file_is(parents[i], "pids.max", "50");
+                seen += file_is(parents[i], "cpu.cfs_quota_us", "40000");
+                seen += file_is(parents[i], "cpu.max", "40000 200000");
+        }
+        ck_assert_uint_ge(seen, 3);
         /* the sentry is in it: what containerd's shim reads */
         _cleanup_free_ char *self = read_text("/proc/self/cgroup");
         ck_assert_msg(strstr(self, path), "%s", self);
@@ -557,6 +574,22 @@ START_TEST(test_pids_limit)
         ck_assert_int_eq(cgroup_stats(cg, &st), 0);
         ck_assert_int_le(st.pids_current, 5);
         ck_assert_int_ge(st.pids_current, 1);
+
+        /* update, without a cgroupsPath: the sandbox's own group */
+        struct cg_limits more = {.memory_bytes = CG_UNSET, .max_processes = 9, .cpu_millis = CG_UNSET};
+        struct cg_oci none = CG_OCI_NONE;
+        char *err = NULL;
+        int r = cgroup_update(cgroup_backend(cg), cgroup_dirs(cg), cgroup_parent_dirs(cg), &more, &none, &err);
+        ck_assert_msg(r == 0, "cgroup_update: %s: %s", strerror(-r), err ?: "");
+        size_t seen = 0;
+        for (const char *const *d = cgroup_dirs(cg); *d; d++)
+                seen += file_is(*d, "pids.max", "9");
+        ck_assert_uint_eq(seen, 1);
+        more.max_processes = 0;
+        ck_assert_int_eq(cgroup_update(cgroup_backend(cg), cgroup_dirs(cg), cgroup_parent_dirs(cg), &more, &none, &err),
+                         -EINVAL);
+        ck_assert_msg(err && strstr(err, "limits.maxProcesses"), "%s", err ?: "");
+        free(err);
 
         ck_assert_int_eq(cgroup_destroy(cg), 0);
         assert_killed(pid);
