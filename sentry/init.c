@@ -653,6 +653,8 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
          * what the host allows (it cannot exceed the hard limits it got) */
         for (size_t i = 0; plan->oci && i < plan->oci->n_rlimits; i++) {
                 const struct oci_limit *l = &plan->oci->rlimits[i];
+                if (l->resource == RLIMIT_CORE)
+                        continue; /* cordon's one byte, below (create warned) */
                 struct rlimit rl = {(rlim_t)l->soft, (rlim_t)l->hard};
                 if (setrlimit(l->resource, &rl) < 0)
                         child_fail(sock, "process.rlimits: resource %d soft %llu hard %llu: %s", l->resource,
@@ -695,6 +697,17 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
 
         bool killable = false;
         trace_mark("init: fds sent");
+        /* No core dumps: not to a file, nor to a host core_pattern pipe,
+         * which would hand the sandbox's memory to a host program as root
+         * (SENTRY_CORE_LIMIT). Set before the filter, which keeps it (and
+         * would hold this very call for a sentry not yet serving). */
+        struct rlimit core = {SENTRY_CORE_LIMIT, SENTRY_CORE_LIMIT};
+        if (setrlimit(RLIMIT_CORE, &core) < 0)
+                child_fail(sock,
+                           "cannot set the sandbox's core limit to %d byte (%s): cordon was started with a hard "
+                           "core limit of 0, which it cannot raise, and at 0 a core_pattern pipe still takes the "
+                           "dump; start it with a hard core limit of 1 or more (ulimit -H -c unlimited)",
+                           SENTRY_CORE_LIMIT, strerror(errno));
         /* Execs run natively only where the view decides them alone, as the
          * trapped check would: the policy has no exec rule (the plan built
          * the filter only then), Landlock's execute right holds the view's
@@ -709,11 +722,8 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
         if (listener < 0)
                 child_fail(sock, "install the seccomp filter: %s", strerror(-listener));
         trace_mark("init: filter installed");
-        /* no core dumps: a host core_pattern pipe would hand the dump to a
-         * host program; and the open-files limit asked for (before the
-         * command's fork, which inherits them) */
-        struct rlimit core = {0, 0};
-        setrlimit(RLIMIT_CORE, &core);
+        /* the open-files limit asked for (before the command's fork, which
+         * inherits it) */
         if (plan->max_open_files > 0) {
                 struct rlimit nofile = {(rlim_t)plan->max_open_files, (rlim_t)plan->max_open_files};
                 if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)

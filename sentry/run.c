@@ -269,6 +269,10 @@ int sentry_run(const struct run_options *o)
                 fprintf(stderr, "cordon: %s\n", why);
                 return EXIT_SANDBOX;
         }
+        if (sentry_core_dumps_contained(why, sizeof(why)) < 0) {
+                fprintf(stderr, "cordon: %s\n", why);
+                return EXIT_SANDBOX;
+        }
 
         /* --approve-interactive asks whoever runs cordon, on the terminal
          * that controls it: without one there is nobody to ask, and running

@@ -12,6 +12,13 @@
 /* The engine's handler contexts: which userdata a table row's handler gets. */
 enum { CTX_FS = 0, CTX_NET = 1 };
 
+/* RLIMIT_CORE of every process of a sandbox, soft and hard, in bytes: one
+ * byte, below a core file's first page (the kernel writes none) and the
+ * value at which it skips a core_pattern pipe, a program the host runs as
+ * root (at zero it pipes the dump all the same). init sets it; the filter
+ * keeps it (syscalls.c). */
+#define SENTRY_CORE_LIMIT 1
+
 /* Prints why it fails. PLAN_POLICY_ERROR: what the policy asks for cannot be
  * run as written (a template that is missing or fails its digest): cordon
  * exits 2, as for a bad policy. Other -errno: the sandbox cannot be set up. */

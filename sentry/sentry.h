@@ -148,6 +148,12 @@ int exectrace_probe(void);
  * `cordon check`). */
 size_t sentry_confine_rows(void);
 
+/* 0 when a crash in a sandbox dumps nowhere outside it (the host's
+ * kernel.core_pattern is a file or a pipe, which the sandbox's one-byte
+ * RLIMIT_CORE stops); -EPERM with why filled in when it is a socket, which
+ * no limit stops: then no sandbox may start. */
+int sentry_core_dumps_contained(char *why, size_t size);
+
 /* The set-up channel between the sentry and the sandbox's init. */
 enum msg_type {
         MSG_GO = 1,

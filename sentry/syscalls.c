@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #include "sentry/sentry-internal.h"
@@ -134,6 +135,51 @@ static int handle_clone_unshared_fs(struct notify_call *call, struct notify_verd
 {
         notify_umask_untrackable(call);
         ret->kind = VERDICT_CONTINUE;
+        return 0;
+}
+
+/* setrlimit(2) and prlimit64(2) on RLIMIT_CORE. Every process of the
+ * sandbox has the one-byte limit init set (see the rows), and nothing may
+ * change it: a read runs natively; a set is answered here and never reaches
+ * the kernel (a value checked here could be swapped by another thread
+ * before the kernel read it again). It fails as natively, EINVAL for a soft
+ * limit above the hard one and EPERM for a hard limit above the present one
+ * (raising it needs CAP_SYS_RESOURCE); any other set asks for no more than
+ * no core dumps, which holds, so it succeeds and sets nothing, with the
+ * one-byte limit given as the old value when asked for. A set aimed at a
+ * pid that does not exist succeeds too. */
+static int handle_core_limit(struct notify_call *call, struct notify_verdict *ret)
+{
+        const struct seccomp_data *d = &call->req->data;
+        bool prlimit = d->nr == SYS_prlimit64;
+        uint64_t new_addr = d->args[prlimit ? 2 : 1], old_addr = prlimit ? d->args[3] : 0;
+        if (new_addr == 0 && prlimit) {
+                ret->kind = VERDICT_CONTINUE; /* a read: nothing is set */
+                return 0;
+        }
+        uint64_t want[2]; /* struct rlimit64, and x86_64's struct rlimit: soft, hard */
+        int r = notify_read_mem(call, new_addr, want, sizeof(want));
+        if (r < 0) {
+                ret->error = -r;
+                return 0;
+        }
+        if (want[0] > want[1]) {
+                ret->error = EINVAL;
+                return 0;
+        }
+        if (want[1] > SENTRY_CORE_LIMIT) {
+                ret->error = EPERM;
+                return 0;
+        }
+        if (old_addr != 0) {
+                const uint64_t old[2] = {SENTRY_CORE_LIMIT, SENTRY_CORE_LIMIT};
+                if ((r = notify_write_mem(call, old_addr, old, sizeof(old))) < 0) {
+                        ret->error = -r;
+                        return 0;
+                }
+        }
+        ret->kind = VERDICT_VALUE;
+        ret->value = 0;
         return 0;
 }
 
@@ -512,6 +558,27 @@ static const struct syscall_entry table[] = {
                    .mask = SECCOMP_FILTER_FLAG_NEW_LISTENER,
                    .datum = SECCOMP_FILTER_FLAG_NEW_LISTENER}),
 
+        /* --- core dumps: init sets RLIMIT_CORE to one byte, below which the
+         * kernel writes no core file and, for a core_pattern pipe (a host
+         * program, run as host root), skips the dump; at zero it would pipe
+         * the sandbox's memory to that program. So the limit stays (see
+         * handle_core_limit). The resource is an unsigned int: its low 32
+         * bits. --- */
+        {.name = "setrlimit",
+         .action = SC_EMULATE,
+         .handler = handle_core_limit,
+         .support = SUPPORT_FULL,
+         .note = "RLIMIT_CORE: a set fails as natively or succeeds and sets nothing (the one-byte limit stays)",
+         .n_cond = 1,
+         .cond = {{.arg = 0, .op = ARG_EQ, .mask = LOW32, .datum = RLIMIT_CORE}}},
+        {.name = "prlimit64",
+         .action = SC_EMULATE,
+         .handler = handle_core_limit,
+         .support = SUPPORT_FULL,
+         .note = "RLIMIT_CORE: a read native, a set as setrlimit's",
+         .n_cond = 1,
+         .cond = {{.arg = 1, .op = ARG_EQ, .mask = LOW32, .datum = RLIMIT_CORE}}},
+
         /* --- terminals: no typing into someone else's input queue --- */
         REFUSE_IF("ioctl", EPERM, "TIOCSTI would inject input into a terminal",
                   {.arg = 1, .op = ARG_EQ, .mask = LOW32, .datum = TIOCSTI}),
@@ -546,6 +613,39 @@ static const struct syscall_entry table[] = {
         REFUSE_IF("socket", EPERM, "raw IPv6 sockets", {.arg = 0, .op = ARG_EQ, .datum = AF_INET6},
                   {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_RAW}),
 };
+
+int sentry_core_dumps_contained(char *why, size_t size)
+{
+        /* A pipe pattern skips the dump at the sandbox's one-byte limit, and
+         * a file pattern is written in the crashing process's own view,
+         * where that limit writes nothing. A socket pattern ("@", Linux
+         * 6.16) connects to a host service whatever the limit: nothing a
+         * process or its runtime can set keeps its memory from that
+         * service, so a sandbox cannot be started (fail closed). The
+         * pattern is the host's (the sysctl is not namespaced); the host's
+         * /proc is read before any view exists. */
+        char pattern[256] = "";
+        _cleanup_close_ int fd = open("/proc/sys/kernel/core_pattern", O_RDONLY | O_CLOEXEC);
+        /* no procfs or no such sysctl: no core dumps to speak of; the
+         * limit holds for the kinds that exist */
+        ssize_t n = fd >= 0 ? read(fd, pattern, sizeof(pattern) - 1) : 0;
+        pattern[n > 0 ? n : 0] = '\0';
+        pattern[strcspn(pattern, "\n")] = '\0';
+        /* test hook: a pattern judged as well as the host's (it can only
+         * add a refusal: the runners must not switch the host's to a
+         * socket, which would stop every other runner's sandboxes) */
+        const char *test = getenv("CORDON_TEST_CORE_PATTERN");
+        if (pattern[0] != '@' && test && test[0] == '@')
+                snprintf(pattern, sizeof(pattern), "%s", test);
+        if (pattern[0] != '@')
+                return 0;
+        snprintf(why, size,
+                 "kernel.core_pattern is a socket (%s): a crash in the sandbox would send its memory to that host "
+                 "service whatever the core limit, so cordon refuses to start (set a file or '|' pipe pattern: "
+                 "sysctl kernel.core_pattern=core)",
+                 pattern);
+        return -EPERM;
+}
 
 const struct syscall_entry *sentry_syscall_table(size_t *ret_n)
 {

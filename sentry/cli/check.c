@@ -297,6 +297,11 @@ int sentry_check(bool json)
                 snprintf(idnote, sizeof(idnote),
                          "each sandbox its own 65536 host uids/gids, from %s (%u ranges, uids from %u)", pool.source,
                          pool.ranges, pool.uid_start);
+        char core_note[400];
+        bool core_ok = sentry_core_dumps_contained(core_note, sizeof(core_note)) == 0;
+        if (core_ok)
+                snprintf(core_note, sizeof(core_note),
+                         "a crash dumps nowhere: RLIMIT_CORE one byte, kept (a file or pipe core_pattern)");
         struct row rows[] = {
                 {"user namespace", userns, true, idnote},
                 {"mount namespace", try_unshare(CLONE_NEWNS, true), true, "the private view"},
@@ -333,6 +338,7 @@ int sentry_check(bool json)
                 {"cgroup v1 pids", cgroup_v1_controller("pids"), false, ""},
                 {"cgroup v1 cpu", cgroup_v1_controller("cpu"), false, ""},
                 {"cgroup v1 freezer", cgroup_v1_controller("freezer"), false, ""},
+                {"core dumps contained", core_ok, true, core_note},
         };
         bool all = true;
         for (size_t i = 0; i < ELEMENTSOF(rows); i++)

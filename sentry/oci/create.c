@@ -16,6 +16,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -315,9 +316,14 @@ static int prepare(const char *bundle, struct oci_prepared *p)
         if (r < 0)
                 return r;
         sb->rlimits = xcalloc(s->process.n_rlimits + 1, sizeof(struct oci_limit));
-        for (size_t i = 0; i < s->process.n_rlimits; i++)
+        for (size_t i = 0; i < s->process.n_rlimits; i++) {
+                if (s->process.rlimits[i].resource == RLIMIT_CORE)
+                        oci_warn("process.rlimits[%zu]: RLIMIT_CORE ignored: a container's core limit is one byte, "
+                                 "which dumps nowhere (at 0 a host core_pattern pipe would still take the dump)",
+                                 i);
                 sb->rlimits[sb->n_rlimits++] = (struct oci_limit){
                         s->process.rlimits[i].resource, s->process.rlimits[i].soft, s->process.rlimits[i].hard};
+        }
         if (s->seccomp) {
                 r = oci_seccomp_compile(s->seccomp, &sb->seccomp, &err);
                 if (r < 0) {

@@ -87,6 +87,7 @@ cleanup() {
         exec 7<&- 8<&- 2>/dev/null
         [ -n "$SHMID" ] && ipcrm -m "$SHMID" 2>/dev/null
         [ -n "${DEVFULL_OWNER:-}" ] && chown "$DEVFULL_OWNER" /dev/full 2>/dev/null
+        [ -n "${CORE_PATTERN_WAS:-}" ] && printf '%s\n' "$CORE_PATTERN_WAS" >/proc/sys/kernel/core_pattern
         [ -n "$SECRET_DIR" ] && rm -rf -- "$SECRET_DIR"
         [ -n "$WORK" ] && rm -rf -- "$WORK"
 }
@@ -439,6 +440,41 @@ shell() {
         record "" "$name" "$rc" "$out"
 }
 
+# probe_core: the core-dump attempt with the host's core_pattern a pipe to
+# a logging program for its duration (a host program run as root: what
+# systemd-coredump or apport are), so that a dump is seen whatever the
+# sandbox's working directory allows. The host's pattern is put back at
+# once (and by cleanup). Other runners may run meanwhile: only dumps of a
+# process with a host uid other than root's (the sandbox's range) count.
+probe_core() {
+        local rc hits
+        N=$((N + 1))
+        local out=$WORK/out.$N
+        if ! CORE_PATTERN_WAS=$(cat /proc/sys/kernel/core_pattern 2>/dev/null) || [ ! -w /proc/sys/kernel/core_pattern ]; then
+                CORE_PATTERN_WAS=
+                echo "escape core-dump: skipped (kernel.core_pattern cannot be set here)"
+                return
+        fi
+        printf '#!/bin/sh\n[ "$1" != 0 ] && echo "dump from host uid $1 ($2)" >>%s\ncat >/dev/null\n' \
+                "$WORK/core.log" >"$WORK/core-helper"
+        chmod 755 "$WORK/core-helper"
+        : >"$WORK/core.log"
+        echo "|$WORK/core-helper %u %e" >/proc/sys/kernel/core_pattern
+        timeout -k 5 30 "$CORDON" run --bind "$BIND:/helpers:ro" -- /helpers/escape-probe core-dump \
+                </dev/null >"$out" 2>&1
+        rc=$?
+        printf '%s\n' "$CORE_PATTERN_WAS" >/proc/sys/kernel/core_pattern
+        CORE_PATTERN_WAS=
+        sleep 0.2 # the last helper's line
+        hits=$(grep -c . "$WORK/core.log")
+        if [ "$hits" != 0 ]; then
+                echo "escape core-dump: GOT THROUGH ($hits dumps reached the host's core_pattern pipe: $(head -n1 "$WORK/core.log"))" >"$out.host"
+                cat "$out" >>"$out.host"
+                out=$out.host
+        fi
+        record "core_pattern a host pipe" core-dump "$rc" "$out"
+}
+
 # The probe is bound into the sandbox. A bind source under the host's /tmp
 # is hidden by cordon's staging tmpfs, so fall back to a copy elsewhere.
 BIND=$HELPERS
@@ -489,6 +525,7 @@ probe process-vm-readv
 probe pidfd-getfd
 probe proc-mem-init
 probe open-by-handle
+probe_core
 
 # kernel attack surface, host-wide state
 probe io-uring

@@ -57,6 +57,7 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -663,6 +664,106 @@ static int a_proc_mem_init(int argc, char **argv)
 
 /* ------------------------------------------------------------------ */
 /* the shocker escape */
+
+/* Core dumps: a crash must dump nowhere, above all not to a host
+ * core_pattern pipe (a host program run as root: the runner sets one for
+ * this attempt). The sandbox's RLIMIT_CORE is one byte, at which the kernel
+ * skips such a pipe; at zero it would pipe the dump all the same. Each way
+ * of lowering it is tried in a child that then crashes: the child must not
+ * have dumped (WCOREDUMP) and the limit must still read one byte. */
+struct core_way {
+        const char *name;
+        long (*lower)(void);
+};
+static long core_glibc(void)
+{
+        struct rlimit rl = {0, 0};
+        return setrlimit(RLIMIT_CORE, &rl);
+}
+static long core_raw_setrlimit(void)
+{
+        struct rlimit rl = {0, 0};
+        return syscall(SYS_setrlimit, RLIMIT_CORE, &rl);
+}
+static long core_prlimit(void)
+{
+        uint64_t rl[2] = {0, 0};
+        return syscall(SYS_prlimit64, 0, RLIMIT_CORE, rl, NULL);
+}
+static long core_prlimit_old(void)
+{
+        uint64_t rl[2] = {0, 0}, old[2] = {7, 7};
+        long r = syscall(SYS_prlimit64, 0, RLIMIT_CORE, rl, old);
+        return r == 0 && (old[0] != 1 || old[1] != 1) ? 99 : r;
+}
+static long core_prlimit_highbits(void)
+{
+        /* the kernel reads the resource's low 32 bits */
+        uint64_t rl[2] = {0, 0};
+        return syscall(SYS_prlimit64, (long)getpid(), (1UL << 32) | RLIMIT_CORE, rl, NULL);
+}
+static long core_setrlimit_highbits(void)
+{
+        struct rlimit rl = {0, 0};
+        return syscall(SYS_setrlimit, (1UL << 32) | RLIMIT_CORE, &rl);
+}
+static long core_raise(void)
+{
+        struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
+        return setrlimit(RLIMIT_CORE, &rl);
+}
+
+static int a_core_dump(int argc, char **argv)
+{
+        (void)argc;
+        (void)argv;
+        static const struct core_way ways[] = {
+                {"no change", NULL},
+                {"setrlimit(0)", core_glibc},
+                {"raw setrlimit(0)", core_raw_setrlimit},
+                {"prlimit64(0)", core_prlimit},
+                {"prlimit64(0) with old", core_prlimit_old},
+                {"prlimit64(pid, 1<<32|CORE, 0)", core_prlimit_highbits},
+                {"raw setrlimit(1<<32|CORE, 0)", core_setrlimit_highbits},
+                {"setrlimit(unlimited)", core_raise},
+        };
+        struct notes n = {0};
+        bool all = true;
+        for (size_t i = 0; i < sizeof(ways) / sizeof(ways[0]); i++) {
+                int pfd[2];
+                if (pipe2(pfd, O_CLOEXEC) < 0)
+                        return probe_error("pipe: %s", en(errno));
+                pid_t p = fork();
+                if (p < 0)
+                        return probe_error("fork: %s", en(errno));
+                if (p == 0) {
+                        long r = ways[i].lower ? ways[i].lower() : 0;
+                        int e = errno;
+                        struct rlimit now = {0, 0};
+                        getrlimit(RLIMIT_CORE, &now);
+                        char msg[160];
+                        int k = snprintf(msg, sizeof(msg), "%s: %ld%s%s, limit %llu/%llu", ways[i].name, r,
+                                         r < 0 ? " " : "", r < 0 ? en(e) : "", (unsigned long long)now.rlim_cur,
+                                         (unsigned long long)now.rlim_max);
+                        (void)!write(pfd[1], msg, (size_t)k);
+                        signal(SIGSEGV, SIG_DFL);
+                        raise(SIGSEGV);
+                        _exit(3);
+                }
+                close(pfd[1]);
+                char msg[200];
+                ssize_t k = read_fd_all(pfd[0], msg, sizeof(msg));
+                close(pfd[0]);
+                int st = 0;
+                while (waitpid(p, &st, 0) < 0 && errno == EINTR)
+                        ;
+                bool dumped = WIFSIGNALED(st) && WCOREDUMP(st);
+                note(&n, "%s%s", k > 0 ? msg : ways[i].name, dumped ? ": CORE DUMPED" : ": no dump");
+                if (dumped)
+                        all = false;
+        }
+        return finish(&n, all);
+}
 
 static int a_open_by_handle(int argc, char **argv)
 {
@@ -4376,6 +4477,7 @@ static const struct {
         {"process-vm-readv", a_process_vm_readv},
         {"pidfd-getfd", a_pidfd_getfd},
         {"proc-mem-init", a_proc_mem_init},
+        {"core-dump", a_core_dump},
         {"open-by-handle", a_open_by_handle},
         {"io-uring", a_io_uring},
         {"bpf", a_bpf},

@@ -163,6 +163,19 @@ c["process"]["oomScoreAdj"] = 500'
         fi
 }
 
+it_test cli_rlimits_core_ignored
+cli_rlimits_core_ignored() {
+        oci_setup
+        # a config's RLIMIT_CORE (here 0, which a core_pattern pipe ignores)
+        # gives way to cordon's one byte, with a warning; the others apply
+        make_bundle "$IT_TMP/b" '["sh", "-c", "grep -E \"^Max (core file size|open files)\" /proc/self/limits"]' \
+                'c["process"]["rlimits"] = [{"type": "RLIMIT_CORE", "soft": 0, "hard": 0}, {"type": "RLIMIT_NOFILE", "soft": 512, "hard": 800}]'
+        oci --log "$IT_TMP/rl1.log" run --bundle "$IT_TMP/b" rl1
+        expect_rc 0 "run with RLIMIT_CORE 0 and RLIMIT_NOFILE"
+        expect_match "$OUT" $'^Max core file size +1 +1 +bytes *\nMax open files +512 +800 +files *$' "the core limit is one byte, the open-files limit as configured"
+        expect_contains "$(cat "$IT_TMP/rl1.log")" "process.rlimits[0]: RLIMIT_CORE ignored" "the log names the entry"
+}
+
 # init fails after the sentry has started its egress gate and DNS stub: an
 # OCI mount is made once the view is built, and a tmpfs size the kernel
 # refuses fails it. init's own message is the one shown, and the run ends

@@ -97,6 +97,27 @@ exit_by_signal() {
         expect_rc 143 "sh -c 'kill -TERM \$\$' (128+15)"
 }
 
+it_test core_limit_kept
+core_limit_kept() {
+        # The sandbox's RLIMIT_CORE is one byte and stays so (no dump to a file
+        # or to a host core_pattern pipe: tests/escape/run.sh core-dump): a
+        # program that lowers it succeeds (ssh-agent exits when it cannot), a
+        # raise fails as it does natively without CAP_SYS_RESOURCE.
+        # shellcheck disable=SC2016
+        crun -- sh -c 'ulimit -c 0 && echo lowered; ulimit -c unlimited 2>/dev/null || echo raise refused; prlimit --core --noheadings --output SOFT,HARD'
+        expect_rc 0 "ulimit -c 0, ulimit -c unlimited, the limit read back"
+        expect_match "$OUT" $'^lowered\nraise refused\n *1 +1$' "lowering succeeds, raising fails, the one-byte limit stays"
+        # a host whose core_pattern is a socket (Linux 6.16's "@"): no limit
+        # stops such a dump, so nothing starts (the hook judges a socket
+        # pattern as well as the host's: the host's stays, for the other
+        # runners)
+        CORDON_TEST_CORE_PATTERN=@/run/cordon-it-coredump.socket crun -- true
+        expect_rc 125 "a socket core_pattern: the start is refused"
+        expect_contains "$ERR" "kernel.core_pattern is a socket (@/run/cordon-it-coredump.socket)" \
+                "the refusal names the sysctl and its value"
+        expect_eq "" "$OUT" "nothing ran"
+}
+
 it_test exec_failures
 exec_failures() {
         crun -- cordon-it-no-such-command
