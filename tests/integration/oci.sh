@@ -952,6 +952,24 @@ cli_capabilities_unknown() {
         expect_contains "$ERR" 'process.capabilities.bounding[1]: expected a capability name (CAP_...), got "chown"' \
                 "naming the field and the value"
         expect_true "and leaves no state" test ! -e "$OCI_ROOT/u2"
+        # exec, with a --process file or --cap naming one: the same
+        make_bundle "$IT_TMP/b3" '["sleep", "100"]' \
+                'c["process"]["capabilities"] = {s: ["CAP_CHOWN", "CAP_KILL"] for s in ("bounding", "effective", "permitted")}'
+        oci run --detach --bundle "$IT_TMP/b3" u3
+        expect_rc 0 "run"
+        printf '%s' '{"args": ["sh", "-c", "grep ^CapEff /proc/self/status | tr -d \"\\t\""], "cwd": "/",
+ "capabilities": {"bounding": ["CAP_CHOWN", "CAP_KILL", "CAP_TEST"], "effective": ["CAP_CHOWN", "CAP_TEST"], "permitted": ["CAP_CHOWN"]}}' \
+                >"$IT_TMP/p.json"
+        oci --log "$IT_TMP/u3.log" exec --process "$IT_TMP/p.json" u3
+        expect_rc 0 "exec --process with CAP_TEST"
+        expect_eq "CapEff:0000000000000001" "$OUT" "the exec holds CHOWN alone"
+        expect_contains "$(cat "$IT_TMP/u3.log")" 'capabilities.effective[1]: unknown capability \"CAP_TEST\" ignored' \
+                "logged"
+        oci exec --cap CAP_TEST u3 true
+        expect_rc 0 "exec --cap CAP_TEST"
+        oci exec --cap 'cap test' u3 true
+        expect_contains "$ERR" "exec --cap cap test: unknown capability" "a malformed name still fails"
+        oci delete --force u3
 }
 
 it_test cli_log_json_error
