@@ -87,7 +87,7 @@ static int add_row(scmp_filter_ctx ctx, const struct syscall_entry *e, int nr)
                 uint64_t bit = UINT64_C(1) << b;
                 if (!(bits & bit))
                         continue;
-                struct scmp_arg_cmp cmps[2];
+                struct scmp_arg_cmp cmps[ELEMENTSOF(e->cond)];
                 for (unsigned i = 0; i < e->n_cond; i++)
                         cmps[i] = cmp_of(&e->cond[i], bit);
                 int r = seccomp_rule_add_exact_array(ctx, act, nr, e->n_cond, cmps);

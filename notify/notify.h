@@ -96,7 +96,7 @@ struct syscall_entry {
         enum syscall_action action;
         int err; /* for SC_ERRNO */
         unsigned n_cond;
-        struct syscall_arg_cond cond[2]; /* all must hold for the row to apply */
+        struct syscall_arg_cond cond[3]; /* all must hold for the row to apply */
         notify_handler_t handler;        /* for SC_EMULATE */
         unsigned ctx;                    /* which of the engine's contexts the handler gets as userdata */
         enum syscall_support support;

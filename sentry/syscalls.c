@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -607,6 +608,41 @@ static const struct syscall_entry table[] = {
         REFUSE_IF("socket", EAFNOSUPPORT, "SOCK_PACKET on AF_INET: the legacy packet-socket interface",
                   {.arg = 0, .op = ARG_EQ, .datum = AF_INET},
                   {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_PACKET}),
+        /* IPv4 and IPv6: TCP, UDP and ping sockets only. The other kinds
+         * (SCTP, DCCP, MPTCP, SMC, L2TP, UDP-Lite) are kernel code most
+         * programs never reach, and on a host with modules a socket of one
+         * loads its module for the whole host (net-pf-2-proto-132: DCCP's
+         * and SCTP's have had their privilege escalations). Refused with
+         * the kernel's own errors for a kind it lacks. The family is
+         * compared whole: with any high bit set it is refused above. */
+        REFUSE_IF("socket", EPROTONOSUPPORT, "IPv4 streams other than TCP (SCTP, MPTCP, SMC)",
+                  {.arg = 0, .op = ARG_EQ, .datum = AF_INET},
+                  {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_STREAM},
+                  {.arg = 2, .op = ARG_GE, .datum = IPPROTO_TCP + 1}),
+        REFUSE_IF("socket", EPROTONOSUPPORT, "IPv6 streams other than TCP (SCTP, MPTCP, SMC)",
+                  {.arg = 0, .op = ARG_EQ, .datum = AF_INET6},
+                  {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_STREAM},
+                  {.arg = 2, .op = ARG_GE, .datum = IPPROTO_TCP + 1}),
+        REFUSE_IF("socket", EPROTONOSUPPORT, "IPv4 datagrams other than UDP and ping (L2TP, UDP-Lite)",
+                  {.arg = 0, .op = ARG_EQ, .datum = AF_INET},
+                  {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_DGRAM},
+                  {.arg = 2, .op = ARG_GE, .datum = IPPROTO_UDP + 1}),
+        REFUSE_IF("socket", EPROTONOSUPPORT, "IPv6 datagrams other than UDP and ping (L2TP, UDP-Lite)",
+                  {.arg = 0, .op = ARG_EQ, .datum = AF_INET6},
+                  {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_DGRAM},
+                  {.arg = 2, .op = ARG_GE, .datum = IPPROTO_ICMPV6 + 1}),
+        REFUSE_IF("socket", ESOCKTNOSUPPORT, "IPv4 SOCK_RDM", {.arg = 0, .op = ARG_EQ, .datum = AF_INET},
+                  {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_RDM}),
+        REFUSE_IF("socket", ESOCKTNOSUPPORT, "IPv6 SOCK_RDM", {.arg = 0, .op = ARG_EQ, .datum = AF_INET6},
+                  {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_RDM}),
+        REFUSE_IF("socket", ESOCKTNOSUPPORT, "IPv4 SOCK_SEQPACKET (SCTP)", {.arg = 0, .op = ARG_EQ, .datum = AF_INET},
+                  {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_SEQPACKET}),
+        REFUSE_IF("socket", ESOCKTNOSUPPORT, "IPv6 SOCK_SEQPACKET (SCTP)", {.arg = 0, .op = ARG_EQ, .datum = AF_INET6},
+                  {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_SEQPACKET}),
+        REFUSE_IF("socket", ESOCKTNOSUPPORT, "IPv4 SOCK_DCCP", {.arg = 0, .op = ARG_EQ, .datum = AF_INET},
+                  {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_DCCP}),
+        REFUSE_IF("socket", ESOCKTNOSUPPORT, "IPv6 SOCK_DCCP", {.arg = 0, .op = ARG_EQ, .datum = AF_INET6},
+                  {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_DCCP}),
         REFUSE_IF("socketpair", EAFNOSUPPORT,
                   "unix pairs only: the pair is made by the family's own code (AF_TIPC makes them)",
                   {.arg = 0, .op = ARG_NE, .datum = AF_UNIX}),

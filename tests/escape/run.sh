@@ -613,6 +613,7 @@ probe af-packet
 probe af-vsock
 probe netlink-audit
 probe socket-highbits
+probe socket-kinds
 probe raw-socket
 # synthetic addresses without a policy (the gate has no rule at all)
 probe egress-pool-oob

@@ -2376,6 +2376,53 @@ static int a_netlink_audit(int argc, char **argv)
         return finish(&n, ok);
 }
 
+/* IPv4 and IPv6 sockets of kinds other than TCP, UDP and ping: kernel
+ * code most programs never reach, and on a host with modules one socket
+ * loads its module host-wide (DCCP's and SCTP's have had privilege
+ * escalations). Each must fail; TCP and UDP must still be made. */
+static int a_socket_kinds(int argc, char **argv)
+{
+        (void)argc;
+        (void)argv;
+        struct notes n = {0};
+        bool ok = true;
+        static const struct {
+                const char *name;
+                int family, type;
+                long protocol;
+        } tries[] = {
+                {"SCTP stream", AF_INET, SOCK_STREAM, 132},
+                {"SCTP seqpacket", AF_INET, SOCK_SEQPACKET, 132},
+                {"SCTP over IPv6", AF_INET6, SOCK_STREAM, 132},
+                {"DCCP", AF_INET, 6 /* SOCK_DCCP */, 33},
+                {"DCCP over IPv6", AF_INET6, 6, 33},
+                {"MPTCP", AF_INET, SOCK_STREAM, 262},
+                {"MPTCP over IPv6", AF_INET6, SOCK_STREAM | SOCK_NONBLOCK, 262},
+                {"SMC", AF_INET, SOCK_STREAM, 256},
+                {"L2TP/IP", AF_INET, SOCK_DGRAM, 115},
+                {"UDP-Lite", AF_INET, SOCK_DGRAM, 136},
+                {"UDP-Lite over IPv6", AF_INET6, SOCK_DGRAM, 136},
+                {"RDM", AF_INET, SOCK_RDM, 0},
+                {"TCP|1<<32 protocol", AF_INET, SOCK_STREAM, (1L << 32) | 132},
+        };
+        for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+                long fd = syscall(SYS_socket, tries[i].family, tries[i].type | SOCK_CLOEXEC, tries[i].protocol);
+                if (fd >= 0) {
+                        note(&n, "%s: MADE", tries[i].name);
+                        ok = false;
+                        close((int)fd);
+                } else
+                        note(&n, "%s: %s", tries[i].name, en(errno));
+        }
+        int tcp = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+        int udp = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (tcp < 0 || udp < 0)
+                return probe_error("TCP or UDP socket refused: %s", en(errno));
+        close(tcp);
+        close(udp);
+        return finish(&n, ok);
+}
+
 /* The filter compares the family as 64 bits; socket(2) reads an int. */
 static int a_socket_highbits(int argc, char **argv)
 {
@@ -4535,6 +4582,7 @@ static const struct {
         {"af-vsock", a_af_vsock},
         {"netlink-audit", a_netlink_audit},
         {"socket-highbits", a_socket_highbits},
+        {"socket-kinds", a_socket_kinds},
         {"raw-socket", a_raw_socket},
         {"egress-loopback", a_egress_loopback},
         {"egress-literals", a_egress_literals},
