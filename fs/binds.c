@@ -10,8 +10,10 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 
 #include "common/util.h"
@@ -57,17 +59,27 @@ int fs_bind_tree_idmap(int treefd, int userns_fd)
         return 0;
 }
 
-int fs_private_layer_init(struct fs_context *ctx, int layer_fd)
+int fs_private_layer_init(struct fs_context *ctx, int layer_fd, bool root_written_through)
 {
         struct stat root, layer;
-        if (fstat(ctx->root_fd, &root) < 0 || fstat(layer_fd, &layer) < 0)
+        struct statfs sf;
+        if (fstat(ctx->root_fd, &root) < 0 || fstat(layer_fd, &layer) < 0 || fstatfs(ctx->root_fd, &sf) < 0)
                 return negative_errno();
         /* the writable layer's tmpfs (/tmp, /var/tmp, /run, home, /dev/shm)
          * and the view's root: a template's overlay, whose upper layer is in
          * that tmpfs, or the built-in view's read-only tmpfs of mount points */
         ctx->private_devs[0] = layer.st_dev;
-        ctx->private_devs[1] = root.st_dev;
-        ctx->n_private_devs = 2;
+        ctx->n_private_devs = 1;
+        /* An OCI root written through (fs/template.c) is the engine's. The
+         * overlay the sentry made over the engine's upper directory is a
+         * filesystem of its own, nothing else is on it, and what is made
+         * there stays in the engine's storage, which only root may enter:
+         * setuid files are kept there as runc keeps them (SECURITY.md). A
+         * plain directory's filesystem is the host's, shared with binds
+         * and whatever else lives there, and the directory may be anywhere
+         * (a bundle in /tmp): never the sandbox's own. */
+        if (!root_written_through || sf.f_type == OVERLAYFS_SUPER_MAGIC)
+                ctx->private_devs[ctx->n_private_devs++] = root.st_dev;
         return 0;
 }
 

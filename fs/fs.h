@@ -37,6 +37,8 @@ struct fs_rule {
         bool ask;
 };
 
+struct fs_ids;
+
 struct fs_view_spec {
         const struct fs_bind *binds;
         size_t n_binds;
@@ -66,6 +68,13 @@ struct fs_view_spec {
          * mount only, so the private /tmp, /run, home, /dev/shm and the
          * binds mounted over it stay as they are */
         bool root_readonly;
+        /* An OCI container's root as runc runs it: no private upper layer;
+         * the container writes into the template itself (an overlay's own
+         * upper directory, or the plain directory) through
+         * template_tree_fd, fs_template_idmapped's writable mount of it.
+         * The private /tmp, /var/tmp, /run and home are not mounted over
+         * it either: they are the template's. */
+        bool root_write_through;
         /* An OCI config's own mounts under /dev (devpts at /dev/pts, tmpfs,
          * mqueue at /dev/mqueue), made as configured and in this order in
          * the view's /dev instead of cordon's devpts and its /dev/shm on the
@@ -139,8 +148,13 @@ int fs_proc_tree(int pidns_fd);
  * as the sandbox's root. Without it, overlayfs in the sandbox's namespace
  * cannot copy a root-owned file up (the owner has no id there). Hand the fd
  * to the child as fs_view_spec.template_tree_fd. -errno on failure (for
- * instance a filesystem that does not support idmapped mounts). */
-int fs_template_idmapped(int template_fd, int userns_fd, int *ret_fd);
+ * instance a filesystem that does not support idmapped mounts).
+ * write_through (the sandbox's id map; NULL: read-only): the same, but
+ * writable, for fs_view_spec.root_write_through: a plain directory's clone,
+ * or for an overlay's root (podman's, containerd's) an overlay over the
+ * engine's own upper and work directories; err (1024 bytes) then says why
+ * it could not be made. */
+int fs_template_idmapped(int template_fd, int userns_fd, const struct fs_ids *write_through, char *err, int *ret_fd);
 
 /* Sentry side, as host root: a detached, recursive, idmapped copy of a
  * read-write bind's source srcfd (fs/binds.c), through userns_fd, a user
@@ -289,8 +303,9 @@ void fs_creds_vary(struct notify_call *call);
 int fs_command_ids(const struct fs_context *ctx, uint32_t *ret_uid, uint32_t *ret_gid);
 
 /* Fills ctx->private_devs from ctx->root_fd and the writable layer's root
- * (layer_fd). 0 or -errno. */
-int fs_private_layer_init(struct fs_context *ctx, int layer_fd);
+ * (layer_fd); root_written_through: the view's root is an OCI root written
+ * through (fs_view_spec.root_write_through). 0 or -errno. */
+int fs_private_layer_init(struct fs_context *ctx, int layer_fd, bool root_written_through);
 
 /* qsort/bsearch comparator for mount ids */
 int fs_cmp_u64(const void *a, const void *b);

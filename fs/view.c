@@ -707,6 +707,26 @@ static int open_template(const struct fs_view_spec *spec, char *err)
 static int mount_template_root(const struct fs_view_spec *spec, int lowerfd, char *err)
 {
         int r;
+        if (spec->root_write_through) {
+                /* the container's root itself, as runc runs it */
+                if (spec->template_tree_fd >= 0) {
+                        /* the sentry's writable idmapped mount (nosuid, nodev) */
+                        if (syscall(SYS_move_mount, spec->template_tree_fd, "", AT_FDCWD, NEWROOT,
+                                    MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                                return fail(negative_errno(), err, "attach the root %s (written through)",
+                                            spec->template_path);
+                        return 0;
+                }
+                /* without root (no idmap to make): the caller's own
+                 * directory, which the sandbox's root is the caller in */
+                char p[64];
+                fd_path(lowerfd, p, sizeof(p));
+                if (mount(p, NEWROOT, NULL, MS_BIND, NULL) < 0)
+                        return fail(negative_errno(), err, "bind the root %s", spec->template_path);
+                if ((r = mount_setattr_path(NEWROOT, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0)
+                        return fail(r, err, "nosuid,nodev on the root %s", spec->template_path);
+                return 0;
+        }
         if (mkdir(LOWER, 0755) < 0)
                 return fail(negative_errno(), err, "staging directory %s", LOWER);
         if (spec->template_tree_fd >= 0) {
@@ -766,148 +786,6 @@ static int mount_default_root(char *err)
             mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
                 return fail(negative_errno(), err, "mount root tmpfs");
         return 0;
-}
-
-static int idmapped_clone(int dirfd, int userns_fd, int *ret_fd)
-{
-        /* not recursive: overlayfs would not show the template's submounts
-         * either, and the digest refuses a tree that has any */
-        int fd = (int)syscall(SYS_open_tree, dirfd, "", OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH);
-        if (fd < 0)
-                return negative_errno();
-        struct cordon_mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-                                                  MOUNT_ATTR_NODEV,
-                                      .userns_fd = (uint64_t)userns_fd};
-        if (syscall(__NR_mount_setattr, fd, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0) {
-                int r = negative_errno();
-                close(fd);
-                return r;
-        }
-        *ret_fd = fd;
-        return 0;
-}
-
-/* mountinfo's octal escapes (\040 for a space) undone in place; a path
- * with overlayfs's own backslash escapes (':' or ',' in a layer's name) is
- * refused rather than guessed at. */
-int fs_unescape_mountinfo(char *s)
-{
-        char *out = s;
-        for (char *p = s; *p; p++) {
-                if (*p != '\\') {
-                        *out++ = *p;
-                        continue;
-                }
-                if (p[1] < '0' || p[1] > '3' || p[2] < '0' || p[2] > '7' || p[3] < '0' || p[3] > '7')
-                        return -EINVAL;
-                *out++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
-                p += 3;
-        }
-        *out = '\0';
-        return 0;
-}
-
-#define MAX_OVL_LAYERS 128
-
-/* An overlayfs template (the rootfs podman and containerd mount for a
- * container) cannot be idmapped itself: overlayfs does not allow it. Its
- * layers can. This stacks idmapped clones of the template's upper and
- * lower directories into a new read-only overlay with the same content,
- * as a detached mount for the view's lower layer. The container's writes
- * go to the sandbox's own writable layer, never into the engine's upper
- * directory. -EINVAL: the template is not the root of an overlay mount. */
-static int overlay_template_idmapped(int template_fd, int userns_fd, int *ret_fd)
-{
-        struct statx stx;
-        if (statx(template_fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
-                return -EINVAL;
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
-        if (!f)
-                return negative_errno();
-        _cleanup_free_ char *line = NULL;
-        size_t cap = 0;
-        char *opts = NULL;
-        while (getline(&line, &cap, f) > 0) {
-                unsigned long long id;
-                char root[8];
-                if (sscanf(line, "%llu %*u %*s %7s", &id, root) != 2 || id != stx.stx_mnt_id)
-                        continue;
-                char *sep = strstr(line, " - ");
-                if (!streq(root, "/") || !sep || !startswith(sep, " - overlay "))
-                        return -EINVAL;
-                opts = strrchr(sep, ' ');
-                break;
-        }
-        if (!opts)
-                return -EINVAL;
-        opts++;
-        opts[strcspn(opts, "\n")] = '\0';
-        char *upper = NULL, *lower = NULL, *save = NULL;
-        for (char *o = strtok_r(opts, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
-                if (startswith(o, "upperdir="))
-                        upper = o + 9;
-                else if (startswith(o, "lowerdir="))
-                        lower = o + 9;
-        }
-        if (!lower || strstr(lower, "::"))
-                return -EINVAL; /* data-only layers, or not a plain overlay */
-        char *layers[MAX_OVL_LAYERS];
-        size_t n = 0;
-        if (upper)
-                layers[n++] = upper;
-        for (char *l = strtok_r(lower, ":", &save); l && n < MAX_OVL_LAYERS; l = strtok_r(NULL, ":", &save))
-                layers[n++] = l;
-        int fds[MAX_OVL_LAYERS];
-        size_t n_fds = 0;
-        int r = 0;
-        _cleanup_free_ char *spec = xstrdup("");
-        for (size_t i = 0; i < n && r == 0; i++) {
-                if ((r = fs_unescape_mountinfo(layers[i])) < 0)
-                        break;
-                /* followed: containers/storage names lower layers through
-                 * symlinks (overlay/l/ID); the paths are the mount's own, as
-                 * root wrote them when it mounted the template */
-                _cleanup_close_ int dfd = open(layers[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
-                if (dfd < 0) {
-                        r = negative_errno();
-                        break;
-                }
-                if ((r = idmapped_clone(dfd, userns_fd, &fds[n_fds])) < 0)
-                        break;
-                /* a detached mount is reached by overlayfs through its fd */
-                char *next = xasprintf("%s%s/proc/self/fd/%d", spec, i ? ":" : "", fds[n_fds]);
-                n_fds++;
-                free(spec);
-                spec = next;
-        }
-        int fsfd = -1, mfd = -1;
-        if (r == 0 && n_fds == 1) {
-                mfd = TAKE_FD(fds[0]);
-                n_fds = 0;
-        } else if (r == 0) {
-                fsfd = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
-                if (fsfd < 0 || syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING, "lowerdir", spec, 0) < 0 ||
-                    syscall(SYS_fsconfig, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
-                    (mfd = (int)syscall(SYS_fsmount, fsfd, FSMOUNT_CLOEXEC,
-                                        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0)
-                        r = negative_errno();
-        }
-        if (fsfd >= 0)
-                close(fsfd);
-        for (size_t i = 0; i < n_fds; i++)
-                close(fds[i]);
-        if (r < 0)
-                return r;
-        *ret_fd = mfd;
-        return 0;
-}
-
-int fs_template_idmapped(int template_fd, int userns_fd, int *ret_fd)
-{
-        int r = idmapped_clone(template_fd, userns_fd, ret_fd);
-        if (r == -EINVAL && overlay_template_idmapped(template_fd, userns_fd, ret_fd) == 0)
-                return 0;
-        return r;
 }
 
 int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize, int *ret_layer_fd)
@@ -1025,8 +903,8 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
                 snprintf(sub, sizeof(sub), "%s/%s", WRITABLE, writable[i].sub);
                 if (mkdir(sub, writable[i].mode) < 0 || chmod(sub, writable[i].mode) < 0)
                         return fail(negative_errno(), err, "writable layer directory %s", writable[i].sub);
-                if (!writable[i].target)
-                        continue; /* /dev/shm: bound by setup_dev */
+                if (!writable[i].target || spec->root_write_through)
+                        continue; /* /dev/shm: bound by setup_dev; a root written through has its own */
                 /* resolved inside the root: a template's own /var may be a
                  * symlink, which must not take the mount outside it */
                 _cleanup_close_ int fd = open_in_root(rootfd, writable[i].target, true, false);
@@ -1050,14 +928,18 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
 
         if ((r = setup_dev(rootfd, spec, err)) < 0)
                 return r;
-        /* the resolver the sandbox sees: the sentry's DNS stub */
+        /* the resolver the sandbox sees: the sentry's DNS stub. Made where
+         * the template has none, in its private upper layer; never in a
+         * root written through, which holds what its engine and container
+         * put there and nothing of cordon's (runc makes no such file) */
+        bool make = template && !spec->root_write_through;
         if (spec->resolv_conf &&
-            (r = overlay_file(rootfd, "/etc/resolv.conf", BASE "/resolv.conf", spec->resolv_conf, template, err)) < 0)
+            (r = overlay_file(rootfd, "/etc/resolv.conf", BASE "/resolv.conf", spec->resolv_conf, make, err)) < 0)
                 return r;
-        if (spec->hosts && (r = overlay_file(rootfd, "/etc/hosts", BASE "/hosts", spec->hosts, template, err)) < 0)
+        if (spec->hosts && (r = overlay_file(rootfd, "/etc/hosts", BASE "/hosts", spec->hosts, make, err)) < 0)
                 return r;
         if (spec->ca_bundle && (r = overlay_file(rootfd, "/etc/ssl/certs/ca-certificates.crt", BASE "/ca-bundle",
-                                                 spec->ca_bundle, template, err)) < 0)
+                                                 spec->ca_bundle, make, err)) < 0)
                 return r;
         if ((r = setup_proc(rootfd, spec->proc_tree_fd, err)) < 0)
                 return r;

@@ -404,6 +404,10 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
         if (o->oci) {
                 p.caps = (o->policy->has_caps ? o->policy->caps : ~UINT64_C(0)) & o->oci->cap_bounding;
                 p.view.root_readonly = o->oci->root_readonly;
+                /* what it writes to its root is its engine's (podman cp,
+                 * diff, commit, build), as with runc: a read-only root has
+                 * no writable layer at all */
+                p.view.root_write_through = !o->oci->root_readonly;
                 p.view.dev_mounts = o->oci->dev_mounts;
                 p.view.n_dev_mounts = o->oci->n_dev_mounts;
                 p.view.dev_data = o->oci->dev_data;

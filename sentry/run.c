@@ -574,6 +574,7 @@ static int run_sandbox(struct sandbox_state *st)
         st->gid = child_gid;
         st->privileged = privileged;
 
+        char lower_err[1024] = "";
         r = write_id_maps(pid, &plan->ids, !privileged && !st->subid.used, &st->subid);
         trace_mark("id maps written");
         if (r < 0)
@@ -584,7 +585,15 @@ static int run_sandbox(struct sandbox_state *st)
                         r == -EACCES ? " (lowering it needs CAP_SYS_RESOURCE, which the runtime lacks here)" : "");
         else if (attach_v2 && (r = cgroup_attach(st->cg, pid)) < 0)
                 fprintf(stderr, "cordon: cannot move the sandbox into its cgroup: %s\n", strerror(-r));
-        else if (plan->view.template_path && privileged && (r = template_lower(plan, pid)) < 0)
+        else if (plan->view.template_path && privileged && (r = template_lower(plan, pid, lower_err)) < 0 &&
+                 plan->view.root_write_through)
+                /* never a private layer instead: the engine would lose
+                 * what the container writes */
+                fprintf(stderr,
+                        "cordon: root.path %s: cannot write the container's root through to it: %s; cordon "
+                        "refuses to start it rather than keep its writes apart, where its engine would lose them\n",
+                        plan->view.template_path, lower_err[0] ? lower_err : strerror(-r));
+        else if (r < 0 && plan->view.template_path && privileged)
                 fprintf(stderr,
                         "cordon: cannot make an idmapped mount of the template %s: %s (its filesystem may not "
                         "support idmapped mounts); without one the sandbox could not write over the template's "
@@ -838,7 +847,8 @@ static int sentry_main_loop(struct sandbox_state *st)
         st->fsctx.root_fd = fds[0];
         st->layer_fd = fds[1];
         st->pty_master = fds[2];
-        if (st->fsctx.root_fd < 0 || st->layer_fd < 0 || fs_private_layer_init(&st->fsctx, st->layer_fd) < 0) {
+        if (st->fsctx.root_fd < 0 || st->layer_fd < 0 ||
+            fs_private_layer_init(&st->fsctx, st->layer_fd, st->plan->view.root_write_through) < 0) {
                 kill_and_reap(st);
                 fprintf(stderr, "cordon: no root or writable layer from the sandbox\n");
                 return EXIT_SANDBOX;

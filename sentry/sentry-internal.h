@@ -189,8 +189,10 @@ int set_oom_score_adj(pid_t pid, int value);
  * *ret_into: the child was born in the group. */
 pid_t clone_init(unsigned long flags, int cgroup_fd, int *ret_pidfd, bool *ret_into);
 /* As host root: the template's lower layer idmapped through init's user
- * namespace (plan->view.template_tree_fd). */
-int template_lower(struct sandbox_plan *plan, pid_t pid);
+ * namespace (plan->view.template_tree_fd), or with
+ * plan->view.root_write_through the writable mount of an OCI root; err
+ * (1024 bytes) may say why not. */
+int template_lower(struct sandbox_plan *plan, pid_t pid, char *err);
 
 /* --- the egress gate (egress.c) --- */
 

@@ -195,12 +195,13 @@ pid_t clone_init(unsigned long flags, int cgroup_fd, int *ret_pidfd, bool *ret_i
  * user namespace (its maps are written by now) so that host root's files
  * are the sandbox root's and overlayfs can copy them up. Made from the fd
  * the digest was computed on. */
-int template_lower(struct sandbox_plan *plan, pid_t pid)
+int template_lower(struct sandbox_plan *plan, pid_t pid, char *err)
 {
         char path[64];
         snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
         _cleanup_close_ int userns = open(path, O_RDONLY | O_CLOEXEC);
         if (userns < 0)
                 return negative_errno();
-        return fs_template_idmapped(plan->view.template_fd, userns, &plan->view.template_tree_fd);
+        return fs_template_idmapped(plan->view.template_fd, userns, plan->view.root_write_through ? &plan->ids : NULL,
+                                    err, &plan->view.template_tree_fd);
 }
