@@ -7,7 +7,11 @@
 # its additionalGids; then, where podman is installed, through podman with --user 1000.
 # Each attempt (create, truncate, append, rename into and out of, link, symlink, fifo,
 # mkdir, rmdir, chmod, chown, utimes, unlink, copy over) counts as passed when refused; a
-# last check in the same container sees each file as it was. Then exec's own capability
+# last check in the same container sees each file as it was, and the rootfs on disk (the
+# root is written through to it) is as it was. A root container writing through, with
+# cordon-oci and podman: `..`, symlink and /proc/*/root games land only in its rootfs (or
+# podman's upper directory), no id outside its map and no setuid file reach the disk of a
+# plain-directory rootfs, and its root mount is nosuid,nodev. Then exec's own capability
 # sets: no exec gets a capability its container's process does not hold, and one asking for
 # fewer holds fewer. Last, a root holding CAP_MKNOD makes no device node.
 #
@@ -184,6 +188,88 @@ for user in '{"uid": 1000, "gid": 1000}' '{"uid": 1000, "gid": 0}' \
         tally "cordon-oci, process.user $user" "$out"
 done
 
+# Counts blocked/GOT-THROUGH lines without tally's fixed number of attempts.
+count() { # NAME OUTPUT WANT: WANT lines are expected
+        local name=$1 out=$2 want=$3 line n=0
+        while read -r line; do
+                case "$line" in
+                "blocked "*) PASSED=$((PASSED + 1)) n=$((n + 1)) ;;
+                "GOT-THROUGH "*)
+                        n=$((n + 1))
+                        FAILED=$((FAILED + 1))
+                        FAILED_NAMES+=("$name: ${line#GOT-THROUGH }")
+                        echo "ESCAPED: $name: ${line#GOT-THROUGH }"
+                        ;;
+                esac
+        done <<<"$out"
+        if [ "$n" != "$want" ]; then
+                FAILED=$((FAILED + 1))
+                FAILED_NAMES+=("$name: $n of $want attempts ran")
+                echo "FAILED: $name: $n of $want attempts ran; its output:"
+                printf '%s\n' "$out" | head -n 20 | sed 's/^/  | /'
+        else
+                echo "$name: $n attempts, each blocked unless said above"
+        fi
+}
+# on the host: a check that holds is "blocked NAME", one that does not "GOT-THROUGH NAME"
+hold() { if "${@:2}"; then echo "blocked $1"; else echo "GOT-THROUGH $1"; fi; }
+
+# The root is written through to the bundle's rootfs (issue #19): the non-root users above
+# changed nothing of root's there either, on disk.
+out=$(
+        hold "on disk: /etc/motd as it was" test "$(cat "$ROOTFS/etc/motd")" = original
+        hold "on disk: /usr/lib/lib.so as it was" test "$(cat "$ROOTFS/usr/lib/lib.so")" = original
+        made=
+        for f in /etc/newfile /etc/newfile2 /etc/sub/new /usr/lib/evil.so /newfile /etc/mine /etc/mydir /etc/hard \
+                /etc/sym /etc/fifo /etc/newdir /etc/motd.old; do
+                [ -e "$ROOTFS$f" ] || [ -L "$ROOTFS$f" ] && made+=" $f"
+        done
+        hold "on disk: no file made in /etc, /usr or /" test -z "$made"
+        hold "on disk: /etc/motd 644 root's" test "$(stat -c '%a %u %g' "$ROOTFS/etc/motd")" = "644 0 0"
+)
+count "non-root users, the rootfs on disk" "$out" 4
+
+# A root container writing through: nothing outside its rootfs, no id outside its range, no
+# setuid or device file in a plain directory (the host's filesystem), and its root mount is
+# nosuid and nodev. Each ESC-* file it makes must land inside the rootfs.
+mkdir -p "$WORK/outside"
+bundle "$WORK/bw" '{"uid": 0, "gid": 0}' || skip "cannot write a bundle"
+python3 - "$WORK/bw/config.json" "$WORK" <<'EOF2'
+import json, sys
+c = json.load(open(sys.argv[1]))
+w = sys.argv[2]
+c["process"]["args"] = ["/bin/busybox", "sh", "-c", """
+B=/bin/busybox
+$B echo x > /../../ESC-dotdot
+cd / && cd ../../.. && $B echo x > ESC-cd
+$B ln -s ../../../.. /up; $B echo x > /up/ESC-sym
+$B ln -s %s /hostwork; $B echo x > /hostwork/outside/ESC-abs 2>/dev/null
+$B echo x > /proc/self/root/../ESC-proc; $B echo x > /proc/1/cwd/../../ESC-cwd
+$B echo x > /proc/self/cwd/../ESC-cwd2
+$B touch /own
+if $B chown 70000:70000 /own 2>/dev/null; then echo "GOT-THROUGH chown to an id outside the container's map"; else echo "blocked chown to an id outside the container's map"; fi
+$B cp /bin/busybox /suid
+if $B chmod 4755 /suid 2>/dev/null; then echo "GOT-THROUGH chmod 4755 in a plain-directory rootfs"; else echo "blocked chmod 4755 in a plain-directory rootfs"; fi
+if $B chmod 2755 /suid 2>/dev/null; then echo "GOT-THROUGH chmod 2755 in a plain-directory rootfs"; else echo "blocked chmod 2755 in a plain-directory rootfs"; fi
+if $B mkfifo -m 4755 /fifo 2>/dev/null && [ -u /fifo ]; then echo "GOT-THROUGH a setuid fifo"; else echo "blocked a setuid fifo"; fi
+m=$($B awk '$5 == "/" {print $6}' /proc/self/mountinfo | $B tail -n 1)
+case ",$m," in *,nosuid,*nodev,*|*,nodev,*nosuid,*) echo "blocked root mount without nosuid,nodev ($m)" ;; *) echo "GOT-THROUGH root mount without nosuid,nodev ($m)" ;; esac
+""" % w]
+caps = ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_MKNOD", "CAP_SETUID", "CAP_SETGID"]
+c["process"]["capabilities"] = {k: caps for k in ("bounding", "effective", "permitted")}
+json.dump(c, open(sys.argv[1], "w"), indent=1)
+EOF2
+out=$(timeout -k 5 60 "$OCI" --root "$OCI_ROOT" run --bundle "$WORK/bw" escwt 2>&1 </dev/null)
+out+=$'\n'$(
+        hold "ESC-* files only inside the rootfs" test -z "$(find "$WORK" -name 'ESC-*' ! -path "$ROOTFS/*")"
+        hold "the container's writes did land (it ran)" test -e "$ROOTFS/ESC-dotdot" -a -e "$ROOTFS/ESC-sym"
+        hold "on disk: no id of the sandbox's host range or beyond the map" \
+                test -z "$(find "$ROOTFS" \( -uid +65535 -o -gid +65535 \) -print)"
+        hold "on disk: no setuid or setgid file in the rootfs" test -z "$(find "$ROOTFS" -type f -perm /6000 -print)"
+        hold "on disk: nothing in the work directory outside the rootfs" test -z "$(ls -A "$WORK/outside")"
+)
+count "a root container writing through" "$out" 10
+
 # podman, when it is here: its overlay root and its --user
 if command -v podman >/dev/null && { command -v conmon >/dev/null || [ -x /usr/libexec/podman/conmon ]; }; then
         PM_RUNROOT=$(mktemp -d /tmp/cordon-epm.XXXXXX)
@@ -197,6 +283,22 @@ if command -v podman >/dev/null && { command -v conmon >/dev/null || [ -x /usr/l
                                 --ulimit nproc=32768:32768 --user "$u" localhost/cordon-esc:1 /bin/busybox sh /probe.sh 2>&1)
                         tally "podman --user $u" "$out"
                 done
+                # its root written through to podman's upper directory: every ESC-* file the
+                # container makes lands there, none beside it (podman's work, merged, lower)
+                timeout -k 5 120 "${PM[@]}" run --name escwt --network=none --ulimit nofile=20000:20000 \
+                        --ulimit nproc=32768:32768 localhost/cordon-esc:1 /bin/busybox sh -c '
+                        B=/bin/busybox; $B echo x > /../../ESC-dotdot; cd / && cd ../../.. && $B echo x > ESC-cd
+                        $B ln -s ../../../.. /up; $B echo x > /up/ESC-sym; $B echo x > /proc/self/root/../ESC-proc
+                        $B mkdir -p /work /merged; $B echo x > /../work/ESC-work; $B echo x > /../merged/ESC-merged
+                        $B echo x > /proc/1/cwd/../../lower/ESC-lower 2>/dev/null; true' >/dev/null 2>&1
+                out=$(
+                        hold "podman: ESC-* files only in the container's upper directory" \
+                                test -z "$(find "$WORK/storage" -name 'ESC-*' ! -path "$WORK/storage/overlay/*/diff/*")"
+                        hold "podman: the container's writes landed there (it ran)" \
+                                test -n "$(find "$WORK/storage/overlay" -path '*/diff/ESC-sym')"
+                )
+                count "podman, a root container writing through" "$out" 2
+                timeout 60 "${PM[@]}" rm -f escwt >/dev/null 2>&1
         else
                 echo "podman: cannot import the image; its attempts are not run"
         fi

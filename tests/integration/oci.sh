@@ -132,6 +132,39 @@ cli_run_exit_status() {
         expect_true "run removes the container" test ! -e "$OCI_ROOT/r1"
 }
 
+# What the container writes to its root is in the bundle's rootfs, as runc writes it, with
+# the image's ids on disk (root's files 0, uid 1000's 1000), never the sandbox's host range;
+# root.readonly writes nothing. Before #19's write-through it all ended with the container.
+it_test cli_root_written_through
+cli_root_written_through() {
+        oci_setup
+        make_bundle "$IT_TMP/b" '["sh", "-c", "echo by-root > /by-root; mkdir /etc/d; rm /etc/group; echo t > /tmp/t; echo r > /root/r"]'
+        local r="$IT_TMP/b/rootfs"
+        chmod 1777 "$r/tmp"
+        oci run --bundle "$IT_TMP/b" w1
+        expect_rc 0 "the container ran"
+        expect_eq by-root "$(cat "$r/by-root" 2>/dev/null)" "the file it wrote to / is in the bundle's rootfs"
+        expect_eq 0:0 "$(stat -c %u:%g "$r/by-root" 2>/dev/null)" "owned by on-disk 0 (its root)"
+        expect_true "the directory it made" test -d "$r/etc/d"
+        expect_true "the file it removed is gone" test ! -e "$r/etc/group"
+        expect_eq t "$(cat "$r/tmp/t" 2>/dev/null)" "/tmp is the rootfs's own"
+        expect_eq r "$(cat "$r/root/r" 2>/dev/null)" "and so is root's home"
+        expect_eq "" "$(ls -A "$r/etc/resolv.conf" "$r/etc/hosts" 2>/dev/null)" "nothing of cordon's is left in it"
+        make_bundle "$IT_TMP/b2" '["sh", "-c", "echo u > /tmp/by-1000; mkdir /tmp/d-1000"]' \
+                'c["process"]["user"] = {"uid": 1000, "gid": 1000}'
+        chmod 1777 "$IT_TMP/b2/rootfs/tmp"
+        oci run --bundle "$IT_TMP/b2" w2
+        expect_rc 0 "the uid-1000 container ran"
+        expect_eq "1000:1000 1000:1000" "$(stat -c %u:%g "$IT_TMP/b2/rootfs/tmp/by-1000" "$IT_TMP/b2/rootfs/tmp/d-1000" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')" \
+                "uid 1000's file and directory are 1000's on disk"
+        expect_eq "" "$(find "$r" "$IT_TMP/b2/rootfs" \( -uid +65535 -o -gid +65535 \) -print)" \
+                "no file on disk has an id of the sandbox's host range"
+        make_bundle "$IT_TMP/b3" '["sh", "-c", "echo x > /ro || echo refused"]' 'c["root"]["readonly"] = True'
+        oci run --bundle "$IT_TMP/b3" w3
+        expect_eq refused "$OUT" "root.readonly: the write is refused"
+        expect_true "and nothing lands in the rootfs" test ! -e "$IT_TMP/b3/rootfs/ro"
+}
+
 it_test cli_sysctl_umask_oom
 cli_sysctl_umask_oom() {
         oci_setup

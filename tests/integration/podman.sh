@@ -63,6 +63,19 @@ if [ "${1:-}" = --pass ]; then
         pm run --rm "${RUN[@]}" --user 1000 "$IMG" sh -c 'id -u; touch /etc/x 2>/dev/null && echo wrote-etc'
         [ "$OUT" = 1000 ]
         res user $? "--user 1000 is uid 1000 and cannot write /etc"
+        # what the container writes to its root is podman's (cp, diff, commit), as with runc
+        pm run "${RUN[@]}" --name wt "$IMG" sh -c 'echo top > /top; echo e > /etc/new; busybox rm /etc/group'
+        pm cp wt:/top "$DIR/top.out"
+        [ "$RC" = 0 ] && [ "$(cat "$DIR/top.out" 2>/dev/null)" = top ]
+        res root-write-cp $? "podman cp out of the exited container"
+        pm diff wt
+        grep -qx "A /top" <<<"$OUT" && grep -qx "A /etc/new" <<<"$OUT" && grep -qx "D /etc/group" <<<"$OUT"
+        res root-write-diff $? "podman diff: /top and /etc/new added, /etc/group deleted"
+        pm commit -q wt localhost/cordon-pm:2
+        pm run --rm "${RUN[@]}" localhost/cordon-pm:2 sh -c 'cat /top /etc/new; test -e /etc/group || echo no-group'
+        [ "$OUT" = "$(printf 'top\ne\nno-group')" ]
+        res root-write-commit $? "a run of the committed image sees the writes and the deletion"
+        pm rm wt
         pm run --rm "${RUN[@]}" --read-only "$IMG" sh -c 'touch /x 2>/dev/null && echo x-written; touch /tmp/y && echo tmp-ok'
         [ "$OUT" = tmp-ok ]
         res read-only $? "--read-only: / refuses, /tmp takes"
