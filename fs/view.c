@@ -928,11 +928,11 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
 
         if ((r = setup_dev(rootfd, spec, err)) < 0)
                 return r;
-        /* the resolver the sandbox sees: the sentry's DNS stub. Made where
-         * the template has none, in its private upper layer; never in a
-         * root written through, which holds what its engine and container
-         * put there and nothing of cordon's (runc makes no such file) */
-        bool make = template && !spec->root_write_through;
+        /* the resolver the sandbox sees: the sentry's DNS stub. Where the
+         * template has no such file, an empty one is made to mount it on
+         * (in a root written through, on the engine's disk: as runc makes
+         * one for the engine's own bind there, which cordon's replaces) */
+        bool make = template;
         if (spec->resolv_conf &&
             (r = overlay_file(rootfd, "/etc/resolv.conf", BASE "/resolv.conf", spec->resolv_conf, make, err)) < 0)
                 return r;
