@@ -387,6 +387,7 @@ int sentry_run(const struct run_options *o)
                 .end_groups_early = !o->stats_path && !o->front,
                 .range = range,
                 .fsctx = {.exec_channel = -1},
+                .mntns_fd = -1,
         };
         clock_gettime(CLOCK_MONOTONIC, &st.started);
         int code = run_sandbox(&st);
@@ -417,6 +418,7 @@ int sentry_run(const struct run_options *o)
         }
         if (groups_gone)
                 state_drop_claim(id);
+        run_view_ended(&st); /* the last of the teardown's threads */
         trace_mark("state removed");
         return code;
 }
@@ -783,6 +785,17 @@ static int sentry_main_loop(struct sandbox_state *st)
          * start. Init is in the group already, but nothing of the
          * sandbox's runs before the start; the hooks act on every socket
          * of the group at the call, made before the attach or after. */
+        /* The sentry's own hold on init's mount namespace (the view), taken
+         * after its last fork (the proc agent and the tracer inherit no
+         * copy, whose exit would then be the view's end): let go once init
+         * is reaped, so that init's exit, which the command's status waits
+         * for, is not the view's teardown. Only the sentry holds it, as it
+         * holds the view's root already; nothing of the sandbox's can
+         * reach it. Without it (an unexpected refusal) init's exit tears
+         * the view down as before. */
+        char nspath[64];
+        snprintf(nspath, sizeof(nspath), "/proc/%d/ns/mnt", (int)st->init_pid);
+        st->mntns_fd = open(nspath, O_RDONLY | O_CLOEXEC);
         if (!(st->plan->debug_disable & DEBUG_OFF_EGRESS_FLOOR) && st->cg)
                 net_floor_preload(st->plan->oci && st->plan->oci->net_prepared);
         /* The gate's DNS stub needs only the network namespace (its thread
@@ -1074,6 +1087,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         trace_mark("serving");
         int code = st->serve ? st->front->loop(st) : supervise(st);
         trace_mark("supervise returned");
+        run_view_end_begin(st); /* init is reaped */
         /* (a test's stall: a sentry killed here leaves its groups and its
          * claim, which the next start's gc collects) */
         test_stall("teardown");

@@ -80,6 +80,11 @@ void run_state_removed(struct sandbox_state *st);
  * waited for, true when every group is gone. */
 void run_groups_end_begin(struct sandbox_state *st);
 bool run_groups_ended(struct sandbox_state *st);
+/* Once init is reaped: the sentry's hold on its mount namespace let go on a
+ * thread (the view's teardown runs there), and that thread waited for (or
+ * the hold dropped, where none was begun). */
+void run_view_end_begin(struct sandbox_state *st);
+void run_view_ended(struct sandbox_state *st);
 void tty_begin(struct sandbox_state *st);
 void tty_end(struct sandbox_state *st);
 

@@ -357,6 +357,14 @@ struct sandbox_state {
         pthread_t groups_remover;
         struct cgroup *groups_ending;
         bool groups_removing, groups_gone;
+        /* init's mount namespace, held from before the start so that init's
+         * exit does not tear the view down (its mounts' release and the
+         * RCU grace periods that waits for): the sentry's last reference
+         * goes on a thread once init is reaped (teardown.c), beside the
+         * rest of the teardown. -1: none held. */
+        int mntns_fd;
+        pthread_t mntns_closer;
+        bool mntns_closing;
         struct trapped_count {
                 const char *name;
                 uint64_t count;

@@ -1,7 +1,7 @@
 /* The end of a sandbox once its command's status is in: the trapped-call
  * counts kept for --stats, the approvals closed, the engine and the proc
- * agent stopped, `cordon run`'s state directory removed, and every process
- * of the sandbox killed. */
+ * agent stopped, `cordon run`'s state directory removed, the view let go,
+ * and every process of the sandbox killed. */
 #include "config.h"
 
 #include <pthread.h>
@@ -120,6 +120,37 @@ bool run_groups_ended(struct sandbox_state *st)
                 st->groups_removing = false;
         }
         return st->groups_gone;
+}
+
+/* The view's teardown (the last reference to init's mount namespace; see
+ * sandbox_state.mntns_fd), beside the groups' removal and the rest of the
+ * teardown: init is reaped, and every process of the sandbox with it. */
+static void *close_view_main(void *arg)
+{
+        struct sandbox_state *st = arg;
+        close(TAKE_FD(st->mntns_fd));
+        trace_mark("view released");
+        return NULL;
+}
+
+void run_view_end_begin(struct sandbox_state *st)
+{
+        if (st->mntns_fd < 0 || st->mntns_closing)
+                return;
+        if (pthread_create(&st->mntns_closer, NULL, close_view_main, st) == 0)
+                st->mntns_closing = true;
+        else
+                (void)close_view_main(st);
+}
+
+void run_view_ended(struct sandbox_state *st)
+{
+        if (st->mntns_closing) {
+                pthread_join(st->mntns_closer, NULL);
+                st->mntns_closing = false;
+        }
+        if (st->mntns_fd >= 0)
+                close(TAKE_FD(st->mntns_fd));
 }
 
 void sandbox_kill_all(struct sandbox_state *st)

@@ -195,4 +195,36 @@ late_set_up_failure_leaves_nothing() {
         expect_not_contains "$OUT" "RAN" "the command must not run"
 }
 
+# The pids whose open fds include the namespace $1 ("mnt:[N]"), one a line.
+ns_holders() {
+        local f
+        for f in /proc/[0-9]*/fd/*; do
+                [ "$(readlink "$f" 2>/dev/null)" = "$1" ] && { f=${f#/proc/}; echo "${f%%/*}"; }
+        done | sort -u
+}
+
+# The sentry holds the sandbox's mount namespace (the view) from before the start, so that
+# init's exit, which the command's status waits for, is not the view's teardown: it lets go on
+# a thread once init is reaped (sentry/teardown.c). Nothing else holds it (the proc agent and
+# the exec tracer, forked before, have no copy whose exit would be the view's end), and once
+# `cordon run` has returned nothing does.
+it_test view_held_by_the_sentry_alone
+view_held_by_the_sentry_alone() {
+        local out="$IT_TMP/bg.out" mark="view-held-$$-$RANDOM"
+        bg_cordon "$out" -- sh -c 'echo up; sleep 2; exit 4' "$mark"
+        wait_until 10 grep -qx up "$out" || fail "the sandbox did not start: $(cat "$out")"
+        local pid ns
+        pid=$(pgrep -f -- "^sh -c .* $mark\$" | head -n 1)
+        [ -n "$pid" ] || fail "no process of the sandbox's shell ($mark)"
+        ns=$(readlink "/proc/$pid/ns/mnt")
+        [ -n "$ns" ] || fail "no mount namespace for the sandbox's shell (pid $pid)"
+        [ "$(readlink /proc/self/ns/mnt)" != "$ns" ] || fail "the sandbox's shell (pid $pid) is in the host's mount namespace"
+        expect_eq "$BG_CORDON" "$(ns_holders "$ns" | tr '\n' ' ' | sed 's/ $//')" \
+                "the sentry alone holds the sandbox's mount namespace"
+        wait "$BG_PID"
+        RC=$?
+        expect_rc 4 "the command's status"
+        expect_eq "" "$(ns_holders "$ns")" "nothing holds the mount namespace once cordon run has returned"
+}
+
 it_main "$@"
