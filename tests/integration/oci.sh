@@ -166,6 +166,59 @@ cli_root_written_through() {
         expect_true "and nothing lands in the rootfs" test ! -e "$IT_TMP/b3/rootfs/ro"
 }
 
+# The same for an overlay rootfs, mounted here as podman mounts one (its upper and work
+# directories named through a symlink to their parent): the container's changes land in the
+# upper directory with overlayfs's own trusted.overlay.* bookkeeping, which the engine's
+# overlay reads (a whiteout for a removed file, an opaque directory for a replaced one).
+# An overlay cordon cannot write through is refused at create, naming root.path and why.
+it_test cli_root_overlay_written_through
+cli_root_overlay_written_through() {
+        oci_setup
+        local o="$IT_TMP/ov" i
+        make_bundle "$IT_TMP/b" '["sh", "-c", "echo n > /new; rm /etc/passwd; rm -r /opq; mkdir /opq; echo ok"]'
+        mkdir -p "$o/c/diff" "$o/c/work" "$o/merged" "$o/data" "$IT_TMP/b/rootfs/opq"
+        touch "$IT_TMP/b/rootfs/opq/a"
+        ln -s c "$o/link"
+        mount -t overlay overlay -o "lowerdir=$IT_TMP/b/rootfs,upperdir=$o/link/diff,workdir=$o/link/work" \
+                "$o/merged" || skip "cannot mount an overlay here"
+        at_exit "umount -l '$o/merged' 2>/dev/null"
+        python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["root"]["path"]=sys.argv[2]; json.dump(c,open(sys.argv[1],"w"))' \
+                "$IT_TMP/b/config.json" "$o/merged"
+        oci run --bundle "$IT_TMP/b" ov1
+        expect_eq ok "$OUT" "the container ran"
+        expect_eq "n 0:0" "$(cat "$o/c/diff/new" 2>/dev/null) $(stat -c %u:%g "$o/c/diff/new" 2>/dev/null)" \
+                "its new file is in the upper directory, root's on disk"
+        expect_eq "character special file 0,0" "$(stat -c '%F %t,%T' "$o/c/diff/etc/passwd" 2>/dev/null)" \
+                "a removed file is overlayfs's whiteout there"
+        expect_eq y "$(python3 -c 'import os,sys; print(os.getxattr(sys.argv[1], "trusted.overlay.opaque").decode())' \
+                "$o/c/diff/opq" 2>/dev/null)" "a replaced directory is opaque (trusted.overlay.opaque)"
+        expect_eq "" "$(ls -A "$o/merged/opq")" "the engine's overlay reads them: the opaque directory is empty"
+        expect_true "and the removed file is gone there" test ! -e "$o/merged/etc/passwd"
+        umount "$o/merged"
+        # data-only lower layers, and more layers than cordon stacks
+        mount -t overlay overlay -o "lowerdir=$IT_TMP/b/rootfs::$o/data,upperdir=$o/c/diff,workdir=$o/c/work" \
+                "$o/merged" 2>/dev/null || skip "this kernel has no data-only overlay layers (Linux 6.5)"
+        oci run --bundle "$IT_TMP/b" ov2
+        expect_rc 1 "an overlay with data-only layers is refused"
+        expect_contains "$ERR" "root.path $o/merged: cannot write the container's root through to it: an overlay with data-only lower layers" \
+                "the refusal names root.path and why"
+        umount "$o/merged"
+        # (relative to the layers' directory: the options must fit in a page, as podman's do)
+        local lowers=../../b/rootfs
+        for i in $(seq 1 129); do
+                mkdir -p "$o/l/$i"
+                lowers+=":$i"
+        done
+        (cd "$o/l" && mount -t overlay overlay -o "lowerdir=$lowers,upperdir=../c/diff,workdir=../c/work" ../merged) ||
+                fail "cannot mount an overlay of 130 layers"
+        oci run --bundle "$IT_TMP/b" ov3
+        expect_rc 1 "an overlay of 130 lower layers is refused"
+        expect_contains "$ERR" "root.path $o/merged: cannot write the container's root through to it: more than 128 lower layers" \
+                "the refusal names root.path and why"
+        umount "$o/merged"
+        expect_eq "" "$(ls "$OCI_ROOT")" "no state left by the refusals"
+}
+
 it_test cli_sysctl_umask_oom
 cli_sysctl_umask_oom() {
         oci_setup
