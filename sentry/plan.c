@@ -128,14 +128,18 @@ static int refuse_unsupported(const struct policy *p)
  * same inode). What stays open: a host process that writes into the
  * template after the hash (SECURITY.md); the tree is pinned, its files are
  * not. PLAN_POLICY_ERROR: the policy cannot be run (exit 2), printed here. */
-static int open_template(const struct policy *p, int *ret_fd)
+static int open_template(const struct policy *p, bool oci, int *ret_fd)
 {
         const char *path = p->source_path;
         _cleanup_close_ int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
                 int e = errno;
-                fprintf(stderr, "cordon: source.path %s: %s%s\n", path, strerror(e),
-                        e == ELOOP || e == ENOTDIR ? " (a template must be a directory, not a symlink or a file)" : "");
+                /* an OCI root that is a symlink: runc refuses it too */
+                fprintf(stderr, "cordon: %s %s: %s%s\n", oci ? "root.path" : "source.path", path, strerror(e),
+                        e == ELOOP || e == ENOTDIR
+                                ? (oci ? " (the root must be a directory, not a symlink or a file)"
+                                       : " (a template must be a directory, not a symlink or a file)")
+                                : "");
                 return PLAN_POLICY_ERROR;
         }
         /* the host's whole tree as a template would hand the sandbox every
@@ -316,7 +320,7 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                                        .proc_tree_fd = -1};
         if (o->policy->has_source) {
                 int fd;
-                r = open_template(o->policy, &fd);
+                r = open_template(o->policy, o->oci != NULL, &fd);
                 if (r < 0) {
                         sandbox_plan_done(&p);
                         return r;

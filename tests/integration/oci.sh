@@ -164,6 +164,13 @@ cli_root_written_through() {
         oci run --bundle "$IT_TMP/b3" w3
         expect_eq refused "$OUT" "root.readonly: the write is refused"
         expect_true "and nothing lands in the rootfs" test ! -e "$IT_TMP/b3/rootfs/ro"
+        # a root.path that is a symlink is refused, as runc refuses it
+        ln -s rootfs "$IT_TMP/b3/rl"
+        python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["root"]={"path": sys.argv[2]}; json.dump(c,open(sys.argv[1],"w"))' \
+                "$IT_TMP/b3/config.json" "$IT_TMP/b3/rl"
+        oci run --bundle "$IT_TMP/b3" w4
+        expect_contains "$ERR" "root.path $IT_TMP/b3/rl: Not a directory (the root must be a directory, not a symlink" \
+                "a symlink as root.path is refused, naming it"
 }
 
 # The same for an overlay rootfs, mounted here as podman mounts one (its upper and work
