@@ -125,8 +125,12 @@ static int oci_drop_privileges(const struct sandbox_plan *plan, const struct oci
         uint64_t now = d[0].permitted | ((uint64_t)d[1].permitted << 32);
         if ((r = capset_sets(now, now, oci->cap_inheritable & b)) < 0)
                 return r;
+        /* an ambient capability the inheritable set lacks cannot be
+         * raised (EPERM): left out, as runc leaves it (it ignores the
+         * failure); buildah's RUN steps list every one as ambient with no
+         * inheritable set */
         for (int cap = 0; cap <= 63; cap++)
-                if ((oci->cap_ambient & b & (UINT64_C(1) << cap)) &&
+                if ((oci->cap_ambient & oci->cap_inheritable & b & (UINT64_C(1) << cap)) &&
                     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) < 0)
                         return negative_errno();
         if (prctl(PR_SET_SECUREBITS, SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED, 0, 0, 0) < 0)

@@ -76,6 +76,14 @@ if [ "${1:-}" = --pass ]; then
         [ "$OUT" = "$(printf 'top\ne\nno-group')" ]
         res root-write-commit $? "a run of the committed image sees the writes and the deletion"
         pm rm wt
+        # podman build: a RUN step's writes (buildah runs it through the runtime) are the image's
+        mkdir -p "$DIR/bctx"
+        printf 'FROM %s\nRUN echo built > /built && busybox rm /etc/group\n' "$IMG" >"$DIR/bctx/Containerfile"
+        pm build --runtime "$RT" --network=none --ulimit nofile=20000:20000 --ulimit nproc=32768:32768 -q \
+                -t localhost/cordon-pm:3 "$DIR/bctx"
+        pm run --rm "${RUN[@]}" localhost/cordon-pm:3 sh -c 'cat /built; test -e /etc/group || echo no-group'
+        [ "$OUT" = "$(printf 'built\nno-group')" ]
+        res build-run-step $? "podman build: a RUN step's write and deletion are in the image"
         pm run --rm "${RUN[@]}" --read-only "$IMG" sh -c 'touch /x 2>/dev/null && echo x-written; touch /tmp/y && echo tmp-ok'
         [ "$OUT" = tmp-ok ]
         res read-only $? "--read-only: / refuses, /tmp takes"
