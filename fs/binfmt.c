@@ -31,13 +31,15 @@ static bool instance_empty(const char *at)
         return empty;
 }
 
-int fs_binfmt_isolate(const char *at)
+int fs_binfmt_isolate(const char *at, bool keep_mounted)
 {
         if (mount("binfmt_misc", at, "binfmt_misc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
                 return negative_errno();
         bool own = instance_empty(at);
-        /* the instance stays the namespace's without its mount */
-        if (umount2(at, MNT_DETACH) < 0)
+        /* the instance stays the namespace's without its mount; an unmount
+         * waits for an RCU grace period (namespace_unlock), which the
+         * caller may spare by leaving it to a later detach of the tree */
+        if (!keep_mounted && umount2(at, MNT_DETACH) < 0)
                 return negative_errno();
         return own ? 0 : -EEXIST;
 }

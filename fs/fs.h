@@ -181,9 +181,11 @@ int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize, in
 /* Gives the caller's user namespace its own, empty binfmt_misc (Linux
  * 6.7+), so that the host's registered formats never apply in it; called
  * by init with its privileges, in its own mount namespace made private, at
- * is a directory there to mount on for a moment. 0, or -errno (-EEXIST:
- * the instance seen has handlers, so it is not the sandbox's). */
-int fs_binfmt_isolate(const char *at);
+ * is a directory there to mount on for a moment (with keep_mounted, left
+ * mounted there for the caller to detach with the tree it is in). 0, or
+ * -errno (-EEXIST: the instance seen has handlers, so it is not the
+ * sandbox's). */
+int fs_binfmt_isolate(const char *at, bool keep_mounted);
 /* What hides path (absolute, normalised, in the view) from the sandbox: a
  * hidden rule's path at or above it, or one of the view's own masks (the
  * secrets under /etc in the default view, the masked /proc entries); NULL

@@ -459,6 +459,39 @@ static void enter_cwd(const struct sandbox_plan *plan, int sock)
                 _exit(EXIT_SANDBOX);
 }
 
+/* Takes, before anything is mounted in init's copy of the host's tree, what
+ * the view would take from it by path later: each bind's source, as the
+ * detached recursive copy that fs_view_enter attaches (what its bind by
+ * path, MS_BIND | MS_REC, makes), cloned by init with the same standing
+ * (the sandbox's, as ever for `cordon run --bind`); a read-write bind's
+ * idmapped tree, which the sentry made, as it is. src_fds becomes
+ * view->bind_fds. True when nothing is left for the view to open by host
+ * path; false, with nothing changed, for an OCI container (the sentry
+ * cloned its binds; its mounts' sources are the engine's), a template
+ * opened by path, or where a clone fails (fs_view_enter then fails with its
+ * own message). */
+static bool prepare_view_sources(const struct sandbox_plan *plan, struct fs_view_spec *view, int src_fds[64])
+{
+        if (plan->oci || (view->template_path && view->template_tree_fd < 0) || view->n_binds > 64)
+                return false;
+        for (size_t i = 0; i < view->n_binds; i++) {
+                /* a read-write bind's idmapped tree, which the sentry made */
+                bool made = view->bind_fds && view->bind_fds[i] >= 0;
+                src_fds[i] = made ? view->bind_fds[i]
+                                  : (int)syscall(SYS_open_tree, AT_FDCWD, view->binds[i].source,
+                                                 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+                if (src_fds[i] < 0) {
+                        while (i-- > 0)
+                                if (!view->bind_fds || view->bind_fds[i] < 0)
+                                        close(src_fds[i]);
+                        return false;
+                }
+        }
+        if (view->n_binds > 0)
+                view->bind_fds = src_fds;
+        return true;
+}
+
 /* pid 1 of the sandbox. */
 _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct cgroup_entry *cg_entry)
 {
@@ -547,7 +580,19 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
          * learns with the namespaces whether it needs the exec tracer. */
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
                 child_fail(sock, "make the mount namespace private: %s", strerror(errno));
-        bool binfmt_own = fs_binfmt_isolate("/tmp") == 0;
+        /* Mounted on the host's /tmp for the look, and left there where
+         * nothing of the host's tree is looked up by path after it: its
+         * unmount would wait for an RCU grace period (0.2 ms here) on the
+         * way to the view, while the pivot's detach of the host's tree,
+         * which must wait for one anyway, takes it along. The view's
+         * staging tmpfs covers it meanwhile, and nothing of the sandbox's
+         * runs before the pivot. What the view takes from the host's tree
+         * by path, its binds' sources (a template comes as an fd, or takes
+         * the old way), is taken here first: a source under /tmp is then
+         * the host's, never the mount's. */
+        int src_fds[64];
+        bool keep_binfmt = prepare_view_sources(plan, &view, src_fds);
+        bool binfmt_own = fs_binfmt_isolate("/tmp", keep_binfmt) == 0;
         send_namespaces(sock, binfmt_own);
         trace_mark("init: namespaces sent");
 

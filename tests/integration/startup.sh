@@ -227,4 +227,32 @@ view_held_by_the_sentry_alone() {
         expect_eq "" "$(ns_holders "$ns")" "nothing holds the mount namespace once cordon run has returned"
 }
 
+# init looks at its own binfmt_misc on the host's /tmp and leaves it mounted there (the pivot's
+# detach takes it along, sparing an unmount's RCU grace period), having taken the binds'
+# sources from the host's tree first: a source under /tmp is the host's, read-only or
+# read-write, a directory or a file, never the binfmt_misc mount that covers /tmp for a moment.
+# And the sandbox's binfmt_misc is still its own: execs run natively (no exec tracer started).
+it_test binds_from_host_tmp
+binds_from_host_tmp() {
+        local d
+        d=$(mktemp -d /tmp/cordon-startup.XXXXXX) || fail "mktemp in /tmp"
+        at_exit "rm -rf '$d'"
+        chmod 0755 "$d"
+        mkdir "$d/ro" "$d/rw"
+        echo from-host >"$d/ro/file"
+        echo single >"$d/one"
+        chmod 0777 "$d/rw"
+        crun --bind "$d/ro:/ro:ro" --bind "$d/rw:/rw" --bind "$d/one:/one:ro" -- \
+                sh -c 'cat /ro/file /one && echo written >/rw/new && ls /ro && grep -c . /proc/self/mountinfo >/dev/null'
+        expect_rc 0 "a run whose binds' sources are under the host's /tmp"
+        expect_contains "$OUT" "from-host" "the read-only directory bind shows the host's files"
+        expect_contains "$OUT" "single" "the file bind shows the host's file"
+        expect_not_contains "$OUT" "register" "no binfmt_misc control file where a bind's source was"
+        expect_eq "written" "$(cat "$d/rw/new" 2>/dev/null)" "the read-write bind writes to the host's /tmp"
+        # the binfmt_misc instance is the sandbox's own (empty): execs run natively
+        CORDON_TRACE_STARTUP=1 crun --bind "$d/ro:/ro:ro" -- /bin/true
+        expect_rc 0 "a plain run with a bind from /tmp"
+        expect_not_contains "$ERR" "exec tracer started" "the sandbox's own binfmt_misc: no exec tracer"
+}
+
 it_main "$@"
