@@ -4,7 +4,8 @@
  * cut is marked, never dropped silently) and the values of fields named like
  * credentials (token, secret, password, authorization, cookie, ...) are
  * masked at any depth, before anything reaches the events file; each line
- * is bounded, and so is the file. */
+ * is bounded, and so is the file, where output and audit records have only
+ * a share each. */
 #include "config.h"
 
 #include <jansson.h>
@@ -14,6 +15,32 @@
 
 #define EVENT_MAX  (64 * 1024)  /* one event line */
 #define EVENTS_MAX (64LL << 20) /* the events file; beyond, events are counted, not written */
+
+/* What the sandboxed code can make in bulk has only a share of the file, so
+ * that printing (or trying connections) first cannot leave no room for the
+ * record of what it does next: output lines stop at 48 MiB, the egress
+ * gate's audit records at 60 MiB, and the rest (runs started and ended,
+ * approvals, transfers, the sandbox's end) has the last 4 MiB to itself.
+ * Each class that reaches its share says so once, with an event. */
+enum event_class { EVENT_CLASS_OUTPUT, EVENT_CLASS_AUDIT, EVENT_CLASS_RECORD };
+
+static enum event_class event_class(const char *type)
+{
+        if (streq(type, "output") || streq(type, "output_truncated"))
+                return EVENT_CLASS_OUTPUT;
+        if (streq(type, "audit"))
+                return EVENT_CLASS_AUDIT;
+        return EVENT_CLASS_RECORD;
+}
+
+static const struct {
+        int64_t max;
+        const char *marker;
+} event_shares[] = {
+        [EVENT_CLASS_OUTPUT] = {48LL << 20, "output_limit"},
+        [EVENT_CLASS_AUDIT] = {60LL << 20, "audit_limit"},
+        [EVENT_CLASS_RECORD] = {EVENTS_MAX, "events_limit"},
+};
 
 /* A field named like a credential: its value is never written. */
 bool event_secret_key(const char *k)
@@ -103,8 +130,10 @@ void event_append(struct serve *srv, const char *type, json_t *ev)
         char t[32], when[48];
         event_iso_time(ts.tv_sec, t);
         snprintf(when, sizeof(when), "%.19s.%03ldZ", t, ts.tv_nsec / 1000000);
-        if (srv->events_bytes >= EVENTS_MAX) {
-                /* the file is full: counted, and said once (below) */
+        enum event_class class = event_class(type);
+        int64_t max = event_shares[class].max;
+        if (srv->events_capped & (1u << class)) {
+                /* its share is used up, and that was said (below): counted */
                 srv->events_dropped++;
                 json_decref(ev);
                 return;
@@ -125,23 +154,26 @@ void event_append(struct serve *srv, const char *type, json_t *ev)
         if (!line)
                 return; /* out of memory: no sequence number was used */
         size_t len = strlen(line);
-        if (srv->events_bytes + (int64_t)len + 1 > EVENTS_MAX) {
+        bool last = false;
+        if (srv->events_bytes + (int64_t)len + 1 > max) {
                 free(line);
-                json_t *full = json_pack("{s:I, s:s, s:s}", "seq", (json_int_t)srv->seq + 1, "time", when, "type",
-                                         "events_limit");
+                srv->events_dropped++;
+                srv->events_capped |= 1u << class;
+                json_t *full = json_pack("{s:I, s:s, s:s, s:I}", "seq", (json_int_t)srv->seq + 1, "time", when, "type",
+                                         event_shares[class].marker, "limit", (json_int_t)max);
                 line = json_dumps(full, JSON_COMPACT | JSON_SORT_KEYS);
                 json_decref(full);
                 if (!line)
                         return;
                 len = strlen(line);
-                srv->events_dropped++;
-                srv->events_bytes = EVENTS_MAX; /* nothing more after this one */
+                /* the smaller shares' markers fit in the room left above
+                 * them; the file's own is its last line */
+                last = class == EVENT_CLASS_RECORD;
         }
         line[len] = '\n';
         if (write_all(srv->events_fd, line, len + 1) == 0) {
                 srv->seq++;
-                if (srv->events_bytes < EVENTS_MAX)
-                        srv->events_bytes += (int64_t)len + 1;
+                srv->events_bytes = last ? EVENTS_MAX : srv->events_bytes + (int64_t)len + 1;
                 srv->events_dirty = true;
         }
         free(line);

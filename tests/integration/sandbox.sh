@@ -884,4 +884,24 @@ exec_with_a_terminal() {
         expect_true "-t with --detach is refused" test "$RC" != 0
 }
 
+it_test output_cannot_blind_the_record
+output_cannot_blind_the_record() {
+        need_root
+        new_sandbox
+        # the sandboxed code prints more than the events file holds ...
+        timeout 120 "$CORDON" sandbox exec "$ID" -- sh -c 'head -c 70000000 /dev/zero | tr "\\0" a; echo' >/dev/null
+        RC=$?
+        expect_rc 0 "a run that prints 70 MB"
+        # ... and what it does next is still recorded: its next run and its
+        # egress attempts (the audit), and the run can still be followed
+        sb exec "$ID" -- bash -c 'echo after; exec 3<>/dev/tcp/169.254.169.254/80'
+        sb events "$ID" --json --run r2
+        expect_contains "$OUT" '"type":"run_exited"' "the next run's end is an event"
+        expect_not_contains "$OUT" '"text":"after"' "but not its output, past the output's share"
+        sb events "$ID" --json
+        expect_contains "$OUT" '"type":"output_limit"' "the output's limit is said"
+        expect_contains "$OUT" '"ip_literal_blocked"' "an egress denial after it is an event"
+        sb terminate "$ID"
+}
+
 it_main "$@"

@@ -6,6 +6,9 @@
 
 #include <check.h>
 #include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "common/util.h"
 #include "sentry/sandbox/sandbox-internal.h"
@@ -108,6 +111,59 @@ START_TEST(text_that_is_not_utf8)
 }
 END_TEST
 
+/* The lines event_append wrote to fd, from the start: their types. */
+static char *types_written(int fd)
+{
+        char buf[4096];
+        ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+        ck_assert_int_ge(n, 0);
+        buf[n] = '\0';
+        char *out = xstrdup("");
+        for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+                json_t *j = json_loads(line, 0, NULL);
+                ck_assert_ptr_nonnull(j);
+                char *o = xasprintf("%s%s ", out, json_string_value(json_object_get(j, "type")));
+                free(out);
+                out = o;
+                json_decref(j);
+        }
+        return out;
+}
+
+/* A run that prints without end fills the events file with output: the
+ * lines after that (a run's end, an egress audit record, an approval,
+ * the sandbox's end) must still be written, or the sandboxed code could
+ * blind the record of what it does next by printing first. */
+START_TEST(output_cannot_crowd_out_the_record)
+{
+        char path[] = "/tmp/cordon-events-XXXXXX";
+        int fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        unlink(path);
+        /* output up to the edge of its share, then more of it */
+        struct serve srv = {.events_fd = fd, .events_bytes = (48LL << 20) - 200};
+        for (int i = 0; i < 4; i++)
+                event_append(&srv, "output",
+                             json_pack("{s:s, s:s}", "run", "r1", "text", "0123456789012345678901234567890123456789"));
+        event_append(&srv, "run_exited", json_pack("{s:s, s:i}", "run", "r1", "exitCode", 0));
+        event_append(&srv, "audit", json_pack("{s:s, s:s}", "reason", "egress_allowed", "host", "example.com"));
+        event_append(&srv, "terminated", json_object());
+        event_append(&srv, "output", json_pack("{s:s, s:s}", "run", "r1", "text", "x"));
+        _cleanup_free_ char *types = types_written(fd);
+        /* output is refused before the others, and says so once */
+        ck_assert_ptr_nonnull(strstr(types, "output output_limit run_exited audit terminated "));
+        ck_assert_ptr_null(strstr(strstr(types, "output_limit ") + 1, "output"));
+        /* a share passed by the others' events is said used up too */
+        srv.events_bytes = (60LL << 20) + 10;
+        event_append(&srv, "audit", json_pack("{s:s}", "reason", "egress_allowed"));
+        event_append(&srv, "audit", json_pack("{s:s}", "reason", "egress_allowed"));
+        event_append(&srv, "run_started", json_pack("{s:s}", "run", "r2"));
+        _cleanup_free_ char *more = types_written(fd);
+        ck_assert_ptr_nonnull(strstr(more, "terminated audit_limit run_started "));
+        close(fd);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("sentry-events");
@@ -117,6 +173,7 @@ int main(void)
         tcase_add_test(tc, long_strings_are_cut_with_a_marker);
         tcase_add_test(tc, deep_nesting_and_many_items_are_bounded);
         tcase_add_test(tc, text_that_is_not_utf8);
+        tcase_add_test(tc, output_cannot_crowd_out_the_record);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
