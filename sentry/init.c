@@ -748,15 +748,12 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
         trace_mark("init: fds sent");
         /* No core dumps: not to a file, nor to a host core_pattern pipe,
          * which would hand the sandbox's memory to a host program as root
-         * (SENTRY_CORE_LIMIT). Set before the filter, which keeps it (and
+         * (sentry_core_limit). Set before the filter, which keeps it (and
          * would hold this very call for a sentry not yet serving). */
-        struct rlimit core = {SENTRY_CORE_LIMIT, SENTRY_CORE_LIMIT};
+        rlim_t core_limit = (rlim_t)sentry_core_limit();
+        struct rlimit core = {core_limit, core_limit};
         if (setrlimit(RLIMIT_CORE, &core) < 0)
-                child_fail(sock,
-                           "cannot set the sandbox's core limit to %d byte (%s): cordon was started with a hard "
-                           "core limit of 0, which it cannot raise, and at 0 a core_pattern pipe still takes the "
-                           "dump; start it with a hard core limit of 1 or more (ulimit -H -c unlimited)",
-                           SENTRY_CORE_LIMIT, strerror(errno));
+                child_fail(sock, "RLIMIT_CORE %llu: %s", (unsigned long long)core_limit, strerror(errno));
         /* Execs run natively only where the view decides them alone, as the
          * trapped check would: the policy has no exec rule (the plan built
          * the filter only then), Landlock's execute right holds the view's

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <linux/capability.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #include "common/util.h"
@@ -15,9 +16,16 @@ enum { CTX_FS = 0, CTX_NET = 1 };
 /* RLIMIT_CORE of every process of a sandbox, soft and hard, in bytes: one
  * byte, below a core file's first page (the kernel writes none) and the
  * value at which it skips a core_pattern pipe, a program the host runs as
- * root (at zero it pipes the dump all the same). init sets it; the filter
- * keeps it (syscalls.c). */
-#define SENTRY_CORE_LIMIT 1
+ * root (at zero it pipes the dump all the same). Zero where cordon itself
+ * was given a hard limit of zero, which it cannot raise: then a pipe
+ * pattern refuses the start (sentry_core_dumps_contained). init sets it;
+ * the filter keeps it (syscalls.c); init inherits the sentry's limits, so
+ * both compute the same value. */
+static inline uint64_t sentry_core_limit(void)
+{
+        struct rlimit rl;
+        return getrlimit(RLIMIT_CORE, &rl) == 0 && rl.rlim_max == 0 ? 0 : 1;
+}
 
 /* Prints why it fails. PLAN_POLICY_ERROR: what the policy asks for cannot be
  * run as written (a template that is missing or fails its digest): cordon

@@ -141,7 +141,7 @@ static int handle_clone_unshared_fs(struct notify_call *call, struct notify_verd
 
 /* setrlimit(2) and prlimit64(2) on RLIMIT_CORE. Every process of the
  * sandbox has the one-byte limit init set (see the rows), and nothing may
- * change it: a read runs natively; a set is answered here and never reaches
+ * change it (sentry_core_limit): a read runs natively; a set is answered here and never reaches
  * the kernel (a value checked here could be swapped by another thread
  * before the kernel read it again). It fails as natively, EINVAL for a soft
  * limit above the hard one and EPERM for a hard limit above the present one
@@ -168,12 +168,13 @@ static int handle_core_limit(struct notify_call *call, struct notify_verdict *re
                 ret->error = EINVAL;
                 return 0;
         }
-        if (want[1] > SENTRY_CORE_LIMIT) {
+        uint64_t limit = sentry_core_limit();
+        if (want[1] > limit) {
                 ret->error = EPERM;
                 return 0;
         }
         if (old_addr != 0) {
-                const uint64_t old[2] = {SENTRY_CORE_LIMIT, SENTRY_CORE_LIMIT};
+                const uint64_t old[2] = {limit, limit};
                 if ((r = notify_write_mem(call, old_addr, old, sizeof(old))) < 0) {
                         ret->error = -r;
                         return 0;
@@ -650,37 +651,53 @@ static const struct syscall_entry table[] = {
                   {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_RAW}),
 };
 
+/* A pipe pattern skips the dump at the sandbox's one-byte limit, and a file
+ * pattern is written in the crashing process's own view, where that limit
+ * writes nothing. A socket pattern ("@", Linux 6.16) connects to a host
+ * service whatever the limit, and so does a pipe where the limit is 0 (see
+ * sentry_core_limit): nothing a process or its runtime can set keeps its
+ * memory from that host program, so a sandbox cannot be started (fail
+ * closed). */
+static int core_pattern_contained(const char *pattern, char *why, size_t size)
+{
+        if (pattern[0] == '|' && sentry_core_limit() == 0) {
+                snprintf(why, size,
+                         "kernel.core_pattern is a pipe (%s) and cordon was started with a hard core limit of 0, "
+                         "which it cannot raise to the one byte at which the kernel skips the pipe: a crash in the "
+                         "sandbox would send its memory to that host program, so cordon refuses to start (start it "
+                         "with a hard core limit of 1 or more: ulimit -H -c unlimited)",
+                         pattern);
+                return -EPERM;
+        }
+        if (pattern[0] == '@') {
+                snprintf(why, size,
+                         "kernel.core_pattern is a socket (%s): a crash in the sandbox would send its memory to that "
+                         "host service whatever the core limit, so cordon refuses to start (set a file or '|' pipe "
+                         "pattern: sysctl kernel.core_pattern=core)",
+                         pattern);
+                return -EPERM;
+        }
+        return 0;
+}
+
 int sentry_core_dumps_contained(char *why, size_t size)
 {
-        /* A pipe pattern skips the dump at the sandbox's one-byte limit, and
-         * a file pattern is written in the crashing process's own view,
-         * where that limit writes nothing. A socket pattern ("@", Linux
-         * 6.16) connects to a host service whatever the limit: nothing a
-         * process or its runtime can set keeps its memory from that
-         * service, so a sandbox cannot be started (fail closed). The
-         * pattern is the host's (the sysctl is not namespaced); the host's
-         * /proc is read before any view exists. */
+        /* the host's pattern (the sysctl is not namespaced), read before any
+         * view exists; no procfs or no such sysctl: no core dumps to speak
+         * of, and the limit holds for the kinds that exist */
         char pattern[256] = "";
         _cleanup_close_ int fd = open("/proc/sys/kernel/core_pattern", O_RDONLY | O_CLOEXEC);
-        /* no procfs or no such sysctl: no core dumps to speak of; the
-         * limit holds for the kinds that exist */
         ssize_t n = fd >= 0 ? read(fd, pattern, sizeof(pattern) - 1) : 0;
         pattern[n > 0 ? n : 0] = '\0';
         pattern[strcspn(pattern, "\n")] = '\0';
-        /* test hook: a pattern judged as well as the host's (it can only
-         * add a refusal: the runners must not switch the host's to a
-         * socket, which would stop every other runner's sandboxes) */
+        int r = core_pattern_contained(pattern, why, size);
+        /* test hook: a pattern judged as well as the host's, which can only
+         * add a refusal (the runners must not set the host's to one that
+         * refuses: every other runner's sandboxes would stop starting) */
         const char *test = getenv("CORDON_TEST_CORE_PATTERN");
-        if (pattern[0] != '@' && test && test[0] == '@')
-                snprintf(pattern, sizeof(pattern), "%s", test);
-        if (pattern[0] != '@')
-                return 0;
-        snprintf(why, size,
-                 "kernel.core_pattern is a socket (%s): a crash in the sandbox would send its memory to that host "
-                 "service whatever the core limit, so cordon refuses to start (set a file or '|' pipe pattern: "
-                 "sysctl kernel.core_pattern=core)",
-                 pattern);
-        return -EPERM;
+        if (r == 0 && test)
+                r = core_pattern_contained(test, why, size);
+        return r;
 }
 
 const struct syscall_entry *sentry_syscall_table(size_t *ret_n)

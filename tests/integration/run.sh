@@ -116,6 +116,20 @@ core_limit_kept() {
         expect_contains "$ERR" "kernel.core_pattern is a socket (@/run/cordon-it-coredump.socket)" \
                 "the refusal names the sysctl and its value"
         expect_eq "" "$OUT" "nothing ran"
+        # a hard core limit of 0, which cordon cannot raise to the one byte:
+        # a pipe pattern refuses the start; a file pattern runs at 0
+        CORDON_TEST_CORE_PATTERN='|/usr/lib/cordon-it-coredump %P' crun_hard0 -- true
+        expect_rc 125 "a pipe core_pattern with a hard core limit of 0: the start is refused"
+        expect_contains "$ERR" "hard core limit of 0" "the refusal says why"
+        crun_hard0 -- sh -c 'ulimit -c 0 && prlimit --core --noheadings --output SOFT,HARD'
+        expect_rc 0 "a file core_pattern with a hard core limit of 0: the command runs"
+        expect_match "$OUT" '^ *0 +0$' "at a core limit of 0"
+}
+# crun, with cordon started under a hard core limit of 0
+crun_hard0() {
+        printf '#!/bin/sh\nexec prlimit --core=0:0 %q "$@"\n' "$CORDON" >"$IT_TMP/cordon-hard0"
+        chmod 755 "$IT_TMP/cordon-hard0"
+        CORDON=$IT_TMP/cordon-hard0 crun "$@"
 }
 
 it_test exec_failures
