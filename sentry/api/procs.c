@@ -100,6 +100,23 @@ enum MHD_Result api_ports_post(struct api_req *r)
                 json_decref(body);
                 return api_error(r, 400, "invalid_field", "listen", "listen: expected \"ADDR:PORT\"");
         }
+        /* A sandbox's token is the tenant's, and the host's addresses and
+         * port numbers are not the tenant's to take: on another address
+         * its sandbox would be reachable from outside the host, at a port
+         * it names it could hold a privileged one, or squat on one a host
+         * service binds (this server's own, while it restarts) and take
+         * what that service's clients send. So the tenant gets loopback
+         * at a port the kernel picks, the default; the rest needs the
+         * admin token. */
+        const char *l = listen ? json_string_value(listen) : NULL;
+        if (r->auth == AUTH_SANDBOX && l && !streq(l, "127.0.0.1:0") && !streq(l, "[::1]:0")) {
+                json_decref(body);
+                return api_error(r, 403, "forbidden", "listen",
+                                 "listen %s: a sandbox's token exposes a port only on loopback at a port the "
+                                 "kernel picks (\"127.0.0.1:0\", the default, or \"[::1]:0\"); another "
+                                 "address or port needs the admin token",
+                                 l);
+        }
         json_t *req = json_pack("{s:s, s:O}", "op", "port", "port", port);
         if (listen)
                 json_object_set(req, "listen", listen);

@@ -443,6 +443,23 @@ tcp_needs_tokens_scoped_to_their_sandbox() {
         expect_eq 404 "$CODE" "terminate another sandbox"
         api POST /v1/sandboxes '{}'
         expect_eq 401 "$CODE" "a sandbox's token cannot create"
+        # a sandbox's token exposes its ports on loopback at a port the kernel
+        # picks, never on the host's other addresses or at a port it names
+        # (a privileged one, or one a host service such as this server
+        # wants back after a restart): those are the host's to give
+        local listen
+        for listen in 0.0.0.0:0 "127.0.0.1:$port" 127.0.0.1:81 "[::]:0"; do
+                api POST "/v1/sandboxes/$a/ports" "{\"port\": 3000, \"listen\": \"$listen\"}"
+                expect_eq "403 listen" "$CODE $(j 'd["error"]["field"]')" "a sandbox's token cannot listen on $listen"
+        done
+        api POST "/v1/sandboxes/$a/ports" '{"port": 3000, "listen": "127.0.0.1:0"}'
+        expect_eq 201 "$CODE" "a sandbox's token on loopback, the port the kernel's"
+        api POST "/v1/sandboxes/$a/ports" '{"port": 3001}'
+        expect_eq "201 127.0.0.1" "$CODE $(j 'd["listen"].rsplit(":", 1)[0]')" "and by default"
+        TOKEN=$(cat "$IT_TMP/admin.token")
+        api POST "/v1/sandboxes/$a/ports" '{"port": 3002, "listen": "0.0.0.0:0"}'
+        expect_eq 201 "$CODE" "the admin token may choose any address"
+        TOKEN=$a_tok
         grep -q "$a_tok" "$IT_TMP/serve.log" && fail "a token was logged"
         # tokens survive a restart: they are kept (hashed) with the sandbox
         kill -9 "$API_PID"
