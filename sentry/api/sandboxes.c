@@ -5,6 +5,7 @@
  * (`cordon check --json`) with the tiers they make up. */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -503,6 +504,31 @@ enum MHD_Result api_approvals(struct api_req *r)
         return api_reply_json(r, 200, j);
 }
 
+/* Who is asking, for the record of a decision: the sentry sees only this
+ * server on its control socket, so the server says whom it relays. */
+static void api_caller(struct api_req *r, char *buf, size_t size)
+{
+        int fd = api_conn_fd(r);
+        struct ucred cred;
+        socklen_t l = sizeof(cred);
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof(ss);
+        char addr[INET6_ADDRSTRLEN] = "?";
+        if (fd >= 0 && getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 && ss.ss_family == AF_UNIX &&
+            getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &l) == 0) {
+                snprintf(buf, size, "the API: uid %u pid %d", (unsigned)cred.uid, (int)cred.pid);
+                return;
+        }
+        sl = sizeof(ss);
+        if (fd >= 0 && getpeername(fd, (struct sockaddr *)&ss, &sl) == 0) {
+                if (ss.ss_family == AF_INET)
+                        inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, addr, sizeof(addr));
+                else if (ss.ss_family == AF_INET6)
+                        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, addr, sizeof(addr));
+        }
+        snprintf(buf, size, "the API: %s token from %s", r->auth == AUTH_ADMIN ? "the admin" : "the sandbox's", addr);
+}
+
 static enum MHD_Result decide(struct api_req *r, bool approve)
 {
         static const char *const approve_keys[] = {"remember", NULL}, *const deny_keys[] = {NULL};
@@ -517,9 +543,11 @@ static enum MHD_Result decide(struct api_req *r, bool approve)
         }
         bool remember = json_is_true(rem);
         json_decref(body);
+        char via[128];
+        api_caller(r, via, sizeof(via));
         if (call(r,
-                 json_pack("{s:s, s:s, s:b}", "op", approve ? "approve" : "deny", "request", r->params[1], "remember",
-                           remember),
+                 json_pack("{s:s, s:s, s:b, s:s}", "op", approve ? "approve" : "deny", "request", r->params[1],
+                           "remember", remember, "via", via),
                  &rep, &q) < 0)
                 return q;
         json_object_del(rep, "ok");

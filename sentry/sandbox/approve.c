@@ -60,7 +60,9 @@ void approve_drain(struct sandbox_state *st)
 }
 
 /* `sandbox approve|deny ID REQ [--remember]`: who decided is the client's
- * SO_PEERCRED (checked at accept to be root or the sandbox's owner). */
+ * SO_PEERCRED (checked at accept to be root or the sandbox's owner), and
+ * whom that client says it relays ("via", the API server's caller), kept
+ * after it, so the record never loses who connected. */
 void approve_decide(struct sandbox_state *st, int conn, json_t *req, bool approve)
 {
         struct serve *srv = st->serve;
@@ -77,11 +79,19 @@ void approve_decide(struct sandbox_state *st, int conn, json_t *req, bool approv
         }
         struct ucred cred = {0};
         socklen_t l = sizeof(cred);
-        char who[64];
+        char who[200];
         if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &l) == 0)
                 snprintf(who, sizeof(who), "uid %u pid %d", (unsigned)cred.uid, (int)cred.pid);
         else
                 snprintf(who, sizeof(who), "client");
+        const char *via = json_string_value(json_object_get(req, "via"));
+        if (via && strlen(via) < 128) {
+                size_t n = strlen(who);
+                snprintf(who + n, sizeof(who) - n, " via %s", via);
+                for (char *c = who + n; *c; c++)
+                        if (*c < 0x20 || *c > 0x7e) /* a line of the record, printable */
+                                *c = '?';
+        }
         char err[200];
         int r = approvals_decide(st->approvals, id, approve, remember, who, err, sizeof(err));
         approve_drain(st);

@@ -600,6 +600,9 @@ approvals_over_the_api() {
         expect_eq "400 remember" "$CODE $(j 'd["error"]["field"]')" "remember must be a boolean"
         api POST "/v1/sandboxes/$ID/approvals/$req/approve" '{}'
         expect_eq "200 approved" "$CODE $(j 'd["decision"]')" "approve"
+        # who decided is the API's client, not only the server that relayed it
+        expect_match "$(j 'd["decidedBy"]')" "^uid 0 pid $API_PID via the API: uid $(id -u) pid [0-9]+\$" \
+                "the decider is the API's client"
         api GET "/v1/sandboxes/$ID/runs/$run/events?follow=1"
         expect_contains "$OUT" '"text":"written"' "the approved write went through"
         api POST "/v1/sandboxes/$ID/runs" '{"argv": ["sh", "-c", "echo y > /job/out/b && echo written"]}'
