@@ -251,6 +251,8 @@ if $B chown 70000:70000 /own 2>/dev/null; then echo "GOT-THROUGH chown to an id 
 $B cp /bin/busybox /suid
 if $B chmod 4755 /suid 2>/dev/null; then echo "GOT-THROUGH chmod 4755 in a plain-directory rootfs"; else echo "blocked chmod 4755 in a plain-directory rootfs"; fi
 if $B chmod 2755 /suid 2>/dev/null; then echo "GOT-THROUGH chmod 2755 in a plain-directory rootfs"; else echo "blocked chmod 2755 in a plain-directory rootfs"; fi
+$B cp /bin/busybox /tmp/suid
+if $B chmod 4755 /tmp/suid 2>/dev/null; then echo "GOT-THROUGH chmod 4755 in its /tmp (the rootfs's own)"; else echo "blocked chmod 4755 in its /tmp (the rootfs's own)"; fi
 if $B mkfifo -m 4755 /fifo 2>/dev/null && [ -u /fifo ]; then echo "GOT-THROUGH a setuid fifo"; else echo "blocked a setuid fifo"; fi
 m=$($B awk '$5 == "/" {print $6}' /proc/self/mountinfo | $B tail -n 1)
 case ",$m," in *,nosuid,*nodev,*|*,nodev,*nosuid,*) echo "blocked root mount without nosuid,nodev ($m)" ;; *) echo "GOT-THROUGH root mount without nosuid,nodev ($m)" ;; esac
@@ -268,7 +270,7 @@ out+=$'\n'$(
         hold "on disk: no setuid or setgid file in the rootfs" test -z "$(find "$ROOTFS" -type f -perm /6000 -print)"
         hold "on disk: nothing in the work directory outside the rootfs" test -z "$(ls -A "$WORK/outside")"
 )
-count "a root container writing through" "$out" 10
+count "a root container writing through" "$out" 11
 
 # podman, when it is here: its overlay root and its --user
 if command -v podman >/dev/null && { command -v conmon >/dev/null || [ -x /usr/libexec/podman/conmon ]; }; then
