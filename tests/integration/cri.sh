@@ -213,6 +213,10 @@ pod_checks() { # HANDLER [EXTRA-CHECKS-FUNCTION]
         expect_contains "$ERR" "exit code 7" "crictl exec's exit code"
         cri exec "$CLIENT" true
         expect_rc 0 "crictl exec true"
+        # what a container writes to its root is in containerd's snapshot, as runc writes it
+        cri exec "$CLIENT" sh -c "echo $1 > /written-$1"
+        expect_eq "$1 0" "$(cat "$D"/root/io.containerd.snapshotter.v1.overlayfs/snapshots/*/fs/written-"$1" 2>/dev/null) $(stat -c %u "$D"/root/io.containerd.snapshotter.v1.overlayfs/snapshots/*/fs/written-"$1" 2>/dev/null)" \
+                "a write to / lands in containerd's snapshot, root's on disk"
         # one uts namespace: the same hostname in both
         cri exec "$CLIENT" hostname
         local h1=$OUT
