@@ -402,6 +402,8 @@ struct restore {
         bool template_checked;       /* the archive's template record matched */
         int root;                    /* the view's root, in the confined thread */
         int64_t skipped;             /* upper entries on another mount than the root's, left out */
+        json_t *policy;              /* the policy the new sandbox runs under (parsed), or NULL */
+        bool policy_differs;         /* the snapshot was taken under another */
 };
 
 /* Opens the parent directory of rel (relative to the view's root) by a
@@ -549,6 +551,14 @@ static int check_template(struct restore *rs, struct archive *in)
         }
         json_error_t jerr;
         json_t *j = json_loadb(buf, len, 0, &jerr);
+        /* the policy it was taken under is only compared, never applied:
+         * an archive is data, and granting binds, grants or egress is the
+         * creator's policy's alone */
+        const char *ptext = json_string_value(json_object_get(j, "policy"));
+        json_t *p = ptext ? json_loads(ptext, 0, &jerr) : NULL;
+        if (rs->policy && p && !json_equal(p, rs->policy))
+                rs->policy_differs = true;
+        json_decref(p);
         json_t *t = json_object_get(j, "template");
         const char *path = json_string_value(json_object_get(t, "path"));
         const char *digest = json_string_value(json_object_get(t, "digest"));
@@ -736,7 +746,12 @@ int snapshot_restore(struct sandbox_state *st, int fd, const char *want_digest, 
                          want_digest ? want_digest : "(none)", got);
                 return -EBADMSG;
         }
-        struct restore rs = {.st = st, .fd = fd, .err = err, .errsize = errsize, .progress_fd = progress_fd};
+        struct restore rs = {.st = st,
+                             .fd = fd,
+                             .err = err,
+                             .errsize = errsize,
+                             .progress_fd = progress_fd,
+                             .policy = st->serve ? st->serve->policy_json : NULL};
         /* the template this sandbox's root is, to compare with the one the
          * snapshot names: computed here, before the thread is confined */
         if (st->plan && st->plan->view.template_path) {
@@ -753,5 +768,10 @@ int snapshot_restore(struct sandbox_state *st, int fd, const char *want_digest, 
         if (rs.skipped > 0)
                 fprintf(stderr, "cordon: the snapshot's restore left out %lld change(s) at cordon's own mount points\n",
                         (long long)rs.skipped);
+        if (rs.result == 0 && rs.policy_differs)
+                fprintf(stderr,
+                        "cordon: note: the snapshot was taken under another policy (its cordon/sandbox.json has it); "
+                        "the restored sandbox runs under the policy it was created with (--policy, else the default), "
+                        "its limits, rules and egress included\n");
         return rs.result;
 }

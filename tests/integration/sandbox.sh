@@ -388,9 +388,11 @@ run_collects_killed_sentry() {
 it_test snapshot_and_restore
 snapshot_and_restore() {
         need_root
-        new_sandbox
-        local first=$ID d
+        local first d
         d=$(scratch_dir snap)
+        printf '%s\n' '{"limits": {"maxProcesses": 77}, "env": {"FROM_POLICY": "yes"}}' >"$d/policy.json"
+        new_sandbox --policy "$d/policy.json"
+        first=$ID
         sb exec "$ID" -- sh -c 'echo kept > /tmp/kept; mkdir -p /root/work; echo home > /root/work/f; ln -s kept /tmp/link'
         expect_rc 0 "write some state"
         sb snapshot "$ID" "$d/s.tar.zst"
@@ -403,9 +405,17 @@ snapshot_and_restore() {
                 expect_contains "$(zstd -dc "$d/s.tar.zst" | tar -tf -)" "layer/tmp/kept" "the layer is in the tar"
         fi
         sb terminate "$first"
+        new_sandbox --from-snapshot "$d/s.tar.zst" --policy "$d/policy.json"
+        expect_not_contains "$ERR" "another policy" "restored under the policy it was taken under: no note"
+        sb exec "$ID" -- sh -c 'cat /tmp/kept /root/work/f; readlink /tmp/link; echo "$FROM_POLICY"'
+        expect_eq $'kept\nhome\nkept\nyes' "$OUT" "restored as the writable layer's content"
+        sb terminate "$ID"
+        # the archive's policy is data, never applied: without --policy the
+        # restored sandbox runs under the default one, and create says so
         new_sandbox --from-snapshot "$d/s.tar.zst"
-        sb exec "$ID" -- sh -c 'cat /tmp/kept /root/work/f; readlink /tmp/link'
-        expect_eq $'kept\nhome\nkept' "$OUT" "restored as the writable layer's content"
+        expect_contains "$ERR" "taken under another policy" "a restore under another policy is noted"
+        sb exec "$ID" -- sh -c 'cat /tmp/kept; echo "[$FROM_POLICY]"'
+        expect_eq $'kept\n[]' "$OUT" "and runs under its own policy"
         sb terminate "$ID"
         # one byte changed: refused
         python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(100); b = f.read(1); f.seek(100); f.write(bytes([b[0] ^ 0xff]))' "$d/s.tar.zst"
