@@ -586,6 +586,14 @@ static const struct syscall_entry table[] = {
                   {.arg = 1, .op = ARG_EQ, .mask = LOW32, .datum = TIOCSTI}),
         REFUSE_IF("ioctl", EPERM, "TIOCLINUX can inject input on a virtual console",
                   {.arg = 1, .op = ARG_EQ, .mask = LOW32, .datum = TIOCLINUX}),
+        /* a line discipline other than the terminal's own loads its module
+         * host-wide where the host autoloads them (dev.tty.ldisc_autoload),
+         * and n_hdlc's and n_gsm's have had privilege escalations; the
+         * discipline is behind a pointer, so every attach is refused, with
+         * the kernel's own error for a discipline it will not load
+         * (TIOCGETD, the query, runs) */
+        REFUSE_IF("ioctl", EPERM, "TIOCSETD would attach a line discipline (its module loaded host-wide)",
+                  {.arg = 1, .op = ARG_EQ, .mask = LOW32, .datum = TIOCSETD}),
 
         /* --- sockets: only unix, inet, inet6 and netlink-route families --- */
         REFUSE_IF("socket", EAFNOSUPPORT, "families 17 and up (packet, vsock to the hypervisor, bluetooth, ...)",

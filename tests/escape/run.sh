@@ -551,6 +551,7 @@ probe_pty "" tiocsti
 probe_pty --no-tty tiocsti
 probe tiocsti
 probe_pty "" tioclinux
+probe tiocsetd
 
 # other syscall ABIs
 probe x32

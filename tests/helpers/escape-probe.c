@@ -1124,6 +1124,31 @@ static int a_tioclinux(int argc, char **argv)
         return finish(&n, ok);
 }
 
+/* A terminal's line discipline: attaching one loads its module host-wide
+ * where the host autoloads them (dev.tty.ldisc_autoload, on by default),
+ * and n_hdlc and n_gsm have had privilege escalations (CVE-2017-2636,
+ * CVE-2023-6546). The sandbox's own pty is used; n_null is built into
+ * this kernel, so natively the attach succeeds. */
+static int a_tiocsetd(int argc, char **argv)
+{
+        struct notes n = {0};
+        int m = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (m < 0)
+                return blocked("/dev/ptmx: %s (no terminal to attach to)", en(errno));
+        int ldisc = 27; /* N_NULL */
+        bool ok = step_fails(&n, "ioctl(ptmx, TIOCSETD, N_NULL)", ioctl(m, TIOCSETD, &ldisc));
+        ldisc = 13; /* N_HDLC */
+        ok &= step_fails(&n, "ioctl(ptmx, TIOCSETD, N_HDLC)", ioctl(m, TIOCSETD, &ldisc));
+        ldisc = 27;
+        ok &= step_fails(&n, "ioctl(ptmx, TIOCSETD|1<<32, N_NULL)",
+                         syscall(SYS_ioctl, m, (1UL << 32) | TIOCSETD, &ldisc));
+        int now = -1;
+        if (ioctl(m, TIOCGETD, &now) == 0)
+                note(&n, "line discipline now %d", now);
+        close(m);
+        return finish(&n, ok);
+}
+
 /* ------------------------------------------------------------------ */
 /* other syscall ABIs */
 
@@ -4545,6 +4570,7 @@ static const struct {
         {"seccomp-listener", a_seccomp_listener},
         {"tiocsti", a_tiocsti},
         {"tioclinux", a_tioclinux},
+        {"tiocsetd", a_tiocsetd},
         {"x32", a_x32},
         {"i386", a_i386},
         {"caps", a_caps},
