@@ -550,6 +550,9 @@ static const struct syscall_entry table[] = {
         REFUSE("fanotify_init", EPERM, "filesystem-wide monitoring"),
         REFUSE("vhangup", EPERM, "terminal of others"),
         REFUSE("uselib", EPERM, "obsolete"),
+        REFUSE("modify_ldt", EPERM,
+               "a process's own segment descriptors: 16-bit code's (Wine), whose kernel side has had privilege "
+               "escalations"),
         REFUSE("nfsservctl", EPERM, "obsolete"),
 
         /* --- seccomp: a nested listener answering CONTINUE would override ours --- */

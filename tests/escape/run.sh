@@ -535,6 +535,7 @@ probe userfaultfd
 probe keyctl
 probe add-key
 probe kexec
+probe modify-ldt
 probe init-module
 probe iopl
 probe ioperm

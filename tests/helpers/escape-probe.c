@@ -928,6 +928,26 @@ static int a_add_key(int argc, char **argv)
         return finish(&n, ok);
 }
 
+/* modify_ldt: an LDT entry of one's own, kernel code (and PTI's LDT
+ * mapping) that only 16-bit code needs, with a history of privilege
+ * escalations. Natively a 64-bit process may write one. */
+static int a_modify_ldt(int argc, char **argv)
+{
+        (void)argc;
+        (void)argv;
+        struct notes n = {0};
+        struct {
+                unsigned int entry_number;
+                unsigned int base_addr;
+                unsigned int limit;
+                unsigned int flags; /* seg_32bit:1 contents:2 read_exec_only:1 limit_in_pages:1 ... */
+        } desc = {.entry_number = 0, .base_addr = 0, .limit = 0xfff, .flags = 1};
+        bool ok = step_fails(&n, "modify_ldt(1, a data segment)", syscall(SYS_modify_ldt, 1, &desc, sizeof(desc)));
+        char buf[16];
+        ok &= step_fails(&n, "modify_ldt(0, read)", syscall(SYS_modify_ldt, 0, buf, sizeof(buf)));
+        return finish(&n, ok);
+}
+
 static int a_kexec(int argc, char **argv)
 {
         struct notes n = {0};
@@ -4558,6 +4578,7 @@ static const struct {
         {"keyctl", a_keyctl},
         {"add-key", a_add_key},
         {"kexec", a_kexec},
+        {"modify-ldt", a_modify_ldt},
         {"init-module", a_init_module},
         {"iopl", a_iopl},
         {"ioperm", a_ioperm},
