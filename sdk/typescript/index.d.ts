@@ -28,6 +28,8 @@ export interface CreateSpec {
   requestedIsolation?: Tier;
   ttlMs?: number;
   idempotencyKey?: string;
+  /** a snapshot to restore: what snapshot() returned (archive in base64); the policy is this spec's, not the archive's */
+  fromSnapshot?: { archiveBase64: string; digest: string };
   [k: string]: unknown;
 }
 

@@ -13,6 +13,7 @@
 
 #define API_MAX_BODY      (1 << 20)  /* a JSON body */
 #define API_MAX_FILE_BODY (64 << 20) /* PUT .../files: a raw file */
+#define API_MAX_SNAPSHOT  (64 << 20) /* a create's fromSnapshot archive (its body is that in base64, and JSON) */
 #define API_MAX_OUTPUT    (1 << 20)  /* exec: each of stdout and stderr kept in the reply */
 #define API_TOKEN_BYTES   32
 

@@ -222,7 +222,82 @@ static int tier_of_policy_text(json_t *policy)
         return t < 0 ? 0 : t;
 }
 
-static enum MHD_Result create_locked(struct api_req *r, json_t *body, const char *idem_key, int64_t ttl_ms)
+/* A snapshot to restore (fromSnapshot), checked against its digest and
+ * held in a file of the API's own directory (root's, 0700) for `cordon
+ * sandbox create --from-snapshot`, removed once the create returns. */
+struct api_snapshot {
+        char path[700];
+        char digest[80];
+};
+
+static void api_snapshot_done(struct api_snapshot *s)
+{
+        if (s->path[0])
+                (void)unlink(s->path);
+        s->path[0] = '\0';
+}
+
+static enum MHD_Result take_snapshot(struct api_req *r, json_t *body, struct api_snapshot *ret, bool *ret_bad)
+{
+        static const char *const keys[] = {"archiveBase64", "digest", NULL};
+        json_t *fs = json_object_get(body, "fromSnapshot");
+        *ret_bad = true;
+        if (!json_is_object(fs))
+                return api_error(r, 400, "invalid_field", "fromSnapshot",
+                                 "fromSnapshot: expected {\"archiveBase64\": ..., \"digest\": \"sha256:...\"}");
+        const char *k;
+        json_t *v;
+        json_object_foreach(fs, k, v)
+        {
+                bool known = false;
+                for (size_t i = 0; keys[i]; i++)
+                        known |= streq(k, keys[i]);
+                if (!known)
+                        return api_error(r, 400, "unknown_field", "fromSnapshot", "fromSnapshot.%s: unknown field", k);
+        }
+        json_t *a = json_object_get(fs, "archiveBase64"), *d = json_object_get(fs, "digest");
+        const char *digest = json_string_value(d);
+        if (!digest || !startswith(digest, "sha256:") || strlen(digest) != 7 + 64)
+                return api_error(r, 400, "invalid_field", "fromSnapshot.digest",
+                                 "fromSnapshot.digest: expected \"sha256:\" and 64 hex digits (what the snapshot "
+                                 "returned in X-Cordon-Digest)");
+        _cleanup_free_ uint8_t *data = NULL;
+        size_t len = 0;
+        if (!json_is_string(a) || api_b64_decode(json_string_value(a), json_string_length(a), &data, &len) < 0)
+                return api_error(r, 400, "invalid_field", "fromSnapshot.archiveBase64",
+                                 "fromSnapshot.archiveBase64: expected the snapshot's .tar.zst in base64");
+        if (len > API_MAX_SNAPSHOT)
+                return api_error(r, 413, "too_large", "fromSnapshot.archiveBase64",
+                                 "fromSnapshot.archiveBase64: the archive is over the limit of %d bytes",
+                                 API_MAX_SNAPSHOT);
+        char hex[65];
+        if (api_sha256_hex(data, len, hex) < 0)
+                return api_error(r, 500, "internal", NULL, "cannot hash the snapshot");
+        if (strcmp(digest + 7, hex) != 0)
+                return api_error(
+                        r, 400, "digest_mismatch", "fromSnapshot.digest",
+                        "fromSnapshot.digest: the archive's digest is sha256:%s, not %s; refusing to restore it", hex,
+                        digest);
+        char dir[600];
+        snprintf(dir, sizeof(dir), "%s/api", state_root());
+        (void)mkdir(dir, 0700);
+        snprintf(ret->path, sizeof(ret->path), "%s/restore-XXXXXX", dir);
+        _cleanup_close_ int fd = mkostemp(ret->path, O_CLOEXEC);
+        if (fd < 0) {
+                ret->path[0] = '\0';
+                return api_error(r, 500, "internal", NULL, "cannot hold the snapshot: %m");
+        }
+        if (write_all(fd, data, len) < 0) {
+                api_snapshot_done(ret);
+                return api_error(r, 500, "internal", NULL, "cannot hold the snapshot: %m");
+        }
+        snprintf(ret->digest, sizeof(ret->digest), "%s", digest);
+        *ret_bad = false;
+        return MHD_YES;
+}
+
+static enum MHD_Result create_locked(struct api_req *r, json_t *body, const char *idem_key, int64_t ttl_ms,
+                                     const struct api_snapshot *snap)
 {
         char api_dir[600];
         snprintf(api_dir, sizeof(api_dir), "%s/api", state_root());
@@ -322,7 +397,7 @@ static enum MHD_Result create_locked(struct api_req *r, json_t *body, const char
                 return api_error(r, 500, "internal", NULL, "cannot hold the policy: %m");
         char ttl[32];
         snprintf(ttl, sizeof(ttl), "%lldms", (long long)ttl_ms);
-        const char *argv[16] = {"cordon", "sandbox",  "--root",          state_root(),
+        const char *argv[20] = {"cordon", "sandbox",  "--root",          state_root(),
                                 "create", "--policy", "/proc/self/fd/3", "--json"};
         size_t n = 8;
         if (ttl_ms > 0) {
@@ -332,6 +407,12 @@ static enum MHD_Result create_locked(struct api_req *r, json_t *body, const char
         if (r->srv->cfg->admission_path) {
                 argv[n++] = "--admission";
                 argv[n++] = r->srv->cfg->admission_path;
+        }
+        if (snap->path[0]) {
+                argv[n++] = "--from-snapshot";
+                argv[n++] = snap->path;
+                argv[n++] = "--digest";
+                argv[n++] = snap->digest;
         }
         argv[n] = NULL;
         _cleanup_free_ char *out = NULL, *errtext = NULL;
@@ -392,14 +473,25 @@ enum MHD_Result api_create(struct api_req *r)
         }
         _cleanup_free_ char *key = k ? xstrdup(json_string_value(k)) : NULL;
         int64_t ttl = t ? json_integer_value(t) : 0;
+        struct api_snapshot snap = {0};
+        if (json_object_get(body, "fromSnapshot")) {
+                bool bad;
+                q = take_snapshot(r, body, &snap, &bad);
+                if (bad) {
+                        json_decref(body);
+                        return q;
+                }
+                json_object_del(body, "fromSnapshot");
+        }
         json_object_del(body, "idempotencyKey");
         json_object_del(body, "ttlMs");
         /* one create at a time per key: the second waits and finds the first's */
         if (key)
                 pthread_mutex_lock(&r->srv->idem_lock);
-        q = create_locked(r, body, key, ttl);
+        q = create_locked(r, body, key, ttl, &snap);
         if (key)
                 pthread_mutex_unlock(&r->srv->idem_lock);
+        api_snapshot_done(&snap);
         json_decref(body);
         return q;
 }

@@ -207,7 +207,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 x->r.url = url;
                 x->route = api_route_find(method, url, x->r.params, x->url_buf, sizeof(x->url_buf), &x->path_known);
                 bool raw = x->route && x->route->fn == api_files_put;
-                x->r.body_max = raw ? API_MAX_FILE_BODY : API_MAX_BODY;
+                /* a create may carry a snapshot to restore, in base64 */
+                bool create = x->route && x->route->fn == api_create;
+                x->r.body_max = raw      ? API_MAX_FILE_BODY
+                                : create ? API_MAX_SNAPSHOT / 3 * 4 + API_MAX_BODY
+                                         : API_MAX_BODY;
                 const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
                 *con_cls = x;
                 if (cl && strtoull(cl, NULL, 10) > x->r.body_max && x->route) {

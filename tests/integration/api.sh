@@ -570,6 +570,25 @@ exec_stream_snapshot_and_sandbox_events() {
         restored=$(timeout 30 "$CORDON" sandbox create --ttl 1m --from-snapshot "$IT_TMP/snap.tar.zst" --digest "$digest") ||
                 fail "restoring the API's snapshot"
         timeout 30 "$CORDON" sandbox terminate "$restored"
+        # and through the API: the archive given as a create's fromSnapshot
+        python3 - "$IT_TMP/snap.tar.zst" "$digest" >"$IT_TMP/restore.json" <<'PY'
+import base64, json, sys
+arc = base64.b64encode(open(sys.argv[1], "rb").read()).decode()
+print(json.dumps({"ttlMs": 60000, "fromSnapshot": {"archiveBase64": arc, "digest": sys.argv[2]}}))
+PY
+        local first=$ID
+        api POST /v1/sandboxes "@$IT_TMP/restore.json"
+        expect_eq 201 "$CODE" "a create restoring a snapshot"
+        restored=$(j 'd["id"]')
+        at_exit "timeout 30 '$CORDON' sandbox terminate $restored"
+        api POST "/v1/sandboxes/$restored/exec" '{"argv": ["sha256sum", "/tmp/big"]}'
+        expect_eq "$want" "$(j 'd["stdout"]')" "the restored sandbox has the snapshot's files"
+        sed -i 's/"digest": "sha256:[0-9a-f]*"/"digest": "sha256:'"$(printf '0%.0s' {1..64})"'"/' "$IT_TMP/restore.json"
+        api POST /v1/sandboxes "@$IT_TMP/restore.json"
+        expect_eq "400 fromSnapshot.digest" "$CODE $(j 'd["error"]["field"]')" "an archive whose digest differs"
+        expect_eq "" "$(find /run/cordon/api -name 'restore-*' 2>/dev/null)" "no archive is left behind"
+        api DELETE "/v1/sandboxes/$restored"
+        ID=$first
         # the sandbox's own events follow until it is gone
         curl -sS --max-time 30 --unix-socket "$SOCK" "http://cordon/v1/sandboxes/$ID/events?follow=1" >"$IT_TMP/events" &
         local reader=$!

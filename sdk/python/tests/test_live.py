@@ -54,6 +54,18 @@ class LiveTest(unittest.TestCase):
             self.client.sandboxes.get("0123456789abcdef")
         self.assertEqual(cm.exception.status, 404)
 
+    def test_snapshot_and_restore(self):
+        self.sb.exec({"argv": ["sh", "-c", "echo kept > /root/kept"]})
+        data, digest = self.sb.snapshot()
+        self.assertRegex(digest, "^sha256:[0-9a-f]{64}$")
+        sb2 = self.client.sandboxes.create(
+            {"ttlMs": 120000, "fromSnapshot": {"archiveBase64": base64.b64encode(data).decode(), "digest": digest}}
+        )
+        try:
+            self.assertEqual(sb2.exec({"argv": ["cat", "/root/kept"]})["stdout"], "kept\n")
+        finally:
+            sb2.terminate()
+
     def test_host_and_terminate(self):
         self.assertIn("tiers", self.client.host())
         self.sb.terminate()

@@ -35,6 +35,27 @@ test('the mission shape: create, write, exec, stream, terminate', { skip }, asyn
   await assert.rejects(sb.inspect(), (e) => e instanceof CordonError && e.status === 404 && e.code === 'not_found');
 });
 
+test('snapshot and restore', { skip }, async () => {
+  const cordon = new Cordon({ socketPath: SOCK });
+  const sb = await cordon.sandboxes.create({ ttlMs: 120000 });
+  try {
+    await sb.exec({ argv: ['sh', '-c', 'echo kept > /root/kept'] });
+    const { archive, digest } = await sb.snapshot();
+    assert.match(digest, /^sha256:[0-9a-f]{64}$/);
+    const sb2 = await cordon.sandboxes.create({
+      ttlMs: 120000,
+      fromSnapshot: { archiveBase64: archive.toString('base64'), digest },
+    });
+    try {
+      assert.equal((await sb2.exec({ argv: ['cat', '/root/kept'] })).stdout, 'kept\n');
+    } finally {
+      await sb2.terminate();
+    }
+  } finally {
+    await sb.terminate();
+  }
+});
+
 test('errors carry the status, code and field', { skip }, async () => {
   const cordon = new Cordon({ socketPath: SOCK });
   await assert.rejects(cordon.sandboxes.create({ colour: 'blue' }), (e) => e.status === 400 && e.field === 'colour');
