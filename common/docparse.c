@@ -9,6 +9,26 @@
 
 #include "common/docparse.h"
 
+char *doc_printable(const char *s)
+{
+        if (!s)
+                return xstrdup("");
+        size_t n = strlen(s);
+        char *out = xmalloc(4 * n + 1), *o = out;
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char)s[i];
+                unsigned char next = i + 1 < n ? (unsigned char)s[i + 1] : 0;
+                if (c < 0x20 || c == 0x7f)
+                        o += sprintf(o, "\\x%02x", c);
+                else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) /* C1, as UTF-8 */
+                        o += sprintf(o, "\\xc2\\x%02x", s[++i] & 0xff);
+                else
+                        *o++ = (char)c;
+        }
+        *o = '\0';
+        return out;
+}
+
 const char *doc_quote(char buf[static DOC_QUOTE_MAX], const char *s, size_t len)
 {
         size_t o = 0;

@@ -20,6 +20,11 @@
  * bytes escaped and long text cut short, so a document cannot put terminal
  * escapes or megabytes into a log. Returns buf. */
 const char *doc_quote(char buf[static DOC_QUOTE_MAX], const char *s, size_t len);
+/* A malloc'd copy of untrusted text (a file name, a command line from a
+ * sandbox) for a person's terminal: whole, but with control bytes (C0,
+ * DEL, UTF-8's C1) as \xNN, so it can neither send an escape sequence nor
+ * redraw what is shown around it. NULL gives "". */
+char *doc_printable(const char *s);
 /* [A-Za-z_][A-Za-z0-9_]*: a key a JSON path can name after a dot. */
 bool doc_key_is_identifier(const char *s);
 

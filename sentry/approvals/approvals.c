@@ -20,6 +20,7 @@
 #include <termios.h>
 #include <time.h>
 
+#include "common/docparse.h"
 #include "common/util.h"
 #include "sentry/approvals/approvals.h"
 
@@ -553,11 +554,15 @@ static void *prompter_main(void *arg)
                 atomic_store(&ap->prompting, true);
                 wake_relay(ap);
                 nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+                /* the target and the command line are the sandbox's: escaped,
+                 * so an escape or a carriage return in a file name cannot
+                 * redraw the prompt to ask about something else */
+                _cleanup_free_ char *target = doc_printable(q.target), *cmdline = doc_printable(q.cmdline);
                 _cleanup_free_ char *text = xasprintf("\r\ncordon: approval needed [%s]: %s %.*s\r\n"
                                                       "cordon:   %s by pid %u: %.*s\r\n"
                                                       "cordon: allow? [y]es / [n]o / [a]lways (expires in %lld s): ",
-                                                      id, q.capability, 1024, q.target, q.syscall, q.pid, 200,
-                                                      q.cmdline, (long long)(expires - time(NULL)));
+                                                      id, q.capability, 1024, target, q.syscall, q.pid, 200, cmdline,
+                                                      (long long)(expires - time(NULL)));
                 tty_write(ap, text);
                 int answer = read_answer(ap, id);
                 if (answer) {

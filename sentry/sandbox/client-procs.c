@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <strings.h>
 
+#include "common/docparse.h"
 #include "sentry/sandbox/sandbox-internal.h"
 
 /* "TERM", "SIGTERM", "15", "RTMIN+2": the number, or -EINVAL. */
@@ -74,7 +75,9 @@ int client_ps(int argc, char **argv)
                         snprintf(uid, sizeof(uid), "?");
                 else
                         snprintf(uid, sizeof(uid), "%lld", (long long)u);
-                const char *cmd = json_string_value(json_object_get(p, "command"));
+                /* the sandbox's code sets its command line: escaped for the terminal */
+                const char *c = json_string_value(json_object_get(p, "command"));
+                _cleanup_free_ char *cmd = doc_printable(c && *c ? c : json_string_value(json_object_get(p, "name")));
                 const char *run = json_string_value(json_object_get(p, "run"));
                 printf("%-7lld %-7lld %-5s %-6s %-2s %-20s %7.2fs %7s %s\n",
                        (long long)json_integer_value(json_object_get(p, "pid")),
@@ -84,8 +87,7 @@ int client_ps(int argc, char **argv)
                                                                   : "-",
                        uid, json_string_value(json_object_get(p, "state")),
                        json_string_value(json_object_get(p, "startedAt")),
-                       json_real_value(json_object_get(p, "cpuSeconds")), mem,
-                       cmd && *cmd ? cmd : json_string_value(json_object_get(p, "name")));
+                       json_real_value(json_object_get(p, "cpuSeconds")), mem, cmd);
         }
         if (json_is_true(json_object_get(rep, "truncated")))
                 fprintf(stderr, "cordon: the list is truncated (it did not fit one reply)\n");

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "common/docparse.h"
 #include "common/file.h"
 #include "sentry/sandbox/sandbox-internal.h"
 
@@ -400,13 +401,15 @@ static void print_pending(json_t *list)
         json_array_foreach(list, i, v)
         {
                 json_t *sum = json_object_get(v, "summary");
+                /* the target and the command line are the sandbox's: shown
+                 * escaped, so they cannot redraw the request an approver reads */
+                _cleanup_free_ char *target = doc_printable(json_string_value(json_object_get(v, "target")));
+                _cleanup_free_ char *cmdline = doc_printable(json_string_value(json_object_get(sum, "cmdline")));
                 printf("%-6s %-7s %-21s %-40s %s pid %lld: %s\n", json_string_value(json_object_get(v, "request")),
                        json_string_value(json_object_get(v, "capability")),
-                       json_string_value(json_object_get(v, "expiresAt")),
-                       json_string_value(json_object_get(v, "target")),
+                       json_string_value(json_object_get(v, "expiresAt")), target,
                        json_string_value(json_object_get(sum, "syscall")),
-                       (long long)json_integer_value(json_object_get(sum, "pid")),
-                       json_string_value(json_object_get(sum, "cmdline")) ?: "");
+                       (long long)json_integer_value(json_object_get(sum, "pid")), cmdline);
         }
 }
 
@@ -635,11 +638,14 @@ static int cmd_ls(int argc, char **argv)
                         if (json) {
                                 json_dumpf(e, stdout, JSON_COMPACT | JSON_SORT_KEYS);
                                 putchar('\n');
-                        } else
+                        } else {
+                                /* a name the sandbox's code chose: escaped for the terminal */
+                                _cleanup_free_ char *name =
+                                        doc_printable(json_string_value(json_object_get(e, "name")));
                                 printf("%-8s %04o %12lld  %s\n", json_string_value(json_object_get(e, "type")),
                                        (unsigned)json_integer_value(json_object_get(e, "mode")),
-                                       (long long)json_integer_value(json_object_get(e, "size")),
-                                       json_string_value(json_object_get(e, "name")));
+                                       (long long)json_integer_value(json_object_get(e, "size")), name);
+                        }
                 }
                 json_decref(m);
         }

@@ -552,6 +552,30 @@ run_interactive_pty() {
         expect_contains "$audit" '"reason":"approval_remembered"' "and the remembered one"
 }
 
+# the names and command lines an approver reads are the sandbox's: a terminal escape or a
+# carriage return in them must not redraw the request shown (to look like another)
+it_test approver_sees_no_terminal_escapes
+approver_sees_no_terminal_escapes() {
+        need_root
+        need_py
+        job_dirs
+        fs_policy "$IT_TMP/p.json"
+        new_sandbox --policy "$IT_TMP/p.json"
+        bg_exec "$IT_TMP/e.out" "$ID" -- sh -c 'echo x > "/job/out/$(printf "evil\033[2J\rharmless")"'
+        next_pending || fail "nothing became pending"
+        sb pending "$ID"
+        expect_not_contains "$OUT" $'\033' "pending shows no escape byte"
+        expect_not_contains "$OUT" $'\r' "nor a carriage return"
+        expect_contains "$OUT" 'evil\x1b[2J\x0dharmless' "it shows them escaped"
+        sb deny "$ID" "$(pending_field "$ID" 0 request)"
+        wait "$BG"
+        local out
+        out=$(drive_pty n -- "$CORDON" run --approve-interactive --policy "$IT_TMP/p.json" \
+                -- sh -c 'echo x > "/job/out/$(printf "evil\033[2J\rharmless")"; echo "rc=$?"')
+        expect_contains "$out" 'evil\x1b[2J\x0dharmless' "the terminal prompt shows them escaped"
+        expect_not_contains "$(printf '%s\n' "$out" | grep '^cordon:')" $'\033' "and never sends the escape itself"
+}
+
 it_test policy_ask_validated
 policy_ask_validated() {
         echo '{"filesystem": {"rules": [{"path": "/etc", "access": "read", "action": "ask"}]}}' >"$IT_TMP/p.json"

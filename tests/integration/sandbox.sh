@@ -914,4 +914,20 @@ output_cannot_blind_the_record() {
         sb terminate "$ID"
 }
 
+# names and command lines inside a sandbox are its code's: `ls` and `ps` print them with
+# terminal escapes and carriage returns escaped, never raw to the operator's terminal
+it_test listings_escape_control_bytes
+listings_escape_control_bytes() {
+        need_root
+        new_sandbox
+        sb exec "$ID" -- bash -c 'touch "/tmp/$(printf "a\033]0;t\007\rb")"; exec -a "$(printf "s\033[2Jp")" sleep 30 &'
+        sb ls "$ID" /tmp
+        expect_not_contains "$OUT" $'\033' "ls prints no escape byte"
+        expect_contains "$OUT" 'a\x1b]0;t\x07\x0db' "ls shows the name escaped"
+        sb ps "$ID"
+        expect_not_contains "$OUT" $'\033' "ps prints no escape byte"
+        expect_contains "$OUT" 's\x1b[2Jp' "ps shows the command escaped"
+        sb terminate "$ID"
+}
+
 it_main "$@"

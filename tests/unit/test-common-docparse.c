@@ -22,6 +22,17 @@ START_TEST(quotes_control_and_non_ascii_bytes)
 }
 END_TEST
 
+START_TEST(printable_escapes_controls_keeps_the_rest)
+{
+        char *p = doc_printable("a\033[2J\rb\x7f \xc2\x9b \xc3\xa9/x");
+        ck_assert_str_eq(p, "a\\x1b[2J\\x0db\\x7f \\xc2\\x9b \xc3\xa9/x");
+        free(p);
+        p = doc_printable(NULL);
+        ck_assert_str_eq(p, "");
+        free(p);
+}
+END_TEST
+
 START_TEST(long_text_is_cut_short)
 {
         char big[1000], q[DOC_QUOTE_MAX];
@@ -152,6 +163,7 @@ int main(void)
         tcase_add_test(tc, only_the_first_error_is_kept);
         tcase_add_test(tc, kinds_are_named);
         tcase_add_test(tc, absolute_paths_are_normalised);
+        tcase_add_test(tc, printable_escapes_controls_keeps_the_rest);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
