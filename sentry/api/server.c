@@ -213,7 +213,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                 : create ? API_MAX_SNAPSHOT / 3 * 4 + API_MAX_BODY
                                          : API_MAX_BODY;
                 const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+                const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
                 *con_cls = x;
+                /* a body framed two ways, or by a length that is no
+                 * number, is refused: a proxy in front that reads the
+                 * other framing would see a second request where this
+                 * server sees a body (request smuggling) */
+                if ((cl && te) || (cl && (!*cl || cl[strspn(cl, "0123456789")]))) {
+                        x->r.too_large = true; /* whatever body comes is dropped */
+                        x->r.started = true;
+                        return api_error(&x->r, 400, "invalid_framing", NULL,
+                                         cl && te ? "Content-Length and Transfer-Encoding together: one framing only"
+                                                  : "Content-Length: expected a number of bytes");
+                }
                 if (cl && strtoull(cl, NULL, 10) > x->r.body_max && x->route) {
                         /* said at once, before the body: MHD closes the
                          * connection rather than read what it would drop */

@@ -186,6 +186,13 @@ bad_input_gets_its_error() {
         expect_eq "413 too_large" "$CODE $(j 'd["error"]["code"]')" "an oversized body"
         CODE=$(curl -sS -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" -H "X-Big: $(head -c 70000 /dev/zero | tr '\0' a)" http://cordon/v1/host)
         [ "$CODE" -ge 400 ] || fail "an oversized header got $CODE"
+        # framing two ways at once (a proxy in front may read the one cordon does not:
+        # request smuggling), or a length that is no number: refused, not guessed at
+        api POST "/v1/sandboxes/$ID/exec" '{"argv": ["true"]}' -H 'Transfer-Encoding: chunked' -H 'Content-Length: 17'
+        expect_eq "400 invalid_framing" "$CODE $(j 'd["error"]["code"]')" "Content-Length with Transfer-Encoding"
+        OUT=$(printf 'GET /v1/host HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n' |
+                timeout 10 python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.stdin.buffer.read()); print(s.recv(200).decode(errors="replace"))' "$SOCK")
+        expect_match "$OUT" '^HTTP/1.1 400' "a negative Content-Length"
         api GET "/v1/sandboxes/$ID/events?afterSequence=999999"
         expect_eq "400 afterSequence" "$CODE $(j 'd["error"]["field"]')" "afterSequence in the future"
         api GET "/v1/sandboxes/$ID/events?afterSequence=-1"
