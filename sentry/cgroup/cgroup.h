@@ -108,7 +108,10 @@ int cgroup_cpuset_check(const char *cpus, const char *mems, char **ret_error);
  * limit) and, with disableOOMKiller, the memory one (a sentry frozen at the
  * container's limit could not end it). In the hierarchies of a placement
  * (cpu without cpuacct beside it, cpuset) the container stays in G with
- * the sentry. cgroup_destroy moves the sentry back and removes G and every
+ * the sentry. On cgroup v1, G is made in every hierarchy mounted, cpu and
+ * cpuset too where nothing is limited there (a cpuset G gets its parent's
+ * cpus and mems, as with runc), so that cgroup_update can write any limit
+ * later. cgroup_destroy moves the sentry back and removes G and every
  * directory made on the way to it. -EINVAL for a path with "..", ":"
  * (systemd's form) or empty parts. */
 int cgroup_set_parent(const char *path);
@@ -129,8 +132,8 @@ int cgroup_create(enum cg_mode mode, const char *id, const struct cg_limits *lim
  * sandbox's own). backend ("v1", "v2"), dirs and parents are what its state
  * file keeps (cgroup_backend, cgroup_dirs, cgroup_parent_dirs). Every limit
  * lim and o give is written; one that needs a hierarchy the sandbox has no
- * group in (made without a limit there) is refused, naming it, as is a
- * value the kernel refuses. Makes and removes nothing. */
+ * group in (v1, made without a limit there and without a cgroupsPath) is
+ * refused, naming it, as is a value the kernel refuses. Makes and removes nothing. */
 int cgroup_update(const char *backend, const char *const *dirs, const char *const *parents, const struct cg_limits *lim,
                   const struct cg_oci *o, char **ret_error);
 /* Moves pid (and so everything it forks afterwards) into the group. Each

@@ -236,8 +236,8 @@ static void v1_need(const struct cg_limits *lim, const struct cg_oci *o, bool ne
 
 /* The limits, each in the group it goes to (limit_dir): create's, and
  * update's after it. A hierarchy a limit needs that the sandbox has no
- * group in (update: create asked for nothing there, so none was made) is
- * refused, naming the limit. */
+ * group in (update of a container without a cgroupsPath: create asked for
+ * nothing there, so none was made) is refused, naming the limit. */
 static int v1_apply(struct cgroup *cg, const struct cg_limits *lim, const struct cg_oci *o, char **ret_error)
 {
         bool need[_V1_MAX] = {false};
@@ -248,7 +248,7 @@ static int v1_apply(struct cgroup *cg, const struct cg_limits *lim, const struct
                 if (need[c] && !limit_dir(cg, c)) {
                         cg_set_error(ret_error,
                                      "%s cannot be changed: the container has no %s group (it was created without "
-                                     "a limit there)",
+                                     "a limit there and without linux.cgroupsPath)",
                                      limit_name[c], cg_v1_names[c]);
                         return -EOPNOTSUPP;
                 }
@@ -313,14 +313,17 @@ static int v1_create(struct cgroup *cg, const char *name, const struct cg_limits
          * the usage only where no v2 group can (below). With a cgroupsPath
          * the limits go to G (see cgroup_set_parent), and in a cpu hierarchy
          * of its own and the cpuset one the container stays in G with the
-         * sentry (a placement: one scheduler group for both); cpuset only
-         * where a placement is asked for. */
+         * sentry (a placement: one scheduler group for both, so the split
+         * above does not arise). An OCI container (a cgroupsPath) is in G in
+         * every hierarchy mounted, cpu and cpuset too whether or not create
+         * limits them, as runc places it: `update` writes a CPU limit or a
+         * placement there later (cgroup_update makes nothing). */
         bool cpu_tied = own[V1_CPU] && own[V1_CPUACCT] && streq(own[V1_CPU], own[V1_CPUACCT]);
         for (size_t c = 0; c < _V1_MAX; c++) {
                 cg->at[c] = -1;
-                bool use = c == V1_CPU       ? need[V1_CPU] || (override && cpu_tied)
+                bool use = c == V1_CPU       ? need[V1_CPU] || override
                            : c == V1_CPUACCT ? !(cpu_tied && !need[V1_CPU] && !override)
-                           : c == V1_CPUSET  ? need[V1_CPUSET]
+                           : c == V1_CPUSET  ? need[V1_CPUSET] || override
                                              : true;
                 if (!own[c] || !use)
                         continue;
@@ -367,6 +370,12 @@ static int v1_create(struct cgroup *cg, const char *name, const struct cg_limits
                 cg->at[V1_CPUACCT] = cg->at[V1_CPU] = (int)cg->n_dirs - 1;
         }
 
+        /* a cpuset G asked nothing of starts with empty lists (a new v1
+         * cpuset group does), which no task can join: the sentry enters it
+         * next (enter_groups), so it gets its parent's, as runc copies them */
+        if (override && !need[V1_CPUSET] && cg->grp[V1_CPUSET].path &&
+            (r = cg_cpuset_fill(cg->grp[V1_CPUSET].path, ret_error)) < 0)
+                goto out;
         r = v1_apply(cg, lim, o, ret_error);
 out:
         for (size_t c = 0; c < _V1_MAX; c++) {

@@ -558,6 +558,24 @@ c['mounts'].append({'destination': '/data', 'type': 'bind', 'source': '$IT_TMP/d
         expect_eq "" "$OUT" "update --resources - (the runc shim's form)"
         expect_eq 30 "$(cat "$P")" "the pids limit from stdin"
         expect_eq 134217728 "$(cat "$M")" "what it does not name stays"
+        if [ -n "$v1" ] && [ "$(cg_fs /sys/fs/cgroup/cpu)" = cgroupfs ] && [ "$(cg_fs /sys/fs/cgroup/cpuset)" = cgroupfs ]; then
+                # created without CPU limits, the container is in its group in the cpu and cpuset
+                # hierarchies all the same (as runc puts it), so they can be given later
+                # (the pid file's is the sentry's; the container's own are in cordon's group beneath G)
+                G=$top/c1 pid=$(head -1 "/sys/fs/cgroup/memory/$top/c1/cordon-$(sandbox_of u1)/cgroup.procs")
+                expect_true "the container's process is in its cpu group" grep -qx "$pid" "/sys/fs/cgroup/cpu/$G/cgroup.procs"
+                expect_true "and in its cpuset group" grep -qx "$pid" "/sys/fs/cgroup/cpuset/$G/cgroup.procs"
+                oci update --cpu-quota 50000 --cpu-period 100000 --cpu-shares 512 u1
+                expect_rc 0 "update --cpu-quota --cpu-period --cpu-shares of a container created without"
+                expect_eq "50000 100000 512" "$(cat /sys/fs/cgroup/cpu/$G/cpu.cfs_quota_us \
+                        /sys/fs/cgroup/cpu/$G/cpu.cfs_period_us /sys/fs/cgroup/cpu/$G/cpu.shares | xargs)" \
+                        "the CPU limit is in the container's cpu group"
+                oci update --cpuset-cpus 0 --cpuset-mems 0 u1
+                expect_rc 0 "update --cpuset-cpus --cpuset-mems of a container created without"
+                expect_eq "0 0" "$(cat /sys/fs/cgroup/cpuset/$G/cpuset.cpus /sys/fs/cgroup/cpuset/$G/cpuset.mems | xargs)" \
+                        "the placement is in the container's cpuset group"
+                expect_eq 0 "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$pid/status")" "and binds its process"
+        fi
         oci update --resources /nonexistent u1
         expect_true "a missing file is refused" test "$RC" != 0
         printf '{"pids": {"limit": "many"}}' >"$IT_TMP/bad1.json"
@@ -592,6 +610,8 @@ c['annotations'] = {'dev.cordon.policy': '{\"limits\": {\"maxProcesses\": 20}}'}
         expect_rc 0 "update above the policy's limit"
         expect_eq 20 "$(cat "$P")" "the policy's limit holds"
         oci delete --force u2
+        wait_until 10 sh -c "! find /sys/fs/cgroup -maxdepth 3 -type d -name '$top' | grep -q ."
+        expect_eq "" "$(find /sys/fs/cgroup -maxdepth 3 -type d -name "$top")" "delete leaves no group in any hierarchy"
 }
 
 # Bad values fail create with the field and the value, and leave nothing behind.

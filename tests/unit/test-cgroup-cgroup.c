@@ -443,6 +443,71 @@ START_TEST(test_cgroups_path)
 }
 END_TEST
 
+/* cgroup v1, a cgroupsPath and no CPU limit or placement at create: the
+ * container is in G in the cpu and cpuset hierarchies all the same (as runc
+ * places it; the cpuset G has its parent's lists, or no task could join),
+ * so an update gives it a CPU limit and a placement, which bind a process
+ * forked after; destroy leaves no group in any hierarchy. */
+START_TEST(test_cgroups_path_update_unlimited)
+{
+        if (skip_unless(CG_V1))
+                return;
+        _cleanup_free_ char *top = xasprintf("%sunl", run_prefix);
+        _cleanup_free_ char *path = xasprintf("/%s/g", top);
+        _cleanup_free_ char *cpu = xasprintf("/sys/fs/cgroup/cpu%s", path);
+        _cleanup_free_ char *cpuset = xasprintf("/sys/fs/cgroup/cpuset%s", path);
+        if (!exists("/sys/fs/cgroup/cpu/cpu.shares") || !exists("/sys/fs/cgroup/cpuset/cpuset.cpus")) {
+                printf("skipped: no cgroup v1 cpu and cpuset hierarchies at /sys/fs/cgroup/{cpu,cpuset}\n");
+                return;
+        }
+        ck_assert_int_eq(cgroup_set_parent(path), 0);
+        cgroup_set_oci(NULL);
+        struct cg_limits lim = {64 * MIB, CG_UNSET, CG_UNSET};
+        _cleanup_free_ char *id = new_id();
+        _cleanup_free_ char *err = NULL;
+        struct cgroup *cg = NULL;
+        int r = cgroup_create(CG_V1, id, &lim, &cg, &err);
+        ck_assert_msg(r == 0, "cgroup_create: %s: %s", strerror(-r), err ?: "");
+        _cleanup_free_ char *self = read_text("/proc/self/cgroup");
+        _cleanup_free_ char *in_cpu = xasprintf(":cpu:%s\n", path), *in_cpuset = xasprintf(":cpuset:%s\n", path);
+        ck_assert_msg(strstr(self, in_cpu) && strstr(self, in_cpuset), "%s", self);
+        _cleanup_free_ char *cpus_file = xasprintf("%s/cpuset.cpus", cpuset);
+        _cleanup_free_ char *cpus = read_text(cpus_file);
+        ck_assert_msg(cpus && cpus[0] && cpus[0] != '\n', "%s: empty", cpus_file);
+
+        struct cg_oci o = CG_OCI_NONE;
+        o.cpu_quota = 30000;
+        o.cpu_period = 100000;
+        o.cpu_shares = 256;
+        o.cpus = "0";
+        o.mems = "0";
+        struct cg_limits more = {CG_UNSET, CG_UNSET, cgroup_cpu_millis(30000, 100000)};
+        r = cgroup_update(cgroup_backend(cg), cgroup_dirs(cg), cgroup_parent_dirs(cg), &more, &o, &err);
+        ck_assert_msg(r == 0, "cgroup_update: %s: %s", strerror(-r), err ?: "");
+        ck_assert(file_is(cpu, "cpu.cfs_quota_us", "30000"));
+        ck_assert(file_is(cpu, "cpu.cfs_period_us", "100000"));
+        ck_assert(file_is(cpu, "cpu.shares", "256"));
+        ck_assert(file_is(cpuset, "cpuset.cpus", "0"));
+        ck_assert(file_is(cpuset, "cpuset.mems", "0"));
+
+        int go;
+        pid_t pid = spawn(child_sleep, NULL, &go);
+        ck_assert_int_eq(cgroup_attach(cg, pid), 0);
+        release(go);
+        _cleanup_free_ char *st = xasprintf("/proc/%d/status", (int)pid);
+        _cleanup_free_ char *status = read_text(st);
+        ck_assert_msg(strstr(status, "Cpus_allowed_list:\t0\n"), "%s", status);
+        ck_assert_int_eq(cgroup_kill_all(cg), 0);
+        assert_killed(pid);
+        ck_assert_int_eq(cgroup_destroy(cg), 0);
+        static const char *const h[] = {"memory", "pids", "cpu", "cpuacct", "cpuset", "freezer", "unified"};
+        for (size_t c = 0; c < ELEMENTSOF(h); c++) {
+                _cleanup_free_ char *d = xasprintf("/sys/fs/cgroup/%s/%s", h[c], top);
+                ck_assert_msg(gone(d), "%s left behind", d);
+        }
+}
+END_TEST
+
 /* Either backend gives the sandbox a group in the cgroup v2 hierarchy, where
  * the BPF egress floor attaches (v1: one without limits beside the v1
  * groups), listed with the others so it is killed, removed and gc'd too. */
@@ -893,6 +958,7 @@ static Suite *cgroup_suite(void)
         tcase_add_loop_test(tc, test_create_rollback, 0, nm);
         tcase_add_loop_test(tc, test_v2_group_for_bpf, 0, nm);
         tcase_add_loop_test(tc, test_cgroups_path, 0, nm);
+        tcase_add_test(tc, test_cgroups_path_update_unlimited);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("limits");
