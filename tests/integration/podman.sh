@@ -101,6 +101,12 @@ if [ "${1:-}" = --pass ]; then
                 cat "/sys/fs/cgroup/libpod_parent/libpod-$cid/memory.max" 2>/dev/null)
         [ "$RC" = 0 ] && [ "$lim" = 134217728 ]
         res update $? "podman update --memory 128m: the new limit is in the container's group"
+        # run without a CPU limit: the runtime still placed it in its group in the cpu hierarchy
+        pm update --cpus 0.5 "$cid"
+        lim=$(cat "/sys/fs/cgroup/cpu/libpod_parent/libpod-$cid/cpu.cfs_quota_us" 2>/dev/null ||
+                cut -d' ' -f1 "/sys/fs/cgroup/libpod_parent/libpod-$cid/cpu.max" 2>/dev/null)
+        [ "$RC" = 0 ] && [ "$lim" = 50000 ]
+        res update-cpus $? "podman update --cpus 0.5 of a container run without a CPU limit: the quota is in its group"
         "${PM[@]}" rm -f -t 0 "$cid" >/dev/null 2>&1
         pm run --rm "${RUN[@]}" --cpuset-cpus 0 --cpus 0.5 --cpu-shares 512 "$IMG" \
                 sh -c 'grep ^Cpus_allowed_list: /proc/self/status | cut -f2'
