@@ -107,7 +107,10 @@ export declare class Sandbox {
 }
 
 export declare class Cordon {
-  constructor(opts?: { socketPath?: string; url?: string; token?: string });
+  /** url: http://HOST:PORT or https:// (verified against Node's CAs, or ca); any other scheme throws */
+  constructor(opts?: { socketPath?: string; url?: string; token?: string; ca?: string | Buffer });
+  /** reconnects in a row that bring no event before a stream gives up with the error */
+  static RECONNECTS: number;
   sandboxes: {
     create(spec?: CreateSpec): Promise<Sandbox>;
     list(): Promise<Sandbox[]>;

@@ -2,6 +2,7 @@
 // dependencies: node:http over the unix socket (/run/cordon/api.sock) or TCP with a token.
 // Types: index.d.ts.
 import http from 'node:http';
+import https from 'node:https';
 
 export const DEFAULT_SOCKET = '/run/cordon/api.sock';
 
@@ -19,9 +20,18 @@ export class CordonError extends Error {
 }
 
 export class Cordon {
-  /** @param {{socketPath?: string, url?: string, token?: string}} [opts] */
+  static RECONNECTS = 5;
+
+  /**
+   * @param {{socketPath?: string, url?: string, token?: string, ca?: string | Buffer}} [opts]
+   * url: http://HOST:PORT, or https:// (a TLS proxy in front), verified against Node's CAs or ca.
+   */
   constructor(opts = {}) {
     this.url = opts.url ? new URL(opts.url) : null;
+    // anything else would go out as plain HTTP, the token with it
+    if (this.url && this.url.protocol !== 'http:' && this.url.protocol !== 'https:')
+      throw new TypeError(`url: expected http:// or https://, not ${opts.url}`);
+    this.ca = opts.ca;
     this.socketPath = opts.socketPath || (this.url ? null : DEFAULT_SOCKET);
     this.token = opts.token || null;
     this.sandboxes = new Sandboxes(this);
@@ -32,9 +42,14 @@ export class Cordon {
     if (this.token) o.headers.Authorization = `Bearer ${this.token}`;
     if (this.url) {
       o.host = this.url.hostname;
-      o.port = this.url.port || 80;
+      o.port = this.url.port || (this.url.protocol === 'https:' ? 443 : 80);
+      if (this.url.protocol === 'https:' && this.ca) o.ca = this.ca;
     } else o.socketPath = this.socketPath;
     return o;
+  }
+
+  _request(options, callback) {
+    return (this.url && this.url.protocol === 'https:' ? https : http).request(options, callback);
   }
 
   /** One call: the parsed JSON reply, or {body: Buffer, headers} for raw replies. */
@@ -47,7 +62,7 @@ export class Cordon {
       headers['Content-Length'] = data.length;
     }
     return new Promise((resolve, reject) => {
-      const req = http.request(this._options(method, path, headers), (res) => {
+      const req = this._request(this._options(method, path, headers), (res) => {
         const chunks = [];
         res.on('data', (c) => chunks.push(c));
         res.on('error', reject);
@@ -82,18 +97,21 @@ export class Cordon {
    */
   async *events(path, { afterSequence = 0, follow = false, reconnect = true } = {}) {
     let after = afterSequence;
+    // reconnects in a row that bring nothing (the server gone): then the error, not forever
+    let failures = 0;
     for (;;) {
+      if (failures) await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** (failures - 1), 2000)));
       const q = new URLSearchParams({ afterSequence: String(after) });
       if (follow) q.set('follow', '1');
       let res;
       try {
         res = await new Promise((resolve, reject) => {
-          const req = http.request(this._options('GET', `${path}?${q}`, { Accept: 'application/x-ndjson' }), resolve);
+          const req = this._request(this._options('GET', `${path}?${q}`, { Accept: 'application/x-ndjson' }), resolve);
           req.on('error', reject);
           req.end();
         });
       } catch (e) {
-        if (!reconnect) throw e;
+        if (!reconnect || ++failures > Cordon.RECONNECTS) throw e;
         continue;
       }
       if (res.statusCode >= 400) {
@@ -113,11 +131,12 @@ export class Cordon {
             if (!line) continue;
             const ev = JSON.parse(line);
             after = ev.seq;
+            failures = 0;
             yield ev;
           }
         }
       } catch (e) {
-        if (!reconnect) throw e;
+        if (!reconnect || ++failures > Cordon.RECONNECTS) throw e;
         cut = true;
       }
       if (!cut) return;

@@ -19,6 +19,8 @@ import base64
 import http.client
 import json
 import socket
+import ssl
+import time
 import urllib.parse
 
 __all__ = ["Client", "Sandbox", "CordonError"]
@@ -56,17 +58,27 @@ def _spec(spec, kw):
 
 
 class Client:
-    """The API at a unix socket (socket_path) or at url (http://HOST:PORT) with a token."""
+    """The API at a unix socket (socket_path) or at url (http://HOST:PORT, or https:// through
+    a TLS proxy, verified against the system's CAs or ssl_context) with a token."""
 
-    def __init__(self, socket_path=None, url=None, token=None, timeout=300):
+    RECONNECTS = 5  # a stream's reconnects in a row that bring nothing, before it gives up
+
+    def __init__(self, socket_path=None, url=None, token=None, timeout=300, ssl_context=None):
         self.socket_path = socket_path if socket_path or url else DEFAULT_SOCKET
         self.url = urllib.parse.urlsplit(url) if url else None
+        if self.url and self.url.scheme not in ("http", "https"):
+            # anything else would go out as plain HTTP, the token with it
+            raise ValueError("url: expected http:// or https://, not %r" % url)
+        self.ssl_context = ssl_context
         self.token = token
         self.timeout = timeout
         self.sandboxes = _Sandboxes(self)
 
     def _connection(self, timeout=None):
         t = self.timeout if timeout is None else timeout
+        if self.url and self.url.scheme == "https":
+            ctx = self.ssl_context or ssl.create_default_context()
+            return http.client.HTTPSConnection(self.url.hostname, self.url.port or 443, timeout=t, context=ctx)
         if self.url:
             return http.client.HTTPConnection(self.url.hostname, self.url.port or 80, timeout=t)
         return _UnixConnection(self.socket_path, t)
@@ -110,9 +122,13 @@ class Client:
 
     def events(self, path, after_sequence=0, follow=False, reconnect=True):
         """Events of path (a sandbox's or a run's) after after_sequence, each once: a
-        stream cut short is resumed from the last seq seen."""
+        stream cut short is resumed from the last seq seen; RECONNECTS failed attempts in a
+        row (the server gone) raise the last error instead of trying forever."""
         after = after_sequence
+        failures = 0
         while True:
+            if failures:
+                time.sleep(min(0.2 * 2 ** (failures - 1), 2.0))
             c = self._connection(timeout=None)
             try:
                 q = {"afterSequence": after}
@@ -129,10 +145,12 @@ class Client:
                         continue
                     ev = json.loads(line)
                     after = ev["seq"]
+                    failures = 0
                     yield ev
                 return
             except (ConnectionError, http.client.HTTPException, socket.timeout):
-                if not reconnect:
+                failures += 1
+                if not reconnect or failures > self.RECONNECTS:
                     raise
             finally:
                 c.close()

@@ -1,0 +1,44 @@
+// The TypeScript SDK's transport without a server: what it sends where, and that it gives up.
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { test } from 'node:test';
+
+import { Cordon } from '../index.js';
+
+test('an https URL speaks TLS and never sends the token in clear', async () => {
+  // a TLS proxy in front of cordon serve is what SECURITY.md advises
+  let first = null;
+  const srv = net.createServer((c) => {
+    c.once('data', (d) => {
+      first = d;
+      c.destroy();
+    });
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address();
+  const cordon = new Cordon({ url: `https://127.0.0.1:${port}`, token: 's3cr3t-token' });
+  await assert.rejects(cordon.host());
+  srv.close();
+  assert.ok(first, 'nothing was sent');
+  assert.ok(!first.toString('latin1').includes('s3cr3t-token'), 'the token went out in clear');
+  assert.equal(first[0], 0x16, 'a TLS handshake record');
+});
+
+test('an unknown scheme is refused', () => {
+  assert.throws(() => new Cordon({ url: 'ftp://127.0.0.1:21', token: 'x' }), /url/);
+});
+
+test('events give up when the server is gone', async () => {
+  const srv = net.createServer();
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address();
+  await new Promise((r) => srv.close(r)); // nothing listens there
+  const cordon = new Cordon({ url: `http://127.0.0.1:${port}`, token: 'x' });
+  const it = cordon.events('/v1/sandboxes/0123456789abcdef/events');
+  await assert.rejects(
+    (async () => {
+      for await (const _ of it);
+    })(),
+    /ECONNREFUSED/,
+  );
+});
