@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <netdb.h>
@@ -399,6 +400,30 @@ static int load_admin_token(struct api_server *srv, const char *path, char **ret
         return 0;
 }
 
+/* A create's fromSnapshot archive waits in api/restore-* until the create
+ * returns; a server killed meanwhile left it there, in /run's memory.
+ * Those older than an hour (no create takes that long) go at start. */
+static void remove_stale_restores(void)
+{
+        char dir[600];
+        snprintf(dir, sizeof(dir), "%s/api", state_root());
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+        if (!d)
+                return;
+        TAKE_FD(dfd);
+        time_t now = time(NULL);
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                struct stat st;
+                if (startswith(de->d_name, "restore-") &&
+                    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+                    st.st_mtime < now - 3600)
+                        (void)unlinkat(dirfd(d), de->d_name, 0);
+        }
+        closedir(d);
+}
+
 int api_serve(const struct api_config *c, char **ret_error)
 {
         static struct api_server srv;
@@ -432,6 +457,7 @@ int api_serve(const struct api_config *c, char **ret_error)
         }
         if (fd < 0)
                 return fd;
+        remove_stale_restores();
         if (c->token_file) {
                 int r = load_admin_token(&srv, c->token_file, ret_error);
                 if (r < 0) {

@@ -594,6 +594,12 @@ PY
         api POST /v1/sandboxes "@$IT_TMP/restore.json"
         expect_eq "400 fromSnapshot.digest" "$CODE $(j 'd["error"]["field"]')" "an archive whose digest differs"
         expect_eq "" "$(find /run/cordon/api -name 'restore-*' 2>/dev/null)" "no archive is left behind"
+        # one a killed server left is removed when a server starts again
+        touch -d '2 hours ago' /run/cordon/api/restore-left
+        kill "$API_PID"
+        wait "$API_PID" 2>/dev/null
+        start_api
+        expect_true "a killed server's restore archive goes at the next start" test ! -e /run/cordon/api/restore-left
         api DELETE "/v1/sandboxes/$restored"
         ID=$first
         # the sandbox's own events follow until it is gone
