@@ -167,8 +167,11 @@ void event_append(struct serve *srv, const char *type, json_t *ev)
                         return;
                 len = strlen(line);
                 /* the smaller shares' markers fit in the room left above
-                 * them; the file's own is its last line */
+                 * them; the file's own is its last line: every class is
+                 * used up with it */
                 last = class == EVENT_CLASS_RECORD;
+                if (last)
+                        srv->events_capped = ~0u;
         }
         line[len] = '\n';
         if (write_all(srv->events_fd, line, len + 1) == 0) {

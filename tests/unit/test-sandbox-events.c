@@ -158,8 +158,15 @@ START_TEST(output_cannot_crowd_out_the_record)
         event_append(&srv, "audit", json_pack("{s:s}", "reason", "egress_allowed"));
         event_append(&srv, "audit", json_pack("{s:s}", "reason", "egress_allowed"));
         event_append(&srv, "run_started", json_pack("{s:s}", "run", "r2"));
+        /* the file's own limit is its last line, whatever comes after */
+        srv.events_bytes = (64LL << 20) - 10;
+        event_append(&srv, "run_exited", json_pack("{s:s}", "run", "r2"));
+        event_append(&srv, "output", json_pack("{s:s}", "run", "r2"));
+        event_append(&srv, "audit", json_pack("{s:s}", "reason", "egress_allowed"));
+        event_append(&srv, "ended", json_object());
         _cleanup_free_ char *more = types_written(fd);
-        ck_assert_ptr_nonnull(strstr(more, "terminated audit_limit run_started "));
+        ck_assert_ptr_nonnull(strstr(more, "terminated audit_limit run_started events_limit "));
+        ck_assert_str_eq(strstr(more, "events_limit "), "events_limit ");
         close(fd);
 }
 END_TEST
