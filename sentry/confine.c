@@ -151,6 +151,12 @@ static int allow_some(scmp_filter_ctx ctx, const char **ret_bad)
         r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(unshare), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)CLONE_FS));
         if (r < 0)
                 return r;
+        /* an OCI container's sentry: its first thread into the view's mount
+         * namespace and back (run.c, main_loop_in_view); no other kind */
+        *ret_bad = "setns";
+        r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setns), 1, SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)CLONE_NEWNS));
+        if (r < 0)
+                return r;
         /* sockets: unix (the agent, the stub's peers), IPv4/IPv6 (the gate,
          * the resolver), netlink route (getaddrinfo's AI_ADDRCONFIG) */
         static const int families[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
@@ -174,7 +180,7 @@ static int allow_some(scmp_filter_ctx ctx, const char **ret_bad)
 
 static bool conditional(const char *name)
 {
-        return streq(name, "socket") || streq(name, "unshare");
+        return streq(name, "socket") || streq(name, "unshare") || streq(name, "setns");
 }
 
 int sentry_confine_build(struct sock_fprog *ret, const char **ret_bad)

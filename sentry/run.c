@@ -14,6 +14,9 @@
 
 #include <malloc.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/eventfd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -29,6 +32,7 @@
 #endif
 
 static int sentry_main_loop(struct sandbox_state *st);
+static int main_loop_in_view(struct sandbox_state *st);
 static int run_sandbox(struct sandbox_state *st);
 
 /* A directory (or O_PATH) fd handed in as stdin/stdout/stderr would be a
@@ -388,6 +392,8 @@ int sentry_run(const struct run_options *o)
                 .range = range,
                 .fsctx = {.exec_channel = -1},
                 .mntns_fd = -1,
+                .leader_efd = -1,
+                .leader_view = -1,
         };
         clock_gettime(CLOCK_MONOTONIC, &st.started);
         int code = run_sandbox(&st);
@@ -610,9 +616,71 @@ static int run_sandbox(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
         trace_mark("cgroup attached");
-        r = sentry_main_loop(st);
+        r = main_loop_in_view(st);
         sigprocmask(SIG_SETMASK, &old, NULL);
         return r;
+}
+
+static void *loop_main(void *arg)
+{
+        struct sandbox_state *st = arg;
+        int r = sentry_main_loop(st);
+        /* the loop ended (or failed before the view): the first thread
+         * returns, and this status is the process's */
+        st->leader_r = r;
+        (void)eventfd_write(st->leader_efd, 2);
+        return NULL;
+}
+
+/* An OCI container's pid, for its engine, is the sentry's (--pid-file and
+ * state: conmon and containerd's shim wait for it, and it ends with the
+ * container's status). What an engine does in that pid's namespaces must
+ * reach the container, not the host: podman cp to or from a running
+ * container joins /proc/PID/ns/mnt and copies at its "/", which was the
+ * host's. So while the container lives, the sentry's first thread, whose
+ * namespaces /proc/PID/ns/ shows, is in the view's mount namespace and
+ * only waits; the sentry's work (the main loop, whose paths are the
+ * host's) runs on a thread that stays in the host's. The loop tells the
+ * first thread to enter the view once it holds the view's namespace,
+ * after its last fork (sentry_main_loop); the first thread is blocked in
+ * read() until then, holding no lock a fork could copy. Once the loop
+ * ends the first thread returns to the host's namespace and working
+ * directory for what follows. It holds nothing of the view the sentry does
+ * not hold anyway, and nothing of the sandbox can reach it (another pid
+ * namespace). */
+static int main_loop_in_view(struct sandbox_state *st)
+{
+        if (!st->plan->oci)
+                return sentry_main_loop(st);
+        _cleanup_close_ int host = open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        st->leader_efd = eventfd(0, EFD_CLOEXEC);
+        pthread_t t;
+        if (host < 0 || cwd < 0 || st->leader_efd < 0 || pthread_create(&t, NULL, loop_main, st) != 0) {
+                if (st->leader_efd >= 0)
+                        close(TAKE_FD(st->leader_efd));
+                return sentry_main_loop(st); /* the engine's pid then shows the host's, as before */
+        }
+        bool moved = false;
+        eventfd_t v = 0;
+        while (eventfd_read(st->leader_efd, &v) < 0 && errno == EINTR)
+                ;
+        if (v == 1 && st->leader_view >= 0) {
+                /* after the loop's thread was made: it keeps the host's
+                 * namespace and fs context */
+                moved = unshare(CLONE_FS) == 0 && setns(st->leader_view, CLONE_NEWNS) == 0;
+                close(TAKE_FD(st->leader_view));
+        }
+        pthread_join(t, NULL);
+        if (moved && (setns(host, CLONE_NEWNS) < 0 || fchdir(cwd) < 0)) {
+                /* what follows the loop needs the host's paths */
+                fprintf(stderr, "cordon: cannot return to the host's mount namespace: %m\n");
+                abort();
+        }
+        if (st->leader_view >= 0)
+                close(TAKE_FD(st->leader_view));
+        close(TAKE_FD(st->leader_efd));
+        return st->leader_r;
 }
 
 static void kill_and_reap(struct sandbox_state *st)
@@ -796,6 +864,11 @@ static int sentry_main_loop(struct sandbox_state *st)
         char nspath[64];
         snprintf(nspath, sizeof(nspath), "/proc/%d/ns/mnt", (int)st->init_pid);
         st->mntns_fd = open(nspath, O_RDONLY | O_CLOEXEC);
+        /* an OCI container's first thread, waiting to enter the view's
+         * namespace (main_loop_in_view): now, after the last fork */
+        if (st->leader_efd >= 0 && st->mntns_fd >= 0 &&
+            (st->leader_view = fcntl(st->mntns_fd, F_DUPFD_CLOEXEC, 3)) >= 0)
+                (void)eventfd_write(st->leader_efd, 1);
         if (!(st->plan->debug_disable & DEBUG_OFF_EGRESS_FLOOR) && st->cg)
                 net_floor_preload(st->plan->oci && st->plan->oci->net_prepared);
         /* The gate's DNS stub needs only the network namespace (its thread

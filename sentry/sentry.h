@@ -365,6 +365,12 @@ struct sandbox_state {
         int mntns_fd;
         pthread_t mntns_closer;
         bool mntns_closing;
+        /* An OCI container's: the first thread waits on leader_efd while
+         * the main loop runs on another (run.c, main_loop_in_view), and is
+         * told there when to enter the view's mount namespace (leader_view,
+         * a copy of mntns_fd) or that the loop ended. -1: not used. */
+        int leader_efd, leader_view;
+        int leader_r; /* the loop's status, for the first thread */
         struct trapped_count {
                 const char *name;
                 uint64_t count;

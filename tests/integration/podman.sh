@@ -76,6 +76,27 @@ if [ "${1:-}" = --pass ]; then
         [ "$OUT" = "$(printf 'top\ne\nno-group')" ]
         res root-write-commit $? "a run of the committed image sees the writes and the deletion"
         pm rm wt
+        # a running container, entered by the pid the runtime gives (podman cp joins its mount
+        # namespace, podman top its processes): the container's, never the host's
+        pm run -d "${RUN[@]}" --name live "$IMG" sh -c 'echo inside > /mark; exec sleep 60'
+        probe=/cordon-pm-cp-probe.$$
+        for i in 1 2 3 4 5 6 7 8 9 10; do
+                pm exec live cat /mark
+                [ "$OUT" = inside ] && break
+                sleep 0.3
+        done
+        pm cp live:/mark "$DIR/mark.out"
+        [ "$RC" = 0 ] && [ "$(cat "$DIR/mark.out" 2>/dev/null)" = inside ]
+        res cp-running-out $? "podman cp out of a running container reads the container's file"
+        echo host-side >"$DIR/cpin"
+        pm cp "$DIR/cpin" "live:$probe"
+        [ ! -e "$probe" ]
+        res cp-running-never-host $? "podman cp into a running container never writes the host's /"
+        rm -f "$probe"
+        pm top live args
+        grep -q "sleep 60" <<<"$OUT"
+        res top-running $? "podman top lists the container's processes"
+        pm rm -f -t 0 live
         # podman build: a RUN step's writes (buildah runs it through the runtime) are the image's
         mkdir -p "$DIR/bctx"
         printf 'FROM %s\nRUN echo built > /built && busybox rm /etc/group\n' "$IMG" >"$DIR/bctx/Containerfile"
