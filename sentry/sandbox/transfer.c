@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "fs/fs.h"
@@ -83,10 +84,61 @@ static json_t *copy_regular(struct xfer *x, int flags, mode_t mode, bool put)
         return json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)n);
 }
 
+/* put: the client's file lands whole or not at all. It is written to a new
+ * file beside the target and renamed over it once complete, so a put that
+ * fails (the disk limit, the client gone) leaves neither a partial file nor
+ * a truncated old one. A target that is a symlink is written through in
+ * place, as before (where it leads is the sandbox's to say). */
 static json_t *do_put(struct xfer *x)
 {
         mode_t mode = x->mode > 0 ? (mode_t)x->mode & 0777 : 0644;
-        return copy_regular(x, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_NOCTTY, mode, true);
+        const int in_place = O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_NOCTTY;
+        const char *slash = strrchr(x->path, '/');
+        const char *base = slash ? slash + 1 : x->path;
+        if (!slash || !*base || streq(base, ".") || streq(base, ".."))
+                return copy_regular(x, in_place, mode, true);
+        _cleanup_free_ char *dir = slash == x->path ? xstrdup("/") : strndup(x->path, (size_t)(slash - x->path));
+        if (!dir)
+                oom();
+        int d = xfer_open(dir, O_PATH | O_DIRECTORY, 0);
+        if (d < 0)
+                return open_error(x, d);
+        _cleanup_close_ int dfd = d;
+        struct stat st;
+        if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                if (S_ISLNK(st.st_mode))
+                        return copy_regular(x, in_place, mode, true);
+                if (S_ISDIR(st.st_mode))
+                        return open_error(x, -EISDIR);
+                if (!S_ISREG(st.st_mode))
+                        return error_reply("%s: not a regular file in the sandbox", x->path);
+        } else if (errno != ENOENT)
+                return open_error(x, negative_errno());
+        char tmp[64];
+        int fd = -1;
+        for (int i = 0; i < 16 && fd < 0; i++) {
+                uint32_t rnd;
+                if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+                        rnd = (uint32_t)random();
+                snprintf(tmp, sizeof(tmp), ".cordon-put-%08x", rnd);
+                fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, mode);
+                if (fd < 0 && errno != EEXIST)
+                        return open_error(x, negative_errno());
+        }
+        if (fd < 0)
+                return open_error(x, -EEXIST);
+        _cleanup_close_ int file = fd;
+        int64_t n = copy_all(x->fd, file);
+        if (n < 0) {
+                (void)unlinkat(dfd, tmp, 0);
+                return error_reply("%s: %s", x->path, strerror((int)-n));
+        }
+        if (renameat(dfd, tmp, dfd, base) < 0) {
+                int r = negative_errno();
+                (void)unlinkat(dfd, tmp, 0);
+                return open_error(x, r);
+        }
+        return json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)n);
 }
 
 static json_t *do_get(struct xfer *x)

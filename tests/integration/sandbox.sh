@@ -214,6 +214,22 @@ put_respects_disk_quota() {
         sb put "$ID" "$d/big" /tmp/big
         expect_true "a put beyond the disk limit fails" test "$RC" != 0
         expect_contains "$ERR" "No space left" "ENOSPC"
+        # and leaves nothing: no partial file, and an old file whole
+        sb exec "$ID" -- sh -c 'ls -A /tmp; df -k /tmp | tail -n 1'
+        expect_not_contains "$OUT" big "no partial file of a failed put"
+        printf 'old content\n' >"$d/small"
+        sb put "$ID" "$d/small" /tmp/keep
+        sb put "$ID" "$d/big" /tmp/keep
+        expect_true "an overwrite beyond the disk limit fails" test "$RC" != 0
+        sb exec "$ID" -- cat /tmp/keep
+        expect_eq "old content" "$OUT" "the file a failed put would have replaced is whole"
+        sb exec "$ID" -- ls -A /tmp
+        expect_eq keep "$OUT" "no temporary file is left either"
+        # a put that fits replaces it, with its mode
+        printf 'new\n' >"$d/small"
+        sb put "$ID" "$d/small" /tmp/keep
+        sb exec "$ID" -- cat /tmp/keep
+        expect_eq new "$OUT" "a put replaces the file"
 }
 
 # the freezer state of a sandbox's group: FROZEN/THAWED (v1) or 1/0 (v2)
