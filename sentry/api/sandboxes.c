@@ -471,6 +471,13 @@ enum MHD_Result api_create(struct api_req *r)
                 json_decref(body);
                 return api_error(r, 400, "invalid_field", "ttlMs", "ttlMs: expected a positive integer (milliseconds)");
         }
+        /* as --ttl: a sandbox lives at most 30 days */
+        if (t && json_integer_value(t) > 30LL * 86400000) {
+                json_decref(body);
+                return api_error(r, 400, "invalid_field", "ttlMs",
+                                 "ttlMs: %lld is over the longest a sandbox lives, 30 days (2592000000)",
+                                 (long long)json_integer_value(t));
+        }
         _cleanup_free_ char *key = k ? xstrdup(json_string_value(k)) : NULL;
         int64_t ttl = t ? json_integer_value(t) : 0;
         struct api_snapshot snap = {0};

@@ -199,7 +199,9 @@ static int cmd_create(int argc, char **argv)
                         break;
                 case 'l':
                         if (parse_duration_ms(optarg, &o.limits.timeout_ms) < 0) {
-                                fprintf(stderr, "cordon: --ttl %s: expected a duration such as 90s, 30m, 1h\n", optarg);
+                                fprintf(stderr,
+                                        "cordon: --ttl %s: expected a duration such as 90s, 30m, 1h (at most 30d)\n",
+                                        optarg);
                                 return EXIT_USAGE;
                         }
                         break;

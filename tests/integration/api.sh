@@ -171,6 +171,9 @@ bad_input_gets_its_error() {
         expect_eq "400 colour" "$CODE $(j 'd["error"]["field"]')" "an unknown field"
         api POST /v1/sandboxes '{"ttlMs": "soon"}'
         expect_eq "400 ttlMs" "$CODE $(j 'd["error"]["field"]')" "ttlMs"
+        api POST /v1/sandboxes '{"ttlMs": 99999999999999}'
+        expect_eq "400 ttlMs" "$CODE $(j 'd["error"]["field"]')" "a ttlMs over the longest a sandbox lives"
+        expect_contains "$(j 'd["error"]["message"]')" "30 days" "and what the longest is"
         api POST /v1/sandboxes '{"requestedIsolation": "bulletproof"}'
         expect_eq "400 requestedIsolation" "$CODE $(j 'd["error"]["field"]')" "an unknown tier"
         api POST "/v1/sandboxes/$ID/exec" '{"argv": "ls"}'
