@@ -15,6 +15,7 @@
 #define API_MAX_FILE_BODY (64 << 20) /* PUT .../files: a raw file */
 #define API_MAX_SNAPSHOT  (64 << 20) /* a create's fromSnapshot archive (its body is that in base64, and JSON) */
 #define API_MAX_OUTPUT    (1 << 20)  /* exec: each of stdout and stderr kept in the reply */
+#define API_MAX_PER_TOKEN 16         /* requests in progress at once with one sandbox's token */
 #define API_TOKEN_BYTES   32
 
 struct api_server {
@@ -28,6 +29,13 @@ struct api_server {
         pthread_mutex_t idem_lock; /* creates with an idempotency key, one at a time */
         json_t *host;              /* `cordon check --json`, cached */
         time_t host_at;
+        /* requests in progress per sandbox token (tokens.c: api_busy_*):
+         * one tenant cannot hold every connection a proxy's address has */
+        pthread_mutex_t busy_lock;
+        struct {
+                char hash[65];
+                int n;
+        } busy[256];
 };
 
 enum api_auth { AUTH_NONE, AUTH_ADMIN, AUTH_SANDBOX };
@@ -43,6 +51,7 @@ struct api_req {
         bool too_large;
         enum api_auth auth;
         char token_hash[65];   /* AUTH_SANDBOX: sha256 of the bearer token, hex */
+        int busy_slot;         /* AUTH_SANDBOX: its srv->busy entry + 1, while it runs; else 0 */
         const char *params[3]; /* {id}, {run}, {req} by position */
         int status;            /* for the log */
 };

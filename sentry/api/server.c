@@ -158,6 +158,48 @@ struct req_ctx {
         bool path_known;
 };
 
+/* Counts a sandbox token's request in progress: -EBUSY at the bound. Over
+ * TCP behind a proxy every client has the proxy's address, so the
+ * per-address limit is everyone's: without this, one tenant's follow
+ * streams or long execs would hold every connection. */
+static int busy_take(struct api_req *r)
+{
+        struct api_server *srv = r->srv;
+        int free_slot = -1, r_ = -EBUSY;
+        pthread_mutex_lock(&srv->busy_lock);
+        for (int i = 0; i < (int)ELEMENTSOF(srv->busy); i++) {
+                if (srv->busy[i].n > 0 && streq(srv->busy[i].hash, r->token_hash)) {
+                        if (srv->busy[i].n < API_MAX_PER_TOKEN) {
+                                srv->busy[i].n++;
+                                r->busy_slot = i + 1;
+                                r_ = 0;
+                        }
+                        free_slot = -2;
+                        break;
+                }
+                if (srv->busy[i].n == 0 && free_slot == -1)
+                        free_slot = i;
+        }
+        if (free_slot >= 0) {
+                memcpy(srv->busy[free_slot].hash, r->token_hash, sizeof(srv->busy[free_slot].hash));
+                srv->busy[free_slot].n = 1;
+                r->busy_slot = free_slot + 1;
+                r_ = 0;
+        }
+        pthread_mutex_unlock(&srv->busy_lock);
+        return r_;
+}
+
+static void busy_put(struct api_req *r)
+{
+        if (!r->busy_slot)
+                return;
+        pthread_mutex_lock(&r->srv->busy_lock);
+        r->srv->busy[r->busy_slot - 1].n--;
+        pthread_mutex_unlock(&r->srv->busy_lock);
+        r->busy_slot = 0;
+}
+
 static enum MHD_Result dispatch(struct req_ctx *x)
 {
         struct api_req *r = &x->r;
@@ -191,6 +233,11 @@ static enum MHD_Result dispatch(struct req_ctx *x)
         }
         if (strstr(x->route->pattern, "{id}") && !sandbox_id_valid(r->params[0]))
                 return api_error(r, 404, "not_found", NULL, "no sandbox %s", r->params[0]);
+        if (r->auth == AUTH_SANDBOX && busy_take(r) < 0)
+                return api_error(r, 429, "too_many_requests", NULL,
+                                 "this sandbox's token has %d requests in progress (streams and execs included); "
+                                 "end one first",
+                                 API_MAX_PER_TOKEN);
         return x->route->fn(r);
 }
 
@@ -270,6 +317,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
         /* the URL only: tokens travel in a header, which is never logged */
         if (srv->cfg->verbose)
                 fprintf(stderr, "cordon serve: %s %s %d\n", x->r.method, x->r.url, x->r.status);
+        busy_put(&x->r);
         free(x->r.body);
         free(x);
         *con_cls = NULL;
@@ -430,6 +478,7 @@ int api_serve(const struct api_config *c, char **ret_error)
         srv = (struct api_server){.cfg = c};
         pthread_mutex_init(&srv.lock, NULL);
         pthread_mutex_init(&srv.idem_lock, NULL);
+        pthread_mutex_init(&srv.busy_lock, NULL);
         /* the HTTP server's library, and libcrypto (it hashes the tokens),
          * are loaded here, on the main thread (common/dl.h), before any
          * request needs them */

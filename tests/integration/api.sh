@@ -453,6 +453,27 @@ tcp_needs_tokens_scoped_to_their_sandbox() {
         expect_eq 404 "$CODE" "terminate another sandbox"
         api POST /v1/sandboxes '{}'
         expect_eq 401 "$CODE" "a sandbox's token cannot create"
+        # one tenant's streams cannot hold every connection (behind a proxy they all share
+        # its address): a sandbox's token has 16 requests in progress at most
+        local i streams=()
+        for i in $(seq 16); do
+                curl -sS -o /dev/null --max-time 60 -H "Authorization: Bearer $a_tok" \
+                        "http://$TCP/v1/sandboxes/$a/events?follow=1" &
+                streams+=($!)
+        done
+        wait_until 10 bash -c "[ \$(ss -Htn state established '( dport = :$port )' | wc -l) -ge 16 ]" ||
+                _it_soft_fail "the 16 streams did not connect"
+        sleep 0.5
+        api GET "/v1/sandboxes/$a"
+        expect_eq "429 too_many_requests" "$CODE $(j 'd["error"]["code"]')" "a 17th request of the same token"
+        TOKEN=$(cat "$IT_TMP/admin.token")
+        api GET "/v1/sandboxes/$a"
+        expect_eq 200 "$CODE" "while the admin's is served"
+        TOKEN=$a_tok
+        kill "${streams[@]}" 2>/dev/null
+        wait "${streams[@]}" 2>/dev/null
+        wait_until 10 bash -c "curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer $a_tok' http://$TCP/v1/sandboxes/$a | grep -q 200" ||
+                _it_soft_fail "the token is served again once its streams end"
         # a sandbox's token exposes its ports on loopback at a port the kernel
         # picks, never on the host's other addresses or at a port it names
         # (a privileged one, or one a host service such as this server
