@@ -208,8 +208,9 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
         char why[512];
         if (streq(srv->status, "paused")) {
                 control_reply_error_code(conn, SANDBOX_ERR_CONFLICT,
-                                         "sandbox %s is paused; `cordon sandbox resume %s` before exec", srv->id,
-                                         srv->id);
+                                         "sandbox %s is paused: resume it before exec (`cordon sandbox resume %s`, "
+                                         "or POST /v1/sandboxes/%s/resume)",
+                                         srv->id, srv->id, srv->id);
                 return;
         }
         if (active_runs(srv) >= MAX_ACTIVE_RUNS || srv->n_runs >= MAX_RUNS) {

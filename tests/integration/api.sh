@@ -227,6 +227,7 @@ bad_input_gets_its_error() {
         if [ "$CODE" = 200 ]; then
                 api POST "/v1/sandboxes/$ID/exec" '{"argv": ["true"]}'
                 expect_eq "409 conflict" "$CODE $(j 'd["error"]["code"]')" "exec in a paused sandbox"
+                expect_contains "$(j 'd["error"]["message"]')" "POST /v1/sandboxes/$ID/resume" "saying how, in the API's terms"
                 api POST "/v1/sandboxes/$ID/resume"
         fi
         # the server is still there for everyone
