@@ -26,7 +26,10 @@ struct fs_bind {
         bool read_only;
 };
 
-enum fs_access { FS_HIDDEN, FS_READ, FS_READ_WRITE };
+/* FS_MASKED: an OCI maskedPaths entry, shown empty and read-only by the
+ * mount view (runc's /dev/null or empty tmpfs), not hidden: path calls are
+ * not trapped for it, and it reads as what it is, an empty mask. */
+enum fs_access { FS_HIDDEN, FS_READ, FS_READ_WRITE, FS_MASKED };
 
 struct fs_rule {
         const char *path; /* absolute path in the view */

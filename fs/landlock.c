@@ -435,10 +435,25 @@ int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize
         _cleanup_free_ const char **noexec = xcalloc(spec->n_rules + 1, sizeof(char *));
         size_t n_noexec = 0;
         for (size_t i = 0; i < spec->n_rules; i++)
-                if (spec->rules[i].exec == 0 && spec->rules[i].access != FS_HIDDEN)
+                if (spec->rules[i].exec == 0 && spec->rules[i].access != FS_HIDDEN &&
+                    spec->rules[i].access != FS_MASKED)
                         noexec[n_noexec++] = spec->rules[i].path;
 
         int r = grant(&b, "/", LL_READ);
+        /* A template root's own top level: entries may be made, removed and
+         * renamed there, as the mount view allows (an OCI container's
+         * `mkdir /app`, `ln -s`, a package's rename into /). Landlock
+         * cannot grant a directory without what lies beneath it, so these
+         * rights reach every subtree, where the mounts decide as for the
+         * sentry's own calls: /proc makes nothing, /sys and read-only binds
+         * and rules are read-only mounts, and the writable places have the
+         * rights already. Writing, truncating and device nodes are not
+         * among them: a file directly in the root is opened for writing by
+         * the sentry (fs/open.c), and /proc's files stay unwritable. */
+        if (r >= 0 && spec->template_path)
+                r = grant(&b, "/",
+                          LL_MAKE_DIR | LL_MAKE_REG | LL_MAKE_SYM | LL_MAKE_FIFO | LL_MAKE_SOCK | LL_REMOVE_DIR |
+                                  LL_REMOVE_FILE | LL_REFER);
         /* The same read right again where a walk would otherwise climb on:
          * Landlock checks an open by walking from the file towards the root
          * until a rule grants what is asked, so with the one rule at "/"
@@ -457,7 +472,8 @@ int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize
                 r = grant_except(&b, "/", LL_EXECUTE, noexec, n_noexec, 0);
         /* an exec:true rule beneath an exec:false one */
         for (size_t i = 0; r >= 0 && i < spec->n_rules; i++)
-                if (spec->rules[i].exec == 1 && spec->rules[i].access != FS_HIDDEN)
+                if (spec->rules[i].exec == 1 && spec->rules[i].access != FS_HIDDEN &&
+                    spec->rules[i].access != FS_MASKED)
                         r = grant(&b, spec->rules[i].path, LL_EXECUTE);
         for (size_t i = 0; r >= 0 && i < b.n_writable; i++)
                 r = grant(&b, b.writable[i], LL_WRITE | LL_READ); /* read: a waypoint, as above */

@@ -301,9 +301,10 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
         p.rules = xcalloc(o->policy->n_rules, sizeof(struct fs_rule));
         for (size_t i = 0; i < o->policy->n_rules; i++) {
                 const struct policy_path_rule *pr = &o->policy->rules[i];
-                enum fs_access acc = pr->access == ACCESS_HIDDEN ? FS_HIDDEN
-                                     : pr->access == ACCESS_READ ? FS_READ
-                                                                 : FS_READ_WRITE;
+                enum fs_access acc = pr->access == ACCESS_HIDDEN   ? FS_HIDDEN
+                                     : pr->access == ACCESS_MASKED ? FS_MASKED
+                                     : pr->access == ACCESS_READ   ? FS_READ
+                                                                   : FS_READ_WRITE;
                 p.rules[i] = (struct fs_rule){pr->path, acc, pr->exec, pr->action == ACTION_ASK};
         }
         p.view = (struct fs_view_spec){.binds = p.binds,

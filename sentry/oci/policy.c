@@ -156,15 +156,22 @@ static int add_bind(struct builder *b, size_t i, const struct oci_mount *m)
         return 0;
 }
 
+/* How much a rule lets through: hidden < masked (empty) < read <
+ * read-write. */
+static int openness(enum path_access a)
+{
+        return a == ACCESS_HIDDEN ? 0 : a == ACCESS_MASKED ? 1 : a == ACCESS_READ ? 2 : 3;
+}
+
 /* A path rule; where the policy already has one for the path, the stricter
- * access stays (hidden < read < read-write). */
+ * access stays. */
 static void add_rule(struct builder *b, const char *path, enum path_access access)
 {
         struct policy *pol = b->pol;
 
         for (size_t i = 0; i < pol->n_rules; i++)
                 if (streq(pol->rules[i].path, path)) {
-                        if (access < pol->rules[i].access)
+                        if (openness(access) < openness(pol->rules[i].access))
                                 pol->rules[i].access = access;
                         return;
                 }
@@ -238,7 +245,7 @@ int oci_spec_policy(const struct oci_spec *s, struct policy **ret, char **ret_er
         for (char **p = s->readonly_paths; p && *p; p++)
                 add_rule(&b, *p, ACCESS_READ);
         for (char **p = s->masked_paths; p && *p; p++)
-                add_rule(&b, *p, ACCESS_HIDDEN);
+                add_rule(&b, *p, ACCESS_MASKED);
         if (pol->n_rules > 1)
                 qsort(pol->rules, pol->n_rules, sizeof(*pol->rules), rule_cmp);
 

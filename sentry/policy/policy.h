@@ -23,7 +23,9 @@
 #include <stdint.h>
 #include <time.h>
 
-enum path_access { ACCESS_HIDDEN, ACCESS_READ, ACCESS_READ_WRITE };
+/* ACCESS_MASKED: an OCI config's maskedPaths only (not in the policy
+ * document): shown as an empty read-only mask, as runc masks it */
+enum path_access { ACCESS_HIDDEN, ACCESS_READ, ACCESS_READ_WRITE, ACCESS_MASKED };
 enum rule_action { ACTION_DEFAULT, ACTION_ASK };
 enum net_mode { NET_DENY, NET_ALLOW_LISTED };
 

@@ -76,6 +76,14 @@ if [ "${1:-}" = --pass ]; then
         [ "$OUT" = "$(printf 'top\ne\nno-group')" ]
         res root-write-commit $? "a run of the committed image sees the writes and the deletion"
         pm rm wt
+        # the root's own top level (0555 after podman import): root makes, links, renames and
+        # removes entries there (its CAP_DAC_OVERRIDE); a non-root user cannot
+        pm run --rm "${RUN[@]}" "$IMG" sh -c 'mkdir /newdir && ln -s /etc /lnk && touch /f && mv /f /g && mv /g /etc/g && rm /lnk /etc/g && rmdir /newdir && echo made'
+        [ "$OUT" = made ]
+        res root-top-level $? "root makes, links, renames and removes entries at the root's top level"
+        pm run --rm "${RUN[@]}" --user 1000 "$IMG" sh -c 'mkdir /u1000 2>/dev/null || echo refused'
+        [ "$OUT" = refused ]
+        res root-top-level-user $? "a non-root user cannot make an entry at the root's top level"
         # a running container, entered by the pid the runtime gives (podman cp joins its mount
         # namespace, podman top its processes): the container's, never the host's
         pm run -d "${RUN[@]}" --name live "$IMG" sh -c 'echo inside > /mark; exec sleep 60'
