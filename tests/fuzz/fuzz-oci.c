@@ -204,7 +204,10 @@ static void check_policy(const struct oci_spec *s, const struct policy *p)
         for (char **m = s->masked_paths; *m; m++) {
                 bool found = false;
                 for (size_t i = 0; i < p->n_rules; i++)
-                        found = found || (streq(p->rules[i].path, *m) && p->rules[i].access == ACCESS_HIDDEN);
+                        /* masked as runc masks it, or hidden where the policy
+                         * hides it: never more open */
+                        found = found || (streq(p->rules[i].path, *m) &&
+                                          (p->rules[i].access == ACCESS_MASKED || p->rules[i].access == ACCESS_HIDDEN));
                 CHECK(found);
         }
 }
