@@ -110,12 +110,14 @@ enum MHD_Result api_ports_post(struct api_req *r)
          * admin token. */
         const char *l = listen ? json_string_value(listen) : NULL;
         if (r->auth == AUTH_SANDBOX && l && !streq(l, "127.0.0.1:0") && !streq(l, "[::1]:0")) {
+                /* l is the body's: the answer is made before the body goes */
+                enum MHD_Result res = api_error(r, 403, "forbidden", "listen",
+                                                "listen %s: a sandbox's token exposes a port only on loopback at a "
+                                                "port the kernel picks (\"127.0.0.1:0\", the default, or "
+                                                "\"[::1]:0\"); another address or port needs the admin token",
+                                                l);
                 json_decref(body);
-                return api_error(r, 403, "forbidden", "listen",
-                                 "listen %s: a sandbox's token exposes a port only on loopback at a port the "
-                                 "kernel picks (\"127.0.0.1:0\", the default, or \"[::1]:0\"); another "
-                                 "address or port needs the admin token",
-                                 l);
+                return res;
         }
         json_t *req = json_pack("{s:s, s:O}", "op", "port", "port", port);
         if (listen)

@@ -473,10 +473,10 @@ enum MHD_Result api_create(struct api_req *r)
         }
         /* as --ttl: a sandbox lives at most 30 days */
         if (t && json_integer_value(t) > 30LL * 86400000) {
+                long long asked = (long long)json_integer_value(t); /* t is the body's */
                 json_decref(body);
                 return api_error(r, 400, "invalid_field", "ttlMs",
-                                 "ttlMs: %lld is over the longest a sandbox lives, 30 days (2592000000)",
-                                 (long long)json_integer_value(t));
+                                 "ttlMs: %lld is over the longest a sandbox lives, 30 days (2592000000)", asked);
         }
         _cleanup_free_ char *key = k ? xstrdup(json_string_value(k)) : NULL;
         int64_t ttl = t ? json_integer_value(t) : 0;
