@@ -20,20 +20,6 @@
 #include "fs/fs-internal.h"
 #include "fs/fs.h"
 
-#ifndef MOUNT_ATTR_IDMAP
-#define MOUNT_ATTR_IDMAP 0x00100000
-#endif
-#ifndef AT_RECURSIVE
-#define AT_RECURSIVE 0x8000
-#endif
-#ifndef __NR_mount_setattr
-#define __NR_mount_setattr 442
-#endif
-
-struct binds_mount_attr {
-        uint64_t attr_set, attr_clr, propagation, userns_fd;
-};
-
 int fs_bind_idmapped(int srcfd, int userns_fd, int *ret_fd)
 {
         /* recursive, as init's own bind of a source is: a submount whose
@@ -42,8 +28,8 @@ int fs_bind_idmapped(int srcfd, int userns_fd, int *ret_fd)
                                               OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
         if (fd < 0)
                 return negative_errno();
-        struct binds_mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-                                     .userns_fd = (uint64_t)userns_fd};
+        struct cordon_mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                                      .userns_fd = (uint64_t)userns_fd};
         if (syscall(__NR_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0)
                 return negative_errno();
         *ret_fd = TAKE_FD(fd);
@@ -52,8 +38,8 @@ int fs_bind_idmapped(int srcfd, int userns_fd, int *ret_fd)
 
 int fs_bind_tree_idmap(int treefd, int userns_fd)
 {
-        struct binds_mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-                                     .userns_fd = (uint64_t)userns_fd};
+        struct cordon_mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                                      .userns_fd = (uint64_t)userns_fd};
         if (syscall(__NR_mount_setattr, treefd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0)
                 return negative_errno();
         return 0;

@@ -8,6 +8,37 @@
 
 #include "fs/fs.h"
 
+/* The mount API's values, spelled out: the build host's headers may
+ * predate them (view.c, template.c, binds.c). */
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#define MOUNT_ATTR_NOSUID 0x00000002
+#define MOUNT_ATTR_NODEV  0x00000004
+#define MOUNT_ATTR_NOEXEC 0x00000008
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+#ifndef __NR_mount_setattr
+#define __NR_mount_setattr 442
+#endif
+#ifndef MOUNT_ATTR_IDMAP
+#define MOUNT_ATTR_IDMAP 0x00100000
+#endif
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+struct cordon_mount_attr {
+        uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+
+/* Writes "what: strerror(-r)" into err (1024 bytes) and returns r: the
+ * view's and the floor's set-up failures, which name their step and path. */
+_printf_(3, 4) int fs_fail(int r, char *err, const char *fmt, ...);
+
 /* Around the one operation a handler performs for the child: drop the
  * worker's remaining effective capability (CAP_SYS_PTRACE, needed to read
  * the child's memory and /proc entries) so that the operation is checked

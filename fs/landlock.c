@@ -31,7 +31,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -118,17 +117,6 @@ struct ll_builder {
         char *err;
 };
 
-_printf_(3, 4) static int fail(int r, char *err, const char *fmt, ...)
-{
-        char what[768];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(what, sizeof(what), fmt, ap);
-        va_end(ap);
-        snprintf(err, 1024, "%s: %s", what, strerror(-r));
-        return r;
-}
-
 int fs_landlock_abi(void)
 {
         long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
@@ -146,11 +134,11 @@ static int grant(struct ll_builder *b, const char *path, uint64_t rights)
         if (fd < 0) {
                 if (errno == ENOENT)
                         return 0;
-                return fail(negative_errno(), b->err, "Landlock: open %s", path);
+                return fs_fail(negative_errno(), b->err, "Landlock: open %s", path);
         }
         struct stat st;
         if (fstat(fd, &st) < 0)
-                return fail(negative_errno(), b->err, "Landlock: stat %s", path);
+                return fs_fail(negative_errno(), b->err, "Landlock: stat %s", path);
         rights &= b->handled;
         if (!S_ISDIR(st.st_mode))
                 rights &= LL_FILE_RIGHTS;
@@ -158,7 +146,7 @@ static int grant(struct ll_builder *b, const char *path, uint64_t rights)
                 return 0;
         struct ll_path_beneath_attr attr = {.allowed_access = rights, .parent_fd = fd};
         if (syscall(__NR_landlock_add_rule, b->ruleset_fd, LL_RULE_PATH_BENEATH, &attr, 0) < 0)
-                return fail(negative_errno(), b->err, "Landlock: rule for %s", path);
+                return fs_fail(negative_errno(), b->err, "Landlock: rule for %s", path);
         return 0;
 }
 
@@ -190,11 +178,12 @@ static int grant_except(struct ll_builder *b, const char *dir, uint64_t rights, 
 
         _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
-                return errno == ENOENT || errno == ENOTDIR ? 0
-                                                           : fail(negative_errno(), b->err, "Landlock: list %s", dir);
+                return errno == ENOENT || errno == ENOTDIR
+                               ? 0
+                               : fs_fail(negative_errno(), b->err, "Landlock: list %s", dir);
         DIR *d = fdopendir(fd);
         if (!d)
-                return fail(negative_errno(), b->err, "Landlock: list %s", dir);
+                return fs_fail(negative_errno(), b->err, "Landlock: list %s", dir);
         fd = -1; /* owned by d */
         int r = 0;
         struct dirent *de;
@@ -243,7 +232,7 @@ static int mounts_read(struct ro_mounts *m, char *err)
 {
         _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
         if (!f)
-                return fail(negative_errno(), err, "Landlock: read /proc/self/mountinfo");
+                return fs_fail(negative_errno(), err, "Landlock: read /proc/self/mountinfo");
         _cleanup_free_ char *line = NULL;
         size_t cap = 0, mcap = 0;
         while (getline(&line, &cap, f) > 0) {
@@ -382,7 +371,7 @@ bool fs_landlock_proc_unwritable(const struct fs_view_spec *spec)
 
 int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize)
 {
-        (void)errsize; /* fail() writes at most 1024 bytes; callers pass that */
+        (void)errsize; /* fs_fail() writes at most 1024 bytes; callers pass that */
         int abi = fs_landlock_abi();
         if (abi == -ENOSYS || abi == -EOPNOTSUPP) {
                 snprintf(err, 1024, "%s",
@@ -391,7 +380,7 @@ int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize
                 return 0;
         }
         if (abi < 0)
-                return fail(abi, err, "Landlock: probing the ABI");
+                return fs_fail(abi, err, "Landlock: probing the ABI");
         if (abi < 2) {
                 /* ABI 1 refuses every rename or link across directories in a
                  * restricted process (it cannot grant LL_REFER): mv, git and
@@ -414,7 +403,7 @@ int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize
                 attr.scoped = LL_SCOPE_ABSTRACT_UNIX | (spec->pid_shared ? 0 : LL_SCOPE_SIGNAL);
         int rfd = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
         if (rfd < 0)
-                return fail(negative_errno(), err, "Landlock: create the ruleset (ABI %d)", abi);
+                return fs_fail(negative_errno(), err, "Landlock: create the ruleset (ABI %d)", abi);
         _cleanup_close_ int ruleset_fd = rfd;
 
         /* A template root is itself writable (its overlay's upper layer is
@@ -484,6 +473,6 @@ int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize
 
         /* fails closed: from here on a failure is the sandbox's failure */
         if (syscall(__NR_landlock_restrict_self, ruleset_fd, 0) < 0)
-                return fail(negative_errno(), err, "Landlock: restrict_self");
+                return fs_fail(negative_errno(), err, "Landlock: restrict_self");
         return abi;
 }

@@ -10,7 +10,6 @@
 #include <limits.h>
 #include <linux/mount.h>
 #include <linux/securebits.h>
-#include <stdarg.h>
 #include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -20,35 +19,6 @@
 #include "common/util.h"
 #include "fs/fs-internal.h"
 #include "fs/fs.h"
-
-#ifndef MOUNT_ATTR_RDONLY
-#define MOUNT_ATTR_RDONLY 0x00000001
-#define MOUNT_ATTR_NOSUID 0x00000002
-#define MOUNT_ATTR_NODEV  0x00000004
-#endif
-#ifndef __NR_mount_setattr
-#define __NR_mount_setattr 442
-#endif
-#ifndef MOUNT_ATTR_IDMAP
-#define MOUNT_ATTR_IDMAP 0x00100000
-#endif
-#ifndef OPEN_TREE_CLONE
-#define OPEN_TREE_CLONE 1
-#endif
-struct cordon_mount_attr {
-        uint64_t attr_set, attr_clr, propagation, userns_fd;
-};
-
-_printf_(3, 4) static int fail(int r, char *err, const char *fmt, ...)
-{
-        char what[512];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(what, sizeof(what), fmt, ap);
-        va_end(ap);
-        snprintf(err, 1024, "%s: %s", what, strerror(-r));
-        return r;
-}
 
 /* writable: the clone is an OCI container's root written through (see
  * fs_template_idmapped); else read-only, a layer beneath the sandbox's own */
@@ -177,14 +147,14 @@ static int overlay_writable_layers(const char *upper, const char *work, int user
                 if ((fd[i] = open(path[i], O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0 || fstat(fd[i], &st[i]) < 0 ||
                     (parent[i] = openat(fd[i], "..", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0 ||
                     fstat(parent[i], &pst[i]) < 0)
-                        r = fail(negative_errno(), err, "%s %s", i ? "workdir" : "upperdir", path[i]);
+                        r = fs_fail(negative_errno(), err, "%s %s", i ? "workdir" : "upperdir", path[i]);
         if (r == 0 && (pst[0].st_dev != pst[1].st_dev || pst[0].st_ino != pst[1].st_ino))
-                r = fail(-EXDEV, err,
-                         "upperdir %s and workdir %s are not in one directory (a writable idmapped mount of their "
-                         "parent reaches both)",
-                         upper, work);
+                r = fs_fail(-EXDEV, err,
+                            "upperdir %s and workdir %s are not in one directory (a writable idmapped mount of their "
+                            "parent reaches both)",
+                            upper, work);
         if (r == 0 && (r = idmapped_clone(parent[0], userns_fd, true, &clone)) < 0)
-                fail(r, err, "a writable idmapped mount of %s/..", upper);
+                fs_fail(r, err, "a writable idmapped mount of %s/..", upper);
         for (int i = 0; i < 2 && r == 0; i++) {
                 /* the name as the kernel resolved it (the path's last
                  * component may have been a symlink) */
@@ -197,8 +167,8 @@ static int overlay_writable_layers(const char *upper, const char *work, int user
                 struct stat s;
                 if (!base[0] || (in[i] = openat(clone, base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
                     fstat(in[i], &s) < 0 || s.st_dev != st[i].st_dev || s.st_ino != st[i].st_ino)
-                        r = fail(-ESTALE, err, "%s %s: not found again beneath its parent", i ? "workdir" : "upperdir",
-                                 path[i]);
+                        r = fs_fail(-ESTALE, err, "%s %s: not found again beneath its parent",
+                                    i ? "workdir" : "upperdir", path[i]);
         }
         /* Our own work directory, beneath the engine's: overlayfs cleans
          * its work directory's "work" at mount, which would pull the one
@@ -208,9 +178,9 @@ static int overlay_writable_layers(const char *upper, const char *work, int user
          * the engine removes it with the rest of its work directory. */
         int wfd = -1;
         if (r == 0 && mkdirat(fd[1], "cordon", 0700) < 0 && errno != EEXIST)
-                r = fail(negative_errno(), err, "workdir %s/cordon", work);
+                r = fs_fail(negative_errno(), err, "workdir %s/cordon", work);
         if (r == 0 && (wfd = openat(in[1], "cordon", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-                r = fail(negative_errno(), err, "workdir %s/cordon", work);
+                r = fs_fail(negative_errno(), err, "workdir %s/cordon", work);
         for (int i = 0; i < 2; i++) {
                 if (fd[i] >= 0)
                         close(fd[i]);
@@ -294,15 +264,16 @@ static int overlay_template_idmapped(int template_fd, int userns_fd, const struc
                         kept[n_kept++] = o;
         }
         if (w && (!upper || !work))
-                return fail(-EROFS, w->err,
-                            "an overlay without an upper directory (read-only to its engine) cannot be written "
-                            "through");
+                return fs_fail(-EROFS, w->err,
+                               "an overlay without an upper directory (read-only to its engine) cannot be written "
+                               "through");
         if (!lower || strstr(lower, "::")) {
                 /* data-only layers (Linux 6.5's "::", composefs images)
                  * hold content that metacopy files above redirect to: a
                  * plain stack of them would show it at the wrong place */
                 if (w)
-                        fail(-EOPNOTSUPP, w->err, "an overlay with data-only lower layers (\"::\") is not supported");
+                        fs_fail(-EOPNOTSUPP, w->err,
+                                "an overlay with data-only lower layers (\"::\") is not supported");
                 return w ? -EOPNOTSUPP : -EINVAL;
         }
         char *layers[MAX_OVL_LAYERS];
@@ -313,19 +284,19 @@ static int overlay_template_idmapped(int template_fd, int userns_fd, const struc
         for (char *l = strtok_r(lower, ":", &save); l; l = strtok_r(NULL, ":", &save)) {
                 if (n == MAX_OVL_LAYERS) {
                         if (w)
-                                fail(-E2BIG, w->err, "more than %d lower layers (overlayfs's limit is 500)",
-                                     MAX_OVL_LAYERS);
+                                fs_fail(-E2BIG, w->err, "more than %d lower layers (overlayfs's limit is 500)",
+                                        MAX_OVL_LAYERS);
                         return -E2BIG;
                 }
                 layers[n++] = l;
         }
         for (size_t i = 0; i < n; i++)
                 if ((r = fs_unescape_mountinfo(layers[i])) < 0)
-                        return w ? fail(r, w->err, "lower layer %s: a name with ':' or ','", layers[i]) : r;
+                        return w ? fs_fail(r, w->err, "lower layer %s: a name with ':' or ','", layers[i]) : r;
         if (w && (r = fs_unescape_mountinfo(upper)) < 0)
-                return w ? fail(r, w->err, "upperdir %s: a name with ':' or ','", upper) : r;
+                return w ? fs_fail(r, w->err, "upperdir %s: a name with ':' or ','", upper) : r;
         if (work && (r = fs_unescape_mountinfo(work)) < 0)
-                return w ? fail(r, w->err, "workdir %s: a name with ':' or ','", work) : r;
+                return w ? fs_fail(r, w->err, "workdir %s: a name with ':' or ','", work) : r;
         /* containers/storage's home: the upper directory's grandparent
          * (overlay/ID/diff), where its relative lower paths start */
         _cleanup_close_ int home_fd = -1;
@@ -342,12 +313,12 @@ static int overlay_template_idmapped(int template_fd, int userns_fd, const struc
                 if (dfd < 0) {
                         r = dfd;
                         if (w)
-                                fail(r, w->err, "lower layer %s", layers[i]);
+                                fs_fail(r, w->err, "lower layer %s", layers[i]);
                         break;
                 }
                 if ((r = idmapped_clone(dfd, userns_fd, false, &fds[n_fds])) < 0) {
                         if (w)
-                                fail(r, w->err, "an idmapped mount of the lower layer %s", layers[i]);
+                                fs_fail(r, w->err, "an idmapped mount of the lower layer %s", layers[i]);
                         break;
                 }
                 /* a detached mount is reached by overlayfs through its fd */
@@ -388,15 +359,16 @@ static int overlay_template_idmapped(int template_fd, int userns_fd, const struc
                                         (w ? 0 : MOUNT_ATTR_RDONLY) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0)
                         r = negative_errno();
                 if (r < 0 && w)
-                        fail(r, w->err, "mount overlayfs with the upper directory %s written through%s", upper,
-                             r == -EBUSY ? " (the engine's overlay holds it with index=on)"
-                                         : " (the kernel log may say why)");
+                        fs_fail(r, w->err, "mount overlayfs with the upper directory %s written through%s", upper,
+                                r == -EBUSY ? " (the engine's overlay holds it with index=on)"
+                                            : " (the kernel log may say why)");
                 /* overlayfs mounts read-only, with only a line in the kernel
                  * log, when it cannot set up its work directory */
                 struct statvfs sv;
                 if (r == 0 && w && (fstatvfs(mfd, &sv) < 0 || (sv.f_flag & ST_RDONLY))) {
-                        r = fail(-EROFS, w->err,
-                                 "overlayfs mounted the upper directory %s read-only (the kernel log says why)", upper);
+                        r = fs_fail(-EROFS, w->err,
+                                    "overlayfs mounted the upper directory %s read-only (the kernel log says why)",
+                                    upper);
                         close(mfd);
                         mfd = -1;
                 }
@@ -432,17 +404,17 @@ int fs_template_idmapped(int template_fd, int userns_fd, const struct fs_ids *wr
          * files' on-disk 0 */
         uint32_t uid, gid;
         if (fs_id_from_child(write_through, false, 0, &uid) < 0 || fs_id_from_child(write_through, true, 0, &gid) < 0)
-                return fail(-EOVERFLOW, err, "the container's user namespace does not map root");
+                return fs_fail(-EOVERFLOW, err, "the container's user namespace does not map root");
         struct write_through w = {.fsuid = uid, .fsgid = gid, .err = err};
         /* a plain directory (runc's bundles): the root itself, written
          * through a writable idmapped clone, nosuid and nodev */
         int r = idmapped_clone(template_fd, userns_fd, true, ret_fd);
         if (r != -EINVAL)
-                return r < 0 ? fail(r, err, "a writable idmapped mount of it") : 0;
+                return r < 0 ? fs_fail(r, err, "a writable idmapped mount of it") : 0;
         r = overlay_template_idmapped(template_fd, userns_fd, &w, ret_fd);
         if (r < 0 && !err[0])
-                fail(r, err,
-                     "a writable idmapped mount of it (its filesystem does not support idmapped mounts, "
-                     "and it is no overlay's root)");
+                fs_fail(r, err,
+                        "a writable idmapped mount of it (its filesystem does not support idmapped mounts, "
+                        "and it is no overlay's root)");
         return r;
 }

@@ -16,32 +16,8 @@
 #include <sys/sysmacros.h>
 
 #include "common/util.h"
+#include "fs/fs-internal.h"
 #include "fs/fs.h"
-
-#ifndef MOUNT_ATTR_RDONLY
-#define MOUNT_ATTR_RDONLY 0x00000001
-#define MOUNT_ATTR_NOSUID 0x00000002
-#define MOUNT_ATTR_NODEV  0x00000004
-#define MOUNT_ATTR_NOEXEC 0x00000008
-#endif
-#ifndef AT_RECURSIVE
-#define AT_RECURSIVE 0x8000
-#endif
-#ifndef __NR_mount_setattr
-#define __NR_mount_setattr 442
-#endif
-#ifndef MOUNT_ATTR_IDMAP
-#define MOUNT_ATTR_IDMAP 0x00100000
-#endif
-#ifndef OPEN_TREE_CLONE
-#define OPEN_TREE_CLONE 1
-#endif
-#ifndef MOVE_MOUNT_F_EMPTY_PATH
-#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
-#endif
-struct cordon_mount_attr {
-        uint64_t attr_set, attr_clr, propagation, userns_fd;
-};
 
 /* The staging area: a tmpfs over /tmp in the child's own mount namespace
  * (the host's /tmp is untouched and never visible in the view). */
@@ -102,9 +78,9 @@ const char *fs_view_hidden_by(const struct fs_view_spec *spec, const char *path)
         return NULL;
 }
 
-_printf_(3, 4) static int fail(int r, char *err, const char *fmt, ...)
+int fs_fail(int r, char *err, const char *fmt, ...)
 {
-        char what[512];
+        char what[768];
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(what, sizeof(what), fmt, ap);
@@ -292,7 +268,7 @@ static int setup_dev_mount(const struct fs_dev_mount *m, char *err)
         int r;
         if (!startswith(m->target, "/dev/") || strstr(m->target, "/..") ||
             snprintf(path, sizeof(path), "%s%s", NEWROOT, m->target) >= (int)sizeof(path))
-                return fail(-EINVAL, err, "mount on %s: not a path under /dev", m->target);
+                return fs_fail(-EINVAL, err, "mount on %s: not a path under /dev", m->target);
         /* parents first: mkdir -p inside the view's fresh /dev */
         for (char *q = path + strlen(NEWROOT "/dev/"); *q; q++) {
                 if (*q != '/')
@@ -301,17 +277,17 @@ static int setup_dev_mount(const struct fs_dev_mount *m, char *err)
                 r = make_mountpoint(path, 0755);
                 *q = '/';
                 if (r < 0)
-                        return fail(r, err, "mkdir the parents of %s", m->target);
+                        return fs_fail(r, err, "mkdir the parents of %s", m->target);
         }
         if ((r = make_mountpoint(path, 0755)) < 0)
-                return fail(r, err, "mkdir %s", m->target);
+                return fs_fail(r, err, "mkdir %s", m->target);
         bool pts = streq(m->fstype, "devpts");
         unsigned long flags = (m->flags & (MS_RDONLY | MS_NOEXEC | MS_NOATIME | MS_NODIRATIME | MS_RELATIME |
                                            MS_STRICTATIME | MS_SYNCHRONOUS | MS_DIRSYNC | MS_LAZYTIME)) |
                               MS_NOSUID | (pts ? 0 : MS_NODEV);
         if (mount(m->source ? m->source : m->fstype, path, m->fstype, flags, m->data) < 0)
-                return fail(negative_errno(), err, "mount %s on %s (%s)", m->fstype, m->target,
-                            m->data ? m->data : "no options");
+                return fs_fail(negative_errno(), err, "mount %s on %s (%s)", m->fstype, m->target,
+                               m->data ? m->data : "no options");
         return 0;
 }
 
@@ -320,18 +296,18 @@ static int setup_dev(int rootfd, const struct fs_view_spec *spec, char *err)
         const char *dev = NEWROOT "/dev";
         int r;
         if ((r = make_mountpoint(dev, 0755)) < 0)
-                return fail(r, err, "mkdir %s", "/dev");
+                return fs_fail(r, err, "mkdir %s", "/dev");
         /* an OCI config's options (its mode and size): read-only all the
          * same below, so nothing but these mounts' own contents is there */
         const char *data = spec->dev_data ? spec->dev_data : "mode=0755,size=64k";
         if (mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, data) < 0)
-                return fail(negative_errno(), err, "mount tmpfs on %s (%s)", "/dev", data);
+                return fs_fail(negative_errno(), err, "mount tmpfs on %s (%s)", "/dev", data);
         char path[128], src[64];
         for (size_t i = 0; i < ELEMENTSOF(dev_nodes); i++) {
                 snprintf(path, sizeof(path), "%s/%s", dev, dev_nodes[i]);
                 snprintf(src, sizeof(src), "/dev/%s", dev_nodes[i]);
                 if ((r = touch(path, 0666)) < 0)
-                        return fail(r, err, "create /dev/%s", dev_nodes[i]);
+                        return fs_fail(r, err, "create /dev/%s", dev_nodes[i]);
                 /* A user namespace cannot mknod: the host's node, bound.
                  * Read-only: the device still reads and writes (a read-only
                  * mount refuses writes to files, not to devices), but the
@@ -341,7 +317,7 @@ static int setup_dev(int rootfd, const struct fs_view_spec *spec, char *err)
                  * nobody, which is the sandbox's root when cordon runs as
                  * root). */
                 if ((r = bind_path(src, path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC)) < 0)
-                        return fail(r, err, "bind %s", src);
+                        return fs_fail(r, err, "bind %s", src);
         }
         bool own_pts = true, own_shm = true;
         for (size_t i = 0; i < spec->n_dev_mounts; i++) {
@@ -352,15 +328,15 @@ static int setup_dev(int rootfd, const struct fs_view_spec *spec, char *err)
         /* a private devpts instance: the child's ptys are its own */
         if (own_pts && (mkdir(path, 0755) < 0 || mount("devpts", path, "devpts", MS_NOSUID | MS_NOEXEC,
                                                        "newinstance,ptmxmode=0666,mode=620") < 0))
-                return fail(negative_errno(), err, "mount devpts on /dev/pts");
+                return fs_fail(negative_errno(), err, "mount devpts on /dev/pts");
         snprintf(path, sizeof(path), "%s/shm", dev);
         if (own_shm) {
                 if (mkdir(path, 01777) < 0)
-                        return fail(negative_errno(), err, "mkdir /dev/shm");
+                        return fs_fail(negative_errno(), err, "mkdir /dev/shm");
                 if (mount(WRITABLE "/shm", path, NULL, MS_BIND, NULL) < 0)
-                        return fail(negative_errno(), err, "bind the writable layer on /dev/shm");
+                        return fs_fail(negative_errno(), err, "bind the writable layer on /dev/shm");
                 if ((r = setattr_in_root(rootfd, "/dev/shm", false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)) < 0)
-                        return fail(r, err, "nosuid,nodev on /dev/shm");
+                        return fs_fail(r, err, "nosuid,nodev on /dev/shm");
         }
         for (size_t i = 0; i < spec->n_dev_mounts; i++)
                 if ((r = setup_dev_mount(&spec->dev_mounts[i], err)) < 0)
@@ -372,10 +348,10 @@ static int setup_dev(int rootfd, const struct fs_view_spec *spec, char *err)
         for (size_t i = 0; i < ELEMENTSOF(links); i++) {
                 snprintf(path, sizeof(path), "%s/%s", dev, links[i][0]);
                 if (symlink(links[i][1], path) < 0)
-                        return fail(negative_errno(), err, "symlink /dev/%s", links[i][0]);
+                        return fs_fail(negative_errno(), err, "symlink /dev/%s", links[i][0]);
         }
         if ((r = mount_setattr_path(dev, false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC)) < 0)
-                return fail(r, err, "make /dev read-only");
+                return fs_fail(r, err, "make /dev read-only");
         return 0;
 }
 
@@ -415,7 +391,7 @@ static int finish_proc(int rootfd, const struct mask_src *src, char *err)
         int r;
         for (size_t i = 0; i < ELEMENTSOF(proc_masked); i++)
                 if ((r = mask_path_from(rootfd, proc_masked[i], src)) < 0)
-                        return fail(r, err, "mask %s", proc_masked[i]);
+                        return fs_fail(r, err, "mask %s", proc_masked[i]);
         _cleanup_close_ int sys = open_in_root(rootfd, "/proc/sys", false, false);
         if (sys >= 0) {
                 /* bound onto itself by fd (/proc/self may not be ours here:
@@ -424,11 +400,11 @@ static int finish_proc(int rootfd, const struct mask_src *src, char *err)
                                                         OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
                 if (tree < 0 ||
                     syscall(SYS_move_mount, tree, "", sys, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-                        return fail(negative_errno(), err, "bind /proc/sys");
+                        return fs_fail(negative_errno(), err, "bind /proc/sys");
                 if ((r = setattr_in_root(rootfd, "/proc/sys", true,
                                          MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
                                          0)) < 0)
-                        return fail(r, err, "make /proc/sys read-only");
+                        return fs_fail(r, err, "make /proc/sys read-only");
         }
         return 0;
 }
@@ -444,17 +420,17 @@ static int setup_proc(int rootfd, int tree_fd, char *err)
         const char *proc = NEWROOT "/proc";
         int r;
         if ((r = make_mountpoint(proc, 0555)) < 0)
-                return fail(r, err, "mkdir /proc");
+                return fs_fail(r, err, "mkdir /proc");
         /* a procfs made for us (a pod's shared pid namespace, over which
          * init holds no capability): it gets the same masks below */
         if (tree_fd >= 0) {
                 if (syscall(SYS_move_mount, tree_fd, "", AT_FDCWD, proc, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-                        return fail(negative_errno(), err, "mount the pod's procfs on /proc");
+                        return fs_fail(negative_errno(), err, "mount the pod's procfs on /proc");
                 return finish_proc(rootfd, &staging, err);
         }
         /* the child is pid 1 of its own pid namespace: this proc shows only the sandbox */
         if (mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-                return fail(negative_errno(), err, "mount proc on /proc");
+                return fs_fail(negative_errno(), err, "mount proc on /proc");
         return finish_proc(rootfd, &staging, err);
 }
 
@@ -462,7 +438,7 @@ int fs_view_proc_renew(int pidns_fd, char *err)
 {
         _cleanup_close_ int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (rootfd < 0)
-                return fail(negative_errno(), err, "open the view's root");
+                return fs_fail(negative_errno(), err, "open the view's root");
         /* mask sources: clones of masks the old /proc has (the staging
          * area they came from is gone with the pivot), a file and a
          * directory, each the mount on top of its path */
@@ -478,16 +454,16 @@ int fs_view_proc_renew(int pidns_fd, char *err)
         }
         _cleanup_close_ int mf = src.file, md = src.dir;
         if (mf < 0 || md < 0)
-                return fail(-ENOENT, err, "no mask under the view's /proc to clone");
+                return fs_fail(-ENOENT, err, "no mask under the view's /proc to clone");
         _cleanup_close_ int mfd = proc_of(pidns_fd);
         if (mfd < 0)
-                return fail(mfd, err, "make the container's procfs");
+                return fs_fail(mfd, err, "make the container's procfs");
         /* the old procfs (its pid namespace is not the container's) goes
          * with its masks; the new one gets the same */
         if (umount2("/proc", MNT_DETACH) < 0)
-                return fail(negative_errno(), err, "detach the sandbox's /proc");
+                return fs_fail(negative_errno(), err, "detach the sandbox's /proc");
         if (syscall(SYS_move_mount, mfd, "", AT_FDCWD, "/proc", MOVE_MOUNT_F_EMPTY_PATH) < 0)
-                return fail(negative_errno(), err, "mount the container's procfs on /proc");
+                return fs_fail(negative_errno(), err, "mount the container's procfs on /proc");
         return finish_proc(rootfd, &src, err);
 }
 
@@ -517,11 +493,11 @@ int fs_view_order(const struct fs_mount_order *m, size_t n, unsigned long root_p
                 _cleanup_close_ int tree =
                         (int)syscall(SYS_open_tree, fd, "", OPEN_TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
                 if (tree < 0)
-                        return fail(negative_errno(), err, "copy the mounts at %s", m[i].path);
+                        return fs_fail(negative_errno(), err, "copy the mounts at %s", m[i].path);
                 if (umount2(m[i].path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
-                        return fail(negative_errno(), err, "detach the mounts at %s", m[i].path);
+                        return fs_fail(negative_errno(), err, "detach the mounts at %s", m[i].path);
                 if (syscall(SYS_move_mount, tree, "", AT_FDCWD, m[i].path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-                        return fail(negative_errno(), err, "mount the copy at %s", m[i].path);
+                        return fs_fail(negative_errno(), err, "mount the copy at %s", m[i].path);
                 done[i] = true;
         }
         /* Propagation as asked. A shared mount here has peers only in the
@@ -530,12 +506,12 @@ int fs_view_order(const struct fs_mount_order *m, size_t n, unsigned long root_p
          * namespace again), and the sandbox can neither mount nor unmount:
          * no mount event crosses to or from the host either way. */
         if (root_propagation && mount(NULL, "/", NULL, root_propagation, NULL) < 0)
-                return fail(negative_errno(), err, "rootfsPropagation of /");
+                return fs_fail(negative_errno(), err, "rootfsPropagation of /");
         for (size_t i = 0; i < n; i++)
                 if (m[i].propagation) {
                         _cleanup_close_ int fd = open(m[i].path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
                         if (is_mount_root(fd) && mount(NULL, m[i].path, NULL, m[i].propagation, NULL) < 0)
-                                return fail(negative_errno(), err, "propagation of %s", m[i].path);
+                                return fs_fail(negative_errno(), err, "propagation of %s", m[i].path);
                 }
         return 0;
 }
@@ -551,29 +527,29 @@ static int overlay_file(int rootfd, const char *path, const char *staging, const
         int r;
         int fd = open(staging, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
         if (fd < 0)
-                return fail(negative_errno(), err, "staging %s", staging);
+                return fs_fail(negative_errno(), err, "staging %s", staging);
         r = write_all(fd, content, strlen(content));
         close(fd);
         if (r < 0)
-                return fail(r, err, "staging %s", staging);
+                return fs_fail(r, err, "staging %s", staging);
 
         _cleanup_close_ int target = open_in_root(rootfd, path, false, false);
         if (target >= 0) {
                 struct stat st;
                 if (fstat(target, &st) < 0 || !S_ISREG(st.st_mode))
-                        return fail(-EINVAL, err, "%s in the view is not a regular file", path);
+                        return fs_fail(-EINVAL, err, "%s in the view is not a regular file", path);
                 char p[64];
                 fd_path(target, p, sizeof(p));
                 if (mount(staging, p, NULL, MS_BIND, NULL) < 0)
-                        return fail(negative_errno(), err, "bind our %s", path);
+                        return fs_fail(negative_errno(), err, "bind our %s", path);
                 if ((r = setattr_in_root(rootfd, path, false,
                                          MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
                                          0)) < 0)
-                        return fail(r, err, "make our %s read-only", path);
+                        return fs_fail(r, err, "make our %s read-only", path);
                 return 0;
         }
         if (target != -ENOENT)
-                return fail(target, err, "%s in the view", path);
+                return fs_fail(target, err, "%s in the view", path);
         /* a dangling symlink: follow it by hand, one level, into the writable layer */
         char link[PATH_MAX], dst[PATH_MAX + 64];
         snprintf(dst, sizeof(dst), "%s%s", NEWROOT, path);
@@ -585,46 +561,46 @@ static int overlay_file(int rootfd, const char *path, const char *staging, const
                         return 0; /* a template /etc the sandbox may not write (owned by an id
                                      it does not map): left without one, as a host without one */
                 if (made < 0)
-                        return fail(made, err, "create %s in the view", path);
+                        return fs_fail(made, err, "create %s in the view", path);
                 char p[64];
                 fd_path(made, p, sizeof(p));
                 if (mount(staging, p, NULL, MS_BIND, NULL) < 0)
-                        return fail(negative_errno(), err, "bind our %s", path);
+                        return fs_fail(negative_errno(), err, "bind our %s", path);
                 if ((r = setattr_in_root(rootfd, path, false,
                                          MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
                                          0)) < 0)
-                        return fail(r, err, "make our %s read-only", path);
+                        return fs_fail(r, err, "make our %s read-only", path);
                 return 0;
         }
         if (n < 0)
                 return 0; /* the host has no such file: leave the view without one */
         link[n] = '\0';
         if (!startswith(link, "/run/") || strstr(link, "/.."))
-                return fail(-EINVAL, err, "%s is a symlink to %s, outside the writable layer", path, link);
+                return fs_fail(-EINVAL, err, "%s is a symlink to %s, outside the writable layer", path, link);
         snprintf(dst, sizeof(dst), "%s%s", NEWROOT, link);
         char *slash = strrchr(dst, '/');
         *slash = '\0';
         if ((r = mkdir_p(dst, 0755)) < 0)
-                return fail(r, err, "mkdir for %s", link);
+                return fs_fail(r, err, "mkdir for %s", link);
         *slash = '/';
         fd = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
         if (fd < 0)
-                return fail(negative_errno(), err, "write %s", link);
+                return fs_fail(negative_errno(), err, "write %s", link);
         r = write_all(fd, content, strlen(content));
         close(fd);
-        return r < 0 ? fail(r, err, "write %s", link) : 0;
+        return r < 0 ? fs_fail(r, err, "write %s", link) : 0;
 }
 
 static int setup_bind(int rootfd, const struct fs_bind *b, int srcfd, bool detached, char *err)
 {
         struct stat st;
         if (fstat(srcfd, &st) < 0)
-                return fail(negative_errno(), err, "bind source %s", b->source);
+                return fs_fail(negative_errno(), err, "bind source %s", b->source);
         if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-                return fail(-EINVAL, err, "bind source %s (only directories and regular files)", b->source);
+                return fs_fail(-EINVAL, err, "bind source %s (only directories and regular files)", b->source);
         _cleanup_close_ int fd = open_in_root(rootfd, b->target, true, !S_ISDIR(st.st_mode));
         if (fd < 0)
-                return fail(fd, err, "bind target %s", b->target);
+                return fs_fail(fd, err, "bind target %s", b->target);
         char p[64];
         fd_path(fd, p, sizeof(p));
         uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (b->read_only ? MOUNT_ATTR_RDONLY : 0);
@@ -634,10 +610,10 @@ static int setup_bind(int rootfd, const struct fs_bind *b, int srcfd, bool detac
          * not copied: it belongs to no mount namespace of ours to bind from */
         if (detached ? syscall(SYS_move_mount, srcfd, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0
                      : mount(src, p, NULL, MS_BIND | MS_REC, NULL) < 0)
-                return fail(negative_errno(), err, "bind %s to %s", b->source, b->target);
+                return fs_fail(negative_errno(), err, "bind %s to %s", b->source, b->target);
         int r = setattr_in_root(rootfd, b->target, true, attrs, 0);
         if (r < 0)
-                return fail(r, err, "bind %s to %s", b->source, b->target);
+                return fs_fail(r, err, "bind %s to %s", b->source, b->target);
         return 0;
 }
 
@@ -646,14 +622,14 @@ static int setup_rule(int rootfd, const struct fs_rule *rule, char *err)
         int r;
         if (rule->access == FS_HIDDEN || rule->access == FS_MASKED) {
                 if ((r = mask_path(rootfd, rule->path)) < 0)
-                        return fail(r, err, "hide %s", rule->path);
+                        return fs_fail(r, err, "hide %s", rule->path);
                 return 0;
         }
         _cleanup_close_ int fd = open_in_root(rootfd, rule->path, false, false);
         if (fd == -ENOENT)
                 return 0; /* nothing there to restrict */
         if (fd < 0)
-                return fail(fd, err, "rule path %s", rule->path);
+                return fs_fail(fd, err, "rule path %s", rule->path);
         char p[64];
         fd_path(fd, p, sizeof(p));
         /* A bind of the path onto itself makes it a mount we can set flags
@@ -661,7 +637,7 @@ static int setup_rule(int rootfd, const struct fs_rule *rule, char *err)
          * would cover the tree rootfd walks, and the rules after this one
          * (a read-write /tmp under a read-only root) would land beneath. */
         if (!streq(rule->path, "/") && mount(p, p, NULL, MS_BIND | MS_REC, NULL) < 0)
-                return fail(negative_errno(), err, "rule path %s", rule->path);
+                return fs_fail(negative_errno(), err, "rule path %s", rule->path);
         uint64_t set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
         if (rule->access == FS_READ)
                 set |= MOUNT_ATTR_RDONLY;
@@ -673,7 +649,7 @@ static int setup_rule(int rootfd, const struct fs_rule *rule, char *err)
         if (rule->access == FS_READ_WRITE)
                 clr |= MOUNT_ATTR_RDONLY;
         if ((r = setattr_in_root(rootfd, rule->path, true, set, clr)) < 0)
-                return fail(r, err, "apply rule on %s", rule->path);
+                return fs_fail(r, err, "apply rule on %s", rule->path);
         return 0;
 }
 
@@ -688,16 +664,16 @@ static int open_template(const struct fs_view_spec *spec, char *err)
 {
         int fd = open(spec->template_path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
-                return fail(negative_errno(), err, "template %s", spec->template_path);
+                return fs_fail(negative_errno(), err, "template %s", spec->template_path);
         struct stat a, b;
         if (fstat(fd, &a) < 0 || fstat(spec->template_fd, &b) < 0) {
                 int r = negative_errno();
                 close(fd);
-                return fail(r, err, "template %s", spec->template_path);
+                return fs_fail(r, err, "template %s", spec->template_path);
         }
         if (a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
                 close(fd);
-                return fail(-ESTALE, err, "template %s was replaced after cordon checked it", spec->template_path);
+                return fs_fail(-ESTALE, err, "template %s was replaced after cordon checked it", spec->template_path);
         }
         return fd;
 }
@@ -714,8 +690,8 @@ static int mount_template_root(const struct fs_view_spec *spec, int lowerfd, cha
                         /* the sentry's writable idmapped mount (nosuid, nodev) */
                         if (syscall(SYS_move_mount, spec->template_tree_fd, "", AT_FDCWD, NEWROOT,
                                     MOVE_MOUNT_F_EMPTY_PATH) < 0)
-                                return fail(negative_errno(), err, "attach the root %s (written through)",
-                                            spec->template_path);
+                                return fs_fail(negative_errno(), err, "attach the root %s (written through)",
+                                               spec->template_path);
                         return 0;
                 }
                 /* without root (no idmap to make): the caller's own
@@ -723,42 +699,42 @@ static int mount_template_root(const struct fs_view_spec *spec, int lowerfd, cha
                 char p[64];
                 fd_path(lowerfd, p, sizeof(p));
                 if (mount(p, NEWROOT, NULL, MS_BIND, NULL) < 0)
-                        return fail(negative_errno(), err, "bind the root %s", spec->template_path);
+                        return fs_fail(negative_errno(), err, "bind the root %s", spec->template_path);
                 if ((r = mount_setattr_path(NEWROOT, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0)
-                        return fail(r, err, "nosuid,nodev on the root %s", spec->template_path);
+                        return fs_fail(r, err, "nosuid,nodev on the root %s", spec->template_path);
                 return 0;
         }
         if (mkdir(LOWER, 0755) < 0)
-                return fail(negative_errno(), err, "staging directory %s", LOWER);
+                return fs_fail(negative_errno(), err, "staging directory %s", LOWER);
         if (spec->template_tree_fd >= 0) {
                 /* the sentry's idmapped copy, from the very fd it hashed */
                 if (syscall(SYS_move_mount, spec->template_tree_fd, "", AT_FDCWD, LOWER, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-                        return fail(negative_errno(), err, "attach the template %s (idmapped)", spec->template_path);
+                        return fs_fail(negative_errno(), err, "attach the template %s (idmapped)", spec->template_path);
         } else {
                 char p[64];
                 fd_path(lowerfd, p, sizeof(p));
                 if (mount(p, LOWER, NULL, MS_BIND, NULL) < 0)
-                        return fail(negative_errno(), err, "bind the template %s", spec->template_path);
+                        return fs_fail(negative_errno(), err, "bind the template %s", spec->template_path);
                 if ((r = mount_setattr_path(LOWER, false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) <
                     0)
-                        return fail(r, err, "make the template %s read-only", spec->template_path);
+                        return fs_fail(r, err, "make the template %s read-only", spec->template_path);
         }
         /* the root directory's mode is the upper's: keep the template's */
         struct stat st;
         if (stat(LOWER, &st) < 0)
-                return fail(negative_errno(), err, "template %s", spec->template_path);
+                return fs_fail(negative_errno(), err, "template %s", spec->template_path);
         if (mkdir(UPPER, 0755) < 0 || chmod(UPPER, st.st_mode & 07777) < 0 || mkdir(OVL_WORK, 0700) < 0)
-                return fail(negative_errno(), err, "overlay directories in the writable layer");
+                return fs_fail(negative_errno(), err, "overlay directories in the writable layer");
         /* userxattr: the overlay's own bookkeeping (opaque directories) in
          * user.overlay.* xattrs, the only kind the sandbox's namespace may set */
         static const char opts[] = "lowerdir=" LOWER ",upperdir=" UPPER ",workdir=" OVL_WORK ",userxattr";
         if (mount("overlay", NEWROOT, "overlay", MS_NOSUID | MS_NODEV, opts) < 0) {
                 r = negative_errno();
-                return fail(r, err, "mount overlayfs for the template root %s (%s)%s", spec->template_path, opts,
-                            r == -EPERM || r == -ENODEV || r == -EINVAL
-                                    ? "; this kernel may not allow overlayfs in a user namespace (Linux 5.11 and "
-                                      "later do), and cordon has no copy-up fallback"
-                                    : "");
+                return fs_fail(r, err, "mount overlayfs for the template root %s (%s)%s", spec->template_path, opts,
+                               r == -EPERM || r == -ENODEV || r == -EINVAL
+                                       ? "; this kernel may not allow overlayfs in a user namespace (Linux 5.11 and "
+                                         "later do), and cordon has no copy-up fallback"
+                                       : "");
         }
         return 0;
 }
@@ -774,9 +750,9 @@ static int mount_template_root(const struct fs_view_spec *spec, int lowerfd, cha
 static int mount_default_root(char *err)
 {
         if (mkdir(SKEL, 0755) < 0 || mount("tmpfs", SKEL, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
-                return fail(negative_errno(), err, "mount the root's tmpfs %s", SKEL);
+                return fs_fail(negative_errno(), err, "mount the root's tmpfs %s", SKEL);
         if (mkdir(SKEL "/lower", 0555) < 0 || mkdir(SKEL "/upper", 0755) < 0 || mkdir(SKEL "/work", 0700) < 0)
-                return fail(negative_errno(), err, "overlay directories in %s", SKEL);
+                return fs_fail(negative_errno(), err, "overlay directories in %s", SKEL);
         /* userxattr: as for a template root, the overlay's bookkeeping in
          * the user.overlay.* xattrs the sandbox's namespace may set */
         static const char opts[] = "lowerdir=" SKEL "/lower,upperdir=" SKEL "/upper,workdir=" SKEL "/work,userxattr";
@@ -785,19 +761,19 @@ static int mount_default_root(char *err)
          * slower on missing names. */
         if (mount("overlay", NEWROOT, "overlay", MS_NOSUID | MS_NODEV, opts) < 0 &&
             mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
-                return fail(negative_errno(), err, "mount root tmpfs");
+                return fs_fail(negative_errno(), err, "mount root tmpfs");
         return 0;
 }
 
 int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize, int *ret_layer_fd)
 {
         int r;
-        (void)errsize; /* fail() writes at most 1024 bytes; callers pass that */
+        (void)errsize; /* fs_fail() writes at most 1024 bytes; callers pass that */
 
         /* Bind sources are host paths: open them before anything is mounted
          * over the host's tree (the staging tmpfs covers the host's /tmp). */
         if (spec->n_binds > 64)
-                return fail(-E2BIG, err, "%zu binds (at most 64)", spec->n_binds);
+                return fs_fail(-E2BIG, err, "%zu binds (at most 64)", spec->n_binds);
         _cleanup_close_ int lowerfd = -1;
         if (spec->template_path && spec->template_tree_fd < 0 && (lowerfd = open_template(spec, err)) < 0)
                 return lowerfd;
@@ -806,7 +782,7 @@ int fs_view_enter(const struct fs_view_spec *spec, char *err, size_t errsize, in
                 srcfds[i] = spec->bind_fds && spec->bind_fds[i] >= 0 ? fcntl(spec->bind_fds[i], F_DUPFD_CLOEXEC, 3)
                                                                      : open(spec->binds[i].source, O_PATH | O_CLOEXEC);
                 if (srcfds[i] < 0) {
-                        r = fail(negative_errno(), err, "bind source %s", spec->binds[i].source);
+                        r = fs_fail(negative_errno(), err, "bind source %s", spec->binds[i].source);
                         while (i-- > 0)
                                 close(srcfds[i]);
                         return r;
@@ -825,17 +801,17 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
 
         /* nothing we mount may propagate back to the host */
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-                return fail(negative_errno(), err, "make / private");
+                return fs_fail(negative_errno(), err, "make / private");
         if (mount("tmpfs", BASE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=1m") < 0)
-                return fail(negative_errno(), err, "mount staging tmpfs on %s", BASE);
+                return fs_fail(negative_errno(), err, "mount staging tmpfs on %s", BASE);
         if (mkdir(NEWROOT, 0755) < 0 || mkdir(MASKS, 0755) < 0 || mkdir(EMPTY_DIR, 0555) < 0)
-                return fail(negative_errno(), err, "staging directories");
+                return fs_fail(negative_errno(), err, "staging directories");
         if ((r = touch(EMPTY_FILE, 0444)) < 0)
-                return fail(r, err, "staging empty file");
+                return fs_fail(r, err, "staging empty file");
         if (mount(MASKS, MASKS, NULL, MS_BIND, NULL) < 0 ||
             (r = mount_setattr_path(MASKS, false,
                                     MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)) < 0)
-                return fail(r < 0 ? r : negative_errno(), err, "read-only mask mount %s", MASKS);
+                return fs_fail(r < 0 ? r : negative_errno(), err, "read-only mask mount %s", MASKS);
 
         /* The writable layer: one tmpfs, capped at writable_bytes, whose
          * subdirectories are the private /tmp, /var/tmp, /run, home and
@@ -847,7 +823,7 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
         else
                 snprintf(opts, sizeof(opts), "mode=0755");
         if (mkdir(WRITABLE, 0755) < 0 || mount("tmpfs", WRITABLE, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
-                return fail(negative_errno(), err, "mount the writable layer (tmpfs %s)", opts);
+                return fs_fail(negative_errno(), err, "mount the writable layer (tmpfs %s)", opts);
 
         if (template) {
                 if ((r = mount_template_root(spec, lowerfd, err)) < 0)
@@ -857,7 +833,7 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
 
         _cleanup_close_ int rootfd = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (rootfd < 0)
-                return fail(negative_errno(), err, "open new root");
+                return fs_fail(negative_errno(), err, "open new root");
 
         char dst[256];
         /* the default view: the host's system directories; a template is
@@ -873,23 +849,23 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
                         char target[4096];
                         ssize_t n = readlink(d, target, sizeof(target) - 1);
                         if (n < 0)
-                                return fail(negative_errno(), err, "readlink %s", d);
+                                return fs_fail(negative_errno(), err, "readlink %s", d);
                         target[n] = '\0';
                         if (symlink(target, dst) < 0)
-                                return fail(negative_errno(), err, "symlink %s", d);
+                                return fs_fail(negative_errno(), err, "symlink %s", d);
                         continue;
                 }
                 if (!S_ISDIR(st.st_mode))
                         continue;
                 if (mkdir(dst, 0755) < 0)
-                        return fail(negative_errno(), err, "mkdir %s", d);
+                        return fs_fail(negative_errno(), err, "mkdir %s", d);
                 r = bind_path(d, dst, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
                 if (r < 0)
-                        return fail(r, err, "bind %s read-only", d);
+                        return fs_fail(r, err, "bind %s read-only", d);
         }
         for (size_t i = 0; !template && i < ELEMENTSOF(etc_secrets); i++)
                 if ((r = mask_path(rootfd, etc_secrets[i])) < 0)
-                        return fail(r, err, "mask %s", etc_secrets[i]);
+                        return fs_fail(r, err, "mask %s", etc_secrets[i]);
 
         const char *home = spec->home ? spec->home : "/root";
         const struct {
@@ -903,7 +879,7 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
                 char sub[128];
                 snprintf(sub, sizeof(sub), "%s/%s", WRITABLE, writable[i].sub);
                 if (mkdir(sub, writable[i].mode) < 0 || chmod(sub, writable[i].mode) < 0)
-                        return fail(negative_errno(), err, "writable layer directory %s", writable[i].sub);
+                        return fs_fail(negative_errno(), err, "writable layer directory %s", writable[i].sub);
                 if (!writable[i].target || spec->root_write_through)
                         continue; /* /dev/shm: bound by setup_dev; a root written through has its own */
                 /* resolved inside the root: a template's own /var may be a
@@ -911,20 +887,21 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
                 _cleanup_close_ int fd = open_in_root(rootfd, writable[i].target, true, false);
                 struct stat st;
                 if (fd < 0)
-                        return fail(fd, err, "mkdir %s%s", writable[i].target,
-                                    fd == -ELOOP ? " (a symlink in the root there leads to no directory in it)" : "");
+                        return fs_fail(fd, err, "mkdir %s%s", writable[i].target,
+                                       fd == -ELOOP ? " (a symlink in the root there leads to no directory in it)"
+                                                    : "");
                 if (fstat(fd, &st) < 0)
-                        return fail(negative_errno(), err, "%s in the view", writable[i].target);
+                        return fs_fail(negative_errno(), err, "%s in the view", writable[i].target);
                 if (!S_ISDIR(st.st_mode))
-                        return fail(-ENOTDIR, err, "%s in the view", writable[i].target);
+                        return fs_fail(-ENOTDIR, err, "%s in the view", writable[i].target);
                 char p[64];
                 fd_path(fd, p, sizeof(p));
                 if (mount(sub, p, NULL, MS_BIND, NULL) < 0)
-                        return fail(negative_errno(), err, "bind the writable layer on %s", writable[i].target);
+                        return fs_fail(negative_errno(), err, "bind the writable layer on %s", writable[i].target);
                 /* a bind does not inherit the source mount's flags */
                 if ((r = setattr_in_root(rootfd, writable[i].target, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)) <
                     0)
-                        return fail(r, err, "nosuid,nodev on %s", writable[i].target);
+                        return fs_fail(r, err, "nosuid,nodev on %s", writable[i].target);
         }
 
         if ((r = setup_dev(rootfd, spec, err)) < 0)
@@ -956,24 +933,24 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
          * root is its writable overlay */
         if ((!template || spec->root_readonly) &&
             (r = mount_setattr_path(NEWROOT, false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0)
-                return fail(r, err, "make the view's root read-only");
+                return fs_fail(r, err, "make the view's root read-only");
 
         /* the writable layer's own root (its tmpfs, with a template root's
          * upper directory in it), which the view does not show: opened
          * before the pivot detaches it, for snapshots of the upper layer */
         _cleanup_close_ int layerfd = -1;
         if (ret_layer_fd && (layerfd = open(WRITABLE, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-                return fail(negative_errno(), err, "open the writable layer %s", WRITABLE);
+                return fs_fail(negative_errno(), err, "open the writable layer %s", WRITABLE);
         if (chdir(NEWROOT) < 0)
-                return fail(negative_errno(), err, "chdir to new root");
+                return fs_fail(negative_errno(), err, "chdir to new root");
         /* pivot_root(".", ".") stacks the old root on top of the new one;
          * detaching it leaves no path to the host's tree. */
         if (syscall(SYS_pivot_root, ".", ".") < 0)
-                return fail(negative_errno(), err, "pivot_root");
+                return fs_fail(negative_errno(), err, "pivot_root");
         if (umount2(".", MNT_DETACH) < 0)
-                return fail(negative_errno(), err, "detach the host's root");
+                return fs_fail(negative_errno(), err, "detach the host's root");
         if (chdir("/") < 0)
-                return fail(negative_errno(), err, "chdir /");
+                return fs_fail(negative_errno(), err, "chdir /");
         if (ret_layer_fd)
                 *ret_layer_fd = TAKE_FD(layerfd);
         return 0;
