@@ -20,6 +20,11 @@ int read_file_text(const char *path, char **ret)
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return negative_errno();
+        return read_fd_text(fd, ret);
+}
+
+int read_fd_text(int fd, char **ret)
+{
         size_t cap = 4096, len = 0;
         _cleanup_free_ char *buf = xmalloc(cap);
         for (;;) {

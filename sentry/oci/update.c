@@ -219,34 +219,7 @@ static int flag_to_json(json_t *doc, int ch, const char *name, const char *arg)
 
 static int read_resources(const char *path, char **ret)
 {
-        if (!streq(path, "-"))
-                return read_file_text(path, ret);
-        size_t cap = 4096, n = 0;
-        char *buf = xmalloc(cap);
-        for (;;) {
-                if (n + 1 >= cap) {
-                        if (cap >= (size_t)16 << 20) {
-                                free(buf);
-                                return -EFBIG;
-                        }
-                        cap *= 2;
-                        buf = xrealloc(buf, cap);
-                }
-                ssize_t k = read(STDIN_FILENO, buf + n, cap - n - 1);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0) {
-                        int r = negative_errno();
-                        free(buf);
-                        return r;
-                }
-                if (k == 0)
-                        break;
-                n += (size_t)k;
-        }
-        buf[n] = '\0';
-        *ret = buf;
-        return 0;
+        return streq(path, "-") ? read_fd_text(STDIN_FILENO, ret) : read_file_text(path, ret);
 }
 
 /* The container's resources now: as the last update (or create) recorded
