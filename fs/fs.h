@@ -30,6 +30,12 @@ struct fs_bind {
  * mount view (runc's /dev/null or empty tmpfs), not hidden: path calls are
  * not trapped for it, and it reads as what it is, an empty mask. */
 enum fs_access { FS_HIDDEN, FS_READ, FS_READ_WRITE, FS_MASKED };
+/* Whether the mount view shows an empty mask at a rule's path (hidden and
+ * masked alike): nothing there to read, write or run. */
+static inline bool fs_access_masks(enum fs_access a)
+{
+        return a == FS_HIDDEN || a == FS_MASKED;
+}
 
 struct fs_rule {
         const char *path; /* absolute path in the view */

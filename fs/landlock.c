@@ -424,8 +424,7 @@ int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize
         _cleanup_free_ const char **noexec = xcalloc(spec->n_rules + 1, sizeof(char *));
         size_t n_noexec = 0;
         for (size_t i = 0; i < spec->n_rules; i++)
-                if (spec->rules[i].exec == 0 && spec->rules[i].access != FS_HIDDEN &&
-                    spec->rules[i].access != FS_MASKED)
+                if (spec->rules[i].exec == 0 && !fs_access_masks(spec->rules[i].access))
                         noexec[n_noexec++] = spec->rules[i].path;
 
         int r = grant(&b, "/", LL_READ);
@@ -461,8 +460,7 @@ int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize
                 r = grant_except(&b, "/", LL_EXECUTE, noexec, n_noexec, 0);
         /* an exec:true rule beneath an exec:false one */
         for (size_t i = 0; r >= 0 && i < spec->n_rules; i++)
-                if (spec->rules[i].exec == 1 && spec->rules[i].access != FS_HIDDEN &&
-                    spec->rules[i].access != FS_MASKED)
+                if (spec->rules[i].exec == 1 && !fs_access_masks(spec->rules[i].access))
                         r = grant(&b, spec->rules[i].path, LL_EXECUTE);
         for (size_t i = 0; r >= 0 && i < b.n_writable; i++)
                 r = grant(&b, b.writable[i], LL_WRITE | LL_READ); /* read: a waypoint, as above */

@@ -66,8 +66,7 @@ const char *fs_view_hidden_by(const struct fs_view_spec *spec, const char *path)
          * the mask over the hidden directory covers everything beneath it
          * in the mount view (setup_rule finds nothing there to open) */
         for (size_t i = 0; i < spec->n_rules; i++)
-                if ((spec->rules[i].access == FS_HIDDEN || spec->rules[i].access == FS_MASKED) &&
-                    path_beneath(path, spec->rules[i].path))
+                if (fs_access_masks(spec->rules[i].access) && path_beneath(path, spec->rules[i].path))
                         return spec->rules[i].path;
         for (size_t i = 0; !spec->template_path && i < ELEMENTSOF(etc_secrets); i++)
                 if (path_beneath(path, etc_secrets[i]))
@@ -620,7 +619,7 @@ static int setup_bind(int rootfd, const struct fs_bind *b, int srcfd, bool detac
 static int setup_rule(int rootfd, const struct fs_rule *rule, char *err)
 {
         int r;
-        if (rule->access == FS_HIDDEN || rule->access == FS_MASKED) {
+        if (fs_access_masks(rule->access)) {
                 if ((r = mask_path(rootfd, rule->path)) < 0)
                         return fs_fail(r, err, "hide %s", rule->path);
                 return 0;

@@ -281,7 +281,7 @@ static void debug_mount_flags(const struct sandbox_plan *plan, int sock)
         for (size_t i = 0; (plan->debug_disable & DEBUG_OFF_NOEXEC_RULES) && i < plan->view.n_rules; i++) {
                 const struct fs_rule *rule = &plan->view.rules[i];
                 unsigned long ro = rule->access == FS_READ ? MS_RDONLY : 0;
-                if (rule->exec == 0 && rule->access != FS_HIDDEN &&
+                if (rule->exec == 0 && !fs_access_masks(rule->access) &&
                     mount(NULL, rule->path, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | ro, NULL) < 0)
                         child_fail(sock, "debug: remount %s executable: %s", rule->path, strerror(errno));
         }
