@@ -694,12 +694,19 @@ static int core_pattern_contained(const char *pattern, char *why, size_t size)
 int sentry_core_dumps_contained(char *why, size_t size)
 {
         /* the host's pattern (the sysctl is not namespaced), read before any
-         * view exists; no procfs or no such sysctl: no core dumps to speak
-         * of, and the limit holds for the kinds that exist */
+         * view exists; no such sysctl (a kernel without core dumps): the
+         * limit holds for what exists. Any other failure to read it fails
+         * closed: the pattern could be a socket. */
         char pattern[256] = "";
         _cleanup_close_ int fd = open("/proc/sys/kernel/core_pattern", O_RDONLY | O_CLOEXEC);
         ssize_t n = fd >= 0 ? read(fd, pattern, sizeof(pattern) - 1) : 0;
-        pattern[n > 0 ? n : 0] = '\0';
+        if ((fd < 0 && errno != ENOENT) || n < 0) {
+                snprintf(why, size,
+                         "cannot read kernel.core_pattern (%m): a crash in the sandbox could send its memory to a "
+                         "host program, so cordon refuses to start");
+                return -EPERM;
+        }
+        pattern[n] = '\0';
         pattern[strcspn(pattern, "\n")] = '\0';
         int r = core_pattern_contained(pattern, why, size);
         /* test hook: a pattern judged as well as the host's, which can only
