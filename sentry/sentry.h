@@ -303,6 +303,13 @@ struct subid_range {
         char why[256];                 /* not used: why (for -v) */
 };
 
+/* A part of the teardown that runs beside the rest: on a thread of its
+ * own, or at once where none can be made (teardown.c). */
+struct side_task {
+        pthread_t thread;
+        bool running; /* to be joined */
+};
+
 struct sandbox_state {
         struct sandbox_plan *plan;
         const struct policy *policy;
@@ -347,24 +354,22 @@ struct sandbox_state {
         char landlock_why[320]; /* else why not */
         char cwd_note[320];     /* MSG_CWD's text: where the command started (and why there), for -v */
 
-        /* removing `cordon run`'s state directory (teardown.c), while
-         * state_removing: joined by run_state_removed */
-        pthread_t state_remover;
-        bool state_removing;
+        /* removing `cordon run`'s state directory (teardown.c): joined by
+         * run_state_removed */
+        struct side_task state_remover;
         /* `cordon run` without --stats: its groups removed on a thread once
          * init is reaped (teardown.c), their result for run_groups_ended */
         bool end_groups_early;
-        pthread_t groups_remover;
+        struct side_task groups_remover;
         struct cgroup *groups_ending;
-        bool groups_removing, groups_gone;
+        bool groups_gone;
         /* init's mount namespace, held from before the start so that init's
          * exit does not tear the view down (its mounts' release and the
          * RCU grace periods that waits for): the sentry's last reference
          * goes on a thread once init is reaped (teardown.c), beside the
          * rest of the teardown. -1: none held. */
         int mntns_fd;
-        pthread_t mntns_closer;
-        bool mntns_closing;
+        struct side_task mntns_closer;
         /* An OCI container's: the first thread waits on leader_efd while
          * the main loop runs on another (run.c, main_loop_in_view), and is
          * told there when to enter the view's mount namespace (leader_view,

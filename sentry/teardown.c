@@ -11,6 +11,22 @@
 #include "sentry/approvals/approvals.h"
 #include "sentry/sentry-internal.h"
 
+static void side_task_start(struct side_task *t, void *(*fn)(void *), void *arg)
+{
+        if (pthread_create(&t->thread, NULL, fn, arg) == 0)
+                t->running = true;
+        else
+                (void)fn(arg);
+}
+
+static void side_task_join(struct side_task *t)
+{
+        if (t->running) {
+                pthread_join(t->thread, NULL);
+                t->running = false;
+        }
+}
+
 /* The engine's per-syscall counts, kept for --stats before it is freed. */
 static void capture_trapped_counts(struct sandbox_state *st)
 {
@@ -72,19 +88,13 @@ void run_wind_down(struct sandbox_state *st)
                  * /run that is not a tmpfs) its unlinks wait on the journal,
                  * and they need wait for nothing else here. The lock is
                  * the thread's to close once the directory is gone. */
-                if (pthread_create(&st->state_remover, NULL, remove_state_main, st) == 0)
-                        st->state_removing = true;
-                else
-                        (void)remove_state_main(st);
+                side_task_start(&st->state_remover, remove_state_main, st);
         }
 }
 
 void run_state_removed(struct sandbox_state *st)
 {
-        if (!st->state_removing)
-                return;
-        pthread_join(st->state_remover, NULL);
-        st->state_removing = false;
+        side_task_join(&st->state_remover);
 }
 
 /* The groups removed (cgroup_destroy), beside the rest of the teardown: the
@@ -107,18 +117,12 @@ void run_groups_end_begin(struct sandbox_state *st)
         if (!st->cg)
                 return;
         st->groups_ending = TAKE_PTR(st->cg);
-        if (pthread_create(&st->groups_remover, NULL, remove_groups_main, st) == 0)
-                st->groups_removing = true;
-        else
-                (void)remove_groups_main(st);
+        side_task_start(&st->groups_remover, remove_groups_main, st);
 }
 
 bool run_groups_ended(struct sandbox_state *st)
 {
-        if (st->groups_removing) {
-                pthread_join(st->groups_remover, NULL);
-                st->groups_removing = false;
-        }
+        side_task_join(&st->groups_remover);
         return st->groups_gone;
 }
 
@@ -135,20 +139,14 @@ static void *close_view_main(void *arg)
 
 void run_view_end_begin(struct sandbox_state *st)
 {
-        if (st->mntns_fd < 0 || st->mntns_closing)
+        if (st->mntns_fd < 0 || st->mntns_closer.running)
                 return;
-        if (pthread_create(&st->mntns_closer, NULL, close_view_main, st) == 0)
-                st->mntns_closing = true;
-        else
-                (void)close_view_main(st);
+        side_task_start(&st->mntns_closer, close_view_main, st);
 }
 
 void run_view_ended(struct sandbox_state *st)
 {
-        if (st->mntns_closing) {
-                pthread_join(st->mntns_closer, NULL);
-                st->mntns_closing = false;
-        }
+        side_task_join(&st->mntns_closer);
         if (st->mntns_fd >= 0)
                 close(TAKE_FD(st->mntns_fd));
 }
