@@ -657,9 +657,13 @@ static int main_loop_in_view(struct sandbox_state *st)
         st->leader_efd = eventfd(0, EFD_CLOEXEC);
         pthread_t t;
         if (host < 0 || cwd < 0 || st->leader_efd < 0 || pthread_create(&t, NULL, loop_main, st) != 0) {
+                /* fails closed: the engine's pid would show the host's
+                 * mount namespace; the loop ends the sandbox and tears down */
+                fprintf(stderr, "cordon: cannot keep the container's pid in its mount namespace (%m): ending it\n");
                 if (st->leader_efd >= 0)
                         close(TAKE_FD(st->leader_efd));
-                return sentry_main_loop(st); /* the engine's pid then shows the host's, as before */
+                sandbox_kill_all(st);
+                return sentry_main_loop(st);
         }
         bool moved = false;
         eventfd_t v = 0;
@@ -670,6 +674,11 @@ static int main_loop_in_view(struct sandbox_state *st)
                  * namespace and fs context */
                 moved = unshare(CLONE_FS) == 0 && setns(st->leader_view, CLONE_NEWNS) == 0;
                 close(TAKE_FD(st->leader_view));
+        }
+        if (!moved && v == 1) {
+                /* fails closed, as above; the loop sees init end */
+                fprintf(stderr, "cordon: cannot enter the container's mount namespace (%m): ending it\n");
+                sandbox_kill_all(st);
         }
         pthread_join(t, NULL);
         if (moved && (setns(host, CLONE_NEWNS) < 0 || fchdir(cwd) < 0)) {
@@ -866,9 +875,13 @@ static int sentry_main_loop(struct sandbox_state *st)
         st->mntns_fd = open(nspath, O_RDONLY | O_CLOEXEC);
         /* an OCI container's first thread, waiting to enter the view's
          * namespace (main_loop_in_view): now, after the last fork */
-        if (st->leader_efd >= 0 && st->mntns_fd >= 0 &&
-            (st->leader_view = fcntl(st->mntns_fd, F_DUPFD_CLOEXEC, 3)) >= 0)
+        if (st->leader_efd >= 0) {
+                /* the first thread moves on 1 whatever happens; without a
+                 * copy of the namespace it ends the sandbox (fails closed) */
+                if (st->mntns_fd >= 0)
+                        st->leader_view = fcntl(st->mntns_fd, F_DUPFD_CLOEXEC, 3);
                 (void)eventfd_write(st->leader_efd, 1);
+        }
         if (!(st->plan->debug_disable & DEBUG_OFF_EGRESS_FLOOR) && st->cg)
                 net_floor_preload(st->plan->oci && st->plan->oci->net_prepared);
         /* The gate's DNS stub needs only the network namespace (its thread
