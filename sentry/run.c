@@ -35,7 +35,6 @@ static int sentry_main_loop(struct sandbox_state *st);
 static int main_loop_in_view(struct sandbox_state *st);
 static int run_sandbox(struct sandbox_state *st);
 
-
 static int check_stdio(char *why, size_t size)
 {
         static const int stdio[3] = {0, 1, 2};
