@@ -83,6 +83,7 @@ export declare class Sandbox {
   };
   approvals: {
     list(): Promise<Record<string, unknown>[]>;
+    /** The operator's decision: needs the admin token (or the unix socket); a sandbox's own token gets 403. */
     approve(request: string, opts?: { remember?: boolean }): Promise<Record<string, unknown>>;
     deny(request: string): Promise<Record<string, unknown>>;
   };

@@ -196,6 +196,7 @@ export class Sandbox {
     };
     this.approvals = {
       list: async () => (await c.request('GET', `${sb._path}/approvals`)).approvals,
+      // the operator's: the admin token (or the unix socket); a sandbox's own token gets 403
       approve: (req, { remember = false } = {}) =>
         c.request('POST', `${sb._path}/approvals/${req}/approve`, { body: { remember } }),
       deny: (req) => c.request('POST', `${sb._path}/approvals/${req}/deny`, { body: {} }),

@@ -655,6 +655,19 @@ static enum MHD_Result decide(struct api_req *r, bool approve)
 
 enum MHD_Result api_approve(struct api_req *r)
 {
+        /* Approval exists so that the operator, not whoever drives the
+         * sandbox, decides: a sandbox's token is held by that party (the
+         * tenant, or the untrusted agent itself), so with it an approval
+         * would be the sandbox granting itself what its policy withheld.
+         * Only the admin token, or a unix peer the server trusts as admin,
+         * approves. A sandbox's token may still list and deny: a denial
+         * only narrows what the sandbox gets. dispatch has already checked
+         * the token is this sandbox's (another's is 404 before this), so
+         * the 403 tells nothing about sandboxes it cannot see. */
+        if (r->auth != AUTH_ADMIN)
+                return api_error(r, 403, "forbidden", NULL,
+                                 "approving is the operator's decision: it needs the admin token (or the unix "
+                                 "socket); a sandbox's own token may list and deny its requests, never approve them");
         return decide(r, true);
 }
 

@@ -263,6 +263,8 @@ class _Approvals:
         return self._sb._c.request("GET", self._sb._path + "/approvals")["approvals"]
 
     def approve(self, request_id, remember=False):
+        """The operator's decision: needs the admin token (or the unix socket); with a
+        sandbox's own token it raises CordonError 403 (that token may list and deny only)."""
         return self._sb._c.request("POST", "%s/approvals/%s/approve" % (self._sb._path, request_id),
                                    body={"remember": remember})
 

@@ -1,0 +1,152 @@
+#!/bin/bash
+# cordon integration tests of the HTTP API against a hostile tenant: what a sandbox's own token
+# and a raw socket to `cordon serve` cannot do (approve their own ask requests, hold a
+# connection with a trickle of bytes), what the SDKs do behind a reverse proxy's path prefix,
+# and what a sandbox's records and snapshots keep. Driven by curl, python3 and node. Run like
+# api.sh:
+#
+#   CORDON=/path/to/cordon TESTS_SRCDIR=/path/to/tests bash tests/integration/api-tenant.sh [REGEX...]
+if [ -z "${BASH_VERSION:-}" ]; then
+        exec bash "$0" "$@"
+fi
+set -u
+
+IT_SCRIPT=$(readlink -f "${BASH_SOURCE[0]}")
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$IT_SCRIPT")/lib.sh"
+
+SRC=$(dirname "$(dirname "$IT_SCRIPT")")/..
+
+need_root() { [ "$(id -u)" = 0 ] || skip "the API's sandboxes live under /run/cordon (root)"; }
+need_curl() { command -v curl >/dev/null || skip "curl is not installed"; }
+
+# starts `cordon serve` over TCP on loopback with an admin token of the test's own (extra
+# environment for the server in SERVE_ENV): TCP, ADMIN (the token), TOKEN (the one api sends)
+start_tcp_api() {
+        local port=$((20000 + RANDOM % 20000))
+        head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$IT_TMP/admin.token"
+        chmod 0600 "$IT_TMP/admin.token"
+        env ${SERVE_ENV:-} "$CORDON" serve --listen "tcp:127.0.0.1:$port" --token-file "$IT_TMP/admin.token" -v \
+                >>"$IT_TMP/serve.log" 2>&1 &
+        API_PID=$!
+        at_exit "kill $API_PID"
+        TCP=127.0.0.1:$port
+        ADMIN=$(cat "$IT_TMP/admin.token")
+        TOKEN=$ADMIN
+        wait_until 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null ||
+                fail "cordon serve did not start: $(cat "$IT_TMP/serve.log")"
+}
+
+# api METHOD PATH [BODY] [CURL ARGS...]: with the bearer TOKEN; sets CODE and OUT (the body)
+api() {
+        local m=$1 p=$2 body=${3-}
+        shift 3 2>/dev/null || shift $#
+        local args=(-sS --max-time 30 -X "$m" -o "$IT_TMP/body" -w '%{http_code}' "http://$TCP$p")
+        [ -n "${TOKEN:-}" ] && args+=(-H "Authorization: Bearer $TOKEN")
+        [ -n "$body" ] && args+=(--data-binary "$body")
+        CODE=$(curl "${args[@]}" "$@")
+        OUT=$(cat "$IT_TMP/body")
+        printf '+ %s %s -> %s %s\n' "$m" "$p" "$CODE" "$(_it_short "$OUT")" >&2
+}
+
+# j EXPR: a value of $OUT (python syntax on d); strings bare, others as JSON
+j() {
+        printf '%s' "$OUT" | python3 -c 'import json,sys
+d=json.load(sys.stdin); v=eval(sys.argv[1])
+print(v if isinstance(v,str) else json.dumps(v, sort_keys=True))' "$1"
+}
+
+# creates a sandbox with the admin token (BODY, default a 2-minute TTL): ID, TOKEN_SB
+api_sandbox() {
+        local t=$TOKEN
+        TOKEN=$ADMIN
+        api POST /v1/sandboxes "${1:-{\"ttlMs\": 120000\}}"
+        TOKEN=$t
+        [ "$CODE" = 201 ] || fail "create: $CODE $OUT"
+        ID=$(j 'd["id"]')
+        TOKEN_SB=$(j 'd["token"]')
+        at_exit "timeout 30 '$CORDON' sandbox terminate $ID"
+}
+
+# waits for a pending approval of sandbox ID (seen with TOKEN): REQ
+wait_pending() {
+        wait_until 10 bash -c "curl -s -H 'Authorization: Bearer $TOKEN' http://$TCP/v1/sandboxes/$ID/approvals | grep -q '\"request\"'" ||
+                fail "no approval became pending"
+        api GET "/v1/sandboxes/$ID/approvals"
+        REQ=$(j 'd["approvals"][0]["request"]')
+}
+
+# A sandbox's token is held by whoever drives the sandbox (the tenant, or the agent itself):
+# it may list and deny its sandbox's ask requests, but approving is the operator's, so it is
+# 403 from curl and from both SDKs, and the request stays pending for the operator.
+it_test sandbox_token_cannot_approve
+sandbox_token_cannot_approve() {
+        need_root
+        need_curl
+        start_tcp_api
+        local job
+        job=$(scratch_dir job)
+        mkdir -p "$job/out" && chmod 0777 "$job/out"
+        api_sandbox '{"ttlMs": 120000, "filesystem": {"binds": [{"source": "'"$job"'", "target": "/job"}], "rules": [{"path": "/job/out", "access": "read-write", "action": "ask"}]}}'
+        TOKEN=$TOKEN_SB
+        api POST "/v1/sandboxes/$ID/runs" '{"argv": ["sh", "-c", "echo x > /job/out/a && echo written"]}'
+        local run
+        run=$(j 'd["runId"]')
+        wait_pending
+        api POST "/v1/sandboxes/$ID/approvals/$REQ/approve" '{"remember": true}'
+        expect_eq "403 forbidden" "$CODE $(j 'd["error"]["code"]')" "a sandbox's token approving its own request"
+        expect_contains "$(j 'd["error"]["message"]')" "admin token" "the error says what approving needs"
+        python3 - "$TCP" "$TOKEN_SB" "$ID" "$REQ" "$SRC/sdk/python" <<'PY' || fail "the Python SDK's approve with a sandbox's token was not refused with 403"
+import sys
+sys.path.insert(0, sys.argv[5])
+import cordon
+c = cordon.Client(url="http://" + sys.argv[1], token=sys.argv[2])
+try:
+    c.sandboxes.get(sys.argv[3]).approvals.approve(sys.argv[4])
+except cordon.CordonError as e:
+    sys.exit(0 if e.status == 403 and e.code == "forbidden" else 1)
+sys.exit(1)
+PY
+        if command -v node >/dev/null && [ "$(node -p 'process.versions.node.split(".")[0]')" -ge 18 ]; then
+                node --input-type=module - "$TCP" "$TOKEN_SB" "$ID" "$REQ" "$SRC/sdk/typescript/index.js" <<'JS' ||
+const [tcp, tok, id, req, sdk] = process.argv.slice(2);
+const { Cordon } = await import(sdk);
+const sb = await new Cordon({ url: `http://${tcp}`, token: tok }).sandboxes.get(id);
+try {
+  await sb.approvals.approve(req, { remember: true });
+} catch (e) {
+  process.exit(e.status === 403 && e.code === 'forbidden' ? 0 : 1);
+}
+process.exit(1);
+JS
+                        fail "the TypeScript SDK's approve with a sandbox's token was not refused with 403"
+        fi
+        api GET "/v1/sandboxes/$ID/approvals"
+        expect_eq "$REQ" "$(j 'd["approvals"][0]["request"]')" "the request still waits for the operator"
+        [ -e "$job/out/a" ] && fail "the write went through on the sandbox token's approval"
+        # the operator approves with the admin token
+        TOKEN=$ADMIN
+        api POST "/v1/sandboxes/$ID/approvals/$REQ/approve" '{}'
+        expect_eq "200 approved" "$CODE $(j 'd["decision"]')" "the admin token approves"
+        expect_contains "$(j 'd["decidedBy"]')" "the admin token from 127.0.0.1" "and is recorded as the decider"
+        api GET "/v1/sandboxes/$ID/runs/$run/events?follow=1"
+        expect_contains "$OUT" '"text":"written"' "the approved write went through"
+        # denying narrows: the sandbox's token may
+        TOKEN=$TOKEN_SB
+        api POST "/v1/sandboxes/$ID/runs" '{"argv": ["sh", "-c", "echo y > /job/out/b && echo written"]}'
+        run=$(j 'd["runId"]')
+        wait_pending
+        api POST "/v1/sandboxes/$ID/approvals/$REQ/deny"
+        expect_eq "200 denied" "$CODE $(j 'd["decision"]')" "a sandbox's token denies"
+        api GET "/v1/sandboxes/$ID/runs/$run/events?follow=1"
+        expect_not_contains "$OUT" '"text":"written"' "the denied write"
+        [ -e "$job/out/b" ] && fail "a denied write reached the host"
+        # another sandbox's request: not found, as before, never a 403 that says it exists
+        local a=$ID
+        api_sandbox
+        TOKEN=$TOKEN_SB
+        api POST "/v1/sandboxes/$a/approvals/$REQ/approve" '{}'
+        expect_eq 404 "$CODE" "approving in another sandbox"
+}
+
+it_main "$@"
