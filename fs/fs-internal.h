@@ -54,6 +54,15 @@ void fs_as_child_end(void);
  * a refused read of the trapped thread is worth trying again. notify/
  * calls it through notify_privileged (the hook fs_worker_init sets). */
 bool fs_privileged(void);
+/* Reopens fd, the sentry's duplicate of an fd the caller holds, through
+ * the host's /proc/thread-self/fd with flags (O_CREAT, O_EXCL and
+ * O_NOFOLLOW dropped), CAP_DAC_OVERRIDE effective for that open alone, as
+ * the caller's own reopen of /proc/self/fd/N would be decided natively
+ * where the file's owner is mapped. The caller makes sure it grants
+ * nothing new: a pipe, regular file or terminal the caller holds open
+ * with at least the access asked for (open.c, reopen_own_fd). The new fd
+ * or -errno. */
+int fs_reopen_held(int hostproc_fd, int fd, int flags);
 /* Sets this worker's umask (its fs_struct is private) to um, the caller's,
  * for a create made as the child; no system call when it already is. */
 void fs_set_umask(mode_t um);

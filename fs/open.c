@@ -171,6 +171,66 @@ static int open_in_agent(struct notify_call *call, int at, const char *path, con
                              (mode_t)a->how.mode, a->is_openat2 ? a->how.resolve : 0, (mode_t)um);
 }
 
+/* The caller's own fd that path names, as /proc/TGID/fd/N or
+ * /proc/TGID/task/TID/fd/N with TGID the caller's (how /dev/stdin,
+ * /dev/stdout, /dev/stderr and /dev/fd/N are rewritten): N, or -1. */
+static int own_fd_link(struct notify_call *call, const char *path)
+{
+        unsigned long pid, tid, n;
+        int end = 0;
+        if (sscanf(path, "/proc/%lu/fd/%lu%n", &pid, &n, &end) != 2 || path[end] != '\0') {
+                end = 0;
+                if (sscanf(path, "/proc/%lu/task/%lu/fd/%lu%n", &pid, &tid, &n, &end) != 3 || path[end] != '\0')
+                        return -1;
+        }
+        pid_t nspid, nstgid;
+        if (n > INT_MAX || notify_ns_ids(call, &nspid, &nstgid) < 0 || pid != (unsigned long)nstgid)
+                return -1;
+        return (int)n;
+}
+
+/* The caller's reopen of its own fd n through /proc (open of /dev/stdout
+ * and friends), refused where the caller's user namespace does not map
+ * the file's owner: a pipe or file that cordon's caller made on the host
+ * (`cordon run ... 2>log`), whose reopen natively succeeds. Redone by the
+ * sentry on its duplicate of that very open file, only where it grants
+ * nothing the caller does not already hold: a pipe, a regular file or a
+ * terminal (no other device: an open can have effects of its own, a new
+ * pty from ptmx), not on procfs, open with every access asked for (write
+ * for O_TRUNC too, which ftruncate on the held fd could do as well), not
+ * O_PATH. Offset and status flags are the new open's own, as natively.
+ * Returns the new fd, or err (the first open's error) where this does not
+ * apply. */
+static int reopen_own_fd(struct notify_call *call, int n, const struct open_args *a, int err)
+{
+        const struct fs_context *ctx = call->userdata;
+        int want = (int)(a->how.flags & O_ACCMODE);
+        if (want == O_ACCMODE || (a->how.flags & (O_DIRECTORY | O_PATH)) || (a->how.flags & __O_TMPFILE) == __O_TMPFILE)
+                return err;
+        if ((a->how.flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+                return -EEXIST;
+        _cleanup_close_ int held = notify_dup_child_fd(call, n);
+        struct stat st;
+        if (held < 0 || fstat(held, &st) < 0 || st.st_dev == ctx->proc_dev)
+                return err;
+        bool tty = S_ISCHR(st.st_mode) && major(st.st_rdev) != 5 && isatty(held);
+        if (!S_ISFIFO(st.st_mode) && !S_ISREG(st.st_mode) && !tty)
+                return err;
+        int hf = fcntl(held, F_GETFL);
+        if (hf < 0 || (hf & O_PATH))
+                return err;
+        bool held_r = (hf & O_ACCMODE) == O_RDONLY || (hf & O_ACCMODE) == O_RDWR;
+        bool held_w = (hf & O_ACCMODE) == O_WRONLY || (hf & O_ACCMODE) == O_RDWR;
+        bool want_r = want == O_RDONLY || want == O_RDWR;
+        bool want_w = want == O_WRONLY || want == O_RDWR || (a->how.flags & O_TRUNC);
+        if ((want_r && !held_r) || (want_w && !held_w))
+                return err;
+        if (notify_id_valid(call) < 0)
+                return -ENOENT;
+        int fd = fs_reopen_held(call->hostproc_fd, held, (int)a->how.flags);
+        return fd < 0 ? err : fd;
+}
+
 /* Whether fd, a procfs file opened for writing, may be: any but a "mem"
  * file of another process (/proc/PID/mem or /proc/PID/task/TID/mem). Its
  * own memory a process may write through procfs (JITs and debuggers of
@@ -501,9 +561,12 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
          * (through a symlink or a relative walk) is redone there. */
         if (decided)
                 ; /* opened above, on what was decided */
-        else if (proc_path)
+        else if (proc_path) {
                 fd = open_in_agent(call, at, p, &a, um);
-        else {
+                int n;
+                if (fd == -EACCES && (n = own_fd_link(call, p)) >= 0)
+                        fd = reopen_own_fd(call, n, &a, fd);
+        } else {
                 r = fs_as_child_begin(call);
                 if (r < 0)
                         return r;

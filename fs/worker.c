@@ -242,6 +242,22 @@ bool fs_privileged(void)
         return set_effective(own_caps.resting) == 0;
 }
 
+int fs_reopen_held(int hostproc_fd, int fd, int flags)
+{
+        char link[64];
+        snprintf(link, sizeof(link), "thread-self/fd/%d", fd);
+        /* CAP_DAC_OVERRIDE for this one open only (fs-internal.h says why
+         * it grants nothing the caller does not hold); the operations as
+         * the child start from the empty set again (fs_as_child_begin) */
+        int r = set_effective(1U << CAP_DAC_OVERRIDE);
+        if (r < 0)
+                return r;
+        r = openat(hostproc_fd, link, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC | O_NOCTTY);
+        r = r < 0 ? negative_errno() : r;
+        (void)set_effective(0);
+        return r;
+}
+
 void fs_set_umask(mode_t um)
 {
         /* this thread's fs_struct is its own (fs_worker_init unshared it)

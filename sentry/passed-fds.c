@@ -4,10 +4,12 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include "sentry/sentry-internal.h"
 
@@ -60,4 +62,28 @@ int check_passed_fds(const int fds[3], char *why, size_t size)
                 }
         }
         return 0;
+}
+
+/* An anonymous pipe handed in as stdin, stdout or stderr belongs to its
+ * maker on the host (cordon's caller), mode 0600: inside the sandbox's user
+ * namespace that owner is unmapped, so the command's reopen of it through
+ * /proc/self/fd (/dev/stdin, /dev/stdout, `tee /dev/stderr`), which works
+ * natively, would fail with EACCES. Read and write for others are added to
+ * such a pipe, as runc's fixStdioPermissions chowns the container's stdio
+ * to its user. Safe: an anonymous pipe has no name; it can be reached only
+ * through /proc/PID/fd of a process holding it, which needs ptrace access
+ * to that process (the command's own, or one that already holds the pipe).
+ * Named FIFOs, files and terminals keep their modes. Best effort: a pipe
+ * that cannot be changed stays as it was. */
+void open_passed_pipes(const int fds[3])
+{
+        for (int i = 0; i <= 2; i++) {
+                struct stat st;
+                struct statfs sfs;
+                if (fds[i] < 0 || fstat(fds[i], &st) < 0 || !S_ISFIFO(st.st_mode) || fstatfs(fds[i], &sfs) < 0 ||
+                    sfs.f_type != PIPEFS_MAGIC)
+                        continue;
+                if ((st.st_mode & (S_IROTH | S_IWOTH)) != (S_IROTH | S_IWOTH))
+                        (void)fchmod(fds[i], (st.st_mode & 07777) | S_IROTH | S_IWOTH);
+        }
 }

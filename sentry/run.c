@@ -35,9 +35,10 @@ static int sentry_main_loop(struct sandbox_state *st);
 static int main_loop_in_view(struct sandbox_state *st);
 static int run_sandbox(struct sandbox_state *st);
 
+static const int stdio[3] = {0, 1, 2};
+
 static int check_stdio(char *why, size_t size)
 {
-        static const int stdio[3] = {0, 1, 2};
         return check_passed_fds(stdio, why, size);
 }
 
@@ -222,6 +223,8 @@ int sentry_run(const struct run_options *o)
                 fprintf(stderr, "cordon: %s\n", why);
                 return EXIT_SANDBOX;
         }
+        if (!o->front)
+                open_passed_pipes(stdio);
         if (sentry_core_dumps_contained(why, sizeof(why)) < 0) {
                 fprintf(stderr, "cordon: %s\n", why);
                 return EXIT_SANDBOX;

@@ -394,6 +394,10 @@ struct sandbox_state {
 /* Refuses a directory, O_PATH or aimable host socket among fds (stdin,
  * stdout, stderr of a command): 0, or -EBADF with why filled in. */
 int check_passed_fds(const int fds[3], char *why, size_t size);
+/* Lets the command reopen the anonymous pipes among fds (its stdin, stdout,
+ * stderr) through /proc/self/fd, as natively: adds read and write for
+ * others to each (passed-fds.c says why that is safe). */
+void open_passed_pipes(const int fds[3]);
 
 /* A timerfd (non-blocking, close-on-exec) for a relative timeout
  * (CLOCK_MONOTONIC) or an absolute expiry (CLOCK_REALTIME, so a clock
