@@ -422,6 +422,24 @@ static bool open_native_write(struct notify_call *call, const struct open_args *
         return st.st_dev != ctx->proc_dev && st.st_dev != ctx->dev_dev;
 }
 
+/* Whether path, relative, names one of the view's /dev links to the
+ * caller's fds (fd/N, stdin, stdout, stderr) from the view's /dev itself
+ * (`cd /dev; echo x > fd/3`): the worker would follow them to its own
+ * /proc/self, which the sandbox's procfs does not show, so the open is
+ * rewritten as the absolute spelling, which names the same place. */
+static bool dev_relative(struct notify_call *call, int dirfd, const char *path)
+{
+        const struct fs_context *ctx = call->userdata;
+        if (path[0] == '/' || (strncmp(path, "fd", 2) != 0 && strncmp(path, "std", 3) != 0))
+                return false;
+        struct stat st;
+        if (notify_stat_dirfd(call, dirfd, &st) < 0 || st.st_dev != ctx->dev_dev || !S_ISDIR(st.st_mode))
+                return false;
+        _cleanup_close_ int dfd = notify_open_dirfd(call, dirfd);
+        char vp[PATH_MAX];
+        return dfd >= 0 && fs_view_path(call->hostproc_fd, dfd, vp, sizeof(vp)) == 0 && streq(vp, "/dev");
+}
+
 /* Emulates open(2), creat(2), openat(2) and openat2(2) against the view. */
 int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
 {
@@ -477,6 +495,15 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
 
         char rewritten[PATH_MAX];
         bool changed;
+        if (dev_relative(call, a.dirfd, path)) {
+                /* spelled as from /dev, which it is */
+                char abs[PATH_MAX];
+                if ((size_t)snprintf(abs, sizeof(abs), "/dev/%s", path) >= sizeof(abs)) {
+                        ret->error = ENAMETOOLONG;
+                        return 0;
+                }
+                memcpy(path, abs, sizeof(path));
+        }
         r = fs_rewrite_self(call, path, !(a.how.flags & O_NOFOLLOW), rewritten, sizeof(rewritten), &changed);
         if (r < 0) {
                 ret->error = -r;

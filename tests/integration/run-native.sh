@@ -56,4 +56,17 @@ stdout_file_reopened_by_name() {
         expect_eq "$(cat "$IT_TMP/native")" "$(cat "$IT_TMP/log")" "the log after that"
 }
 
+it_test dev_fd_relative_spelling
+dev_fd_relative_spelling() {
+        # from /dev, fd/3 and stdout are /dev/fd/3 and /dev/stdout (the
+        # sentry's worker followed them to its own /proc/self: ENOENT)
+        # shellcheck disable=SC2016
+        local script='cd /dev; exec 3>"$1"; echo x > fd/3; echo rc=$?; echo y >> fd/3; exec 4<"$1"; cat fd/4; echo z > stdout'
+        local native
+        native=$(bash -c "$script" sh "$IT_TMP/native" 2>&1 </dev/null | cat)
+        crun -- bash -c "$script" sh /tmp/f </dev/null
+        expect_rc 0 "writes through fd/3 from /dev"
+        expect_eq "$native" "$OUT" "output, as natively"
+}
+
 it_main "$@"
