@@ -36,6 +36,10 @@ enum agent_op {
         AGENT_CHMOD = 3,   /* fchmodat2(fd, "", mode, AT_EMPTY_PATH) */
         AGENT_UTIMENS = 4, /* utimensat(fd, "", times or NULL, AT_EMPTY_PATH) */
         AGENT_RMXATTR = 5, /* removexattrat(fd, "", AT_EMPTY_PATH, path) (Linux 6.13) */
+        /* in the passed directory (and a second one), on the names path
+         * (and path2), each one component: fs_agent_dirop */
+        AGENT_DIROP = 6, /* + enum fs_dirop */
+        AGENT_DIROP_END = AGENT_DIROP + FS_DIROP_LINK + 1,
 };
 
 /* The agent holds, for one request, the capabilities its caller holds (a
@@ -63,7 +67,9 @@ struct agent_req {
         uint32_t mode;
         uint32_t umask;
         uint32_t has_dirfd;
+        uint32_t dev; /* AGENT_DIROP + FS_DIROP_MKNOD */
         char path[4096];
+        char path2[4096]; /* the second name of a rename or link, a symlink's content */
 };
 
 struct agent_resp {
@@ -91,6 +97,12 @@ static int confine_agent(void)
                 452 /* fchmodat2: the same number on every architecture */,
                 466 /* removexattrat, likewise */,
                 SCMP_SYS(utimensat),
+                SCMP_SYS(mknodat),
+                SCMP_SYS(mkdirat),
+                SCMP_SYS(symlinkat),
+                SCMP_SYS(unlinkat),
+                SCMP_SYS(renameat2),
+                SCMP_SYS(linkat),
                 /* taking each caller's ids and capabilities (agent_take) */
                 SCMP_SYS(setfsuid),
                 SCMP_SYS(setfsgid),
@@ -125,6 +137,57 @@ static int agent_removexattr(int fd, const char *name)
         if (errno != EBADF || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
                 return negative_errno();
         return syscall(466, fd, ".", 0, name) < 0 ? negative_errno() : 0;
+}
+
+/* Whether name is one component (trailing slashes allowed, as the
+ * resolution keeps them), neither empty nor spelled from the root. */
+static bool one_component(const char *name)
+{
+        if (name[0] == '\0' || name[0] == '/')
+                return false;
+        const char *slash = strchr(name, '/');
+        return !slash || slash[strspn(slash, "/")] == '\0';
+}
+
+/* One directory change (AGENT_DIROP + op) in dirfd (and dirfd2). */
+static int agent_dirop(const struct agent_req *q, int dirfd, int dirfd2)
+{
+        if (q->path[sizeof(q->path) - 1] != '\0' || q->path2[sizeof(q->path2) - 1] != '\0' || !one_component(q->path) ||
+            dirfd < 0)
+                return -EINVAL;
+        enum fs_dirop op = (enum fs_dirop)(q->op - AGENT_DIROP);
+        bool two = op == FS_DIROP_RENAME || op == FS_DIROP_LINK;
+        if (two && (dirfd2 < 0 || !one_component(q->path2)))
+                return -EINVAL;
+        long r;
+        switch (op) {
+        case FS_DIROP_MKNOD:
+                /* no device: the handler refused those before asking */
+                if (S_ISBLK(q->mode) || (S_ISCHR(q->mode) && q->dev != 0))
+                        return -EPERM;
+                umask((mode_t)(q->umask & 0777));
+                r = mknodat(dirfd, q->path, (mode_t)q->mode, (dev_t)q->dev);
+                break;
+        case FS_DIROP_MKDIR:
+                umask((mode_t)(q->umask & 0777));
+                r = mkdirat(dirfd, q->path, (mode_t)q->mode);
+                break;
+        case FS_DIROP_SYMLINK:
+                r = symlinkat(q->path2, dirfd, q->path);
+                break;
+        case FS_DIROP_UNLINK:
+                r = unlinkat(dirfd, q->path, q->flags & AT_REMOVEDIR);
+                break;
+        case FS_DIROP_RENAME:
+                r = syscall(SYS_renameat2, dirfd, q->path, dirfd2, q->path2, (unsigned)q->flags);
+                break;
+        case FS_DIROP_LINK:
+                r = linkat(dirfd, q->path, dirfd2, q->path2, q->flags & AT_SYMLINK_FOLLOW);
+                break;
+        default:
+                return -EINVAL;
+        }
+        return r < 0 ? negative_errno() : 0;
 }
 
 /* The caller's ids and filesystem capabilities for one request, or the
@@ -209,8 +272,9 @@ _noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bo
 
         struct agent_req req;
         for (;;) {
-                int dirfd;
-                ssize_t n = recv_fds(sock, &req, sizeof(req), &dirfd, 1);
+                int fds_in[2];
+                ssize_t n = recv_fds(sock, &req, sizeof(req), fds_in, 2);
+                int dirfd = fds_in[0];
                 if (n <= 0)
                         _exit(0);
                 struct agent_resp resp = {.result = -EINVAL};
@@ -218,6 +282,8 @@ _noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bo
                 struct stat st;
                 if (n == (ssize_t)sizeof(req) && (resp.result = agent_take(&req, ids, caps, may_setgroups)) < 0)
                         ; /* answered as is: the caller's standing could not be taken */
+                else if (n == (ssize_t)sizeof(req) && req.op >= AGENT_DIROP && req.op < AGENT_DIROP_END)
+                        resp.result = agent_dirop(&req, dirfd, fds_in[1]);
                 else if (n == (ssize_t)sizeof(req) && req.op == AGENT_CHOWN && dirfd >= 0)
                         resp.result = fchownat(dirfd, "", req.uid, req.gid, AT_EMPTY_PATH) < 0 ? negative_errno() : 0;
                 else if (n == (ssize_t)sizeof(req) && req.op == AGENT_CHMOD && dirfd >= 0)
@@ -251,8 +317,9 @@ _noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bo
                                 fd = openat(at, req.path, req.flags | O_CLOEXEC | O_NOCTTY, (mode_t)req.mode);
                         resp.result = fd < 0 ? negative_errno() : 0;
                 }
-                if (dirfd >= 0)
-                        close(dirfd);
+                for (size_t i = 0; i < 2; i++)
+                        if (n > 0 && fds_in[i] >= 0)
+                                close(fds_in[i]);
                 (void)send_fds(sock, &resp, sizeof(resp), &fd, fd >= 0 ? 1 : 0);
                 if (fd >= 0)
                         close(fd);
@@ -331,12 +398,12 @@ void fs_agent_stop(struct fs_context *ctx)
  * goes with the request; an fd the answer carries is *ret_fd when asked
  * for, else closed. 0 with *resp filled, or -errno (-EIO for a short
  * answer). */
-static int agent_exchange(struct fs_context *ctx, const struct agent_req *req, int fd_in, struct agent_resp *resp,
-                          int *ret_fd)
+static int agent_exchange2(struct fs_context *ctx, const struct agent_req *req, const int *fds_in, size_t n_in,
+                           struct agent_resp *resp, int *ret_fd)
 {
         int fd = -1;
         pthread_mutex_lock(&ctx->agent_lock);
-        int r = send_fds(ctx->agent_sock, req, sizeof(*req), &fd_in, fd_in >= 0 ? 1 : 0);
+        int r = send_fds(ctx->agent_sock, req, sizeof(*req), fds_in, n_in);
         if (r == 0) {
                 ssize_t n = recv_fds(ctx->agent_sock, resp, sizeof(*resp), &fd, 1);
                 r = n == (ssize_t)sizeof(*resp) ? 0 : -EIO;
@@ -347,6 +414,12 @@ static int agent_exchange(struct fs_context *ctx, const struct agent_req *req, i
         else if (fd >= 0)
                 close(fd);
         return r;
+}
+
+static int agent_exchange(struct fs_context *ctx, const struct agent_req *req, int fd_in, struct agent_resp *resp,
+                          int *ret_fd)
+{
+        return agent_exchange2(ctx, req, &fd_in, fd_in >= 0 ? 1 : 0, resp, ret_fd);
 }
 
 int fs_agent_ids(struct fs_context *ctx, int fd, uint32_t *ret_uid, uint32_t *ret_gid)
@@ -464,4 +537,41 @@ int fs_agent_open(struct fs_context *ctx, struct notify_call *call, int dirfd, c
                 return resp.result;
         }
         return fd >= 0 ? fd : -EIO;
+}
+
+int fs_agent_dirop(struct notify_call *call, enum fs_dirop op, int dirfd, const char *name, int dirfd2,
+                   const char *name2, mode_t mode, dev_t dev, int flags)
+{
+        struct fs_context *ctx = call->userdata;
+        if (ctx->agent_pid <= 0)
+                return -ENOSYS;
+        bool two = op == FS_DIROP_RENAME || op == FS_DIROP_LINK;
+        if (dirfd < 0 || (two && dirfd2 < 0))
+                return -EBADF;
+        /* the request is a few pages: from the heap, not a worker's stack */
+        _cleanup_free_ struct agent_req *req = calloc(1, sizeof(*req));
+        if (!req)
+                return -ENOMEM;
+        req->op = AGENT_DIROP + (uint32_t)op;
+        req->mode = mode;
+        req->dev = (uint32_t)dev;
+        req->flags = flags;
+        if (strlen(name) >= sizeof(req->path) || (name2 && strlen(name2) >= sizeof(req->path2)))
+                return -ENAMETOOLONG;
+        strcpy(req->path, name);
+        if (name2)
+                strcpy(req->path2, name2);
+        if (op == FS_DIROP_MKNOD || op == FS_DIROP_MKDIR) {
+                int um = notify_umask(call);
+                if (um < 0)
+                        return -ESRCH;
+                req->umask = (uint32_t)um;
+        }
+        int r = agent_creds(call, req);
+        if (r < 0)
+                return r;
+        const int fds[2] = {dirfd, dirfd2};
+        struct agent_resp resp = {0};
+        r = agent_exchange2(ctx, req, fds, two ? 2 : 1, &resp, NULL);
+        return r < 0 ? r : resp.result;
 }

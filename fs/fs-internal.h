@@ -95,6 +95,24 @@ int fs_agent_utimens(struct notify_call *call, int fd, const struct timespec *ti
 /* removexattrat(fd, "", AT_EMPTY_PATH, name) the same way (-ENOSYS before
  * Linux 6.13, which has no call to remove an xattr through an O_PATH fd). */
 int fs_agent_removexattr(struct notify_call *call, int fd, const char *name);
+/* A change to a directory's entries, redone by the agent with the trapped
+ * thread's ids and capabilities in the sandbox's namespace where the
+ * worker (no capability) was refused: the kernel then decides it as the
+ * thread's own call (CAP_DAC_OVERRIDE on a 0555 directory the sandbox's
+ * root owns, CAP_FOWNER in a sticky one), and never for a directory whose
+ * owner the namespace does not map. name (and name2) are the last
+ * components the resolution pinned in dirfd (and dirfd2); for symlink,
+ * name2 is the link's content. -ENOSYS without an agent. */
+enum fs_dirop {
+        FS_DIROP_MKNOD,   /* mknodat(dirfd, name, mode, dev), the caller's umask */
+        FS_DIROP_MKDIR,   /* mkdirat(dirfd, name, mode), the caller's umask */
+        FS_DIROP_SYMLINK, /* symlinkat(name2, dirfd, name) */
+        FS_DIROP_UNLINK,  /* unlinkat(dirfd, name, flags) */
+        FS_DIROP_RENAME,  /* renameat2(dirfd, name, dirfd2, name2, flags) */
+        FS_DIROP_LINK,    /* linkat(dirfd, name, dirfd2, name2, flags) */
+};
+int fs_agent_dirop(struct notify_call *call, enum fs_dirop op, int dirfd, const char *name, int dirfd2,
+                   const char *name2, mode_t mode, dev_t dev, int flags);
 
 /* Whether the trapped thread holds CAP_DAC_OVERRIDE or CAP_FOWNER (in its
  * namespace): a refused open is then worth redoing in the agent. */

@@ -298,6 +298,24 @@ int fs_handle_readlink(struct notify_call *call, struct notify_verdict *ret)
         return r < 0 ? deny(ret, r == -ESRCH ? -ENOENT : r) : result(ret, n);
 }
 
+/* The worker makes and removes names with no capability: where that is
+ * refused and the caller holds CAP_DAC_OVERRIDE or CAP_FOWNER in its
+ * namespace (root writing in a 0555 directory of its own, removing
+ * another user's file in a sticky one), the agent redoes the change on
+ * the same pinned directories with the caller's standing, so that the
+ * kernel decides as it decides the caller's own call: capabilities count
+ * only for directories whose owner the sandbox's namespace maps. r stays
+ * when there is nothing to redo. */
+static int redo_as_caller(struct notify_call *call, int r, enum fs_dirop op, const struct fs_target *t,
+                          const struct fs_target *t2, const char *name2, mode_t mode, dev_t dev, int flags)
+{
+        if ((r != -EACCES && r != -EPERM) || t->dirfd < 0 || (t2 && t2->dirfd < 0) || !fs_caller_overrides(call))
+                return r;
+        int ar = fs_agent_dirop(call, op, t->dirfd, t->name, t2 ? t2->dirfd : -1, t2 ? t2->name : name2, mode, dev,
+                                flags);
+        return ar == -ENOSYS || ar == -EINVAL ? r : ar;
+}
+
 /* Emulates mkdir(2) and mkdirat(2) against the view. */
 int fs_handle_mkdir(struct notify_call *call, struct notify_verdict *ret)
 {
@@ -321,6 +339,7 @@ int fs_handle_mkdir(struct notify_call *call, struct notify_verdict *ret)
                 return r;
         r = mkdirat(t.dirfd, t.name, mode) < 0 ? -errno : 0;
         fs_as_child_end();
+        r = redo_as_caller(call, r, FS_DIROP_MKDIR, &t, NULL, NULL, mode, 0, 0);
         return result(ret, r);
 }
 
@@ -359,6 +378,7 @@ int fs_handle_mknod(struct notify_call *call, struct notify_verdict *ret)
                 return r;
         r = mknodat(t.dirfd, t.name, mode, dev) < 0 ? -errno : 0;
         fs_as_child_end();
+        r = redo_as_caller(call, r, FS_DIROP_MKNOD, &t, NULL, NULL, mode, dev, 0);
         return result(ret, r);
 }
 
@@ -387,6 +407,7 @@ int fs_handle_unlink(struct notify_call *call, struct notify_verdict *ret)
                 return r;
         r = unlinkat(t.dirfd, t.name, flags) < 0 ? -errno : 0;
         fs_as_child_end();
+        r = redo_as_caller(call, r, FS_DIROP_UNLINK, &t, NULL, NULL, 0, 0, flags);
         return result(ret, r);
 }
 
@@ -424,6 +445,7 @@ int fs_handle_rename(struct notify_call *call, struct notify_verdict *ret)
                 return r;
         r = renameat2(from.dirfd, from.name, to.dirfd, to.name, flags) < 0 ? -errno : 0;
         fs_as_child_end();
+        r = redo_as_caller(call, r, FS_DIROP_RENAME, &from, &to, NULL, 0, 0, (int)flags);
         return result(ret, r);
 }
 
@@ -467,6 +489,9 @@ int fs_handle_link(struct notify_call *call, struct notify_verdict *ret)
                 r = linkat(from.dirfd, from.name, to.dirfd, to.name, 0);
         r = r < 0 ? -errno : 0;
         fs_as_child_end();
+        if (!from.empty)
+                /* by name in its pinned directory, as the child named it */
+                r = redo_as_caller(call, r, FS_DIROP_LINK, &from, &to, NULL, 0, 0, flags & AT_SYMLINK_FOLLOW);
         return result(ret, r);
 }
 
@@ -497,6 +522,7 @@ int fs_handle_symlink(struct notify_call *call, struct notify_verdict *ret)
                 return r;
         r = symlinkat(content, t.dirfd, t.name) < 0 ? -errno : 0;
         fs_as_child_end();
+        r = redo_as_caller(call, r, FS_DIROP_SYMLINK, &t, NULL, content, 0, 0, 0);
         return result(ret, r);
 }
 
