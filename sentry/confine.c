@@ -38,6 +38,7 @@ static const struct allow allowed[] = {
         {"membarrier", "glibc"},
         {"exit", "a worker ends"}, {"exit_group", "the sentry ends"},
         {"gettid", "logging, thread ids"}, {"getpid", "glibc"}, {"getppid", "glibc"},
+        {"getpgrp", "whether cordon is its terminal's foreground job (tty_begin: raw mode for the relay)"},
         {"getuid", "glibc"}, {"geteuid", "glibc"}, {"getgid", "glibc"}, {"getegid", "glibc"},
         {"getresuid", "glibc"}, {"getresgid", "glibc"}, {"getgroups", "glibc"},
         {"rt_sigprocmask", "threads block signals"}, {"rt_sigaction", "glibc"}, {"rt_sigreturn", "signals"},

@@ -93,4 +93,22 @@ root_changes_its_0555_directory() {
         expect_contains "$ERR" "Permission denied" "uid 1000's error"
 }
 
+it_test tty_relay_raw
+tty_relay_raw() {
+        # On a terminal the command gets its own pty and cordon relays it
+        # with the caller's terminal in raw mode: output bytes as natively
+        # ("hi\r\n"), not translated twice ("hi\r\r\n": the sentry's
+        # filter refused getpgrp, so it never took the terminal raw).
+        command -v script >/dev/null || skip "script (util-linux) not installed"
+        local native
+        # (script's stdin stays open until the command is done: at its end
+        # script sends the terminal an end of file, which raw mode shows)
+        native=$(sleep 2 | script -qec "echo hi" /dev/null | od -An -c | tr -s ' ')
+        OUT=$(sleep 2 | script -qec "$CORDON run -- echo hi" /dev/null | od -An -c | tr -s ' ')
+        RC=$?
+        ERR=
+        expect_rc 0 "script -c cordon run"
+        expect_eq "$native" "$OUT" "the bytes on the terminal"
+}
+
 it_main "$@"
