@@ -32,6 +32,7 @@ static const char *const reason_names[REASON_COUNT] = {
         [REASON_CRED_MISUSE] = "credential_misuse",
         [REASON_CRED_DENIED] = "credential_denied",
         [REASON_CRED_ASK_EXPIRED] = "credential_approval_expired",
+        [REASON_AUDIT_FULL] = "audit_full",
 };
 
 const char *net_reason_name(enum net_reason r)
@@ -79,15 +80,60 @@ static void audit_time(char ts[static 40])
         snprintf(ts + tl, 40 - tl, ".%03ldZ", now.tv_nsec / 1000000);
 }
 
+/* Writes one whole line under the lock (lines never interleave). */
+static void audit_write(struct net_gate *g, const char *line, size_t n)
+{
+        pthread_mutex_lock(&g->audit_lock);
+        (void)write_all(g->audit_fd, line, n);
+        pthread_mutex_unlock(&g->audit_lock);
+}
+
+/* Whether a record may be written (see net_audit in net-internal.h). A
+ * refusal after the close takes no kept-back record: the sandbox could
+ * otherwise spend them on refused connects and push out the allowed
+ * records of connections the gate let through just before it closed. */
+static bool audit_take(struct net_gate *g, bool allowed)
+{
+        if (!allowed && atomic_load(&g->audit_closed))
+                return false;
+        uint64_t n = atomic_fetch_add(&g->records, 1);
+        if (n < NET_AUDIT_MAX_RECORDS - NET_AUDIT_KEPT)
+                return true;
+        if (!atomic_exchange(&g->audit_closed, true)) {
+                char ts[40], line[512];
+                audit_time(ts);
+                size_t size = sizeof(line) - 2;
+                size_t o = (size_t)snprintf(line, size, "{\"time\":\"%s\",\"sandbox\":", ts);
+                o = json_str(line, size, o, g->sandbox_id);
+                o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0,
+                                      ",\"decision\":\"note\",\"reason\":\"audit_full\",\"records\":%u,"
+                                      "\"note\":\"the audit log is full: new connections are refused\"}",
+                                      (unsigned)(NET_AUDIT_MAX_RECORDS - NET_AUDIT_KEPT));
+                if (o < size) {
+                        line[o++] = '\n';
+                        audit_write(g, line, o);
+                }
+        }
+        return allowed && n < NET_AUDIT_MAX_RECORDS;
+}
+
+void net_gate_audit_full(struct net_gate *g)
+{
+        if (g)
+                atomic_store(&g->audit_closed, true);
+}
+
+bool net_gate_audit_closed(struct net_gate *g)
+{
+        return atomic_load(&g->audit_closed);
+}
+
 void net_audit(struct net_gate *g, unsigned pid, const char *syscall, const char *destination, const char *host,
                const char *resolved, bool allowed, enum net_reason reason)
 {
         if (reason < REASON_COUNT)
                 atomic_fetch_add(&g->counts[reason], 1);
-        if (g->audit_fd < 0)
-                return;
-        uint64_t n = atomic_fetch_add(&g->records, 1);
-        if (n > NET_AUDIT_MAX_RECORDS)
+        if (g->audit_fd < 0 || !audit_take(g, allowed))
                 return;
 
         char ts[40];
@@ -95,33 +141,23 @@ void net_audit(struct net_gate *g, unsigned pid, const char *syscall, const char
 
         char line[2048];
         size_t o = 0, size = sizeof(line) - 2;
-        if (n == NET_AUDIT_MAX_RECORDS) {
-                o += (size_t)snprintf(line, size, "{\"time\":\"%s\",\"sandbox\":", ts);
-                o = json_str(line, size, o, g->sandbox_id);
-                o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0,
-                                      ",\"decision\":\"note\",\"reason\":\"audit_truncated\"}");
-        } else {
-                o += (size_t)snprintf(line, size, "{\"time\":\"%s\",\"sandbox\":", ts);
-                o = json_str(line, size, o, g->sandbox_id);
-                o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0,
-                                      ",\"pid\":%u,\"syscall\":", pid);
-                o = json_str(line, size, o, syscall);
-                o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0, ",\"destination\":");
-                o = json_str(line, size, o, destination);
-                o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0, ",\"host\":");
-                o = json_str(line, size, o, host);
-                o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0, ",\"resolved\":");
-                o = json_str(line, size, o, resolved);
-                o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0,
-                                      ",\"decision\":\"%s\",\"reason\":\"%s\"}", allowed ? "allow" : "deny",
-                                      net_reason_name(reason));
-        }
+        o += (size_t)snprintf(line, size, "{\"time\":\"%s\",\"sandbox\":", ts);
+        o = json_str(line, size, o, g->sandbox_id);
+        o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0, ",\"pid\":%u,\"syscall\":", pid);
+        o = json_str(line, size, o, syscall);
+        o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0, ",\"destination\":");
+        o = json_str(line, size, o, destination);
+        o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0, ",\"host\":");
+        o = json_str(line, size, o, host);
+        o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0, ",\"resolved\":");
+        o = json_str(line, size, o, resolved);
+        o += (size_t)snprintf(line + (o < size ? o : size), o < size ? size - o : 0,
+                              ",\"decision\":\"%s\",\"reason\":\"%s\"}", allowed ? "allow" : "deny",
+                              net_reason_name(reason));
         if (o >= size)
                 return; /* cannot happen with bounded fields; never write a broken line */
         line[o++] = '\n';
-        pthread_mutex_lock(&g->audit_lock);
-        (void)write_all(g->audit_fd, line, o);
-        pthread_mutex_unlock(&g->audit_lock);
+        audit_write(g, line, o);
 }
 
 void net_audit_kv(struct net_gate *g, unsigned pid, const char *host, bool allowed, enum net_reason reason,
@@ -129,7 +165,7 @@ void net_audit_kv(struct net_gate *g, unsigned pid, const char *host, bool allow
 {
         if (reason < REASON_COUNT)
                 atomic_fetch_add(&g->counts[reason], 1);
-        if (g->audit_fd < 0 || atomic_fetch_add(&g->records, 1) >= NET_AUDIT_MAX_RECORDS)
+        if (g->audit_fd < 0 || !audit_take(g, allowed))
                 return;
         char ts[40];
         audit_time(ts);
@@ -149,9 +185,7 @@ void net_audit_kv(struct net_gate *g, unsigned pid, const char *host, bool allow
         if (o >= size)
                 return;
         line[o++] = '\n';
-        pthread_mutex_lock(&g->audit_lock);
-        (void)write_all(g->audit_fd, line, o);
-        pthread_mutex_unlock(&g->audit_lock);
+        audit_write(g, line, o);
 }
 
 void net_format_sockaddr(const struct sockaddr *sa, size_t len, char *buf, size_t size)

@@ -95,6 +95,11 @@ bool net_cluster_granted(const struct net_gate *g, const struct sockaddr *sa, si
 int net_cluster_connect(struct net_gate *g, unsigned pid, const char *dest, const struct sockaddr *sa, socklen_t len,
                         bool nonblock, bool *ret_inprogress)
 {
+        /* fail closed: a connection the audit log cannot record is not made */
+        if (atomic_load(&g->audit_closed)) {
+                net_audit(g, pid, "connect", dest, NULL, dest, false, REASON_AUDIT_FULL);
+                return -EACCES;
+        }
         int s = net_upstream_socket(g, sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0),
                                     IPPROTO_TCP);
         if (s < 0)

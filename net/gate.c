@@ -445,6 +445,12 @@ static int gate_connect(struct net_gate *g, struct notify_call *call, const char
 {
         const struct net_rule *rule = &g->rules[index];
         unsigned pid = call->req->pid;
+        /* fail closed: a connection whose record the audit log cannot take
+         * is not made (nor its name resolved) */
+        if (atomic_load(&g->audit_closed)) {
+                net_audit(g, pid, syscall_name, dest, rule->host, NULL, false, REASON_AUDIT_FULL);
+                return -EACCES;
+        }
         if (port != rule->port) {
                 net_audit(g, pid, syscall_name, dest, rule->host, NULL, false, REASON_PORT_BLOCKED);
                 return -EACCES;

@@ -31,6 +31,7 @@ enum net_reason {
         REASON_CRED_MISUSE,          /* credential_misuse: a placeholder anywhere but its grant's header */
         REASON_CRED_DENIED,          /* credential_denied: an ask grant's request a person (or nobody) refused */
         REASON_CRED_ASK_EXPIRED,     /* credential_approval_expired: nobody answered an ask grant's request in time */
+        REASON_AUDIT_FULL,           /* audit_full: refused, as the audit log cannot take another connection's record */
         REASON_COUNT,
 };
 
@@ -109,14 +110,25 @@ struct net_gate {
         pthread_mutex_t audit_lock;
         _Atomic uint64_t counts[REASON_COUNT];
         _Atomic uint64_t records;
+        /* the audit log takes no more: new connections are refused (audit_full) */
+        _Atomic bool audit_closed;
 };
 
 #define NET_AUDIT_MAX_RECORDS 100000
+/* The last records are kept back for the connections already under way
+ * when the gate closes (one line each, their allow or connect_failed);
+ * there are far fewer of those than this (a connect in progress per
+ * worker or relay thread). */
+#define NET_AUDIT_KEPT 1000
 
 const char *net_reason_name(enum net_reason r);
 /* One JSON line: time, sandbox, pid, syscall, destination as given, host,
  * resolved address, decision, reason. Any string may be NULL. Bounded:
- * after NET_AUDIT_MAX_RECORDS one "audit_truncated" line, then counts only. */
+ * egress that cannot be recorded must not happen, so once the log has
+ * taken NET_AUDIT_MAX_RECORDS - NET_AUDIT_KEPT records the gate closes (one
+ * "audit_full" note says so; every new connection is refused from then
+ * on) and only the allowed records of connections already under way are
+ * written, into the records kept back; the rest is counted only. */
 void net_audit(struct net_gate *g, unsigned pid, const char *syscall, const char *destination, const char *host,
                const char *resolved, bool allowed, enum net_reason reason);
 /* "1.2.3.4:443" / "[::1]:443" for a sockaddr_in/in6. */

@@ -201,6 +201,14 @@ int net_gate_stub_ready(struct net_gate *g, const char **ret_step);
  * ending: net_gate_free, later, joins it), and every connect waiting for a
  * name's lookup to give up (-ECANCELED). Accepts NULL. */
 void net_gate_wind_down(struct net_gate *g);
+/* The log the audit records go to can take no more of them (a sandbox's
+ * events file has used up its audit share): from now on the gate refuses
+ * every new connection with EACCES (reason audit_full), as egress that
+ * cannot be recorded must not happen. Connections already made go on.
+ * Thread-safe; accepts NULL. net_gate_audit_closed: whether it is so (or
+ * the gate closed itself at its own record limit). */
+void net_gate_audit_full(struct net_gate *g);
+bool net_gate_audit_closed(struct net_gate *g);
 /* Prints the decision summary (with verbose) and frees. Accepts NULL. */
 void net_gate_free(struct net_gate *g);
 

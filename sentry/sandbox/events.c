@@ -21,7 +21,16 @@
  * record of what it does next: output lines stop at 48 MiB, the egress
  * gate's audit records at 60 MiB, and the rest (runs started and ended,
  * approvals, transfers, the sandbox's end) has the last 4 MiB to itself.
- * Each class that reaches its share says so once, with an event. */
+ * Each class that reaches its share says so once, with an event.
+ *
+ * Egress that cannot be recorded must not happen: when the audit share is
+ * used up, its event (audit_limit, "egressRefused": true) is written and
+ * serve.c closes the gate, which refuses every new connection from then on
+ * (net_gate_audit_full). The allowed records of connections the gate let
+ * through before it heard of it (a connect in progress per thread, and
+ * what the audit pipe holds: a few hundred KiB at most) are still written,
+ * from the room above the share kept back for them (up to AUDIT_KEPT below
+ * the file's end); refusals after the close are counted only. */
 enum event_class { EVENT_CLASS_OUTPUT, EVENT_CLASS_AUDIT, EVENT_CLASS_RECORD };
 
 static enum event_class event_class(const char *type)
@@ -32,6 +41,8 @@ static enum event_class event_class(const char *type)
                 return EVENT_CLASS_AUDIT;
         return EVENT_CLASS_RECORD;
 }
+
+#define AUDIT_KEPT (2LL << 20) /* the file's last bytes the audit share's overflow never takes */
 
 static const struct {
         int64_t max;
@@ -119,6 +130,30 @@ void event_iso_time(time_t t, char buf[32])
         strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* The audit share: 60 MiB, or less for a test (CORDON_TEST_AUDIT_SHARE,
+ * bytes; it can only make the share smaller, so the gate closes sooner). */
+static int64_t audit_share(void)
+{
+        static int64_t share;
+        if (!share) {
+                const char *t = getenv("CORDON_TEST_AUDIT_SHARE");
+                long long v = t ? strtoll(t, NULL, 10) : 0;
+                share = v > 0 && v < event_shares[EVENT_CLASS_AUDIT].max ? v : event_shares[EVENT_CLASS_AUDIT].max;
+        }
+        return share;
+}
+
+/* An audit event (on_audit's {"record": ...}) recording a connection the
+ * gate let through (not a name the DNS stub answered from the pool, which
+ * sends nothing out). */
+static bool audit_allowed(json_t *ev)
+{
+        json_t *rec = json_object_get(ev, "record");
+        const char *d = json_string_value(json_object_get(rec, "decision"));
+        const char *sc = json_string_value(json_object_get(rec, "syscall"));
+        return d && streq(d, "allow") && !(sc && streq(sc, "dns"));
+}
+
 /* Appends an event (steals ev) with the next sequence number, synced. */
 void event_append(struct serve *srv, const char *type, json_t *ev)
 {
@@ -131,7 +166,17 @@ void event_append(struct serve *srv, const char *type, json_t *ev)
         event_iso_time(ts.tv_sec, t);
         snprintf(when, sizeof(when), "%.19s.%03ldZ", t, ts.tv_nsec / 1000000);
         enum event_class class = event_class(type);
-        int64_t max = event_shares[class].max;
+        int64_t max = class == EVENT_CLASS_AUDIT ? audit_share() : event_shares[class].max;
+        bool allowed = class == EVENT_CLASS_AUDIT && audit_allowed(ev);
+        if (class == EVENT_CLASS_AUDIT && srv->audit_full && !(srv->events_capped & (1u << class))) {
+                /* after the close: only what the gate let through before it */
+                if (!allowed) {
+                        srv->events_dropped++;
+                        json_decref(ev);
+                        return;
+                }
+                max = EVENTS_MAX - AUDIT_KEPT;
+        }
         if (srv->events_capped & (1u << class)) {
                 /* its share is used up, and that was said (below): counted */
                 srv->events_dropped++;
@@ -150,11 +195,48 @@ void event_append(struct serve *srv, const char *type, json_t *ev)
                 line = json_dumps(small, JSON_COMPACT | JSON_SORT_KEYS);
                 json_decref(small);
         }
-        json_decref(ev);
-        if (!line)
+        if (!line) {
+                json_decref(ev);
                 return; /* out of memory: no sequence number was used */
+        }
         size_t len = strlen(line);
         bool last = false;
+        if (class == EVENT_CLASS_AUDIT && !srv->audit_full && srv->events_bytes + (int64_t)len + 1 > max) {
+                /* the audit share is used up: said once, then the gate is
+                 * closed (serve.c); this record, if the gate let its
+                 * connection through, still goes in, above the share */
+                srv->audit_full = true;
+                json_t *full = json_pack("{s:I, s:s, s:s, s:I, s:b, s:s}", "seq", (json_int_t)srv->seq + 1, "time",
+                                         when, "type", event_shares[class].marker, "limit", (json_int_t)max,
+                                         "egressRefused", 1, "message",
+                                         "the audit share of the events file is used up: new outbound connections "
+                                         "are refused (EACCES), as egress that cannot be recorded must not happen");
+                char *m = json_dumps(full, JSON_COMPACT | JSON_SORT_KEYS);
+                json_decref(full);
+                if (m) {
+                        size_t ml = strlen(m);
+                        m[ml] = '\n';
+                        if (write_all(srv->events_fd, m, ml + 1) == 0) {
+                                srv->seq++;
+                                srv->events_bytes += (int64_t)ml + 1;
+                                srv->events_dirty = true;
+                        }
+                        free(m);
+                }
+                free(line);
+                if (!allowed) {
+                        json_decref(ev);
+                        srv->events_dropped++;
+                        return;
+                }
+                /* again, after the close, with the next sequence number */
+                json_object_del(ev, "seq");
+                json_object_del(ev, "time");
+                json_object_del(ev, "type");
+                event_append(srv, type, ev);
+                return;
+        }
+        json_decref(ev);
         if (srv->events_bytes + (int64_t)len + 1 > max) {
                 free(line);
                 srv->events_dropped++;

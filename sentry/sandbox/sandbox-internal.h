@@ -107,6 +107,7 @@ struct serve {
         int64_t seq;
         int64_t events_bytes, events_dropped;
         unsigned events_capped;   /* event classes whose share of the file is used up (events.c) */
+        bool audit_full;          /* the audit share is: the gate refuses new connections (events.c) */
         bool events_dirty;        /* written, not yet synced (event_sync) */
         bool state_durable;       /* sync events and meta.json to the disk (not runtime state) */
         struct line_reader audit; /* the egress gate's audit lines */

@@ -214,10 +214,14 @@ static void drain_lines(struct sandbox_state *st, struct line_reader *lr,
         }
 }
 
-/* The gate's audit lines become events. */
+/* The gate's audit lines become events; once the audit share is used up
+ * the gate is closed: egress that cannot be recorded must not happen
+ * (events.c keeps room for the records of what it let through before). */
 static void on_audit(struct sandbox_state *st, json_t *rec)
 {
         event_append(st->serve, "audit", json_pack("{s:o}", "record", rec));
+        if (st->serve->audit_full)
+                net_gate_audit_full(st->gate);
 }
 
 /* A transfer ended: its event; a snapshot's digest is kept in the metadata. */

@@ -149,4 +149,81 @@ JS
         expect_eq 404 "$CODE" "approving in another sandbox"
 }
 
+
+# Egress that cannot be recorded must not happen: once a sandbox's audit share of its events
+# file is used up (made small here with CORDON_TEST_AUDIT_SHARE, which can only lower it),
+# the gate refuses every new connection with EACCES, and one audit_limit event says so.
+# The allowed upstream is a listener on the host's 127.0.0.2:443, mapped to a listed name by
+# the policy's testing section; the filler is refused connects to a documentation address.
+it_test audit_share_full_refuses_egress
+audit_share_full_refuses_egress() {
+        need_root
+        [ -x /usr/bin/python3 ] || skip "no /usr/bin/python3 for the program inside the sandbox"
+        python3 - "$IT_TMP/accepted" >"$IT_TMP/listener.log" 2>&1 <<'PY' &
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.2", 443)); s.listen(16)
+open(sys.argv[1] + ".ready", "w").close()
+n = 0
+while True:
+    c, _ = s.accept(); n += 1
+    open(sys.argv[1], "w").write(str(n)); c.close()
+PY
+        local lst=$!
+        at_exit "kill $lst"
+        wait_until 10 test -e "$IT_TMP/accepted.ready" || skip "cannot listen on 127.0.0.2:443: $(cat "$IT_TMP/listener.log")"
+        local job
+        job=$(scratch_dir job)
+        printf 'up.cordon.test 127.0.0.2\n' >"$IT_TMP/hosts"
+        cat >"$job/c.py" <<'PY'
+import socket, sys
+def conn(addr):
+    s = socket.socket()
+    try:
+        s.connect(addr); return "ok"
+    except OSError as e:
+        return "errno=%d" % e.errno
+    finally:
+        s.close()
+up = socket.getaddrinfo("up.cordon.test", 443, socket.AF_INET, socket.SOCK_STREAM)[0][4]
+print("first", conn(up))
+for i in range(int(sys.argv[1])):
+    conn(("203.0.113.9", 443))
+for i in range(int(sys.argv[2])):
+    print("after", conn(up))
+PY
+        cat >"$IT_TMP/p.json" <<JSON
+{"filesystem": {"binds": [{"source": "$job", "target": "/job", "readOnly": true}]},
+ "networkPolicy": {"mode": "allow-listed",
+                   "rules": [{"host": "up.cordon.test", "port": 443, "reason": "audit share test"}],
+                   "testing": {"hostsFile": "$IT_TMP/hosts", "allowPrivateNetworks": ["127.0.0.2/32"]}}}
+JSON
+        CORDON_TEST_AUDIT_SHARE=40000 new_sandbox --policy "$IT_TMP/p.json"
+        sb exec "$ID" -- python3 /job/c.py 150 0
+        expect_contains "$OUT" "first ok" "a connection while the audit log has room"
+        # the records reach the events file through a pipe: the gate closes once the sandbox's
+        # loop has read the one that did not fit (a connection made meanwhile is still recorded)
+        wait_until 10 bash -c "'$CORDON' sandbox events $ID --json | grep -q '\"type\":\"audit_limit\"'" ||
+                fail "no audit_limit event"
+        sb exec "$ID" -- python3 /job/c.py 0 1
+        expect_contains "$OUT" "first errno=13" "a connection once the audit share is used up: EACCES"
+        local n
+        n=$(cat "$IT_TMP/accepted" 2>/dev/null)
+        sb events "$ID" --json
+        printf '%s\n' "$OUT" >"$IT_TMP/events"
+        python3 - "$IT_TMP/events" "$n" <<'PY' || fail "the events: $(tail -c 600 "$IT_TMP/events")"
+import json, sys
+evs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+lim = [e for e in evs if e["type"] == "audit_limit"]
+assert len(lim) == 1 and lim[0]["egressRefused"] is True, lim
+i = evs.index(lim[0])
+# nothing the gate refused after it takes the log's room; what it allowed before is all there
+after = [e for e in evs[i + 1:] if e["type"] == "audit"]
+assert all(e["record"]["decision"] == "allow" for e in after), after
+# every connection that reached the upstream is recorded
+allowed = [e for e in evs if e["type"] == "audit" and e["record"]["reason"] == "egress_allowed"]
+assert len(allowed) == int(sys.argv[2]), (allowed, sys.argv[2])
+PY
+        expect_eq 1 "$n" "connections that reached the upstream"
+}
 it_main "$@"

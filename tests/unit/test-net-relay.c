@@ -4,7 +4,8 @@
  * without a byte, pairs made from many threads at once never cross), and
  * the pool of relay threads (many relays at once each carry their own
  * bytes to their own upstream, a ClientHello naming another host is
- * refused, and the threads end with the gate). */
+ * refused, and the threads end with the gate); and the gate's audit limit
+ * (egress that cannot be recorded is refused). */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -12,6 +13,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 
 #include "common/util.h"
@@ -262,6 +264,51 @@ START_TEST(test_other_name_refused)
 }
 END_TEST
 
+/* Egress that cannot be recorded must not happen: at its record limit the
+ * gate closes (one audit_full note), refusals are counted only, and the
+ * allowed records of connections already under way still go in. */
+START_TEST(test_audit_limit_closes_the_gate)
+{
+        static const struct net_rule rules[] = {{.host = HOST, .port = 443}};
+        int fd = memfd_create("audit", MFD_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        struct net_gate_config cfg = {.sandbox_id = "unit", .rules = rules, .n_rules = 1, .audit_fd = fd};
+        struct net_gate *g = NULL;
+        ck_assert_int_eq(net_gate_new(&cfg, &g), 0);
+        for (int i = 0; i < NET_AUDIT_MAX_RECORDS - NET_AUDIT_KEPT; i++)
+                net_audit(g, 1, "connect", "203.0.113.9:443", NULL, NULL, false, REASON_IP_LITERAL);
+        ck_assert(!net_gate_audit_closed(g));
+        net_audit(g, 1, "connect", "203.0.113.9:443", NULL, NULL, false, REASON_IP_LITERAL);
+        ck_assert(net_gate_audit_closed(g));
+        for (int i = 0; i < 5000; i++)
+                net_audit(g, 1, "connect", "203.0.113.9:443", NULL, NULL, false, REASON_IP_LITERAL);
+        net_audit(g, 1, "connect", "198.18.0.2:443", HOST, "192.0.2.1:443", true, REASON_ALLOWED);
+        /* the file: every record before the limit, the note, the allowed one */
+        off_t size = lseek(fd, 0, SEEK_END);
+        char *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+        ck_assert(map != MAP_FAILED);
+        size_t lines = 0, notes = 0;
+        for (char *p = map; p < map + size; p = memchr(p, '\n', (size_t)(map + size - p)) + 1) {
+                lines++;
+                char *nl = memchr(p, '\n', (size_t)(map + size - p));
+                if (memmem(p, (size_t)(nl - p), "\"audit_full\"", 12))
+                        notes++;
+        }
+        ck_assert_uint_eq(notes, 1);
+        ck_assert_uint_eq(lines, NET_AUDIT_MAX_RECORDS - NET_AUDIT_KEPT + 2);
+        ck_assert_ptr_nonnull(memmem(map, (size_t)size, "\"egress_allowed\"", 16));
+        munmap(map, (size_t)size);
+        /* told from outside (a sandbox's events file is full): closed too */
+        struct net_gate *g2 = new_gate();
+        ck_assert(!net_gate_audit_closed(g2));
+        net_gate_audit_full(g2);
+        ck_assert(net_gate_audit_closed(g2));
+        net_gate_free(g2);
+        net_gate_free(g);
+        close(fd);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("net-relay");
@@ -272,6 +319,7 @@ int main(void)
         tcase_add_test(tc, test_concurrent_pairs);
         tcase_add_test(tc, test_pool_relays_their_own);
         tcase_add_test(tc, test_other_name_refused);
+        tcase_add_test(tc, test_audit_limit_closes_the_gate);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
