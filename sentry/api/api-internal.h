@@ -160,5 +160,19 @@ enum MHD_Result api_files_put(struct api_req *r);
 enum MHD_Result api_files_get(struct api_req *r);
 enum MHD_Result api_snapshot(struct api_req *r);
 
+/* deadline.c: how long a request may take to arrive (slowloris). The
+ * watchdog thread; libmicrohttpd's connection notifications (each
+ * connection watched from its start to its close); and a request's
+ * phases, told by the server as they come: its header block complete
+ * (the body is timed from here), n bytes of its body, the request
+ * complete (nothing timed while it is served), its end (the next
+ * request's header block is timed from here). */
+int api_deadlines_start(bool verbose);
+void api_deadlines_stop(void);
+void api_on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                       enum MHD_ConnectionNotificationCode code);
+enum api_deadline_phase { API_DEADLINE_BODY, API_DEADLINE_RECEIVED, API_DEADLINE_SERVED, API_DEADLINE_NEXT };
+void api_deadline_phase(struct MHD_Connection *c, enum api_deadline_phase p, size_t received);
+
 /* openapi.gen.c (from openapi.json at build time) */
 extern const char api_openapi_json[];

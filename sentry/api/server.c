@@ -254,6 +254,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 x->r.method = method;
                 x->r.url = url;
                 x->route = api_route_find(method, url, x->r.params, x->url_buf, sizeof(x->url_buf), &x->path_known);
+                /* the header block is complete: the body is timed from here */
+                api_deadline_phase(c, API_DEADLINE_BODY, 0);
                 bool raw = x->route && x->route->fn == api_files_put;
                 /* a create may carry a snapshot to restore, in base64 */
                 bool create = x->route && x->route->fn == api_create;
@@ -270,6 +272,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 if ((cl && te) || (cl && (!*cl || cl[strspn(cl, "0123456789")]))) {
                         x->r.too_large = true; /* whatever body comes is dropped */
                         x->r.started = true;
+                        api_deadline_phase(c, API_DEADLINE_SERVED, 0);
                         return api_error(&x->r, 400, "invalid_framing", NULL,
                                          cl && te ? "Content-Length and Transfer-Encoding together: one framing only"
                                                   : "Content-Length: expected a number of bytes");
@@ -279,6 +282,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                          * connection rather than read what it would drop */
                         x->r.too_large = true;
                         x->r.started = true;
+                        api_deadline_phase(c, API_DEADLINE_SERVED, 0);
                         return api_error(&x->r, 413, "too_large", NULL, "the body is over the limit of %zu bytes",
                                          x->r.body_max);
                 }
@@ -287,6 +291,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (*upload_data_size) {
                 size_t n = *upload_data_size;
                 *upload_data_size = 0;
+                api_deadline_phase(c, API_DEADLINE_RECEIVED, n);
                 if (x->r.too_large || x->r.body_len + n > x->r.body_max) {
                         /* the rest is read and dropped: the reply says 413 */
                         x->r.too_large = true;
@@ -301,6 +306,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (x->r.started)
                 return MHD_YES;
         x->r.started = true;
+        /* the request is complete: its answer, however long, is not timed */
+        api_deadline_phase(c, API_DEADLINE_SERVED, 0);
         if (!x->r.body)
                 x->r.body = xstrdup("");
         return dispatch(x);
@@ -308,9 +315,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
-        (void)c;
         (void)toe;
         struct api_server *srv = cls;
+        /* a kept-alive connection's next header block is timed from here */
+        api_deadline_phase(c, API_DEADLINE_NEXT, 0);
         struct req_ctx *x = *con_cls;
         if (!x)
                 return;
@@ -522,20 +530,29 @@ int api_serve(const struct api_config *c, char **ret_error)
          * and only sigwait below takes the signals */
         pthread_sigmask(SIG_BLOCK, &set, NULL);
         signal(SIGPIPE, SIG_IGN);
-        srv.daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL, 0,
-                                      NULL, NULL, on_request, &srv, MHD_OPTION_LISTEN_SOCKET, fd,
-                                      MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv,
-                                      /* slowloris: a connection idle this long is closed */
-                                      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-                                      /* every connection is a thread: bounded */
-                                      MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
-                                      /* over TCP one address cannot take them all (0: none,
-                                       * for the unix socket, whose peers have no address) */
-                                      MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)(srv.tcp ? 64 : 0),
-                                      /* the request line and headers (431 beyond) */
-                                      MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
+        int dr = api_deadlines_start(c->verbose);
+        if (dr < 0) {
+                *ret_error = xasprintf("cannot start the request deadlines' thread: %s", strerror(-dr));
+                close(fd);
+                return dr;
+        }
+        srv.daemon = MHD_start_daemon(
+                MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL, 0, NULL, NULL,
+                on_request, &srv, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv,
+                /* slowloris: a connection idle this long is closed, and
+                 * one whose request takes too long to arrive too
+                 * (deadline.c: the idle timeout restarts at every byte) */
+                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_NOTIFY_CONNECTION, api_on_connection, &srv,
+                /* every connection is a thread: bounded */
+                MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
+                /* over TCP one address cannot take them all (0: none,
+                 * for the unix socket, whose peers have no address) */
+                MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)(srv.tcp ? 64 : 0),
+                /* the request line and headers (431 beyond) */
+                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
         if (!srv.daemon) {
                 *ret_error = xasprintf("cannot start the HTTP server on %s", c->listen);
+                api_deadlines_stop();
                 close(fd);
                 return -EIO;
         }
@@ -544,6 +561,7 @@ int api_serve(const struct api_config *c, char **ret_error)
         while (sigwait(&set, &sig) != 0)
                 ;
         MHD_stop_daemon(srv.daemon);
+        api_deadlines_stop();
         close(fd);
         if (unix_path)
                 (void)unlink(unix_path);

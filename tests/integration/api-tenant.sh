@@ -226,4 +226,63 @@ assert len(allowed) == int(sys.argv[2]), (allowed, sys.argv[2])
 PY
         expect_eq 1 "$n" "connections that reached the upstream"
 }
+# Slowloris: libmicrohttpd's idle timeout restarts at every byte, so a request must arrive whole
+# in time: a header block trickled a byte at a time, or a body trickled after quick headers, has
+# its connection closed (deadlines shortened for the test with CORDON_TEST_HTTP_DEADLINE_MS),
+# while an answer that takes longer than the deadline (a follow stream) is never cut.
+it_test trickled_requests_are_cut_off
+trickled_requests_are_cut_off() {
+        need_root
+        need_curl
+        SERVE_ENV=CORDON_TEST_HTTP_DEADLINE_MS=1500 start_tcp_api
+        api_sandbox
+        python3 - "$TCP" "$ADMIN" "$ID" <<'PY' || fail "a trickled request kept its connection"
+import socket, sys, time
+host, port = sys.argv[1].rsplit(":", 1)
+token, sid = sys.argv[2], sys.argv[3]
+def trickle(head, drip, secs=12):
+    """sends head, then drip a byte every 0.25 s: how long until the server closed"""
+    s = socket.create_connection((host, int(port)))
+    s.sendall(head.encode())
+    s.settimeout(0.25)
+    start = time.monotonic()
+    i = 0
+    while time.monotonic() - start < secs:
+        try:
+            if s.recv(4096) == b"":
+                return time.monotonic() - start
+        except socket.timeout:
+            pass
+        except OSError:
+            return time.monotonic() - start
+        try:
+            s.send(drip[i % len(drip)].encode())
+        except OSError:
+            return time.monotonic() - start
+        i += 1
+    return None
+auth = "Authorization: Bearer %s\r\n" % token
+t = trickle("GET /v1/host HTTP/1.1\r\nHost: x\r\n" + auth + "X-Slow: ", "abcdefgh")
+print("header block trickled: closed after", t)
+assert t is not None, "the header block's trickle was never cut off"
+t = trickle("POST /v1/sandboxes/%s/files HTTP/1.1\r\nHost: x\r\n%sContent-Type: application/json\r\n"
+            "Content-Length: 100000\r\n\r\n{\"path\": \"/tmp/x\", \"contentBase64\": \"" % (sid, auth), "QUFB")
+print("body trickled: closed after", t)
+assert t is not None, "the body's trickle was never cut off"
+PY
+        # what takes longer than the deadline on the server's side is not cut: a follow stream
+        # of a run that prints after 3 s, and an upload of 2 MiB
+        api POST "/v1/sandboxes/$ID/runs" '{"argv": ["sh", "-c", "sleep 3; echo late"]}'
+        local run
+        run=$(j 'd["runId"]')
+        api GET "/v1/sandboxes/$ID/runs/$run/events?follow=1"
+        expect_contains "$OUT" '"text":"late"' "a follow stream longer than the deadline"
+        head -c $((2 << 20)) /dev/urandom >"$IT_TMP/big"
+        CODE=$(curl -sS -o /dev/null -w '%{http_code}' -X PUT -H "Authorization: Bearer $ADMIN" \
+                --data-binary @"$IT_TMP/big" "http://$TCP/v1/sandboxes/$ID/files?path=/tmp/big")
+        expect_eq 200 "$CODE" "an upload of 2 MiB"
+        api GET "/v1/host"
+        expect_eq 200 "$CODE" "the server still answers"
+}
+
 it_main "$@"
