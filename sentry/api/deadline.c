@@ -73,7 +73,8 @@ static void *watchdog_main(void *arg)
                                 w->cut = true;
                                 (void)shutdown(w->fd, SHUT_RDWR);
                                 if (verbose)
-                                        fprintf(stderr, "cordon serve: a request's %s took too long: connection closed\n",
+                                        fprintf(stderr,
+                                                "cordon serve: a request's %s took too long: connection closed\n",
                                                 w->phase == PHASE_HEADERS ? "header block" : "body");
                         } else if (!w->cut && d < next)
                                 next = d;
