@@ -40,8 +40,8 @@ struct dirent_old_hdr {
 
 static bool hidden_entry(const struct fs_context *ctx, const char *dir, const char *name)
 {
-        if (streq(name, ".") || streq(name, ".."))
-                return false;
+        if (!dir || streq(name, ".") || streq(name, ".."))
+                return false; /* (no dir: deeper than any rule can name) */
         char path[PATH_MAX];
         int n = snprintf(path, sizeof(path), "%s/%s", streq(dir, "/") ? "" : dir, name);
         if (n < 0 || (size_t)n >= sizeof(path))
@@ -97,7 +97,14 @@ int fs_handle_getdents(struct notify_call *call, struct notify_verdict *ret)
                 return 0;
         }
         char dir[PATH_MAX];
-        if (fs_view_path(call->hostproc_fd, fd, dir, sizeof(dir)) < 0 || dir[0] != '/') {
+        int r = fs_view_path(call->hostproc_fd, fd, dir, sizeof(dir));
+        /* A directory whose path fills PATH_MAX (a deep tree, which rm -r
+         * and shutil.rmtree walk by fds) holds entries deeper than any
+         * rule can name, as hidden_entry says of a long entry: nothing in
+         * it is hidden. (A directory beneath a hidden one is never
+         * reached: every path call refuses the hidden one.) */
+        bool deep = r == -ENAMETOOLONG;
+        if (!deep && (r < 0 || dir[0] != '/')) {
                 /* where the listing is cannot be learned: fail closed, as
                  * every hidden-rule check does */
                 ret->error = EACCES;
@@ -120,7 +127,7 @@ int fs_handle_getdents(struct notify_call *call, struct notify_verdict *ret)
                         got = 0;
                         break;
                 }
-                got = filter(ctx, dir, in, (size_t)n, out, want, old);
+                got = filter(ctx, deep ? NULL : dir, in, (size_t)n, out, want, old);
                 if (got != 0)
                         break;
                 /* everything read was hidden: read on, as if it were absent */
@@ -129,7 +136,7 @@ int fs_handle_getdents(struct notify_call *call, struct notify_verdict *ret)
                 ret->error = (int)-got;
                 return 0;
         }
-        int r = notify_write_mem(call, d->args[1], out, (size_t)got);
+        r = notify_write_mem(call, d->args[1], out, (size_t)got);
         if (r < 0) {
                 ret->error = r == -ESRCH ? ENOENT : -r;
                 return 0;

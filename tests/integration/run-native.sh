@@ -111,4 +111,23 @@ tty_relay_raw() {
         expect_eq "$native" "$OUT" "the bytes on the terminal"
 }
 
+it_test deep_tree_listed_by_fds
+deep_tree_listed_by_fds() {
+        # A tree deeper than PATH_MAX, made, listed and removed through
+        # directory fds (as rm -r and shutil.rmtree do). Under --trap-all
+        # the sentry serves getdents and could not name such a directory:
+        # EACCES before.
+        local script='import os, shutil
+fd = os.open("/tmp", os.O_RDONLY)
+for i in range(22):
+    os.mkdir("d" * 200, dir_fd=fd)
+    fd = os.open("d" * 200, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+    os.listdir(fd)
+shutil.rmtree("/tmp/" + "d" * 200)
+print("listed and removed", os.listdir("/tmp"))'
+        crun --trap-all -- python3 -c "$script"
+        expect_rc 0 "a tree deeper than PATH_MAX under --trap-all"
+        expect_eq "listed and removed []" "$OUT" "its output"
+}
+
 it_main "$@"
