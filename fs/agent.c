@@ -182,7 +182,7 @@ static int agent_dirop(const struct agent_req *q, int dirfd, int dirfd2)
                 r = syscall(SYS_renameat2, dirfd, q->path, dirfd2, q->path2, (unsigned)q->flags);
                 break;
         case FS_DIROP_LINK:
-                r = linkat(dirfd, q->path, dirfd2, q->path2, q->flags & AT_SYMLINK_FOLLOW);
+                r = linkat(dirfd, q->path, dirfd2, q->path2, 0); /* never followed (paths.c) */
                 break;
         default:
                 return -EINVAL;

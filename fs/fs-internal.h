@@ -109,7 +109,7 @@ enum fs_dirop {
         FS_DIROP_SYMLINK, /* symlinkat(name2, dirfd, name) */
         FS_DIROP_UNLINK,  /* unlinkat(dirfd, name, flags) */
         FS_DIROP_RENAME,  /* renameat2(dirfd, name, dirfd2, name2, flags) */
-        FS_DIROP_LINK,    /* linkat(dirfd, name, dirfd2, name2, flags) */
+        FS_DIROP_LINK,    /* linkat(dirfd, name, dirfd2, name2, 0): the name not followed */
 };
 int fs_agent_dirop(struct notify_call *call, enum fs_dirop op, int dirfd, const char *name, int dirfd2,
                    const char *name2, mode_t mode, dev_t dev, int flags);

@@ -489,9 +489,11 @@ int fs_handle_link(struct notify_call *call, struct notify_verdict *ret)
                 r = linkat(from.dirfd, from.name, to.dirfd, to.name, 0);
         r = r < 0 ? -errno : 0;
         fs_as_child_end();
-        if (!from.empty)
-                /* by name in its pinned directory, as the child named it */
-                r = redo_as_caller(call, r, FS_DIROP_LINK, &from, &to, NULL, 0, 0, flags & AT_SYMLINK_FOLLOW);
+        if (!from.empty && !(flags & AT_SYMLINK_FOLLOW))
+                /* by name in its pinned directory, not followed: a name
+                 * followed again by the agent could have been made to
+                 * lead elsewhere since it was checked (a hidden file) */
+                r = redo_as_caller(call, r, FS_DIROP_LINK, &from, &to, NULL, 0, 0, 0);
         return result(ret, r);
 }
 
