@@ -404,7 +404,15 @@ int fs_check_symlink_chain(struct notify_call *call, const struct fs_target *t)
                         break;
                 struct stat st;
                 ssize_t n = -1;
-                if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+                /* A link on procfs (/proc/PID/fd/N, /dev/stdout's end) is
+                 * not followed by its text: a magic link leads to the open
+                 * file itself, which may be outside the view (a file of
+                 * cordon's caller as stdout) or no path at all. Nothing can
+                 * be created on procfs nor through a magic link, and the
+                 * open's result is checked against the rules after the
+                 * open: the chain ends here. */
+                if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode) &&
+                    st.st_dev != ((const struct fs_context *)call->userdata)->proc_dev)
                         n = readlinkat(dirfd, name, target, sizeof(target) - 1);
                 fs_as_child_end();
                 if (n <= 0)

@@ -49,6 +49,15 @@ stdout_file_reopened_by_name() {
         ERR=
         expect_rc 0 "writes to /dev/stdout and /dev/stderr"
         expect_eq "$(cat "$IT_TMP/native")" "$(cat "$IT_TMP/log")" "the log, as natively"
+        # the same where a hidden rule has every path call emulated (the
+        # check of a creating open's symlinks read /proc/PID/fd/1's text,
+        # the caller's path, and looked for it in the view: ENOENT)
+        printf '{"filesystem": {"rules": [{"path": "/srv", "access": "hidden"}]}}\n' >"$IT_TMP/hidden.json"
+        timeout -k 5 "$IT_CMD_TIMEOUT" "$CORDON" run --policy "$IT_TMP/hidden.json" -- sh -c "$script" \
+                >"$IT_TMP/log" 2>&1
+        RC=$?
+        expect_rc 0 "writes to /dev/stdout and /dev/stderr, a hidden rule in force"
+        expect_eq "$(cat "$IT_TMP/native")" "$(cat "$IT_TMP/log")" "the log, a hidden rule in force"
         # a reopen never widens: stdin open for reading cannot be written
         timeout -k 5 "$IT_CMD_TIMEOUT" "$CORDON" run -- sh -c 'echo x > /dev/stdin' <"$IT_TMP/log" 2>/dev/null
         RC=$?
