@@ -114,15 +114,20 @@ static void apply_limits(struct builder *b)
 }
 
 /* The view's /dev and /proc are cordon's own (DESIGN.md, "The view"); of
- * what engines bind there, cordon already has a fresh /dev/shm, so that
- * bind (podman's, containerd's pod shm) is dropped: the container's shm is
- * its own rather than the one podman would share in a pod. /etc/resolv.conf and
- * /etc/hosts are the sentry's DNS stub's (net/), which the egress gate
- * depends on; an engine's copy would point at resolvers the gate refuses
- * anyway. Anything else under /dev or /proc, or over /, is refused: a bind
- * of the host's /dev/pts or /dev/mqueue would show the host's ptys or
- * queues (the config's own devpts and mqueue are made instead). */
-static const char *const provided[] = {"/dev/shm", "/etc/resolv.conf", "/etc/hosts"};
+ * what engines bind there, cordon makes a fresh /dev/shm (of the engine's
+ * size, create.c), so that bind (podman's, containerd's pod shm) is
+ * dropped: the container's shm is its own rather than the one podman would
+ * share in a pod. /etc/resolv.conf is the sentry's DNS stub's (net/), which
+ * the egress gate depends on; an engine's copy would point at resolvers
+ * the gate refuses anyway. The engine's /etc/hosts (podman's --add-host
+ * entries and the container's own name, a pod's hostAliases) is bound as
+ * any other file: a name it gives resolves to an address, and a connect
+ * to that address is the gate's to decide as any address literal is (the
+ * DNS stub's synthetic pool is the only way to a listed name, and nothing
+ * else leaves). Anything else under /dev or /proc, or over /, is refused:
+ * a bind of the host's /dev/pts or /dev/mqueue would show the host's ptys
+ * or queues (the config's own devpts and mqueue are made instead). */
+static const char *const provided[] = {"/dev/shm", "/etc/resolv.conf"};
 
 static int add_bind(struct builder *b, size_t i, const struct oci_mount *m)
 {

@@ -116,6 +116,10 @@ if [ "${1:-}" = --pass ]; then
         pm run --rm "${RUN[@]}" --read-only "$IMG" sh -c 'touch /x 2>/dev/null && echo x-written; touch /tmp/y && echo tmp-ok'
         [ "$OUT" = tmp-ok ]
         res read-only $? "--read-only: / refuses, /tmp takes"
+        pm run --rm "${RUN[@]}" --hostname myhost --add-host foo.example:10.1.2.3 "$IMG" \
+                sh -c 'grep -c "^10.1.2.3[[:space:]]*foo.example" /etc/hosts; grep -c "[[:space:]]myhost" /etc/hosts'
+        [ "$OUT" = "$(printf '1\n1')" ]
+        res add-host $? "--add-host and --hostname are in /etc/hosts"
         pm run --rm "${RUN[@]}" --memory 32m "$IMG" sh -c 'dd if=/dev/zero of=/dev/null bs=64M count=1 2>/dev/null && echo survived'
         [ "$RC" = 137 ] && [ -z "$OUT" ]
         res memory $? "--memory 32m kills a 64M buffer"

@@ -1035,11 +1035,12 @@ START_TEST(test_policy_podman)
         ck_assert(b->read_only);
         ck_assert_ptr_nonnull(find_bind(pol, "/etc/passwd"));
         ck_assert_ptr_nonnull(find_bind(pol, "/etc/hostname"));
-        /* cordon's own: the DNS stub's files and /dev/shm */
+        /* podman's --add-host entries and the container's name */
+        ck_assert_ptr_nonnull(find_bind(pol, "/etc/hosts"));
+        /* cordon's own: the DNS stub's resolv.conf and /dev/shm */
         ck_assert_ptr_null(find_bind(pol, "/etc/resolv.conf"));
-        ck_assert_ptr_null(find_bind(pol, "/etc/hosts"));
         ck_assert_ptr_null(find_bind(pol, "/dev/shm"));
-        ck_assert_uint_eq(pol->n_binds, 4);
+        ck_assert_uint_eq(pol->n_binds, 5);
 
         const struct policy_path_rule *r = find_rule(pol, "/proc/kcore");
         ck_assert_ptr_nonnull(r);
