@@ -74,8 +74,10 @@ struct fs_view_spec {
         int template_fd;      /* the template directory as the sentry opened (and hashed) it; -1 none */
         int template_tree_fd; /* fs_template_idmapped's detached mount of it, or -1 (see there) */
         /* a template root read-only too (an OCI root.readonly): its own
-         * mount only, so the private /tmp, /run, home, /dev/shm and the
-         * binds mounted over it stay as they are */
+         * mount only, so /dev/shm and the binds mounted over it stay as
+         * they are; no private /tmp, /var/tmp, /run or home is mounted
+         * over it (runc's read-only root has none: the config's own
+         * tmpfs mounts are the writable places) */
         bool root_readonly;
         /* An OCI container's root as runc runs it: no private upper layer;
          * the container writes into the template itself (an overlay's own
@@ -92,6 +94,12 @@ struct fs_view_spec {
         const struct fs_dev_mount *dev_mounts;
         size_t n_dev_mounts;
         const char *dev_data;
+        /* Directories made in the root where missing, before it is made
+         * read-only: the mount points of what is mounted on it later (an
+         * OCI config's tmpfs mounts). Best effort: the mount that follows
+         * reports a point that could not be made. */
+        const char *const *mount_points;
+        size_t n_mount_points;
         /* A detached procfs (fs_proc_tree) mounted on the view's /proc
          * instead of one of the mounter's pid namespace: a namespace init
          * was born into but holds no capability over (a Kubernetes pod's,

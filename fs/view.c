@@ -879,8 +879,12 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
                 snprintf(sub, sizeof(sub), "%s/%s", WRITABLE, writable[i].sub);
                 if (mkdir(sub, writable[i].mode) < 0 || chmod(sub, writable[i].mode) < 0)
                         return fs_fail(negative_errno(), err, "writable layer directory %s", writable[i].sub);
-                if (!writable[i].target || spec->root_write_through)
-                        continue; /* /dev/shm: bound by setup_dev; a root written through has its own */
+                /* /dev/shm: bound by setup_dev; a root written through has
+                 * its own; an OCI read-only root is read-only everywhere but
+                 * the config's own mounts, as under runc (podman --read-only
+                 * asks for its tmpfs mounts there itself) */
+                if (!writable[i].target || spec->root_write_through || spec->root_readonly)
+                        continue;
                 /* resolved inside the root: a template's own /var may be a
                  * symlink, which must not take the mount outside it */
                 _cleanup_close_ int fd = open_in_root(rootfd, writable[i].target, true, false);
@@ -928,6 +932,12 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
                 if ((r = setup_rule(rootfd, &spec->rules[i], err)) < 0)
                         return r;
 
+        /* resolved inside the root, as the writable places above */
+        for (size_t i = 0; i < spec->n_mount_points; i++) {
+                int fd = open_in_root(rootfd, spec->mount_points[i], true, false);
+                if (fd >= 0)
+                        close(fd);
+        }
         /* the default root holds only mount points: read-only; a template's
          * root is its writable overlay */
         if ((!template || spec->root_readonly) &&

@@ -416,6 +416,8 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                 p.view.dev_mounts = o->oci->dev_mounts;
                 p.view.n_dev_mounts = o->oci->n_dev_mounts;
                 p.view.dev_data = o->oci->dev_data;
+                p.view.mount_points = o->oci->mount_points;
+                p.view.n_mount_points = o->oci->n_mounts;
         }
         *ret = p;
         return 0;

@@ -542,6 +542,9 @@ struct oci_sandbox {
         unsigned seccomp_flags;
         struct oci_extra_mount *mounts;
         size_t n_mounts;
+        /* their destinations (n_mounts of them), made in the root before
+         * it is read-only (fs_view_spec.mount_points) */
+        const char **mount_points;
         /* The config's mounts under /dev, made in the view as configured
          * (fs_view_spec.dev_mounts), and /dev's own tmpfs options (NULL:
          * cordon's) */

@@ -48,14 +48,17 @@ static int mkdir_p(const char *path, mode_t mode)
 }
 
 /* The view provides these itself (fs/view.c): the OCI mounts of the same
- * kind there are satisfied by it. */
+ * kind there are satisfied by it. A config's tmpfs on /tmp, /var/tmp, /run
+ * or /root (podman's --tmpfs and --read-only) is made as configured, its
+ * size and options with it: a container's root has no private writable
+ * places of cordon's (fs_view_spec.root_readonly). */
 static bool view_provides(const char *dest, const char *type)
 {
         static const struct {
                 const char *dest, *type;
         } provided[] = {
-                {"/proc", "proc"},     {"/dev/shm", "bind"}, {"/tmp", "tmpfs"},
-                {"/var/tmp", "tmpfs"}, {"/run", "tmpfs"},    {"/root", "tmpfs"},
+                {"/proc", "proc"},
+                {"/dev/shm", "bind"},
         };
         for (size_t i = 0; i < ELEMENTSOF(provided); i++)
                 if (streq(dest, provided[i].dest) && (!provided[i].type || streq(type, provided[i].type)))
@@ -95,6 +98,7 @@ static void prepared_done(struct oci_prepared *p)
                 policy_free(p->policy);
         free(p->sb.rlimits);
         free(p->sb.mounts);
+        free(p->sb.mount_points);
         free(p->sb.dev_mounts);
         free(p->sb.order);
         free(p->sb.seccomp.filter);
@@ -339,6 +343,7 @@ static int prepare(const char *bundle, struct oci_prepared *p)
         sb->has_oom_score_adj = s->process.has_oom_score_adj;
         sb->oom_score_adj = s->process.oom_score_adj;
         sb->mounts = xcalloc(s->n_mounts + 1, sizeof(struct oci_extra_mount));
+        sb->mount_points = xcalloc(s->n_mounts + 1, sizeof(char *));
         sb->dev_mounts = xcalloc(s->n_mounts + 1, sizeof(struct fs_dev_mount));
         sb->order = xcalloc(s->n_mounts + 1, sizeof(struct fs_mount_order));
         sb->rootfs_propagation = s->rootfs_propagation;
@@ -383,6 +388,7 @@ static int prepare(const char *bundle, struct oci_prepared *p)
                 if (bind)
                         continue; /* a bind of the policy (oci_spec_policy) */
                 if (streq(m->type, "tmpfs") || streq(m->type, "mqueue")) {
+                        sb->mount_points[sb->n_mounts] = d;
                         sb->mounts[sb->n_mounts++] = (struct oci_extra_mount){
                                 d, m->type, m->flags & (MS_RDONLY | MS_NOEXEC | MS_NOATIME | MS_NODIRATIME), m->data,
                                 m->tmpcopyup};
@@ -391,6 +397,7 @@ static int prepare(const char *bundle, struct oci_prepared *p)
                 if (streq(m->type, "sysfs") && streq(d, "/sys")) {
                         /* sysfs would show the host's devices and kernel: the
                          * container gets an empty read-only /sys instead */
+                        sb->mount_points[sb->n_mounts] = d;
                         sb->mounts[sb->n_mounts++] =
                                 (struct oci_extra_mount){d, "tmpfs", MS_RDONLY | MS_NOEXEC, "size=4k,mode=755"};
                         continue;

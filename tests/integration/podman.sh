@@ -116,6 +116,15 @@ if [ "${1:-}" = --pass ]; then
         pm run --rm "${RUN[@]}" --read-only "$IMG" sh -c 'touch /x 2>/dev/null && echo x-written; touch /tmp/y && echo tmp-ok'
         [ "$OUT" = tmp-ok ]
         res read-only $? "--read-only: / refuses, /tmp takes"
+        pm run --rm "${RUN[@]}" --read-only "$IMG" sh -c 'touch /root/x 2>/dev/null && echo root-written; touch /run/y && echo run-ok'
+        [ "$OUT" = run-ok ]
+        res read-only-root-home $? "--read-only: /root is the read-only root's, /run podman's tmpfs"
+        pm run --rm "${RUN[@]}" --read-only --read-only-tmpfs=false "$IMG" sh -c 'touch /tmp/x 2>/dev/null && echo tmp-written; echo done'
+        [ "$OUT" = done ]
+        res read-only-no-tmpfs $? "--read-only --read-only-tmpfs=false: /tmp refuses too"
+        pm run --rm "${RUN[@]}" --tmpfs /tmp:rw,size=1m,mode=1777 "$IMG" sh -c 'stat -c %a /tmp; df -k /tmp | tail -1 | tr -s " " | cut -d" " -f2'
+        [ "$OUT" = "$(printf '1777\n1024')" ]
+        res tmpfs-size $? "--tmpfs /tmp:size=1m,mode=1777: a 1 MB tmpfs of mode 1777 at /tmp"
         pm run --rm "${RUN[@]}" --hostname myhost --add-host foo.example:10.1.2.3 "$IMG" \
                 sh -c 'grep -c "^10.1.2.3[[:space:]]*foo.example" /etc/hosts; grep -c "[[:space:]]myhost" /etc/hosts'
         [ "$OUT" = "$(printf '1\n1')" ]
@@ -225,7 +234,7 @@ OCI="$(dirname "$CORDON")/cordon-oci"
 R="$WORK/rootfs"
 mkdir -p "$R/bin" "$R/etc" "$R/proc" "$R/dev" "$R/sys" "$R/tmp" "$R/root"
 cp "$BUSYBOX" "$R/bin/busybox"
-for t in sh echo cat sleep id touch pwd env dd seq grep cut tr tail test nc kill true timeout; do ln -sf busybox "$R/bin/$t"; done
+for t in sh echo cat sleep id touch pwd env dd seq grep cut tr tail test nc kill true timeout df stat; do ln -sf busybox "$R/bin/$t"; done
 echo "root:x:0:0:root:/root:/bin/sh" >"$R/etc/passwd"
 echo "root:x:0:" >"$R/etc/group"
 chmod 1777 "$R/tmp"
