@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <linux/magic.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -18,6 +19,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 
 #include "common/file.h"
@@ -58,7 +60,6 @@ static bool view_provides(const char *dest, const char *type)
                 const char *dest, *type;
         } provided[] = {
                 {"/proc", "proc"},
-                {"/dev/shm", "bind"},
         };
         for (size_t i = 0; i < ELEMENTSOF(provided); i++)
                 if (streq(dest, provided[i].dest) && (!provided[i].type || streq(type, provided[i].type)))
@@ -89,6 +90,7 @@ struct oci_prepared {
         struct oci_sandbox sb;
         char *policy_text;
         json_t *pod_record; /* what the state keeps of pod.c's choices */
+        char shm_data[64];  /* the options of the container's /dev/shm tmpfs */
 };
 
 static void prepared_done(struct oci_prepared *p)
@@ -381,6 +383,25 @@ static int prepare(const char *bundle, struct oci_prepared *p)
                         }
                         sb->dev_mounts[sb->n_dev_mounts++] =
                                 (struct fs_dev_mount){d, m->type, m->source, m->flags, m->data};
+                        continue;
+                }
+                if (bind && streq(d, "/dev/shm")) {
+                        /* The engine's own shm directory (podman's, sized by
+                         * --shm-size, 64 MB by default; a CRI pod's): the
+                         * container gets a tmpfs of its own there, as before,
+                         * but of the size the engine gave its one (read with
+                         * statfs), as crun's container gets it. Not the
+                         * engine's directory itself: that one is shared with
+                         * the host's view of it and, in a podman pod, with
+                         * the other containers. A source that is no tmpfs
+                         * leaves cordon's own /dev/shm in the writable layer. */
+                        struct statfs fs;
+                        if (m->source && statfs(m->source, &fs) == 0 && fs.f_type == TMPFS_MAGIC && fs.f_blocks > 0) {
+                                snprintf(p->shm_data, sizeof(p->shm_data), "mode=1777,size=%llu",
+                                         (unsigned long long)fs.f_blocks * (unsigned long long)fs.f_bsize);
+                                sb->dev_mounts[sb->n_dev_mounts++] = (struct fs_dev_mount){
+                                        d, "tmpfs", "shm", m->flags & (MS_RDONLY | MS_NOEXEC), p->shm_data};
+                        }
                         continue;
                 }
                 if (view_provides(d, m->type))

@@ -125,6 +125,9 @@ if [ "${1:-}" = --pass ]; then
         pm run --rm "${RUN[@]}" --tmpfs /tmp:rw,size=1m,mode=1777 "$IMG" sh -c 'stat -c %a /tmp; df -k /tmp | tail -1 | tr -s " " | cut -d" " -f2'
         [ "$OUT" = "$(printf '1777\n1024')" ]
         res tmpfs-size $? "--tmpfs /tmp:size=1m,mode=1777: a 1 MB tmpfs of mode 1777 at /tmp"
+        pm run --rm "${RUN[@]}" --shm-size 10m "$IMG" sh -c 'df -k /dev/shm | tail -1 | tr -s " " | cut -d" " -f2'
+        [ "$OUT" = 10240 ]
+        res shm-size $? "--shm-size 10m: /dev/shm holds 10 MB"
         pm run --rm "${RUN[@]}" --hostname myhost --add-host foo.example:10.1.2.3 "$IMG" \
                 sh -c 'grep -c "^10.1.2.3[[:space:]]*foo.example" /etc/hosts; grep -c "[[:space:]]myhost" /etc/hosts'
         [ "$OUT" = "$(printf '1\n1')" ]
