@@ -11,7 +11,13 @@
  * sandbox container's pid as cordon reported it, which is its sentry's (a
  * host process): such a path is taken for the pod's own namespace, that of
  * the pod's init, the sentry's child. Any other path must name the pod's
- * namespace itself. */
+ * namespace itself.
+ *
+ * podman's pods are told the same way, in CRI-O's words: podman writes
+ * io.kubernetes.cri-o.ContainerType "container" and .SandboxID (the pod's
+ * infra container) on a pod's other containers, and names the infra
+ * container's namespaces by the pid cordon reported for it, as containerd
+ * does. The infra container itself carries no type. */
 #include "config.h"
 
 #include <dirent.h>
@@ -33,6 +39,14 @@
 struct ns_id {
         uint64_t dev, ino;
 };
+
+/* The annotations that make a container a pod's: containerd's CRI, and
+ * CRI-O's (which podman writes for its pods) */
+struct pod_keys {
+        const char *type, *sandbox;
+};
+static const struct pod_keys cri_keys = {OCI_CRI_TYPE_ANNOTATION, OCI_CRI_SANDBOX_ANNOTATION};
+static const struct pod_keys crio_keys = {"io.kubernetes.cri-o.ContainerType", "io.kubernetes.cri-o.SandboxID"};
 
 static const struct {
         int type;
@@ -217,36 +231,40 @@ static int prepared_netns(const char *self, const char *path, struct oci_sandbox
 
 /* A pod's app container: its pod sandbox container looked up and each
  * namespace path checked against the pod's. */
-static int pod_member(struct oci_spec *s, const char *pod_id, struct oci_sandbox *sb, json_t *record)
+static int pod_member(struct oci_spec *s, const struct pod_keys *keys, const char *pod_id, struct oci_sandbox *sb,
+                      json_t *record)
 {
         struct container pod;
         if (geteuid() != 0) {
                 oci_error("annotations: %s %s: a pod's containers share its uid range, which needs cordon run as "
                           "root",
-                          OCI_CRI_SANDBOX_ANNOTATION, pod_id);
+                          keys->sandbox, pod_id);
                 return -EPERM;
         }
         int r = oci_container_id_valid(pod_id) ? oci_container_open(pod_id, &pod) : -EINVAL;
         if (r < 0) {
-                oci_error("annotations: %s \"%s\": no such pod sandbox container in %s", OCI_CRI_SANDBOX_ANNOTATION,
-                          pod_id, oci_G.root);
+                oci_error("annotations: %s \"%s\": no such pod sandbox container in %s", keys->sandbox, pod_id,
+                          oci_G.root);
                 return -ENOENT;
         }
-        const char *type =
-                json_string_value(json_object_get(json_object_get(pod.state, "annotations"), OCI_CRI_TYPE_ANNOTATION));
+        json_t *pod_ann = json_object_get(pod.state, "annotations");
+        const char *type = json_string_value(json_object_get(pod_ann, keys->type));
+        /* podman's infra container: named by CRI-O's annotation, with no
+         * type of either kind and no pod of its own */
+        bool infra = keys == &crio_keys && !type && !json_object_get(pod_ann, cri_keys.type) &&
+                     !json_object_get(json_object_get(pod.state, "pod"), "sandboxId");
         pid_t sentry = (pid_t)json_integer_value(json_object_get(pod.state, "sentryPid"));
         json_t *meta = oci_container_meta(&pod);
         pid_t init = (pid_t)json_integer_value(json_object_get(meta, "initPid"));
         json_decref(meta);
         r = 0;
-        if (!type || !streq(type, "sandbox")) {
+        if (!infra && (!type || !streq(type, "sandbox"))) {
                 oci_error("annotations: %s \"%s\": container %s is not a pod sandbox container (its %s is %s)",
-                          OCI_CRI_SANDBOX_ANNOTATION, pod_id, pod_id, OCI_CRI_TYPE_ANNOTATION, type ? type : "unset");
+                          keys->sandbox, pod_id, pod_id, keys->type, type ? type : "unset");
                 r = -EINVAL;
         } else if (!oci_container_alive(&pod) || init <= 0 || parent_of(init) != sentry) {
                 /* init is the sentry's child: a pid recorded and reused since is not */
-                oci_error("annotations: %s \"%s\": the pod sandbox container is not running",
-                          OCI_CRI_SANDBOX_ANNOTATION, pod_id);
+                oci_error("annotations: %s \"%s\": the pod sandbox container is not running", keys->sandbox, pod_id);
                 r = -ESRCH;
         }
         /* the pod's network: one an engine prepared (CNI's), or the pod
@@ -326,7 +344,7 @@ static int pod_member(struct oci_spec *s, const char *pod_id, struct oci_sandbox
         if (read_map(init, "uid", &ubase, &ucount) < 0 || read_map(init, "gid", &gbase, &gcount) < 0 ||
             ucount != gcount) {
                 oci_error("annotations: %s \"%s\": cannot read the pod's uid range from its init (pid %d)",
-                          OCI_CRI_SANDBOX_ANNOTATION, pod_id, (int)init);
+                          keys->sandbox, pod_id, (int)init);
                 return -EIO;
         }
         sb->pod_range = (struct id_range){.uid = ubase, .gid = gbase, .count = ucount, .slot = -1};
@@ -358,13 +376,15 @@ static char *engine_nameserver(const struct oci_spec *s)
 
 int oci_pod_prepare(struct oci_spec *s, struct oci_sandbox *sb, json_t **ret_record)
 {
-        const char *type = oci_annotation(s, OCI_CRI_TYPE_ANNOTATION);
-        const char *pod_id = oci_annotation(s, OCI_CRI_SANDBOX_ANNOTATION);
+        const struct pod_keys *keys =
+                !oci_annotation(s, cri_keys.type) && oci_annotation(s, crio_keys.type) ? &crio_keys : &cri_keys;
+        const char *type = oci_annotation(s, keys->type);
+        const char *pod_id = oci_annotation(s, keys->sandbox);
         const char *self = pod_id && type && streq(type, "sandbox") ? pod_id : "";
         json_t *record = json_object();
         int r = 0;
         if (type && !streq(type, "sandbox") && !streq(type, "container")) {
-                oci_error("annotations: %s \"%s\": expected sandbox or container", OCI_CRI_TYPE_ANNOTATION, type);
+                oci_error("annotations: %s \"%s\": expected sandbox or container", keys->type, type);
                 json_decref(record);
                 return -EINVAL;
         }
@@ -372,12 +392,11 @@ int oci_pod_prepare(struct oci_spec *s, struct oci_sandbox *sb, json_t **ret_rec
                 json_object_set_new(record, "type", json_string(type));
         if (type && streq(type, "container")) {
                 if (!pod_id || !pod_id[0]) {
-                        oci_error("annotations: %s is missing: a pod's container names its pod sandbox",
-                                  OCI_CRI_SANDBOX_ANNOTATION);
+                        oci_error("annotations: %s is missing: a pod's container names its pod sandbox", keys->sandbox);
                         json_decref(record);
                         return -EINVAL;
                 }
-                r = pod_member(s, pod_id, sb, record);
+                r = pod_member(s, keys, pod_id, sb, record);
         } else {
                 for (size_t i = 0; r == 0 && i < s->n_namespaces; i++) {
                         const struct oci_namespace *ns = &s->namespaces[i];

@@ -113,6 +113,42 @@ if [ "${1:-}" = --pass ]; then
         pm run --rm "${RUN[@]}" localhost/cordon-pm:3 sh -c 'cat /built; test -e /etc/group || echo no-group'
         [ "$OUT" = "$(printf 'built\nno-group')" ]
         res build-run-step $? "podman build: a RUN step's write and deletion are in the image"
+        # a podman pod and kube play: the containers join the infra container's network, ipc
+        # and uts namespaces, named by the pid the runtime gave for it (the infra container's
+        # rlimits come from containers.conf: podman gives it no --ulimit)
+        "${PM[@]}" import --change 'CMD ["/bin/sleep","100000"]' "$DIR/../rootfs.tar" localhost/cordon-pm-infra:1 >/dev/null 2>&1
+        printf '[containers]\ndefault_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]\n[engine]\ninfra_image = "localhost/cordon-pm-infra:1"\n' >"$DIR/pod.conf"
+        export CONTAINERS_CONF="$DIR/pod.conf"
+        pm pod create --name pp --network none
+        pm run -d --pod pp "$IMG" sh -c 'while :; do echo pong | nc -l -p 8080; done'
+        pm run --rm --pod pp "$IMG" sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do nc 127.0.0.1 8080 </dev/null && break; sleep 0.3; done; hostname'
+        [ "$OUT" = "$(printf 'pong\npp')" ]
+        res pod $? "podman pod: a container reaches another's port on the pod's localhost, the pod's hostname"
+        "${PM[@]}" pod rm -f -t 0 pp >/dev/null 2>&1
+        cat >"$DIR/kube.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: kp
+spec:
+  containers:
+  - name: web
+    image: localhost/cordon-pm:1
+    command: ["/bin/sh", "-c", "while true; do echo pong | nc -l -p 8080; done"]
+  - name: client
+    image: localhost/cordon-pm:1
+    command: ["/bin/sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do nc 127.0.0.1 8080 </dev/null && break; sleep 0.3; done; echo client-done; sleep 1000"]
+EOF
+        pm kube play --network none "$DIR/kube.yaml"
+        for i in 1 2 3 4 5 6 7 8 9 10; do
+                pm logs kp-client
+                grep -q client-done <<<"$OUT" && break
+                sleep 0.5
+        done
+        [ "$OUT" = "$(printf 'pong\nclient-done')" ]
+        res kube-play $? "podman kube play of a two-container pod: the client reaches the web container"
+        "${PM[@]}" kube down "$DIR/kube.yaml" >/dev/null 2>&1
+        unset CONTAINERS_CONF
         pm run --rm "${RUN[@]}" --read-only "$IMG" sh -c 'touch /x 2>/dev/null && echo x-written; touch /tmp/y && echo tmp-ok'
         [ "$OUT" = tmp-ok ]
         res read-only $? "--read-only: / refuses, /tmp takes"
