@@ -189,6 +189,23 @@ static int own_fd_link(struct notify_call *call, const char *path)
         return (int)n;
 }
 
+/* own_fd_link for path as opened from dfd (-1 for an absolute path):
+ * a relative spelling from a directory of the view's procfs (`cd
+ * /dev/fd; echo x > 1`) is joined to that directory's path. */
+static int own_fd_at(struct notify_call *call, int dfd, const char *path)
+{
+        const struct fs_context *ctx = call->userdata;
+        if (path[0] == '/')
+                return own_fd_link(call, path);
+        struct stat st;
+        char dir[PATH_MAX], joined[PATH_MAX];
+        if (dfd < 0 || fstat(dfd, &st) < 0 || st.st_dev != ctx->proc_dev ||
+            fs_view_path(call->hostproc_fd, dfd, dir, sizeof(dir)) < 0 ||
+            (size_t)snprintf(joined, sizeof(joined), "%s/%s", dir, path) >= sizeof(joined))
+                return -1;
+        return own_fd_link(call, joined);
+}
+
 /* The caller's reopen of its own fd n through /proc (open of /dev/stdout
  * and friends), refused where the caller's user namespace does not map
  * the file's owner: a pipe or file that cordon's caller made on the host
@@ -590,9 +607,6 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                 ; /* opened above, on what was decided */
         else if (proc_path) {
                 fd = open_in_agent(call, at, p, &a, um);
-                int n;
-                if (fd == -EACCES && (n = own_fd_link(call, p)) >= 0)
-                        fd = reopen_own_fd(call, n, &a, fd);
         } else {
                 r = fs_as_child_begin(call);
                 if (r < 0)
@@ -614,6 +628,9 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                          * other (never the host's). */
                         fd = open_in_agent(call, at, p, &a, um);
         }
+        int n;
+        if (!decided && fd == -EACCES && (n = own_fd_at(call, p[0] == '/' ? -1 : dfd, p)) >= 0)
+                fd = reopen_own_fd(call, n, &a, fd);
         struct stat st;
         if ((r = stat_or_close(&fd, &st)) < 0)
                 return r;

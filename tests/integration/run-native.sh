@@ -42,7 +42,10 @@ stdout_file_reopened_by_name() {
         # `cmd > log 2>&1` where cmd writes to /dev/stdout and /dev/stderr:
         # the log is cordon's caller's file, outside the view and not the
         # sandbox's user's; as natively, each open truncates unless >>
-        local script='echo a > /dev/stdout; echo b >> /dev/stdout; echo c >> /dev/stderr; echo d >&2'
+        # (and spelled relative to /dev/fd or /proc/self)
+        # shellcheck disable=SC2016
+        local script='echo a > /dev/stdout; echo b >> /dev/stdout; echo c >> /dev/stderr; echo d >&2
+                (cd /dev/fd && echo e >> 1); (cd /proc/self && echo f >> fd/2); (cd /proc/self/fd && echo g >> 1)'
         sh -c "$script" >"$IT_TMP/native" 2>&1
         timeout -k 5 "$IT_CMD_TIMEOUT" "$CORDON" run -- sh -c "$script" >"$IT_TMP/log" 2>&1
         RC=$?
