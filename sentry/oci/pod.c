@@ -17,7 +17,10 @@
  * io.kubernetes.cri-o.ContainerType "container" and .SandboxID (the pod's
  * infra container) on a pod's other containers, and names the infra
  * container's namespaces by the pid cordon reported for it, as containerd
- * does. The infra container itself carries no type. */
+ * does. The infra container itself carries no type. A container whose
+ * namespace path names another container of the runtime's by that pid,
+ * with no annotation (podman's --network, --ipc or --pid container:NAME),
+ * joins it the same way: the two are then one pod. */
 #include "config.h"
 
 #include <dirent.h>
@@ -47,6 +50,8 @@ struct pod_keys {
 };
 static const struct pod_keys cri_keys = {OCI_CRI_TYPE_ANNOTATION, OCI_CRI_SANDBOX_ANNOTATION};
 static const struct pod_keys crio_keys = {"io.kubernetes.cri-o.ContainerType", "io.kubernetes.cri-o.SandboxID"};
+/* no annotation: the pod is the container whose pid names a namespace */
+static const struct pod_keys by_pid_keys = {NULL, NULL};
 
 static const struct {
         int type;
@@ -151,6 +156,33 @@ static char *netns_holder(const char *self, struct ns_id id)
         return found;
 }
 
+/* The live container of --root whose pid, as cordon reported it (its
+ * sentry's), path names: "/proc/PID/ns/NAME". NULL for any other path. */
+static char *pid_owner(const char *path)
+{
+        int pid = 0, end = 0;
+        char name[16];
+        if (sscanf(path, "/proc/%d/ns/%15[a-z_]%n", &pid, name, &end) != 2 || path[end] || pid <= 1)
+                return NULL;
+        DIR *d = opendir(oci_G.root);
+        struct dirent *de;
+        char *found = NULL;
+        while (d && !found && (de = readdir(d))) {
+                if (de->d_name[0] == '.' || !oci_container_id_valid(de->d_name))
+                        continue;
+                char state[PATH_MAX];
+                json_error_t jerr;
+                snprintf(state, sizeof(state), "%s/%s/state.json", oci_G.root, de->d_name);
+                struct container c = {.dirfd = -1, .state = json_load_file(state, 0, &jerr)};
+                if (json_integer_value(json_object_get(c.state, "sentryPid")) == pid && oci_container_alive(&c))
+                        found = xstrdup(de->d_name);
+                json_decref(c.state);
+        }
+        if (d)
+                closedir(d);
+        return found;
+}
+
 /* The first line of /proc/PID/{uid,gid}_map: "0 BASE COUNT". */
 static int read_map(pid_t pid, const char *which, uint32_t *ret_base, uint32_t *ret_count)
 {
@@ -235,36 +267,43 @@ static int pod_member(struct oci_spec *s, const struct pod_keys *keys, const cha
                       json_t *record)
 {
         struct container pod;
+        char who[256];
+        if (keys == &by_pid_keys)
+                snprintf(who, sizeof(who), "linux.namespaces: container %s (named by its pid)", pod_id);
+        else
+                snprintf(who, sizeof(who), "annotations: %s \"%s\"", keys->sandbox, pod_id);
         if (geteuid() != 0) {
-                oci_error("annotations: %s %s: a pod's containers share its uid range, which needs cordon run as "
-                          "root",
-                          keys->sandbox, pod_id);
+                oci_error("%s: a pod's containers share its uid range, which needs cordon run as root", who);
                 return -EPERM;
         }
         int r = oci_container_id_valid(pod_id) ? oci_container_open(pod_id, &pod) : -EINVAL;
         if (r < 0) {
-                oci_error("annotations: %s \"%s\": no such pod sandbox container in %s", keys->sandbox, pod_id,
-                          oci_G.root);
+                oci_error("%s: no such pod sandbox container in %s", who, oci_G.root);
                 return -ENOENT;
         }
         json_t *pod_ann = json_object_get(pod.state, "annotations");
-        const char *type = json_string_value(json_object_get(pod_ann, keys->type));
-        /* podman's infra container: named by CRI-O's annotation, with no
-         * type of either kind and no pod of its own */
-        bool infra = keys == &crio_keys && !type && !json_object_get(pod_ann, cri_keys.type) &&
-                     !json_object_get(json_object_get(pod.state, "pod"), "sandboxId");
+        const char *type = keys->type ? json_string_value(json_object_get(pod_ann, keys->type)) : NULL;
+        /* podman's infra container, or the container another names by its
+         * pid: no type of either kind, and no pod's member itself (a
+         * member's namespaces are its pod's, to be named as the pod's) */
+        bool member = json_object_get(json_object_get(pod.state, "pod"), "sandboxId") != NULL;
+        bool untyped = !json_object_get(pod_ann, cri_keys.type) && !json_object_get(pod_ann, crio_keys.type);
+        bool infra = (keys == &crio_keys && untyped && !member) || (keys == &by_pid_keys && !member);
         pid_t sentry = (pid_t)json_integer_value(json_object_get(pod.state, "sentryPid"));
         json_t *meta = oci_container_meta(&pod);
         pid_t init = (pid_t)json_integer_value(json_object_get(meta, "initPid"));
         json_decref(meta);
         r = 0;
-        if (!infra && (!type || !streq(type, "sandbox"))) {
-                oci_error("annotations: %s \"%s\": container %s is not a pod sandbox container (its %s is %s)",
-                          keys->sandbox, pod_id, pod_id, keys->type, type ? type : "unset");
+        if (keys == &by_pid_keys && member) {
+                oci_error("%s: it is a pod's container, which shares its pod's namespaces: name the pod's own", who);
+                r = -EINVAL;
+        } else if (!infra && (!type || !streq(type, "sandbox"))) {
+                oci_error("%s: container %s is not a pod sandbox container (its %s is %s)", who, pod_id, keys->type,
+                          type ? type : "unset");
                 r = -EINVAL;
         } else if (!oci_container_alive(&pod) || init <= 0 || parent_of(init) != sentry) {
                 /* init is the sentry's child: a pid recorded and reused since is not */
-                oci_error("annotations: %s \"%s\": the pod sandbox container is not running", keys->sandbox, pod_id);
+                oci_error("%s: the pod sandbox container is not running", who);
                 r = -ESRCH;
         }
         /* the pod's network: one an engine prepared (CNI's), or the pod
@@ -343,8 +382,7 @@ static int pod_member(struct oci_spec *s, const struct pod_keys *keys, const cha
         uint32_t ubase, ucount, gbase, gcount;
         if (read_map(init, "uid", &ubase, &ucount) < 0 || read_map(init, "gid", &gbase, &gcount) < 0 ||
             ucount != gcount) {
-                oci_error("annotations: %s \"%s\": cannot read the pod's uid range from its init (pid %d)",
-                          keys->sandbox, pod_id, (int)init);
+                oci_error("%s: cannot read the pod's uid range from its init (pid %d)", who, (int)init);
                 return -EIO;
         }
         sb->pod_range = (struct id_range){.uid = ubase, .gid = gbase, .count = ucount, .slot = -1};
@@ -398,7 +436,17 @@ int oci_pod_prepare(struct oci_spec *s, struct oci_sandbox *sb, json_t **ret_rec
                 }
                 r = pod_member(s, keys, pod_id, sb, record);
         } else {
-                for (size_t i = 0; r == 0 && i < s->n_namespaces; i++) {
+                /* a namespace of another container, named by its pid
+                 * (podman's --network, --ipc, --pid container:NAME): that
+                 * container is the pod, every path is checked as a pod
+                 * member's (pod_member) */
+                _cleanup_free_ char *owner = NULL;
+                for (size_t i = 0; !owner && i < s->n_namespaces; i++)
+                        if (s->namespaces[i].path)
+                                owner = pid_owner(s->namespaces[i].path);
+                if (owner)
+                        r = pod_member(s, &by_pid_keys, owner, sb, record);
+                for (size_t i = 0; !owner && r == 0 && i < s->n_namespaces; i++) {
                         const struct oci_namespace *ns = &s->namespaces[i];
                         if (!ns->path)
                                 continue;

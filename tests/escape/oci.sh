@@ -412,6 +412,65 @@ else
         echo "FAILED: CAP_MKNOD: the container's root does not hold it: ${out:0:200}"
 fi
 
+# Another container's namespaces named by the pid cordon gave for it (podman's --network,
+# --pid container:NAME): the two become one pod, which shares the network, ipc, uts and pid
+# namespaces only. Joining its user, mount or cgroup namespace, or bringing a policy of one's
+# own into it, gets through when the container is created. The net join is the control: it
+# must be created, else the refusals prove nothing.
+bundle "$WORK/bv" '{"uid": 0, "gid": 0}' || skip "cannot write a bundle"
+python3 - "$WORK/bv/config.json" <<'EOF3'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["args"] = ["/bin/busybox", "sleep", "100"]
+json.dump(c, open(sys.argv[1], "w"), indent=1)
+EOF3
+if timeout -k 5 60 "$OCI" --root "$OCI_ROOT" run --detach --bundle "$WORK/bv" escvictim >/dev/null 2>&1 </dev/null; then
+        vpid=$(timeout 30 "$OCI" --root "$OCI_ROOT" state escvictim | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+        joiner() { # ID NAME PYTHON: got through when the container is created
+                local id=$1 name=$2
+                shift
+                bundle "$WORK/$id" '{"uid": 0, "gid": 0}' || return
+                python3 - "$WORK/$id/config.json" "$vpid" "$2" <<'EOF4'
+import json, sys
+p, pid, code = sys.argv[1], sys.argv[2], sys.argv[3]
+c = json.load(open(p))
+c["process"]["args"] = ["/bin/busybox", "true"]
+ns = {n["type"]: n for n in c["linux"]["namespaces"]}
+def join(t, name):
+    ns.setdefault(t, {"type": t})["path"] = "/proc/%s/ns/%s" % (pid, name)
+exec(code)
+c["linux"]["namespaces"] = list(ns.values())
+json.dump(c, open(p, "w"), indent=1)
+EOF4
+                if timeout -k 5 60 "$OCI" --root "$OCI_ROOT" create --bundle "$WORK/$id" "$id" >/dev/null 2>&1 </dev/null; then
+                        echo "GOT-THROUGH $name"
+                else
+                        echo "blocked $name"
+                fi
+                timeout 30 "$OCI" --root "$OCI_ROOT" delete --force "$id" >/dev/null 2>&1
+        }
+        out=$(
+                joiner escj1 "joining its user namespace by its pid" 'join("network", "net"); join("user", "user")'
+                joiner escj2 "joining its mount namespace by its pid" 'join("network", "net"); join("mount", "mnt")'
+                joiner escj3 "joining its cgroup namespace by its pid" 'join("network", "net"); join("cgroup", "cgroup")'
+                joiner escj4 "bringing a policy of its own into its network" 'join("network", "net"); c.setdefault("annotations", {})["dev.cordon.policy"] = "{}"'
+        )
+        count "another container named by its pid" "$out" 4
+        out=$(joiner escj5 "control" 'join("network", "net")')
+        if [ "$out" = "GOT-THROUGH control" ]; then
+                PASSED=$((PASSED + 1))
+        else
+                FAILED=$((FAILED + 1))
+                FAILED_NAMES+=("another container named by its pid: joining its network was refused (the control)")
+                echo "FAILED: another container named by its pid: joining its network was refused (the control)"
+        fi
+        timeout 30 "$OCI" --root "$OCI_ROOT" delete --force escvictim >/dev/null 2>&1
+else
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES+=("another container named by its pid: the container did not start")
+        echo "FAILED: another container named by its pid: the container did not start"
+fi
+
 echo
 if [ "$FAILED" -gt 0 ]; then
         echo "failed:"

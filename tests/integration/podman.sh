@@ -149,6 +149,14 @@ EOF
         res kube-play $? "podman kube play of a two-container pod: the client reaches the web container"
         "${PM[@]}" kube down "$DIR/kube.yaml" >/dev/null 2>&1
         unset CONTAINERS_CONF
+        # another container's namespaces, named by the pid the runtime gave for it (--network,
+        # --pid container:NAME): the two are one pod
+        pm run -d "${RUN[@]}" --name tgt "$IMG" sh -c 'while :; do echo pong | nc -l -p 8080; done'
+        pm run --rm "${RUN[@]/--network=none/--network=container:tgt}" --pid container:tgt "$IMG" \
+                sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do nc 127.0.0.1 8080 </dev/null && break; sleep 0.3; done; grep -q "whil[e] :" /proc/1/cmdline && echo sees-tgt'
+        [ "$OUT" = "$(printf 'pong\nsees-tgt')" ]
+        res container-ns $? "--network and --pid container:NAME: its port on localhost, its processes"
+        "${PM[@]}" rm -f -t 0 tgt >/dev/null 2>&1
         pm run --rm "${RUN[@]}" --read-only "$IMG" sh -c 'touch /x 2>/dev/null && echo x-written; touch /tmp/y && echo tmp-ok'
         [ "$OUT" = tmp-ok ]
         res read-only $? "--read-only: / refuses, /tmp takes"
