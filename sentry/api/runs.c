@@ -149,13 +149,45 @@ static enum MHD_Result events(struct api_req *r, const char *run, bool force_fol
                 stream_free(s);
                 return api_error(r, 404, "not_found", NULL, "no sandbox %s", r->params[0]);
         }
-        /* the log's last seq now, and whether the run is in it: a reader
-         * that asks past the end, or for a run there never was, is told */
-        long long max_seq = 0, exited_seq = 0;
-        bool run_seen = !run;
+        /* The log's last seq now, and whether the run is in it: a reader
+         * that asks past the end, or for a run there never was, is told.
+         * The sandbox's sentry knows its runs (and where each one's events
+         * begin), and the log is read from the first event asked for on (a
+         * binary search on its seqs): a request costs what it returns, not
+         * a parse of the whole log (up to 64 MiB). Only a sentry that does
+         * not answer (gone, or older than "op": "run") has the log read
+         * through instead. */
+        long long max_seq = 0, exited_seq = 0, from = after;
+        bool run_seen = !run, seeked = false;
+        json_t *rep = NULL;
+        int c = run ? sandbox_call(r->params[0], json_pack("{s:s, s:s}", "op", "run", "run", run), NULL, 0, NULL, NULL,
+                                   &rep)
+                    : 0;
+        const char *code = json_string_value(json_object_get(rep, "code"));
+        if (c == 0 && code && streq(code, SANDBOX_ERR_NOT_FOUND)) {
+                json_decref(rep);
+                stream_free(s);
+                return api_error(r, 404, "not_found", NULL, "no run %s in sandbox %s", run, r->params[0]);
+        }
+        if (c == 0 && (!run || json_is_object(json_object_get(rep, "run")))) {
+                if (run) {
+                        run_seen = true;
+                        long long started = (long long)json_integer_value(json_object_get(rep, "startedSeq"));
+                        const char *status = json_string_value(json_object_get(json_object_get(rep, "run"), "status"));
+                        /* none of the run's events comes before its start */
+                        if (started - 1 > from)
+                                from = started - 1;
+                        /* an ended run's events are all in the log: read to its
+                         * end (the run's run_exited ends the stream there) */
+                        if (status && !streq(status, "running"))
+                                follow = false;
+                }
+                seeked = event_reader_seek(&s->er, from, &max_seq) == 0;
+        }
+        json_decref(rep);
         json_t *ev;
         const char *line;
-        while (event_reader_next(&s->er, &ev, &line) > 0) {
+        while (!seeked && event_reader_next(&s->er, &ev, &line) > 0) {
                 long long seq = (long long)json_integer_value(json_object_get(ev, "seq"));
                 if (seq > max_seq)
                         max_seq = seq;
@@ -180,8 +212,10 @@ static enum MHD_Result events(struct api_req *r, const char *run, bool force_fol
         /* a reader resuming after the run's end has nothing to wait for */
         if (exited_seq > 0 && exited_seq <= after)
                 follow = false;
-        rewind(s->er.f);
-        s->er.partial_len = 0;
+        if (!seeked) {
+                rewind(s->er.f);
+                s->er.partial_len = 0;
+        }
         snprintf(s->run, sizeof(s->run), "%s", run ? run : "");
         s->after = after;
         s->follow = follow;

@@ -288,6 +288,104 @@ int event_reader_next(struct event_reader *er, json_t **ret, const char **ret_li
         }
 }
 
+/* The seq of the complete line that starts at off, or -1 with no complete
+ * line there (the end of the log, or a line being written); *ret_next:
+ * where the next line starts. A line that is no event (none should be)
+ * counts as the one before it did: -2. */
+static long long seq_at(FILE *f, off_t off, char **buf, size_t *cap, off_t *ret_next)
+{
+        if (fseeko(f, off, SEEK_SET) < 0)
+                return -1;
+        ssize_t n = getline(buf, cap, f);
+        if (n <= 0 || (*buf)[n - 1] != '\n')
+                return -1;
+        *ret_next = off + n;
+        json_t *ev = json_loadb(*buf, (size_t)n, 0, NULL);
+        json_t *seq = json_object_get(ev, "seq");
+        long long s = json_is_integer(seq) ? (long long)json_integer_value(seq) : -2;
+        json_decref(ev);
+        return s;
+}
+
+/* Where the first line at or after byte p starts (p itself, or just past
+ * the first newline from p - 1 on). */
+static off_t line_start(FILE *f, off_t p, off_t size)
+{
+        if (p == 0)
+                return 0;
+        if (fseeko(f, p - 1, SEEK_SET) < 0)
+                return size;
+        int c;
+        off_t o = p - 1;
+        while ((c = getc(f)) != EOF) {
+                o++;
+                if (c == '\n')
+                        return o;
+        }
+        return size;
+}
+
+/* Where the last newline before byte `before` is, or -1. */
+static off_t newline_before(int fd, off_t before)
+{
+        char buf[4096];
+        while (before > 0) {
+                off_t from = before > (off_t)sizeof(buf) ? before - (off_t)sizeof(buf) : 0;
+                ssize_t n = pread(fd, buf, (size_t)(before - from), from);
+                if (n <= 0)
+                        return -1;
+                for (ssize_t i = n - 1; i >= 0; i--)
+                        if (buf[i] == '\n')
+                                return from + i;
+                before = from;
+        }
+        return -1;
+}
+
+int event_reader_seek(struct event_reader *er, long long after, long long *ret_last)
+{
+        struct stat st;
+        if (fstat(fileno(er->f), &st) < 0)
+                return negative_errno();
+        off_t size = st.st_size;
+        /* the smallest position whose line has a seq above after (or is
+         * the end): the predicate rises with the position, as the seqs do */
+        off_t lo = 0, hi = size;
+        while (lo < hi) {
+                off_t mid = lo + (hi - lo) / 2;
+                off_t s = line_start(er->f, mid, size), next = s;
+                long long q = -2;
+                while (q == -2 && s < size) {
+                        q = seq_at(er->f, s, &er->line, &er->cap, &next);
+                        if (q == -2)
+                                s = next;
+                }
+                if (s >= size || q < 0 || q > after)
+                        hi = mid;
+                else
+                        lo = mid + 1;
+        }
+        off_t start = line_start(er->f, lo, size);
+        if (ret_last) {
+                /* the last complete line, read backwards from the end (a
+                 * line being written there is not one yet) */
+                long long last = 0;
+                off_t e = newline_before(fileno(er->f), size), next;
+                while (e >= 0 && last == 0) {
+                        off_t b = newline_before(fileno(er->f), e);
+                        long long q = seq_at(er->f, b + 1, &er->line, &er->cap, &next);
+                        if (q > 0)
+                                last = q;
+                        e = b;
+                }
+                *ret_last = last;
+        }
+        if (fseeko(er->f, start, SEEK_SET) < 0)
+                return negative_errno();
+        er->partial_len = 0;
+        return 0;
+}
+
 void event_reader_close(struct event_reader *er)
 {
         if (er->f)

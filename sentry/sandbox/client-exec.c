@@ -303,6 +303,9 @@ int client_events(int argc, char **argv)
                         id, strerror(-r));
                 return 1;
         }
+        /* from the first event asked for on, not through the whole log */
+        if (after > 0)
+                (void)event_reader_seek(&er, after, NULL);
         for (;;) {
                 bool got = false;
                 json_t *ev;

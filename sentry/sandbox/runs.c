@@ -495,6 +495,7 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
         char id[16];
         snprintf(id, sizeof(id), "r%d", num);
         event_append(srv, "run_started", json_pack("{s:s, s:O, s:b}", "run", id, "argv", r->argv, "detached", detach));
+        r->started_seq = srv->seq;
         (void)control_send(conn, json_pack("{s:b, s:s}", "ok", 1, "run", id), n_back ? back : NULL, n_back);
         meta_write_soon(st);
         if (!detach)

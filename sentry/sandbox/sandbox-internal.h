@@ -88,7 +88,8 @@ struct run_rec {
         int timer;
         int status;
         time_t started, ended;
-        int hold_wr; /* OCI create: writing a byte releases the held run's exec (op "start"); -1 none */
+        int64_t started_seq; /* the seq of its run_started event: none of its events comes before */
+        int hold_wr;         /* OCI create: writing a byte releases the held run's exec (op "start"); -1 none */
 };
 
 /* JSON lines from a pipe, each handed to fn; a line longer than the

@@ -104,6 +104,11 @@ int event_reader_open(const char *id, struct event_reader *ret, int *ret_dirfd);
 /* The next complete event: 1 with *ret (and its line in *ret_line, valid
  * until the next call), 0 when none is complete yet. */
 int event_reader_next(struct event_reader *er, json_t **ret, const char **ret_line);
+/* Puts the reader at the first event whose seq is above after, by a binary
+ * search on the file (the events' seqs rise by one a line), so a reader
+ * resuming near the end reads what it asked for, not the whole log; with
+ * *ret_last the last complete event's seq (0: none). 0 or -errno. */
+int event_reader_seek(struct event_reader *er, long long after, long long *ret_last);
 void event_reader_close(struct event_reader *er);
 
 /* The layers of isolation tier `tier` (policy_tiers) this host lacks, by

@@ -350,6 +350,19 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
                 procs_request(st, conn, req);
         } else if (streq(op, "inspect")) {
                 (void)control_send(conn, meta_inspect_json(st), NULL, 0);
+        } else if (streq(op, "run")) {
+                /* one run's record, and where its events begin (a reader of
+                 * them seeks there instead of reading the whole log) */
+                struct run_rec *r = run_find_id(srv, json_string_value(json_object_get(req, "run")));
+                if (!r) {
+                        control_reply_error_code(conn, SANDBOX_ERR_NOT_FOUND, "no run %s in sandbox %s",
+                                                 json_string_value(json_object_get(req, "run")), srv->id);
+                        return;
+                }
+                (void)control_send(conn,
+                                   json_pack("{s:b, s:o, s:I}", "ok", 1, "run", meta_run_json(r), "startedSeq",
+                                             (json_int_t)r->started_seq),
+                                   NULL, 0);
         } else if (streq(op, "approve") || streq(op, "deny")) {
                 approve_decide(st, conn, req, streq(op, "approve"));
         } else if (streq(op, "pending")) {

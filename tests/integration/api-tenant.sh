@@ -285,4 +285,44 @@ PY
         expect_eq 200 "$CODE" "the server still answers"
 }
 
+# A reader resuming at a seq is served from there (a binary search on the log, and a run's
+# events from its start, which its sentry knows), not by a parse of the whole log: the answers
+# are exactly those of a full read (`cordon sandbox events --json`), for the sandbox's events
+# and a run's, at the start, the middle, the edges of runs and the end.
+it_test events_read_from_a_seq_match_a_full_read
+events_read_from_a_seq_match_a_full_read() {
+        need_root
+        need_curl
+        start_tcp_api
+        api_sandbox
+        local i
+        for i in 1 2 3; do
+                api POST "/v1/sandboxes/$ID/exec" "{\"argv\": [\"sh\", \"-c\", \"seq 1 $((i * 700)) | sed s/^/run$i-/\"]}"
+                [ "$CODE" = 200 ] || fail "exec $i: $CODE"
+        done
+        "$CORDON" sandbox events "$ID" --json >"$IT_TMP/all" || fail "cordon sandbox events"
+        local last q run after
+        last=$(tail -1 "$IT_TMP/all" | python3 -c 'import json,sys; print(json.load(sys.stdin)["seq"])')
+        for q in "- 0" "- 1" "- 350" "- 702" "- 703" "- $((last - 1))" "- $last" "r1 0" "r2 0" "r2 1000" "r3 0" "r3 $((last - 5))" "r3 $last"; do
+                read -r run after <<<"$q"
+                if [ "$run" = - ]; then
+                        api GET "/v1/sandboxes/$ID/events?afterSequence=$after"
+                else
+                        api GET "/v1/sandboxes/$ID/runs/$run/events?afterSequence=$after"
+                fi
+                printf '%s\n' "$OUT" >"$IT_TMP/got"
+                python3 - "$IT_TMP/all" "$IT_TMP/got" "$run" "$after" <<'PY' || fail "events of ${run} after $after differ from a full read"
+import json, sys
+want = [l.rstrip("\n") for l in open(sys.argv[1]) if l.strip()
+        if json.loads(l)["seq"] > int(sys.argv[4]) and (sys.argv[3] == "-" or json.loads(l).get("run") == sys.argv[3])]
+got = [l.rstrip("\n") for l in open(sys.argv[2]) if l.strip()]
+assert got == want, (len(got), len(want), got[:2], want[:2])
+PY
+        done
+        api GET "/v1/sandboxes/$ID/events?afterSequence=$((last + 1))"
+        expect_eq "400 afterSequence" "$CODE $(j 'd["error"]["field"]')" "a seq beyond the log's end"
+        api GET "/v1/sandboxes/$ID/runs/r9/events"
+        expect_eq 404 "$CODE" "a run there never was"
+}
+
 it_main "$@"

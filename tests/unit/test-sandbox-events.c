@@ -171,6 +171,50 @@ START_TEST(output_cannot_crowd_out_the_record)
 }
 END_TEST
 
+/* A reader resuming at a seq finds it by a binary search on the log: the
+ * first event after it, whatever the lines' lengths, with a line being
+ * written at the end left for later, and the last complete event's seq. */
+START_TEST(seek_finds_the_first_event_after)
+{
+        char path[] = "/tmp/cordon-events-XXXXXX";
+        int fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        unlink(path);
+        FILE *w = fdopen(dup(fd), "w");
+        for (int i = 1; i <= 5000; i++) {
+                /* lines of unequal length, some long */
+                int pad = (i * 7919) % 300 + (i % 97 == 0 ? 60000 : 0);
+                fprintf(w, "{\"pad\":\"%*s\",\"seq\":%d,\"type\":\"output\"}\n", pad, "", i);
+        }
+        fputs("{\"seq\":5001,\"type\":\"out", w); /* being written */
+        fclose(w);
+        static const long long afters[] = {0, 1, 2, 96, 97, 98, 2500, 4998, 4999, 5000, 7000};
+        for (size_t k = 0; k < ELEMENTSOF(afters); k++) {
+                struct event_reader er = {.f = fdopen(dup(fd), "r")};
+                long long last = -1;
+                ck_assert_int_eq(event_reader_seek(&er, afters[k], &last), 0);
+                ck_assert_int_eq(last, 5000);
+                json_t *ev = NULL;
+                int got = event_reader_next(&er, &ev, NULL);
+                if (afters[k] < 5000) {
+                        ck_assert_int_eq(got, 1);
+                        ck_assert_int_eq(json_integer_value(json_object_get(ev, "seq")), afters[k] + 1);
+                        json_decref(ev);
+                } else
+                        ck_assert_int_eq(got, 0); /* only the line being written is left */
+                event_reader_close(&er);
+        }
+        /* an empty log */
+        ck_assert_int_eq(ftruncate(fd, 0), 0);
+        struct event_reader er = {.f = fdopen(dup(fd), "r")};
+        long long last = -1;
+        ck_assert_int_eq(event_reader_seek(&er, 0, &last), 0);
+        ck_assert_int_eq(last, 0);
+        event_reader_close(&er);
+        close(fd);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("sentry-events");
@@ -181,6 +225,7 @@ int main(void)
         tcase_add_test(tc, deep_nesting_and_many_items_are_bounded);
         tcase_add_test(tc, text_that_is_not_utf8);
         tcase_add_test(tc, output_cannot_crowd_out_the_record);
+        tcase_add_test(tc, seek_finds_the_first_event_after);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
