@@ -477,11 +477,16 @@ int fs_handle_link(struct notify_call *call, struct notify_verdict *ret)
                 return r;
         if ((r = fs_as_child_begin(call)) < 0)
                 return r;
-        if (from.empty)
-                /* linkat(fd, "", AT_EMPTY_PATH): the kernel's own rule for
-                 * linking an open file applies to the worker as the child */
-                r = linkat(from.fd, "", to.dirfd, to.name, AT_EMPTY_PATH);
-        else if (from.fd >= 0) {
+        if (from.fd >= 0) {
+                /* the pinned object itself, through our own fd's procfs
+                 * link; for linkat(fd, "", AT_EMPTY_PATH) the child's open
+                 * file. Not linkat(fd, "") here: the kernel lets only the
+                 * file's opener's credentials (or CAP_DAC_READ_SEARCH)
+                 * link an fd so, and this worker's are neither the
+                 * child's nor, for an O_TMPFILE a sentry thread opened,
+                 * surely that thread's. Nothing more than the child's own
+                 * linkat of /proc/self/fd/N with AT_SYMLINK_FOLLOW can
+                 * do, which the kernel allows it; across mounts EXDEV. */
                 struct fs_at at;
                 fs_target_at(&from, call->hostproc_fd, &at);
                 r = linkat(at.dirfd, at.name, to.dirfd, to.name, AT_SYMLINK_FOLLOW);

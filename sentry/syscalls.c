@@ -324,6 +324,21 @@ static const struct syscall_entry table[] = {
         SETIDCOND("chmod", 1, fs_handle_chmod,
                   "a setuid or setgid mode emulated (only on the sandbox's own filesystems)"),
         SETIDCOND("fchmodat", 2, fs_handle_chmod, "as chmod"),
+        /* linkat(fd, "", AT_EMPTY_PATH) of a file the sentry opened (an
+         * O_TMPFILE: opens with it are emulated) is refused natively
+         * (ENOENT: the kernel lets only its opener's credentials, or
+         * CAP_DAC_READ_SEARCH, link an fd), where natively its own opener
+         * links it: served by the sentry, on the open file itself
+         * (paths.c). The flag is a register. */
+        {.name = "linkat",
+         .action = SC_EMULATE,
+         .handler = fs_handle_link,
+         .support = SUPPORT_FULL,
+         .ctx = CTX_FS,
+         .flags = SC_F_PATH_FAST_NOASK,
+         .note = "with AT_EMPTY_PATH emulated (an O_TMPFILE the sentry opened)",
+         .n_cond = 1,
+         .cond = {{.arg = 4, .op = ARG_MASKED_ANY, .mask = AT_EMPTY_PATH}}},
         {.name = "fchmodat2",
          .nr = 452,
          .action = SC_EMULATE,

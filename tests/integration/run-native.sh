@@ -142,4 +142,29 @@ print("listed and removed", os.listdir("/tmp"))'
         expect_eq "listed and removed []" "$OUT" "its output"
 }
 
+it_test o_tmpfile_linked
+o_tmpfile_linked() {
+        # An unnamed file (O_TMPFILE) given its name once written, by
+        # linkat(fd, "", AT_EMPTY_PATH) and by linkat of /proc/self/fd/N:
+        # the sentry opens O_TMPFILE files, and the kernel refused the
+        # child's own AT_EMPTY_PATH link of them (ENOENT) before.
+        local script='import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+for d in ("/tmp", os.getcwd()):
+    fd = os.open(d, os.O_TMPFILE | os.O_RDWR, 0o600)
+    os.write(fd, b"t")
+    a = libc.linkat(fd, b"", -100, (d + "/empty").encode(), 0x1000)
+    b = libc.linkat(-100, ("/proc/self/fd/%d" % fd).encode(), -100, (d + "/follow").encode(), 0x400)
+    print(a, b, open(d + "/empty").read(), sorted(x for x in os.listdir(d) if x in ("empty", "follow")))'
+        local opt
+        for opt in --no-tty --trap-all; do
+                rm -f "$IT_TMP/empty" "$IT_TMP/follow"
+                OUT=$(cd "$IT_TMP" && timeout -k 5 "$IT_CMD_TIMEOUT" "$CORDON" run -w "$opt" -- python3 -c "$script" 2>&1)
+                RC=$?
+                ERR=
+                expect_rc 0 "O_TMPFILE linked ($opt)"
+                expect_eq $'0 0 t [\'empty\', \'follow\']\n0 0 t [\'empty\', \'follow\']' "$OUT" "links made ($opt)"
+        done
+}
+
 it_main "$@"
