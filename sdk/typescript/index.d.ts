@@ -108,7 +108,10 @@ export declare class Sandbox {
 }
 
 export declare class Cordon {
-  /** url: http://HOST:PORT or https:// (verified against Node's CAs, or ca); any other scheme throws */
+  /**
+   * url: http://HOST:PORT or https:// (verified against Node's CAs, or ca); any other scheme throws.
+   * A path in it (http://HOST:PORT/cordon, a reverse proxy's prefix) goes before every route.
+   */
   constructor(opts?: { socketPath?: string; url?: string; token?: string; ca?: string | Buffer });
   /** reconnects in a row that bring no event before a stream gives up with the error */
   static RECONNECTS: number;

@@ -24,13 +24,19 @@ export class Cordon {
 
   /**
    * @param {{socketPath?: string, url?: string, token?: string, ca?: string | Buffer}} [opts]
-   * url: http://HOST:PORT, or https:// (a TLS proxy in front), verified against Node's CAs or ca.
+   * url: http://HOST:PORT, or https:// (a TLS proxy in front), verified against Node's CAs or ca;
+   * a path in it (http://HOST:PORT/cordon, a reverse proxy's prefix) goes before every route.
    */
   constructor(opts = {}) {
     this.url = opts.url ? new URL(opts.url) : null;
     // anything else would go out as plain HTTP, the token with it
     if (this.url && this.url.protocol !== 'http:' && this.url.protocol !== 'https:')
       throw new TypeError(`url: expected http:// or https://, not ${opts.url}`);
+    // a route appended after a query would be no path at all
+    if (this.url && (this.url.search || this.url.hash))
+      throw new TypeError(`url: a query or fragment cannot prefix the API's routes: ${opts.url}`);
+    // the prefix a reverse proxy serves the API under ('' for none), before every route
+    this.prefix = this.url ? this.url.pathname.replace(/\/+$/, '') : '';
     this.ca = opts.ca;
     this.socketPath = opts.socketPath || (this.url ? null : DEFAULT_SOCKET);
     this.token = opts.token || null;
@@ -38,7 +44,7 @@ export class Cordon {
   }
 
   _options(method, path, headers) {
-    const o = { method, path, headers: { Accept: 'application/json', ...headers } };
+    const o = { method, path: this.prefix + path, headers: { Accept: 'application/json', ...headers } };
     if (this.token) o.headers.Authorization = `Bearer ${this.token}`;
     if (this.url) {
       o.host = this.url.hostname;

@@ -325,4 +325,76 @@ PY
         expect_eq 404 "$CODE" "a run there never was"
 }
 
+# Behind a reverse proxy that serves the API under a path prefix (here a small python proxy
+# that strips /cordon), both SDKs given http://HOST:PORT/cordon reach every route through it.
+it_test sdks_behind_a_proxy_prefix
+sdks_behind_a_proxy_prefix() {
+        need_root
+        need_curl
+        start_tcp_api
+        python3 - "$TCP" >"$IT_TMP/proxy.log" 2>&1 <<'PY' &
+import http.client, http.server, sys
+up_host, up_port = sys.argv[1].rsplit(":", 1)
+class Proxy(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def relay(self):
+        if not self.path.startswith("/cordon/"):
+            self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers(); return
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(n) if n else None
+        c = http.client.HTTPConnection(up_host, int(up_port), timeout=60)
+        h = {k: v for k, v in self.headers.items() if k.lower() in ("authorization", "content-type", "accept")}
+        c.request(self.command, self.path[len("/cordon"):], body=body, headers=h)
+        r = c.getresponse(); data = r.read()
+        self.send_response(r.status)
+        for k, v in r.getheaders():
+            if k.lower() not in ("transfer-encoding", "content-length", "connection"):
+                self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data))); self.end_headers(); self.wfile.write(data)
+    do_GET = do_POST = do_PUT = do_DELETE = relay
+    def log_message(self, *a): pass
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+print(srv.server_address[1], flush=True)
+srv.serve_forever()
+PY
+        local proxy=$!
+        at_exit "kill $proxy"
+        wait_until 10 test -s "$IT_TMP/proxy.log" || fail "the proxy did not start"
+        local url
+        url=http://127.0.0.1:$(head -1 "$IT_TMP/proxy.log")/cordon
+        python3 - "$url" "$ADMIN" "$SRC/sdk/python" <<'PY' || fail "the Python SDK through the proxy's prefix"
+import sys
+sys.path.insert(0, sys.argv[3])
+import cordon
+c = cordon.Client(url=sys.argv[1] + "/", token=sys.argv[2])
+sb = c.sandboxes.create({"ttlMs": 120000})
+try:
+    assert sb.exec({"argv": ["echo", "via the prefix"]})["stdout"] == "via the prefix\n"
+    run = sb.runs.start({"argv": ["sh", "-c", "echo one; echo two"]})
+    texts = [e.get("text") for e in sb.runs.events(run)]
+    assert texts.count("one") == 1 and texts.count("two") == 1, texts
+    sb.files.write({"path": "/tmp/f", "content": b"data"})
+    assert sb.files.read("/tmp/f") == b"data"
+finally:
+    sb.terminate()
+PY
+        if command -v node >/dev/null && [ "$(node -p 'process.versions.node.split(".")[0]')" -ge 18 ]; then
+                node --input-type=module - "$url" "$ADMIN" "$SRC/sdk/typescript/index.js" <<'JS' ||
+const [url, token, sdk] = process.argv.slice(2);
+const { Cordon } = await import(sdk);
+const sb = await new Cordon({ url, token }).sandboxes.create({ ttlMs: 120000 });
+try {
+  const r = await sb.exec({ argv: ['echo', 'via the prefix'] });
+  if (r.stdout !== 'via the prefix\n') throw new Error(JSON.stringify(r));
+  const texts = [];
+  for await (const ev of sb.runs.events(await sb.runs.start({ argv: ['echo', 'three'] }))) texts.push(ev.text);
+  if (!texts.includes('three')) throw new Error(JSON.stringify(texts));
+} finally {
+  await sb.terminate();
+}
+JS
+                        fail "the TypeScript SDK through the proxy's prefix"
+        fi
+}
+
 it_main "$@"

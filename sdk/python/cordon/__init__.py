@@ -3,6 +3,7 @@
     import cordon
     client = cordon.Client()                       # the unix socket /run/cordon/api.sock
     client = cordon.Client(url="http://127.0.0.1:8700", token="...")   # TCP, with a token
+    client = cordon.Client(url="https://proxy.example/cordon", token="...")  # behind a proxy's prefix
     sb = client.sandboxes.create({"requestedIsolation": "hardened", "ttlMs": 600000})
     sb.files.write({"path": "/tmp/x.py", "contentBase64": base64.b64encode(b"print(1)").decode()})
     r = sb.exec({"argv": ["python3", "/tmp/x.py"], "timeoutMs": 10000})
@@ -59,7 +60,8 @@ def _spec(spec, kw):
 
 class Client:
     """The API at a unix socket (socket_path) or at url (http://HOST:PORT, or https:// through
-    a TLS proxy, verified against the system's CAs or ssl_context) with a token."""
+    a TLS proxy, verified against the system's CAs or ssl_context) with a token. A path in url
+    (http://HOST:PORT/cordon, a reverse proxy's prefix) goes before every route."""
 
     RECONNECTS = 5  # a stream's reconnects in a row that bring nothing, before it gives up
 
@@ -69,6 +71,11 @@ class Client:
         if self.url and self.url.scheme not in ("http", "https"):
             # anything else would go out as plain HTTP, the token with it
             raise ValueError("url: expected http:// or https://, not %r" % url)
+        if self.url and (self.url.query or self.url.fragment):
+            # a route appended after a query would be no path at all
+            raise ValueError("url: a query or fragment cannot prefix the API's routes: %r" % url)
+        # the prefix a reverse proxy serves the API under ("" for none), before every route
+        self.prefix = self.url.path.rstrip("/") if self.url else ""
         self.ssl_context = ssl_context
         self.token = token
         self.timeout = timeout
@@ -92,6 +99,7 @@ class Client:
 
     def request(self, method, path, body=None, raw=None, query=None, headers=None):
         """One call: the parsed JSON reply (or the raw bytes of a file or snapshot)."""
+        path = self.prefix + path
         if query:
             path += "?" + urllib.parse.urlencode(query)
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
@@ -134,7 +142,7 @@ class Client:
                 q = {"afterSequence": after}
                 if follow:
                     q["follow"] = 1
-                c.request("GET", path + "?" + urllib.parse.urlencode(q),
+                c.request("GET", self.prefix + path + "?" + urllib.parse.urlencode(q),
                           headers=self._headers({"Accept": "application/x-ndjson"}))
                 resp = c.getresponse()
                 if resp.status >= 400:

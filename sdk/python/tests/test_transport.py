@@ -1,5 +1,7 @@
 """The Python SDK's transport without a server: what it sends where, and that it gives up."""
 
+import http.server
+import json
 import socket
 import threading
 import time
@@ -39,6 +41,47 @@ class TransportTest(unittest.TestCase):
     def test_an_unknown_scheme_is_refused(self):
         with self.assertRaises(ValueError):
             cordon.Client(url="ftp://127.0.0.1:21", token="x")
+
+    def test_a_path_in_the_url_prefixes_every_route(self):
+        # behind a reverse proxy that serves the API under /cordon: every call, streams too
+        seen = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                seen.append(self.path)
+                if "/events" in self.path:
+                    body, ctype = b'{"seq": 1, "type": "created"}\n', "application/x-ndjson"
+                else:
+                    body, ctype = json.dumps({"ok": True}).encode(), "application/json"
+                self.send_response(200)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        t = threading.Thread(target=srv.serve_forever)
+        t.start()
+        try:
+            for url in ("http://127.0.0.1:%d/cordon", "http://127.0.0.1:%d/cordon/"):
+                client = cordon.Client(url=url % srv.server_address[1], token="x", timeout=5)
+                self.assertEqual(client.host(), {"ok": True})
+                sb = cordon.Sandbox(client, "0123456789abcdef")
+                self.assertEqual([e["seq"] for e in sb.events()], [1])
+            plain = cordon.Client(url="http://127.0.0.1:%d" % srv.server_address[1], token="x", timeout=5)
+            plain.host()
+        finally:
+            srv.shutdown()
+            t.join()
+        ev = "/cordon/v1/sandboxes/0123456789abcdef/events?afterSequence=0"
+        self.assertEqual(seen, ["/cordon/v1/host", ev, "/cordon/v1/host", ev, "/v1/host"])
+
+    def test_a_query_in_the_url_is_refused(self):
+        with self.assertRaises(ValueError):
+            cordon.Client(url="http://127.0.0.1:8700/cordon?x=1", token="x")
 
     def test_events_give_up_when_the_server_is_gone(self):
         s = socket.socket()

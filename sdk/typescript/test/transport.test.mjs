@@ -1,5 +1,6 @@
 // The TypeScript SDK's transport without a server: what it sends where, and that it gives up.
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import net from 'node:net';
 import { test } from 'node:test';
 
@@ -41,4 +42,39 @@ test('events give up when the server is gone', async () => {
     })(),
     /ECONNREFUSED/,
   );
+});
+
+test('a path in the url prefixes every route', async () => {
+  // behind a reverse proxy that serves the API under /cordon: every call, streams too
+  const seen = [];
+  const srv = http.createServer((req, res) => {
+    seen.push(req.url);
+    if (req.url.includes('/events')) {
+      res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
+      res.end('{"seq": 1, "type": "created"}\n');
+    } else {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end('{"ok": true}');
+    }
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address();
+  try {
+    for (const url of [`http://127.0.0.1:${port}/cordon`, `http://127.0.0.1:${port}/cordon/`]) {
+      const cordon = new Cordon({ url, token: 'x' });
+      assert.deepEqual(await cordon.host(), { ok: true });
+      const seqs = [];
+      for await (const ev of cordon.events('/v1/sandboxes/0123456789abcdef/events')) seqs.push(ev.seq);
+      assert.deepEqual(seqs, [1]);
+    }
+    await new Cordon({ url: `http://127.0.0.1:${port}`, token: 'x' }).host();
+  } finally {
+    srv.close();
+  }
+  const ev = '/cordon/v1/sandboxes/0123456789abcdef/events?afterSequence=0';
+  assert.deepEqual(seen, ['/cordon/v1/host', ev, '/cordon/v1/host', ev, '/v1/host']);
+});
+
+test('a query in the url is refused', () => {
+  assert.throws(() => new Cordon({ url: 'http://127.0.0.1:8700/cordon?x=1', token: 'x' }), /url/);
 });
