@@ -353,6 +353,34 @@ static void send_namespaces(int sock, bool binfmt_own)
                 close(fds[i]);
 }
 
+/* net.ipv4.ping_group_range names groups of the writer's user namespace,
+ * and the kernel refuses a gid that namespace does not map (EINVAL).
+ * Docker, and containerd's enable_unprivileged_icmp (on by default from
+ * containerd 2.0), ask for "0 2147483647", every group: every group the
+ * container's range maps, here. Each bound above the highest gid mapped
+ * is lowered to it, which keeps what was asked for and nothing more (the
+ * kernel still checks each gid against the namespace; cordon's filter
+ * refuses ICMP sockets whatever the range). Other values as given. */
+static const char *ping_range(const char *key, const char *value, char *buf, size_t size)
+{
+        unsigned long lo, hi;
+        int end = 0;
+        if (!streq(key, "net.ipv4.ping_group_range") || sscanf(value, " %lu %lu %n", &lo, &hi, &end) != 2 || value[end])
+                return value;
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/gid_map", "re");
+        unsigned long inside, outside, count, top = 0;
+        bool any = false;
+        while (f && fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3)
+                if (count > 0 && inside + count - 1 >= top) {
+                        top = inside + count - 1;
+                        any = true;
+                }
+        if (!any)
+                return value;
+        snprintf(buf, size, "%lu\t%lu", lo > top ? top : lo, hi > top ? top : hi);
+        return buf;
+}
+
 /* linux.sysctl, written by init while the host's /proc is still mounted
  * (the view's /proc/sys is read-only): a net, ipc or uts sysctl file acts
  * on the namespace of the process that opens it, which is the sandbox's
@@ -381,7 +409,9 @@ static void oci_sysctls(int sock, const struct oci_sandbox *oci)
                 _cleanup_close_ int fd = (int)syscall(SYS_openat2, sys, rel, &how, sizeof(how));
                 if (fd < 0)
                         child_fail(sock, "linux.sysctl: %s: %s", c->key, strerror(errno));
-                int r = write_all(fd, c->value, strlen(c->value));
+                char buf[64];
+                const char *value = ping_range(c->key, c->value, buf, sizeof(buf));
+                int r = write_all(fd, value, strlen(value));
                 if (r < 0)
                         child_fail(sock, "linux.sysctl: %s = \"%s\": %s", c->key, c->value, strerror(-r));
         }

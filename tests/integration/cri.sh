@@ -108,6 +108,10 @@ state = "$D/state"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "localhost/cordon-cri:1"
   restrict_oom_score_adj = true
+  # containerd 2.0's defaults (every pod gets ping_group_range "0 2147483647" and
+  # ip_unprivileged_port_start 0)
+  enable_unprivileged_ports = true
+  enable_unprivileged_icmp = true
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   [plugins."io.containerd.grpc.v1.cri".cni]

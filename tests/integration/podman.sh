@@ -225,6 +225,13 @@ EOF
                 sh -c 'timeout -s KILL 1 nc -l -p 80 </dev/null; echo $?'
         [ "$OUT" = 137 ] # listening until killed; a refused bind ends nc at once (1)
         res cap-add-bind80 $? "--cap-add NET_BIND_SERVICE: uid 1000 binds port 80"
+        # the sysctls Docker and containerd 2.0 (enable_unprivileged_ports, _icmp) give every
+        # container: every group may open ICMP sockets, every user may bind ports below 1024
+        pm run --rm "${RUN[@]}" --user 1000 --sysctl "net.ipv4.ping_group_range=0 2147483647" \
+                --sysctl net.ipv4.ip_unprivileged_port_start=0 "$IMG" \
+                sh -c 'cat /proc/sys/net/ipv4/ip_unprivileged_port_start; timeout -s KILL 1 nc -l -p 80 </dev/null; echo $?'
+        [ "$OUT" = "$(printf '0\n137')" ]
+        res sysctl-unprivileged $? "ping_group_range 0 2147483647 and ip_unprivileged_port_start 0: uid 1000 binds port 80"
         pm run --rm "${RUN[@]}" "$IMG" sh -c 'echo $$ $(tr "\0" " " </proc/1/cmdline)'
         [ "$OUT" = "1 sh -c echo \$\$ \$(tr \"\\0\" \" \" </proc/1/cmdline)" ]
         res pid1 $? "the process is pid 1, /proc/1/cmdline its command"
