@@ -172,6 +172,46 @@ int sandbox_spawn_sentry(struct run_options *o, struct serve_config *cfg, bool n
         return 0;
 }
 
+/* A sandbox restored from a snapshot keeps the limits its snapshot's
+ * sandbox ran under (--memory, --pids, --cpus, --disk, --nofile), where
+ * this create sets none of its own (no flag, nothing in the policy). Only
+ * where they are stricter than what it would get otherwise (the built-in
+ * defaults, or none): the archive is data, and data may narrow a sandbox,
+ * never widen it (a looser one is said, and left to a flag). The admission
+ * file's maxima hold afterwards as for any flag. */
+static void keep_snapshot_limits(const char *snapshot, const struct policy *p, struct run_limits *l)
+{
+        struct run_limits rec;
+        if (snapshot_recorded_limits(snapshot, &rec) < 0)
+                return;
+        const int64_t policy_values[_LIMIT_KIND_MAX] = {
+                [LIMIT_MEMORY] = p->memory_bytes,       [LIMIT_CPU] = p->cpu_millis,
+                [LIMIT_DISK] = p->disk_bytes,           [LIMIT_PROCESSES] = p->max_processes,
+                [LIMIT_OPEN_FILES] = p->max_open_files, [LIMIT_TIMEOUT] = p->timeout_ms,
+        };
+        struct run_limits defaults;
+        run_limits_unset(&defaults);
+        run_limits_apply_defaults(&defaults);
+        for (size_t k = 0; k < _LIMIT_KIND_MAX; k++) {
+                int64_t v = rec.value[k];
+                /* the TTL is this create's own, as it always was */
+                if (k == LIMIT_TIMEOUT || v == POLICY_UNSET || l->value[k] != POLICY_UNSET ||
+                    l->src[k] != LIMIT_SRC_NONE || policy_values[k] != POLICY_UNSET || (p->unlimited & LIMIT_BIT(k)))
+                        continue;
+                char a[32], b[32];
+                if (defaults.value[k] == POLICY_UNSET || v < defaults.value[k]) {
+                        l->value[k] = v;
+                        l->src[k] = LIMIT_SRC_FLAG;
+                } else if (v > defaults.value[k])
+                        fprintf(stderr,
+                                "cordon: note: the snapshot's sandbox had %s %s, more than the default %s this one "
+                                "gets; give %s to have it\n",
+                                limit_flag((enum limit_kind)k), limit_format_value((enum limit_kind)k, v, a, sizeof(a)),
+                                limit_format_value((enum limit_kind)k, defaults.value[k], b, sizeof(b)),
+                                limit_flag((enum limit_kind)k));
+        }
+}
+
 static int cmd_create(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -289,6 +329,8 @@ LIMITS_OPTION_CASES:
                 }
         }
         o.policy = policy;
+        if (snapshot)
+                keep_snapshot_limits(snapshot, policy, &o.limits);
 
         int memfd = memfd_create("cordon-create", MFD_CLOEXEC);
         if (memfd < 0) {

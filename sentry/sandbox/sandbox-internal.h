@@ -255,6 +255,11 @@ json_t *snapshot_write(struct xfer *x);
  * "PROGRESS <bytes read> <archive size> <entries>\n" there as it goes. */
 int snapshot_restore(struct sandbox_state *st, int archive_fd, const char *want_digest, int progress_fd, char *err,
                      size_t errsize);
+/* The limits a snapshot's sandbox ran under (its cordon/sandbox.json's
+ * meta.limits), each POLICY_UNSET where none is recorded: 0, or -errno
+ * (not a snapshot of ours, unreadable). Call on the main thread (it loads
+ * libarchive). */
+int snapshot_recorded_limits(const char *path, struct run_limits *ret);
 /* A template root's digest as snapshots record it: the policy's
  * source.digest, else computed from the template's path. -ENOENT: the root
  * is no template. Call from an unconfined thread. */

@@ -725,6 +725,46 @@ static void *restore_thread(void *arg)
         return NULL;
 }
 
+int snapshot_recorded_limits(const char *path, struct run_limits *ret)
+{
+        run_limits_unset(ret);
+        const char *why = NULL;
+        if (archive_dl_load(&why) < 0)
+                return -ELIBACC;
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        struct archive *in = archive_read_new();
+        if (!in)
+                oom();
+        archive_read_support_filter_zstd(in);
+        archive_read_support_format_tar(in);
+        struct archive_entry *e;
+        int r = -EINVAL;
+        /* cordon/sandbox.json is the archive's first entry (snapshot_write) */
+        if (archive_read_open_fd(in, fd, 65536) == ARCHIVE_OK && archive_read_next_header(in, &e) == ARCHIVE_OK &&
+            streq(archive_entry_pathname(e) ?: "", "cordon/sandbox.json")) {
+                _cleanup_free_ char *buf = xmalloc(SANDBOX_JSON_MAX);
+                size_t len = 0;
+                la_ssize_t n;
+                while (len < SANDBOX_JSON_MAX && (n = archive_read_data(in, buf + len, SANDBOX_JSON_MAX - len)) > 0)
+                        len += (size_t)n;
+                json_t *j = json_loadb(buf, len, 0, NULL);
+                json_t *l = json_object_get(json_object_get(j, "meta"), "limits");
+                if (json_is_object(l)) {
+                        for (size_t k = 0; k < _LIMIT_KIND_MAX; k++) {
+                                json_t *v = json_object_get(l, limit_key((enum limit_kind)k));
+                                if (json_is_integer(v) && json_integer_value(v) > 0)
+                                        ret->value[k] = (int64_t)json_integer_value(v);
+                        }
+                        r = 0;
+                }
+                json_decref(j);
+        }
+        archive_read_free(in);
+        return r;
+}
+
 int snapshot_restore(struct sandbox_state *st, int fd, const char *want_digest, int progress_fd, char *err,
                      size_t errsize)
 {
@@ -772,6 +812,7 @@ int snapshot_restore(struct sandbox_state *st, int fd, const char *want_digest, 
                 fprintf(stderr,
                         "cordon: note: the snapshot was taken under another policy (its cordon/sandbox.json has it); "
                         "the restored sandbox runs under the policy it was created with (--policy, else the default), "
-                        "its limits, rules and egress included\n");
+                        "its rules and egress included (of its limits, only those the snapshot recorded stricter "
+                        "and this create did not set are the snapshot's)\n");
         return rs.result;
 }

@@ -397,4 +397,47 @@ JS
         fi
 }
 
+# A sandbox restored from a snapshot keeps the limits its snapshot's sandbox ran under
+# (--memory, --pids, ...), in its record and in the kernel, from the CLI and the API alike;
+# a flag of the new create wins, and a recorded limit looser than the default is not taken
+# from the archive (data narrows a sandbox, never widens it): a note says so.
+it_test snapshot_keeps_limits
+snapshot_keeps_limits() {
+        need_root
+        need_curl
+        # limits KIND of sandbox ID, as inspect says: memoryBytes maxProcesses
+        limits_of() {
+                timeout 10 "$CORDON" sandbox inspect "$1" --json |
+                        python3 -c 'import json,sys; l=json.load(sys.stdin)["limits"]; print(l["memoryBytes"], l["maxProcesses"])'
+        }
+        new_sandbox --ttl 5m --memory 256M --pids 64
+        sb snapshot "$ID" "$IT_TMP/s.tar.zst"
+        [ "$RC" = 0 ] || fail "snapshot: $ERR"
+        new_sandbox --ttl 5m --from-snapshot "$IT_TMP/s.tar.zst"
+        expect_eq "268435456 64" "$(limits_of "$ID")" "the restored sandbox's limits"
+        local cg
+        cg=$(find /sys/fs/cgroup -maxdepth 5 -type f -name pids.max -path "*cordon-$ID/*" 2>/dev/null | head -1)
+        [ -n "$cg" ] && expect_eq 64 "$(cat "$cg")" "the restored sandbox's pids.max in the kernel"
+        new_sandbox --ttl 5m --pids 100 --from-snapshot "$IT_TMP/s.tar.zst"
+        expect_eq "268435456 100" "$(limits_of "$ID")" "a flag of the new create wins"
+        start_tcp_api
+        python3 - "$IT_TMP/s.tar.zst" >"$IT_TMP/body.json" <<'PY'
+import base64, json, sys
+d = open(sys.argv[1] + ".sha256").read().split()[0]
+print(json.dumps({"ttlMs": 120000, "fromSnapshot": {"archiveBase64": base64.b64encode(open(sys.argv[1], "rb").read()).decode(), "digest": d}}))
+PY
+        api POST /v1/sandboxes @"$IT_TMP/body.json"
+        [ "$CODE" = 201 ] || fail "create from the snapshot over the API: $CODE $OUT"
+        local api_id
+        api_id=$(j 'd["id"]')
+        at_exit "timeout 30 '$CORDON' sandbox terminate $api_id"
+        expect_eq "268435456 64" "$(limits_of "$api_id")" "restored over the API"
+        # looser than the default: not taken from the archive, and said
+        new_sandbox --ttl 5m --memory 4G
+        sb snapshot "$ID" "$IT_TMP/big.tar.zst"
+        new_sandbox --ttl 5m --from-snapshot "$IT_TMP/big.tar.zst"
+        expect_eq "2147483648 1024" "$(limits_of "$ID")" "a looser recorded limit is not taken"
+        expect_contains "$ERR" "give --memory to have it" "and the create says so"
+}
+
 it_main "$@"
