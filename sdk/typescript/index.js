@@ -19,6 +19,20 @@ export class CordonError extends Error {
   }
 }
 
+// The CordonError of an error reply. The HTTP layer's own (libmicrohttpd's 400, 431 and 505,
+// answered before a request reaches cordon) have a small HTML body, not the API's JSON: those
+// are code `http_<status>` with the body as the message.
+function errorOf(status, buf) {
+  let err;
+  try {
+    err = JSON.parse(buf.toString()).error;
+  } catch {
+    err = undefined;
+  }
+  if (!err || typeof err !== 'object') err = { code: `http_${status}`, message: buf.toString() };
+  return new CordonError(status, err);
+}
+
 export class Cordon {
   static RECONNECTS = 5;
 
@@ -75,15 +89,8 @@ export class Cordon {
         res.on('end', () => {
           const buf = Buffer.concat(chunks);
           const json = (res.headers['content-type'] || '').startsWith('application/json');
-          if (res.statusCode >= 400) {
-            let err;
-            try {
-              err = JSON.parse(buf.toString()).error;
-            } catch {
-              err = { code: `http_${res.statusCode}`, message: buf.toString() };
-            }
-            reject(new CordonError(res.statusCode, err));
-          } else resolve(json ? JSON.parse(buf.toString()) : { body: buf, headers: res.headers });
+          if (res.statusCode >= 400) reject(errorOf(res.statusCode, buf));
+          else resolve(json ? JSON.parse(buf.toString()) : { body: buf, headers: res.headers });
         });
       });
       req.on('error', reject);
@@ -123,7 +130,7 @@ export class Cordon {
       if (res.statusCode >= 400) {
         const chunks = [];
         for await (const c of res) chunks.push(c);
-        throw new CordonError(res.statusCode, JSON.parse(Buffer.concat(chunks).toString()).error);
+        throw errorOf(res.statusCode, Buffer.concat(chunks));
       }
       let rest = '';
       let cut = false;

@@ -52,6 +52,19 @@ class _UnixConnection(http.client.HTTPConnection):
         self.sock = s
 
 
+def _error(status, payload):
+    """The CordonError of an error reply. The HTTP layer's own (libmicrohttpd's 400, 431 and
+    505, answered before a request reaches cordon) have a small HTML body, not the API's JSON:
+    those are code "http_<status>" with the body as the message."""
+    try:
+        err = json.loads(payload).get("error")
+    except (ValueError, AttributeError):
+        err = None
+    if not isinstance(err, dict):
+        err = {"code": "http_%d" % status, "message": payload.decode(errors="replace")}
+    return CordonError(status, err)
+
+
 def _spec(spec, kw):
     d = dict(spec or {})
     d.update(kw)
@@ -113,11 +126,7 @@ class Client:
             payload = resp.read()
             ctype = resp.getheader("Content-Type", "")
             if resp.status >= 400:
-                try:
-                    err = json.loads(payload).get("error")
-                except ValueError:
-                    err = {"code": "http_%d" % resp.status, "message": payload.decode(errors="replace")}
-                raise CordonError(resp.status, err)
+                raise _error(resp.status, payload)
             if ctype.startswith("application/json"):
                 return json.loads(payload)
             return payload, dict(resp.getheaders())
@@ -146,7 +155,7 @@ class Client:
                           headers=self._headers({"Accept": "application/x-ndjson"}))
                 resp = c.getresponse()
                 if resp.status >= 400:
-                    raise CordonError(resp.status, json.loads(resp.read()).get("error"))
+                    raise _error(resp.status, resp.read())
                 for line in resp:
                     line = line.strip()
                     if not line:

@@ -79,6 +79,33 @@ class TransportTest(unittest.TestCase):
         ev = "/cordon/v1/sandboxes/0123456789abcdef/events?afterSequence=0"
         self.assertEqual(seen, ["/cordon/v1/host", ev, "/cordon/v1/host", ev, "/v1/host"])
 
+    def test_the_http_layers_html_errors_are_cordon_errors(self):
+        # libmicrohttpd answers 431 (a header block over 64 KiB) itself, with HTML
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = b"<html><head><title>Request too big</title></head></html>"
+                self.send_response(431)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        t = threading.Thread(target=srv.serve_forever)
+        t.start()
+        try:
+            client = cordon.Client(url="http://127.0.0.1:%d" % srv.server_address[1], token="x", timeout=5)
+            for call in (client.host, lambda: list(client.events("/v1/sandboxes/0123456789abcdef/events"))):
+                with self.assertRaises(cordon.CordonError) as cm:
+                    call()
+                self.assertEqual((cm.exception.status, cm.exception.code), (431, "http_431"))
+                self.assertIn("Request too big", cm.exception.error["message"])
+        finally:
+            srv.shutdown()
+            t.join()
+
     def test_a_query_in_the_url_is_refused(self):
         with self.assertRaises(ValueError):
             cordon.Client(url="http://127.0.0.1:8700/cordon?x=1", token="x")

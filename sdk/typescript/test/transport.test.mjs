@@ -78,3 +78,26 @@ test('a path in the url prefixes every route', async () => {
 test('a query in the url is refused', () => {
   assert.throws(() => new Cordon({ url: 'http://127.0.0.1:8700/cordon?x=1', token: 'x' }), /url/);
 });
+
+test("the HTTP layer's HTML errors are CordonErrors", async () => {
+  // libmicrohttpd answers 431 (a header block over 64 KiB) itself, with HTML
+  const srv = http.createServer((req, res) => {
+    res.writeHead(431);
+    res.end('<html><head><title>Request too big</title></head></html>');
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address();
+  try {
+    const cordon = new Cordon({ url: `http://127.0.0.1:${port}`, token: 'x' });
+    const calls = [
+      () => cordon.host(),
+      async () => {
+        for await (const _ of cordon.events('/v1/sandboxes/0123456789abcdef/events'));
+      },
+    ];
+    for (const call of calls)
+      await assert.rejects(call(), (e) => e.status === 431 && e.code === 'http_431' && /Request too big/.test(e.message));
+  } finally {
+    srv.close();
+  }
+});
