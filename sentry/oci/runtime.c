@@ -215,6 +215,14 @@ int sentry_oci(int argc, char **argv)
         } else if (streq(verb, "help")) {
                 oci_usage(stdout);
                 r = 0;
+        } else if (streq(verb, "checkpoint") || streq(verb, "restore")) {
+                /* runc's CRIU verbs (podman container checkpoint/restore,
+                 * ctr checkpoint): said plainly rather than as a typo */
+                oci_error("%s is not supported by cordon: a container runs under its sentry (the seccomp listener, "
+                          "the view, the egress gate's connections), which CRIU can neither dump nor restore; "
+                          "stop the container and start a new one instead",
+                          verb);
+                r = 1;
         } else {
                 oci_error("unknown command '%s'; try 'cordon-oci --help'", verb);
                 r = EXIT_USAGE;

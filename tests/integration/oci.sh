@@ -1127,6 +1127,12 @@ cli_refusals() {
         expect_contains "$OUT" '"rshared"' "features lists the propagation options"
         OUT=$("$OCI" --version)
         expect_match "$OUT" '^cordon-oci version ' "--version"
+        # runc's CRIU verbs (podman container checkpoint, ctr checkpoint): refused plainly
+        oci checkpoint --image-path "$IT_TMP/ck" n1
+        expect_rc 1 "checkpoint fails"
+        expect_contains "$ERR" "checkpoint is not supported by cordon" "and says it is not supported"
+        oci restore --image-path "$IT_TMP/ck" n1
+        expect_contains "$ERR" "restore is not supported by cordon" "restore too"
 }
 
 # A config without a network (or pid) namespace asks runc for the host's (podman's --network
