@@ -7,7 +7,11 @@
  * inside and cannot be given to a new file (the kernel's idmapped-mount
  * rules). Read-only binds stay as before: init opens them as the sandbox,
  * and their files show with their host owners unmapped, so a read-only
- * grant of, say, /etc reads only what others may read there. */
+ * grant of, say, /etc reads only what others may read there. An OCI
+ * engine's own read-only binds (podman's -v DIR:/d:ro, a pod's secrets and
+ * config maps) are idmapped as its read-write ones are: under runc the
+ * container reads them as their owner (host root reads a 0600 key), and
+ * the engine, not a policy, granted them; the mount stays read-only. */
 #include "config.h"
 
 #include <fcntl.h>
@@ -70,12 +74,22 @@ static int idmap_userns(uid_t owner, uid_t root_uid, gid_t gowner, gid_t root_gi
         return r < 0 ? r : fd;
 }
 
+/* An OCI config's own bind (not the policy's): its target is one of the
+ * config's bind mounts' (a target is never both: oci_spec_policy refuses) */
+static bool engine_bind(const struct sandbox_plan *plan, const struct fs_bind *b)
+{
+        for (size_t i = 0; plan->oci && i < plan->oci->n_engine_binds; i++)
+                if (streq(plan->oci->engine_binds[i], b->target))
+                        return true;
+        return false;
+}
+
 int bind_trees(struct sandbox_plan *plan, uid_t root_uid, gid_t root_gid)
 {
         size_t n = plan->view.n_binds;
         bool any = false;
         for (size_t i = 0; i < n; i++)
-                any = any || !plan->binds[i].read_only;
+                any = any || !plan->binds[i].read_only || engine_bind(plan, &plan->binds[i]);
         if (!any)
                 return 0;
         /* an OCI engine's binds are trees the sentry cloned already (the
@@ -86,11 +100,15 @@ int bind_trees(struct sandbox_plan *plan, uid_t root_uid, gid_t root_gid)
                 for (size_t i = 0; i < n && i < plan->n_bind_fds; i++) {
                         const struct fs_bind *b = &plan->binds[i];
                         struct stat st;
-                        if (b->read_only || plan->bind_fds[i] < 0)
+                        if ((b->read_only && !engine_bind(plan, b)) || plan->bind_fds[i] < 0)
                                 continue;
                         int r = fstat(plan->bind_fds[i], &st) < 0 ? negative_errno() : 0;
                         _cleanup_close_ int userns = r < 0 ? r : idmap_userns(st.st_uid, root_uid, st.st_gid, root_gid);
                         r = userns < 0 ? userns : fs_bind_tree_idmap(plan->bind_fds[i], userns);
+                        /* a read-only one stays as it was (its files with
+                         * their host owners unmapped): stricter, never wider */
+                        if (r < 0 && b->read_only)
+                                continue;
                         if (r < 0) {
                                 fprintf(stderr,
                                         "cordon: cannot make an idmapped mount of the read-write bind %s (on %s): %s "

@@ -545,6 +545,11 @@ struct oci_sandbox {
         /* their destinations (n_mounts of them), made in the root before
          * it is read-only (fs_view_spec.mount_points) */
         const char **mount_points;
+        /* The targets of the config's own bind mounts (the engine's
+         * volumes and files, not the policy's binds): read-only ones are
+         * idmapped as read-write ones are (bind_trees) */
+        const char **engine_binds;
+        size_t n_engine_binds;
         /* The config's mounts under /dev, made in the view as configured
          * (fs_view_spec.dev_mounts), and /dev's own tmpfs options (NULL:
          * cordon's) */

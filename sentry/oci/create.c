@@ -101,6 +101,7 @@ static void prepared_done(struct oci_prepared *p)
         free(p->sb.rlimits);
         free(p->sb.mounts);
         free(p->sb.mount_points);
+        free(p->sb.engine_binds);
         free(p->sb.dev_mounts);
         free(p->sb.order);
         free(p->sb.seccomp.filter);
@@ -346,6 +347,7 @@ static int prepare(const char *bundle, struct oci_prepared *p)
         sb->oom_score_adj = s->process.oom_score_adj;
         sb->mounts = xcalloc(s->n_mounts + 1, sizeof(struct oci_extra_mount));
         sb->mount_points = xcalloc(s->n_mounts + 1, sizeof(char *));
+        sb->engine_binds = xcalloc(s->n_mounts + 1, sizeof(char *));
         sb->dev_mounts = xcalloc(s->n_mounts + 1, sizeof(struct fs_dev_mount));
         sb->order = xcalloc(s->n_mounts + 1, sizeof(struct fs_mount_order));
         sb->rootfs_propagation = s->rootfs_propagation;
@@ -406,8 +408,11 @@ static int prepare(const char *bundle, struct oci_prepared *p)
                 }
                 if (view_provides(d, m->type))
                         continue;
-                if (bind)
-                        continue; /* a bind of the policy (oci_spec_policy) */
+                if (bind) {
+                        /* a bind of the policy (oci_spec_policy) */
+                        sb->engine_binds[sb->n_engine_binds++] = d;
+                        continue;
+                }
                 if (streq(m->type, "tmpfs") || streq(m->type, "mqueue")) {
                         sb->mount_points[sb->n_mounts] = d;
                         sb->mounts[sb->n_mounts++] = (struct oci_extra_mount){

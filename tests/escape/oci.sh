@@ -471,6 +471,37 @@ else
         echo "FAILED: another container named by its pid: the container did not start"
 fi
 
+# A read-only bind of the policy's (dev.cordon.policy) is not idmapped, unlike the engine's
+# own read-only binds: the container's root reads there only what others may read, so a host
+# file of root's with mode 0600 stays closed to it. The same directory bound by the config
+# itself is the control: the container's root reads the file, as under runc.
+mkdir -p "$WORK/pbind"
+echo host-secret >"$WORK/pbind/secret" && chmod 600 "$WORK/pbind/secret"
+bundle "$WORK/bp" '{"uid": 0, "gid": 0}' || skip "cannot write a bundle"
+python3 - "$WORK/bp/config.json" "$WORK/pbind" <<'EOF5'
+import json, sys
+p, src = sys.argv[1], sys.argv[2]
+c = json.load(open(p))
+c["process"]["args"] = ["/bin/busybox", "sh", "-c", "/bin/busybox cat /pb/secret 2>/dev/null; /bin/busybox cat /eb/secret 2>/dev/null; true"]
+c.setdefault("annotations", {})["dev.cordon.policy"] = json.dumps({"filesystem": {"binds": [{"source": src, "target": "/pb", "readOnly": True}]}})
+c["mounts"].append({"destination": "/eb", "type": "bind", "source": src, "options": ["rbind", "ro"]})
+json.dump(c, open(p, "w"), indent=1)
+EOF5
+out=$(timeout -k 5 60 "$OCI" --root "$OCI_ROOT" run --bundle "$WORK/bp" escpbind 2>&1 </dev/null)
+timeout 30 "$OCI" --root "$OCI_ROOT" delete --force escpbind >/dev/null 2>&1
+if [ "$(grep -c host-secret <<<"$out")" = 1 ]; then
+        PASSED=$((PASSED + 1))
+        echo "policy bind: a 0600 file of root's in a read-only bind of the policy's stays closed (the engine's bind reads it)"
+elif [ "$(grep -c host-secret <<<"$out")" = 2 ]; then
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES+=("policy bind: root read a 0600 file of root's through a read-only bind of the policy's")
+        echo "ESCAPED: policy bind: root read a 0600 file of root's through a read-only bind of the policy's"
+else
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES+=("policy bind: the control failed (the engine's read-only bind did not read the file): ${out:0:200}")
+        echo "FAILED: policy bind: the control failed: ${out:0:200}"
+fi
+
 echo
 if [ "$FAILED" -gt 0 ]; then
         echo "failed:"

@@ -208,6 +208,16 @@ EOF
         pm run --rm "${RUN[@]}" -v "$DIR/vol:/data" "$IMG" sh -c 'echo from-container > /data/f'
         [ "$RC" = 0 ] && [ "$(cat "$DIR/vol/f" 2>/dev/null)" = from-container ]
         res volume $? "-v: the write is on the host"
+        # read-only volumes are read as their owner, as under runc: a 0600 key of root's by the
+        # container's root, a 0600 file of uid 1000's by uid 1000
+        mkdir -p "$DIR/rov0" "$DIR/rov1000"
+        echo k0 >"$DIR/rov0/k" && chmod 600 "$DIR/rov0/k"
+        echo k1000 >"$DIR/rov1000/k" && chmod 600 "$DIR/rov1000/k" && chown -R 1000:1000 "$DIR/rov1000"
+        pm run --rm "${RUN[@]}" -v "$DIR/rov0:/k:ro" "$IMG" cat /k/k
+        out0=$OUT
+        pm run --rm "${RUN[@]}" --user 1000 -v "$DIR/rov1000:/k:ro" "$IMG" sh -c 'cat /k/k; touch /k/x 2>/dev/null && echo wrote'
+        [ "$out0" = k0 ] && [ "$OUT" = k1000 ]
+        res volume-ro-owner $? "-v DIR:/d:ro: root reads root's 0600 file, uid 1000 its own, nothing is written"
         OUT=$(echo piped | timeout -k 5 90 "${PM[@]}" run --rm -i "${RUN[@]}" "$IMG" cat 2>"$DIR/err")
         RC=$?
         [ "$OUT" = piped ]
