@@ -40,6 +40,7 @@ enum agent_op {
          * (and path2), each one component: fs_agent_dirop */
         AGENT_DIROP = 6, /* + enum fs_dirop */
         AGENT_DIROP_END = AGENT_DIROP + FS_DIROP_LINK + 1,
+        AGENT_ACCESS = 32, /* faccessat2(fd, "", mode, AT_EMPTY_PATH | AT_EACCESS) */
 };
 
 /* The agent holds, for one request, the capabilities its caller holds (a
@@ -97,6 +98,7 @@ static int confine_agent(void)
                 452 /* fchmodat2: the same number on every architecture */,
                 466 /* removexattrat, likewise */,
                 SCMP_SYS(utimensat),
+                439 /* faccessat2 */,
                 SCMP_SYS(mknodat),
                 SCMP_SYS(mkdirat),
                 SCMP_SYS(symlinkat),
@@ -284,6 +286,11 @@ _noreturn_ static void agent_main(int sock, const int ns_fds[4], int root_fd, bo
                         ; /* answered as is: the caller's standing could not be taken */
                 else if (n == (ssize_t)sizeof(req) && req.op >= AGENT_DIROP && req.op < AGENT_DIROP_END)
                         resp.result = agent_dirop(&req, dirfd, fds_in[1]);
+                else if (n == (ssize_t)sizeof(req) && req.op == AGENT_ACCESS && dirfd >= 0)
+                        resp.result = syscall(439 /* faccessat2 */, dirfd, "", (int)(req.mode & 07),
+                                              AT_EMPTY_PATH | AT_EACCESS) < 0
+                                              ? negative_errno()
+                                              : 0;
                 else if (n == (ssize_t)sizeof(req) && req.op == AGENT_CHOWN && dirfd >= 0)
                         resp.result = fchownat(dirfd, "", req.uid, req.gid, AT_EMPTY_PATH) < 0 ? negative_errno() : 0;
                 else if (n == (ssize_t)sizeof(req) && req.op == AGENT_CHMOD && dirfd >= 0)
@@ -475,6 +482,12 @@ int fs_agent_chown(struct notify_call *call, int fd, uint32_t uid, uint32_t gid)
 int fs_agent_chmod(struct notify_call *call, int fd, mode_t mode)
 {
         struct agent_req req = {.op = AGENT_CHMOD, .mode = mode};
+        return agent_fdop(call, fd, &req);
+}
+
+int fs_agent_access(struct notify_call *call, int fd, int mode)
+{
+        struct agent_req req = {.op = AGENT_ACCESS, .mode = (uint32_t)mode};
         return agent_fdop(call, fd, &req);
 }
 

@@ -92,6 +92,11 @@ int fs_agent_chown(struct notify_call *call, int fd, uint32_t uid, uint32_t gid)
 /* The same for chmod (CAP_FOWNER, CAP_FSETID) and utimensat (CAP_FOWNER). */
 int fs_agent_chmod(struct notify_call *call, int fd, mode_t mode);
 int fs_agent_utimens(struct notify_call *call, int fd, const struct timespec *times);
+/* faccessat2(fd, "", mode, AT_EMPTY_PATH | AT_EACCESS) the same way: the
+ * check the kernel makes for the thread's own access(2), its capabilities
+ * in the sandbox's namespace included (root's W_OK on a 0444 file of its
+ * own). */
+int fs_agent_access(struct notify_call *call, int fd, int mode);
 /* removexattrat(fd, "", AT_EMPTY_PATH, name) the same way (-ENOSYS before
  * Linux 6.13, which has no call to remove an xattr through an O_PATH fd). */
 int fs_agent_removexattr(struct notify_call *call, int fd, const char *name);

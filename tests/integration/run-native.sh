@@ -142,6 +142,24 @@ print("listed and removed", os.listdir("/tmp"))'
         expect_eq "listed and removed []" "$OUT" "its output"
 }
 
+it_test root_access_checks_with_its_capabilities
+root_access_checks_with_its_capabilities() {
+        # access(2) as root: W_OK holds on a 0444 file of its own, X_OK only
+        # where some execute bit is set; another user gets no override. The
+        # emulated check (--trap-all) ran without capabilities: W_OK
+        # failed before.
+        # shellcheck disable=SC2016
+        local script='echo x > /tmp/ro && chmod 444 /tmp/ro && cd /tmp
+                test -w ro; w=$?; test -r ro; r=$?; test -x ro; x=$?; chmod 555 ro; test -x ro; x2=$?
+                chmod 444 ro; su nobody -s /bin/sh -c "test -w /tmp/ro"; n=$?; echo "$w $r $x $x2 $n"'
+        local opt
+        for opt in --no-tty --trap-all; do
+                crun "$opt" -- sh -c "$script"
+                expect_rc 0 "access checks ($opt)"
+                expect_eq "0 0 1 0 1" "$OUT" "W_OK, R_OK, X_OK, X_OK of 0555, nobody's W_OK ($opt)"
+        done
+}
+
 it_test o_tmpfile_linked
 o_tmpfile_linked() {
         # An unnamed file (O_TMPFILE) given its name once written, by
