@@ -73,10 +73,16 @@ int fs_view_open_path(struct notify_call *call, int dirfd, const char *path, int
         long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
         if (fd >= 0)
                 return (int)fd;
-        if (errno != ELOOP)
-                return negative_errno();
-        /* a magic link on the way (or a loop, which fails there the same) */
-        return fs_agent_open(call->userdata, call, dirfd == AT_FDCWD ? -1 : dirfd, path, flags, 0, 0, 0);
+        /* a magic link on the way (or a loop, which fails there the same),
+         * or a directory the worker may not search, which a caller holding
+         * CAP_DAC_OVERRIDE or CAP_FOWNER may (root walking into another
+         * user's 0700 directory): redone by the agent with the caller's
+         * ids and capabilities in the sandbox's namespace, where the
+         * kernel applies them as to the caller's own walk */
+        int err = errno; /* (fs_caller_overrides reads /proc: errno is not kept) */
+        if (err == ELOOP || (err == EACCES && fs_caller_overrides(call)))
+                return fs_agent_open(call->userdata, call, dirfd == AT_FDCWD ? -1 : dirfd, path, flags, 0, 0, 0);
+        return -err;
 }
 
 /* Whether fd is on one of the view's mounts. A directory fd from outside

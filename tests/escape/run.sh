@@ -770,6 +770,25 @@ EOF
 probe_ask ask-swap-open
 probe_ask ask-swap-exec
 
+# an ask rule's write from a directory the sentry's worker may not search
+# (another user's 0700 directory, which root's capabilities enter): the
+# worker could not pin the file to ask about, took the open for one that
+# fails anyway, and the proc agent then opened it with root's capabilities,
+# unasked. Nobody can approve here, so every asked write is denied.
+N=$((N + 1))
+printf '{"filesystem": {"rules": [{"path": "/tmp/ask/u/f", "access": "read-write", "action": "ask"}]}}\n' \
+        >"$WORK/ask-unsearchable.json"
+timeout -k 5 30 "$CORDON" run --policy "$WORK/ask-unsearchable.json" -- /bin/sh -c '
+mkdir -p /tmp/x/u && echo orig > /tmp/x/u/f && chown -R 1000:1000 /tmp/x/u && chmod 700 /tmp/x/u &&
+        mv /tmp/x /tmp/ask || { echo "escape ask-unsearchable-dir: ERROR (set-up failed)"; exit 2; }
+echo changed > /tmp/ask/u/f 2>/dev/null
+if [ "$(cat /tmp/ask/u/f)" != orig ]; then
+        echo "escape ask-unsearchable-dir: GOT THROUGH (a write the ask rule covers went unasked)"; exit 1
+fi
+echo "escape ask-unsearchable-dir: blocked (the write beneath a 0700 directory of uid 1000 was asked about, and denied)"' \
+        </dev/null >"$WORK/out.$N" 2>&1
+record "" ask-unsearchable-dir $? "$WORK/out.$N"
+
 # written into other processes, and the process model (issue #9)
 probe process-vm-writev
 probe proc-mem-write

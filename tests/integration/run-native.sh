@@ -160,6 +160,22 @@ root_access_checks_with_its_capabilities() {
         done
 }
 
+it_test root_walks_into_another_users_0700_directory
+root_walks_into_another_users_0700_directory() {
+        # Root's CAP_DAC_OVERRIDE lets it walk into uid 1000's 0700
+        # directory. Emulated (--trap-all), the worker's walk had no
+        # capability: truncate, access and utimes of a file there failed.
+        # (lstat, readlink or unlink of a name there still fail: the worker
+        # looks the name up in the directory itself, a known limitation.)
+        # shellcheck disable=SC2016
+        local script='mkdir /tmp/u && echo x > /tmp/u/f && chown -R 1000:1000 /tmp/u && chmod 700 /tmp/u || exit 9
+                n=0; cat /tmp/u/f >/dev/null || n=$((n+1)); truncate -s 0 /tmp/u/f || n=$((n+1))
+                test -w /tmp/u/f || n=$((n+1)); touch -c /tmp/u/f || n=$((n+1)); echo "failed $n"'
+        crun --trap-all -- sh -c "$script"
+        expect_rc 0 "root in a 0700 directory of uid 1000 (--trap-all)"
+        expect_eq "failed 0" "$OUT" "calls that failed"
+}
+
 it_test o_tmpfile_linked
 o_tmpfile_linked() {
         # An unnamed file (O_TMPFILE) given its name once written, by
