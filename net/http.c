@@ -469,6 +469,11 @@ static int on_headers_complete(http_parser *p)
                 return refuse(s, p, n_grant ? REASON_CRED_TARGET_MISMATCH : REASON_SNI_MISMATCH, 403);
         bool cred = n_grant == 1;
         if (cred) {
+                /* fail closed: a use of the secret the audit log could not
+                 * record is refused (a connection made before the log
+                 * filled up goes on, but carries no secret unrecorded) */
+                if (atomic_load(&s->r->g->audit_closed))
+                        return refuse(s, p, REASON_AUDIT_FULL, 403);
                 /* the grant's header once: with two, which one a server
                  * reads is its choice, not the grant's */
                 size_t n_named = 0;

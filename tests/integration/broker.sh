@@ -287,6 +287,61 @@ broker_swaps_only_matching() {
         expect_no_secret
 }
 
+# A use of the secret the audit log could not record must not happen: once a sandbox's audit
+# share is used up (CORDON_TEST_AUDIT_SHARE makes it small), a connection made before goes on,
+# but its next request with the placeholder is refused by the broker (audit_full), and nothing
+# reaches the upstream with the secret unrecorded.
+it_test broker_refuses_once_the_audit_is_full
+broker_refuses_once_the_audit_is_full() {
+        grant_setup
+        need_root
+        local job
+        job=$(scratch_dir job)
+        "$(host_python)" - "$POLICY" "$job" "$EG_DIR/ca" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["filesystem"] = {"binds": [{"source": sys.argv[2], "target": "/job"}, {"source": sys.argv[3], "target": "/ca", "readOnly": True}]}
+json.dump(p, open(sys.argv[1], "w"))
+PY
+        cat >"$job/c.py" <<EOF
+import http.client, os, socket, time
+h = {"Authorization": "Bearer " + os.environ["API_TOKEN"], "X-Keep-Alive": "1"}
+c = http.client.HTTPSConnection("$UPSTREAM", timeout=10)
+def get(path):
+    c.request("GET", path, headers=h)
+    r = c.getresponse()
+    return "%d %s" % (r.status, r.read().decode(errors="replace").splitlines()[0])
+print("one", get("/echo/one"), flush=True)
+for i in range(150):
+    s = socket.socket()
+    try:
+        s.connect(("203.0.113.9", 443))
+    except OSError:
+        pass
+    s.close()
+for i in range(200):
+    if os.path.exists("/job/go"):
+        break
+    time.sleep(0.05)
+print("two", get("/echo/two"), flush=True)
+EOF
+        CORDON_TEST_AUDIT_SHARE=40000 new_sandbox --policy "$POLICY"
+        sb exec "$ID" --detach -- python3 /job/c.py
+        local run=$OUT
+        wait_until 15 bash -c "'$CORDON' sandbox events $ID --json | grep -q '\"type\":\"audit_limit\"'" ||
+                fail "no audit_limit event"
+        touch "$job/go"
+        sb events "$ID" --run "$run" --follow --json
+        printf '%s\n' "$OUT" >"$IT_TMP/events"
+        expect_contains "$OUT" '"text":"one 200 GET /echo/one"' "a request before the audit share was full"
+        expect_contains "$OUT" '"text":"two 403 {\"error\":\"egress_blocked\",\"reason\":\"audit_full\"' \
+                "the same connection's request after it: refused by the broker"
+        expect_eq 1 "$(arrivals)" "requests that reached the upstream with the secret"
+        sb events "$ID" --json
+        expect_eq 1 "$(printf '%s\n' "$OUT" | grep -c '"reason":"credential_used"')" "the use recorded"
+        expect_no_secret
+}
+
 it_test broker_real_clients
 broker_real_clients() {
         grant_setup

@@ -104,6 +104,10 @@ class Handler(http.server.SimpleHTTPRequestHandler):
                                                           len(data), hashlib.sha256(data).hexdigest()))
         body = ("%s %s\n%s\nbody %d %s\n" % (self.command, self.path, str(self.headers).strip(), len(data),
                                                data.decode("latin-1"))).encode("latin-1")
+        if self.headers.get("X-Keep-Alive"):
+            # asked for (broker.sh): the connection stays open for the client's next request
+            self.protocol_version = "HTTP/1.1"
+            self.close_connection = False
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
