@@ -92,6 +92,25 @@ static void ids_to_child(struct notify_call *call, const struct fs_target *t, ui
         *gid = fs_id_to_child(&ctx->ids, true, *gid);
 }
 
+/* A name the worker could not look up in t's pinned directory (EACCES:
+ * no search right there, which a caller holding CAP_DAC_OVERRIDE has, as
+ * root in another user's 0700 directory), for a call that only reads what
+ * it names: the object is pinned at that name, not followed, by a walk
+ * redone as the caller (fs_view_open_path: the agent, with the caller's
+ * ids and capabilities in the sandbox's namespace). The name was checked
+ * against the rules with its directory. 1 with t->fd set, else 0. Not as
+ * the child (the walk reads /proc). */
+static int pin_for_caller(struct notify_call *call, int r, struct fs_target *t)
+{
+        if (r != -EACCES || t->fd >= 0 || t->dirfd < 0 || !fs_caller_overrides(call))
+                return 0;
+        int fd = fs_view_open_path(call, t->dirfd, t->name, O_NOFOLLOW);
+        if (fd < 0)
+                return 0;
+        t->fd = fd;
+        return 1;
+}
+
 /* Emulates stat(2), lstat(2) and newfstatat(2) against the view. */
 int fs_handle_stat(struct notify_call *call, struct notify_verdict *ret)
 {
@@ -127,6 +146,12 @@ int fs_handle_stat(struct notify_call *call, struct notify_verdict *ret)
                 r = fstatat(t.dirfd, t.name, &st, AT_SYMLINK_NOFOLLOW);
         r = r < 0 ? -errno : 0;
         fs_as_child_end();
+        if (pin_for_caller(call, r, &t)) {
+                if ((r = fs_as_child_begin(call)) < 0)
+                        return r;
+                r = fstatat(t.fd, "", &st, AT_EMPTY_PATH) < 0 ? -errno : 0;
+                fs_as_child_end();
+        }
         if (r < 0)
                 return deny(ret, r);
         uint32_t uid = st.st_uid, gid = st.st_gid;
@@ -164,6 +189,12 @@ int fs_handle_statx(struct notify_call *call, struct notify_verdict *ret)
                 r = statx(t.dirfd, t.name, AT_SYMLINK_NOFOLLOW | sync, mask, &stx);
         r = r < 0 ? -errno : 0;
         fs_as_child_end();
+        if (pin_for_caller(call, r, &t)) {
+                if ((r = fs_as_child_begin(call)) < 0)
+                        return r;
+                r = statx(t.fd, "", AT_EMPTY_PATH | sync, mask, &stx) < 0 ? -errno : 0;
+                fs_as_child_end();
+        }
         if (r < 0)
                 return deny(ret, r);
         ids_to_child(call, &t, &stx.stx_uid, &stx.stx_gid);
@@ -298,6 +329,13 @@ int fs_handle_readlink(struct notify_call *call, struct notify_verdict *ret)
                         n = readlinkat(t.dirfd, t.name, link, sizeof(link));
                 r = n < 0 ? -errno : 0;
                 fs_as_child_end();
+                if (pin_for_caller(call, r, &t)) {
+                        if ((r = fs_as_child_begin(call)) < 0)
+                                return r;
+                        n = readlinkat(t.fd, "", link, sizeof(link));
+                        r = n < 0 ? -errno : 0;
+                        fs_as_child_end();
+                }
                 if (r < 0)
                         return deny(ret, r);
         }
@@ -775,6 +813,20 @@ int fs_handle_truncate(struct notify_call *call, struct notify_verdict *ret)
                 fs_at_leave();
         }
         fs_as_child_end();
+        struct stat st, ast;
+        if ((r == -EACCES || r == -EPERM) && t.fd >= 0 && t.dirfd >= 0 && fstat(t.fd, &st) == 0 &&
+            S_ISREG(st.st_mode) && fs_caller_overrides(call)) {
+                /* another user's file, which root's CAP_DAC_OVERRIDE may
+                 * write: opened for writing by the agent with the caller's
+                 * standing, by its name not followed (non-blocking, should
+                 * a FIFO have taken its place), and truncated only if that
+                 * is the very file pinned; a symlink's target stays
+                 * refused */
+                _cleanup_close_ int wfd = fs_agent_open(call->userdata, call, t.dirfd, t.name,
+                                                        O_WRONLY | O_NOFOLLOW | O_NONBLOCK, 0, 0, 0);
+                if (wfd >= 0 && fstat(wfd, &ast) == 0 && ast.st_dev == st.st_dev && ast.st_ino == st.st_ino)
+                        r = ftruncate(wfd, (off_t)length) < 0 ? -errno : 0;
+        }
         return result(ret, r);
 }
 
@@ -859,6 +911,13 @@ int fs_handle_chdir(struct notify_call *call, struct notify_verdict *ret)
         else if (syscall(SYS_faccessat2, t.fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS) < 0)
                 r = -errno;
         fs_as_child_end();
+        if (r == -EACCES && fs_caller_overrides(call)) {
+                /* the search right root's CAP_DAC_OVERRIDE gives, checked
+                 * by the agent with the caller's standing (see access) */
+                int ar = fs_agent_access(call, t.fd, X_OK);
+                if (ar == 0 || ar == -EACCES)
+                        r = ar;
+        }
         if (r < 0)
                 return deny(ret, r);
         ret->kind = VERDICT_CONTINUE;
