@@ -211,7 +211,9 @@ ns_holders() {
 it_test view_held_by_the_sentry_alone
 view_held_by_the_sentry_alone() {
         local out="$IT_TMP/bg.out" mark="view-held-$$-$RANDOM"
-        bg_cordon "$out" -- sh -c 'echo up; sleep 2; exit 4' "$mark"
+        # the command waits for the test's signal, not for a fixed time: the scan of every
+        # process's fds below took longer than two seconds under the sanitizers on a busy host
+        bg_cordon "$out" -- sh -c 'trap "exit 4" USR1; echo up; sleep 60 & wait $!; exit 5' "$mark"
         wait_until 10 grep -qx up "$out" || fail "the sandbox did not start: $(cat "$out")"
         local pid ns
         pid=$(pgrep -f -- "^sh -c .* $mark\$" | head -n 1)
@@ -221,6 +223,7 @@ view_held_by_the_sentry_alone() {
         [ "$(readlink /proc/self/ns/mnt)" != "$ns" ] || fail "the sandbox's shell (pid $pid) is in the host's mount namespace"
         expect_eq "$BG_CORDON" "$(ns_holders "$ns" | tr '\n' ' ' | sed 's/ $//')" \
                 "the sentry alone holds the sandbox's mount namespace"
+        kill -USR1 "$pid"
         wait "$BG_PID"
         RC=$?
         expect_rc 4 "the command's status"
