@@ -313,7 +313,8 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                                        .rules = p.rules,
                                        .n_rules = o->policy->n_rules,
                                        .home = HOME,
-                                       .resolv_conf = net_resolv_conf,
+                                       .resolv_conf =
+                                               o->oci && o->oci->resolv_conf ? o->oci->resolv_conf : net_resolv_conf,
                                        .hosts = net_hosts,
                                        .ca_bundle = net_broker_ca_bundle(p.broker),
                                        .template_fd = -1,

@@ -588,6 +588,9 @@ struct oci_sandbox {
         /* The first nameserver of the resolv.conf the engine mounted (its
          * cluster's DNS), for networkPolicy.clusterDomain; NULL: none */
         const char *cluster_dns;
+        /* The view's /etc/resolv.conf: cordon's with the engine's search
+         * domains and options (fs_view_spec.resolv_conf); NULL: cordon's */
+        const char *resolv_conf;
         /* linux.cgroupsPath (cgroupfs form), or NULL: cgroup_set_parent */
         const char *cgroups_path;
         /* The joined network namespace is one an engine prepared (a CNI or

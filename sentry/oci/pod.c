@@ -36,6 +36,7 @@
 
 #include "common/file.h"
 #include "common/util.h"
+#include "net/net.h"
 #include "sentry/oci/oci.h"
 #include "sentry/oci/runtime-internal.h"
 
@@ -412,6 +413,51 @@ static char *engine_nameserver(const struct oci_spec *s)
         return NULL;
 }
 
+/* The container's /etc/resolv.conf: cordon's (the DNS stub is its only
+ * nameserver: net/), with the engine's search domains and resolver options
+ * (a pod's "default.svc.cluster.local svc.cluster.local cluster.local" and
+ * ndots:5, podman's --dns-search and --dns-option), so that a short name
+ * (a Service's) is looked up as the engine meant. The stub still decides
+ * every name it is asked. NULL where the engine binds none or gives
+ * neither (cordon's own file then). */
+static char *engine_resolv_conf(const struct oci_spec *s)
+{
+        for (size_t i = 0; i < s->n_mounts; i++) {
+                const struct oci_mount *m = &s->mounts[i];
+                if (!streq(m->destination, "/etc/resolv.conf") || !streq(m->type, "bind") || !m->source)
+                        continue;
+                _cleanup_fclose_ FILE *f = fopen(m->source, "re");
+                char line[1024], search[1024] = "", options[256] = "";
+                while (f && fgets(line, sizeof(line), f)) {
+                        char *save = NULL, *word = strtok_r(line, " \t\r\n", &save);
+                        bool is_search = word && (streq(word, "search") || streq(word, "domain"));
+                        bool is_options = word && streq(word, "options");
+                        if (is_search)
+                                search[0] = '\0'; /* the last one counts, as for the resolver */
+                        while ((is_search || is_options) && (word = strtok_r(NULL, " \t\r\n", &save))) {
+                                /* a domain is a name; of the options only those
+                                 * that say how to ask, not whom */
+                                bool ok = is_search ? strspn(word,
+                                                             "abcdefghijklmnopqrstuvwxyz"
+                                                             "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") == strlen(word)
+                                                    : startswith(word, "ndots:") || startswith(word, "timeout:") ||
+                                                              startswith(word, "attempts:");
+                                char *into = is_search ? search : options;
+                                size_t size = is_search ? sizeof(search) : sizeof(options);
+                                if (ok && strlen(into) + strlen(word) + 2 < size) {
+                                        strcat(into, " ");
+                                        strcat(into, word);
+                                }
+                        }
+                }
+                if (!search[0] && !options[0])
+                        return NULL;
+                return xasprintf("%s%s%s%s%s%s%s", net_resolv_conf, search[0] ? "search" : "", search,
+                                 search[0] ? "\n" : "", options[0] ? "options" : "", options, options[0] ? "\n" : "");
+        }
+        return NULL;
+}
+
 int oci_pod_prepare(struct oci_spec *s, struct oci_sandbox *sb, json_t **ret_record)
 {
         const struct pod_keys *keys =
@@ -469,6 +515,7 @@ int oci_pod_prepare(struct oci_spec *s, struct oci_sandbox *sb, json_t **ret_rec
         }
         if (sb->join[OCI_JOIN_NET].path)
                 sb->cluster_dns = engine_nameserver(s);
+        sb->resolv_conf = engine_resolv_conf(s);
         *ret_record = record;
         return 0;
 }
@@ -477,6 +524,8 @@ void oci_pod_done(struct oci_sandbox *sb)
 {
         free((char *)sb->cluster_dns);
         sb->cluster_dns = NULL;
+        free((char *)sb->resolv_conf);
+        sb->resolv_conf = NULL;
         for (size_t k = 0; k < OCI_JOIN_KINDS; k++) {
                 free((char *)sb->join[k].path);
                 sb->join[k] = (struct oci_join){0};

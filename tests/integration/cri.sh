@@ -160,7 +160,7 @@ cri() {
 write_configs() { # pod name
         cat >"$D/pod.json" <<EOF
 {"metadata": {"name": "$1", "namespace": "default", "uid": "$1-uid", "attempt": 0},
- "log_directory": "$D/logs", "dns_config": {"servers": ["$SRVIP"]}, "annotations": {"dev.cordon.policy": $(policy_json "$D/hosts" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')},
+ "log_directory": "$D/logs", "dns_config": {"servers": ["$SRVIP"], "searches": ["default.svc.cluster.local", "svc.cluster.local"], "options": ["ndots:5"]}, "annotations": {"dev.cordon.policy": $(policy_json "$D/hosts" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')},
  "linux": {"security_context": {"namespace_options": {"pid": 1}}}}
 EOF
         cat >"$D/web.json" <<'EOF'
@@ -221,6 +221,11 @@ pod_checks() { # HANDLER [EXTRA-CHECKS-FUNCTION]
         cri exec "$CLIENT" sh -c "echo $1 > /written-$1"
         expect_eq "$1 0" "$(cat "$D"/root/io.containerd.snapshotter.v1.overlayfs/snapshots/*/fs/written-"$1" 2>/dev/null) $(stat -c %u "$D"/root/io.containerd.snapshotter.v1.overlayfs/snapshots/*/fs/written-"$1" 2>/dev/null)" \
                 "a write to / lands in containerd's snapshot, root's on disk"
+        # the pod's DNS search domains and options (kubelet's: a Service by its short name)
+        cri exec "$CLIENT" cat /etc/resolv.conf
+        expect_contains "$OUT" "search default.svc.cluster.local svc.cluster.local" \
+                "the pod's search domains are in /etc/resolv.conf"
+        expect_match "$OUT" "options.* ndots:5" "so is its ndots option"
         # one uts namespace: the same hostname in both
         cri exec "$CLIENT" hostname
         local h1=$OUT
