@@ -61,11 +61,15 @@ stdout_file_reopened_by_name() {
         RC=$?
         expect_rc 0 "writes to /dev/stdout and /dev/stderr, a hidden rule in force"
         expect_eq "$(cat "$IT_TMP/native")" "$(cat "$IT_TMP/log")" "the log, a hidden rule in force"
-        # a reopen never widens: stdin open for reading cannot be written
-        timeout -k 5 "$IT_CMD_TIMEOUT" "$CORDON" run -- sh -c 'echo x > /dev/stdin' <"$IT_TMP/log" 2>/dev/null
-        RC=$?
-        expect_rc 2 "writing stdin, open for reading"
-        expect_eq "$(cat "$IT_TMP/native")" "$(cat "$IT_TMP/log")" "the log after that"
+        # the sentry's reopen never widens: stdin open for reading cannot be
+        # written where the file's owner is not the sandbox's (run by root;
+        # run by its owner, the file is the command's own to open, as natively)
+        if [ "$(id -u)" = 0 ]; then
+                timeout -k 5 "$IT_CMD_TIMEOUT" "$CORDON" run -- sh -c 'echo x > /dev/stdin' <"$IT_TMP/log" 2>/dev/null
+                RC=$?
+                expect_rc 2 "writing stdin, open for reading"
+                expect_eq "$(cat "$IT_TMP/native")" "$(cat "$IT_TMP/log")" "the log after that"
+        fi
 }
 
 it_test dev_fd_relative_spelling
