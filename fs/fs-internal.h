@@ -196,6 +196,15 @@ int fs_resolve_at(struct notify_call *call, int base, unsigned flags, struct fs_
  * checking each hop's directory and name like fs_resolve, so a dangling
  * link cannot create inside a hidden directory. 0 or -errno. */
 int fs_check_symlink_chain(struct notify_call *call, const struct fs_target *t);
+/* After r, a call that only reads what t names: where the worker could not
+ * look the name up in t's pinned directory (r is -EACCES: no search right
+ * there, which a caller holding CAP_DAC_OVERRIDE has, as root in another
+ * user's 0700 directory), the object is pinned at that name, not followed,
+ * by the walk redone as the caller (fs_view_open_path: the agent, with the
+ * caller's ids and capabilities in the sandbox's namespace). The name was
+ * checked against the rules with its directory. 1 with t->fd set, else 0.
+ * Not as the child (it reads /proc). */
+int fs_pin_for_caller(struct notify_call *call, int r, struct fs_target *t);
 
 /* The place a *at() call acts on for t: the pinned object through the
  * worker's own /proc/thread-self/fd/N (a magic link the kernel follows to

@@ -92,25 +92,6 @@ static void ids_to_child(struct notify_call *call, const struct fs_target *t, ui
         *gid = fs_id_to_child(&ctx->ids, true, *gid);
 }
 
-/* A name the worker could not look up in t's pinned directory (EACCES:
- * no search right there, which a caller holding CAP_DAC_OVERRIDE has, as
- * root in another user's 0700 directory), for a call that only reads what
- * it names: the object is pinned at that name, not followed, by a walk
- * redone as the caller (fs_view_open_path: the agent, with the caller's
- * ids and capabilities in the sandbox's namespace). The name was checked
- * against the rules with its directory. 1 with t->fd set, else 0. Not as
- * the child (the walk reads /proc). */
-static int pin_for_caller(struct notify_call *call, int r, struct fs_target *t)
-{
-        if (r != -EACCES || t->fd >= 0 || t->dirfd < 0 || !fs_caller_overrides(call))
-                return 0;
-        int fd = fs_view_open_path(call, t->dirfd, t->name, O_NOFOLLOW);
-        if (fd < 0)
-                return 0;
-        t->fd = fd;
-        return 1;
-}
-
 /* Emulates stat(2), lstat(2) and newfstatat(2) against the view. */
 int fs_handle_stat(struct notify_call *call, struct notify_verdict *ret)
 {
@@ -146,7 +127,7 @@ int fs_handle_stat(struct notify_call *call, struct notify_verdict *ret)
                 r = fstatat(t.dirfd, t.name, &st, AT_SYMLINK_NOFOLLOW);
         r = r < 0 ? -errno : 0;
         fs_as_child_end();
-        if (pin_for_caller(call, r, &t)) {
+        if (fs_pin_for_caller(call, r, &t)) {
                 if ((r = fs_as_child_begin(call)) < 0)
                         return r;
                 r = fstatat(t.fd, "", &st, AT_EMPTY_PATH) < 0 ? -errno : 0;
@@ -189,7 +170,7 @@ int fs_handle_statx(struct notify_call *call, struct notify_verdict *ret)
                 r = statx(t.dirfd, t.name, AT_SYMLINK_NOFOLLOW | sync, mask, &stx);
         r = r < 0 ? -errno : 0;
         fs_as_child_end();
-        if (pin_for_caller(call, r, &t)) {
+        if (fs_pin_for_caller(call, r, &t)) {
                 if ((r = fs_as_child_begin(call)) < 0)
                         return r;
                 r = statx(t.fd, "", AT_EMPTY_PATH | sync, mask, &stx) < 0 ? -errno : 0;
@@ -329,7 +310,7 @@ int fs_handle_readlink(struct notify_call *call, struct notify_verdict *ret)
                         n = readlinkat(t.dirfd, t.name, link, sizeof(link));
                 r = n < 0 ? -errno : 0;
                 fs_as_child_end();
-                if (pin_for_caller(call, r, &t)) {
+                if (fs_pin_for_caller(call, r, &t)) {
                         if ((r = fs_as_child_begin(call)) < 0)
                                 return r;
                         n = readlinkat(t.fd, "", link, sizeof(link));

@@ -395,6 +395,17 @@ out:
         return r;
 }
 
+int fs_pin_for_caller(struct notify_call *call, int r, struct fs_target *t)
+{
+        if (r != -EACCES || t->fd >= 0 || t->dirfd < 0 || !fs_caller_overrides(call))
+                return 0;
+        int fd = fs_view_open_path(call, t->dirfd, t->name, O_NOFOLLOW);
+        if (fd < 0)
+                return 0;
+        t->fd = fd;
+        return 1;
+}
+
 int fs_check_symlink_chain(struct notify_call *call, const struct fs_target *t)
 {
         int dirfd = fcntl(t->dirfd, F_DUPFD_CLOEXEC, 3);

@@ -127,6 +127,37 @@ static int set_by_agent(struct notify_call *call, const struct fs_target *t, con
         return fs_agent_chmod(call, obj, (st.st_mode & 07000) | perm);
 }
 
+/* The xattr call op at at (through the magic link to a pinned object,
+ * the following variant; on (dir, name), the l* one: name is not
+ * followed), as the thread is. The result or -errno. */
+static ssize_t xattr_at(enum xop op, const struct fs_at *at, const char *name, void *value, size_t size, int flags)
+{
+        bool nofollow = at->nofollow != 0;
+        int r = fs_at_enter(at);
+        if (r < 0)
+                return r;
+        ssize_t k = -EINVAL;
+        switch (op) {
+        case X_GET:
+                k = nofollow ? lgetxattr(at->name, name, value, size) : getxattr(at->name, name, value, size);
+                break;
+        case X_SET:
+                k = nofollow ? lsetxattr(at->name, name, value, size, flags)
+                             : setxattr(at->name, name, value, size, flags);
+                break;
+        case X_LIST:
+                k = nofollow ? llistxattr(at->name, value, size) : listxattr(at->name, value, size);
+                break;
+        case X_REMOVE:
+                k = nofollow ? lremovexattr(at->name, name) : removexattr(at->name, name);
+                break;
+        }
+        if (k < 0)
+                k = -errno;
+        fs_at_leave();
+        return k;
+}
+
 /* Whether setting name on t's object is refused: a guarded name (a file
  * capability) anywhere but on the sandbox's own filesystems (fs/binds.c).
  * An object the call names without pinning it (lsetxattr) is judged by
@@ -256,34 +287,19 @@ int fs_handle_xattr(struct notify_call *call, struct notify_verdict *ret)
         fs_target_at(&t, call->hostproc_fd, &at);
         /* through the magic link to a pinned object, the following variant;
          * on (dir, name), the l* one: name is not followed */
-        bool nofollow = at.nofollow != 0;
         if ((r = fs_as_child_begin(call)) < 0)
                 return r;
-        ssize_t k;
-        r = fs_at_enter(&at);
-        if (r < 0)
-                k = r;
-        else {
-                switch (op) {
-                case X_GET:
-                        k = nofollow ? lgetxattr(at.name, name, value, size) : getxattr(at.name, name, value, size);
-                        break;
-                case X_SET:
-                        k = nofollow ? lsetxattr(at.name, name, value, size, flags)
-                                     : setxattr(at.name, name, value, size, flags);
-                        break;
-                case X_LIST:
-                        k = nofollow ? llistxattr(at.name, value, size) : listxattr(at.name, value, size);
-                        break;
-                case X_REMOVE:
-                        k = nofollow ? lremovexattr(at.name, name) : removexattr(at.name, name);
-                        break;
-                }
-                if (k < 0)
-                        k = -errno;
-                fs_at_leave();
-        }
+        ssize_t k = xattr_at(op, &at, name, value, size, flags);
         fs_as_child_end();
+        if ((op == X_GET || op == X_LIST) && fs_pin_for_caller(call, (int)k, &t)) {
+                /* a name in another user's 0700 directory, for root: on the
+                 * object pinned as the caller (resolve.c) */
+                fs_target_at(&t, call->hostproc_fd, &at);
+                if ((r = fs_as_child_begin(call)) < 0)
+                        return r;
+                k = xattr_at(op, &at, name, value, size, flags);
+                fs_as_child_end();
+        }
         if (k == -EPERM && op == X_SET) {
                 int ar = set_by_agent(call, &t, name, value, size);
                 if (ar != -ENOSYS)

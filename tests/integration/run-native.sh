@@ -172,14 +172,18 @@ root_walks_into_another_users_0700_directory() {
         # Root's CAP_DAC_OVERRIDE lets it into uid 1000's 0700 directory and
         # write uid 1000's 0400 file. Emulated (--trap-all), the worker
         # walked and looked names up with no capability: stat, readlink,
-        # cd, rm, truncate, access and utimes there failed.
+        # cd, rm, truncate, access, utimes and lgetxattr there failed.
         # shellcheck disable=SC2016
         local script='mkdir /tmp/u && echo x > /tmp/u/f && ln -s f /tmp/u/l && mkdir /tmp/u/d &&
+                echo y > /tmp/u/g && python3 -c "import os; os.setxattr(\"/tmp/u/g\", \"user.k\", b\"v\")" &&
                 chown -R 1000:1000 /tmp/u && chmod 700 /tmp/u && chmod 400 /tmp/u/f || exit 9
                 n=0; for c in "cat /tmp/u/f" "stat /tmp/u/f" "stat -L /tmp/u/l" "readlink /tmp/u/l" "ls -l /tmp/u" \
                         "cd /tmp/u" "truncate -s 0 /tmp/u/f" "test -w /tmp/u/f" "touch -c /tmp/u/f" "rm -r /tmp/u/d"; do
                         sh -c "$c" >/dev/null 2>&1 || { n=$((n+1)); echo "failed: $c"; }
-                done; echo "failed $n"'
+                done
+                python3 -c "import os; os.getxattr(\"/tmp/u/g\", \"user.k\", follow_symlinks=False)" ||
+                        { n=$((n+1)); echo "failed: lgetxattr"; }
+                echo "failed $n"'
         crun --trap-all -- sh -c "$script"
         expect_rc 0 "root in a 0700 directory of uid 1000 (--trap-all)"
         expect_eq "failed 0" "$OUT" "calls that failed"
