@@ -295,6 +295,26 @@ static int prepare(const char *bundle, struct oci_prepared *p)
         if (r < 0)
                 return r;
         sb->root_readonly = s->root_readonly;
+        /* An engine's own id mapping of an overlay root (podman --userns,
+         * --uidmap): its layers are mapped (or chowned) for that range,
+         * and podman unmounts the idmapped lower layers once its overlay
+         * is made, so cordon, which writes the root through as runc does
+         * without a user namespace (the container's root is 0 on disk),
+         * would find them gone or owned by ids it does not map. Refused
+         * plainly rather than failing later on a missing layer; a plain
+         * directory root keeps cordon's own range as before. */
+        bool mapped = false;
+        for (size_t i = 0; i < s->n_uid_mappings; i++)
+                mapped = mapped || s->uid_mappings[i].host_id != s->uid_mappings[i].container_id;
+        struct statfs rootfs;
+        if (mapped && statfs(s->root_path, &rootfs) == 0 && rootfs.f_type == OVERLAYFS_SUPER_MAGIC) {
+                oci_error("%s/config.json: linux.uidMappings: container id %u is host id %u: an engine's own id "
+                          "mapping of its overlay root (podman --userns=auto, --uidmap) is not supported by cordon, "
+                          "which runs every container in its own range of host ids and writes its root as runc "
+                          "without a user namespace does: run it without --userns or --uidmap",
+                          bundle, s->uid_mappings[0].container_id, s->uid_mappings[0].host_id);
+                return -EOPNOTSUPP;
+        }
         const struct oci_user *u = &s->process.user;
         if (u->uid || u->gid || u->n_additional_gids) {
                 if (geteuid() != 0) {

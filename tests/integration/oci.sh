@@ -1265,6 +1265,11 @@ podman_run() {
         pm run --rm "${PM_RUN[@]}" -v "$vol:/data" "$IMG" sh -c 'echo from-container > /data/f'
         expect_rc 0 "-v"
         expect_eq from-container "$(cat "$vol/f" 2>/dev/null)" "the bind mount's write is visible on the host"
+        # podman's own id mapping of its overlay root: refused plainly (it failed before on a
+        # lower layer podman had unmounted), leaving nothing
+        pm run --rm "${PM_RUN[@]}" --uidmap 0:100000:65536 --gidmap 0:100000:65536 "$IMG" true
+        expect_true "--uidmap is refused" test "$RC" != 0
+        expect_contains "$ERR" "linux.uidMappings: container id 0 is host id 100000" "naming the field and the value"
         expect_eq "" "$(ls "$OCI_ROOT" 2>/dev/null)" "--rm left no container state"
 }
 
