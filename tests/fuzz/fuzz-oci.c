@@ -167,9 +167,11 @@ static void check_spec(const struct oci_spec *s)
                 }
         }
         if (s->hostname && s->hostname[0]) {
+                /* a uts namespace of its own, or a joined one (a pod's
+                 * containers carry the pod's hostname, as runc takes it) */
                 bool uts = false;
                 for (size_t i = 0; i < s->n_namespaces; i++)
-                        uts = uts || (s->namespaces[i].type == CLONE_NEWUTS && !s->namespaces[i].path);
+                        uts = uts || s->namespaces[i].type == CLONE_NEWUTS;
                 CHECK(uts);
         }
 }
