@@ -472,7 +472,7 @@ static int on_headers_complete(http_parser *p)
                 /* fail closed: a use of the secret the audit log could not
                  * record is refused (a connection made before the log
                  * filled up goes on, but carries no secret unrecorded) */
-                if (atomic_load(&s->r->g->audit_closed))
+                if (!s->offline && atomic_load(&s->r->g->audit_closed)) /* offline: no gate */
                         return refuse(s, p, REASON_AUDIT_FULL, 403);
                 /* the grant's header once: with two, which one a server
                  * reads is its choice, not the grant's */
