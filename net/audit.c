@@ -97,7 +97,10 @@ static bool audit_take(struct net_gate *g, bool allowed)
         if (!allowed && atomic_load(&g->audit_closed))
                 return false;
         uint64_t n = atomic_fetch_add(&g->records, 1);
-        if (n < NET_AUDIT_MAX_RECORDS - NET_AUDIT_KEPT)
+        /* a log that bounds itself closes the gate when it is full (a
+         * sandbox's events: net_gate_audit_full), and keeps its own room
+         * for the allowed records of connections under way then */
+        if (g->audit_log_bounded || n < NET_AUDIT_MAX_RECORDS - NET_AUDIT_KEPT)
                 return true;
         if (!atomic_exchange(&g->audit_closed, true)) {
                 char ts[40], line[512];

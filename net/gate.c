@@ -220,6 +220,7 @@ int net_gate_new(const struct net_gate_config *cfg, struct net_gate **ret)
         if (g->n_test_allow > 0)
                 memcpy(g->test_allow, cfg->test_allow, g->n_test_allow * sizeof(*g->test_allow));
         g->audit_fd = cfg->audit_fd;
+        g->audit_log_bounded = cfg->audit_log_bounded;
         g->stub_udp = g->stub_tcp = g->stub_stop = g->stub_ready_fd = g->relay_stop = -1;
         g->pair_listen[0] = g->pair_listen[1] = g->relay_ep = -1;
         /* the carried options' values on a fresh socket of the host's

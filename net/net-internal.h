@@ -110,6 +110,7 @@ struct net_gate {
         pthread_mutex_t audit_lock;
         _Atomic uint64_t counts[REASON_COUNT];
         _Atomic uint64_t records;
+        bool audit_log_bounded; /* net_gate_config's: no record limit of the gate's */
         /* the audit log takes no more: new connections are refused (audit_full) */
         _Atomic bool audit_closed;
 };

@@ -152,7 +152,12 @@ struct net_gate_config {
         const char *test_hosts_file;
         const struct net_cidr *test_allow;
         size_t n_test_allow;
-        int audit_fd;              /* -1: no audit file */
+        int audit_fd; /* -1: no audit file */
+        /* The log bounds itself: a sandbox's events file, whose audit share
+         * says when it is full (net_gate_audit_full). The gate then sets no
+         * record limit of its own; without it (`cordon run --audit FILE`,
+         * a host file) the gate closes after NET_AUDIT_MAX_RECORDS. */
+        bool audit_log_bounded;
         bool verbose;              /* summarise decisions on stderr at the end */
         struct net_broker *broker; /* credential grants (outlives the gate); NULL: none */
 };

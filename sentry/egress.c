@@ -49,6 +49,9 @@ int start_gate(struct sandbox_state *st, int netnsfd)
                 .test_allow = allow,
                 .n_test_allow = p->net_testing.n_allow_private,
                 .audit_fd = st->audit_fd,
+                /* a sandbox's audit goes to its events, whose share closes
+                 * the gate when it is used up (sandbox/events.c) */
+                .audit_log_bounded = st->serve != NULL,
                 .verbose = st->verbose,
                 .broker = st->plan->broker,
         };

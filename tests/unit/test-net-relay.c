@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <check.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -309,6 +310,29 @@ START_TEST(test_audit_limit_closes_the_gate)
 }
 END_TEST
 
+/* A sandbox's audit goes to its events file, whose share closes the gate
+ * when it is used up (net_gate_audit_full): the gate sets no record limit
+ * of its own there, or a long-lived sandbox's egress would end at its
+ * 99,000th connection with room left in its share. */
+START_TEST(test_audit_log_bounded_has_no_record_limit)
+{
+        static const struct net_rule rules[] = {{.host = HOST, .port = 443}};
+        int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        struct net_gate_config cfg = {
+                .sandbox_id = "unit", .rules = rules, .n_rules = 1, .audit_fd = fd, .audit_log_bounded = true};
+        struct net_gate *g = NULL;
+        ck_assert_int_eq(net_gate_new(&cfg, &g), 0);
+        for (int i = 0; i < NET_AUDIT_MAX_RECORDS + 10; i++)
+                net_audit(g, 1, "connect", "198.18.0.2:443", HOST, "192.0.2.1:443", true, REASON_ALLOWED);
+        ck_assert(!net_gate_audit_closed(g));
+        net_gate_audit_full(g);
+        ck_assert(net_gate_audit_closed(g));
+        net_gate_free(g);
+        close(fd);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("net-relay");
@@ -320,6 +344,7 @@ int main(void)
         tcase_add_test(tc, test_pool_relays_their_own);
         tcase_add_test(tc, test_other_name_refused);
         tcase_add_test(tc, test_audit_limit_closes_the_gate);
+        tcase_add_test(tc, test_audit_log_bounded_has_no_record_limit);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
