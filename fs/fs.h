@@ -94,6 +94,10 @@ struct fs_view_spec {
         const struct fs_dev_mount *dev_mounts;
         size_t n_dev_mounts;
         const char *dev_data;
+        /* A detached tree the sentry cloned (an OCI engine's own /dev/shm
+         * tmpfs, which a pod's containers share) attached at /dev/shm
+         * instead of the writable layer's; -1: none */
+        int shm_tree_fd;
         /* Directories made in the root where missing, before it is made
          * read-only: the mount points of what is mounted on it later (an
          * OCI config's tmpfs mounts). Best effort: the mount that follows

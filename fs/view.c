@@ -318,7 +318,7 @@ static int setup_dev(int rootfd, const struct fs_view_spec *spec, char *err)
                 if ((r = bind_path(src, path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC)) < 0)
                         return fs_fail(r, err, "bind %s", src);
         }
-        bool own_pts = true, own_shm = true;
+        bool own_pts = true, own_shm = spec->shm_tree_fd < 0;
         for (size_t i = 0; i < spec->n_dev_mounts; i++) {
                 own_pts = own_pts && !streq(spec->dev_mounts[i].target, "/dev/pts");
                 own_shm = own_shm && !streq(spec->dev_mounts[i].target, "/dev/shm");
@@ -336,6 +336,16 @@ static int setup_dev(int rootfd, const struct fs_view_spec *spec, char *err)
                         return fs_fail(negative_errno(), err, "bind the writable layer on /dev/shm");
                 if ((r = setattr_in_root(rootfd, "/dev/shm", false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)) < 0)
                         return fs_fail(r, err, "nosuid,nodev on /dev/shm");
+        } else if (spec->shm_tree_fd >= 0) {
+                /* the engine's tmpfs, attached (it belongs to no mount
+                 * namespace of ours to bind from): nothing on it runs,
+                 * carries set-id bits or is a device */
+                if (mkdir(path, 01777) < 0 ||
+                    syscall(SYS_move_mount, spec->shm_tree_fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                        return fs_fail(negative_errno(), err, "attach the engine's /dev/shm");
+                if ((r = setattr_in_root(rootfd, "/dev/shm", false,
+                                         MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0)) < 0)
+                        return fs_fail(r, err, "nosuid,nodev,noexec on /dev/shm");
         }
         for (size_t i = 0; i < spec->n_dev_mounts; i++)
                 if ((r = setup_dev_mount(&spec->dev_mounts[i], err)) < 0)

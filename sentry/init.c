@@ -541,6 +541,8 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
                 only_sock[n_keep++] = plan->bind_fds[i];
         if (plan->view.proc_tree_fd >= 0 && n_keep < ELEMENTSOF(only_sock))
                 only_sock[n_keep++] = plan->view.proc_tree_fd;
+        if (plan->view.shm_tree_fd >= 0 && n_keep < ELEMENTSOF(only_sock))
+                only_sock[n_keep++] = plan->view.shm_tree_fd;
         if (close_all_but(only_sock, n_keep) < 0)
                 _exit(EXIT_SANDBOX);
 

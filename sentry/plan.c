@@ -319,7 +319,8 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                                        .ca_bundle = net_broker_ca_bundle(p.broker),
                                        .template_fd = -1,
                                        .template_tree_fd = -1,
-                                       .proc_tree_fd = -1};
+                                       .proc_tree_fd = -1,
+                                       .shm_tree_fd = -1};
         if (o->policy->has_source) {
                 int fd;
                 r = open_template(o->policy, o->oci != NULL, &fd);
@@ -417,6 +418,15 @@ int sandbox_plan_build(const struct run_options *o, struct sandbox_plan *ret)
                 p.view.dev_mounts = o->oci->dev_mounts;
                 p.view.n_dev_mounts = o->oci->n_dev_mounts;
                 p.view.dev_data = o->oci->dev_data;
+                /* the engine's /dev/shm (oci_sandbox.shm_source): a
+                 * detached copy, as the binds are, for init's namespace */
+                if (o->oci->shm_source &&
+                    (p.view.shm_tree_fd = (int)syscall(SYS_open_tree, AT_FDCWD, o->oci->shm_source,
+                                                       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)) < 0) {
+                        fprintf(stderr, "cordon: /dev/shm source %s: %m\n", o->oci->shm_source);
+                        sandbox_plan_done(&p);
+                        return -ENOENT;
+                }
                 p.view.mount_points = o->oci->mount_points;
                 p.view.n_mount_points = o->oci->n_mounts;
         }
@@ -439,6 +449,9 @@ void sandbox_plan_done(struct sandbox_plan *p)
         for (size_t i = 0; i < p->n_bind_fds; i++)
                 if (p->bind_fds[i] >= 0)
                         close(p->bind_fds[i]);
+        if (p->view.shm_tree_fd >= 0)
+                close(p->view.shm_tree_fd);
+        p->view.shm_tree_fd = -1;
         free(p->bind_fds);
         free(p->rules);
         free(p->table);

@@ -556,6 +556,9 @@ struct oci_sandbox {
         struct fs_dev_mount *dev_mounts;
         size_t n_dev_mounts;
         const char *dev_data;
+        /* The engine's own /dev/shm tmpfs (fs_view_spec.shm_tree_fd);
+         * NULL: cordon's */
+        const char *shm_source;
         /* Every mount of the config in its order, with its propagation, and
          * linux.rootfsPropagation (0: private): fs_view_order, once the
          * last mount (the container's /proc) is made */

@@ -90,7 +90,6 @@ struct oci_prepared {
         struct oci_sandbox sb;
         char *policy_text;
         json_t *pod_record; /* what the state keeps of pod.c's choices */
-        char shm_data[64];  /* the options of the container's /dev/shm tmpfs */
 };
 
 static void prepared_done(struct oci_prepared *p)
@@ -408,22 +407,19 @@ static int prepare(const char *bundle, struct oci_prepared *p)
                         continue;
                 }
                 if (bind && streq(d, "/dev/shm")) {
-                        /* The engine's own shm directory (podman's, sized by
-                         * --shm-size, 64 MB by default; a CRI pod's): the
-                         * container gets a tmpfs of its own there, as before,
-                         * but of the size the engine gave its one (read with
-                         * statfs), as crun's container gets it. Not the
-                         * engine's directory itself: that one is shared with
-                         * the host's view of it and, in a podman pod, with
-                         * the other containers. A source that is no tmpfs
-                         * leaves cordon's own /dev/shm in the writable layer. */
+                        /* The engine's own shm tmpfs (podman's, sized by
+                         * --shm-size, 64 MB by default; a pod's, which
+                         * containerd and podman bind into each of the
+                         * pod's containers): attached as it is, so that a
+                         * pod's containers share POSIX shared memory as
+                         * under runc, and its size is the engine's. It is
+                         * the container's own (or its pod's, one trust
+                         * unit): no other container's, and nothing on it
+                         * runs (noexec, nosuid, nodev). A source that is
+                         * no tmpfs leaves cordon's own /dev/shm. */
                         struct statfs fs;
-                        if (m->source && statfs(m->source, &fs) == 0 && fs.f_type == TMPFS_MAGIC && fs.f_blocks > 0) {
-                                snprintf(p->shm_data, sizeof(p->shm_data), "mode=1777,size=%llu",
-                                         (unsigned long long)fs.f_blocks * (unsigned long long)fs.f_bsize);
-                                sb->dev_mounts[sb->n_dev_mounts++] = (struct fs_dev_mount){
-                                        d, "tmpfs", "shm", m->flags & (MS_RDONLY | MS_NOEXEC), p->shm_data};
-                        }
+                        if (m->source && statfs(m->source, &fs) == 0 && fs.f_type == TMPFS_MAGIC)
+                                sb->shm_source = m->source;
                         continue;
                 }
                 if (view_provides(d, m->type))

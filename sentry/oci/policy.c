@@ -114,10 +114,9 @@ static void apply_limits(struct builder *b)
 }
 
 /* The view's /dev and /proc are cordon's own (DESIGN.md, "The view"); of
- * what engines bind there, cordon makes a fresh /dev/shm (of the engine's
- * size, create.c), so that bind (podman's, containerd's pod shm) is
- * dropped: the container's shm is its own rather than the one podman would
- * share in a pod. /etc/resolv.conf is the sentry's DNS stub's (net/), which
+ * what engines bind there, the engine's /dev/shm tmpfs (podman's,
+ * containerd's pod shm) is attached by the view itself (create.c,
+ * fs_view_spec.shm_tree_fd), not bound as a policy bind. /etc/resolv.conf is the sentry's DNS stub's (net/), which
  * the egress gate depends on; an engine's copy would point at resolvers
  * the gate refuses anyway. The engine's /etc/hosts (podman's --add-host
  * entries and the container's own name, a pod's hostAliases) is bound as

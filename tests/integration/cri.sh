@@ -231,6 +231,10 @@ pod_checks() { # HANDLER [EXTRA-CHECKS-FUNCTION]
         local h1=$OUT
         cri exec "$WEB" hostname
         expect_eq "$h1" "$OUT" "the pod's containers share one hostname"
+        # one /dev/shm: the pod's (containerd binds it into each container)
+        cri exec "$CLIENT" sh -c 'echo shm-of-the-pod > /dev/shm/pod'
+        cri exec "$WEB" cat /dev/shm/pod
+        expect_eq shm-of-the-pod "$OUT" "the pod's containers share /dev/shm"
         # each container its own process tree
         cri exec "$CLIENT" ps -o args
         expect_contains "$OUT" "sleep 1000000" "the client sees its own process"

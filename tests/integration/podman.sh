@@ -120,10 +120,10 @@ if [ "${1:-}" = --pass ]; then
         printf '[containers]\ndefault_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]\n[engine]\ninfra_image = "localhost/cordon-pm-infra:1"\n' >"$DIR/pod.conf"
         export CONTAINERS_CONF="$DIR/pod.conf"
         pm pod create --name pp --network none
-        pm run -d --pod pp "$IMG" sh -c 'while :; do echo pong | nc -l -p 8080; done'
-        pm run --rm --pod pp "$IMG" sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do nc 127.0.0.1 8080 </dev/null && break; sleep 0.3; done; hostname'
-        [ "$OUT" = "$(printf 'pong\npp')" ]
-        res pod $? "podman pod: a container reaches another's port on the pod's localhost, the pod's hostname"
+        pm run -d --pod pp "$IMG" sh -c 'echo shm-shared > /dev/shm/m; while :; do echo pong | nc -l -p 8080; done'
+        pm run --rm --pod pp "$IMG" sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do nc 127.0.0.1 8080 </dev/null && break; sleep 0.3; done; cat /dev/shm/m; hostname'
+        [ "$OUT" = "$(printf 'pong\nshm-shared\npp')" ]
+        res pod $? "podman pod: another container's port on the pod's localhost, its /dev/shm, the pod's hostname"
         "${PM[@]}" pod rm -f -t 0 pp >/dev/null 2>&1
         cat >"$DIR/kube.yaml" <<'EOF'
 apiVersion: v1
@@ -151,11 +151,11 @@ EOF
         unset CONTAINERS_CONF
         # another container's namespaces, named by the pid the runtime gave for it (--network,
         # --pid container:NAME): the two are one pod
-        pm run -d "${RUN[@]}" --name tgt "$IMG" sh -c 'while :; do echo pong | nc -l -p 8080; done'
-        pm run --rm "${RUN[@]/--network=none/--network=container:tgt}" --pid container:tgt "$IMG" \
-                sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do nc 127.0.0.1 8080 </dev/null && break; sleep 0.3; done; grep -q "whil[e] :" /proc/1/cmdline && echo sees-tgt'
-        [ "$OUT" = "$(printf 'pong\nsees-tgt')" ]
-        res container-ns $? "--network and --pid container:NAME: its port on localhost, its processes"
+        pm run -d "${RUN[@]}" --name tgt "$IMG" sh -c 'echo tgt-shm > /dev/shm/t; while :; do echo pong | nc -l -p 8080; done'
+        pm run --rm "${RUN[@]/--network=none/--network=container:tgt}" --pid container:tgt --ipc container:tgt "$IMG" \
+                sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do nc 127.0.0.1 8080 </dev/null && break; sleep 0.3; done; grep -q "whil[e] :" /proc/1/cmdline && echo sees-tgt; cat /dev/shm/t'
+        [ "$OUT" = "$(printf 'pong\nsees-tgt\ntgt-shm')" ]
+        res container-ns $? "--network, --pid and --ipc container:NAME: its port on localhost, its processes, its /dev/shm"
         "${PM[@]}" rm -f -t 0 tgt >/dev/null 2>&1
         pm run --rm "${RUN[@]}" --read-only "$IMG" sh -c 'touch /x 2>/dev/null && echo x-written; touch /tmp/y && echo tmp-ok'
         [ "$OUT" = tmp-ok ]
