@@ -241,11 +241,19 @@ static enum MHD_Result dispatch(struct req_ctx *x)
         return x->route->fn(r);
 }
 
+static enum MHD_Result count_host(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+        (void)kind;
+        (void)value;
+        if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0)
+                (*(unsigned *)cls)++;
+        return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_data_size,
                                   void **con_cls)
 {
-        (void)version;
         struct req_ctx *x = *con_cls;
         if (!x) {
                 x = xcalloc(1, sizeof(*x));
@@ -276,6 +284,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                         return api_error(&x->r, 400, "invalid_framing", NULL,
                                          cl && te ? "Content-Length and Transfer-Encoding together: one framing only"
                                                   : "Content-Length: expected a number of bytes");
+                }
+                /* HTTP/1.1 asks for exactly one Host (RFC 9112 3.2):
+                 * libmicrohttpd takes none or two, which a proxy in front
+                 * may read otherwise than this server does */
+                unsigned n_host = 0;
+                MHD_get_connection_values(c, MHD_HEADER_KIND, count_host, &n_host);
+                if (n_host > 1 || (n_host == 0 && strcmp(version, MHD_HTTP_VERSION_1_1) == 0)) {
+                        x->r.too_large = true; /* whatever body comes is dropped */
+                        x->r.started = true;
+                        api_deadline_phase(c, API_DEADLINE_SERVED, 0);
+                        return api_error(&x->r, 400, "invalid_host", NULL,
+                                         n_host ? "more than one Host header" : "an HTTP/1.1 request without Host");
                 }
                 if (cl && strtoull(cl, NULL, 10) > x->r.body_max && x->route) {
                         /* said at once, before the body: MHD closes the
