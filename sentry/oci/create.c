@@ -198,12 +198,34 @@ static int prepare_resources(const struct oci_resources *res)
 
 /* config.json → what the sandbox is made of; refuses, by name, what cordon
  * cannot honour. 0 or -errno (said). */
+/* Whether the bundle's config is podman's --privileged (its annotation),
+ * read apart from the parser, which stops at the config's first refused
+ * field (a host device, a refused capability) without saying why it is
+ * there. */
+static bool podman_privileged(const char *bundle)
+{
+        _cleanup_free_ char *path = xasprintf("%s/config.json", bundle);
+        json_error_t jerr;
+        json_t *c = json_load_file(path, 0, &jerr);
+        const char *v = json_string_value(
+                json_object_get(json_object_get(c, "annotations"), "io.podman.annotations.privileged"));
+        bool privileged = v && streq(v, "TRUE");
+        json_decref(c);
+        return privileged;
+}
+
 static int prepare(const char *bundle, struct oci_prepared *p)
 {
         _cleanup_free_ char *err = NULL;
         int r = oci_spec_load(bundle, &p->spec, &err);
         if (r < 0) {
-                oci_error("%s", err ? err : strerror(-r));
+                if (podman_privileged(bundle))
+                        oci_error("%s (this is podman's --privileged, which asks for the host's devices and every "
+                                  "capability: not supported by cordon, which gives a container neither; run it "
+                                  "without --privileged, with --cap-add for what it needs)",
+                                  err ? err : strerror(-r));
+                else
+                        oci_error("%s", err ? err : strerror(-r));
                 return r;
         }
         struct oci_spec *s = p->spec;

@@ -1270,6 +1270,10 @@ podman_run() {
         pm run --rm "${PM_RUN[@]}" --uidmap 0:100000:65536 --gidmap 0:100000:65536 "$IMG" true
         expect_true "--uidmap is refused" test "$RC" != 0
         expect_contains "$ERR" "linux.uidMappings: container id 0 is host id 100000" "naming the field and the value"
+        # --privileged: refused at its first host device, saying it is --privileged
+        pm run --rm "${PM_RUN[@]}" --privileged "$IMG" true
+        expect_true "--privileged is refused" test "$RC" != 0
+        expect_contains "$ERR" "this is podman's --privileged" "saying so"
         expect_eq "" "$(ls "$OCI_ROOT" 2>/dev/null)" "--rm left no container state"
 }
 
