@@ -469,6 +469,12 @@ int fs_handle_rename(struct notify_call *call, struct notify_verdict *ret)
                 return deny(ret, r);
         if ((r = fs_ask_write(call, &from, &to, ret)) <= 0)
                 return r;
+        /* RENAME_WHITEOUT leaves a whiteout (character device 0:0) at the
+         * source, which the kernel lets anyone make: as mknod's whiteout,
+         * only on the sandbox's own filesystems, never a device node in a
+         * bind's host directory (fs/binds.c) */
+        if ((flags & RENAME_WHITEOUT) && fs_mknod_refused(S_IFCHR, fs_on_private_layer(fsctx(call), from.dirfd, NULL)))
+                return deny(ret, -EPERM);
         if ((r = fs_as_child_begin(call)) < 0)
                 return r;
         r = renameat2(from.dirfd, from.name, to.dirfd, to.name, flags) < 0 ? -errno : 0;

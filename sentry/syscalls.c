@@ -339,6 +339,19 @@ static const struct syscall_entry table[] = {
          .note = "with AT_EMPTY_PATH emulated (an O_TMPFILE the sentry opened)",
          .n_cond = 1,
          .cond = {{.arg = 4, .op = ARG_MASKED_ANY, .mask = AT_EMPTY_PATH}}},
+        /* RENAME_WHITEOUT leaves a whiteout (character device 0:0) where
+         * the source was, and the kernel lets anyone make one: in a bind
+         * it would be a device node on the host, which the sentry refuses
+         * (paths.c, as mknod's whiteout). The flag is a register. */
+        {.name = "renameat2",
+         .action = SC_EMULATE,
+         .handler = fs_handle_rename,
+         .support = SUPPORT_FULL,
+         .ctx = CTX_FS,
+         .flags = SC_F_PATH_FAST_NOASK,
+         .note = "with RENAME_WHITEOUT emulated (never in a bind)",
+         .n_cond = 1,
+         .cond = {{.arg = 4, .op = ARG_MASKED_ANY, .mask = RENAME_WHITEOUT}}},
         {.name = "fchmodat2",
          .nr = 452,
          .action = SC_EMULATE,

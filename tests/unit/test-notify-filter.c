@@ -366,9 +366,10 @@ START_TEST(test_path_rows_selected)
                 struct syscall_entry *t = calloc(n_all, sizeof(*t));
                 size_t n = sentry_syscall_select(trap, t, n_all);
                 ck_assert_uint_le(n, n_all);
-                if (trap) /* all but the conditional rows of open, openat (8), the chmod family (3)
-                           * and linkat (1), and the clone and unshare rows of native execs (2) */
-                        ck_assert_uint_eq(n, n_all - 14);
+                if (trap) /* all but the conditional rows of open, openat (8), the chmod family (3),
+                           * linkat (1) and renameat2 (1), and the clone and unshare rows of
+                           * native execs (2) */
+                        ck_assert_uint_eq(n, n_all - 15);
                 struct sock_fprog prog = {0};
                 const char *bad = NULL;
                 ck_assert_int_eq(notify_filter_build(t, n, &prog, &bad), 0);
@@ -381,6 +382,9 @@ START_TEST(test_path_rows_selected)
                 /* linkat(fd, "", AT_EMPTY_PATH) is the sentry's either way */
                 const uint64_t empty[6] = {3, 0, AT_FDCWD, 0, AT_EMPTY_PATH};
                 ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("linkat"), empty), NOTIF);
+                /* so is renameat2 with RENAME_WHITEOUT (a device node, never in a bind) */
+                const uint64_t whiteout[6] = {AT_FDCWD, 0, AT_FDCWD, 0, RENAME_WHITEOUT};
+                ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("renameat2"), whiteout), NOTIF);
                 /* read-only opens: native unless trapping paths; any open that
                  * writes, creates or truncates, openat2 and creat: always
                  * emulated; refusals always hold */
