@@ -308,21 +308,22 @@ static long long seq_at(FILE *f, off_t off, char **buf, size_t *cap, off_t *ret_
 }
 
 /* Where the first line at or after byte p starts (p itself, or just past
- * the first newline from p - 1 on). */
-static off_t line_start(FILE *f, off_t p, off_t size)
+ * the first newline from p - 1 on), or limit where that is at or past
+ * limit: the scan stops there. */
+static off_t line_start(FILE *f, off_t p, off_t limit)
 {
         if (p == 0)
                 return 0;
         if (fseeko(f, p - 1, SEEK_SET) < 0)
-                return size;
+                return limit;
         int c;
         off_t o = p - 1;
-        while ((c = getc(f)) != EOF) {
+        while (o + 1 < limit && (c = getc(f)) != EOF) {
                 o++;
                 if (c == '\n')
                         return o;
         }
-        return size;
+        return limit;
 }
 
 /* Where the last newline before byte `before` is, or -1. */
@@ -353,7 +354,16 @@ int event_reader_seek(struct event_reader *er, long long after, long long *ret_l
         off_t lo = 0, hi = size;
         while (lo < hi) {
                 off_t mid = lo + (hi - lo) / 2;
-                off_t s = line_start(er->f, mid, size), next = s;
+                /* Scanned no further than hi: a line that starts at or
+                 * past hi is the first one at or after hi too, whose
+                 * answer is known (hi's). Unbounded, a long line (a torn
+                 * one at the end, 64 MiB at worst) would be scanned to
+                 * its end at every halving: a request's cost times ~26. */
+                off_t s = line_start(er->f, mid, hi), next = s;
+                if (s >= hi) {
+                        hi = mid;
+                        continue;
+                }
                 long long q = -2;
                 while (q == -2 && s < size) {
                         q = seq_at(er->f, s, &er->line, &er->cap, &next);

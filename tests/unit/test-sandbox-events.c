@@ -186,7 +186,10 @@ START_TEST(seek_finds_the_first_event_after)
                 int pad = (i * 7919) % 300 + (i % 97 == 0 ? 60000 : 0);
                 fprintf(w, "{\"pad\":\"%*s\",\"seq\":%d,\"type\":\"output\"}\n", pad, "", i);
         }
-        fputs("{\"seq\":5001,\"type\":\"out", w); /* being written */
+        /* being written, and long: the search's scans stop short of it */
+        fputs("{\"seq\":5001,\"type\":\"output\",\"text\":\"", w);
+        for (int i = 0; i < (1 << 20); i++)
+                putc('x', w);
         fclose(w);
         static const long long afters[] = {0, 1, 2, 96, 97, 98, 2500, 4998, 4999, 5000, 7000};
         for (size_t k = 0; k < ELEMENTSOF(afters); k++) {
