@@ -150,11 +150,16 @@ def dirop_setid():
         ("setgid file by mknod", lambda: os.mknod("/rw/d555/sg", 0o102755)),
         ("setuid fifo", lambda: os.mknod("/rw/d555/sp", 0o016777)),
         ("setuid file at the top", lambda: os.mknod("/rw/su", 0o104755)),
+        # natively refused (protected_hardlinks: root's capabilities do not
+        # count for a file whose owner the namespace does not map)
+        ("link of another host user's 0600 file", lambda: os.link("/rw/theirs600", "/rw/d555/l")),
+        ("link of it at the top", lambda: os.link("/rw/theirs600", "/rw/l")),
     ])
     try: os.mkdir("/rw/d555/sd", 0o7777)
     except OSError: pass
     out("dirop-setid", not got, "got: %s" % got if got else
-        "setuid and setgid nodes in a bind's 0555 directory (the agent's redo) refused; the host is checked after")
+        "setuid and setgid nodes, and links of another host user's 0600 file, in a bind's 0555 directory "
+        "(the agent's redo) refused; the host is checked after")
 
 def dirop_nonroot():
     os.makedirs("/tmp/s"); open("/tmp/s/secret", "w").write("root only\n"); os.chmod("/tmp/s/secret", 0o600)
@@ -247,6 +252,7 @@ def walk_ask():
         ("rename from a 0555 dir over it", lambda: os.rename("/tmp/ad/new", "/tmp/ask/in/f")),
         ("mkdir in the 0555 ask dir", lambda: os.mkdir("/tmp/ask/in/x")),
         ("link into the 0555 ask dir", lambda: os.link("/tmp/ad/new", "/tmp/ua/d/l")),
+        ("exchange from a 0555 dir", lambda: renameat2("/tmp/ad/new", "/tmp/ask/in/f", RENAME_EXCHANGE)),
         ("unlink in the 0555 ask dir", lambda: os.unlink("/tmp/ua/d/f")),
     ])
     ok = not got and open("/tmp/ask/in/f").read() == "orig\n"
