@@ -154,6 +154,22 @@ static bool audit_allowed(json_t *ev)
         return d && streq(d, "allow") && !(sc && streq(sc, "dns"));
 }
 
+/* Writes line (json_dumps's, its NUL replaced by the newline; freed) as
+ * the next event: the sequence number and the file's size move on only
+ * once it is written. last: the file's own marker, after which every
+ * share counts as used up. */
+static void write_line(struct serve *srv, char *line, bool last)
+{
+        size_t len = strlen(line);
+        line[len] = '\n';
+        if (write_all(srv->events_fd, line, len + 1) == 0) {
+                srv->seq++;
+                srv->events_bytes = last ? EVENTS_MAX : srv->events_bytes + (int64_t)len + 1;
+                srv->events_dirty = true;
+        }
+        free(line);
+}
+
 /* Appends an event (steals ev) with the next sequence number, synced. */
 void event_append(struct serve *srv, const char *type, json_t *ev)
 {
@@ -213,16 +229,8 @@ void event_append(struct serve *srv, const char *type, json_t *ev)
                                          "are refused (EACCES), as egress that cannot be recorded must not happen");
                 char *m = json_dumps(full, JSON_COMPACT | JSON_SORT_KEYS);
                 json_decref(full);
-                if (m) {
-                        size_t ml = strlen(m);
-                        m[ml] = '\n';
-                        if (write_all(srv->events_fd, m, ml + 1) == 0) {
-                                srv->seq++;
-                                srv->events_bytes += (int64_t)ml + 1;
-                                srv->events_dirty = true;
-                        }
-                        free(m);
-                }
+                if (m)
+                        write_line(srv, m, false);
                 free(line);
                 if (!allowed) {
                         json_decref(ev);
@@ -247,7 +255,6 @@ void event_append(struct serve *srv, const char *type, json_t *ev)
                 json_decref(full);
                 if (!line)
                         return;
-                len = strlen(line);
                 /* the smaller shares' markers fit in the room left above
                  * them; the file's own is its last line: every class is
                  * used up with it */
@@ -255,13 +262,7 @@ void event_append(struct serve *srv, const char *type, json_t *ev)
                 if (last)
                         srv->events_capped = ~0u;
         }
-        line[len] = '\n';
-        if (write_all(srv->events_fd, line, len + 1) == 0) {
-                srv->seq++;
-                srv->events_bytes = last ? EVENTS_MAX : srv->events_bytes + (int64_t)len + 1;
-                srv->events_dirty = true;
-        }
-        free(line);
+        write_line(srv, line, last);
 }
 
 /* Each event is written (so a crash of the sentry loses at most the one
