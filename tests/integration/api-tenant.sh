@@ -17,8 +17,8 @@ IT_SCRIPT=$(readlink -f "${BASH_SOURCE[0]}")
 
 SRC=$(dirname "$(dirname "$IT_SCRIPT")")/..
 
-need_root() { [ "$(id -u)" = 0 ] || skip "the API's sandboxes live under /run/cordon (root)"; }
-need_curl() { command -v curl >/dev/null || skip "curl is not installed"; }
+# shellcheck source=tests/integration/api-lib.sh
+. "$(dirname "$IT_SCRIPT")/api-lib.sh"
 
 # starts `cordon serve` over TCP on loopback with an admin token of the test's own (extra
 # environment for the server in SERVE_ENV): TCP, ADMIN (the token), TOKEN (the one api sends)
@@ -35,25 +35,6 @@ start_tcp_api() {
         TOKEN=$ADMIN
         wait_until 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null ||
                 fail "cordon serve did not start: $(cat "$IT_TMP/serve.log")"
-}
-
-# api METHOD PATH [BODY] [CURL ARGS...]: with the bearer TOKEN; sets CODE and OUT (the body)
-api() {
-        local m=$1 p=$2 body=${3-}
-        shift 3 2>/dev/null || shift $#
-        local args=(-sS --max-time 30 -X "$m" -o "$IT_TMP/body" -w '%{http_code}' "http://$TCP$p")
-        [ -n "${TOKEN:-}" ] && args+=(-H "Authorization: Bearer $TOKEN")
-        [ -n "$body" ] && args+=(--data-binary "$body")
-        CODE=$(curl "${args[@]}" "$@")
-        OUT=$(cat "$IT_TMP/body")
-        printf '+ %s %s -> %s %s\n' "$m" "$p" "$CODE" "$(_it_short "$OUT")" >&2
-}
-
-# j EXPR: a value of $OUT (python syntax on d); strings bare, others as JSON
-j() {
-        printf '%s' "$OUT" | python3 -c 'import json,sys
-d=json.load(sys.stdin); v=eval(sys.argv[1])
-print(v if isinstance(v,str) else json.dumps(v, sort_keys=True))' "$1"
 }
 
 # creates a sandbox with the admin token (BODY, default a 2-minute TTL): ID, TOKEN_SB
