@@ -32,7 +32,7 @@ struct api_watch {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t cond; /* on CLOCK_MONOTONIC (api_deadlines_start): a wall-clock jump moves no deadline */
 static struct api_watch *watches;
 static bool stopping, verbose;
 static int64_t header_ms = API_HEADER_DEADLINE_MS;
@@ -87,7 +87,7 @@ static void *watchdog_main(void *arg)
                         if (wait > header_ms / 4)
                                 wait = header_ms / 4;
                         struct timespec ts;
-                        clock_gettime(CLOCK_REALTIME, &ts);
+                        clock_gettime(CLOCK_MONOTONIC, &ts);
                         int64_t ns = ts.tv_nsec + (wait % 1000) * 1000000;
                         ts.tv_sec += (time_t)(wait / 1000 + ns / 1000000000);
                         ts.tv_nsec = (long)(ns % 1000000000);
@@ -106,6 +106,11 @@ int api_deadlines_start(bool be_verbose)
         long long v = t ? strtoll(t, NULL, 10) : 0;
         if (v > 0 && v < API_HEADER_DEADLINE_MS)
                 header_ms = v;
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&cond, &ca);
+        pthread_condattr_destroy(&ca);
         int r = pthread_create(&watchdog, NULL, watchdog_main, NULL);
         return r ? -r : 0;
 }
