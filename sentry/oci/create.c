@@ -132,10 +132,17 @@ static int kernel_last_cap(void)
  * kernel does not know: neither can be granted, which the runtime spec
  * (1.1) says to log, not to fail on, as runc does. A capability on cordon's
  * refused list fails the create, naming the set and the capability, but
- * for NET_RAW: containerd's and Docker's default sets hold it, and what it
- * would give is refused whatever a process holds (raw and packet sockets by
- * the filter and the gate), so it is left out, with a warning, rather than
- * failing every such container. 0 or -errno (said). */
+ * for NET_RAW, which containerd's and Docker's default sets hold: it is
+ * held as runc holds it, because inside a user namespace it gives nothing
+ * the sandbox could use to go round a layer. What it guards is raw and
+ * packet sockets, which the filter refuses whatever a process holds
+ * (sentry/syscalls.c: SOCK_RAW, SOCK_PACKET, every family from AF_PACKET
+ * up), and SO_MARK, IP_TRANSPARENT and SO_BINDTODEVICE's rebinding, which
+ * the kernel grants only over a network namespace the container's user
+ * namespace owns: its own, with loopback alone. An engine's network (a
+ * podman bridge, a pod's CNI namespace) and the gate's upstream sockets
+ * belong to the host's user namespace, where the container holds nothing.
+ * tests/escape/oci.sh tries each with NET_RAW held. 0 or -errno (said). */
 static int prepare_caps(const struct oci_caps *c, struct oci_sandbox *sb)
 {
         static const char *const names[] = {"bounding", "effective", "permitted", "inheritable", "ambient"};
@@ -162,11 +169,7 @@ static int prepare_caps(const struct oci_caps *c, struct oci_sandbox *sb)
                                           cap);
                                 return -EINVAL;
                         }
-                        if (refused && cap == CAP_NET_RAW) {
-                                oci_warn("process.capabilities.%s: CAP_%s left out: %s", names[i], name, refused);
-                                continue;
-                        }
-                        if (refused) {
+                        if (refused && cap != CAP_NET_RAW) {
                                 oci_error("process.capabilities.%s: capability CAP_%s is refused: it gives %s",
                                           names[i], name, refused);
                                 return -EPERM;

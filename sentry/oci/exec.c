@@ -53,15 +53,11 @@ static void caps_masks(const struct oci_caps *c, uint64_t out[5])
         out[4] = c->ambient;
 }
 
-/* NET_RAW, which create leaves out of every set with a warning (create.c,
- * prepare_caps): a container's processes never hold it. */
-#define CAPS_LEFT_OUT (UINT64_C(1) << CAP_NET_RAW)
-
 /* The sets an exec asks for (want, the container's own c changed by a
  * --process file or --cap) checked against what the container's process
- * holds, which is all its init can give a run: a capability cordon refuses,
- * or one the container does not hold in the matching set, is refused by
- * name; what create leaves out is left out here too. 0, or -errno (said). */
+ * holds, which is all its init can give a run: a capability cordon refuses
+ * (but NET_RAW, held as create holds it), or one the container does not
+ * hold in the matching set, is refused by name. 0, or -errno (said). */
 static int exec_caps_check(const char *id, uint64_t want[5], const uint64_t c[5])
 {
         uint64_t init_eff = c[1] & c[2] & c[0];
@@ -77,11 +73,7 @@ static int exec_caps_check(const char *id, uint64_t want[5], const uint64_t c[5]
                                           cap_sets[i], cap);
                                 return -EINVAL;
                         }
-                        if (bit & CAPS_LEFT_OUT) {
-                                want[i] &= ~bit;
-                                continue;
-                        }
-                        if (refused) {
+                        if (refused && cap != CAP_NET_RAW) { /* held as create holds it */
                                 oci_error("exec: process.capabilities.%s: capability CAP_%s is refused: it gives %s",
                                           cap_sets[i], name, refused);
                                 return -EPERM;
@@ -104,7 +96,7 @@ static int exec_caps_check(const char *id, uint64_t want[5], const uint64_t c[5]
                 }
         }
         /* a bounding capability is dropped with CAP_SETPCAP only */
-        uint64_t dropped = c[0] & ~want[0] & ~CAPS_LEFT_OUT;
+        uint64_t dropped = c[0] & ~want[0];
         if (dropped && !(init_eff & (UINT64_C(1) << CAP_SETPCAP))) {
                 int cap = __builtin_ctzll(dropped);
                 oci_error("exec: process.capabilities.bounding: dropping CAP_%s from the bounding set needs "
@@ -349,8 +341,6 @@ int oci_cmd_exec(int argc, char **argv)
         bool send_caps = false, send_gids = false;
         if (r == 0) {
                 caps_masks(&spec->process.caps, own_caps);
-                for (size_t i = 0; i < 5; i++)
-                        own_caps[i] &= ~CAPS_LEFT_OUT;
                 caps_masks(has_caps ? &pr.caps : &spec->process.caps, want_caps);
                 want_caps[0] |= added_caps;
                 want_caps[1] |= added_caps;

@@ -250,7 +250,7 @@ int oci_cmd_features(void)
                 "cordon policy for the container: a path to a policy file or inline JSON; without it, no egress",
                 "dev.cordon.capabilities",
                 "process.capabilities apply within the container's user namespace; one cordon refuses fails "
-                "create, NET_RAW is left out",
+                "create (NET_RAW is held: raw and packet sockets stay refused)",
                 "dev.cordon.namespaces",
                 "a network namespace an engine prepared and a Kubernetes pod's network, ipc and uts "
                 "namespaces are joined; other namespace paths are refused");

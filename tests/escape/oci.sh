@@ -44,8 +44,10 @@ ldd "$BUSYBOX" 2>&1 | grep -q 'not a dynamic' || skip "$BUSYBOX is not staticall
 WORK=$(mktemp -d /var/tmp/cordon-esc-oci.XXXXXX) || skip "cannot create a work directory"
 OCI_ROOT="$WORK/oci-root"
 PM_RUNROOT=
+NETNS=
 cleanup() {
         local c
+        [ -n "$NETNS" ] && ip netns del "$NETNS" 2>/dev/null
         for c in $(ls "$OCI_ROOT" 2>/dev/null); do timeout 30 "$OCI" --root "$OCI_ROOT" delete --force "$c"; done
         if [ -n "$PM_RUNROOT" ]; then
                 timeout 60 "${PM[@]}" rm -af -t 0 >/dev/null 2>&1
@@ -410,6 +412,74 @@ else
         FAILED=$((FAILED + 1))
         FAILED_NAMES+=("CAP_MKNOD: the container's root does not hold it (or did not run): ${out:0:200}")
         echo "FAILED: CAP_MKNOD: the container's root does not hold it: ${out:0:200}"
+fi
+
+# CAP_NET_RAW, held as runc holds it (containerd's and Docker's default sets carry it): the
+# container's root holds it in every set (checked: else the attempts would prove nothing),
+# and still makes no raw or packet socket (the filter refuses them whatever a process holds),
+# in its own network namespace and in one an engine prepared; in the engine's, which the
+# host's user namespace owns, it cannot mark a socket or bind transparently either.
+if [ -x "${HELPERS:-}/escape-probe" ] && command -v ip >/dev/null; then
+        mkdir -p "$ROOTFS/lib/x86_64-linux-gnu" "$ROOTFS/lib64"
+        cp "$HELPERS/escape-probe" "$ROOTFS/bin/escape-probe"
+        cp /lib/x86_64-linux-gnu/libc.so.6 "$ROOTFS/lib/x86_64-linux-gnu/"
+        cp /lib64/ld-linux-x86-64.so.2 "$ROOTFS/lib64/"
+        chown -R 0:0 "$ROOTFS/bin/escape-probe" "$ROOTFS/lib" "$ROOTFS/lib64"
+        NETNS=cordon-escoci-$$
+        ip netns add "$NETNS" && ip -n "$NETNS" link set lo up
+        for where in own engine; do
+                bundle "$WORK/br-$where" '{"uid": 0, "gid": 0}' || skip "cannot write a bundle"
+                python3 - "$WORK/br-$where/config.json" "$where" "/run/netns/$NETNS" <<'EOF6'
+import json, sys
+p, where, path = sys.argv[1], sys.argv[2], sys.argv[3]
+c = json.load(open(p))
+attempts = "af-packet raw-socket socket-highbits" + (" net-raw-opts" if where == "engine" else "")
+c["process"]["args"] = ["/bin/busybox", "sh", "-c", """
+eff=$(/bin/busybox sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status)
+[ $(( 0x$eff >> 13 & 1 )) = 1 ] && echo HOLDS-NET_RAW
+for a in %s; do /bin/escape-probe $a; done; true""" % attempts]
+caps = ["CAP_CHOWN", "CAP_NET_BIND_SERVICE", "CAP_NET_RAW"]
+c["process"]["capabilities"] = {k: caps for k in ("bounding", "effective", "permitted")}
+if where == "engine":
+    for n in c["linux"]["namespaces"]:
+        if n["type"] == "network":
+            n["path"] = path
+json.dump(c, open(p, "w"), indent=1)
+EOF6
+                out=$(timeout -k 5 60 "$OCI" --root "$OCI_ROOT" run --bundle "$WORK/br-$where" "escraw$where" 2>&1 </dev/null)
+                timeout 30 "$OCI" --root "$OCI_ROOT" delete --force "escraw$where" >/dev/null 2>&1
+                want=3
+                [ "$where" = engine ] && want=4
+                if ! grep -q HOLDS-NET_RAW <<<"$out"; then
+                        FAILED=$((FAILED + 1))
+                        FAILED_NAMES+=("CAP_NET_RAW ($where network): the container's root does not hold it: ${out:0:200}")
+                        echo "FAILED: CAP_NET_RAW ($where network): the root does not hold it: ${out:0:300}"
+                        continue
+                fi
+                n=0
+                while read -r line; do
+                        case "$line" in
+                        "escape "*": blocked "*) PASSED=$((PASSED + 1)); n=$((n + 1)) ;;
+                        "escape "*)
+                                n=$((n + 1))
+                                FAILED=$((FAILED + 1))
+                                FAILED_NAMES+=("CAP_NET_RAW ($where network): ${line#escape }")
+                                echo "ESCAPED: CAP_NET_RAW ($where network): ${line#escape }"
+                                ;;
+                        esac
+                done <<<"$out"
+                if [ "$n" != "$want" ]; then
+                        FAILED=$((FAILED + 1))
+                        FAILED_NAMES+=("CAP_NET_RAW ($where network): $n of $want attempts ran")
+                        echo "FAILED: CAP_NET_RAW ($where network): $n of $want attempts ran: ${out:0:300}"
+                else
+                        echo "CAP_NET_RAW ($where network): $n attempts by a root holding it, each blocked unless said above"
+                fi
+        done
+        ip netns del "$NETNS" 2>/dev/null
+        NETNS=
+else
+        echo "CAP_NET_RAW: no escape-probe in HELPERS or no ip(8): its attempts are not run"
 fi
 
 # Another container's namespaces named by the pid cordon gave for it (podman's --network,

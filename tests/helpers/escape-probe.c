@@ -2527,6 +2527,33 @@ static int a_raw_socket(int argc, char **argv)
         return finish(&n, ok);
 }
 
+/* What CAP_NET_RAW gives beyond raw and packet sockets: a socket's mark
+ * (policy routing, netfilter marks) and transparent binding to addresses
+ * the host does not have. The kernel grants both only over a network
+ * namespace the holder's user namespace owns, so a container that holds
+ * NET_RAW (cordon-oci keeps it, as runc does) must get neither in a
+ * network an engine prepared, which the host's user namespace owns. Run
+ * there; in the container's own namespace (loopback only) both are its to
+ * set, and harmless. */
+static int a_net_raw_opts(int argc, char **argv)
+{
+        (void)argc;
+        (void)argv;
+        struct notes n = {0};
+        int tcp = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int udp6 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (tcp < 0 || udp6 < 0)
+                return probe_error("TCP or UDP socket refused: %s", en(errno));
+        int one = 1, mark = 0x1234;
+        bool ok = step_fails(&n, "SO_MARK", setsockopt(tcp, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)));
+        ok &= step_fails(&n, "IP_TRANSPARENT", setsockopt(tcp, SOL_IP, IP_TRANSPARENT, &one, sizeof(one)));
+        ok &= step_fails(&n, "IPV6_TRANSPARENT", setsockopt(udp6, SOL_IPV6, IPV6_TRANSPARENT, &one, sizeof(one)));
+        ok &= step_fails(&n, "SO_MARK on UDP/IPv6", setsockopt(udp6, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)));
+        close(tcp);
+        close(udp6);
+        return finish(&n, ok);
+}
+
 /* ------------------------------------------------------------------ */
 /* races against the emulated open */
 
@@ -4631,6 +4658,7 @@ static const struct {
         {"socket-highbits", a_socket_highbits},
         {"socket-kinds", a_socket_kinds},
         {"raw-socket", a_raw_socket},
+        {"net-raw-opts", a_net_raw_opts},
         {"egress-loopback", a_egress_loopback},
         {"egress-literals", a_egress_literals},
         {"egress-race", a_egress_race},
