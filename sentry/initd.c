@@ -6,15 +6,19 @@
  * sandbox's namespaces, cgroup, view and seccomp filter. */
 #include "config.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -75,6 +79,125 @@ static void report(int sock, uint32_t type, int32_t value, int64_t run)
         (void)send(sock, &m, sizeof(m), MSG_NOSIGNAL);
 }
 
+/* The run's report socket (EXEC_REPORT: OCI create, sentry/oci/create.c
+ * await_setup), in the run's own fork: -1 once written, or when there is
+ * none. */
+static int report_fd = -1;
+
+/* What the run's set-up says to its creator: "" (all set), or why it
+ * cannot run, NUL-terminated, once. The creating client (sentry/oci/
+ * create.c) fails `create` with it, as runc's create fails when its init
+ * cannot get the process ready. */
+static void report_setup(const char *why)
+{
+        if (report_fd < 0)
+                return;
+        /* send(), as report() does; no SIGPIPE when the client is gone */
+        (void)send(report_fd, why, strlen(why) + 1, MSG_NOSIGNAL);
+        close(report_fd);
+        report_fd = -1;
+}
+
+/* A set-up failure: to the creating client where there is one (which
+ * says it, as runc's create does: nothing of it goes to the container's
+ * own output), else on the run's stderr as "cordon: ...". */
+_printf_(2, 3) _noreturn_ static void setup_fail(int status, const char *fmt, ...)
+{
+        char why[1024];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, sizeof(why), fmt, ap);
+        va_end(ap);
+        if (report_fd >= 0)
+                report_setup(why);
+        else
+                dprintf(STDERR_FILENO, "cordon: %s\n", why);
+        _exit(status);
+}
+
+/* errno as Go words it (runc's messages): strerror's, lower-case first */
+static const char *go_strerror(int err, char buf[128])
+{
+        snprintf(buf, 128, "%s", strerror(err));
+        buf[0] = (char)tolower((unsigned char)buf[0]);
+        return buf;
+}
+
+/* Whether path is a file the run may execute: 0, or the errno. Not a
+ * directory, and execute permission for the run's ids (access(2), whose
+ * real ids are the run's own by now; it also says EACCES on a noexec
+ * mount). */
+static int executable(const char *path)
+{
+        struct stat st;
+        if (stat(path, &st) < 0)
+                return errno;
+        if (S_ISDIR(st.st_mode))
+                return EACCES;
+        return access(path, X_OK) < 0 ? errno : 0;
+}
+
+/* Errors that say the file is not there or cannot be run; any other (a
+ * lookup the sandbox's filter or sentry could not serve) decides nothing */
+static bool lookup_says(int err)
+{
+        return err == ENOENT || err == ENOTDIR || err == EACCES || err == ELOOP || err == ENAMETOOLONG;
+}
+
+/* The OCI create's look for the command, as runc's (Go's exec.LookPath
+ * before its init waits for `start`) and crun's: a name with a '/' taken
+ * as it is (relative to the cwd), another searched in the PATH of the
+ * run's own environment (glibc's default when it has none: what
+ * execvpe(3) will search). Run as the run's user, in its cwd, inside the
+ * container's view, so it sees what the exec will. Advisory: it only gives
+ * a missing or non-executable command runc's error at create; the real
+ * execve still decides (a file changed after the look meets it there). A
+ * look the sandbox cannot answer leaves the decision to execve too.
+ * false: why says runc's message. */
+static bool command_found(const char *name, char *const envp[], char *why, size_t size)
+{
+        char buf[128];
+        if (strchr(name, '/')) {
+                struct stat st;
+                if (stat(name, &st) < 0) {
+                        if (!lookup_says(errno))
+                                return true;
+                        snprintf(why, size, "exec: \"%s\": stat %s: %s", name, name, go_strerror(errno, buf));
+                        return false;
+                }
+                int err = executable(name);
+                if (err && lookup_says(err)) {
+                        snprintf(why, size, "exec: \"%s\": %s", name, go_strerror(err, buf));
+                        return false;
+                }
+                return true;
+        }
+        const char *path = "/bin:/usr/bin";
+        for (char *const *e = envp; *e; e++)
+                if (startswith(*e, "PATH="))
+                        path = *e + 5;
+        bool undecided = false;
+        for (const char *dir = path;; dir++) {
+                const char *end = strchrnul(dir, ':');
+                char full[PATH_MAX];
+                int n = end == dir ? snprintf(full, sizeof(full), "%s", name) /* "": the cwd */
+                                   : snprintf(full, sizeof(full), "%.*s/%s", (int)(end - dir), dir, name);
+                if (n > 0 && (size_t)n < sizeof(full)) {
+                        int err = executable(full);
+                        if (err == 0)
+                                return true;
+                        undecided = undecided || !lookup_says(err);
+                }
+                dir = end;
+                if (!*dir)
+                        break;
+        }
+        if (undecided)
+                return true;
+        snprintf(why, size, "exec: \"%s\": executable file not found in $PATH", name);
+        return false;
+}
+
 /* OCI exec's capability sets (EXEC_CAPS), as runc applies a process's:
  * before the identity, the bounding and ambient sets lowered to the ones
  * asked for (init's are the container's; the front refused anything
@@ -82,47 +205,38 @@ static void report(int sock, uint32_t type, int32_t value, int64_t run)
  * CAP_SETPCAP to drop, an ambient one cannot be raised past init's locked
  * securebit) and the permitted set kept across a switch of uid; after it,
  * the effective, permitted and inheritable sets, which can only narrow
- * what init holds. 0, or -1 with the reason on the run's stderr. */
-static int exec_caps_before(const struct exec_msg *e)
+ * what init holds. 0; a failure ends the run (setup_fail). */
+static void exec_caps_before(const struct exec_msg *e)
 {
         for (int cap = 0; cap <= 63; cap++) {
                 uint64_t bit = UINT64_C(1) << cap;
                 int in = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
                 if (in < 0)
                         break; /* past the kernel's last capability */
-                if (in == 1 && !(e->caps[0] & bit) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
-                        dprintf(STDERR_FILENO,
-                                "cordon: process.capabilities.bounding: cannot drop capability %d: %s (the "
-                                "container's process does not hold CAP_SETPCAP)\n",
-                                cap, strerror(errno));
-                        return -1;
-                }
+                if (in == 1 && !(e->caps[0] & bit) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+                        setup_fail(EXIT_SANDBOX,
+                                   "process.capabilities.bounding: cannot drop capability %d: %s (the "
+                                   "container's process does not hold CAP_SETPCAP)",
+                                   cap, strerror(errno));
                 if (!(e->caps[4] & bit))
                         (void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, cap, 0, 0);
         }
         /* the permitted set kept across setresuid away from root (not
          * possible, and not needed, where init's securebits lock it off:
          * a container with no capabilities, whose runs ask for none) */
-        if ((e->flags & EXEC_USER) && e->caps[2] && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0) {
-                dprintf(STDERR_FILENO, "cordon: process.capabilities: keep them across the switch of user: %s\n",
-                        strerror(errno));
-                return -1;
-        }
-        return 0;
+        if ((e->flags & EXEC_USER) && e->caps[2] && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+                setup_fail(EXIT_SANDBOX, "process.capabilities: keep them across the switch of user: %s",
+                           strerror(errno));
 }
 
-static int exec_caps_after(const struct exec_msg *e)
+static void exec_caps_after(const struct exec_msg *e)
 {
         int r = capset_sets(e->caps[1] & e->caps[2], e->caps[2], e->caps[3]);
-        if (r < 0) {
-                dprintf(STDERR_FILENO,
-                        "cordon: process.capabilities: %s (a set holds a capability the container's process "
-                        "does not)\n",
-                        strerror(-r));
-                return -1;
-        }
+        if (r < 0)
+                setup_fail(EXIT_SANDBOX,
+                           "process.capabilities: %s (a set holds a capability the container's process does not)",
+                           strerror(-r));
         (void)prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
-        return 0;
 }
 
 _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX_FDS], const struct oci_sandbox *oci)
@@ -132,14 +246,20 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
          * --timeout, whatever session it makes. A run that cannot be put
          * there does not run (the fd is the sentry's, opened with its
          * rights; this process itself has none on the cgroupfs). */
+        bool hold = e->flags & EXEC_HOLD;
+        /* stdio, then the hold pipe and the report pipe (OCI create) */
+        size_t first_kept = hold ? ((e->flags & EXEC_REPORT) ? 5 : 4) : 3;
+        if (first_kept == 5)
+                report_fd = fds[4];
         if (e->flags & EXEC_CGROUP) {
-                /* the last fd: after stdio, the hold pipe and preserved fds */
-                size_t cg = ((e->flags & EXEC_HOLD) ? 4 : 3) + e->n_preserve;
+                /* the last fd: after those and the preserved fds */
+                size_t cg = first_kept + e->n_preserve;
                 if (cg >= EXEC_MAX_FDS || fds[cg] < 0 || write(fds[cg], "0", 1) != 1) {
                         int err = cg >= EXEC_MAX_FDS || fds[cg] < 0 ? EBADF : errno;
                         if (fds[2] >= 0)
                                 dprintf(fds[2], "cordon: cannot move the run into its control group: %s\n",
                                         strerror(err));
+                        report_setup("cannot move the container's process into its control group");
                         _exit(EXIT_SANDBOX);
                 }
                 close(fds[cg]);
@@ -171,8 +291,6 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
         /* init's 0-2 are closed, so the received fds may sit there: move
          * them above first, then into place (dup2 clears close-on-exec):
          * stdio to 0-2, preserved fds (OCI --preserve-fds) to 3, 4, ... */
-        bool hold = e->flags & EXEC_HOLD;
-        size_t first_kept = hold ? 4 : 3;
         size_t n = first_kept + e->n_preserve;
         if (n > EXEC_MAX_FDS)
                 _exit(EXIT_SANDBOX);
@@ -181,6 +299,9 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
         for (size_t i = 0; i < n; i++)
                 if ((high[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD_CLOEXEC, base) : -1) < 0 && fds[i] >= 0)
                         _exit(EXIT_SANDBOX);
+        /* the report pipe's number may be one stdio takes next */
+        if (report_fd >= 0)
+                report_fd = high[4];
         for (int i = 0; i < 3; i++)
                 if (high[i] >= 0 && dup2(high[i], i) < 0)
                         _exit(EXIT_SANDBOX);
@@ -188,7 +309,7 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
                 if (high[first_kept + i] < 0 || dup2(high[first_kept + i], 3 + (int)i) < 0)
                         _exit(EXIT_SANDBOX);
         if ((e->flags & EXEC_TTY) && ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0)
-                _exit(EXIT_SANDBOX);
+                setup_fail(EXIT_SANDBOX, "cannot take the terminal as the controlling one: %s", strerror(errno));
 
         const char *cwd = e->strings;
         const char *p = cwd + strlen(cwd) + 1;
@@ -204,35 +325,45 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
          * CAP_SETUID/CAP_SETGID (a container whose identity lacks them
          * cannot: said, as runc would fail); leaving root drops every
          * capability, as the kernel does */
-        if ((e->flags & EXEC_CAPS) && exec_caps_before(e) < 0)
-                _exit(EXIT_SANDBOX);
+        if (e->flags & EXEC_CAPS)
+                exec_caps_before(e);
         if (e->flags & EXEC_GROUPS) {
                 gid_t groups[EXEC_MAX_GROUPS];
                 for (uint32_t i = 0; i < e->n_groups; i++)
                         groups[i] = e->groups[i];
-                if (setgroups(e->n_groups, groups) < 0) {
-                        dprintf(STDERR_FILENO,
-                                "cordon: process.user.additionalGids: %s (the container's process does not hold "
-                                "CAP_SETGID)\n",
-                                strerror(errno));
-                        _exit(EXIT_SANDBOX);
-                }
+                if (setgroups(e->n_groups, groups) < 0)
+                        setup_fail(EXIT_SANDBOX,
+                                   "process.user.additionalGids: %s (the container's process does not hold "
+                                   "CAP_SETGID)",
+                                   strerror(errno));
         }
         if (e->flags & EXEC_USER) {
                 if ((!(e->flags & EXEC_GROUPS) && setgroups(0, NULL) < 0 && errno != EPERM) ||
-                    setresgid(e->gid, e->gid, e->gid) < 0 || setresuid(e->uid, e->uid, e->uid) < 0) {
-                        dprintf(STDERR_FILENO,
-                                "cordon: cannot run as %u:%u: %s (the container's process.user does not hold "
-                                "CAP_SETUID and CAP_SETGID)\n",
-                                e->uid, e->gid, strerror(errno));
-                        _exit(EXIT_SANDBOX);
-                }
+                    setresgid(e->gid, e->gid, e->gid) < 0 || setresuid(e->uid, e->uid, e->uid) < 0)
+                        setup_fail(EXIT_SANDBOX,
+                                   "cannot run as %u:%u: %s (the container's process.user does not hold "
+                                   "CAP_SETUID and CAP_SETGID)",
+                                   e->uid, e->gid, strerror(errno));
         }
-        if ((e->flags & EXEC_CAPS) && exec_caps_after(e) < 0)
-                _exit(EXIT_SANDBOX);
-        if (chdir(cwd) < 0) {
-                dprintf(STDERR_FILENO, "cordon: cannot change to %s in the sandbox: %s\n", cwd, strerror(errno));
-                _exit(EXIT_SANDBOX);
+        if (e->flags & EXEC_CAPS)
+                exec_caps_after(e);
+        if (chdir(cwd) < 0)
+                setup_fail(EXIT_SANDBOX, "cannot change to %s in the sandbox: %s", cwd, strerror(errno));
+        /* OCI create: a command that is not there or cannot be run fails
+         * the create, as runc's and crun's (the exit statuses are what a
+         * failed execvpe gives below) */
+        if (report_fd >= 0) {
+                /* after the create's prestart and createRuntime hooks,
+                 * which may put the command in place (EOF: the creating
+                 * client is gone, and nothing waits for the word) */
+                char why[1024], look;
+                ssize_t k;
+                do
+                        k = read(report_fd, &look, 1);
+                while (k < 0 && errno == EINTR);
+                if (k == 1 && !command_found(argv[0], envp, why, sizeof(why)))
+                        setup_fail(strstr(why, "permission denied") ? EXIT_CANNOT_EXEC : EXIT_NOT_FOUND, "%s", why);
+                report_setup("");
         }
         /* OCI create: everything is in place; `start` releases the exec (a
          * signal before it ends the process, as containerd expects of kill

@@ -208,16 +208,17 @@ struct msg {
 #define EXEC_USER        8  /* the run becomes uid:gid (OCI exec --user), no supplementary groups */
 #define EXEC_GROUPS      16 /* the run's supplementary groups are groups[] (OCI exec's additionalGids) */
 #define EXEC_CAPS        32 /* the run's five capability sets are caps[] (OCI exec's process.capabilities) */
+#define EXEC_REPORT      64 /* with EXEC_HOLD, fd 4 is a socket: the run says whether it got ready (OCI create) */
 #define EXEC_MAX_GROUPS  32 /* OCI_MAX_IDS */
-/* stdin, stdout, stderr, the hold pipe, n_preserve fds, the run's group */
-#define EXEC_MAX_FDS (OCI_MAX_PRESERVE + 5)
+/* stdin, stdout, stderr, the hold pipe, the report socket, n_preserve fds, the run's group */
+#define EXEC_MAX_FDS (OCI_MAX_PRESERVE + 6)
 struct exec_msg {
         uint32_t type; /* MSG_EXEC */
         int32_t run;
         uint32_t flags;
         uint32_t argc;
         uint32_t envc;
-        uint32_t n_preserve; /* fds after stdio (and the hold pipe) that become the run's 3, 4, ... */
+        uint32_t n_preserve; /* fds after stdio (and the hold and report pipes) that become the run's 3, 4, ... */
         uint32_t uid, gid;   /* with EXEC_USER */
         uint32_t n_groups;   /* with EXEC_GROUPS */
         uint32_t groups[EXEC_MAX_GROUPS];

@@ -230,22 +230,40 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
          * relay through the sentry: the client, a runtime command, exits
          * at once; conmon and the shim read the pipes themselves); "hold"
          * keeps the run before its exec until op "start"; "main" makes it
-         * the container's process; preserveFds more fds become its 3, 4, ... */
+         * the container's process; preserveFds more fds become its 3, 4, ...;
+         * "report" (with hold): the fd after them is a socket of the
+         * creating client's, where the held run says whether it got ready
+         * (its command found: initd.c), so that create fails as runc's */
         bool direct = json_is_true(json_object_get(req, "direct"));
         bool hold = json_is_true(json_object_get(req, "hold"));
         bool is_main = json_is_true(json_object_get(req, "main"));
+        bool report = json_is_true(json_object_get(req, "report"));
         json_int_t n_preserve = json_integer_value(json_object_get(req, "preserveFds"));
         if ((hold || is_main || n_preserve) && !srv->oci) {
                 control_reply_error(conn, "exec: hold, main and preserveFds are for OCI containers only");
+                return;
+        }
+        if (report && !hold) {
+                control_reply_error(conn, "exec: report goes with hold");
                 return;
         }
         if (is_main && srv->main_run) {
                 control_reply_error(conn, "exec: the container already has its process");
                 return;
         }
-        if (n_preserve < 0 || n_preserve > EXEC_MAX_FDS - 5) {
-                control_reply_error(conn, "exec: at most %d preserved fds", EXEC_MAX_FDS - 5);
+        if (n_preserve < 0 || n_preserve > EXEC_MAX_FDS - 6) {
+                control_reply_error(conn, "exec: at most %d preserved fds", EXEC_MAX_FDS - 6);
                 return;
+        }
+        /* the report socket: the run's before its exec only (closed
+         * then; close-on-exec besides), and checked as stdio is */
+        int report_fd = report ? fds[3 + n_preserve] : -1;
+        if (report) {
+                int chk[3] = {report_fd, -1, -1};
+                if (report_fd < 0 || check_passed_fds(chk, why, sizeof(why)) < 0) {
+                        control_reply_error(conn, "exec: the report socket: %s", report_fd < 0 ? "not passed" : why);
+                        return;
+                }
         }
         for (json_int_t i = 0; i < n_preserve; i++) {
                 /* preserved fds pass the same checks as stdio */
@@ -435,6 +453,10 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
         size_t n_all = 3;
         if (hold)
                 all[n_all++] = hold_rd;
+        if (report) {
+                all[n_all++] = report_fd;
+                e.flags |= EXEC_REPORT;
+        }
         for (json_int_t i = 0; i < n_preserve; i++)
                 all[n_all++] = fds[3 + i];
         /* last, where init looks for it (initd.c exec_run) */

@@ -193,6 +193,18 @@ pod_checks() { # HANDLER [EXTRA-CHECKS-FUNCTION]
         expect_rc 0 "crictl start web"
         cri start "$CLIENT"
         expect_rc 0 "crictl start client"
+        # a command the image lacks: the runtime's create fails (containerd's StartContainer,
+        # kubelet's StartError / RunContainerError) naming it, as runc's does
+        sed -e 's/"name": "client"/"name": "nope"/' -e 's|"command": \[[^]]*\]|"command": ["nope"]|' \
+                -e 's/client.log/nope.log/' "$D/client.json" >"$D/nope.json"
+        cri create "$POD" "$D/nope.json" "$D/pod.json"
+        [ "$RC" = 0 ] || fail "crictl create nope failed: $ERR"
+        local nope=$OUT
+        cri start "$nope"
+        expect_true "crictl start of a container whose command is not in the image fails" test "$RC" != 0
+        expect_contains "$ERR" 'exec: \"nope\": executable file not found in $PATH' "the error names the command"
+        cri rm "$nope"
+        expect_rc 0 "crictl rm of the container that did not start"
 
         # localhost between the pod's containers
         local i
@@ -700,6 +712,12 @@ print([n["path"] for n in c["linux"]["namespaces"] if n["type"] == "network"][0]
         expect_rc 0 "a pod container joining the pod's pid namespace is created: $OUT"
         timeout 30 "$OCI" --root "$ROOT" delete --force goodpid
 
+        # a command the image lacks, or one that cannot be run: create fails as runc's
+        # (these two reach the container's root: the good one's, a directory)
+        bad_bundle nocmd 'c["process"]["args"] = ["nope"]; c["root"]["path"] = path.rsplit("/", 2)[0] + "/b-good/rootfs"'
+        refused nocmd 'exec: "nope": executable file not found in $PATH' "a command not in the image"
+        bad_bundle dircmd 'c["process"]["args"] = ["/bin"]; c["root"]["path"] = path.rsplit("/", 2)[0] + "/b-good/rootfs"'
+        refused dircmd 'exec: "/bin": permission denied' "a directory as the command"
         bad_bundle unknown 'c["annotations"]["io.kubernetes.cri.sandbox-id"] = "nosuchpod"'
         refused unknown 'io.kubernetes.cri.sandbox-id "nosuchpod": no such pod sandbox' "an unknown sandbox id"
         bad_bundle nosid 'del c["annotations"]["io.kubernetes.cri.sandbox-id"]'

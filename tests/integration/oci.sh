@@ -1143,6 +1143,64 @@ cli_refusals() {
 # --network host, a hostNetwork or hostPID pod). cordon shares none of the
 # host's: create is refused, naming the field and what it asks for, and
 # leaves nothing behind.
+# A command the container's root lacks, or cannot run, fails create as runc's and crun's do
+# (runc's init looks it up before it waits for start): the error names it, in runc's words,
+# and nothing is left (the container's state, its sandbox, its uid range, its groups).
+it_test cli_missing_command
+cli_missing_command() {
+        oci_setup
+        make_bundle "$IT_TMP/b" '["nope"]' 'c["process"]["env"] = ["PATH=/usr/bin:/bin"]'
+        local ranges sandboxes
+        ranges=$(ls /run/cordon/idranges 2>/dev/null | grep -c +)
+        oci create --bundle "$IT_TMP/b" m1
+        expect_rc 1 "create of a command not in the root fails"
+        expect_contains "$ERR" 'exec: "nope": executable file not found in $PATH' "naming it as runc does"
+        expect_true "no state is left" test ! -e "$OCI_ROOT/m1"
+        expect_eq "" "$(cgroups_of m1)" "no group is left"
+        wait_until 5 test "$ranges" -ge "$(ls /run/cordon/idranges 2>/dev/null | grep -c +)"
+        expect_true "no uid range is left" test "$ranges" -ge "$(ls /run/cordon/idranges 2>/dev/null | grep -c +)"
+        local b="$IT_TMP/b"
+        set_process() { # PYTHON on the config's process p
+                python3 - "$b/config.json" "$1" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+p = c["process"]
+exec(sys.argv[2])
+json.dump(c, open(sys.argv[1], "w"))
+PY
+        }
+        set_process 'p["args"] = ["/nope"]'
+        oci create --bundle "$b" m2
+        expect_contains "$ERR" 'exec: "/nope": stat /nope: no such file or directory' "a path that is not there"
+        set_process 'p["args"] = ["/etc"]'
+        oci create --bundle "$b" m3
+        expect_contains "$ERR" 'exec: "/etc": permission denied' "a directory"
+        printf 'x\n' >"$b/rootfs/root/plain" && chmod 644 "$b/rootfs/root/plain"
+        set_process 'p["args"] = ["/root/plain"]'
+        oci create --bundle "$b" m4
+        expect_contains "$ERR" 'exec: "/root/plain": permission denied' "a file without execute permission"
+        # looked up as the container's user, in its cwd
+        printf '#!/bin/sh\necho tool-ran\n' >"$b/rootfs/root/tool" && chmod 700 "$b/rootfs/root/tool"
+        chmod 755 "$b/rootfs/root"
+        set_process 'p["args"] = ["./tool"]; p["cwd"] = "/root"; p["user"] = {"uid": 1000, "gid": 1000}'
+        oci create --bundle "$b" m5
+        expect_contains "$ERR" 'exec: "./tool": permission denied' "root's 0700 file, for uid 1000"
+        set_process 'p["args"] = ["./tool"]; p["cwd"] = "/root"; p["user"] = {"uid": 0, "gid": 0}'
+        oci run --bundle "$b" m6
+        expect_rc 0 "a command relative to the cwd runs"
+        expect_eq tool-ran "$OUT" "its output"
+        # looked for after the createRuntime hooks, which may put it in place (as runc's init does)
+        set_process "p['args'] = ['late']; p['cwd'] = '/'
+c['hooks'] = {'createRuntime': [{'path': '/bin/sh', 'args': ['sh', '-c',
+    'printf \"#!/bin/sh\\\\necho late-ran\\\\n\" >$b/rootfs/bin/late; chmod 755 $b/rootfs/bin/late']}]}"
+        oci run --bundle "$b" m7
+        expect_rc 0 "a command a createRuntime hook puts in place runs"
+        expect_eq late-ran "$OUT" "its output"
+        oci list
+        expect_not_contains "$OUT" "m1" "no container is listed"
+        expect_eq "" "$(ls "$OCI_ROOT")" "nothing is left in the runtime's root"
+}
+
 it_test cli_host_namespaces_refused
 cli_host_namespaces_refused() {
         oci_setup

@@ -54,6 +54,14 @@ if [ "${1:-}" = --pass ]; then
         pm run --rm "${RUN[@]}" "$IMG" sh -c 'exit 42'
         [ "$RC" = 42 ]
         res exit-code $? "exit 42"
+        # a command the image lacks fails the runtime's create (podman: 127, naming it); one that
+        # cannot be run, 126
+        pm run --rm "${RUN[@]}" "$IMG" nope
+        [ "$RC" = 127 ] && grep -q "nope.*not found in \$PATH" "$DIR/err"
+        res missing-command $? "a command not in the image: exit 127, the error names it"
+        pm run --rm "${RUN[@]}" "$IMG" /etc
+        [ "$RC" = 126 ] && grep -q "OCI permission denied" "$DIR/err"
+        res not-executable $? "a directory as the command: exit 126, permission denied"
         pm run --rm "${RUN[@]}" -e FOO=bar "$IMG" sh -c 'echo $FOO'
         [ "$OUT" = bar ]
         res env $? "-e FOO=bar"
