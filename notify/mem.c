@@ -327,13 +327,46 @@ static int dirfd_path(const struct notify_call *call, int dirfd, char path[64])
         return 0;
 }
 
+/* The caller's fd as an O_PATH fd of ours, taken across (pidfd_getfd)
+ * where /proc/TID/fd refused it. That directory is its dump owner's, 0500:
+ * for a non-dumpable caller whose memory the host's namespace owns (it ran
+ * a file it may execute but not read, whose owner the sandbox does not
+ * map: an execute-only file in a bind) that is host root, which a worker
+ * with the caller's fsuid is not even holding CAP_SYS_PTRACE. The caller
+ * itself may always use its own fds; pidfd_getfd asks only the ptrace
+ * check (PTRACE_MODE_ATTACH_REALCREDS, the sentry's own), and the reopen
+ * of our copy is the same file at the same place that /proc/TID/fd/N
+ * would have given. 0 or -errno. */
+static int child_fd_as_path(const struct notify_call *call, int fd)
+{
+        _cleanup_close_ int dup = notify_dup_child_fd(call, fd);
+        if (dup < 0)
+                return dup;
+        /* still pending: the thread whose fd we took was the caller (a
+         * recycled tid would have made the call invalid) */
+        if (notify_id_valid(call) < 0)
+                return -ESRCH;
+        char link[64];
+        snprintf(link, sizeof(link), "thread-self/fd/%d", dup);
+        int r = openat(call->hostproc_fd, link, O_PATH | O_CLOEXEC);
+        return r < 0 ? negative_errno() : r;
+}
+
 int notify_stat_dirfd(const struct notify_call *call, int dirfd, struct stat *ret)
 {
         char path[64];
         int r = dirfd_path(call, dirfd, path);
         if (r < 0)
                 return r;
-        return fstatat(call->hostproc_fd, path, ret, 0) < 0 ? negative_errno() : 0;
+        if (fstatat(call->hostproc_fd, path, ret, 0) == 0)
+                return 0;
+        r = negative_errno();
+        if (r != -EACCES || dirfd == AT_FDCWD)
+                return r;
+        _cleanup_close_ int fd = child_fd_as_path(call, dirfd);
+        if (fd < 0)
+                return r;
+        return fstat(fd, ret) < 0 ? negative_errno() : 0;
 }
 
 int notify_open_dirfd(const struct notify_call *call, int dirfd)
@@ -346,7 +379,12 @@ int notify_open_dirfd(const struct notify_call *call, int dirfd)
         if (fd < 0) {
                 if (errno == ENOENT && dirfd != AT_FDCWD)
                         return -EBADF;
-                return negative_errno();
+                r = negative_errno();
+                if (r == -EACCES && dirfd != AT_FDCWD) {
+                        fd = child_fd_as_path(call, dirfd);
+                        return fd < 0 ? r : fd;
+                }
+                return r;
         }
         return fd;
 }

@@ -32,6 +32,7 @@
 
 #include <seccomp.h>
 
+#include <elf.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -41,6 +42,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -92,6 +95,19 @@ static void audit_kill(const struct exectrace_config *c, pid_t pid, pid_t former
         }
 }
 
+/* Whether the tracee, stopped at its exec event, runs 64-bit code: the
+ * kernel gives a tracer the register set of the tracee's mode (the check
+ * strace makes), 27 longs for x86_64 against 17 ints for i386. It needs no
+ * access to the tracee's memory or file, which a non-dumpable image (an
+ * execute-only file) may deny us. */
+static bool runs_64bit(pid_t pid)
+{
+        struct user_regs_struct regs;
+        struct iovec iov = {.iov_base = &regs, .iov_len = sizeof(regs)};
+        return ptrace(PTRACE_GETREGSET, pid, (void *)(unsigned long)NT_PRSTATUS, &iov) == 0 &&
+               iov.iov_len == sizeof(regs);
+}
+
 /* At PTRACE_EVENT_EXEC: pid has passed the point of no return and runs no
  * instruction of its new image until we let it. Returns true if it may go. */
 static bool verify_exec(const struct exectrace_config *c, pid_t pid)
@@ -131,9 +147,19 @@ static bool verify_exec(const struct exectrace_config *c, pid_t pid)
                 why = "the image is not the approved file (path or file changed after the check)";
         else if (kind_known && kind != FS_EXEC_NATIVE_ELF)
                 why = "the image is not an x86_64 ELF (file changed after the check)";
-        else if (!kind_known && a.unread)
-                /* neither the child nor we could read it: fail closed */
-                why = "the image's machine cannot be checked";
+        else if (!kind_known && a.unread && !runs_64bit(pid))
+                /* Neither the child nor we could read it (an execute-only
+                 * file whose owner the bind's idmap or an unprivileged
+                 * sentry does not hold), so its machine is read off the
+                 * running process instead. The image is the approved file
+                 * itself (its identity, above), so the kernel's ELF loader
+                 * ran it, not a #! or binfmt_misc interpreter (whose image
+                 * /proc/PID/exe would be); that loader takes x86_64 and the
+                 * compat i386 and x32 images only. i386 runs in 32-bit
+                 * mode: refused here. x32 runs 64-bit code whose x32 calls
+                 * the filter kills like any other ABI's (notify/filter.c).
+                 * A register set we cannot read fails closed. */
+                why = "the image's machine cannot be checked, or is not x86_64";
         if (!why)
                 return true;
         kill(pid, SIGKILL);

@@ -707,6 +707,27 @@ probe_checked() {
 probe_checked exec-i386
 probe_checked exec-flip
 probe_checked exec-fd-swap
+# the same i386 ELF where neither the command nor the exec tracer can read
+# it: host root's 0711 file in a read-write bind of another user's
+# directory (unmapped through the bind's idmap). The tracer reads the
+# machine off the stopped process instead (sentry/exectrace.c): it must
+# still kill it at its exec event, before its first instruction (a SIGSYS
+# or an exit of 42 means it ran).
+if [ "$(id -u)" = 0 ]; then
+N=$((N + 1))
+mkdir -p "$WORK/xonly" && chown 4321:4321 "$WORK/xonly" &&
+        printf '\x7f\x45\x4c\x46\x01\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x03\x00\x01\x00\x00\x00\x54\x80\x04\x08\x34\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x34\x00\x20\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x80\x04\x08\x00\x80\x04\x08\x60\x00\x00\x00\x60\x00\x00\x00\x05\x00\x00\x00\x00\x10\x00\x00\xb8\x01\x00\x00\x00\xbb\x2a\x00\x00\x00\xcd\x80' \
+                >"$WORK/xonly/i386" && chmod 0711 "$WORK/xonly/i386"
+timeout -k 5 30 "$CORDON" run --trap-all --bind "$WORK/xonly:/x" -- /bin/sh -c '
+if [ -r /x/i386 ] || [ ! -x /x/i386 ]; then echo "escape exec-i386-unreadable: ERROR (the file is readable or not executable)"; exit 2; fi
+/x/i386; rc=$?
+case $rc in
+137) echo "escape exec-i386-unreadable: blocked (killed by the exec tracer before it ran)" ;;
+42 | 159) echo "escape exec-i386-unreadable: GOT THROUGH (the i386 image ran: exit $rc)"; exit 1 ;;
+*) echo "escape exec-i386-unreadable: ERROR (exit $rc)"; exit 2 ;;
+esac' </dev/null >"$WORK/out.$N" 2>&1
+record "--trap-all" exec-i386-unreadable $? "$WORK/out.$N"
+fi
 
 # approvals (issue #10): an approval covers exactly what was asked. In a
 # `cordon sandbox` whose policy asks before writes beneath /ask and execs

@@ -214,4 +214,31 @@ for d in ("/tmp", os.getcwd()):
         done
 }
 
+it_test execute_only_files_in_a_bind
+execute_only_files_in_a_bind() {
+        [ "$(id -u)" = 0 ] || skip "needs another host user's directory (cordon run as root)"
+        # Root's 0711 copies of ls and busybox in a read-write bind of
+        # another user's directory: root's files are unmapped there, so
+        # the command may execute them but nobody may read them, not even
+        # the exec tracer (host root, through the idmapped bind). Under
+        # --trap-all the tracer killed the process at its exec event (the
+        # machine "cannot be checked"), and once it ran, its calls on its
+        # own fds (ld.so's fstat, ls's opendir) failed with EACCES:
+        # /proc/TID/fd of such a process is host root's.
+        local d
+        d=$(scratch_dir xonly)
+        cp /bin/ls "$d/xls" && cp /bin/cat "$d/xcat" && echo hello >"$d/f" && mkdir "$d/sub" &&
+                chmod 0711 "$d/xls" "$d/xcat" && chown 4321:4321 "$d" || fail "cannot make the directory"
+        # shellcheck disable=SC2016
+        local script='cd /x && ./xls -1 . && ./xcat f && ./xls -d sub; echo "rc=$?"'
+        local native
+        native=$(cd "$d" && sh -c "${script#cd /x && }" 2>&1)
+        local opt
+        for opt in --no-tty --trap-all; do
+                crun "$opt" --bind "$d:/x" -- sh -c "$script"
+                expect_rc 0 "execute-only files ($opt)"
+                expect_eq "$native" "$OUT" "their output, as natively ($opt)"
+        done
+}
+
 it_main "$@"
