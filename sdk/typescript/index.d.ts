@@ -62,6 +62,8 @@ export interface SandboxEvent {
 export interface EventOptions {
   afterSequence?: number;
   follow?: boolean;
+  /** ends the stream (the reading only: a run goes on) */
+  signal?: AbortSignal;
 }
 
 export declare class Sandbox {
@@ -71,12 +73,22 @@ export declare class Sandbox {
   expiresAt: string | null;
   info: Record<string, unknown>;
   files: {
+    /** content goes as it is (PUT, any size); contentBase64 in JSON (at most ~750 KB) */
     write(spec: { path: string; contentBase64?: string; content?: Uint8Array | string; mode?: number }): Promise<{ path: string; size: number }>;
-    read(path: string): Promise<Buffer>;
+    /** a local file (its path), bytes, or a Readable of size bytes, streamed: it lands whole or not at all */
+    upload(
+      path: string,
+      source: string | Uint8Array | NodeJS.ReadableStream,
+      opts?: { mode?: number; size?: number; signal?: AbortSignal },
+    ): Promise<{ path: string; size: number }>;
+    /** streamed into a local file (its path; removed if the download fails) or a Writable */
+    download(path: string, dest: string | NodeJS.WritableStream, opts?: { signal?: AbortSignal }): Promise<{ path: string; size: number }>;
+    /** the whole file in memory (download streams it) */
+    read(path: string, opts?: { signal?: AbortSignal }): Promise<Buffer>;
     list(path: string): Promise<{ name: string; type: string; size: number; mode: number }[]>;
   };
   runs: {
-    start(spec: ExecSpec & { idempotencyKey?: string }): Promise<string>;
+    start(spec: ExecSpec & { idempotencyKey?: string }, opts?: { signal?: AbortSignal }): Promise<string>;
     get(runId: string): Promise<Record<string, unknown>>;
     cancel(runId: string): Promise<{ runId: string; cancelled: boolean }>;
     events(runId: string, opts?: EventOptions): AsyncGenerator<SandboxEvent>;
@@ -99,7 +111,8 @@ export declare class Sandbox {
     close(port: number): Promise<Record<string, unknown>>;
   };
   inspect(): Promise<Record<string, unknown>>;
-  exec(spec: ExecSpec): Promise<ExecResult>;
+  /** signal: an AbortSignal that ends the call */
+  exec(spec: ExecSpec, opts?: { signal?: AbortSignal }): Promise<ExecResult>;
   events(opts?: EventOptions): AsyncGenerator<SandboxEvent>;
   pause(): Promise<{ id: string; status: string }>;
   resume(): Promise<{ id: string; status: string }>;
@@ -121,7 +134,17 @@ export declare class Cordon {
     get(id: string): Promise<Sandbox>;
   };
   host(): Promise<Record<string, unknown>>;
-  request(method: string, path: string, opts?: { body?: unknown; raw?: Uint8Array | string; query?: Record<string, string> }): Promise<any>;
+  request(
+    method: string,
+    path: string,
+    opts?: {
+      body?: unknown;
+      raw?: Uint8Array | string | NodeJS.ReadableStream;
+      size?: number;
+      query?: Record<string, string>;
+      signal?: AbortSignal;
+    },
+  ): Promise<any>;
   events(path: string, opts?: EventOptions & { reconnect?: boolean }): AsyncGenerator<SandboxEvent>;
 }
 

@@ -1,8 +1,10 @@
 // A client for cordon's sandbox API (`cordon serve`), for Node 18 or later, with no runtime
 // dependencies: node:http over the unix socket (/run/cordon/api.sock) or TCP with a token.
 // Types: index.d.ts.
+import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import { pipeline } from 'node:stream/promises';
 
 export const DEFAULT_SOCKET = '/run/cordon/api.sock';
 
@@ -72,17 +74,30 @@ export class Cordon {
     return (this.url && this.url.protocol === 'https:' ? https : http).request(options, callback);
   }
 
-  /** One call: the parsed JSON reply, or {body: Buffer, headers} for raw replies. */
-  request(method, path, { body, raw, query } = {}) {
+  /**
+   * One call: the parsed JSON reply, or {body: Buffer, headers} for raw replies. raw: bytes, or
+   * a Readable of size bytes (streamed, never held whole). signal: an AbortSignal that ends the
+   * call (its connection closed; the promise rejects with an AbortError).
+   */
+  request(method, path, { body, raw, size, query, signal } = {}) {
     if (query) path += '?' + new URLSearchParams(query).toString();
-    const data = raw !== undefined ? Buffer.from(raw) : body !== undefined ? Buffer.from(JSON.stringify(body)) : null;
+    const stream = raw && typeof raw.pipe === 'function' ? raw : null;
+    const data = stream
+      ? null
+      : raw !== undefined
+        ? Buffer.from(raw)
+        : body !== undefined
+          ? Buffer.from(JSON.stringify(body))
+          : null;
     const headers = {};
-    if (data) {
+    if (data || stream) {
       headers['Content-Type'] = raw !== undefined ? 'application/octet-stream' : 'application/json';
-      headers['Content-Length'] = data.length;
+      headers['Content-Length'] = stream ? size : data.length;
     }
     return new Promise((resolve, reject) => {
-      const req = this._request(this._options(method, path, headers), (res) => {
+      const opts = this._options(method, path, headers);
+      if (signal) opts.signal = signal;
+      const req = this._request(opts, (res) => {
         const chunks = [];
         res.on('data', (c) => chunks.push(c));
         res.on('error', reject);
@@ -94,7 +109,37 @@ export class Cordon {
         });
       });
       req.on('error', reject);
+      if (stream) {
+        // a source that fails midway ends the request short: the server lands nothing
+        stream.on('error', (e) => {
+          req.destroy(e);
+          reject(e);
+        });
+        stream.pipe(req);
+        return;
+      }
       if (data) req.write(data);
+      req.end();
+    });
+  }
+
+  /** A GET whose reply is streamed: the response once its status is not an error. */
+  _open(path, { query, signal } = {}) {
+    if (query) path += '?' + new URLSearchParams(query).toString();
+    return new Promise((resolve, reject) => {
+      const opts = this._options('GET', path, { Accept: 'application/octet-stream' });
+      if (signal) opts.signal = signal;
+      const req = this._request(opts, async (res) => {
+        if (res.statusCode < 400) return resolve(res);
+        const chunks = [];
+        try {
+          for await (const c of res) chunks.push(c);
+        } catch (e) {
+          return reject(e);
+        }
+        reject(errorOf(res.statusCode, Buffer.concat(chunks)));
+      });
+      req.on('error', reject);
       req.end();
     });
   }
@@ -108,7 +153,7 @@ export class Cordon {
    * Events of path after afterSequence, each once, as an async iterator; a stream cut short is
    * resumed from the last seq seen (reconnect).
    */
-  async *events(path, { afterSequence = 0, follow = false, reconnect = true } = {}) {
+  async *events(path, { afterSequence = 0, follow = false, reconnect = true, signal } = {}) {
     let after = afterSequence;
     // reconnects in a row that bring nothing (the server gone): then the error, not forever
     let failures = 0;
@@ -119,12 +164,14 @@ export class Cordon {
       let res;
       try {
         res = await new Promise((resolve, reject) => {
-          const req = this._request(this._options('GET', `${path}?${q}`, { Accept: 'application/x-ndjson' }), resolve);
+          const opts = this._options('GET', `${path}?${q}`, { Accept: 'application/x-ndjson' });
+          if (signal) opts.signal = signal;
+          const req = this._request(opts, resolve);
           req.on('error', reject);
           req.end();
         });
       } catch (e) {
-        if (!reconnect || ++failures > Cordon.RECONNECTS) throw e;
+        if (signal?.aborted || !reconnect || ++failures > Cordon.RECONNECTS) throw e;
         continue;
       }
       if (res.statusCode >= 400) {
@@ -149,7 +196,7 @@ export class Cordon {
           }
         }
       } catch (e) {
-        if (!reconnect || ++failures > Cordon.RECONNECTS) throw e;
+        if (signal?.aborted || !reconnect || ++failures > Cordon.RECONNECTS) throw e;
         cut = true;
       }
       if (!cut) return;
@@ -188,24 +235,68 @@ export class Sandbox {
     this.expiresAt = info.expiresAt ?? null;
     this._path = `/v1/sandboxes/${id}`;
     const sb = this;
+    const query = (path, mode) => (mode === undefined ? { path } : { path, mode: Number(mode).toString(8) });
     this.files = {
+      // content (bytes or a string) goes as it is (PUT, any size); contentBase64 in JSON (at most ~750 KB)
       write: (spec) => {
-        const body = { ...spec };
-        if (body.content !== undefined) {
-          body.contentBase64 = Buffer.from(body.content).toString('base64');
-          delete body.content;
-        }
+        const { content, ...body } = spec;
+        if (content !== undefined)
+          return c.request('PUT', `${sb._path}/files`, { raw: content, query: query(body.path, body.mode) });
         return c.request('POST', `${sb._path}/files`, { body });
       },
-      read: async (path) => (await c.request('GET', `${sb._path}/files`, { query: { path } })).body,
+      /**
+       * A local file (its path), bytes, or a Readable of size bytes streamed into path: it lands
+       * whole or not at all.
+       */
+      upload: async (path, source, { mode, size, signal } = {}) => {
+        if (typeof source !== 'string') {
+          if (typeof source.pipe === 'function' && !Number.isSafeInteger(size))
+            throw new TypeError('upload: a stream needs its size ({ size })');
+          return c.request('PUT', `${sb._path}/files`, { raw: source, size, query: query(path, mode), signal });
+        }
+        const fh = await fs.promises.open(source, 'r');
+        try {
+          const st = await fh.stat();
+          if (!st.isFile()) throw new TypeError(`upload: ${source} is not a regular file`);
+          const stream = fh.createReadStream({ autoClose: false, start: 0, end: Math.max(st.size - 1, 0) });
+          const raw = st.size ? stream : Buffer.alloc(0);
+          return await c.request('PUT', `${sb._path}/files`, { raw, size: st.size, query: query(path, mode), signal });
+        } finally {
+          await fh.close();
+        }
+      },
+      /**
+       * path streamed into dest (a local file's path, or a Writable): {path, size}. A download
+       * cut short rejects (and a dest path it made is removed): a file is never taken for whole.
+       */
+      download: async (path, dest, { signal } = {}) => {
+        const res = await c._open(`${sb._path}/files`, { query: { path }, signal });
+        let size = 0;
+        res.on('data', (chunk) => (size += chunk.length));
+        const out = typeof dest === 'string' ? fs.createWriteStream(dest) : dest;
+        try {
+          await pipeline(res, out, signal ? { signal } : {});
+          // the server ends a transfer that failed without its last chunk
+          if (!res.complete) throw new Error(`download ${path}: the transfer ended before the file did`);
+        } catch (e) {
+          res.destroy();
+          if (typeof dest === 'string') await fs.promises.rm(dest, { force: true });
+          throw e;
+        }
+        return { path, size };
+      },
+      /** The whole file in memory (download streams it instead). */
+      read: async (path, { signal } = {}) =>
+        (await c.request('GET', `${sb._path}/files`, { query: { path }, signal })).body,
       list: async (path) => (await c.request('GET', `${sb._path}/files`, { query: { path, list: '1' } })).entries,
     };
     this.runs = {
-      start: async (spec) => (await c.request('POST', `${sb._path}/runs`, { body: spec })).runId,
+      start: async (spec, { signal } = {}) => (await c.request('POST', `${sb._path}/runs`, { body: spec, signal })).runId,
       get: (runId) => c.request('GET', `${sb._path}/runs/${runId}`),
       cancel: (runId) => c.request('POST', `${sb._path}/runs/${runId}/cancel`),
-      events: (runId, { afterSequence = 0, follow = true } = {}) =>
-        c.events(`${sb._path}/runs/${runId}/events`, { afterSequence, follow }),
+      // closing the stream (break, or signal) stops the reading only: the run goes on
+      events: (runId, { afterSequence = 0, follow = true, signal } = {}) =>
+        c.events(`${sb._path}/runs/${runId}/events`, { afterSequence, follow, signal }),
     };
     this.approvals = {
       list: async () => (await c.request('GET', `${sb._path}/approvals`)).approvals,
@@ -231,13 +322,16 @@ export class Sandbox {
     return this._c.request('GET', this._path);
   }
 
-  /** {argv, env, cwd, timeoutMs, stdinBase64}: waits; {runId, exitCode, signal, stdout, stderr, truncated}. */
-  exec(spec) {
-    return this._c.request('POST', `${this._path}/exec`, { body: spec });
+  /**
+   * {argv, env, cwd, timeoutMs, stdinBase64}: waits; {runId, exitCode, signal, stdout, stderr,
+   * truncated, timedOut}. signal: an AbortSignal that ends the call.
+   */
+  exec(spec, { signal } = {}) {
+    return this._c.request('POST', `${this._path}/exec`, { body: spec, signal });
   }
 
-  events({ afterSequence = 0, follow = false } = {}) {
-    return this._c.events(`${this._path}/events`, { afterSequence, follow });
+  events({ afterSequence = 0, follow = false, signal } = {}) {
+    return this._c.events(`${this._path}/events`, { afterSequence, follow, signal });
   }
 
   pause() {

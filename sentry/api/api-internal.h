@@ -11,11 +11,11 @@
 #include "sentry/api/mhd-dl.h"
 #include "sentry/sandbox/sandbox.h"
 
-#define API_MAX_BODY      (1 << 20)  /* a JSON body */
-#define API_MAX_FILE_BODY (64 << 20) /* PUT .../files: a raw file */
-#define API_MAX_SNAPSHOT  (64 << 20) /* a create's fromSnapshot archive (its body is that in base64, and JSON) */
-#define API_MAX_OUTPUT    (1 << 20)  /* exec: each of stdout and stderr kept in the reply */
-#define API_MAX_PER_TOKEN 16         /* requests in progress at once with one sandbox's token */
+#define API_MAX_BODY      (1 << 20)    /* a JSON body */
+#define API_MAX_UPLOAD    (1ULL << 40) /* PUT .../files: a raw file, streamed (the sandbox's disk limit comes first) */
+#define API_MAX_SNAPSHOT  (64 << 20)   /* a create's fromSnapshot archive (its body is that in base64, and JSON) */
+#define API_MAX_OUTPUT    (1 << 20)    /* exec: each of stdout and stderr kept in the reply */
+#define API_MAX_PER_TOKEN 16           /* requests in progress at once with one sandbox's token */
 #define API_TOKEN_BYTES   32
 
 struct api_server {
@@ -54,6 +54,10 @@ struct api_req {
         int busy_slot;         /* AUTH_SANDBOX: its srv->busy entry + 1, while it runs; else 0 */
         const char *params[3]; /* {id}, {run}, {req} by position */
         int status;            /* for the log */
+        /* PUT .../files (upload.c): the pipe its body goes into and the
+         * transfer's control connection, -1 when none; bytes so far */
+        int up_pipe, up_conn;
+        uint64_t up_got;
 };
 
 typedef enum MHD_Result (*api_handler)(struct api_req *r);
@@ -156,9 +160,18 @@ enum MHD_Result api_run_cancel(struct api_req *r);
 enum MHD_Result api_run_events(struct api_req *r);
 enum MHD_Result api_events(struct api_req *r);
 enum MHD_Result api_files_post(struct api_req *r);
-enum MHD_Result api_files_put(struct api_req *r);
 enum MHD_Result api_files_get(struct api_req *r);
 enum MHD_Result api_snapshot(struct api_req *r);
+
+/* upload.c: PUT .../files, streamed. Begun once the request is admitted,
+ * before its body: 0, or -errno with the refusal queued (*ret_q); each
+ * piece of the body; the reply at its end (the route's handler); the
+ * pipe (and with conn_too the transfer's connection) closed, at once for a
+ * request that ends early. */
+int api_upload_begin(struct api_req *r, const char *content_length, enum MHD_Result *ret_q);
+void api_upload_data(struct api_req *r, const char *data, size_t n);
+enum MHD_Result api_files_put(struct api_req *r);
+void api_upload_abort(struct api_req *r, bool conn_too);
 
 /* deadline.c: how long a request may take to arrive (slowloris). The
  * watchdog thread; libmicrohttpd's connection notifications (each

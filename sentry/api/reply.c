@@ -89,6 +89,10 @@ enum MHD_Result api_sandbox_error(struct api_req *r, const char *id, int call_r,
                 status = 429;
         else if (code && streq(code, SANDBOX_ERR_DENIED))
                 status = 403;
+        else if (code && streq(code, SANDBOX_ERR_NO_SPACE))
+                status = 507;
+        else if (code && streq(code, SANDBOX_ERR_SHORT))
+                status = 400;
         else
                 code = "rejected";
         return api_error(r, status, code, NULL, "%s", msg ? msg : "the sandbox refused the request");

@@ -546,14 +546,6 @@ enum MHD_Result api_files_post(struct api_req *r)
         return q;
 }
 
-enum MHD_Result api_files_put(struct api_req *r)
-{
-        const char *path = api_query(r, "path");
-        if (!api_path_ok(path))
-                return api_error(r, 400, "invalid_field", "path", "path: expected ?path=/ABSOLUTE/PATH in the sandbox");
-        return put_bytes(r, path, r->body, r->body_len, 0644);
-}
-
 /* The entries `ls` gives for path (a directory's, or a file's own): 0 with
  * *ret (an array), *ret_truncated and *ret_dir, or -1 with the error queued. */
 static int ls_entries(struct api_req *r, const char *path, json_t **ret, bool *ret_truncated, bool *ret_dir,

@@ -156,6 +156,7 @@ struct req_ctx {
         const struct api_route *route;
         char url_buf[1024];
         bool path_known;
+        bool admitted; /* a streamed upload's, before its body */
 };
 
 /* Counts a sandbox token's request in progress: -EBUSY at the bound. Over
@@ -200,15 +201,11 @@ static void busy_put(struct api_req *r)
         r->busy_slot = 0;
 }
 
-static enum MHD_Result dispatch(struct req_ctx *x)
+/* Who asks, for what: MHD_YES with nothing queued when it may go on, else
+ * the refusal's (queued, r->status set). */
+static enum MHD_Result admit_check(struct req_ctx *x)
 {
         struct api_req *r = &x->r;
-        if (!x->route)
-                return x->path_known ? api_error(r, 405, "method_not_allowed", NULL, "%s is not allowed on %s",
-                                                 r->method, r->url)
-                                     : api_error(r, 404, "no_route", NULL, "no route %s %s", r->method, r->url);
-        if (r->too_large)
-                return api_error(r, 413, "too_large", NULL, "the body is over the limit of %zu bytes", r->body_max);
         if (r->srv->tcp) {
                 int q = token_auth(r);
                 if (q == -EIO)
@@ -238,6 +235,32 @@ static enum MHD_Result dispatch(struct req_ctx *x)
                                  "this sandbox's token has %d requests in progress (streams and execs included); "
                                  "end one first",
                                  API_MAX_PER_TOKEN);
+        return MHD_YES;
+}
+
+/* 0, or -1 with the refusal queued (*ret_q). */
+static int admit(struct req_ctx *x, enum MHD_Result *ret_q)
+{
+        x->r.status = 0;
+        *ret_q = admit_check(x);
+        if (x->r.status || *ret_q != MHD_YES) /* refused, or no reply could be made */
+                return -1;
+        x->admitted = true;
+        return 0;
+}
+
+static enum MHD_Result dispatch(struct req_ctx *x)
+{
+        struct api_req *r = &x->r;
+        if (!x->route)
+                return x->path_known ? api_error(r, 405, "method_not_allowed", NULL, "%s is not allowed on %s",
+                                                 r->method, r->url)
+                                     : api_error(r, 404, "no_route", NULL, "no route %s %s", r->method, r->url);
+        if (r->too_large)
+                return api_error(r, 413, "too_large", NULL, "the body is over the limit of %zu bytes", r->body_max);
+        enum MHD_Result q;
+        if (!x->admitted && admit(x, &q) < 0)
+                return q;
         return x->route->fn(r);
 }
 
@@ -261,15 +284,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 x->r.conn = c;
                 x->r.method = method;
                 x->r.url = url;
+                x->r.up_pipe = x->r.up_conn = -1;
                 x->route = api_route_find(method, url, x->r.params, x->url_buf, sizeof(x->url_buf), &x->path_known);
                 /* the header block is complete: the body is timed from here */
                 api_deadline_phase(c, API_DEADLINE_BODY, 0);
                 bool raw = x->route && x->route->fn == api_files_put;
                 /* a create may carry a snapshot to restore, in base64 */
                 bool create = x->route && x->route->fn == api_create;
-                x->r.body_max = raw      ? API_MAX_FILE_BODY
-                                : create ? API_MAX_SNAPSHOT / 3 * 4 + API_MAX_BODY
-                                         : API_MAX_BODY;
+                x->r.body_max = raw ? API_MAX_UPLOAD : create ? API_MAX_SNAPSHOT / 3 * 4 + API_MAX_BODY : API_MAX_BODY;
                 const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
                 const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
                 *con_cls = x;
@@ -306,12 +328,27 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                         return api_error(&x->r, 413, "too_large", NULL, "the body is over the limit of %zu bytes",
                                          x->r.body_max);
                 }
+                if (raw) {
+                        /* streamed into the sandbox as it comes (upload.c):
+                         * who asks is decided now, before any of it */
+                        enum MHD_Result q;
+                        if (admit(x, &q) < 0 || api_upload_begin(&x->r, cl, &q) < 0) {
+                                x->r.too_large = true; /* whatever body comes is dropped */
+                                x->r.started = true;
+                                api_deadline_phase(c, API_DEADLINE_SERVED, 0);
+                                return q;
+                        }
+                }
                 return MHD_YES;
         }
         if (*upload_data_size) {
                 size_t n = *upload_data_size;
                 *upload_data_size = 0;
                 api_deadline_phase(c, API_DEADLINE_RECEIVED, n);
+                if (x->r.up_conn >= 0) {
+                        api_upload_data(&x->r, upload_data, n);
+                        return MHD_YES;
+                }
                 if (x->r.too_large || x->r.body_len + n > x->r.body_max) {
                         /* the rest is read and dropped: the reply says 413 */
                         x->r.too_large = true;
@@ -346,6 +383,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
         if (srv->cfg->verbose)
                 fprintf(stderr, "cordon serve: %s %s %d\n", x->r.method, x->r.url, x->r.status);
         busy_put(&x->r);
+        /* an upload cut short: its pipe ends before its length, so the
+         * transfer lands nothing */
+        api_upload_abort(&x->r, true);
         free(x->r.body);
         free(x);
         *con_cls = NULL;

@@ -30,6 +30,7 @@ struct xfer {
         char *op;         /* put, get, ls, snapshot */
         char *path;       /* in the view */
         int mode;         /* put: file mode */
+        int64_t size;     /* put: the bytes the client said it sends (a stream's), or -1: its end is the file's */
         char *extra_json; /* snapshot: policy and metadata to store */
         bool progress;    /* snapshot: the client shows progress (its stderr is a terminal) */
         int upper_fd;     /* snapshot of a template root: its overlay's upper directory; else -1 */

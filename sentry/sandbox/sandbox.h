@@ -74,6 +74,8 @@ int control_recv(int fd, json_t **ret, int *fds, size_t max_fds);
 #define SANDBOX_ERR_NOT_FOUND "not_found"      /* no such run or approval request */
 #define SANDBOX_ERR_QUOTA     "quota_exceeded" /* a per-sandbox limit (runs at once) */
 #define SANDBOX_ERR_DENIED    "forbidden"      /* the sandbox's own user may not (a transfer's path) */
+#define SANDBOX_ERR_NO_SPACE  "no_space"       /* a put over the sandbox's disk limit (or its disk full) */
+#define SANDBOX_ERR_SHORT     "incomplete"     /* a put's stream ended before the length it named */
 
 /* The client calls the command line's verbs are made of, which print
  * nothing (client-common.c), for the HTTP API (sentry/api/) as much as for

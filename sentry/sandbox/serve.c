@@ -414,6 +414,10 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
                 x->op = xstrdup(op);
                 x->path = xstrdup(path ? path : "/");
                 x->mode = (int)json_integer_value(json_object_get(req, "mode"));
+                /* a put from a stream (the API's upload) names its length:
+                 * one that ends short is a client gone, never a file */
+                json_t *size = json_object_get(req, "size");
+                x->size = json_is_integer(size) && json_integer_value(size) >= 0 ? json_integer_value(size) : -1;
                 x->upper_fd = -1;
                 x->progress = json_is_true(json_object_get(req, "progress"));
                 if (streq(op, "snapshot")) {

@@ -65,6 +65,31 @@ static json_t *open_error(const struct xfer *x, int r)
         return j;
 }
 
+/* A copy that failed (-errno): the reply, with the code a client acts on
+ * where there is one (a put over the disk limit). */
+static json_t *copy_error(const struct xfer *x, int64_t r)
+{
+        json_t *j = error_reply("%s: %s", x->path, strerror((int)-r));
+        if (r == -ENOSPC || r == -EDQUOT)
+                json_object_set_new(j, "code", json_string(SANDBOX_ERR_NO_SPACE));
+        return j;
+}
+
+/* A put whose client named its length got all of it: a stream (the API's
+ * upload, a pipe) that ends short is its client gone, not the file's end. */
+static bool put_complete(const struct xfer *x, int64_t n)
+{
+        return x->size < 0 || n == x->size;
+}
+
+static json_t *short_put(const struct xfer *x, int64_t n)
+{
+        json_t *j = error_reply("%s: the upload ended after %lld of its %lld bytes", x->path, (long long)n,
+                                (long long)x->size);
+        json_object_set_new(j, "code", json_string(SANDBOX_ERR_SHORT));
+        return j;
+}
+
 /* put and get: x->path in the view, opened with flags (and mode), must be
  * a regular file; the client's file is copied into it (put) or it into the
  * client's file (get). */
@@ -80,7 +105,9 @@ static json_t *copy_regular(struct xfer *x, int flags, mode_t mode, bool put)
         fcntl(file, F_SETFL, 0);
         int64_t n = put ? copy_all(x->fd, file) : copy_all(file, x->fd);
         if (n < 0)
-                return error_reply("%s: %s", x->path, strerror((int)-n));
+                return copy_error(x, n);
+        if (put && !put_complete(x, n))
+                return short_put(x, n);
         return json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)n);
 }
 
@@ -129,9 +156,9 @@ static json_t *do_put(struct xfer *x)
                 return open_error(x, -EEXIST);
         _cleanup_close_ int file = fd;
         int64_t n = copy_all(x->fd, file);
-        if (n < 0) {
+        if (n < 0 || !put_complete(x, n)) {
                 (void)unlinkat(dfd, tmp, 0);
-                return error_reply("%s: %s", x->path, strerror((int)-n));
+                return n < 0 ? copy_error(x, n) : short_put(x, n);
         }
         if (renameat(dfd, tmp, dfd, base) < 0) {
                 int r = negative_errno();

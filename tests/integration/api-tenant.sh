@@ -453,4 +453,50 @@ PY
         expect_contains "$ERR" "give --memory to have it" "and the create says so"
 }
 
+# A file over the old 64 MiB body limit goes in with PUT as it arrives, never held whole by the
+# server (its memory stays small), and lands whole (the same sha256 out as in) or not at all: an
+# upload cut short leaves the old file, one over the sandbox's disk limit is 507 `no_space`
+# with nothing left beside its target, a chunked body is 411 (its length tells whole from cut).
+it_test large_upload_streams_whole_or_not_at_all
+large_upload_streams_whole_or_not_at_all() {
+        need_root
+        need_curl
+        start_tcp_api
+        api_sandbox
+        TOKEN=$TOKEN_SB
+        head -c $((80 << 20)) /dev/urandom >"$IT_TMP/big"
+        local sum rss
+        sum=$(sha256sum <"$IT_TMP/big" | cut -d' ' -f1)
+        api PUT "/v1/sandboxes/$ID/files?path=/tmp/big&mode=0600" "" -T "$IT_TMP/big"
+        expect_eq "200 83886080" "$CODE $(j 'd["size"]')" "an 80 MiB upload"
+        rss=$(awk '/^VmHWM/ {print $2}' /proc/$API_PID/status)
+        expect_true "the server's peak memory stays small (${rss} KiB)" [ "$rss" -lt 65536 ]
+        expect_eq "$sum" "$(curl -sS -H "Authorization: Bearer $TOKEN" "http://$TCP/v1/sandboxes/$ID/files?path=/tmp/big" | sha256sum | cut -d' ' -f1)" \
+                "the file read back"
+        api GET "/v1/sandboxes/$ID/files?path=/tmp&list=1"
+        expect_eq "384" "$(j '[e["mode"] for e in d["entries"] if e["name"] == "big"][0]')" "?mode=0600"
+        api PUT "/v1/sandboxes/$ID/files?path=/tmp/f" "old"
+        python3 - "$TCP" "$TOKEN" "$ID" <<'PY' || fail "the cut upload"
+import socket, sys, time
+s = socket.create_connection(tuple(sys.argv[1].split(":")[:1]) + (int(sys.argv[1].split(":")[1]),))
+s.sendall(("PUT /v1/sandboxes/%s/files?path=/tmp/f HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+           "Content-Length: 1000000\r\n\r\n" % (sys.argv[3], sys.argv[2])).encode() + b"x" * 500000)
+time.sleep(0.3)
+s.close()
+PY
+        sleep 0.5
+        api GET "/v1/sandboxes/$ID/files?path=/tmp/f"
+        expect_eq "200 old" "$CODE $OUT" "an upload cut short leaves the old file whole"
+        api PUT "/v1/sandboxes/$ID/files?path=/tmp/g" "" -T "$IT_TMP/big" -H 'Transfer-Encoding: chunked'
+        expect_eq "411 length_required" "$CODE $(j 'd["error"]["code"]')" "a chunked upload"
+        api PUT "/v1/sandboxes/$ID/files?path=/tmp/g&mode=1777" "x"
+        expect_eq "400 mode" "$CODE $(j 'd["error"]["field"]')" "a bad mode"
+        api_sandbox '{"ttlMs": 120000, "limits": {"diskBytes": 33554432}}'
+        TOKEN=$TOKEN_SB
+        api PUT "/v1/sandboxes/$ID/files?path=/tmp/big" "" -T "$IT_TMP/big"
+        expect_eq "507 no_space" "$CODE $(j 'd["error"]["code"]')" "an upload over the disk limit"
+        api GET "/v1/sandboxes/$ID/files?path=/tmp&list=1"
+        expect_eq "[]" "$(j 'd["entries"]')" "nothing is left of it"
+}
+
 it_main "$@"

@@ -19,6 +19,7 @@ status and the error's code, message and field.
 import base64
 import http.client
 import json
+import os
 import socket
 import ssl
 import time
@@ -27,6 +28,7 @@ import urllib.parse
 __all__ = ["Client", "Sandbox", "CordonError"]
 
 DEFAULT_SOCKET = "/run/cordon/api.sock"
+_DEFAULT = object()  # a call's timeout: the client's own
 
 
 class CordonError(Exception):
@@ -94,8 +96,8 @@ class Client:
         self.timeout = timeout
         self.sandboxes = _Sandboxes(self)
 
-    def _connection(self, timeout=None):
-        t = self.timeout if timeout is None else timeout
+    def _connection(self, timeout=_DEFAULT):
+        t = self.timeout if timeout is _DEFAULT else timeout
         if self.url and self.url.scheme == "https":
             ctx = self.ssl_context or ssl.create_default_context()
             return http.client.HTTPSConnection(self.url.hostname, self.url.port or 443, timeout=t, context=ctx)
@@ -110,8 +112,9 @@ class Client:
         h.update(extra or {})
         return h
 
-    def request(self, method, path, body=None, raw=None, query=None, headers=None):
-        """One call: the parsed JSON reply (or the raw bytes of a file or snapshot)."""
+    def request(self, method, path, body=None, raw=None, query=None, headers=None, size=None, timeout=_DEFAULT):
+        """One call: the parsed JSON reply (or the raw bytes of a file or snapshot). raw: bytes,
+        or a binary file object of size bytes from its position (streamed, never held whole)."""
         path = self.prefix + path
         if query:
             path += "?" + urllib.parse.urlencode(query)
@@ -119,7 +122,8 @@ class Client:
         h = self._headers(headers)
         if data is not None:
             h["Content-Type"] = "application/octet-stream" if raw is not None else "application/json"
-        c = self._connection()
+            h["Content-Length"] = str(size if size is not None else len(data))
+        c = self._connection(timeout)
         try:
             c.request(method, path, body=data, headers=h)
             resp = c.getresponse()
@@ -146,7 +150,7 @@ class Client:
         while True:
             if failures:
                 time.sleep(min(0.2 * 2 ** (failures - 1), 2.0))
-            c = self._connection(timeout=None)
+            c = self._connection()
             try:
                 q = {"afterSequence": after}
                 if follow:
@@ -232,18 +236,73 @@ class Sandbox:
         return self._c.request("DELETE", self._path)
 
 
+def _file_query(path, mode):
+    q = {"path": path}
+    if mode is not None:
+        q["mode"] = "%o" % mode
+    return q
+
+
 class _Files:
     def __init__(self, sb):
         self._sb = sb
 
     def write(self, spec=None, **kw):
-        """{path, contentBase64} (or content=bytes)."""
+        """{path, contentBase64, mode} in JSON (at most ~750 KB), or content=bytes (sent as they
+        are, any size): {path, size}."""
         d = _spec(spec, kw)
         if "content" in d:
-            d["contentBase64"] = base64.b64encode(d.pop("content")).decode()
+            return self.upload(d["path"], bytes(d["content"]), mode=d.get("mode"))
         return self._sb._c.request("POST", self._sb._path + "/files", body=d)
 
+    def upload(self, path, source, mode=None):
+        """source (a local file's path, a binary file object from its position to its end, or
+        bytes) streamed into path: {path, size}. It lands whole or not at all."""
+        q = _file_query(path, mode)
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            return self._sb._c.request("PUT", self._sb._path + "/files", raw=bytes(source), query=q)
+        if isinstance(source, (str, os.PathLike)):
+            with open(source, "rb") as f:
+                return self.upload(path, f, mode)
+        size = os.fstat(source.fileno()).st_size - source.tell()
+        return self._sb._c.request("PUT", self._sb._path + "/files", raw=source, query=q, size=max(size, 0))
+
+    def download(self, path, dest):
+        """path streamed into dest (a local file's path, or a binary file object): {path, size}. A
+        download cut short raises (and a dest path it made is removed): a file is never taken
+        for whole."""
+        if isinstance(dest, (str, os.PathLike)):
+            try:
+                with open(dest, "wb") as f:
+                    return self.download(path, f)
+            except BaseException:
+                try:
+                    os.unlink(dest)
+                except OSError:
+                    pass
+                raise
+        c = self._sb._c._connection()
+        try:
+            q = urllib.parse.urlencode({"path": path})
+            c.request("GET", "%s%s/files?%s" % (self._sb._c.prefix, self._sb._path, q),
+                      headers=self._sb._c._headers({"Accept": "application/octet-stream"}))
+            resp = c.getresponse()
+            if resp.status >= 400:
+                raise _error(resp.status, resp.read())
+            size = 0
+            while True:
+                # a chunked reply cut short raises IncompleteRead here
+                chunk = resp.read(1 << 16)
+                if not chunk:
+                    break
+                dest.write(chunk)
+                size += len(chunk)
+            return {"path": path, "size": size}
+        finally:
+            c.close()
+
     def read(self, path):
+        """The whole file in memory (download streams it instead)."""
         data, _ = self._sb._c.request("GET", self._sb._path + "/files", query={"path": path})
         return data
 

@@ -46,6 +46,34 @@ class LiveTest(unittest.TestCase):
         self.assertEqual([e["seq"] for e in rest], [e["seq"] for e in events[3:]])
         self.assertEqual(self.sb.runs.get(run)["status"], "exited")
 
+    def test_large_files_stream_both_ways(self):
+        import hashlib
+        import tempfile
+        data = os.urandom(12 << 20)  # over the JSON body's limit: streamed with PUT
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(d, "src")
+            with open(src, "wb") as f:
+                f.write(data)
+            self.assertEqual(self.sb.files.upload("/tmp/big", src, mode=0o600), {"path": "/tmp/big", "size": len(data)})
+            r = self.sb.exec({"argv": ["sha256sum", "/tmp/big"]})
+            self.assertEqual(r["stdout"].split()[0], hashlib.sha256(data).hexdigest())
+            dst = os.path.join(d, "dst")
+            self.assertEqual(self.sb.files.download("/tmp/big", dst)["size"], len(data))
+            with open(dst, "rb") as f:
+                self.assertEqual(f.read(), data)
+            # a file object from its position; bytes through write(content=...)
+            with open(src, "rb") as f:
+                f.seek(len(data) - 100)
+                self.assertEqual(self.sb.files.upload("/tmp/tail", f)["size"], 100)
+            self.assertEqual(self.sb.files.read("/tmp/tail"), data[-100:])
+            self.assertEqual(self.sb.files.write(path="/tmp/w", content=data[:3 << 20])["size"], 3 << 20)
+            self.assertEqual([e["mode"] for e in self.sb.files.list("/tmp/big")], [0o600])
+            # a download that fails leaves no file behind
+            with self.assertRaises(cordon.CordonError) as cm:
+                self.sb.files.download("/tmp/missing", os.path.join(d, "missing"))
+            self.assertEqual(cm.exception.status, 404)
+            self.assertFalse(os.path.exists(os.path.join(d, "missing")))
+
     def test_errors_are_raised_with_their_code(self):
         with self.assertRaises(cordon.CordonError) as cm:
             self.sb.exec({"argv": "not a list"})

@@ -1,7 +1,12 @@
 // The TypeScript SDK against a live `cordon serve` (CORDON_API_SOCKET names its unix socket;
 // tests/integration/api.sh starts one). Skipped without it.
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 
 import { Cordon, CordonError } from '../index.js';
@@ -52,6 +57,41 @@ test('snapshot and restore', { skip }, async () => {
       await sb2.terminate();
     }
   } finally {
+    await sb.terminate();
+  }
+});
+
+test('large files stream both ways', { skip }, async () => {
+  const cordon = new Cordon({ socketPath: SOCK });
+  const sb = await cordon.sandboxes.create({ ttlMs: 120000 });
+  const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'cordon-sdk-'));
+  try {
+    const data = crypto.randomBytes(12 << 20); // over the JSON body's limit: streamed with PUT
+    await fs.promises.writeFile(path.join(dir, 'src'), data);
+    assert.deepEqual(await sb.files.upload('/tmp/big', path.join(dir, 'src'), { mode: 0o600 }), {
+      path: '/tmp/big',
+      size: data.length,
+    });
+    const sum = crypto.createHash('sha256').update(data).digest('hex');
+    assert.equal((await sb.exec({ argv: ['sha256sum', '/tmp/big'] })).stdout.split(' ')[0], sum);
+    assert.equal((await sb.files.download('/tmp/big', path.join(dir, 'dst'))).size, data.length);
+    assert.ok(data.equals(await fs.promises.readFile(path.join(dir, 'dst'))));
+    assert.equal((await sb.files.write({ path: '/tmp/w', content: data.subarray(0, 3 << 20) })).size, 3 << 20);
+    assert.deepEqual((await sb.files.list('/tmp/big')).map((e) => e.mode), [0o600]);
+    // a download that fails leaves no file behind
+    await assert.rejects(sb.files.download('/tmp/missing', path.join(dir, 'missing')), (e) => e.status === 404);
+    assert.equal(fs.existsSync(path.join(dir, 'missing')), false);
+    // an upload aborted midway (a stream that stalls after 1 MiB of its 12) lands nothing
+    const ac = new AbortController();
+    const src = new PassThrough();
+    src.write(data.subarray(0, 1 << 20));
+    const up = sb.files.upload('/tmp/aborted', src, { size: data.length, signal: ac.signal });
+    setTimeout(() => ac.abort(), 200);
+    await assert.rejects(up, (e) => e.name === 'AbortError');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual((await sb.files.list('/tmp')).map((e) => e.name).sort(), ['big', 'w']);
+  } finally {
+    await fs.promises.rm(dir, { recursive: true, force: true });
     await sb.terminate();
   }
 });
