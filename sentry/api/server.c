@@ -273,12 +273,69 @@ static enum MHD_Result count_host(void *cls, enum MHD_ValueKind kind, const char
         return MHD_YES;
 }
 
+/* A URL's path and each query key and value are decoded as libmicrohttpd
+ * decodes them, but an encoded NUL ("%00") marks its request, which is
+ * refused: the handlers read C strings, so what follows it would be cut
+ * off unseen (.../ID%00/ports/3000 served as .../ID, ?path=/a%00b as /a),
+ * while a proxy in front saw, and may have allowed, the whole. Set while
+ * the request line is parsed, in the connection's own thread, and taken
+ * (reset) at the request's first call. */
+static _Thread_local bool url_nul;
+
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+        (void)cls;
+        (void)c;
+        if (strstr(s, "%00"))
+                url_nul = true;
+        return MHD_http_unescape(s);
+}
+
+/* The query's keys, each at most once: a repeated one is a request that a
+ * proxy in front may read by its last value while cordon reads the first. */
+struct query_keys {
+        const char *keys[32];
+        size_t n;
+        const char *dup; /* the key seen twice (or the 33rd), or NULL */
+};
+
+static enum MHD_Result count_query(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+        (void)kind;
+        (void)value;
+        struct query_keys *q = cls;
+        for (size_t i = 0; i < q->n; i++)
+                if (streq(q->keys[i], key)) {
+                        q->dup = key;
+                        return MHD_NO;
+                }
+        if (q->n == ELEMENTSOF(q->keys)) {
+                q->dup = key;
+                return MHD_NO;
+        }
+        q->keys[q->n++] = key;
+        return MHD_YES;
+}
+
+/* A request refused before its body (its framing, its Host, its URL):
+ * whatever body comes is dropped, and nothing of it is timed further. */
+static enum MHD_Result refuse_early(struct req_ctx *x, unsigned status, const char *code, const char *field,
+                                    const char *message)
+{
+        x->r.too_large = true;
+        x->r.started = true;
+        api_deadline_phase(x->r.conn, API_DEADLINE_SERVED, 0);
+        return api_error(&x->r, status, code, field, "%s", message);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_data_size,
                                   void **con_cls)
 {
         struct req_ctx *x = *con_cls;
         if (!x) {
+                bool nul = url_nul; /* this request's line's, taken */
+                url_nul = false;
                 x = xcalloc(1, sizeof(*x));
                 x->r.srv = cls;
                 x->r.conn = c;
@@ -299,25 +356,27 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                  * number, is refused: a proxy in front that reads the
                  * other framing would see a second request where this
                  * server sees a body (request smuggling) */
-                if ((cl && te) || (cl && (!*cl || cl[strspn(cl, "0123456789")]))) {
-                        x->r.too_large = true; /* whatever body comes is dropped */
-                        x->r.started = true;
-                        api_deadline_phase(c, API_DEADLINE_SERVED, 0);
-                        return api_error(&x->r, 400, "invalid_framing", NULL,
-                                         cl && te ? "Content-Length and Transfer-Encoding together: one framing only"
-                                                  : "Content-Length: expected a number of bytes");
-                }
+                if ((cl && te) || (cl && (!*cl || cl[strspn(cl, "0123456789")])))
+                        return refuse_early(x, 400, "invalid_framing", NULL,
+                                            cl && te ? "Content-Length and Transfer-Encoding together: one framing only"
+                                                     : "Content-Length: expected a number of bytes");
                 /* HTTP/1.1 asks for exactly one Host (RFC 9112 3.2):
                  * libmicrohttpd takes none or two, which a proxy in front
                  * may read otherwise than this server does */
                 unsigned n_host = 0;
                 MHD_get_connection_values(c, MHD_HEADER_KIND, count_host, &n_host);
-                if (n_host > 1 || (n_host == 0 && strcmp(version, MHD_HTTP_VERSION_1_1) == 0)) {
-                        x->r.too_large = true; /* whatever body comes is dropped */
-                        x->r.started = true;
-                        api_deadline_phase(c, API_DEADLINE_SERVED, 0);
-                        return api_error(&x->r, 400, "invalid_host", NULL,
-                                         n_host ? "more than one Host header" : "an HTTP/1.1 request without Host");
+                if (n_host > 1 || (n_host == 0 && strcmp(version, MHD_HTTP_VERSION_1_1) == 0))
+                        return refuse_early(x, 400, "invalid_host", NULL,
+                                            n_host ? "more than one Host header" : "an HTTP/1.1 request without Host");
+                if (nul)
+                        return refuse_early(x, 400, "invalid_url", NULL,
+                                            "the URL holds an encoded NUL (%00), which no path, id or value may hold");
+                struct query_keys qk = {.n = 0};
+                MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, count_query, &qk);
+                if (qk.dup) {
+                        _cleanup_free_ char *m = xasprintf("%s: a query key may appear once (and at most %zu keys)",
+                                                           qk.dup, ELEMENTSOF(qk.keys));
+                        return refuse_early(x, 400, "invalid_query", qk.dup, m);
                 }
                 if (cl && strtoull(cl, NULL, 10) > x->r.body_max && x->route) {
                         /* said at once, before the body: MHD closes the
@@ -609,7 +668,9 @@ int api_serve(const struct api_config *c, char **ret_error)
                  * for the unix socket, whose peers have no address) */
                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)(srv.tcp ? 64 : 0),
                 /* the request line and headers (431 beyond) */
-                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
+                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+                /* an encoded NUL in the URL is seen, not cut at */
+                MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
         if (!srv.daemon) {
                 *ret_error = xasprintf("cannot start the HTTP server on %s", c->listen);
                 api_deadlines_stop();

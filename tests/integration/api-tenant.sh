@@ -499,4 +499,45 @@ PY
         expect_eq "[]" "$(j 'd["entries"]')" "nothing is left of it"
 }
 
+# A URL is read as the client (and a proxy in front) wrote it, or refused saying why: an encoded
+# NUL used to cut the path short unseen, so `DELETE .../ID%00/ports/3000` (a port's close, to a
+# proxy) terminated the sandbox, and `?path=/a%00b` read /a; a query key given twice was read by
+# its first value, where a proxy may check the last. Another sandbox's id, however spelled, is
+# "not found".
+it_test hostile_urls_are_refused
+hostile_urls_are_refused() {
+        need_root
+        need_curl
+        start_tcp_api
+        api_sandbox
+        local theirs=$ID
+        api_sandbox
+        local own=$ID
+        TOKEN=$TOKEN_SB
+        api DELETE "/v1/sandboxes/$own%00/ports/3000"
+        expect_eq "400 invalid_url" "$CODE $(j 'd["error"]["code"]')" "an encoded NUL in the path"
+        TOKEN=$ADMIN
+        api GET "/v1/sandboxes/$own"
+        expect_eq "200 running" "$CODE $(j 'd["status"]')" "the sandbox it would have terminated"
+        TOKEN=$TOKEN_SB
+        api GET "/v1/sandboxes/$own/files?path=/etc/passwd%00x"
+        expect_eq "400 invalid_url" "$CODE $(j 'd["error"]["code"]')" "an encoded NUL in a query value"
+        api GET "/v1/sandboxes/$own/files?path=/etc/hostname&path=/etc/passwd"
+        expect_eq "400 invalid_query path" "$CODE $(j 'd["error"]["code"]') $(j 'd["error"]["field"]')" "a query key twice"
+        api GET "/v1/sandboxes/$own/files?path=/etc/hostname"
+        expect_eq 200 "$CODE" "the same call, once"
+        # the other tenant's id, by any spelling, with this token: not found, as a missing one
+        local spelled
+        for spelled in "$theirs" "${theirs:0:8}" "${theirs^^}" "%$(printf '%x' "'${theirs:0:1}")${theirs:1}" "$own/../$theirs" "$theirs%2f..%2f$own"; do
+                api GET "/v1/sandboxes/$spelled/files?path=/etc/hostname"
+                case $CODE in
+                404) ;;
+                *) fail "another sandbox's id spelled $spelled: $CODE $OUT" ;;
+                esac
+        done
+        api GET "/v1/sandboxes/$own/files?path=/../../../../etc/shadow"
+        expect_eq 200 "$CODE" "the view's own /etc/shadow"
+        expect_not_contains "$OUT" "root:" "never the host's"
+}
+
 it_main "$@"
