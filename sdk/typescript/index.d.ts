@@ -39,6 +39,8 @@ export interface ExecSpec {
   cwd?: string;
   timeoutMs?: number;
   stdinBase64?: string;
+  /** exec: a closed connection (an abort) cancels the run; exec({...}, { signal }) asks for it */
+  cancelOnDisconnect?: boolean;
 }
 
 export interface ExecResult {
@@ -111,7 +113,7 @@ export declare class Sandbox {
     close(port: number): Promise<Record<string, unknown>>;
   };
   inspect(): Promise<Record<string, unknown>>;
-  /** signal: an AbortSignal that ends the call */
+  /** signal: aborted, the request's connection closes and the server cancels the run */
   exec(spec: ExecSpec, opts?: { signal?: AbortSignal }): Promise<ExecResult>;
   events(opts?: EventOptions): AsyncGenerator<SandboxEvent>;
   pause(): Promise<{ id: string; status: string }>;

@@ -324,10 +324,12 @@ export class Sandbox {
 
   /**
    * {argv, env, cwd, timeoutMs, stdinBase64}: waits; {runId, exitCode, signal, stdout, stderr,
-   * truncated, timedOut}. signal: an AbortSignal that ends the call.
+   * truncated, timedOut}. signal: an AbortSignal; aborted, the run is cancelled on the server
+   * (the call asks for cancelOnDisconnect).
    */
   exec(spec, { signal } = {}) {
-    return this._c.request('POST', `${this._path}/exec`, { body: spec, signal });
+    const body = signal && spec.cancelOnDisconnect === undefined ? { ...spec, cancelOnDisconnect: true } : spec;
+    return this._c.request('POST', `${this._path}/exec`, { body, signal });
   }
 
   events({ afterSequence = 0, follow = false, signal } = {}) {

@@ -247,7 +247,7 @@ enum MHD_Result api_run_events(struct api_req *r)
 
 /* --- runs --- */
 
-static const char *const exec_keys[] = {"argv", "env", "cwd", "timeoutMs", "stdinBase64", NULL};
+static const char *const exec_keys[] = {"argv", "env", "cwd", "timeoutMs", "stdinBase64", "cancelOnDisconnect", NULL};
 static const char *const run_keys[] = {"argv", "env", "cwd", "timeoutMs", "idempotencyKey", NULL};
 
 /* A detached run: 0 with its id in ret, or the error queued. */
@@ -388,6 +388,13 @@ enum MHD_Result api_exec(struct api_req *r)
                         return q;
                 return events(r, run, true);
         }
+        json_t *cod = json_object_get(body, "cancelOnDisconnect");
+        if (cod && !json_is_boolean(cod)) {
+                json_decref(body);
+                return api_error(r, 400, "invalid_field", "cancelOnDisconnect",
+                                 "cancelOnDisconnect: expected a boolean");
+        }
+        bool cancel_on_hangup = json_is_true(cod);
         json_t *in = json_object_get(body, "stdinBase64");
         _cleanup_free_ uint8_t *input = NULL;
         size_t input_len = 0;
@@ -448,16 +455,30 @@ enum MHD_Result api_exec(struct api_req *r)
         size_t in_off = 0;
         bool out_open = out_fd >= 0, err_open = err_fd >= 0;
         /* until the run's status: its output gathered (bounded), its input
-         * fed; if our client goes away meanwhile, the run goes on */
+         * fed. If our client goes away meanwhile the run goes on, unless it
+         * asked otherwise (cancelOnDisconnect: an SDK's abort, whose run's
+         * id would have come in this reply alone) */
         for (;;) {
-                struct pollfd p[4] = {{conn, POLLIN, 0},
+                struct pollfd p[5] = {{conn, POLLIN, 0},
                                       {out_open ? out_fd : -1, POLLIN, 0},
                                       {err_open ? err_fd : -1, POLLIN, 0},
-                                      {in_wr, POLLOUT, 0}};
-                if (poll(p, 4, -1) < 0) {
+                                      {in_wr, POLLOUT, 0},
+                                      /* only its hang-up: a next request
+                                       * already sent waits unread */
+                                      {cancel_on_hangup ? api_conn_fd(r) : -1, POLLRDHUP, 0}};
+                if (poll(p, 5, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         break;
+                }
+                if (p[4].revents) {
+                        json_t *cr = NULL;
+                        (void)sandbox_call(r->params[0], json_pack("{s:s, s:s}", "op", "cancel", "run", run), NULL, 0,
+                                           NULL, NULL, &cr);
+                        json_decref(cr);
+                        free(o[0].data);
+                        free(o[1].data);
+                        return MHD_NO; /* nobody to answer */
                 }
                 if (p[1].revents && !relay_into(out_fd, &o[0]))
                         out_open = false;

@@ -540,4 +540,29 @@ hostile_urls_are_refused() {
         expect_not_contains "$OUT" "root:" "never the host's"
 }
 
+# An exec asking for cancelOnDisconnect whose client goes away before its reply (curl's
+# --max-time here; the TypeScript SDK's AbortSignal alike) has its run cancelled: its id was in
+# that reply alone. Without it (api.sh), and for a run started in the background whose reader
+# leaves, the run goes on.
+it_test exec_is_cancelled_when_its_client_goes
+exec_is_cancelled_when_its_client_goes() {
+        need_root
+        need_curl
+        start_tcp_api
+        api_sandbox
+        TOKEN=$TOKEN_SB
+        api POST "/v1/sandboxes/$ID/exec" '{"argv": ["sh", "-c", "sleep 30; touch /tmp/late"], "cancelOnDisconnect": true}' --max-time 1
+        expect_eq 000 "$CODE" "the client gave up"
+        wait_until 10 bash -c "curl -s -H 'Authorization: Bearer $TOKEN' http://$TCP/v1/sandboxes/$ID/runs/r1 | grep -q cancelled" ||
+                fail "the exec's run was not cancelled"
+        api GET "/v1/sandboxes/$ID/processes"
+        expect_not_contains "$OUT" "sleep 30" "nothing of the run is left"
+        api POST "/v1/sandboxes/$ID/exec" '{"argv": ["true"], "cancelOnDisconnect": 1}'
+        expect_eq "400 cancelOnDisconnect" "$CODE $(j 'd["error"]["field"]')" "a cancelOnDisconnect that is no boolean"
+        api POST "/v1/sandboxes/$ID/runs" '{"argv": ["sleep", "30"]}'
+        api GET "/v1/sandboxes/$ID/runs/r2/events?follow=1" "" --max-time 1
+        api GET "/v1/sandboxes/$ID/runs/r2"
+        expect_eq running "$(j 'd["status"]')" "a background run outlives its reader"
+}
+
 it_main "$@"

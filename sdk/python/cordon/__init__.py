@@ -214,8 +214,13 @@ class Sandbox:
 
     def exec(self, spec=None, **kw):
         """Runs {argv, env, cwd, timeoutMs, stdinBase64} and waits: {runId, exitCode,
-        signal, stdout, stderr, truncated, timedOut}."""
-        return self._c.request("POST", self._path + "/exec", body=_spec(spec, kw))
+        signal, stdout, stderr, truncated, timedOut}. It waits as long as the run takes (with
+        timeoutMs, that and a minute more at most). With cancelOnDisconnect=True, an interrupt
+        (the connection closed before the reply) has the server cancel the run; else it goes on."""
+        d = _spec(spec, kw)
+        t = d.get("timeoutMs")
+        wait = max(self._c.timeout, t / 1000 + 60) if isinstance(t, (int, float)) and t > 0 else None
+        return self._c.request("POST", self._path + "/exec", body=d, timeout=wait)
 
     def events(self, spec=None, **kw):
         d = _spec(spec, kw)

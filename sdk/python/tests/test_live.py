@@ -74,6 +74,14 @@ class LiveTest(unittest.TestCase):
             self.assertEqual(cm.exception.status, 404)
             self.assertFalse(os.path.exists(os.path.join(d, "missing")))
 
+    def test_exec_outlives_the_client_timeout(self):
+        # an exec waits as long as its run takes: the client's timeout closing the
+        # connection midway would have the server cancel the run
+        slow = cordon.Client(socket_path=SOCK, timeout=1)
+        sb = slow.sandboxes.get(self.sb.id)
+        self.assertEqual(sb.exec({"argv": ["sh", "-c", "sleep 2; echo done"]})["stdout"], "done\n")
+        self.assertEqual(sb.exec({"argv": ["sh", "-c", "sleep 2; echo done"], "timeoutMs": 10000})["stdout"], "done\n")
+
     def test_errors_are_raised_with_their_code(self):
         with self.assertRaises(cordon.CordonError) as cm:
             self.sb.exec({"argv": "not a list"})

@@ -96,6 +96,25 @@ test('large files stream both ways', { skip }, async () => {
   }
 });
 
+test('an aborted exec has its run cancelled', { skip }, async () => {
+  const cordon = new Cordon({ socketPath: SOCK });
+  const sb = await cordon.sandboxes.create({ ttlMs: 120000 });
+  try {
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 300);
+    await assert.rejects(sb.exec({ argv: ['sleep', '30'] }, { signal: ac.signal }), (e) => e.name === 'AbortError');
+    let status;
+    for (let i = 0; i < 100 && status !== 'cancelled'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = (await sb.runs.get('r1')).status;
+    }
+    assert.equal(status, 'cancelled');
+    assert.deepEqual((await sb.processes.list()).filter((p) => p.command.includes('sleep')), []);
+  } finally {
+    await sb.terminate();
+  }
+});
+
 test('errors carry the status, code and field', { skip }, async () => {
   const cordon = new Cordon({ socketPath: SOCK });
   await assert.rejects(cordon.sandboxes.create({ colour: 'blue' }), (e) => e.status === 400 && e.field === 'colour');
