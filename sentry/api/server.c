@@ -264,12 +264,20 @@ static enum MHD_Result dispatch(struct req_ctx *x)
         return x->route->fn(r);
 }
 
-static enum MHD_Result count_host(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+/* The headers a request may carry once: Host and Authorization. */
+struct once_headers {
+        unsigned host, auth;
+};
+
+static enum MHD_Result count_once(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
 {
         (void)kind;
         (void)value;
+        struct once_headers *n = cls;
         if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0)
-                (*(unsigned *)cls)++;
+                n->host++;
+        else if (strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0)
+                n->auth++;
         return MHD_YES;
 }
 
@@ -363,11 +371,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 /* HTTP/1.1 asks for exactly one Host (RFC 9112 3.2):
                  * libmicrohttpd takes none or two, which a proxy in front
                  * may read otherwise than this server does */
-                unsigned n_host = 0;
-                MHD_get_connection_values(c, MHD_HEADER_KIND, count_host, &n_host);
-                if (n_host > 1 || (n_host == 0 && strcmp(version, MHD_HTTP_VERSION_1_1) == 0))
+                struct once_headers n = {0, 0};
+                MHD_get_connection_values(c, MHD_HEADER_KIND, count_once, &n);
+                if (n.host > 1 || (n.host == 0 && strcmp(version, MHD_HTTP_VERSION_1_1) == 0))
                         return refuse_early(x, 400, "invalid_host", NULL,
-                                            n_host ? "more than one Host header" : "an HTTP/1.1 request without Host");
+                                            n.host ? "more than one Host header" : "an HTTP/1.1 request without Host");
+                /* two credentials are no credential: cordon would act as
+                 * the first, where a proxy in front may have checked (or
+                 * added) the other */
+                if (n.auth > 1)
+                        return refuse_early(x, 400, "invalid_authorization", NULL,
+                                            "more than one Authorization header");
                 if (nul)
                         return refuse_early(x, 400, "invalid_url", NULL,
                                             "the URL holds an encoded NUL (%00), which no path, id or value may hold");

@@ -526,6 +526,9 @@ hostile_urls_are_refused() {
         expect_eq "400 invalid_query path" "$CODE $(j 'd["error"]["code"]') $(j 'd["error"]["field"]')" "a query key twice"
         api GET "/v1/sandboxes/$own/files?path=/etc/hostname"
         expect_eq 200 "$CODE" "the same call, once"
+        # two credentials: refused, whichever comes first
+        api GET /v1/sandboxes "" -H "Authorization: Bearer $ADMIN"
+        expect_eq "400 invalid_authorization" "$CODE $(j 'd["error"]["code"]')" "two Authorization headers"
         # the other tenant's id, by any spelling, with this token: not found, as a missing one
         local spelled
         for spelled in "$theirs" "${theirs:0:8}" "${theirs^^}" "%$(printf '%x' "'${theirs:0:1}")${theirs:1}" "$own/../$theirs" "$theirs%2f..%2f$own"; do
