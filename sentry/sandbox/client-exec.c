@@ -6,6 +6,7 @@
  * with --follow, keeps reading it until the sandbox is gone. */
 #include "config.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -255,6 +256,43 @@ int client_exec(int argc, char **argv)
 
 /* --- events --- */
 
+/* Prints the events the log has beyond *after (of run, where given),
+ * moving *after on: whether the log had anything new. */
+static bool print_events(struct event_reader *er, const char *run, bool json, long long *after)
+{
+        bool got = false;
+        json_t *ev;
+        const char *full;
+        while (event_reader_next(er, &ev, &full) > 0) {
+                got = true;
+                long long seq = (long long)json_integer_value(json_object_get(ev, "seq"));
+                const char *evrun = json_string_value(json_object_get(ev, "run"));
+                if (seq > *after && (!run || (evrun && streq(evrun, run)))) {
+                        if (json)
+                                fputs(full, stdout);
+                        else {
+                                printf("%6lld %s %-12s", seq, json_string_value(json_object_get(ev, "time")),
+                                       json_string_value(json_object_get(ev, "type")));
+                                const char *k;
+                                json_t *v;
+                                json_object_foreach(ev, k, v)
+                                {
+                                        if (streq(k, "seq") || streq(k, "time") || streq(k, "type"))
+                                                continue;
+                                        char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+                                        printf(" %s=%s", k, s);
+                                        free(s);
+                                }
+                                putchar('\n');
+                        }
+                        *after = seq;
+                }
+                json_decref(ev);
+        }
+        fflush(stdout);
+        return got;
+}
+
 int client_events(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -272,6 +310,7 @@ int client_events(int argc, char **argv)
         bool follow = false, json = false;
         long long after = 0;
         int c;
+        char *end;
         optind = 2;
         while ((c = getopt_long(argc, argv, "fj", opts, NULL)) != -1) {
                 switch (c) {
@@ -282,10 +321,19 @@ int client_events(int argc, char **argv)
                         json = true;
                         break;
                 case 'a':
-                        after = strtoll(optarg, NULL, 10);
+                        errno = 0;
+                        after = strtoll(optarg, &end, 10);
+                        if (!isdigit((unsigned char)optarg[0]) || *end || errno) {
+                                fprintf(stderr, "cordon: --after %s: expected an event's seq (0 or more)\n", optarg);
+                                return EXIT_USAGE;
+                        }
                         break;
                 case 'r':
                         run = optarg;
+                        if (run[0] != 'r' || !run[1] || run[1 + strspn(run + 1, "0123456789")]) {
+                                fprintf(stderr, "cordon: --run %s: expected a run id such as r1\n", run);
+                                return EXIT_USAGE;
+                        }
                         break;
                 default:
                         return EXIT_USAGE;
@@ -306,49 +354,15 @@ int client_events(int argc, char **argv)
         /* from the first event asked for on, not through the whole log */
         if (after > 0)
                 (void)event_reader_seek(&er, after, NULL);
-        for (;;) {
-                bool got = false;
-                json_t *ev;
-                const char *full;
-                while (event_reader_next(&er, &ev, &full) > 0) {
-                        got = true;
-                        long long seq = (long long)json_integer_value(json_object_get(ev, "seq"));
-                        const char *evrun = json_string_value(json_object_get(ev, "run"));
-                        if (seq > after && (!run || (evrun && streq(evrun, run)))) {
-                                if (json)
-                                        fputs(full, stdout);
-                                else {
-                                        printf("%6lld %s %-12s", seq, json_string_value(json_object_get(ev, "time")),
-                                               json_string_value(json_object_get(ev, "type")));
-                                        const char *k;
-                                        json_t *v;
-                                        json_object_foreach(ev, k, v)
-                                        {
-                                                if (streq(k, "seq") || streq(k, "time") || streq(k, "type"))
-                                                        continue;
-                                                char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-                                                printf(" %s=%s", k, s);
-                                                free(s);
-                                        }
-                                        putchar('\n');
-                                }
-                                after = seq;
-                        }
-                        json_decref(ev);
-                }
-                fflush(stdout);
-                if (!follow)
+        for (bool last = false;;) {
+                bool got = print_events(&er, run, json, &after);
+                if (!follow || last)
                         break;
-                if (!got && !state_dir_live(dfd)) {
-                        /* the sandbox is gone: one last read, then done */
-                        while (event_reader_next(&er, &ev, &full) > 0) {
-                                if (json)
-                                        fputs(full, stdout);
-                                json_decref(ev);
-                        }
-                        break;
-                }
-                if (!got)
+                /* the sandbox is gone: one last read (its last events,
+                 * shown as every other), then done */
+                if (!got && !state_dir_live(dfd))
+                        last = true;
+                else if (!got)
                         usleep(100 * 1000);
         }
         event_reader_close(&er);

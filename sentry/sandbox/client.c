@@ -619,30 +619,59 @@ static int cmd_put(int argc, char **argv)
         return r == 0 ? 0 : 1;
 }
 
+/* get: the sandbox's file lands at LOCAL whole or not at all, as a put's
+ * does in the sandbox: it is written beside LOCAL under a temporary name
+ * (opened by us as the invoking user, never through a symlink) and renamed
+ * over it once complete, so a get that fails (no such path, the sandbox
+ * gone midway) leaves LOCAL as it was. A LOCAL that exists and is no
+ * regular file (a FIFO, a terminal) is written in place; a symlink is
+ * refused (the rename would replace it, never follow it, either way). */
 static int cmd_get(int argc, char **argv)
 {
         if (argc != 4) {
                 fprintf(stderr, "cordon: sandbox get ID SANDBOX-PATH LOCAL\n");
                 return EXIT_USAGE;
         }
-        /* our own file, opened by us as the invoking user: never through a
-         * symlink at its last component (a bind-mounted directory the
-         * sandbox can write might have planted one) */
-        bool to_stdout = streq(argv[3], "-");
-        _cleanup_close_ int fd =
-                to_stdout ? fcntl(1, F_DUPFD_CLOEXEC, 3)
-                          : open(argv[3], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
+        const char *local = argv[3];
+        struct stat st;
+        bool exists = !streq(local, "-") && lstat(local, &st) == 0;
+        if (exists && S_ISLNK(st.st_mode)) {
+                /* a bind-mounted directory the sandbox can write might have planted it */
+                fprintf(stderr, "cordon: get: %s: is a symlink, which is never followed\n", local);
+                return 1;
+        }
+        bool in_place = streq(local, "-") || (exists && !S_ISREG(st.st_mode));
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_close_ int fd = -1;
+        if (streq(local, "-"))
+                fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
+        else if (in_place)
+                fd = open(local, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        else {
+                const char *slash = strrchr(local, '/');
+                tmp = slash ? xasprintf("%.*s/.%s.cordon-get-XXXXXX", (int)(slash - local), local, slash + 1)
+                            : xasprintf(".%s.cordon-get-XXXXXX", local);
+                fd = mkostemp(tmp, O_CLOEXEC);
+                if (fd >= 0) {
+                        /* what open(LOCAL, 0644) would have made */
+                        mode_t um = umask(0);
+                        umask(um);
+                        (void)fchmod(fd, 0644 & ~um);
+                }
+        }
         if (fd < 0) {
-                fprintf(stderr, "cordon: get: %s: %m\n", argv[3]);
+                fprintf(stderr, "cordon: get: %s: %m\n", local);
                 return 1;
         }
         json_t *rep = NULL;
         int r = client_request(argv[1], json_pack("{s:s, s:s}", "op", "get", "path", argv[2]), &fd, 1, &rep);
         json_decref(rep);
-        if (r != 0 && !to_stdout)
-                if (ftruncate(fd, 0) < 0) {
-                        /* nothing more to undo */
-                }
+        if (tmp && r == 0 && rename(tmp, local) < 0) {
+                fprintf(stderr, "cordon: get: %s: %m\n", local);
+                r = -1;
+        }
+        if (tmp && r != 0)
+                (void)unlink(tmp);
         return r == 0 ? 0 : 1;
 }
 

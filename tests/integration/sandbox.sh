@@ -946,4 +946,41 @@ listings_escape_control_bytes() {
         sb terminate "$ID"
 }
 
+# `get` lands whole or not at all at LOCAL: one that fails (no such path in the sandbox) leaves an
+# existing LOCAL as it was (it used to be truncated to nothing) and makes no file where there was
+# none. `events` refuses an --after or --run it cannot read, naming the flag (it used to read
+# "abc" as 0), and a follow that outlives its sandbox shows its last events as the others.
+it_test get_and_events_refuse_cleanly
+get_and_events_refuse_cleanly() {
+        need_root
+        new_sandbox
+        local d
+        d=$(scratch_dir get)
+        echo precious >"$d/keep"
+        sb get "$ID" /no/such/file "$d/keep"
+        expect_rc 1 "get of a missing path"
+        expect_eq precious "$(cat "$d/keep")" "LOCAL is left as it was"
+        sb get "$ID" /no/such/file "$d/new"
+        expect_true "no file is made" test ! -e "$d/new"
+        expect_eq "" "$(ls -A "$d" | grep cordon-get)" "nor any temporary one left"
+        sb exec "$ID" -- sh -c 'echo fresh > /tmp/f'
+        sb get "$ID" /tmp/f "$d/keep"
+        expect_eq "0 fresh" "$RC $(cat "$d/keep")" "a get that works replaces LOCAL"
+        sb get "$ID" /tmp/f -
+        expect_eq "0 fresh" "$RC $OUT" "get to stdout"
+        local bad
+        for bad in abc -5 1x ""; do
+                sb events "$ID" --after "$bad"
+                expect_rc 2 "events --after '$bad'"
+                expect_contains "$ERR" "--after" "the error names the flag"
+        done
+        sb events "$ID" --run '../x'
+        expect_rc 2 "events --run ../x"
+        sb exec "$ID" -- echo hi
+        ( sleep 1; timeout 30 "$CORDON" sandbox terminate "$ID" >/dev/null 2>&1 ) &
+        sb events "$ID" --follow
+        expect_rc 0 "a follow ends with its sandbox"
+        expect_contains "$OUT" "terminated" "and shows its last event"
+}
+
 it_main "$@"
