@@ -106,6 +106,33 @@ static int oci_drop_privileges(const struct sandbox_plan *plan, const struct oci
                 return r;
         if (prctl(PR_SET_SECUREBITS, SECBIT_KEEP_CAPS, 0, 0, 0) < 0)
                 return negative_errno();
+        if (oci->runs_switch) {
+                /* A container whose process.user is not root: init stays
+                 * the namespace's root (as runc's exec starts as root), with
+                 * the bounding set and CAP_SETUID, CAP_SETGID, CAP_SETPCAP
+                 * and CAP_KILL, and each run (the container's process first)
+                 * becomes what its EXEC_USER and EXEC_CAPS say before its
+                 * exec (initd.c exec_run), which refuses a run without them.
+                 * Why this gives the container nothing: init runs nothing of
+                 * the container's; the four beyond the bounding set are for
+                 * the switch (and init's signals to a run of another uid),
+                 * never past a run's exec (its final capset, no_new_privs,
+                 * the bounding set, which the kernel applies to root's exec);
+                 * init is not in the container's pid namespace (Linux 6.15+),
+                 * not dumpable, of another uid than a non-root run (which can
+                 * neither signal nor trace it; ptrace is refused anyway);
+                 * and what a run asks for is checked by the OCI front
+                 * against the bounding set, from an exec only the engine
+                 * can ask for (the sentry's control socket). The ambient set
+                 * is raised and locked by each run, after its switch. */
+                uint64_t keep = b | (UINT64_C(1) << CAP_SETUID) | (UINT64_C(1) << CAP_SETGID) |
+                                (UINT64_C(1) << CAP_SETPCAP) | (UINT64_C(1) << CAP_KILL);
+                if ((r = capset_sets(keep, keep, oci->cap_inheritable & b)) < 0)
+                        return r;
+                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                        return negative_errno();
+                return 0;
+        }
         if (oci->set_user) {
                 gid_t groups[OCI_MAX_IDS];
                 for (size_t i = 0; i < oci->n_groups; i++)
@@ -146,7 +173,7 @@ static int oci_drop_privileges(const struct sandbox_plan *plan, const struct oci
 static int drop_privileges(const struct sandbox_plan *plan)
 {
         const struct oci_sandbox *oci = plan->oci;
-        if (oci && plan->caps)
+        if (oci && (plan->caps || oci->runs_switch))
                 return oci_drop_privileges(plan, oci);
         uint64_t keep = oci ? 0 : plan->caps;
         int r = drop_bounding(keep);

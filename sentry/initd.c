@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/seccomp.h>
+#include <linux/securebits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -205,8 +206,11 @@ static bool command_found(const char *name, char *const envp[], char *why, size_
  * CAP_SETPCAP to drop, an ambient one cannot be raised past init's locked
  * securebit) and the permitted set kept across a switch of uid; after it,
  * the effective, permitted and inheritable sets, which can only narrow
- * what init holds. 0; a failure ends the run (setup_fail). */
-static void exec_caps_before(const struct exec_msg *e)
+ * what init holds. held: init is the namespace's root with the bounding
+ * set (oci_sandbox.runs_switch): the permitted set is always kept across
+ * the switch, and the run raises its ambient set and locks it itself. A
+ * failure ends the run (setup_fail). */
+static void exec_caps_before(const struct exec_msg *e, bool held)
 {
         for (int cap = 0; cap <= 63; cap++) {
                 uint64_t bit = UINT64_C(1) << cap;
@@ -224,14 +228,37 @@ static void exec_caps_before(const struct exec_msg *e)
         /* the permitted set kept across setresuid away from root (not
          * possible, and not needed, where init's securebits lock it off:
          * a container with no capabilities, whose runs ask for none) */
-        if ((e->flags & EXEC_USER) && e->caps[2] && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+        if ((e->flags & EXEC_USER) && (e->caps[2] || held) && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
                 setup_fail(EXIT_SANDBOX, "process.capabilities: keep them across the switch of user: %s",
                            strerror(errno));
 }
 
-static void exec_caps_after(const struct exec_msg *e)
+static void exec_caps_after(const struct exec_msg *e, bool held)
 {
-        int r = capset_sets(e->caps[1] & e->caps[2], e->caps[2], e->caps[3]);
+        int r;
+        if (held) {
+                /* what init held, kept across the switch, effective for
+                 * the steps below (the inheritable set, the ambient raise,
+                 * the lock, which needs CAP_SETPCAP) */
+                struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+                struct __user_cap_data_struct d[2] = {{0}};
+                if (syscall(SYS_capget, &h, d) < 0)
+                        setup_fail(EXIT_SANDBOX, "process.capabilities: capget: %s", strerror(errno));
+                uint64_t now = d[0].permitted | ((uint64_t)d[1].permitted << 32);
+                if ((r = capset_sets(now, now, e->caps[3])) < 0)
+                        setup_fail(EXIT_SANDBOX, "process.capabilities.inheritable: %s", strerror(-r));
+                /* an ambient capability the inheritable set lacks is left
+                 * out, as init leaves it (oci_drop_privileges) */
+                for (int cap = 0; cap <= 63; cap++)
+                        if ((e->caps[4] & e->caps[3] & now & (UINT64_C(1) << cap)) &&
+                            prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) < 0)
+                                setup_fail(EXIT_SANDBOX, "process.capabilities.ambient: capability %d: %s", cap,
+                                           strerror(errno));
+                if (prctl(PR_SET_SECUREBITS, SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED, 0, 0,
+                          0) < 0)
+                        setup_fail(EXIT_SANDBOX, "lock the ambient set: %s", strerror(errno));
+        }
+        r = capset_sets(e->caps[1] & e->caps[2], e->caps[2], e->caps[3]);
         if (r < 0)
                 setup_fail(EXIT_SANDBOX,
                            "process.capabilities: %s (a set holds a capability the container's process does not)",
@@ -325,8 +352,14 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
          * CAP_SETUID/CAP_SETGID (a container whose identity lacks them
          * cannot: said, as runc would fail); leaving root drops every
          * capability, as the kernel does */
+        /* a container whose init stays root (runs_switch): every run
+         * names its identity and sets (the OCI front sends them), or it
+         * would run with init's */
+        bool held = oci && oci->runs_switch;
+        if (held && (e->flags & (EXEC_USER | EXEC_CAPS)) != (EXEC_USER | EXEC_CAPS))
+                setup_fail(EXIT_SANDBOX, "a run of this container must name its user and capabilities");
         if (e->flags & EXEC_CAPS)
-                exec_caps_before(e);
+                exec_caps_before(e, held);
         if (e->flags & EXEC_GROUPS) {
                 gid_t groups[EXEC_MAX_GROUPS];
                 for (uint32_t i = 0; i < e->n_groups; i++)
@@ -346,7 +379,7 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
                                    e->uid, e->gid, strerror(errno));
         }
         if (e->flags & EXEC_CAPS)
-                exec_caps_after(e);
+                exec_caps_after(e, held);
         if (chdir(cwd) < 0)
                 setup_fail(EXIT_SANDBOX, "cannot change to %s in the sandbox: %s", cwd, strerror(errno));
         /* OCI create: a command that is not there or cannot be run fails

@@ -527,6 +527,13 @@ struct oci_sandbox {
         const char *hostname; /* NULL: "cordon" */
         bool set_user;        /* false: the sandbox's root (uid 0) */
         uint32_t uid, gid;
+        /* process.user is not root: init stays the namespace's root, with
+         * the bounding set and what it needs to set a run up (init.c
+         * oci_drop_privileges), and each run, the container's process
+         * too, takes its own identity and sets from its EXEC_USER and
+         * EXEC_CAPS (initd.c), so that an exec may be root (runc's `exec
+         * -u 0`) within the bounding set */
+        bool runs_switch;
         uint32_t groups[OCI_MAX_IDS];
         size_t n_groups;
         /* process.capabilities, masks of (1 << CAP_*), within the sandbox's

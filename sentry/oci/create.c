@@ -355,6 +355,7 @@ static int prepare(const char *bundle, struct oci_prepared *p)
                         return -EINVAL;
                 }
                 sb->set_user = true;
+                sb->runs_switch = oci_runs_switch(&s->process);
                 sb->uid = u->uid;
                 sb->gid = u->gid;
                 for (size_t i = 0; i < u->n_additional_gids; i++) {
@@ -666,6 +667,13 @@ static int do_create(const struct create_args *a, pid_t *ret_sentry, int *ret_ma
         json_t *req = oci_process_request(pr, true, pr->terminal);
         if (a->preserve_fds)
                 json_object_set_new(req, "preserveFds", json_integer(a->preserve_fds));
+        /* a non-root process.user: init stays root, and the container's
+         * process takes its identity as any run does (runs_switch) */
+        if (p.sb.runs_switch) {
+                const uint64_t caps[5] = {p.sb.cap_bounding, p.sb.cap_effective, p.sb.cap_permitted,
+                                          p.sb.cap_inheritable, p.sb.cap_ambient};
+                oci_request_identity(req, p.sb.uid, p.sb.gid, p.sb.groups, p.sb.n_groups, caps);
+        }
         /* the process's word on its set-up comes back on this socket */
         int rep[2] = {-1, -1};
         if (r == 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rep) < 0) {

@@ -57,8 +57,22 @@ static void caps_masks(const struct oci_caps *c, uint64_t out[5])
  * --process file or --cap) checked against what the container's process
  * holds, which is all its init can give a run: a capability cordon refuses
  * (but NET_RAW, held as create holds it), or one the container does not
- * hold in the matching set, is refused by name. 0, or -errno (said). */
-static int exec_caps_check(const char *id, uint64_t want[5], const uint64_t c[5])
+ * hold in the matching set, is refused by name. held (a container whose
+ * init stays root, oci_runs_switch): up to the container's bounding set in
+ * every set instead. 0, or -errno (said).
+ *
+ * Why held may give an exec more than the container's process holds (runc's
+ * `exec -u 0` into a `--user 1000` container, with the default set): an
+ * exec is asked for by the engine alone, on the sentry's control socket
+ * (root's or the container's creator's, which the container cannot reach),
+ * and its process file is the engine's, written outside the container; the
+ * container's own code can neither cause an exec nor change what it asks
+ * for. What the exec gets stays within what the container was created with:
+ * its user namespace and uid range, its bounding set (the kernel's ceiling
+ * for every process of the container, refused capabilities never in it),
+ * and cordon's filter, view, Landlock domain, limits and gate, as for any
+ * run. */
+static int exec_caps_check(const char *id, uint64_t want[5], const uint64_t c[5], bool held)
 {
         uint64_t init_eff = c[1] & c[2] & c[0];
         for (size_t i = 0; i < 5; i++) {
@@ -83,6 +97,7 @@ static int exec_caps_check(const char *id, uint64_t want[5], const uint64_t c[5]
                          * cannot be raised past init's), an inheritable
                          * one within its inheritable or permitted set */
                         const char *lacks = !(c[0] & bit)                      ? "bounding"
+                                            : held                             ? NULL
                                             : i == 2 && !(c[2] & bit)          ? "permitted"
                                             : i == 3 && !((c[2] | c[3]) & bit) ? "permitted"
                                             : i == 4 && !(c[4] & bit)          ? "ambient"
@@ -95,9 +110,10 @@ static int exec_caps_check(const char *id, uint64_t want[5], const uint64_t c[5]
                         }
                 }
         }
-        /* a bounding capability is dropped with CAP_SETPCAP only */
+        /* a bounding capability is dropped with CAP_SETPCAP only (which a
+         * held init keeps for it) */
         uint64_t dropped = c[0] & ~want[0];
-        if (dropped && !(init_eff & (UINT64_C(1) << CAP_SETPCAP))) {
+        if (dropped && !held && !(init_eff & (UINT64_C(1) << CAP_SETPCAP))) {
                 int cap = __builtin_ctzll(dropped);
                 oci_error("exec: process.capabilities.bounding: dropping CAP_%s from the bounding set needs "
                           "CAP_SETPCAP, which container %s's process does not hold",
@@ -339,6 +355,7 @@ int oci_cmd_exec(int argc, char **argv)
          * differ from the container's own, which the run has from init */
         uint64_t want_caps[5], own_caps[5];
         bool send_caps = false, send_gids = false;
+        bool held = r == 0 && oci_runs_switch(&spec->process);
         if (r == 0) {
                 caps_masks(&spec->process.caps, own_caps);
                 caps_masks(has_caps ? &pr.caps : &spec->process.caps, want_caps);
@@ -347,7 +364,7 @@ int oci_cmd_exec(int argc, char **argv)
                 want_caps[2] |= added_caps;
                 if (want_caps[3])
                         want_caps[4] |= added_caps;
-                r = exec_caps_check(id, want_caps, own_caps);
+                r = exec_caps_check(id, want_caps, own_caps, held);
                 /* another user: the sets kept across the switch, as runc
                  * applies them to any user (an ambient one survives the
                  * exec), not dropped as a plain switch away from root */
@@ -362,6 +379,15 @@ int oci_cmd_exec(int argc, char **argv)
                         }
                 send_gids = gids_given && !same_gids(gids, n_gids, spec->process.user.additional_gids,
                                                      spec->process.user.n_additional_gids);
+                /* a held init's runs all name their identity (initd.c):
+                 * without additionalGids a process file's has none (as
+                 * runc's), the container's own process's has its own */
+                if (held && !gids_given) {
+                        n_gids = 0;
+                        for (size_t i = 0;
+                             !process_file && i < spec->process.user.n_additional_gids && n_gids < OCI_MAX_IDS; i++)
+                                gids[n_gids++] = spec->process.user.additional_gids[i];
+                }
         }
         if (r == 0) {
                 if (cwd) {
@@ -410,6 +436,10 @@ int oci_cmd_exec(int argc, char **argv)
         int fds[EXEC_MAX_FDS];
         size_t n_fds = oci_client_fds(fds, nul, preserve);
         json_t *req = oci_process_request(&pr, false, pr.terminal);
+        if (held) {
+                oci_request_identity(req, want_uid, want_gid, gids, n_gids, want_caps);
+                other_user = send_caps = send_gids = false; /* all said */
+        }
         if (other_user)
                 json_object_set_new(req, "user",
                                     json_pack("{s:I, s:I}", "uid", (json_int_t)want_uid, "gid", (json_int_t)want_gid));

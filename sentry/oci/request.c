@@ -96,6 +96,21 @@ json_t *oci_process_request(const struct oci_process *pr, bool main_run, bool tt
         return req;
 }
 
+void oci_request_identity(json_t *req, uint32_t uid, uint32_t gid, const uint32_t *gids, size_t n_gids,
+                          const uint64_t caps[5])
+{
+        static const char *const sets[5] = {"bounding", "effective", "permitted", "inheritable", "ambient"};
+        json_object_set_new(req, "user", json_pack("{s:I, s:I}", "uid", (json_int_t)uid, "gid", (json_int_t)gid));
+        json_t *g = json_array();
+        for (size_t i = 0; i < n_gids; i++)
+                json_array_append_new(g, json_integer(gids[i]));
+        json_object_set_new(req, "groups", g);
+        json_t *c = json_object();
+        for (size_t i = 0; i < 5; i++)
+                json_object_set_new(c, sets[i], json_integer((json_int_t)caps[i]));
+        json_object_set_new(req, "caps", c);
+}
+
 /* stdin, stdout, stderr (a closed one as /dev/null) and the preserved fds. */
 size_t oci_client_fds(int fds[EXEC_MAX_FDS], int nul, int preserve)
 {

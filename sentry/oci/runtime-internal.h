@@ -67,6 +67,17 @@ int oci_send_console(const char *path, int master);
 json_t *oci_strv_json(char **v);
 /* The exec request for pr: main_run holds it before its exec (create). */
 json_t *oci_process_request(const struct oci_process *pr, bool main_run, bool tty);
+/* Whether a container's runs each take their own identity from their
+ * request (its process.user is not root: oci_sandbox.runs_switch), which
+ * oci_request_identity then gives them all, the container's process too. */
+static inline bool oci_runs_switch(const struct oci_process *p)
+{
+        return p->user.uid != 0;
+}
+/* The run's user, additional gids and five capability sets (bounding,
+ * effective, permitted, inheritable, ambient) into req. */
+void oci_request_identity(json_t *req, uint32_t uid, uint32_t gid, const uint32_t *gids, size_t n_gids,
+                          const uint64_t caps[5]);
 /* stdin, stdout, stderr (a closed one as nul) and the preserved fds. */
 size_t oci_client_fds(int fds[EXEC_MAX_FDS], int nul, int preserve);
 /* Catches SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 for a verb

@@ -841,6 +841,54 @@ CapBnd:00000000000005e1" "$OUT" "exec --user with the container's CAP_SETUID, it
         oci delete --force x1
 }
 
+# A container whose process.user is not root (podman --user 1000): an exec may be root, with
+# capabilities up to the container's bounding set, as runc's `exec -u 0` (the engine's process
+# file asks for them); the container's own process has none of it; a capability beyond the
+# bounding set, or one cordon refuses, is still refused by name.
+it_test cli_exec_root_in_user_container
+cli_exec_root_in_user_container() {
+        oci_setup
+        make_bundle "$IT_TMP/b" '["sh", "-c", "grep ^CapEff /proc/self/status | cut -f2 >/tmp/own; id -u >>/tmp/own; trap \"exit 0\" TERM; while :; do sleep 1; done"]' \
+                'c["process"]["user"] = {"uid": 1000, "gid": 1000}
+c["process"]["capabilities"] = {"bounding": ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_SETUID", "CAP_SETGID", "CAP_KILL"]}'
+        chmod 1777 "$IT_TMP/b/rootfs/tmp"
+        oci run --detach --bundle "$IT_TMP/b" u1
+        expect_rc 0 "run as uid 1000 with a bounding set only"
+        python3 - "$IT_TMP" <<'PY'
+import json, sys
+d = sys.argv[1]
+base = {"terminal": False, "args": ["sh", "-c", "id -u; grep ^CapEff /proc/self/status | cut -f2; echo r >/etc/by-root && stat -c %u /etc/by-root"],
+        "env": ["PATH=/bin"], "cwd": "/", "user": {"uid": 0, "gid": 0}}
+def w(name, caps):
+    json.dump(dict(base, capabilities={k: caps for k in ("bounding", "effective", "permitted")}), open("%s/%s.json" % (d, name), "w"))
+w("root", ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_SETUID", "CAP_SETGID", "CAP_KILL"])
+w("nice", ["CAP_CHOWN", "CAP_SYS_NICE"])
+w("admin", ["CAP_SYS_ADMIN"])
+PY
+        wait_until 5 test -s "$IT_TMP/b/rootfs/tmp/own"
+        oci exec u1 cat /tmp/own
+        expect_eq "0000000000000000
+1000" "$OUT" "the container's process: uid 1000, no capabilities"
+        oci exec --process "$IT_TMP/root.json" u1
+        expect_rc 0 "exec as root with the bounding set"
+        expect_eq "0
+00000000000000e3
+0" "$OUT" "root, its capabilities, a root-owned file written"
+        oci exec u1 sh -c 'id -u; touch /etc/by-1000 2>/dev/null && echo wrote'
+        expect_eq 1000 "$OUT" "a plain exec is the container's uid 1000 and cannot write /etc"
+        oci exec --process "$IT_TMP/nice.json" u1
+        expect_true "a capability beyond the bounding set is refused" test "$RC" != 0
+        expect_contains "$ERR" "process.capabilities.bounding: capability CAP_SYS_NICE is not permitted to container u1" \
+                "naming it"
+        oci exec --process "$IT_TMP/admin.json" u1
+        expect_true "a capability cordon refuses is refused" test "$RC" != 0
+        expect_contains "$ERR" "capability CAP_SYS_ADMIN is refused" "naming it"
+        oci kill u1 TERM
+        wait_until 10 is_stopped u1
+        expect_true "kill (SIGTERM) reaches the uid 1000 process" is_stopped u1
+        oci delete --force u1
+}
+
 # --preserve-fds beyond a handful (podman's --preserve-fds, systemd's socket activation), as
 # runc passes them: fd 3 + i in the runtime is fd 3 + i in the container's process.
 it_test cli_preserve_fds

@@ -261,6 +261,17 @@ EOF
         pm exec -t "$cid" sh -c 'test -t 0 && echo is-a-tty'
         [ "$(printf '%s' "$OUT" | tr -d '\r')" = is-a-tty ]
         res exec-tty $? "exec -t"
+        # exec -u 0 into a --user 1000 container: root with the default set, as runc's and
+        # crun's exec (the engine's process file asks for it); a plain exec stays uid 1000
+        pm run -d "${RUN[@]}" --user 1000 "$IMG" sleep 60
+        ucid=$OUT
+        pm exec -u 0 "$ucid" sh -c 'id -u; echo r > /etc/by-root && stat -c %u /etc/by-root; grep ^CapEff /proc/self/status | cut -f2'
+        [ "$OUT" = "$(printf '0\n0\n00000000800405fb')" ]
+        res exec-root-in-user $? "exec -u 0 into a --user 1000 container: root, writes a root-owned file"
+        pm exec "$ucid" sh -c 'id -u; touch /etc/by-1000 2>/dev/null && echo wrote; grep ^CapEff /proc/self/status | cut -f2'
+        [ "$OUT" = "$(printf '1000\n0000000000000000')" ]
+        res exec-user-plain $? "a plain exec into it is uid 1000, without capabilities"
+        "${PM[@]}" rm -f -t 0 "$ucid" >/dev/null 2>&1
         pm pause "$cid"
         pm inspect --format '{{.State.Status}}' "$cid"
         st=$OUT
