@@ -655,6 +655,17 @@ static int do_create(const struct create_args *a, pid_t *ret_sentry, int *ret_ma
                             oci_hooks_json(p.spec, OCI_HOOK_START_CONTAINER));
         if (p.pod_record)
                 json_object_set_new(c.state, "pod", TAKE_PTR(p.pod_record));
+        /* a non-root process.user: init stays root, and the container's
+         * process takes its identity as any run does (runs_switch); its
+         * startContainer hooks' runs too (hooks.c) */
+        json_t *identity = NULL;
+        if (p.sb.runs_switch) {
+                const uint64_t caps[5] = {p.sb.cap_bounding, p.sb.cap_effective, p.sb.cap_permitted,
+                                          p.sb.cap_inheritable, p.sb.cap_ambient};
+                identity = json_object();
+                oci_request_identity(identity, p.sb.uid, p.sb.gid, p.sb.groups, p.sb.n_groups, caps);
+                json_object_set(c.state, "runIdentity", identity);
+        }
         json_object_set_new(c.state, "resources", oci_resources_json(&p.spec->resources)); /* for update */
         r = oci_container_save(&c);
         if (r < 0)
@@ -667,13 +678,9 @@ static int do_create(const struct create_args *a, pid_t *ret_sentry, int *ret_ma
         json_t *req = oci_process_request(pr, true, pr->terminal);
         if (a->preserve_fds)
                 json_object_set_new(req, "preserveFds", json_integer(a->preserve_fds));
-        /* a non-root process.user: init stays root, and the container's
-         * process takes its identity as any run does (runs_switch) */
-        if (p.sb.runs_switch) {
-                const uint64_t caps[5] = {p.sb.cap_bounding, p.sb.cap_effective, p.sb.cap_permitted,
-                                          p.sb.cap_inheritable, p.sb.cap_ambient};
-                oci_request_identity(req, p.sb.uid, p.sb.gid, p.sb.groups, p.sb.n_groups, caps);
-        }
+        if (identity)
+                json_object_update(req, identity);
+        json_decref(identity);
         /* the process's word on its set-up comes back on this socket */
         int rep[2] = {-1, -1};
         if (r == 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rep) < 0) {

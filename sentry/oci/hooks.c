@@ -112,9 +112,10 @@ static int run_hooks(const char *kind, json_t *hooks, const char *state_text)
  * exec's (its namespaces, view, filter, Landlock domain, limits, and the
  * container process's identity), its path looked up in the container's
  * root, the state document on its stdin, its stderr ours. Its argv[0] is
- * its path (a run's program is its argv[0]). Its exit code, or -errno with
- * the failure said. */
-static int hook_in_container(const char *sid, json_t *h, const char *state_text)
+ * its path (a run's program is its argv[0]). identity: the user, groups and
+ * sets every run of a container whose process.user is not root names
+ * (create.c), or NULL. Its exit code, or -errno with the failure said. */
+static int hook_in_container(const char *sid, json_t *h, const char *state_text, json_t *identity)
 {
         const char *path = json_string_value(json_object_get(h, "path"));
         int timeout = (int)json_integer_value(json_object_get(h, "timeout"));
@@ -126,6 +127,8 @@ static int hook_in_container(const char *sid, json_t *h, const char *state_text)
         json_t *req = json_pack("{s:s, s:o, s:o, s:s, s:b, s:b, s:b}", "op", "exec", "argv", argv, "env",
                                 json_is_array(env) ? json_incref(env) : json_array(), "cwd", "/", "cleanEnv", 1,
                                 "direct", 1, "detach", 0);
+        if (identity)
+                json_object_update(req, identity);
         _cleanup_close_ int conn = -1, nul = open("/dev/null", O_RDWR | O_CLOEXEC);
         int in[2] = {-1, -1};
         int r = control_connect(sid, &conn);
@@ -197,7 +200,8 @@ int oci_container_start_hooks(struct container *c)
         int r = 0;
         json_array_foreach(hooks, i, h)
         {
-                r = hook_in_container(oci_st_str(c, "sandbox"), h, text ? text : "{}");
+                r = hook_in_container(oci_st_str(c, "sandbox"), h, text ? text : "{}",
+                                      json_object_get(c->state, "runIdentity"));
                 if (r > 0) {
                         oci_error("startContainer hook %s failed (exit status %d)",
                                   json_string_value(json_object_get(h, "path")), r);

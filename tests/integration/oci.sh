@@ -850,7 +850,8 @@ cli_exec_root_in_user_container() {
         oci_setup
         make_bundle "$IT_TMP/b" '["sh", "-c", "grep ^CapEff /proc/self/status | cut -f2 >/tmp/own; id -u >>/tmp/own; trap \"exit 0\" TERM; while :; do sleep 1; done"]' \
                 'c["process"]["user"] = {"uid": 1000, "gid": 1000}
-c["process"]["capabilities"] = {"bounding": ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_SETUID", "CAP_SETGID", "CAP_KILL"]}'
+c["process"]["capabilities"] = {"bounding": ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_SETUID", "CAP_SETGID", "CAP_KILL"]}
+c["hooks"] = {"startContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "cat >/dev/null; id -u >/tmp/hook"]}]}'
         chmod 1777 "$IT_TMP/b/rootfs/tmp"
         oci run --detach --bundle "$IT_TMP/b" u1
         expect_rc 0 "run as uid 1000 with a bounding set only"
@@ -866,9 +867,10 @@ w("nice", ["CAP_CHOWN", "CAP_SYS_NICE"])
 w("admin", ["CAP_SYS_ADMIN"])
 PY
         wait_until 5 test -s "$IT_TMP/b/rootfs/tmp/own"
-        oci exec u1 cat /tmp/own
-        expect_eq "0000000000000000
-1000" "$OUT" "the container's process: uid 1000, no capabilities"
+        oci exec u1 cat /tmp/hook /tmp/own
+        expect_eq "1000
+0000000000000000
+1000" "$OUT" "its startContainer hook and its process: uid 1000, no capabilities"
         oci exec --process "$IT_TMP/root.json" u1
         expect_rc 0 "exec as root with the bounding set"
         expect_eq "0
