@@ -35,6 +35,10 @@ function errorOf(status, buf) {
   return new CordonError(status, err);
 }
 
+// An id in a route, as one segment: whatever it holds (a slash, '..', '?') can name no other
+// route (the server refuses an encoded slash or NUL in a path).
+const seg = (v) => encodeURIComponent(String(v));
+
 export class Cordon {
   static RECONNECTS = 5;
 
@@ -221,7 +225,7 @@ class Sandboxes {
   }
 
   async get(id) {
-    return new Sandbox(this._c, id, await this._c.request('GET', `/v1/sandboxes/${id}`));
+    return new Sandbox(this._c, id, await this._c.request('GET', `/v1/sandboxes/${seg(id)}`));
   }
 }
 
@@ -233,7 +237,7 @@ export class Sandbox {
     this.token = info.token ?? null;
     this.isolation = info.isolation ?? null;
     this.expiresAt = info.expiresAt ?? null;
-    this._path = `/v1/sandboxes/${id}`;
+    this._path = `/v1/sandboxes/${seg(id)}`;
     const sb = this;
     const query = (path, mode) => (mode === undefined ? { path } : { path, mode: Number(mode).toString(8) });
     this.files = {
@@ -292,18 +296,18 @@ export class Sandbox {
     };
     this.runs = {
       start: async (spec, { signal } = {}) => (await c.request('POST', `${sb._path}/runs`, { body: spec, signal })).runId,
-      get: (runId) => c.request('GET', `${sb._path}/runs/${runId}`),
-      cancel: (runId) => c.request('POST', `${sb._path}/runs/${runId}/cancel`),
+      get: (runId) => c.request('GET', `${sb._path}/runs/${seg(runId)}`),
+      cancel: (runId) => c.request('POST', `${sb._path}/runs/${seg(runId)}/cancel`),
       // closing the stream (break, or signal) stops the reading only: the run goes on
       events: (runId, { afterSequence = 0, follow = true, signal } = {}) =>
-        c.events(`${sb._path}/runs/${runId}/events`, { afterSequence, follow, signal }),
+        c.events(`${sb._path}/runs/${seg(runId)}/events`, { afterSequence, follow, signal }),
     };
     this.approvals = {
       list: async () => (await c.request('GET', `${sb._path}/approvals`)).approvals,
       // the operator's: the admin token (or the unix socket); a sandbox's own token gets 403
       approve: (req, { remember = false } = {}) =>
-        c.request('POST', `${sb._path}/approvals/${req}/approve`, { body: { remember } }),
-      deny: (req) => c.request('POST', `${sb._path}/approvals/${req}/deny`, { body: {} }),
+        c.request('POST', `${sb._path}/approvals/${seg(req)}/approve`, { body: { remember } }),
+      deny: (req) => c.request('POST', `${sb._path}/approvals/${seg(req)}/deny`, { body: {} }),
     };
     this.processes = {
       list: async () => (await c.request('GET', `${sb._path}/processes`)).processes,

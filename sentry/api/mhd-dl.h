@@ -18,7 +18,6 @@
         X(MHD_destroy_response)              \
         X(MHD_get_connection_info)           \
         X(MHD_get_connection_values)         \
-        X(MHD_http_unescape)                 \
         X(MHD_lookup_connection_value)       \
         X(MHD_queue_response)                \
         X(MHD_start_daemon)                  \
@@ -44,7 +43,6 @@ int mhd_dl_load(const char **ret_error);
 #define MHD_destroy_response              mhd_dl.MHD_destroy_response
 #define MHD_get_connection_info           mhd_dl.MHD_get_connection_info
 #define MHD_get_connection_values         mhd_dl.MHD_get_connection_values
-#define MHD_http_unescape                 mhd_dl.MHD_http_unescape
 #define MHD_lookup_connection_value       mhd_dl.MHD_lookup_connection_value
 #define MHD_queue_response                mhd_dl.MHD_queue_response
 #define MHD_start_daemon                  mhd_dl.MHD_start_daemon

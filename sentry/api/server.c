@@ -281,22 +281,26 @@ static enum MHD_Result count_once(void *cls, enum MHD_ValueKind kind, const char
         return MHD_YES;
 }
 
-/* A URL's path and each query key and value are decoded as libmicrohttpd
- * decodes them, but an encoded NUL ("%00") marks its request, which is
- * refused: the handlers read C strings, so what follows it would be cut
- * off unseen (.../ID%00/ports/3000 served as .../ID, ?path=/a%00b as /a),
- * while a proxy in front saw, and may have allowed, the whole. Set while
- * the request line is parsed, in the connection's own thread, and taken
- * (reset) at the request's first call. */
-static _Thread_local bool url_nul;
+/* What the raw URL holds that cordon refuses, seen before libmicrohttpd
+ * decodes it: an encoded NUL ("%00") anywhere, since the handlers read C
+ * strings and what followed it would be cut off unseen (.../ID%00/ports/3000
+ * served as .../ID, ?path=/a%00b as /a); an encoded slash ("%2F") in the
+ * path, which cordon would take as a separator where a proxy in front saw
+ * one segment (.../ID%2Fports%2F3000). In the query a value may hold an
+ * encoded slash (?path=%2Ftmp%2Fx). Set as the request line is read, in the
+ * connection's own thread, and taken at the request's first call. */
+static _Thread_local const char *url_refused;
 
-static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
 {
         (void)cls;
         (void)c;
-        if (strstr(s, "%00"))
-                url_nul = true;
-        return MHD_http_unescape(s);
+        size_t path_len = strcspn(uri, "?");
+        url_refused = strstr(uri, "%00") ? "the URL holds an encoded NUL (%00), which no path, id or value may hold"
+                      : memmem(uri, path_len, "%2f", 3) || memmem(uri, path_len, "%2F", 3)
+                              ? "the URL's path holds an encoded slash (%2F), which no id may hold"
+                              : NULL;
+        return NULL;
 }
 
 /* The query's keys, each at most once: a repeated one is a request that a
@@ -342,8 +346,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
         struct req_ctx *x = *con_cls;
         if (!x) {
-                bool nul = url_nul; /* this request's line's, taken */
-                url_nul = false;
+                const char *refused = url_refused; /* this request's line's, taken */
+                url_refused = NULL;
                 x = xcalloc(1, sizeof(*x));
                 x->r.srv = cls;
                 x->r.conn = c;
@@ -382,9 +386,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 if (n.auth > 1)
                         return refuse_early(x, 400, "invalid_authorization", NULL,
                                             "more than one Authorization header");
-                if (nul)
-                        return refuse_early(x, 400, "invalid_url", NULL,
-                                            "the URL holds an encoded NUL (%00), which no path, id or value may hold");
+                if (refused)
+                        return refuse_early(x, 400, "invalid_url", NULL, refused);
                 struct query_keys qk = {.n = 0};
                 MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, count_query, &qk);
                 if (qk.dup) {
@@ -683,8 +686,8 @@ int api_serve(const struct api_config *c, char **ret_error)
                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)(srv.tcp ? 64 : 0),
                 /* the request line and headers (431 beyond) */
                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-                /* an encoded NUL in the URL is seen, not cut at */
-                MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
+                /* the raw URL, for what its decoding would hide */
+                MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL, MHD_OPTION_END);
         if (!srv.daemon) {
                 *ret_error = xasprintf("cannot start the HTTP server on %s", c->listen);
                 api_deadlines_stop();

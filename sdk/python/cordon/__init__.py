@@ -67,6 +67,12 @@ def _error(status, payload):
     return CordonError(status, err)
 
 
+def _seg(v):
+    """An id in a route, as one segment: whatever it holds (a slash, "..", "?") can name no
+    other route (the server refuses an encoded slash or NUL in a path)."""
+    return urllib.parse.quote(str(v), safe="")
+
+
 def _spec(spec, kw):
     d = dict(spec or {})
     d.update(kw)
@@ -191,7 +197,7 @@ class _Sandboxes:
         return [Sandbox(self._c, s["id"], s) for s in self._c.request("GET", "/v1/sandboxes")["sandboxes"]]
 
     def get(self, sandbox_id):
-        return Sandbox(self._c, sandbox_id, self._c.request("GET", "/v1/sandboxes/" + sandbox_id))
+        return Sandbox(self._c, sandbox_id, self._c.request("GET", "/v1/sandboxes/" + _seg(sandbox_id)))
 
 
 class Sandbox:
@@ -202,7 +208,7 @@ class Sandbox:
         self.token = self.info.get("token")
         self.isolation = self.info.get("isolation")
         self.expires_at = self.info.get("expiresAt")
-        self._path = "/v1/sandboxes/" + sandbox_id
+        self._path = "/v1/sandboxes/" + _seg(sandbox_id)
         self.files = _Files(self)
         self.runs = _Runs(self)
         self.approvals = _Approvals(self)
@@ -324,15 +330,15 @@ class _Runs:
         return self._sb._c.request("POST", self._sb._path + "/runs", body=_spec(spec, kw))["runId"]
 
     def get(self, run_id):
-        return self._sb._c.request("GET", "%s/runs/%s" % (self._sb._path, run_id))
+        return self._sb._c.request("GET", "%s/runs/%s" % (self._sb._path, _seg(run_id)))
 
     def cancel(self, run_id):
-        return self._sb._c.request("POST", "%s/runs/%s/cancel" % (self._sb._path, run_id))
+        return self._sb._c.request("POST", "%s/runs/%s/cancel" % (self._sb._path, _seg(run_id)))
 
     def events(self, run_id, spec=None, **kw):
         """The run's events after afterSequence until it ends (follow, default True)."""
         d = _spec(spec, kw)
-        return self._sb._c.events("%s/runs/%s/events" % (self._sb._path, run_id), d.get("afterSequence", 0),
+        return self._sb._c.events("%s/runs/%s/events" % (self._sb._path, _seg(run_id)), d.get("afterSequence", 0),
                                   d.get("follow", True))
 
 
@@ -346,11 +352,11 @@ class _Approvals:
     def approve(self, request_id, remember=False):
         """The operator's decision: needs the admin token (or the unix socket); with a
         sandbox's own token it raises CordonError 403 (that token may list and deny only)."""
-        return self._sb._c.request("POST", "%s/approvals/%s/approve" % (self._sb._path, request_id),
+        return self._sb._c.request("POST", "%s/approvals/%s/approve" % (self._sb._path, _seg(request_id)),
                                    body={"remember": remember})
 
     def deny(self, request_id):
-        return self._sb._c.request("POST", "%s/approvals/%s/deny" % (self._sb._path, request_id), body={})
+        return self._sb._c.request("POST", "%s/approvals/%s/deny" % (self._sb._path, _seg(request_id)), body={})
 
 
 class _Processes:

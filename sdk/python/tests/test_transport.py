@@ -106,6 +106,42 @@ class TransportTest(unittest.TestCase):
             srv.shutdown()
             t.join()
 
+    def test_ids_stay_one_segment_of_their_route(self):
+        # an id from elsewhere (a tenant, a log) can name no other route
+        seen = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.do_POST()
+
+            def do_POST(self):
+                seen.append(self.command + " " + self.path)
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                body = b'{"ok": true}'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        t = threading.Thread(target=srv.serve_forever)
+        t.start()
+        try:
+            client = cordon.Client(url="http://127.0.0.1:%d" % srv.server_address[1], token="x", timeout=5)
+            sb = client.sandboxes.get("../host?x=1")
+            sb.runs.get("r1/cancel")
+            sb.approvals.deny("q1/../../x")
+        finally:
+            srv.shutdown()
+            t.join()
+        p = "/v1/sandboxes/..%2Fhost%3Fx%3D1"
+        self.assertEqual(seen, ["GET " + p, "GET " + p + "/runs/r1%2Fcancel",
+                                "POST " + p + "/approvals/q1%2F..%2F..%2Fx/deny"])
+
     def test_a_query_in_the_url_is_refused(self):
         with self.assertRaises(ValueError):
             cordon.Client(url="http://127.0.0.1:8700/cordon?x=1", token="x")

@@ -75,6 +75,31 @@ test('a path in the url prefixes every route', async () => {
   assert.deepEqual(seen, ['/cordon/v1/host', ev, '/cordon/v1/host', ev, '/v1/host']);
 });
 
+test('ids stay one segment of their route', async () => {
+  // an id from elsewhere (a tenant, a log) can name no other route
+  const seen = [];
+  const srv = http.createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end('{"ok": true}');
+    });
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address();
+  try {
+    const cordon = new Cordon({ url: `http://127.0.0.1:${port}`, token: 'x' });
+    const sb = await cordon.sandboxes.get('../host?x=1');
+    await sb.runs.get('r1/cancel');
+    await sb.approvals.deny('q1/../../x');
+  } finally {
+    srv.close();
+  }
+  const p = '/v1/sandboxes/..%2Fhost%3Fx%3D1';
+  assert.deepEqual(seen, [`GET ${p}`, `GET ${p}/runs/r1%2Fcancel`, `POST ${p}/approvals/q1%2F..%2F..%2Fx/deny`]);
+});
+
 test('a query in the url is refused', () => {
   assert.throws(() => new Cordon({ url: 'http://127.0.0.1:8700/cordon?x=1', token: 'x' }), /url/);
 });
