@@ -108,8 +108,14 @@ export class Cordon {
         res.on('end', () => {
           const buf = Buffer.concat(chunks);
           const json = (res.headers['content-type'] || '').startsWith('application/json');
-          if (res.statusCode >= 400) reject(errorOf(res.statusCode, buf));
-          else resolve(json ? JSON.parse(buf.toString()) : { body: buf, headers: res.headers });
+          if (res.statusCode >= 400) return reject(errorOf(res.statusCode, buf));
+          // a reply that is not the JSON it says (a proxy's page): a rejection, never a throw
+          // from inside the response's handler, which would end the caller's process
+          try {
+            resolve(json ? JSON.parse(buf.toString()) : { body: buf, headers: res.headers });
+          } catch (e) {
+            reject(e);
+          }
         });
       });
       req.on('error', reject);

@@ -100,6 +100,20 @@ test('ids stay one segment of their route', async () => {
   assert.deepEqual(seen, [`GET ${p}`, `GET ${p}/runs/r1%2Fcancel`, `POST ${p}/approvals/q1%2F..%2F..%2Fx/deny`]);
 });
 
+test('a reply that is not its JSON rejects', async () => {
+  const srv = http.createServer((req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end('<html>a proxy page</html>');
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address();
+  try {
+    await assert.rejects(new Cordon({ url: `http://127.0.0.1:${port}`, token: 'x' }).host(), SyntaxError);
+  } finally {
+    srv.close();
+  }
+});
+
 test('a query in the url is refused', () => {
   assert.throws(() => new Cordon({ url: 'http://127.0.0.1:8700/cordon?x=1', token: 'x' }), /url/);
 });
