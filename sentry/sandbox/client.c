@@ -679,7 +679,8 @@ static int cmd_ls(int argc, char **argv)
 {
         bool json = argc == 4 && streq(argv[3], "--json");
         if (argc != 3 && !json) {
-                fprintf(stderr, "cordon: sandbox ls ID PATH [--json]\n");
+                fprintf(stderr, "cordon: sandbox ls ID PATH [--json]   (a directory in the sandbox; `cordon sandbox "
+                                "list` lists the sandboxes)\n");
                 return EXIT_USAGE;
         }
         _cleanup_close_ int fd = -1;
