@@ -80,8 +80,8 @@ static void report(int sock, uint32_t type, int32_t value, int64_t run)
         (void)send(sock, &m, sizeof(m), MSG_NOSIGNAL);
 }
 
-/* The run's report socket (EXEC_REPORT: OCI create, sentry/oci/create.c
- * await_setup), in the run's own fork: -1 once written, or when there is
+/* The run's report socket (EXEC_REPORT: OCI create and exec, sentry/oci/
+ * create.c oci_await_setup), in the run's own fork: -1 once written, or when there is
  * none. */
 static int report_fd = -1;
 
@@ -274,10 +274,12 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
          * there does not run (the fd is the sentry's, opened with its
          * rights; this process itself has none on the cgroupfs). */
         bool hold = e->flags & EXEC_HOLD;
-        /* stdio, then the hold pipe and the report pipe (OCI create) */
-        size_t first_kept = hold ? ((e->flags & EXEC_REPORT) ? 5 : 4) : 3;
-        if (first_kept == 5)
-                report_fd = fds[4];
+        /* stdio, then the hold pipe (OCI create) and the report socket
+         * (OCI create and exec) */
+        size_t at_report = hold ? 4 : 3;
+        size_t first_kept = at_report + ((e->flags & EXEC_REPORT) ? 1 : 0);
+        if (e->flags & EXEC_REPORT)
+                report_fd = fds[at_report];
         if (e->flags & EXEC_CGROUP) {
                 /* the last fd: after those and the preserved fds */
                 size_t cg = first_kept + e->n_preserve;
@@ -328,7 +330,7 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
                         _exit(EXIT_SANDBOX);
         /* the report pipe's number may be one stdio takes next */
         if (report_fd >= 0)
-                report_fd = high[4];
+                report_fd = high[at_report];
         for (int i = 0; i < 3; i++)
                 if (high[i] >= 0 && dup2(high[i], i) < 0)
                         _exit(EXIT_SANDBOX);
@@ -382,13 +384,13 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
                 exec_caps_after(e, held);
         if (chdir(cwd) < 0)
                 setup_fail(EXIT_SANDBOX, "cannot change to %s in the sandbox: %s", cwd, strerror(errno));
-        /* OCI create: a command that is not there or cannot be run fails
-         * the create, as runc's and crun's (the exit statuses are what a
-         * failed execvpe gives below) */
+        /* OCI create and exec: a command that is not there or cannot be
+         * run fails the create or the exec, as runc's and crun's (the exit
+         * statuses are what a failed execvpe gives below) */
         if (report_fd >= 0) {
                 /* after the create's prestart and createRuntime hooks,
-                 * which may put the command in place (EOF: the creating
-                 * client is gone, and nothing waits for the word) */
+                 * which may put the command in place (EOF: the client is
+                 * gone, and nothing waits for the word) */
                 char why[1024], look;
                 ssize_t k;
                 do

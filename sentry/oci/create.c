@@ -12,7 +12,6 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/magic.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -521,51 +520,6 @@ static int start_sentry(struct oci_prepared *p, bool foreground, pid_t *ret_pid,
         return r;
 }
 
-/* The held process's word on its set-up (initd.c exec_run), read from the
- * report socket once the sentry has handed it the run and the prestart
- * and createRuntime hooks have run (a hook may put the command in place,
- * as runc's init looks for it after them): told so by a byte, it looks
- * for its command and says "" when it is ready and waits for `start`,
- * else why it cannot run (its command not found or not executable, its
- * user or cwd refused), which fails the create as runc's and crun's
- * creates fail. EOF without a word: it ended during its set-up. 0 or
- * -errno (said). */
-static int await_setup(int fd)
-{
-        char why[1100];
-        /* its set-up's failures may be there already; the byte then meets a
-         * closed socket, which changes nothing */
-        (void)send(fd, "l", 1, MSG_NOSIGNAL);
-        size_t len = 0;
-        /* the set-up is a few system calls; a minute covers a sentry
-         * serving them on a loaded host */
-        int64_t deadline = monotonic_ms() + 60 * 1000;
-        while (len < sizeof(why) - 1) {
-                int64_t left = deadline - monotonic_ms();
-                struct pollfd p = {fd, POLLIN, 0};
-                int n = left > 0 ? poll(&p, 1, (int)left) : 0;
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0) {
-                        oci_error("create: the container's process did not get ready within a minute");
-                        return -ETIMEDOUT;
-                }
-                ssize_t k = read(fd, why + len, sizeof(why) - 1 - len);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        break;
-                len += (size_t)k;
-                if (memchr(why, '\0', len))
-                        break;
-        }
-        why[len] = '\0';
-        if (len > 0 && why[0] == '\0')
-                return 0;
-        oci_error("create: %s", why[0] ? why : "the container's process ended during its set-up");
-        return strstr(why, "not found") || strstr(why, "no such file") ? -ENOENT : -EIO;
-}
-
 /* ret_master: for `run` with process.terminal and no --console-socket,
  * the terminal's master, which run relays to its own stdio as runc does
  * (-1: none). */
@@ -713,7 +667,7 @@ static int do_create(const struct create_args *a, pid_t *ret_sentry, int *ret_ma
                         r = oci_container_hooks(&c, "createRuntime", "createRuntime", "created");
         }
         if (r == 0)
-                r = await_setup(rep[0]);
+                r = oci_await_setup(rep[0], "create");
         if (rep[0] >= 0)
                 close(rep[0]);
         if (r == 0 && a->pid_file && (r = oci_write_pid_file(a->pid_file, spid)) < 0)

@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include "common/file.h"
 #include "common/util.h"
@@ -458,7 +459,19 @@ int oci_cmd_exec(int argc, char **argv)
                 json_object_set_new(req, "groups", g);
         }
         oci_process_done(&pr);
+        /* the process's word on its set-up (its command found) comes back
+         * on this socket: a missing command fails the exec, as runc's */
+        int setup[2] = {-1, -1};
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, setup) < 0) {
+                oci_error("exec: %s", strerror(errno));
+                json_decref(req);
+                return 1;
+        }
+        _cleanup_close_ int setup_rd = setup[0];
+        fds[n_fds++] = setup[1];
+        json_object_set_new(req, "report", json_true());
         r = control_send(conn, req, fds, n_fds);
+        close(setup[1]);
         json_t *rep = NULL;
         int back[1] = {-1};
         if (r >= 0)
@@ -474,6 +487,11 @@ int oci_cmd_exec(int argc, char **argv)
                 return 1;
         }
         json_decref(rep);
+        if (oci_await_setup(setup_rd, "exec failed") < 0) {
+                if (back[0] >= 0)
+                        close(back[0]);
+                return 255; /* runc's status for an exec that did not start */
+        }
         _cleanup_close_ int master = -1;
         if (back[0] >= 0 && !console_socket)
                 master = TAKE_FD(back[0]); /* relayed below */

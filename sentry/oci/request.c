@@ -206,3 +206,39 @@ void oci_relay_terminal(int master, void (*forward)(int sig, void *ctx), void *c
         if (raw)
                 (void)tcsetattr(STDIN_FILENO, TCSANOW, &saved);
 }
+
+int oci_await_setup(int fd, const char *what)
+{
+        char why[1100];
+        /* its set-up's failures may be there already; the byte then meets a
+         * closed socket, which changes nothing */
+        (void)send(fd, "l", 1, MSG_NOSIGNAL);
+        size_t len = 0;
+        /* the set-up is a few system calls; a minute covers a sentry
+         * serving them on a loaded host */
+        int64_t deadline = monotonic_ms() + 60 * 1000;
+        while (len < sizeof(why) - 1) {
+                int64_t left = deadline - monotonic_ms();
+                struct pollfd p = {fd, POLLIN, 0};
+                int n = left > 0 ? poll(&p, 1, (int)left) : 0;
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        oci_error("%s: the process did not get ready within a minute", what);
+                        return -ETIMEDOUT;
+                }
+                ssize_t k = read(fd, why + len, sizeof(why) - 1 - len);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        break;
+                len += (size_t)k;
+                if (memchr(why, '\0', len))
+                        break;
+        }
+        why[len] = '\0';
+        if (len > 0 && why[0] == '\0')
+                return 0;
+        oci_error("%s: %s", what, why[0] ? why : "the process ended during its set-up");
+        return strstr(why, "not found") || strstr(why, "no such file") ? -ENOENT : -EIO;
+}

@@ -78,6 +78,16 @@ static inline bool oci_runs_switch(const struct oci_process *p)
  * effective, permitted, inheritable, ambient) into req. */
 void oci_request_identity(json_t *req, uint32_t uid, uint32_t gid, const uint32_t *gids, size_t n_gids,
                           const uint64_t caps[5]);
+/* A run's word on its set-up (initd.c exec_run), read from the report
+ * socket fd (the request's "report") once the sentry has handed it the
+ * run and, for create, the prestart and createRuntime hooks have run (a
+ * hook may put the command in place, as runc's init looks for it after
+ * them): told so by a byte, it looks for its command and says "" when it
+ * is ready (and, created, waits for `start`), else why it cannot run (its
+ * command not found or not executable, its user or cwd refused), which
+ * fails the create or exec as runc's and crun's do. EOF without a word: it
+ * ended during its set-up. 0 or -errno (said, after what). */
+int oci_await_setup(int fd, const char *what);
 /* stdin, stdout, stderr (a closed one as nul) and the preserved fds. */
 size_t oci_client_fds(int fds[EXEC_MAX_FDS], int nul, int preserve);
 /* Catches SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 for a verb

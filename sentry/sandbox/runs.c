@@ -231,20 +231,16 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
          * at once; conmon and the shim read the pipes themselves); "hold"
          * keeps the run before its exec until op "start"; "main" makes it
          * the container's process; preserveFds more fds become its 3, 4, ...;
-         * "report" (with hold): the fd after them is a socket of the
-         * creating client's, where the held run says whether it got ready
-         * (its command found: initd.c), so that create fails as runc's */
+         * "report": the fd after them is a socket of the client's, where
+         * the run says whether it got ready (its command found: initd.c),
+         * so that create and exec fail as runc's */
         bool direct = json_is_true(json_object_get(req, "direct"));
         bool hold = json_is_true(json_object_get(req, "hold"));
         bool is_main = json_is_true(json_object_get(req, "main"));
         bool report = json_is_true(json_object_get(req, "report"));
         json_int_t n_preserve = json_integer_value(json_object_get(req, "preserveFds"));
-        if ((hold || is_main || n_preserve) && !srv->oci) {
-                control_reply_error(conn, "exec: hold, main and preserveFds are for OCI containers only");
-                return;
-        }
-        if (report && !hold) {
-                control_reply_error(conn, "exec: report goes with hold");
+        if ((hold || is_main || n_preserve || report) && !srv->oci) {
+                control_reply_error(conn, "exec: hold, main, report and preserveFds are for OCI containers only");
                 return;
         }
         if (is_main && srv->main_run) {

@@ -205,6 +205,9 @@ pod_checks() { # HANDLER [EXTRA-CHECKS-FUNCTION]
         expect_contains "$ERR" 'exec: \"nope\": executable file not found in $PATH' "the error names the command"
         cri rm "$nope"
         expect_rc 0 "crictl rm of the container that did not start"
+        cri exec "$CLIENT" nope
+        expect_true "crictl exec of a command not in the image fails" test "$RC" != 0
+        expect_contains "$ERR" 'exec: \"nope\": executable file not found in $PATH' "the error names it"
 
         # localhost between the pod's containers
         local i

@@ -1246,6 +1246,15 @@ c['hooks'] = {'createRuntime': [{'path': '/bin/sh', 'args': ['sh', '-c',
         oci run --bundle "$b" m7
         expect_rc 0 "a command a createRuntime hook puts in place runs"
         expect_eq late-ran "$OUT" "its output"
+        # exec: the same look, failing the exec as runc's (status 255)
+        set_process 'p["args"] = ["sleep", "100"]'
+        oci run --detach --bundle "$b" m8
+        oci exec m8 nope
+        expect_rc 255 "exec of a command not in the root fails"
+        expect_contains "$ERR" 'exec failed: exec: "nope": executable file not found in $PATH' "naming it"
+        oci exec --cwd /root m8 ./tool
+        expect_eq tool-ran "$OUT" "an exec relative to its cwd runs"
+        oci delete --force m8
         oci list
         expect_not_contains "$OUT" "m1" "no container is listed"
         expect_eq "" "$(ls "$OCI_ROOT")" "nothing is left in the runtime's root"

@@ -258,6 +258,9 @@ EOF
         pm exec -e A=b -w /tmp "$cid" sh -c 'echo $A $(pwd); exit 7'
         [ "$RC" = 7 ] && [ "$OUT" = "b /tmp" ]
         res exec $? "exec -e -w and its exit code"
+        pm exec "$cid" nope
+        [ "$RC" = 127 ] && grep -q "nope.*not found in \$PATH" "$DIR/err"
+        res exec-missing-command $? "exec of a command not in the image: exit 127, the error names it"
         pm exec -t "$cid" sh -c 'test -t 0 && echo is-a-tty'
         [ "$(printf '%s' "$OUT" | tr -d '\r')" = is-a-tty ]
         res exec-tty $? "exec -t"
