@@ -60,7 +60,7 @@ static json_t *open_error(const struct xfer *x, int r)
         json_t *j = error_reply("%s: %s", x->path, strerror(-r));
         if (r == -ENOENT || r == -ENOTDIR)
                 json_object_set_new(j, "code", json_string(SANDBOX_ERR_NOT_FOUND));
-        else if (r == -EACCES || r == -EPERM)
+        else if (r == -EACCES || r == -EPERM || r == -EROFS) /* a path the view forbids: read-only is one */
                 json_object_set_new(j, "code", json_string(SANDBOX_ERR_DENIED));
         return j;
 }

@@ -491,6 +491,8 @@ PY
         expect_eq "411 length_required" "$CODE $(j 'd["error"]["code"]')" "a chunked upload"
         api PUT "/v1/sandboxes/$ID/files?path=/tmp/g&mode=1777" "x"
         expect_eq "400 mode" "$CODE $(j 'd["error"]["field"]')" "a bad mode"
+        api PUT "/v1/sandboxes/$ID/files?path=/usr/bin/planted" "x"
+        expect_eq "403 forbidden" "$CODE $(j 'd["error"]["code"]')" "a read-only path of the view (403, as a denied one)"
         api_sandbox '{"ttlMs": 120000, "limits": {"diskBytes": 33554432}}'
         TOKEN=$TOKEN_SB
         api PUT "/v1/sandboxes/$ID/files?path=/tmp/big" "" -T "$IT_TMP/big"
