@@ -181,7 +181,8 @@ export class Cordon {
           req.end();
         });
       } catch (e) {
-        if (signal?.aborted || !reconnect || ++failures > Cordon.RECONNECTS) throw e;
+        if (signal?.aborted) throw signal.reason ?? e; // an AbortError, as every call's
+        if (!reconnect || ++failures > Cordon.RECONNECTS) throw e;
         continue;
       }
       if (res.statusCode >= 400) {
@@ -206,7 +207,8 @@ export class Cordon {
           }
         }
       } catch (e) {
-        if (signal?.aborted || !reconnect || ++failures > Cordon.RECONNECTS) throw e;
+        if (signal?.aborted) throw signal.reason ?? e;
+        if (!reconnect || ++failures > Cordon.RECONNECTS) throw e;
         cut = true;
       }
       if (!cut) return;

@@ -110,6 +110,17 @@ test('an aborted exec has its run cancelled', { skip }, async () => {
     }
     assert.equal(status, 'cancelled');
     assert.deepEqual((await sb.processes.list()).filter((p) => p.command.includes('sleep')), []);
+    // an aborted event stream ends with an AbortError, and its run goes on
+    const run = await sb.runs.start({ argv: ['sleep', '30'] });
+    const ac2 = new AbortController();
+    setTimeout(() => ac2.abort(), 300);
+    await assert.rejects(
+      (async () => {
+        for await (const _ of sb.runs.events(run, { signal: ac2.signal }));
+      })(),
+      (e) => e.name === 'AbortError',
+    );
+    assert.equal((await sb.runs.get(run)).status, 'running');
   } finally {
     await sb.terminate();
   }
