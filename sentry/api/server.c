@@ -249,6 +249,14 @@ static int admit(struct req_ctx *x, enum MHD_Result *ret_q)
         return 0;
 }
 
+/* 413, saying what takes more where something does. */
+static enum MHD_Result too_large(struct req_ctx *x)
+{
+        bool file = x->route && x->route->fn == api_files_post;
+        return api_error(&x->r, 413, "too_large", NULL, "the body is over the limit of %zu bytes%s", x->r.body_max,
+                         file ? " (PUT .../files?path=P takes a file of any size as its raw body)" : "");
+}
+
 static enum MHD_Result dispatch(struct req_ctx *x)
 {
         struct api_req *r = &x->r;
@@ -257,7 +265,7 @@ static enum MHD_Result dispatch(struct req_ctx *x)
                                                  r->method, r->url)
                                      : api_error(r, 404, "no_route", NULL, "no route %s %s", r->method, r->url);
         if (r->too_large)
-                return api_error(r, 413, "too_large", NULL, "the body is over the limit of %zu bytes", r->body_max);
+                return too_large(x);
         enum MHD_Result q;
         if (!x->admitted && admit(x, &q) < 0)
                 return q;
@@ -401,8 +409,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                         x->r.too_large = true;
                         x->r.started = true;
                         api_deadline_phase(c, API_DEADLINE_SERVED, 0);
-                        return api_error(&x->r, 413, "too_large", NULL, "the body is over the limit of %zu bytes",
-                                         x->r.body_max);
+                        return too_large(x);
                 }
                 if (raw) {
                         /* streamed into the sandbox as it comes (upload.c):

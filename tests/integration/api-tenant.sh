@@ -487,6 +487,10 @@ PY
         sleep 0.5
         api GET "/v1/sandboxes/$ID/files?path=/tmp/f"
         expect_eq "200 old" "$CODE $OUT" "an upload cut short leaves the old file whole"
+        python3 -c 'import base64, json; print(json.dumps({"path": "/tmp/j", "contentBase64": base64.b64encode(bytes(2 << 20)).decode()}))' >"$IT_TMP/big.json"
+        api POST "/v1/sandboxes/$ID/files" @"$IT_TMP/big.json"
+        expect_eq 413 "$CODE" "a file over the JSON body's limit"
+        expect_contains "$(j 'd["error"]["message"]')" "PUT .../files" "says what takes it"
         api PUT "/v1/sandboxes/$ID/files?path=/tmp/g" "" -T "$IT_TMP/big" -H 'Transfer-Encoding: chunked'
         expect_eq "411 length_required" "$CODE $(j 'd["error"]["code"]')" "a chunked upload"
         api PUT "/v1/sandboxes/$ID/files?path=/tmp/g&mode=1777" "x"
