@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 export const DEFAULT_SOCKET = '/run/cordon/api.sock';
@@ -33,6 +34,26 @@ function errorOf(status, buf) {
   }
   if (!err || typeof err !== 'object') err = { code: `http_${status}`, message: buf.toString() };
   return new CordonError(status, err);
+}
+
+// A stream's first n bytes: a body never longer than the Content-Length its request said (a
+// source that goes on would else send the rest as a next request on the connection).
+function limited(stream, n) {
+  let left = n;
+  const t = new Transform({
+    transform(chunk, enc, cb) {
+      const c = chunk.subarray(0, left);
+      left -= c.length;
+      cb(null, c);
+      if (left === 0) {
+        stream.unpipe(t);
+        t.end();
+      }
+    },
+  });
+  if (n === 0) t.end();
+  else stream.pipe(t);
+  return t;
 }
 
 // An id in a route, as one segment: whatever it holds (a slash, '..', '?') can name no other
@@ -125,7 +146,7 @@ export class Cordon {
           req.destroy(e);
           reject(e);
         });
-        stream.pipe(req);
+        limited(stream, size).pipe(req);
         return;
       }
       if (data) req.write(data);

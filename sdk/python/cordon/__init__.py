@@ -22,6 +22,7 @@ import json
 import os
 import socket
 import ssl
+import stat
 import time
 import urllib.parse
 
@@ -247,6 +248,20 @@ class Sandbox:
         return self._c.request("DELETE", self._path)
 
 
+class _Limited:
+    """A file object's next n bytes, as http.client reads a body: never more than the length
+    the request said (a file that grows meanwhile would else send the rest as a next request)."""
+
+    def __init__(self, f, n):
+        self._f, self._left = f, n
+
+    def read(self, amt=-1):
+        amt = self._left if amt is None or amt < 0 else min(amt, self._left)
+        data = self._f.read(amt) if amt else b""
+        self._left -= len(data)
+        return data
+
+
 def _file_query(path, mode):
     q = {"path": path}
     if mode is not None:
@@ -266,17 +281,25 @@ class _Files:
             return self.upload(d["path"], bytes(d["content"]), mode=d.get("mode"))
         return self._sb._c.request("POST", self._sb._path + "/files", body=d)
 
-    def upload(self, path, source, mode=None):
+    def upload(self, path, source, mode=None, size=None):
         """source (a local file's path, a binary file object from its position to its end, or
-        bytes) streamed into path: {path, size}. It lands whole or not at all."""
+        bytes) streamed into path: {path, size}. It lands whole or not at all. A stream that is
+        no regular file (a pipe) needs its size: exactly that many bytes are sent."""
         q = _file_query(path, mode)
         if isinstance(source, (bytes, bytearray, memoryview)):
             return self._sb._c.request("PUT", self._sb._path + "/files", raw=bytes(source), query=q)
         if isinstance(source, (str, os.PathLike)):
             with open(source, "rb") as f:
-                return self.upload(path, f, mode)
-        size = os.fstat(source.fileno()).st_size - source.tell()
-        return self._sb._c.request("PUT", self._sb._path + "/files", raw=source, query=q, size=max(size, 0))
+                return self.upload(path, f, mode, size)
+        if size is None:
+            try:
+                st = os.fstat(source.fileno())
+                if not stat.S_ISREG(st.st_mode):
+                    raise OSError()
+                size = max(st.st_size - source.tell(), 0)
+            except (OSError, AttributeError, ValueError):
+                raise TypeError("upload: a stream that is no regular file needs its size (size=)") from None
+        return self._sb._c.request("PUT", self._sb._path + "/files", raw=_Limited(source, size), query=q, size=size)
 
     def download(self, path, dest):
         """path streamed into dest (a local file's path, or a binary file object): {path, size}. A

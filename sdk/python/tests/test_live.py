@@ -66,6 +66,16 @@ class LiveTest(unittest.TestCase):
                 f.seek(len(data) - 100)
                 self.assertEqual(self.sb.files.upload("/tmp/tail", f)["size"], 100)
             self.assertEqual(self.sb.files.read("/tmp/tail"), data[-100:])
+            # a pipe: its size given, or refused before anything is sent
+            r, w = os.pipe()
+            os.write(w, b"from a pipe, and more")
+            os.close(w)
+            with os.fdopen(r, "rb") as f:
+                with self.assertRaises(TypeError):
+                    self.sb.files.upload("/tmp/pipe", f)
+                self.assertEqual(self.sb.files.upload("/tmp/pipe", f, size=11)["size"], 11)
+                self.assertEqual(f.read(), b", and more")  # never more than its size is taken
+            self.assertEqual(self.sb.files.read("/tmp/pipe"), b"from a pipe")
             self.assertEqual(self.sb.files.write(path="/tmp/w", content=data[:3 << 20])["size"], 3 << 20)
             self.assertEqual([e["mode"] for e in self.sb.files.list("/tmp/big")], [0o600])
             # a download that fails leaves no file behind

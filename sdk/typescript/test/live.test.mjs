@@ -78,6 +78,11 @@ test('large files stream both ways', { skip }, async () => {
     assert.ok(data.equals(await fs.promises.readFile(path.join(dir, 'dst'))));
     assert.equal((await sb.files.write({ path: '/tmp/w', content: data.subarray(0, 3 << 20) })).size, 3 << 20);
     assert.deepEqual((await sb.files.list('/tmp/big')).map((e) => e.mode), [0o600]);
+    // a stream that goes on past its size: exactly size bytes are sent
+    const more = new PassThrough();
+    more.end(Buffer.from('0123456789 and more'));
+    assert.equal((await sb.files.upload('/tmp/ten', more, { size: 10 })).size, 10);
+    assert.equal((await sb.files.read('/tmp/ten')).toString(), '0123456789');
     // a download that fails leaves no file behind
     await assert.rejects(sb.files.download('/tmp/missing', path.join(dir, 'missing')), (e) => e.status === 404);
     assert.equal(fs.existsSync(path.join(dir, 'missing')), false);
@@ -89,7 +94,7 @@ test('large files stream both ways', { skip }, async () => {
     setTimeout(() => ac.abort(), 200);
     await assert.rejects(up, (e) => e.name === 'AbortError');
     await new Promise((r) => setTimeout(r, 300));
-    assert.deepEqual((await sb.files.list('/tmp')).map((e) => e.name).sort(), ['big', 'w']);
+    assert.deepEqual((await sb.files.list('/tmp')).map((e) => e.name).sort(), ['big', 'ten', 'w']);
   } finally {
     await fs.promises.rm(dir, { recursive: true, force: true });
     await sb.terminate();
