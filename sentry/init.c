@@ -112,7 +112,8 @@ static int oci_drop_privileges(const struct sandbox_plan *plan, const struct oci
                  * the bounding set and CAP_SETUID, CAP_SETGID, CAP_SETPCAP
                  * and CAP_KILL, and each run (the container's process first)
                  * becomes what its EXEC_USER and EXEC_CAPS say before its
-                 * exec (initd.c exec_run), which refuses a run without them.
+                 * exec (initd.c exec_run; a run without them, the
+                 * container's process's own user, groups and sets).
                  * Why this gives the container nothing: init runs nothing of
                  * the container's; the four beyond the bounding set are for
                  * the switch (and init's signals to a run of another uid),

@@ -355,11 +355,35 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
          * cannot: said, as runc would fail); leaving root drops every
          * capability, as the kernel does */
         /* a container whose init stays root (runs_switch): every run
-         * names its identity and sets (the OCI front sends them), or it
-         * would run with init's */
+         * takes an identity and sets before its exec, or it would run with
+         * init's. The OCI front names them; a run that names none (`cordon
+         * sandbox exec`, the API's exec into the container's sandbox) gets
+         * the container's process's own user, groups and sets, what it got
+         * from init before init stayed root. */
         bool held = oci && oci->runs_switch;
-        if (held && (e->flags & (EXEC_USER | EXEC_CAPS)) != (EXEC_USER | EXEC_CAPS))
-                setup_fail(EXIT_SANDBOX, "a run of this container must name its user and capabilities");
+        static struct exec_msg own; /* this fork's only run */
+        if (held && (e->flags & (EXEC_USER | EXEC_CAPS)) != (EXEC_USER | EXEC_CAPS)) {
+                own = *e;
+                if (!(own.flags & EXEC_USER)) {
+                        own.uid = oci->uid;
+                        own.gid = oci->gid;
+                        if (!(own.flags & EXEC_GROUPS)) {
+                                own.n_groups =
+                                        (uint32_t)(oci->n_groups < EXEC_MAX_GROUPS ? oci->n_groups : EXEC_MAX_GROUPS);
+                                for (uint32_t i = 0; i < own.n_groups; i++)
+                                        own.groups[i] = oci->groups[i];
+                                own.flags |= EXEC_GROUPS;
+                        }
+                        own.flags |= EXEC_USER;
+                }
+                if (!(own.flags & EXEC_CAPS)) {
+                        const uint64_t c[5] = {oci->cap_bounding, oci->cap_effective, oci->cap_permitted,
+                                               oci->cap_inheritable, oci->cap_ambient};
+                        memcpy(own.caps, c, sizeof(c));
+                        own.flags |= EXEC_CAPS;
+                }
+                e = &own;
+        }
         if (e->flags & EXEC_CAPS)
                 exec_caps_before(e, held);
         if (e->flags & EXEC_GROUPS) {

@@ -878,6 +878,13 @@ PY
 0" "$OUT" "root, its capabilities, a root-owned file written"
         oci exec u1 sh -c 'id -u; touch /etc/by-1000 2>/dev/null && echo wrote'
         expect_eq 1000 "$OUT" "a plain exec is the container's uid 1000 and cannot write /etc"
+        # a run that names no identity (`cordon sandbox exec` into the container's sandbox) is the
+        # container's process's own user and sets, as before init stayed root for such a container
+        local sid
+        sid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sandbox"])' "$OCI_ROOT/u1/state.json")
+        OUT=$(timeout 30 "$CORDON" sandbox exec "$sid" --cwd / -- sh -c 'id -u; grep ^CapEff /proc/self/status | cut -f2' 2>&1)
+        expect_eq "1000
+0000000000000000" "$OUT" "cordon sandbox exec into its sandbox: uid 1000, no capabilities"
         oci exec --process "$IT_TMP/nice.json" u1
         expect_true "a capability beyond the bounding set is refused" test "$RC" != 0
         expect_contains "$ERR" "process.capabilities.bounding: capability CAP_SYS_NICE is not permitted to container u1" \
