@@ -206,6 +206,29 @@ static int own_fd_at(struct notify_call *call, int dfd, const char *path)
         return own_fd_link(call, joined);
 }
 
+/* open() as the kernel would do it for the caller, where it may wait: a
+ * FIFO's open waits for its other end, which only the sandbox's own
+ * processes can bring. Natively a killed opener's wait just ends; here the
+ * worker would wait on for nobody, and open the FIFO once a peer comes (a
+ * reader would pair with a writer killed long before, and read an
+ * end-of-file at once). So the wait is broken (EINTR) once the caller is
+ * gone (notify_block_begin), and a stray interruption is tried again.
+ * Every open but O_PATH's goes through it, O_NONBLOCK's too: the begin
+ * first has a killed opener's wait left, which a non-blocking peer would
+ * pair with as well. */
+static int open_may_block(struct notify_call *call, int dirfd, const char *path, const struct open_args *a,
+                          int (*op)(int, const char *, const struct open_args *))
+{
+        if (a->how.flags & O_PATH)
+                return op(dirfd, path, a);
+        notify_block_begin(call);
+        int fd;
+        while ((fd = op(dirfd, path, a)) == -EINTR && notify_id_valid(call) == 0)
+                ;
+        notify_block_end(call);
+        return fd;
+}
+
 /* The caller's reopen of its own fd n through /proc (open of /dev/stdout
  * and friends), refused where the caller's user namespace does not map
  * the file's owner: a pipe or file that cordon's caller made on the host
@@ -361,7 +384,7 @@ static int open_decided(struct notify_call *call, const struct open_args *a, con
         }
         if ((r = fs_as_child_begin(call)) < 0)
                 return r;
-        *ret_fd = do_open(at, name, &pinned);
+        *ret_fd = open_may_block(call, at, name, &pinned, do_open);
         fs_as_child_end();
         return 1;
 }
@@ -611,7 +634,7 @@ int fs_handle_open(struct notify_call *call, struct notify_verdict *ret)
                 r = fs_as_child_begin(call);
                 if (r < 0)
                         return r;
-                fd = do_open_view(at, p, &a);
+                fd = open_may_block(call, at, p, &a, do_open_view);
                 fs_as_child_end();
                 if (fd == -ELOOP)
                         /* a magic link on the way (or a loop, which fails

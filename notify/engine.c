@@ -78,6 +78,13 @@ struct notify_engine {
         pthread_t watchdog;
         bool have_watchdog;
 
+        /* one per worker: a call it serves that may wait on the sandbox's
+         * own processes (notify_block_begin), which the watchdog breaks
+         * once its caller is gone */
+        struct block_slot *slots;
+        atomic_uint n_slots;
+        atomic_uint n_blocking;
+
         _Atomic uint64_t counts[NOTIFY_NR_MAX];
         _Atomic uint64_t nsecs[NOTIFY_NR_MAX]; /* time served, RECV to reply */
         _Atomic uint64_t max_nsecs[NOTIFY_NR_MAX];
@@ -102,9 +109,105 @@ struct notify_hold {
         struct notify_hold *next;
 };
 
+/* A worker's call that may block on the sandbox's own processes (a FIFO
+ * open waits for the other end). state: BLOCK_IDLE, BLOCK_WAITING (the
+ * worker is in it, id is the call's), BLOCK_CHECKED (the watchdog is
+ * looking at it: the worker does not leave until the watchdog is done, so
+ * a knock never lands on the worker's next call). */
+enum { BLOCK_IDLE, BLOCK_WAITING, BLOCK_CHECKED };
+struct block_slot {
+        _Atomic int state;
+        atomic_bool knocked;
+        _Atomic uint64_t id;
+        pthread_t thread;
+};
+/* this worker's slot; none in a resume thread or outside the engine */
+static __thread struct block_slot *own_slot;
+static __thread struct notify_engine *own_engine;
+
+/* The watchdog looks at blocked calls every this many ticks. */
+#define BLOCK_CHECK_TICKS 10
+/* How long a call waits for an abandoned one to leave its wait. */
+#define BLOCK_LEAVE_NS (100 * 1000 * 1000L)
+
 static void wake_handler(int sig)
 {
         (void)sig;
+}
+
+static uint64_t now_ns(void);
+
+/* Knocks (WAKE_SIGNAL: EINTR) on each worker whose blocked call's caller is
+ * gone (killed while the worker waited): its wait can never be answered,
+ * and what it waits for must not happen for nobody (a FIFO opened by a
+ * writer that was killed would pair with the next reader). With wait, also
+ * waits (bounded) until each knocked call has left its wait. */
+static void knock_abandoned(struct notify_engine *e, bool wait)
+{
+        unsigned n = atomic_load(&e->n_slots);
+        for (unsigned i = 0; i < n && i < e->max_workers; i++) {
+                struct block_slot *b = &e->slots[i];
+                if (b == own_slot)
+                        continue;
+                int want = BLOCK_WAITING;
+                while (!atomic_compare_exchange_weak(&b->state, &want, BLOCK_CHECKED)) {
+                        if (want != BLOCK_CHECKED && want != BLOCK_WAITING)
+                                break; /* idle */
+                        want = BLOCK_WAITING;
+                        sched_yield(); /* another checker has it: after it */
+                }
+                if (want != BLOCK_WAITING)
+                        continue;
+                uint64_t id = atomic_load(&b->id);
+                bool gone = ioctl(e->listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0;
+                if (gone) {
+                        atomic_store(&b->knocked, true);
+                        pthread_kill(b->thread, WAKE_SIGNAL);
+                }
+                atomic_store(&b->state, BLOCK_WAITING);
+                if (!gone || !wait)
+                        continue;
+                uint64_t until = now_ns() + BLOCK_LEAVE_NS;
+                while (atomic_load(&b->state) != BLOCK_IDLE && atomic_load(&b->id) == id && now_ns() < until)
+                        sched_yield();
+        }
+}
+
+void notify_block_begin(const struct notify_call *call)
+{
+        struct block_slot *b = own_slot;
+        if (!b || call->engine != own_engine)
+                return;
+        /* A call of a caller that is gone may still wait on the same
+         * object (the FIFO a reader killed just now was opening): it leaves
+         * its wait before this one starts, so the two never pair. Only
+         * where some call waits: one load otherwise. */
+        if (atomic_load(&own_engine->n_blocking) > 0)
+                knock_abandoned(own_engine, true);
+        atomic_store(&b->id, call->req->id);
+        atomic_store(&b->state, BLOCK_WAITING);
+        atomic_fetch_add(&own_engine->n_blocking, 1);
+        /* a watchdog asleep with no call in sight must start looking */
+        if (atomic_load(&own_engine->watchdog_asleep))
+                syscall(SYS_futex, &own_engine->serve_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+void notify_block_end(const struct notify_call *call)
+{
+        struct block_slot *b = own_slot;
+        if (!b || call->engine != own_engine)
+                return;
+        int want = BLOCK_WAITING;
+        while (!atomic_compare_exchange_weak(&b->state, &want, BLOCK_IDLE)) {
+                want = BLOCK_WAITING;
+                sched_yield(); /* the watchdog is checking this call: a moment */
+        }
+        atomic_fetch_sub(&own_engine->n_blocking, 1);
+        /* A knock sent while the call was checked is pending by now: a
+         * system call's return delivers it here, not as an EINTR in the
+         * next call this worker serves. */
+        if (atomic_exchange(&b->knocked, false))
+                sched_yield();
 }
 
 static int reply(struct notify_engine *e, struct seccomp_notif_resp *resp)
@@ -400,6 +503,13 @@ static void *worker_main(void *arg)
                 abort();
         }
 
+        unsigned slot = atomic_fetch_add(&e->n_slots, 1);
+        if (slot < e->max_workers) {
+                own_slot = &e->slots[slot];
+                own_slot->thread = pthread_self();
+                own_engine = e;
+        }
+
         /* allocated once per worker: nothing is allocated per call */
         _cleanup_free_ struct seccomp_notif *req = xcalloc(1, e->sizes.seccomp_notif);
         _cleanup_free_ struct seccomp_notif_resp *resp = xcalloc(1, e->sizes.seccomp_notif_resp);
@@ -442,6 +552,7 @@ static void *watchdog_main(void *arg)
         struct notify_engine *e = arg;
         only_wake_signal();
         uint32_t last = atomic_load(&e->serve_seq);
+        unsigned ticks = 0;
         while (!atomic_load(&e->stopping)) {
                 /* a tick, cut short by the stop (a signal could land just
                  * before a sleep, and the stop would wait out the tick) */
@@ -450,6 +561,8 @@ static void *watchdog_main(void *arg)
                         (void)ppoll(&p, 1, &(struct timespec){0, WATCHDOG_TICK_NS}, NULL);
                 } else
                         (void)clock_nanosleep(CLOCK_MONOTONIC, 0, &(struct timespec){0, WATCHDOG_TICK_NS}, NULL);
+                if (atomic_load(&e->n_blocking) > 0 && ++ticks % BLOCK_CHECK_TICKS == 0)
+                        knock_abandoned(e, false);
                 uint32_t v = atomic_load(&e->serve_seq);
                 if (v == last && (v & 1)) {
                         /* the same call for a tick: hand the role on */
@@ -469,8 +582,15 @@ static void *watchdog_main(void *arg)
                         /* no call for a whole tick: sleep until one comes
                          * (the receiver wakes us), or until stop */
                         atomic_store(&e->watchdog_asleep, true);
-                        if (!atomic_load(&e->stopping))
-                                syscall(SYS_futex, &e->serve_seq, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+                        if (!atomic_load(&e->stopping)) {
+                                /* blocked calls are still looked at, every
+                                 * BLOCK_CHECK_TICKS ticks */
+                                bool blocked = atomic_load(&e->n_blocking) > 0;
+                                struct timespec to = {0, BLOCK_CHECK_TICKS * WATCHDOG_TICK_NS};
+                                syscall(SYS_futex, &e->serve_seq, FUTEX_WAIT_PRIVATE, v, blocked ? &to : NULL, NULL, 0);
+                                if (blocked)
+                                        knock_abandoned(e, false);
+                        }
                         atomic_store(&e->watchdog_asleep, false);
                 }
                 last = atomic_load(&e->serve_seq);
@@ -715,6 +835,7 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
         e->stall_copies = stall && streq(stall, "fd-copy");
         e->execs_untrapped = cfg->execs_untrapped;
         e->threads = xcalloc(e->max_workers, sizeof(pthread_t));
+        e->slots = xcalloc(e->max_workers, sizeof(struct block_slot));
         pthread_mutex_init(&e->lock, NULL);
         pthread_cond_init(&e->unpark, NULL);
         pthread_cond_init(&e->resume_cond, NULL);
@@ -861,5 +982,6 @@ joined:;
         pthread_mutex_destroy(&e->lock);
         pthread_cond_destroy(&e->unpark);
         free(e->threads);
+        free(e->slots);
         free(e);
 }

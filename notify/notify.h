@@ -227,6 +227,17 @@ bool notify_privileged(void);
  * notify_privileged() when refused or hidden. The fd, or -1 with errno. */
 int notify_proc_open(int hostproc_fd, const char *path, int flags);
 
+/* Around a handler's system call that may wait on the sandbox's own
+ * processes (an open of a FIFO waits for its other end): while it lasts,
+ * the engine's watchdog looks at the call every few milliseconds and, once
+ * its caller is gone (killed while the call waited), interrupts the
+ * worker's system call (EINTR), so that what it waits for never happens
+ * for nobody and the worker is not held for ever. The handler then checks
+ * notify_id_valid and gives up, or tries again on a stray EINTR. Calls
+ * nothing outside a worker (a resume thread): no-ops there. */
+void notify_block_begin(const struct notify_call *call);
+void notify_block_end(const struct notify_call *call);
+
 /* Copies len bytes at addr in the calling thread's memory (process_vm_readv,
  * falling back to /proc/TID/mem). 0 or -EFAULT/-ESRCH. */
 int notify_read_mem(const struct notify_call *call, uint64_t addr, void *buf, size_t len);

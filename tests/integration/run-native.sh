@@ -241,4 +241,33 @@ execute_only_files_in_a_bind() {
         done
 }
 
+it_test fifo_open_of_a_killed_opener
+fifo_open_of_a_killed_opener() {
+        need_in_sandbox python3
+        # A FIFO's open waits for its other end. Emulated (--trap-all, a
+        # hidden rule), the sentry's worker did the waiting and went on
+        # after the opener was killed: the FIFO then had a reader or a
+        # writer for nobody, so the next lone reader read an end-of-file
+        # at once and a non-blocking writer's open succeeded (ENXIO
+        # natively), and the worker was held until a peer came.
+        # shellcheck disable=SC2016
+        local script='cd /tmp && mkfifo p || exit 9
+timeout 0.3 sh -c "echo x > p"; echo "killed writer $?"
+timeout 0.3 cat p; echo "reader alone $?"
+timeout -s KILL 0.3 cat p 2>/dev/null; echo "killed reader $?"
+python3 -c "
+import os, errno
+try: os.open(\"p\", os.O_WRONLY | os.O_NONBLOCK); print(\"non-blocking writer opened\")
+except OSError as e: print(\"non-blocking writer\", errno.errorcode[e.errno])"
+(sleep 0.3; timeout 5 cat p; echo "reader $?") & echo y > p; wait'
+        local want=$'killed writer 124\nreader alone 124\nkilled reader 137\nnon-blocking writer ENXIO\ny\nreader 0'
+        printf '{"filesystem": {"rules": [{"path": "/srv", "access": "hidden"}]}}\n' >"$IT_TMP/hidden.json"
+        local opt
+        for opt in --trap-all "--policy=$IT_TMP/hidden.json" --no-tty; do
+                crun "$opt" -- sh -c "$script"
+                expect_rc 0 "FIFO opens ($opt)"
+                expect_eq "$want" "$OUT" "as natively ($opt)"
+        done
+}
+
 it_main "$@"
