@@ -1,7 +1,8 @@
 /* sentry/cgroup/ private: the cgroup v1 backend, one group per controller
  * hierarchy (memory, pids, cpu, cpuacct, freezer) with the limits on the
  * ones that enforce them, plus a group without limits in the v2 hierarchy
- * for BPF; and the kill through the v1 freezer that gc shares. */
+ * for BPF, which takes the freezer's and cpuacct's parts where it can; and
+ * the kill through the v1 freezer that gc shares. */
 #include "config.h"
 
 #include <fcntl.h>
@@ -102,6 +103,14 @@ static void v1_add_v2_group(struct cgroup *cg, const char *name)
                 return;
         }
         cg->v2_at = (int)cg->n_dirs - 1;
+}
+
+/* Whether a v2 group has the core files that take the v1 freezer's and
+ * cpuacct's parts: cgroup.kill, cgroup.freeze and cpu.stat. */
+static bool v2_can_kill_freeze_count(int dfd)
+{
+        return faccessat(dfd, "cgroup.kill", F_OK, 0) == 0 && faccessat(dfd, "cgroup.freeze", F_OK, 0) == 0 &&
+               faccessat(dfd, "cpu.stat", F_OK, 0) == 0;
 }
 
 /* Where controller c's limits go: with a cgroupsPath the engine's group G,
@@ -319,10 +328,21 @@ static int v1_create(struct cgroup *cg, const char *name, const struct cg_limits
          * limits them, as runc places it: `update` writes a CPU limit or a
          * placement there later (cgroup_update makes nothing). */
         bool cpu_tied = own[V1_CPU] && own[V1_CPUACCT] && streq(own[V1_CPU], own[V1_CPUACCT]);
+        /* The v2 group first: where it can do the freezer's and cpuacct's
+         * parts itself, neither v1 group is made (two mkdir and rmdir, two
+         * joins per start). It holds exactly the sandbox's processes (init
+         * is born in it and everything descends from init), kills them at
+         * once (cgroup.kill, Linux 5.14: no fork escapes it, as none escapes
+         * a frozen v1 group), freezes them (cgroup.freeze) and counts their
+         * CPU time (cpu.stat's usage_usec, kept for every v2 group). With a
+         * cgroupsPath the engine reads G's hierarchies: all are kept. */
+        v1_add_v2_group(cg, name);
+        bool v2_serves = !override && cg->v2_at >= 0 && v2_can_kill_freeze_count(cg->dirs[cg->v2_at].fd);
         for (size_t c = 0; c < _V1_MAX; c++) {
                 cg->at[c] = -1;
                 bool use = c == V1_CPU       ? need[V1_CPU] || override
-                           : c == V1_CPUACCT ? !(cpu_tied && !need[V1_CPU] && !override)
+                           : c == V1_CPUACCT ? !(cpu_tied && !need[V1_CPU] && !override) && !v2_serves
+                           : c == V1_FREEZER ? !v2_serves
                            : c == V1_CPUSET  ? need[V1_CPUSET] || override
                                              : true;
                 if (!own[c] || !use)
@@ -360,7 +380,6 @@ static int v1_create(struct cgroup *cg, const char *name, const struct cg_limits
                         goto out;
                 cg->at[c] = (int)cg->n_dirs - 1;
         }
-        v1_add_v2_group(cg, name);
         if (!override && !need[V1_CPU] && cpu_tied && cg->v2_at < 0) {
                 /* no v2 group to count the CPU time: the co-mounted group
                  * it is, scheduler group and all */
@@ -391,6 +410,15 @@ static int v1_kill_all(struct cgroup *cg)
         for (size_t i = 0; i < cg->n_dirs; i++)
                 fds[i] = cg->dirs[i].fd;
         int f = cg->at[V1_FREEZER];
+        if (f < 0 && cg->v2_at >= 0) {
+                /* no v1 freezer (v1_create): the v2 group, which holds the
+                 * same processes, kills them all at once (cgroup.kill; or
+                 * frozen, then killed pid by pid), and waits until it is
+                 * empty; the v1 groups are swept and waited for below */
+                int r = cg_v2_kill_dir(cg->dirs[cg->v2_at].fd, cg->dirs[cg->v2_at].path);
+                if (r < 0)
+                        return r;
+        }
         return cg_v1_kill_dirs(fds, cg->n_dirs, f >= 0 ? cg->dirs[f].fd : -1, f >= 0 ? cg->dirs[f].path : NULL);
 }
 
