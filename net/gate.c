@@ -135,6 +135,8 @@ static int gate_resolve(struct net_gate *g, const char *name, struct resolve_req
 {
         memset(req, 0, sizeof(*req));
         snprintf(req->name, sizeof(req->name), "%s", name);
+        if (!g->resolver_started)
+                return -ENOENT; /* no listed name: never asked (net_gate_new) */
         pthread_mutex_lock(&g->lock);
         req->next = NULL;
         struct resolve_req **tail = &g->queue;
@@ -249,12 +251,16 @@ int net_gate_new(const struct net_gate_config *cfg, struct net_gate **ret)
                 net_gate_free(g);
                 return e;
         }
-        int r = pthread_create(&g->resolver, NULL, resolver_main, g);
-        if (r != 0) {
-                net_gate_free(g);
-                return -r;
+        /* The resolver looks up only listed names (gate_connect): a policy
+         * that lists none (the default) never needs it, and gets none. */
+        if (g->n_rules > 0) {
+                int r = pthread_create(&g->resolver, NULL, resolver_main, g);
+                if (r != 0) {
+                        net_gate_free(g);
+                        return -r;
+                }
+                g->resolver_started = true;
         }
-        g->resolver_started = true;
         *ret = g;
         return 0;
 }

@@ -254,9 +254,6 @@ int sentry_run(const struct run_options *o)
         }
 
         trace_mark("admission, stdio checked");
-        /* what crashed sentries left behind goes first (never a live sandbox) */
-        (void)state_gc(true);
-        trace_mark("state gc");
 
         char id[17];
         sandbox_new_id(id);
@@ -339,13 +336,15 @@ int sentry_run(const struct run_options *o)
                 .approve_tty = approve_tty,
                 .prompt_wake = {-1, -1},
                 .state_lock = TAKE_FD(lock),
-                /* --stats reads the groups' counts after the teardown */
-                .end_groups_early = !o->stats_path && !o->front,
+                /* --stats reads the writable layer's use after the teardown */
+                .keep_layer = o->stats_path || o->front,
                 .range = range,
                 .fsctx = {.exec_channel = -1},
                 .mntns_fd = -1,
+                .view_fds = {-1, -1, -1, -1},
                 .leader_efd = -1,
                 .leader_view = -1,
+                .keep_counts = o->stats_path != NULL,
         };
         clock_gettime(CLOCK_MONOTONIC, &st.started);
         int code = run_sandbox(&st);
@@ -361,14 +360,11 @@ int sentry_run(const struct run_options *o)
                 close(st.layer_fd);
         trace_mark("stats written");
         /* A group that could not be removed keeps the claim on disk (closed,
-         * so stale): the next gc finds it, and with it the group. */
-        bool groups_gone;
-        if (cg && !st.cg) /* their removal begun in the teardown */
-                groups_gone = run_groups_ended(&st);
-        else {
-                groups_gone = cgroup_destroy(cg) == 0;
-                trace_mark("cgroup destroyed");
-        }
+         * so stale): the next gc finds it, and with it the group. Here,
+         * beside the view's release (run_view_end_begin), once --stats has
+         * read them. */
+        bool groups_gone = cgroup_destroy(cg) == 0;
+        trace_mark("cgroup destroyed");
         run_state_removed(&st);
         if (st.state_lock >= 0) {
                 (void)state_remove_dir(id);
@@ -774,6 +770,13 @@ static int sentry_main_loop(struct sandbox_state *st)
                 return EXIT_SANDBOX;
         }
         trace_mark("proc agent forked");
+        /* What crashed sentries left behind, collected while init builds
+         * its view rather than before its clone: never a live sandbox's (gc
+         * takes only what no held lock or claim covers), and admission
+         * needs no gc before it (it counts only held claims, and takes only
+         * id ranges no held claim covers). */
+        (void)state_gc(true);
+        trace_mark("state gc");
         if (!recv_setup_msg(st, MSG_NS, &m, fds, 4))
                 return EXIT_SANDBOX;
         /* The exec tracer (a fork too, still single-threaded: the gate's
@@ -1125,13 +1128,13 @@ static int sentry_main_loop(struct sandbox_state *st)
         trace_mark("serving");
         int code = st->serve ? st->front->loop(st) : supervise(st);
         trace_mark("supervise returned");
-        run_view_end_begin(st); /* init is reaped */
+        run_wind_down(st); /* done already when the command's status came */
         /* (a test's stall: a sentry killed here leaves its groups and its
          * claim, which the next start's gc collects) */
         test_stall("teardown");
-        /* init is reaped and its group's counts read (supervise) */
-        if (!st->serve && st->end_groups_early)
-                run_groups_end_begin(st);
+        /* init is reaped; the engine that used the view's root has
+         * stopped; the writable layer is read for --stats or a front */
+        run_view_end_begin(st, !st->serve && !st->keep_layer);
         /* init is gone: the proc agent's exit can run beside the rest of
          * the teardown (reaped in fs_agent_stop below) */
         fs_agent_kill(&st->fsctx);
@@ -1139,21 +1142,18 @@ static int sentry_main_loop(struct sandbox_state *st)
         /* so is the exec tracer's (reaped at the end) */
         exectrace_kill(st->exec_tracer);
         trace_mark("exec tracer stopped");
-        run_wind_down(st); /* done already when the command's status came */
         struct approvals *ap = TAKE_PTR(st->approvals);
         egress_attach_approvals(st); /* the gate's relays ask it no more */
         approvals_free(ap);
         for (int i = 0; i < 2; i++)
                 if (st->prompt_wake[i] >= 0)
                         close(TAKE_FD(st->prompt_wake[i]));
-        net_gate_free(st->gate);
-        st->gate = NULL;
+        net_gate_free(TAKE_PTR(st->gate));
         trace_mark("gate freed");
         fs_agent_stop(&st->fsctx);
         trace_mark("proc agent stopped");
         free(st->fsctx.mount_ids);
         exec_checks_end(st);
-        close(st->fsctx.root_fd);
         close(st->sock);
         close(st->pidfd);
         exectrace_reap(st->exec_tracer);

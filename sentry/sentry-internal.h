@@ -76,22 +76,20 @@ int write_stats(struct sandbox_state *st, const char *path, int exit_code);
  * as soon as the command's status is in. */
 int supervise(struct sandbox_state *st);
 /* The first of the teardown, once the command has ended (init's own exit,
- * the namespaces' teardown, runs beside it): the trapped-call counts taken,
+ * the namespaces' teardown, runs beside it): the trapped-call counts taken
+ * (--stats),
  * the approvals closed, the engine stopped, and (`cordon run`) the state
  * directory's removal begun (on a thread: run_state_removed waits for it),
  * its claim kept until the groups are gone. Once only. */
 void run_wind_down(struct sandbox_state *st);
 /* Waits until the state directory run_wind_down removes is gone. */
 void run_state_removed(struct sandbox_state *st);
-/* Once init is reaped and nothing reads st->cg any more: the groups'
- * removal begun (on a thread; st->cg is NULL from here on), and its end
- * waited for, true when every group is gone. */
-void run_groups_end_begin(struct sandbox_state *st);
-bool run_groups_ended(struct sandbox_state *st);
-/* Once init is reaped: the sentry's hold on its mount namespace let go on a
- * thread (the view's teardown runs there), and that thread waited for (or
- * the hold dropped, where none was begun). */
-void run_view_end_begin(struct sandbox_state *st);
+/* Once init is reaped and the engine stopped: the sentry's hold on the
+ * view let go on a thread (init's mount namespace, the view's root and,
+ * with layer_too, the writable layer's fds; the view's teardown runs
+ * there), and that thread waited for (or the hold dropped, where none was
+ * begun). */
+void run_view_end_begin(struct sandbox_state *st, bool layer_too);
 void run_view_ended(struct sandbox_state *st);
 void tty_begin(struct sandbox_state *st);
 void tty_end(struct sandbox_state *st);

@@ -346,6 +346,8 @@ struct sandbox_state {
         bool have_status;
         bool wound_down;        /* run_wind_down done */
         int state_lock;         /* the state directory's lock (state_admit); -1 once removed */
+        bool keep_counts;       /* --stats: the engine's per-syscall counts kept at its stop */
+        bool keep_layer;        /* --stats or a front: the writable layer's fds kept to the end */
         int64_t tasks_started;  /* -1 unknown */
         int writable_fd;        /* the writable layer (O_PATH), for its usage at the end */
         int layer_fd;           /* the writable layer's root (O_PATH; init sent it): a template root's "upper" */
@@ -358,19 +360,16 @@ struct sandbox_state {
         /* removing `cordon run`'s state directory (teardown.c): joined by
          * run_state_removed */
         struct side_task state_remover;
-        /* `cordon run` without --stats: its groups removed on a thread once
-         * init is reaped (teardown.c), their result for run_groups_ended */
-        bool end_groups_early;
-        struct side_task groups_remover;
-        struct cgroup *groups_ending;
-        bool groups_gone;
         /* init's mount namespace, held from before the start so that init's
          * exit does not tear the view down (its mounts' release and the
          * RCU grace periods that waits for): the sentry's last reference
          * goes on a thread once init is reaped (teardown.c), beside the
          * rest of the teardown. -1: none held. */
         int mntns_fd;
-        struct side_task mntns_closer;
+        /* the view's fds' last close, on a thread once init is reaped
+         * (run_view_end_begin): the fds it closes */
+        struct side_task view_ender;
+        int view_fds[4];
         /* An OCI container's: the first thread waits on leader_efd while
          * the main loop runs on another (run.c, main_loop_in_view), and is
          * told there when to enter the view's mount namespace (leader_view,

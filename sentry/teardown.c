@@ -64,7 +64,8 @@ void run_wind_down(struct sandbox_state *st)
         if (st->wound_down)
                 return;
         st->wound_down = true;
-        capture_trapped_counts(st);
+        if (st->keep_counts)
+                capture_trapped_counts(st);
         /* every hold decided (denied) before the engine that holds them
          * goes; the approver itself stays until the engine has stopped, as
          * a worker still in a handler may ask it (and is refused: closed) */
@@ -97,56 +98,37 @@ void run_state_removed(struct sandbox_state *st)
         side_task_join(&st->state_remover);
 }
 
-/* The groups removed (cgroup_destroy), beside the rest of the teardown: the
- * proc agent's and the tracer's reaping, the gate's threads joined, the
- * view's last fd closed (its mounts' release), none of which the groups
- * wait for, or they for it: init is reaped, and with it every process of
- * the sandbox's pid namespace; the agent and the tracer are the sentry's
- * children, in its own groups. */
-static void *remove_groups_main(void *arg)
+/* The view let go once init is reaped, on a thread beside the rest of the
+ * teardown (the proc agent's and the tracer's reaping, the gate's threads
+ * joined, the groups' removal): the last reference to init's mount
+ * namespace (see sandbox_state.mntns_fd) and the sentry's fds into the
+ * view (its root and, without --stats or a front, its writable layer's),
+ * whose last close is the overlay's and the mounts' release, with the RCU
+ * grace period the unmount waits for: the longest part of the teardown
+ * (0.5-1 ms here), begun first. The engine that used the root has stopped
+ * (run_wind_down). */
+static void *end_view_main(void *arg)
 {
         struct sandbox_state *st = arg;
-        st->groups_gone = cgroup_destroy(TAKE_PTR(st->groups_ending)) == 0;
-        trace_mark("cgroup destroyed");
-        return NULL;
-}
-
-void run_groups_end_begin(struct sandbox_state *st)
-{
-        st->groups_gone = true;
-        if (!st->cg)
-                return;
-        st->groups_ending = TAKE_PTR(st->cg);
-        side_task_start(&st->groups_remover, remove_groups_main, st);
-}
-
-bool run_groups_ended(struct sandbox_state *st)
-{
-        side_task_join(&st->groups_remover);
-        return st->groups_gone;
-}
-
-/* The view's teardown (the last reference to init's mount namespace; see
- * sandbox_state.mntns_fd), beside the groups' removal and the rest of the
- * teardown: init is reaped, and every process of the sandbox with it. */
-static void *close_view_main(void *arg)
-{
-        struct sandbox_state *st = arg;
-        close(TAKE_FD(st->mntns_fd));
+        for (size_t i = 0; i < ELEMENTSOF(st->view_fds); i++)
+                if (st->view_fds[i] >= 0)
+                        close(TAKE_FD(st->view_fds[i]));
         trace_mark("view released");
         return NULL;
 }
 
-void run_view_end_begin(struct sandbox_state *st)
+void run_view_end_begin(struct sandbox_state *st, bool layer_too)
 {
-        if (st->mntns_fd < 0 || st->mntns_closer.running)
-                return;
-        side_task_start(&st->mntns_closer, close_view_main, st);
+        st->view_fds[0] = TAKE_FD(st->mntns_fd);
+        st->view_fds[1] = TAKE_FD(st->fsctx.root_fd);
+        st->view_fds[2] = layer_too ? TAKE_FD(st->writable_fd) : -1;
+        st->view_fds[3] = layer_too ? TAKE_FD(st->layer_fd) : -1;
+        side_task_start(&st->view_ender, end_view_main, st);
 }
 
 void run_view_ended(struct sandbox_state *st)
 {
-        side_task_join(&st->mntns_closer);
+        side_task_join(&st->view_ender);
         if (st->mntns_fd >= 0)
                 close(TAKE_FD(st->mntns_fd));
 }
