@@ -161,8 +161,8 @@ int client_port(int argc, char **argv)
         if (port_s) {
                 char *end;
                 port = strtol(port_s, &end, 10);
-                if (!*port_s || *end) {
-                        fprintf(stderr, "cordon: sandbox port: '%s' is not a port number\n", port_s);
+                if (!*port_s || *end || port < 1 || port > 65535) {
+                        fprintf(stderr, "cordon: sandbox port: '%s' is not a port number (1-65535)\n", port_s);
                         return EXIT_USAGE;
                 }
         }

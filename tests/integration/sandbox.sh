@@ -976,6 +976,11 @@ get_and_events_refuse_cleanly() {
         done
         sb events "$ID" --run '../x'
         expect_rc 2 "events --run ../x"
+        for bad in 0 99999 abc; do
+                sb port "$ID" "$bad"
+                expect_rc 2 "port $bad (a usage error, as any bad argument)"
+                expect_contains "$ERR" "1-65535" "the error says the range"
+        done
         sb exec "$ID" -- echo hi
         ( sleep 1; timeout 30 "$CORDON" sandbox terminate "$ID" >/dev/null 2>&1 ) &
         sb events "$ID" --follow
