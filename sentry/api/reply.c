@@ -59,7 +59,7 @@ static enum MHD_Result api_errorv(struct api_req *r, unsigned status, const char
         char msg[1024];
         vsnprintf(msg, sizeof(msg), fmt, ap);
         json_t *e = json_pack("{s:s, s:o, s:o}", "code", code, "message", api_text(msg, strlen(msg)), "field",
-                              field ? json_string(field) : json_null());
+                              field ? api_text(field, strlen(field)) : json_null());
         return api_reply_json(r, status, json_pack("{s:o}", "error", e));
 }
 
@@ -114,8 +114,16 @@ int api_body_object(struct api_req *r, const char *const *allowed, json_t **ret,
         json_error_t jerr;
         json_t *j = r->body_len ? json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &jerr) : json_object();
         if (!j) {
-                *ret_result = api_error(r, 400, "invalid_json", NULL, "the body is not JSON: %d:%d: %s", jerr.line,
-                                        jerr.column, jerr.text);
+                /* a key given twice is named as the field: which of its
+                 * values counts is what a client (or a proxy) and cordon
+                 * could read otherwise */
+                char key[256] = "";
+                const char *near = strstr(jerr.text, "near '\"");
+                if (json_error_code(&jerr) == json_error_duplicate_key && near &&
+                    sscanf(near, "near '\"%255[^\"]\"'", key) != 1)
+                        key[0] = '\0';
+                *ret_result = api_error(r, 400, "invalid_json", key[0] ? key : NULL, "the body is not JSON: %d:%d: %s",
+                                        jerr.line, jerr.column, jerr.text);
                 return -EINVAL;
         }
         if (!json_is_object(j)) {

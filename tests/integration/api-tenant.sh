@@ -534,6 +534,9 @@ hostile_urls_are_refused() {
         expect_eq 200 "$CODE" "the same call, once (an encoded slash in a query value is a slash)"
         api DELETE "/v1/sandboxes/$own%2Fports%2F3000"
         expect_eq "400 invalid_url" "$CODE $(j 'd["error"]["code"]')" "an encoded slash in the path"
+        # a body's key given twice: refused naming it
+        api POST "/v1/sandboxes/$own/exec" '{"argv": ["true"], "timeoutMs": 1000, "argv": ["false"]}'
+        expect_eq "400 invalid_json argv" "$CODE $(j 'd["error"]["code"]') $(j 'd["error"]["field"]')" "a key given twice"
         # two credentials: refused, whichever comes first
         api GET /v1/sandboxes "" -H "Authorization: Bearer $ADMIN"
         expect_eq "400 invalid_authorization" "$CODE $(j 'd["error"]["code"]')" "two Authorization headers"
