@@ -214,15 +214,22 @@ static int drop_privileges(const struct sandbox_plan *plan)
         return 0;
 }
 
-const int forwarded_signals[N_FORWARDED_SIGNALS] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT,
-                                                    SIGUSR1, SIGUSR2, SIGCONT, SIGWINCH};
+const int forwarded_signals[N_FORWARDED_SIGNALS] = {SIGINT,  SIGTERM, SIGHUP,   SIGQUIT, SIGUSR1,
+                                                    SIGUSR2, SIGCONT, SIGWINCH, SIGTSTP};
 
 static volatile sig_atomic_t init_cmd_pid;
 
 static void init_forward(int sig)
 {
-        if (init_cmd_pid > 0)
-                kill(init_cmd_pid, sig);
+        if (init_cmd_pid <= 0)
+                return;
+        /* A stop (Ctrl-Z at the host's terminal) and the continue after it
+         * go to the command's whole process group, as the terminal sends
+         * them to the job natively: the command leads its own group
+         * (prepare_command), and a shell's children stop with it. */
+        if ((sig == SIGTSTP || sig == SIGCONT) && kill(-init_cmd_pid, sig) == 0)
+                return;
+        kill(init_cmd_pid, sig);
 }
 
 /* init is a fork of the cordon process: its argument and environment areas
@@ -263,7 +270,16 @@ static void scrub_host_memory(void)
 static void prepare_command(int tty_slave)
 {
         init_default_signals();
-        setsid();
+        /* With a terminal of its own the command leads a session, to take
+         * it as its controlling terminal. Without one it leads a process
+         * group in init's session: its parent, init, is then in another
+         * group of the same session, so the group is not orphaned and a
+         * forwarded SIGTSTP stops it as Ctrl-Z stops a job natively (the
+         * kernel discards a stop sent to an orphaned group). */
+        if (tty_slave >= 0)
+                setsid();
+        else
+                setpgid(0, 0);
         if (tty_slave >= 0) {
                 if (ioctl(tty_slave, TIOCSCTTY, 0) < 0)
                         _exit(EXIT_SANDBOX);

@@ -110,7 +110,7 @@ int sentry_confine_load(const struct sock_fprog *prog);
 
 /* The signals init relays to the command, which the sentry forwards to
  * init. */
-#define N_FORWARDED_SIGNALS 8
+#define N_FORWARDED_SIGNALS 9
 extern const int forwarded_signals[N_FORWARDED_SIGNALS];
 /* One message on the set-up channel, with fds attached. */
 int msg_send(int sock, uint32_t type, int32_t value, const char *text, const int *fds, size_t n_fds);

@@ -183,6 +183,15 @@ int supervise(struct sandbox_state *st)
                                         continue;
                                 }
                                 kill(st->init_pid, sig);
+                                if (sig == SIGTSTP && st->pty_master < 0)
+                                        /* Stopped with the command, as the
+                                         * job the shell sees: its fg or bg
+                                         * continues us, and that SIGCONT is
+                                         * forwarded in turn. (With a pty
+                                         * the host terminal is raw and ^Z
+                                         * is the sandbox's; a stop sent to
+                                         * us stops the command only.) */
+                                        raise(SIGSTOP);
                         }
                 }
                 if (p[3].revents && relay_some(STDIN_FILENO, st->pty_master) < 0) {

@@ -270,4 +270,52 @@ except OSError as e: print(\"non-blocking writer\", errno.errorcode[e.errno])"
         done
 }
 
+# the one-letter state of process PID (R, S, T, ...)
+proc_state() {
+        local rest
+        read -r rest 2>/dev/null <"/proc/$1/stat" || return 1
+        rest=${rest##*) }
+        printf '%s\n' "${rest%% *}"
+}
+
+# the host pid of the sandbox's process running COMM (a descendant of PID)
+descendant_named() {
+        local pid=$1 comm=$2 c
+        for c in $(it_children "$pid"); do
+                if [ "$(cat "/proc/$c/comm" 2>/dev/null)" = "$comm" ]; then
+                        printf '%s\n' "$c"
+                        return 0
+                fi
+                descendant_named "$c" "$comm" && return 0
+        done
+        return 1
+}
+
+job_is() {
+        local s
+        for s in "$SH_PID" "$SLEEP_PID" "$BG_CORDON"; do
+                [ "$(proc_state "$s")" = "$1" ] || return 1
+        done
+}
+
+it_test stopped_as_a_job
+stopped_as_a_job() {
+        # Ctrl-Z at the host's terminal (or kill -TSTP) stops cordon and the
+        # command's whole job, and fg/bg (SIGCONT) continues both, as a
+        # native job. cordon used to stop alone and the command ran on: it
+        # forwarded no SIGTSTP, and the command's group, leading a session
+        # of its own, was orphaned (the kernel discards a stop sent there).
+        bg_cordon "$IT_TMP/out" -- sh -c 'sleep 1000 & wait'
+        wait_until 10 eval 'SLEEP_PID=$(descendant_named "$BG_CORDON" sleep)' ||
+                fail "the command's sleep did not start"
+        SH_PID=$(descendant_named "$BG_CORDON" sh)
+        kill -TSTP "$BG_CORDON"
+        wait_until 10 job_is T
+        expect_true "cordon, sh and its sleep stopped ($(proc_state "$BG_CORDON") $(proc_state "$SH_PID") $(proc_state "$SLEEP_PID"))" job_is T
+        kill -CONT "$BG_CORDON"
+        wait_until 10 job_is S
+        expect_true "all three continued ($(proc_state "$BG_CORDON") $(proc_state "$SH_PID") $(proc_state "$SLEEP_PID"))" job_is S
+        kill -TERM "$BG_CORDON"
+}
+
 it_main "$@"
