@@ -545,8 +545,12 @@ static int serve_loop(struct sandbox_state *st)
                 json_t *ev = json_pack("{s:s}", "sandbox", srv->id);
                 if (json_array_size(ports) > 0)
                         json_object_set(ev, "ports", ports);
+                /* the snapshot by its digest where the creator gave one:
+                 * the API always does, and its archive's path is the
+                 * server's own holding file, nothing for a tenant to see */
                 if (srv->snapshot)
-                        json_object_set_new(ev, "fromSnapshot", json_string(srv->snapshot));
+                        json_object_set_new(ev, "fromSnapshot",
+                                            json_string(srv->snapshot_digest ? srv->snapshot_digest : srv->snapshot));
                 event_append(srv, "created", ev);
                 for (size_t i = 0; i < json_array_size(ports); i++) {
                         json_t *w = json_object_get(json_array_get(ports, i), "warning");

@@ -445,6 +445,11 @@ PY
         api_id=$(j 'd["id"]')
         at_exit "timeout 30 '$CORDON' sandbox terminate $api_id"
         expect_eq "268435456 64" "$(limits_of "$api_id")" "restored over the API"
+        # its created event names the snapshot by digest, not by the server's holding file
+        api GET "/v1/sandboxes/$api_id/events"
+        expect_contains "$OUT" "\"fromSnapshot\":\"$(cut -d' ' -f1 "$IT_TMP/s.tar.zst.sha256")\"" \
+                "the created event names the snapshot's digest"
+        expect_not_contains "$OUT" "restore-" "and not the server's file"
         # looser than the default: not taken from the archive, and said
         new_sandbox --ttl 5m --memory 4G
         sb snapshot "$ID" "$IT_TMP/big.tar.zst"
