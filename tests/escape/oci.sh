@@ -13,7 +13,8 @@
 # podman's upper directory), no id outside its map and no setuid file reach the disk of a
 # plain-directory rootfs, and its root mount is nosuid,nodev. Then exec's own capability
 # sets: no exec gets a capability its container's process does not hold, and one asking for
-# fewer holds fewer. Last, a root holding CAP_MKNOD makes no device node.
+# fewer holds fewer. Last, a root holding CAP_MKNOD makes no device node, and a container whose
+# process.user is not root, whose init stays root to set its runs up, gives none of that away.
 #
 # Environment (set by `make check`): CORDON.
 
@@ -481,6 +482,157 @@ EOF6
 else
         echo "CAP_NET_RAW: no escape-probe in HELPERS or no ip(8): its attempts are not run"
 fi
+
+# A container whose process.user is not root: its init stays the namespace's root, holding the
+# bounding set and CAP_SETUID, CAP_SETGID, CAP_SETPCAP and CAP_KILL to set each run up
+# (sentry/init.c oci_drop_privileges). The bounding set here lacks those four, so that whatever
+# of them reaches a process is init's. Both shapes: init outside the container's pid namespace
+# (Linux 6.15+) and, forced as on an older kernel, init as its pid 1, visible to it. A uid-1000
+# exec must neither signal nor read any process of another uid (init: /proc/PID/mem, environ,
+# fd, root, cwd), hold no capability, regain root, or gain one from a file's capabilities (a v3
+# xattr naming the container's root, which the kernel would honour but for no_new_privs and
+# nosuid, and a v2 one); the container's process, a root exec asking for the whole bounding
+# set and `cordon sandbox exec` hold none of the four; an exec asking for one is refused. The
+# older shape's control: init (uid 0) is seen, else its attempts would prove nothing.
+cat >"$ROOTFS/held-check.sh" <<'EOF'
+B=/bin/busybox
+t() { if $B sh -c "$2" >/dev/null 2>&1; then echo "GOT-THROUGH $1"; else echo "blocked $1"; fi; }
+# KILL (5), SETGID (6), SETUID (7), SETPCAP (8) in no set of "CapXxx: HEX" lines on stdin
+four() {
+        bad=
+        while read -r k v; do [ $((0x$v & 0x1e0)) = 0 ] || bad="$bad $k"; done
+        if [ -n "$bad" ]; then echo "GOT-THROUGH $1 holds one of init's four in$bad"; else echo "blocked $1 holds none of init's four"; fi
+}
+none() {
+        bad= n=0
+        while read -r k v; do n=$((n + 1)); case $k in CapBnd:) ;; *) [ $((0x$v)) = 0 ] || bad="$bad $k$v" ;; esac; done
+        if [ "$n" = 0 ]; then echo "ERROR $1: no capability lines"; elif [ -n "$bad" ]; then echo "GOT-THROUGH $1 holds$bad"; else echo "blocked $1 holds no capability"; fi
+}
+me=$($B id -u)
+[ "$me" = 1000 ] && echo "blocked the exec is uid 1000" || echo "GOT-THROUGH the exec is uid $me, not 1000"
+others=
+for d in /proc/[0-9]*; do
+        u=$($B awk '/^Uid:/ {print $2}' $d/status 2>/dev/null)
+        [ -n "$u" ] && [ "$u" != 1000 ] && others="$others ${d#/proc/}"
+done
+echo "OTHERS$others"
+for p in $others; do
+        t "signal pid $p of another uid" "$B kill -0 $p"
+        t "stop pid $p of another uid" "$B kill -STOP $p"
+        t "open /proc/$p/mem" ": </proc/$p/mem"
+        t "read /proc/$p/environ" "$B cat /proc/$p/environ"
+        t "list /proc/$p/fd" "$B ls /proc/$p/fd"
+        t "list /proc/$p/root" "$B ls /proc/$p/root/"
+        t "read /proc/$p/cwd" "$B readlink /proc/$p/cwd | $B grep ."
+done
+$B grep '^Cap' /proc/self/status | none "a uid-1000 exec"
+$B grep '^Cap' /proc/self/status | four "a uid-1000 exec"
+$B grep '^Cap' /tmp/held-own | none "the container's process"
+$B grep '^Cap' /tmp/held-own | four "the container's process"
+if [ -x /bin/escape-probe ]; then
+        /bin/escape-probe setuid-regain | $B sed -n 's/^escape \([^:]*\): blocked.*/blocked \1/p; s/^escape \([^:]*\): GOT THROUGH.*/GOT-THROUGH \1/p'
+fi
+for v in v3 v2; do
+        [ -x /fc/$v/busybox ] || continue
+        /fc/$v/busybox grep '^Cap' /proc/self/status | none "a file with capabilities ($v) run"
+done
+EOF
+chmod 0755 "$ROOTFS/held-check.sh"
+# the same check on the host, for a root exec's and cordon sandbox exec's lines
+four_host() { # NAME: "CapXxx: HEX" lines on stdin
+        local k v bad=
+        while read -r k v; do [ $((0x$v & 0x1e0)) = 0 ] || bad+=" $k"; done
+        if [ -n "$bad" ]; then echo "GOT-THROUGH $1 holds one of init's four in$bad"; else echo "blocked $1 holds none of init's four"; fi
+}
+held_init_attempts() { # SHAPE: own (init outside the container's pid namespace) or pid1
+        local shape=$1 id="eschold$1" out x cpid hroot sid force= want
+        bundle "$WORK/bh-$shape" '{"uid": 1000, "gid": 1000}' || skip "cannot write a bundle"
+        python3 - "$WORK/bh-$shape/config.json" <<'EOF7'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["args"] = ["/bin/busybox", "sh", "-c", "/bin/busybox grep ^Cap /proc/self/status >/tmp/held-own; exec /bin/busybox sleep 100"]
+c["process"]["capabilities"] = {"bounding": ["CAP_CHOWN", "CAP_NET_RAW"]}
+json.dump(c, open(sys.argv[1], "w"), indent=1)
+EOF7
+        [ "$shape" = pid1 ] && force=proc_pidns
+        if ! CORDON_TEST_FORCE_FALLBACK=$force timeout -k 5 60 "$OCI" --root "$OCI_ROOT" run --detach \
+                --bundle "$WORK/bh-$shape" "$id" >/dev/null 2>&1 </dev/null; then
+                FAILED=$((FAILED + 1))
+                FAILED_NAMES+=("held init ($shape): the container did not start")
+                echo "FAILED: held init ($shape): the container did not start"
+                return
+        fi
+        cpid=$(timeout 30 "$OCI" --root "$OCI_ROOT" state "$id" | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+        rm -rf "$ROOTFS/fc" && mkdir -p "$ROOTFS/fc/v3" "$ROOTFS/fc/v2"
+        # the container's root on the host: the state's pid is the sentry's, its children are
+        # in the container's user namespace
+        hroot=
+        for p in $(pgrep -P "$cpid"); do
+                hroot=$(awk '$1 == 0 && $2 != 0 {print $2}' "/proc/$p/uid_map" 2>/dev/null)
+                [ -n "$hroot" ] && break
+        done
+        if command -v setcap >/dev/null && [ -n "$hroot" ]; then
+                cp "$BUSYBOX" "$ROOTFS/fc/v3/busybox" && cp "$BUSYBOX" "$ROOTFS/fc/v2/busybox" &&
+                        setcap -n "$hroot" cap_setuid,cap_kill,cap_dac_override+eip "$ROOTFS/fc/v3/busybox" &&
+                        setcap cap_setuid,cap_kill,cap_dac_override+eip "$ROOTFS/fc/v2/busybox"
+        else
+                echo "held init ($shape): no setcap(8) or no uid map: the file-capability attempts are not run"
+        fi
+        wait_file() { local i; for i in $(seq 50); do [ -s "$1" ] && return; sleep 0.1; done; }
+        wait_file "$ROOTFS/tmp/held-own"
+        out=$(timeout -k 5 60 "$OCI" --root "$OCI_ROOT" exec "$id" /bin/busybox sh /held-check.sh 2>&1)
+        if [ "$shape" = pid1 ]; then
+                if grep -q '^OTHERS .' <<<"$out"; then
+                        PASSED=$((PASSED + 1))
+                else
+                        FAILED=$((FAILED + 1))
+                        FAILED_NAMES+=("held init (pid1): init is not seen (the control)")
+                        echo "FAILED: held init (pid1): init (uid 0) is not seen by the container (the control)"
+                fi
+        fi
+        local others
+        others=$(sed -n 's/^OTHERS//p' <<<"$out" | wc -w)
+        want=$((5 + 7 * others))
+        [ -x "$ROOTFS/bin/escape-probe" ] && want=$((want + 1))
+        [ -x "$ROOTFS/fc/v3/busybox" ] && want=$((want + 2))
+        python3 -c 'import json,sys
+caps = sys.argv[2].split(",")
+json.dump({"terminal": False, "user": {"uid": 0, "gid": 0}, "cwd": "/", "env": ["PATH=/bin"],
+           "args": ["/bin/busybox", "grep", "^Cap", "/proc/self/status"],
+           "capabilities": {k: caps for k in ("bounding", "effective", "permitted", "inheritable", "ambient")}},
+          open(sys.argv[1], "w"))' "$WORK/ph-$shape.json" CAP_CHOWN,CAP_NET_RAW
+        out+=$'\n'$(
+                x=$(timeout -k 5 30 "$OCI" --root "$OCI_ROOT" exec --process "$WORK/ph-$shape.json" "$id" 2>&1)
+                if [ $? = 0 ] && grep -q '^CapBnd' <<<"$x"; then
+                        grep '^Cap' <<<"$x" | four_host "a root exec asking for the whole bounding set"
+                else
+                        echo "GOT-THROUGH a root exec asking for the whole bounding set did not run: ${x:0:200}"
+                fi
+        )
+        want=$((want + 1))
+        if [ "$shape" = own ]; then
+                python3 -c 'import json,sys
+json.dump({"terminal": False, "user": {"uid": 0, "gid": 0}, "cwd": "/", "env": ["PATH=/bin"], "args": ["/bin/busybox", "true"],
+           "capabilities": {k: ["CAP_SETUID"] for k in ("bounding", "effective", "permitted")}}, open(sys.argv[1], "w"))' "$WORK/ph-setuid.json"
+                sid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sandbox"])' "$OCI_ROOT/$id/state.json")
+                out+=$'\n'$(
+                        hold "an exec asking for CAP_SETUID beyond the bounding set" \
+                                test "$(timeout -k 5 30 "$OCI" --root "$OCI_ROOT" exec --process "$WORK/ph-setuid.json" "$id" >/dev/null 2>&1; echo $?)" != 0
+                        x=$(timeout -k 5 30 "$CORDON" sandbox exec "$sid" --cwd / -- /bin/busybox grep '^Cap' /proc/self/status 2>&1)
+                        if grep -q '^CapBnd' <<<"$x"; then
+                                grep '^Cap' <<<"$x" | four_host "cordon sandbox exec"
+                        else
+                                echo "GOT-THROUGH cordon sandbox exec did not run: ${x:0:200}"
+                        fi
+                )
+                want=$((want + 2))
+        fi
+        timeout 30 "$OCI" --root "$OCI_ROOT" delete --force "$id" >/dev/null 2>&1
+        rm -rf "$ROOTFS/fc" "$ROOTFS/tmp/held-own"
+        count "held init ($shape shape, $others processes of another uid seen)" "$(grep -v '^OTHERS' <<<"$out")" "$want"
+}
+held_init_attempts own
+held_init_attempts pid1
 
 # Another container's namespaces named by the pid cordon gave for it (podman's --network,
 # --pid container:NAME): the two become one pod, which shares the network, ipc, uts and pid
