@@ -419,7 +419,8 @@ fi
 # container's root holds it in every set (checked: else the attempts would prove nothing),
 # and still makes no raw or packet socket (the filter refuses them whatever a process holds),
 # in its own network namespace and in one an engine prepared; in the engine's, which the
-# host's user namespace owns, it cannot mark a socket or bind transparently either.
+# host's user namespace owns, it cannot mark a socket, bind transparently or move a socket
+# bound to a device to another either.
 if [ -x "${HELPERS:-}/escape-probe" ] && command -v ip >/dev/null; then
         mkdir -p "$ROOTFS/lib/x86_64-linux-gnu" "$ROOTFS/lib64"
         cp "$HELPERS/escape-probe" "$ROOTFS/bin/escape-probe"

@@ -2528,13 +2528,13 @@ static int a_raw_socket(int argc, char **argv)
 }
 
 /* What CAP_NET_RAW gives beyond raw and packet sockets: a socket's mark
- * (policy routing, netfilter marks) and transparent binding to addresses
- * the host does not have. The kernel grants both only over a network
- * namespace the holder's user namespace owns, so a container that holds
- * NET_RAW (cordon-oci keeps it, as runc does) must get neither in a
- * network an engine prepared, which the host's user namespace owns. Run
- * there; in the container's own namespace (loopback only) both are its to
- * set, and harmless. */
+ * (policy routing, netfilter marks), transparent binding to addresses the
+ * host does not have, and moving a socket bound to a device to another.
+ * The kernel grants these only over a network namespace the holder's user
+ * namespace owns, so a container that holds NET_RAW (cordon-oci keeps it,
+ * as runc does) must get none in a network an engine prepared, which the
+ * host's user namespace owns. Run there; in the container's own namespace
+ * (loopback only) all are its to set, and harmless. */
 static int a_net_raw_opts(int argc, char **argv)
 {
         (void)argc;
@@ -2549,6 +2549,12 @@ static int a_net_raw_opts(int argc, char **argv)
         ok &= step_fails(&n, "IP_TRANSPARENT", setsockopt(tcp, SOL_IP, IP_TRANSPARENT, &one, sizeof(one)));
         ok &= step_fails(&n, "IPV6_TRANSPARENT", setsockopt(udp6, SOL_IPV6, IPV6_TRANSPARENT, &one, sizeof(one)));
         ok &= step_fails(&n, "SO_MARK on UDP/IPv6", setsockopt(udp6, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)));
+        /* a socket's first SO_BINDTODEVICE is anyone's; moving one already
+         * bound (to lo here) to another device, or to none, is NET_RAW's */
+        if (setsockopt(tcp, SOL_SOCKET, SO_BINDTODEVICE, "lo", 3) < 0)
+                return probe_error("SO_BINDTODEVICE lo, the first (anyone's): %s", en(errno));
+        ok &= step_fails(&n, "SO_BINDTODEVICE rebind (lo to none)",
+                         setsockopt(tcp, SOL_SOCKET, SO_BINDTODEVICE, "", 1));
         close(tcp);
         close(udp6);
         return finish(&n, ok);
