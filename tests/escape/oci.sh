@@ -635,6 +635,29 @@ json.dump({"terminal": False, "user": {"uid": 0, "gid": 0}, "cwd": "/", "env": [
 held_init_attempts own
 held_init_attempts pid1
 
+# The command's look-up before create reports (initd.c command_found: stat and access, as the
+# container's user, in its view) must not wait on what it finds: a FIFO named by the command,
+# directly and through PATH. Each create must end (either way) within its timeout.
+mkdir -p "$ROOTFS/fifodir" && rm -f "$ROOTFS/fifodir/fifo-cmd" && mkfifo -m 0777 "$ROOTFS/fifodir/fifo-cmd"
+out=$(
+        for cmd in /fifodir/fifo-cmd fifo-cmd; do
+                rm -rf "$WORK/bf"
+                bundle "$WORK/bf" '{"uid": 1000, "gid": 1000}' || continue
+                python3 - "$WORK/bf/config.json" "$cmd" <<'EOF8'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["args"] = [sys.argv[2]]
+c["process"]["env"] = ["PATH=/fifodir:/bin"]
+json.dump(c, open(sys.argv[1], "w"), indent=1)
+EOF8
+                timeout -k 5 20 "$OCI" --root "$OCI_ROOT" create --bundle "$WORK/bf" escfifo >/dev/null 2>&1 </dev/null
+                hold "create of a command that is a FIFO ($cmd) ends" test $? != 124
+                timeout 30 "$OCI" --root "$OCI_ROOT" delete --force escfifo >/dev/null 2>&1
+        done
+)
+rm -rf "$ROOTFS/fifodir"
+count "the command's look-up" "$out" 2
+
 # Another container's namespaces named by the pid cordon gave for it (podman's --network,
 # --pid container:NAME): the two become one pod, which shares the network, ipc, uts and pid
 # namespaces only. Joining its user, mount or cgroup namespace, or bringing a policy of one's
