@@ -219,15 +219,23 @@ const int forwarded_signals[N_FORWARDED_SIGNALS] = {SIGINT,  SIGTERM, SIGHUP,   
 
 static volatile sig_atomic_t init_cmd_pid;
 
-static void init_forward(int sig)
+static void init_forward(int sig, siginfo_t *info, void *uc)
 {
+        (void)uc;
         if (init_cmd_pid <= 0)
                 return;
-        /* A stop (Ctrl-Z at the host's terminal) and the continue after it
-         * go to the command's whole process group, as the terminal sends
-         * them to the job natively: the command leads its own group
-         * (prepare_command), and a shell's children stop with it. */
-        if ((sig == SIGTSTP || sig == SIGCONT) && kill(-init_cmd_pid, sig) == 0)
+        /* To the command's whole process group (it leads its own group:
+         * prepare_command) where natively the terminal would signal the
+         * whole job: a stop and the continue after it, and what the
+         * sentry passes on from its terminal (FORWARD_TO_GROUP: Ctrl-C,
+         * Ctrl-\, a hangup), so that a shell's child dies of Ctrl-C with
+         * it. A signal sent to cordon with kill(1) goes to the command
+         * alone, as it would have gone to one process. A process of the
+         * sandbox can ask the same of init (sigqueue), and could signal
+         * that group itself. */
+        bool group = sig == SIGTSTP || sig == SIGCONT ||
+                     (info && info->si_code == SI_QUEUE && info->si_value.sival_int == FORWARD_TO_GROUP);
+        if (group && kill(-init_cmd_pid, sig) == 0)
                 return;
         kill(init_cmd_pid, sig);
 }
@@ -942,7 +950,7 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
         if (master >= 0)
                 close(master);
 
-        struct sigaction sa = {.sa_handler = init_forward, .sa_flags = SA_RESTART};
+        struct sigaction sa = {.sa_sigaction = init_forward, .sa_flags = SA_RESTART | SA_SIGINFO};
         sigemptyset(&sa.sa_mask);
         for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
                 sigaction(forwarded_signals[i], &sa, NULL);

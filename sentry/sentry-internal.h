@@ -112,6 +112,9 @@ int sentry_confine_load(const struct sock_fprog *prog);
  * init. */
 #define N_FORWARDED_SIGNALS 9
 extern const int forwarded_signals[N_FORWARDED_SIGNALS];
+/* The value with which the sentry queues a forwarded signal that init is to
+ * pass to the command's whole process group (one the host's terminal sent). */
+#define FORWARD_TO_GROUP 0x636f7264
 /* One message on the set-up channel, with fds attached. */
 int msg_send(int sock, uint32_t type, int32_t value, const char *text, const int *fds, size_t n_fds);
 /* Receives one message; up to max_fds fds into fds (others -1). 1, 0 on

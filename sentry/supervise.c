@@ -8,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 
@@ -114,6 +115,20 @@ static void say_limits_reached(const struct sandbox_state *st, const struct cg_s
         }
 }
 
+/* Passes sig to init marked for the command's whole process group
+ * (init_forward), through init's pidfd (pidfd_send_signal carries the
+ * mark). 0 or -errno. */
+static int queue_to_group(struct sandbox_state *st, int sig)
+{
+        if (st->pidfd < 0)
+                return -EBADF;
+        siginfo_t info = {.si_signo = sig, .si_code = SI_QUEUE};
+        info.si_pid = getpid();
+        info.si_uid = getuid();
+        info.si_value.sival_int = FORWARD_TO_GROUP;
+        return syscall(SYS_pidfd_send_signal, st->pidfd, sig, &info, 0) < 0 ? negative_errno() : 0;
+}
+
 int supervise(struct sandbox_state *st)
 {
         _cleanup_close_ int sfd = signalfd(-1, &st->sigmask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -182,7 +197,11 @@ int supervise(struct sandbox_state *st)
                                         sync_winsize(st);
                                         continue;
                                 }
-                                kill(st->init_pid, sig);
+                                /* the terminal's own (Ctrl-C, Ctrl-\, a
+                                 * hangup) reach the whole job natively */
+                                if (!(si.ssi_code == SI_KERNEL && (sig == SIGINT || sig == SIGQUIT || sig == SIGHUP) &&
+                                      queue_to_group(st, sig) == 0))
+                                        kill(st->init_pid, sig);
                                 if (sig == SIGTSTP && st->pty_master < 0)
                                         /* Stopped with the command, as the
                                          * job the shell sees: its fg or bg

@@ -318,4 +318,37 @@ stopped_as_a_job() {
         kill -TERM "$BG_CORDON"
 }
 
+it_test ctrl_c_reaches_the_whole_job
+ctrl_c_reaches_the_whole_job() {
+        command -v python3 >/dev/null || skip "no python3 on the host to drive a terminal"
+        # Ctrl-C at the host's terminal (stdout a file: no pty of the
+        # sandbox's) interrupts the command's whole job, as the terminal
+        # does natively: bash waiting for its sleep dies of it with the
+        # sleep. cordon passed it to the command alone, so the sleep ran
+        # out, bash took the interrupt as handled, and went on: "after",
+        # exit 0. (kill -INT sent to cordon still goes to the command alone.)
+        # shellcheck disable=SC2016
+        OUT=$(python3 - "$CORDON" "$IT_TMP/job" <<'PY'
+import os, pty, sys, time
+cordon, out = sys.argv[1], sys.argv[2]
+fo = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+pid, fd = pty.fork()
+if pid == 0:
+    os.dup2(fo, 1)
+    os.execv(cordon, [cordon, "run", "--", "bash", "-c", "echo started; sleep 20; echo after"])
+deadline = time.time() + 20
+while time.time() < deadline and "started" not in open(out).read():
+    time.sleep(0.05)
+time.sleep(0.2)  # bash is in its wait for the sleep by now
+os.write(fd, b"\x03")
+_, st = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(st), open(out).read().split())
+PY
+        )
+        RC=$?
+        ERR=
+        expect_rc 0 "the terminal's driver"
+        expect_eq "130 ['started']" "$OUT" "cordon's status and the job's output"
+}
+
 it_main "$@"
