@@ -633,6 +633,7 @@ if [ -n "$EG_POLICY" ]; then
         probe_egress egress-unspec-reconnect "$EG_PORT" "$EG_UP"
         probe_egress egress-unspec-listen "$EG_UP"
         probe_egress egress-gate-ifconf "$EG_UP"
+        probe_egress egress-gate-sockopts "$EG_UP"
         probe_egress egress-pool-oob
         # nothing may have arrived at any host listener
         N=$((N + 1))

@@ -3629,6 +3629,37 @@ static int a_egress_gate_ifconf(int argc, char **argv)
         return finish(&n, ok);
 }
 
+/* The gate's upstream socket, which the sandbox holds once its connect is
+ * served, belongs to a network namespace the host's user namespace owns
+ * (the host's, or the one an engine prepared): what CAP_NET_RAW or
+ * CAP_NET_ADMIN would grant on it (a mark for policy routing, transparent
+ * binds, moving it from a device it is bound to) is refused there whatever
+ * the sandbox holds in its own namespace (an OCI container keeps NET_RAW).
+ * A first SO_BINDTODEVICE is anyone's: only noted. */
+static int a_egress_gate_sockopts(int argc, char **argv)
+{
+        const char *upstream = need_arg(argc, argv, 2);
+        if (!upstream)
+                return probe_error("usage: egress-gate-sockopts UPSTREAM_ADDR:443");
+        char why[200];
+        int fd = gate_socket(upstream, why, sizeof(why));
+        if (fd < 0)
+                return probe_error("%s", why);
+        struct notes n = {0};
+        int one = 1, mark = 0x1234;
+        bool ok = step_fails(&n, "SO_MARK", setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)));
+        ok &= step_fails(&n, "IP_TRANSPARENT", setsockopt(fd, SOL_IP, IP_TRANSPARENT, &one, sizeof(one)));
+        if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, "lo", 3) == 0) {
+                note(&n, "SO_BINDTODEVICE lo (a first bind, anyone's): set");
+                ok &= step_fails(&n, "SO_BINDTODEVICE rebind (lo to none)",
+                                 setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, "", 1));
+        } else {
+                note(&n, "SO_BINDTODEVICE lo: %s", en(errno));
+        }
+        close(fd);
+        return finish(&n, ok);
+}
+
 /* Synthetic addresses that stand for no listed name (the policy lists one,
  * or none): the pool is larger than the list. Datagrams first (refused
  * without a connection anywhere), then TCP on a port no rule names. The
@@ -4671,6 +4702,7 @@ static const struct {
         {"egress-unspec-reconnect", a_egress_unspec_reconnect},
         {"egress-unspec-listen", a_egress_unspec_listen},
         {"egress-gate-ifconf", a_egress_gate_ifconf},
+        {"egress-gate-sockopts", a_egress_gate_sockopts},
         {"egress-pool-oob", a_egress_pool_oob},
         {"toctou-open", a_toctou_open},
         {"symlink-race", a_symlink_race},
