@@ -41,14 +41,20 @@ export interface ExecSpec {
   stdinBase64?: string;
   /** exec: a closed connection (an abort) cancels the run; exec({...}, { signal }) asks for it */
   cancelOnDisconnect?: boolean;
+  /** exec: "base64" gives stdoutBase64 and stderrBase64 (the bytes as written) in place of stdout and stderr */
+  outputEncoding?: 'text' | 'base64';
 }
 
 export interface ExecResult {
   runId: string;
   exitCode: number;
   signal: number | null;
-  stdout: string;
-  stderr: string;
+  /** absent with outputEncoding "base64" */
+  stdout?: string;
+  stderr?: string;
+  /** with outputEncoding "base64" */
+  stdoutBase64?: string;
+  stderrBase64?: string;
   truncated: boolean;
   timedOut: boolean;
 }

@@ -109,6 +109,8 @@ struct api_file {
 int api_file_body(json_t *body, struct api_file *ret, struct api_bad *bad);
 /* Strict base64 (padding optional): 0 with *ret (malloc'd), or -EINVAL. */
 int api_b64_decode(const char *s, size_t n, uint8_t **ret, size_t *ret_len);
+/* n bytes as a JSON string of their base64 (padded), or NULL (memory) */
+json_t *api_b64_json(const void *data, size_t len);
 /* An absolute path in a sandbox, shorter than PATH_MAX (the view resolves
  * it: ".." never climbs out of it). */
 bool api_path_ok(const char *p);

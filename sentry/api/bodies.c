@@ -71,6 +71,28 @@ int api_b64_decode(const char *s, size_t n, uint8_t **ret, size_t *ret_len)
         return 0;
 }
 
+json_t *api_b64_json(const void *data, size_t len)
+{
+        static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        const uint8_t *in = data;
+        size_t n = (len + 2) / 3 * 4;
+        char *out = xmalloc(n + 1), *o = out;
+        for (size_t i = 0; i < len; i += 3) {
+                uint32_t v = (uint32_t)in[i] << 16;
+                if (i + 1 < len)
+                        v |= (uint32_t)in[i + 1] << 8;
+                if (i + 2 < len)
+                        v |= in[i + 2];
+                *o++ = alphabet[v >> 18 & 63];
+                *o++ = alphabet[v >> 12 & 63];
+                *o++ = i + 1 < len ? alphabet[v >> 6 & 63] : '=';
+                *o++ = i + 2 < len ? alphabet[v & 63] : '=';
+        }
+        json_t *j = json_stringn(out, n);
+        free(out);
+        return j;
+}
+
 bool api_path_ok(const char *p)
 {
         return p && p[0] == '/' && strlen(p) < 4096;

@@ -247,7 +247,8 @@ enum MHD_Result api_run_events(struct api_req *r)
 
 /* --- runs --- */
 
-static const char *const exec_keys[] = {"argv", "env", "cwd", "timeoutMs", "stdinBase64", "cancelOnDisconnect", NULL};
+static const char *const exec_keys[] = {
+        "argv", "env", "cwd", "timeoutMs", "stdinBase64", "cancelOnDisconnect", "outputEncoding", NULL};
 static const char *const run_keys[] = {"argv", "env", "cwd", "timeoutMs", "idempotencyKey", NULL};
 
 /* A detached run: 0 with its id in ret, or the error queued. */
@@ -395,6 +396,17 @@ enum MHD_Result api_exec(struct api_req *r)
                                  "cancelOnDisconnect: expected a boolean");
         }
         bool cancel_on_hangup = json_is_true(cod);
+        /* "base64": the output's bytes as they are, for output that is not
+         * text (a tarball, an image); as text, a byte that is not UTF-8
+         * would come back as '?' */
+        json_t *enc = json_object_get(body, "outputEncoding");
+        if (enc && (!json_is_string(enc) ||
+                    (!streq(json_string_value(enc), "text") && !streq(json_string_value(enc), "base64")))) {
+                json_decref(body);
+                return api_error(r, 400, "invalid_field", "outputEncoding",
+                                 "outputEncoding: expected \"text\" (the default) or \"base64\"");
+        }
+        bool out_b64 = enc && streq(json_string_value(enc), "base64");
         json_t *in = json_object_get(body, "stdinBase64");
         _cleanup_free_ uint8_t *input = NULL;
         size_t input_len = 0;
@@ -517,12 +529,15 @@ enum MHD_Result api_exec(struct api_req *r)
                         err_open = false;
         }
         int status = (int)json_integer_value(json_object_get(rep, "status"));
-        json_t *j = json_pack(
-                "{s:s, s:O, s:o, s:o, s:o, s:b, s:b}", "runId", run, "exitCode", json_object_get(rep, "exitCode"),
-                "signal", WIFSIGNALED(status) ? json_integer(WTERMSIG(status)) : json_null(), "stdout",
-                api_text(o[0].data ? o[0].data : "", o[0].len), "stderr",
-                api_text(o[1].data ? o[1].data : "", o[1].len), "truncated", o[0].truncated || o[1].truncated,
-                "timedOut", json_is_true(json_object_get(rep, "timedOut")));
+        json_t *j =
+                json_pack("{s:s, s:O, s:o, s:b, s:b}", "runId", run, "exitCode", json_object_get(rep, "exitCode"),
+                          "signal", WIFSIGNALED(status) ? json_integer(WTERMSIG(status)) : json_null(), "truncated",
+                          o[0].truncated || o[1].truncated, "timedOut", json_is_true(json_object_get(rep, "timedOut")));
+        static const char *const names[2][2] = {{"stdout", "stderr"}, {"stdoutBase64", "stderrBase64"}};
+        for (size_t i = 0; j && i < 2; i++)
+                json_object_set_new(j, names[out_b64][i],
+                                    out_b64 ? api_b64_json(o[i].data ? o[i].data : "", o[i].len)
+                                            : api_text(o[i].data ? o[i].data : "", o[i].len));
         json_decref(rep);
         free(o[0].data);
         free(o[1].data);

@@ -58,12 +58,27 @@ create_exec_inspect_terminate() {
         api POST "/v1/sandboxes/$ID/exec" '{"argv": ["sh", "-c", "head -c 3000000 /dev/zero | tr \\\\0 x"]}'
         expect_eq true "$(j 'd["truncated"]')" "output over the bound"
         expect_eq 1048576 "$(j 'len(d["stdout"])')" "the bound"
+        # output that is not text: as text a byte that is not UTF-8 comes back as '?', with
+        # outputEncoding base64 the bytes are as the run wrote them (checked against the file
+        # the same bytes were teed into, read back raw)
+        python3 -c 'import json; print(json.dumps({"argv": ["sh", "-c", "printf \"\\000\\377\\200ok\"; printf \"\\376\" >&2; head -c 70000 /dev/urandom | tee /tmp/r >/dev/null"], "outputEncoding": "base64"}))' >"$IT_TMP/b64.json"
+        api POST "/v1/sandboxes/$ID/exec" @"$IT_TMP/b64.json"
+        expect_eq "200 AP+Ab2s= /g== false" "$CODE $(j 'd["stdoutBase64"]') $(j 'd["stderrBase64"]') $(j '"stdout" in d')" \
+                "outputEncoding base64: the bytes, in place of stdout and stderr"
+        python3 -c 'import json; print(json.dumps({"argv": ["cat", "/tmp/r"], "outputEncoding": "base64"}))' >"$IT_TMP/b64.json"
+        api POST "/v1/sandboxes/$ID/exec" @"$IT_TMP/b64.json"
+        printf '%s' "$OUT" | python3 -c 'import base64, json, sys
+open(sys.argv[1], "wb").write(base64.b64decode(json.load(sys.stdin)["stdoutBase64"]))' "$IT_TMP/r.exec"
+        curl -sS --unix-socket "$SOCK" -o "$IT_TMP/r.file" "http://cordon/v1/sandboxes/$ID/files?path=/tmp/r"
+        expect_true "70000 random bytes out of exec as the file holds them" cmp -s "$IT_TMP/r.exec" "$IT_TMP/r.file"
+        api POST "/v1/sandboxes/$ID/exec" '{"argv": ["true"], "outputEncoding": "hex"}'
+        expect_eq "400 outputEncoding" "$CODE $(j 'd["error"]["field"]')" "an unknown outputEncoding"
         api GET "/v1/sandboxes/$ID"
         expect_eq 200 "$CODE" "inspect"
         expect_eq running "$(j 'd["status"]')" "status"
         expect_eq standard "$(j 'd["tier"]["tier"]')" "inspect's tier"
         expect_contains "$(j 'd["tier"]["layers"]')" "seccomp user notification" "the tier's layers"
-        expect_eq 3 "$(j 'len(d["runs"])')" "runs"
+        expect_eq 5 "$(j 'len(d["runs"])')" "runs"
         api GET /v1/sandboxes
         expect_contains "$OUT" "\"$ID\"" "list"
         api GET /v1/host
