@@ -683,6 +683,24 @@ static const struct syscall_entry table[] = {
                   {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_DCCP}),
         REFUSE_IF("socket", ESOCKTNOSUPPORT, "IPv6 SOCK_DCCP", {.arg = 0, .op = ARG_EQ, .datum = AF_INET6},
                   {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xf, .datum = SOCK_DCCP}),
+        /* An IPv6 routing header (IPV6_RTHDR; IPV6_2292RTHDR, its RFC 2292
+         * name) makes a socket's packets go to the header's first address
+         * instead of the one it is connected to, and the kernel lets any
+         * user set one of type 2 (Mobile IPv6) or 4 (segment routing) on
+         * its sockets, the gate's upstream ones included: a sandbox would
+         * send its connection's segments to an address the gate never
+         * checked (a metadata service, an internal router). Refused on
+         * every socket; the IPv4 form (IP_OPTIONS with a source route)
+         * needs CAP_NET_RAW over the socket's network namespace, which no
+         * sandbox holds over the host's or an engine's (escape-probe
+         * egress-gate-sockopts). Level and name are ints to the kernel:
+         * compared on their low 32 bits. */
+        REFUSE_IF("setsockopt", EPERM, "IPv6 routing headers (IPV6_RTHDR): source routing",
+                  {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xffffffff, .datum = IPPROTO_IPV6},
+                  {.arg = 2, .op = ARG_MASKED_EQ, .mask = 0xffffffff, .datum = IPV6_RTHDR}),
+        REFUSE_IF("setsockopt", EPERM, "IPv6 routing headers (IPV6_2292RTHDR): source routing",
+                  {.arg = 1, .op = ARG_MASKED_EQ, .mask = 0xffffffff, .datum = IPPROTO_IPV6},
+                  {.arg = 2, .op = ARG_MASKED_EQ, .mask = 0xffffffff, .datum = IPV6_2292RTHDR}),
         REFUSE_IF("socketpair", EAFNOSUPPORT,
                   "unix pairs only: the pair is made by the family's own code (AF_TIPC makes them)",
                   {.arg = 0, .op = ARG_NE, .datum = AF_UNIX}),

@@ -617,6 +617,7 @@ probe netlink-audit
 probe socket-highbits
 probe socket-kinds
 probe raw-socket
+probe ipv6-rthdr
 # synthetic addresses without a policy (the gate has no rule at all)
 probe egress-pool-oob
 

@@ -37,6 +37,7 @@
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/ip.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -3649,6 +3650,14 @@ static int a_egress_gate_sockopts(int argc, char **argv)
         int one = 1, mark = 0x1234;
         bool ok = step_fails(&n, "SO_MARK", setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)));
         ok &= step_fails(&n, "IP_TRANSPARENT", setsockopt(fd, SOL_IP, IP_TRANSPARENT, &one, sizeof(one)));
+        /* loose source routing: the packets' first hop becomes the first
+         * address of the route (an internal router, the metadata address)
+         * instead of the address the gate checked */
+        static const uint8_t lsrr[8] = {IPOPT_NOP, IPOPT_LSRR, 7, 4, 169, 254, 169, 254};
+        ok &= step_fails(&n, "IP_OPTIONS (LSRR via 169.254.169.254)",
+                         setsockopt(fd, SOL_IP, IP_OPTIONS, lsrr, sizeof(lsrr)));
+        ok &= step_fails(&n, "IP_OPTIONS|1<<32",
+                         syscall(SYS_setsockopt, fd, SOL_IP, (1UL << 32) | IP_OPTIONS, lsrr, sizeof(lsrr)));
         if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, "lo", 3) == 0) {
                 note(&n, "SO_BINDTODEVICE lo (a first bind, anyone's): set");
                 ok &= step_fails(&n, "SO_BINDTODEVICE rebind (lo to none)",
@@ -3657,6 +3666,35 @@ static int a_egress_gate_sockopts(int argc, char **argv)
                 note(&n, "SO_BINDTODEVICE lo: %s", en(errno));
         }
         close(fd);
+        return finish(&n, ok);
+}
+
+/* An IPv6 routing header sends a socket's packets to its first address,
+ * not the one connected to; the kernel lets any user set a segment
+ * routing one (type 4). The filter refuses IPV6_RTHDR and its RFC 2292
+ * name on every socket, high bits in the level or name included. */
+static int a_ipv6_rthdr(int argc, char **argv)
+{
+        (void)argc;
+        (void)argv;
+        struct notes n = {0};
+        int udp = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        int tcp = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (udp < 0 || tcp < 0)
+                return probe_error("IPv6 socket refused: %s", en(errno));
+        /* a valid segment routing header of one segment, fd00:ec2::254 */
+        uint8_t srh[24] = {0, 2, 4, 0, 0, 0, 0, 0, 0xfd, 0, 0x0e, 0xc2};
+        srh[23] = 0x54;
+        srh[22] = 0x02;
+        bool ok = step_fails(&n, "UDP IPV6_RTHDR type 4", setsockopt(udp, IPPROTO_IPV6, IPV6_RTHDR, srh, sizeof(srh)));
+        ok &= step_fails(&n, "TCP IPV6_RTHDR type 4", setsockopt(tcp, IPPROTO_IPV6, IPV6_RTHDR, srh, sizeof(srh)));
+        ok &= step_fails(&n, "IPV6_2292RTHDR", setsockopt(udp, IPPROTO_IPV6, IPV6_2292RTHDR, srh, sizeof(srh)));
+        ok &= step_fails(&n, "level|1<<32",
+                         syscall(SYS_setsockopt, udp, (1UL << 32) | IPPROTO_IPV6, IPV6_RTHDR, srh, sizeof(srh)));
+        ok &= step_fails(&n, "name|1<<32",
+                         syscall(SYS_setsockopt, tcp, IPPROTO_IPV6, (1UL << 32) | IPV6_RTHDR, srh, sizeof(srh)));
+        close(udp);
+        close(tcp);
         return finish(&n, ok);
 }
 
@@ -4703,6 +4741,7 @@ static const struct {
         {"egress-unspec-listen", a_egress_unspec_listen},
         {"egress-gate-ifconf", a_egress_gate_ifconf},
         {"egress-gate-sockopts", a_egress_gate_sockopts},
+        {"ipv6-rthdr", a_ipv6_rthdr},
         {"egress-pool-oob", a_egress_pool_oob},
         {"toctou-open", a_toctou_open},
         {"symlink-race", a_symlink_race},
