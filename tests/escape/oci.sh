@@ -458,25 +458,10 @@ EOF6
                         echo "FAILED: CAP_NET_RAW ($where network): the root does not hold it: ${out:0:300}"
                         continue
                 fi
-                n=0
-                while read -r line; do
-                        case "$line" in
-                        "escape "*": blocked "*) PASSED=$((PASSED + 1)); n=$((n + 1)) ;;
-                        "escape "*)
-                                n=$((n + 1))
-                                FAILED=$((FAILED + 1))
-                                FAILED_NAMES+=("CAP_NET_RAW ($where network): ${line#escape }")
-                                echo "ESCAPED: CAP_NET_RAW ($where network): ${line#escape }"
-                                ;;
-                        esac
-                done <<<"$out"
-                if [ "$n" != "$want" ]; then
-                        FAILED=$((FAILED + 1))
-                        FAILED_NAMES+=("CAP_NET_RAW ($where network): $n of $want attempts ran")
-                        echo "FAILED: CAP_NET_RAW ($where network): $n of $want attempts ran: ${out:0:300}"
-                else
-                        echo "CAP_NET_RAW ($where network): $n attempts by a root holding it, each blocked unless said above"
-                fi
+                # escape-probe's lines ("escape NAME: blocked|GOT THROUGH|probe error (...)") in
+                # count's words
+                count "CAP_NET_RAW ($where network)" "$(sed -n -e 's/^escape \([^:]*\): blocked.*/blocked \1/p' \
+                        -e 's/^escape \([^:]*\): \(GOT THROUGH\|probe error\)\(.*\)/GOT-THROUGH \1: \2\3/p' <<<"$out")" "$want"
         done
         ip netns del "$NETNS" 2>/dev/null
         NETNS=
