@@ -524,7 +524,10 @@ struct oci_extra_mount {
 
 struct oci_sandbox {
         const char *hostname; /* NULL: "cordon" */
-        bool set_user;        /* false: the sandbox's root (uid 0) */
+        /* process.cwd: where a run that names none starts (`cordon sandbox
+         * exec`, the API's exec), as runc's exec starts in it */
+        const char *cwd;
+        bool set_user; /* false: the sandbox's root (uid 0) */
         uint32_t uid, gid;
         /* process.user is not root: init stays the namespace's root, with
          * the bounding set and what it needs to set a run up (init.c

@@ -304,6 +304,7 @@ static int prepare(const char *bundle, struct oci_prepared *p)
 
         struct oci_sandbox *sb = &p->sb;
         sb->hostname = s->hostname;
+        sb->cwd = s->process.cwd;
         if (s->cgroups_path && s->cgroups_path[0]) {
                 /* runc's cgroupfs form; systemd's "slice:prefix:name" is
                  * --systemd-cgroup's, refused in do_create */

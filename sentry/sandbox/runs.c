@@ -63,8 +63,10 @@ static int build_exec(const struct sandbox_state *st, json_t *req, int num, stru
 {
         json_t *argv = json_object_get(req, "argv"), *env = json_object_get(req, "env"), *v;
         const char *cwd = json_string_value(json_object_get(req, "cwd"));
+        /* none asked: an OCI container's process.cwd (runc's exec starts
+         * there: the image may have no /root), else the home */
         if (!cwd)
-                cwd = "/root";
+                cwd = st->plan->oci && st->plan->oci->cwd ? st->plan->oci->cwd : "/root";
         if (!json_is_array(argv) || json_array_size(argv) == 0 || json_array_size(argv) > 4096) {
                 snprintf(why, size, "exec: argv must be a non-empty array of strings");
                 return -EINVAL;

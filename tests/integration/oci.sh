@@ -851,7 +851,8 @@ cli_exec_root_in_user_container() {
         make_bundle "$IT_TMP/b" '["sh", "-c", "grep ^CapEff /proc/self/status | cut -f2 >/tmp/own; id -u >>/tmp/own; trap \"exit 0\" TERM; while :; do sleep 1; done"]' \
                 'c["process"]["user"] = {"uid": 1000, "gid": 1000}
 c["process"]["capabilities"] = {"bounding": ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_SETUID", "CAP_SETGID", "CAP_KILL"]}
-c["hooks"] = {"startContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "cat >/dev/null; id -u >/tmp/hook"]}]}'
+c["hooks"] = {"startContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "cat >/dev/null; id -u >/tmp/hook"]}]}
+c["process"]["cwd"] = "/tmp"'
         chmod 1777 "$IT_TMP/b/rootfs/tmp"
         oci run --detach --bundle "$IT_TMP/b" u1
         expect_rc 0 "run as uid 1000 with a bounding set only"
@@ -879,12 +880,17 @@ PY
         oci exec u1 sh -c 'id -u; touch /etc/by-1000 2>/dev/null && echo wrote'
         expect_eq 1000 "$OUT" "a plain exec is the container's uid 1000 and cannot write /etc"
         # a run that names no identity (`cordon sandbox exec` into the container's sandbox) is the
-        # container's process's own user and sets, as before init stayed root for such a container
+        # container's process's own user and sets, as before init stayed root for such a container,
+        # and starts in the process's cwd, as runc's exec does (it started in /root, which the
+        # image may not have: "cannot change to /root")
         local sid
         sid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sandbox"])' "$OCI_ROOT/u1/state.json")
-        OUT=$(timeout 30 "$CORDON" sandbox exec "$sid" --cwd / -- sh -c 'id -u; grep ^CapEff /proc/self/status | cut -f2' 2>&1)
+        OUT=$(timeout 30 "$CORDON" sandbox exec "$sid" -- sh -c 'id -u; grep ^CapEff /proc/self/status | cut -f2; pwd' 2>&1)
         expect_eq "1000
-0000000000000000" "$OUT" "cordon sandbox exec into its sandbox: uid 1000, no capabilities"
+0000000000000000
+/tmp" "$OUT" "cordon sandbox exec into its sandbox: uid 1000, no capabilities, in the process's cwd"
+        OUT=$(timeout 30 "$CORDON" sandbox exec "$sid" --cwd / -- pwd 2>&1)
+        expect_eq "/" "$OUT" "--cwd still chooses"
         oci exec --process "$IT_TMP/nice.json" u1
         expect_true "a capability beyond the bounding set is refused" test "$RC" != 0
         expect_contains "$ERR" "process.capabilities.bounding: capability CAP_SYS_NICE is not permitted to container u1" \
