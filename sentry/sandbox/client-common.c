@@ -86,6 +86,14 @@ static int request_on(int fd, json_t *req, const int *fds, size_t n_fds, void (*
         json_t *rep = NULL;
         while (r >= 0 && (r = control_recv(fd, &rep, NULL, 0)) > 0 && json_object_get(rep, "progress") &&
                !json_object_get(rep, "error")) {
+                /* a put's stream ended (confirmEnd): we are still here, so
+                 * its end is the stream's own, not a kill of ours */
+                if (json_object_get(json_object_get(rep, "progress"), "end")) {
+                        r = control_send(fd, json_pack("{s:b}", "commit", 1), NULL, 0);
+                        json_decref(rep);
+                        rep = NULL;
+                        continue;
+                }
                 if (on_progress)
                         on_progress(json_object_get(rep, "progress"), data);
                 json_decref(rep);

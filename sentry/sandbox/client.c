@@ -613,6 +613,10 @@ static int cmd_put(int argc, char **argv)
         }
         json_t *req = json_pack("{s:s, s:s, s:i}", "op", "put", "path", argv[3], "mode",
                                 S_ISREG(st.st_mode) ? (int)(st.st_mode & 0755) : 0644);
+        /* a stream (a pipe, a terminal): its end is confirmed by us, so that
+         * a Ctrl-C, which kills us with the producer, lands nothing */
+        if (!S_ISREG(st.st_mode))
+                json_object_set_new(req, "confirmEnd", json_true());
         json_t *rep = NULL;
         int r = client_request(argv[1], req, &fd, 1, &rep);
         json_decref(rep);

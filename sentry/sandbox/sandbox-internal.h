@@ -35,6 +35,10 @@ struct xfer {
         bool progress;    /* snapshot: the client shows progress (its stderr is a terminal) */
         int upper_fd;     /* snapshot of a template root: its overlay's upper directory; else -1 */
         int done_fd;      /* the result goes here too, as one JSON line (an event) */
+        /* put from a stream of unknown length (a pipe, a terminal): the
+         * client confirms its end, so that a client killed with its
+         * producer (Ctrl-C) is told from the stream's real end */
+        bool confirm_end;
 };
 int xfer_start(struct xfer *x); /* takes x */
 int xfer_active(void);

@@ -418,6 +418,7 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
                  * one that ends short is a client gone, never a file */
                 json_t *size = json_object_get(req, "size");
                 x->size = json_is_integer(size) && json_integer_value(size) >= 0 ? json_integer_value(size) : -1;
+                x->confirm_end = streq(op, "put") && x->size < 0 && json_is_true(json_object_get(req, "confirmEnd"));
                 x->upper_fd = -1;
                 x->progress = json_is_true(json_object_get(req, "progress"));
                 if (streq(op, "snapshot")) {

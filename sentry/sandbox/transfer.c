@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/random.h>
@@ -111,6 +112,65 @@ static json_t *copy_regular(struct xfer *x, int flags, mode_t mode, bool put)
         return json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)n);
 }
 
+/* A put's copy from a stream whose client confirms its end: stops with
+ * -ECONNRESET as soon as the client's connection shows anything (it sends
+ * nothing while it waits: its close, the client gone), so that a client
+ * killed while its producer goes on writing does not leave a put running;
+ * otherwise as copy_all. */
+static int64_t copy_watched(const struct xfer *x, int out)
+{
+        char buf[65536];
+        int64_t total = 0;
+        for (;;) {
+                struct pollfd p[2] = {{.fd = x->fd, .events = POLLIN}, {.fd = x->conn, .events = POLLIN | POLLRDHUP}};
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (p[1].revents)
+                        return -ECONNRESET;
+                if (!p[0].revents)
+                        continue;
+                ssize_t n = read(x->fd, buf, sizeof(buf));
+                if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                        continue;
+                if (n < 0)
+                        return negative_errno();
+                if (n == 0)
+                        return total;
+                int r = write_all(out, buf, (size_t)n);
+                if (r < 0)
+                        return r;
+                total += n;
+        }
+}
+
+/* At a confirming stream's end: tells the client how many bytes came and
+ * waits (10 s at most) for its {"commit": true}. A client killed with its
+ * producer (Ctrl-C on `producer | cordon sandbox put ID - PATH`: the
+ * stream's end is the producer's death) never answers, and its upload is
+ * dropped: a truncated stream must not land as if whole. 0, or -errno. */
+static int confirm_end(const struct xfer *x, int64_t n)
+{
+        json_t *rep = NULL;
+        struct timeval tv = {10, 0};
+        (void)setsockopt(x->conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        int r = control_send(x->conn, json_pack("{s:{s:I}}", "progress", "end", (json_int_t)n), NULL, 0);
+        if (r >= 0)
+                r = control_recv(x->conn, &rep, NULL, 0);
+        bool ok = r > 0 && json_is_true(json_object_get(rep, "commit"));
+        json_decref(rep);
+        return ok ? 0 : -ECONNRESET;
+}
+
+static json_t *client_gone(const struct xfer *x)
+{
+        json_t *j = error_reply("%s: the client went away before the upload's end; nothing was written", x->path);
+        json_object_set_new(j, "code", json_string(SANDBOX_ERR_SHORT));
+        return j;
+}
+
 /* put: the client's file lands whole or not at all. It is written to a new
  * file beside the target and renamed over it once complete, so a put that
  * fails (the disk limit, the client gone) leaves neither a partial file nor
@@ -155,10 +215,12 @@ static json_t *do_put(struct xfer *x)
         if (fd < 0)
                 return open_error(x, -EEXIST);
         _cleanup_close_ int file = fd;
-        int64_t n = copy_all(x->fd, file);
+        int64_t n = x->confirm_end ? copy_watched(x, file) : copy_all(x->fd, file);
+        if (n >= 0 && x->confirm_end && confirm_end(x, n) < 0)
+                n = -ECONNRESET;
         if (n < 0 || !put_complete(x, n)) {
                 (void)unlinkat(dfd, tmp, 0);
-                return n < 0 ? copy_error(x, n) : short_put(x, n);
+                return n == -ECONNRESET && x->confirm_end ? client_gone(x) : n < 0 ? copy_error(x, n) : short_put(x, n);
         }
         if (renameat(dfd, tmp, dfd, base) < 0) {
                 int r = negative_errno();

@@ -232,6 +232,49 @@ put_respects_disk_quota() {
         expect_eq new "$OUT" "a put replaces the file"
 }
 
+# A put from a stream (`producer | cordon sandbox put ID - PATH`) lands only when its client saw
+# the end: Ctrl-C kills the client with its producer, and the stream's end that follows is the
+# producer's death, not the data's end. A truncated file landed as if whole before.
+it_test put_stream_killed_lands_nothing
+put_stream_killed_lands_nothing() {
+        need_root
+        new_sandbox
+        local pg
+        # the whole pipeline killed at once, as a terminal's Ctrl-C does (SIGTERM: a background
+        # job of a script ignores SIGINT)
+        setsid sh -c '(printf partial; sleep 60) | "$0" sandbox put "$1" - /tmp/x' "$CORDON" "$ID" &
+        pg=$!
+        wait_until 10 sh -c "\"$CORDON\" sandbox ls $ID /tmp | grep -q cordon-put"
+        kill -TERM -- "-$pg"
+        wait "$pg" 2>/dev/null
+        wait_until 10 sh -c "\"$CORDON\" sandbox events $ID | grep -q 'went away'"
+        sb events "$ID"
+        expect_contains "$OUT" "the client went away before the upload's end; nothing was written" "said as an event"
+        sb exec "$ID" -- ls -A /tmp
+        expect_eq "" "$OUT" "no file and no temporary file after the pipeline was killed"
+        # the client killed while its producer goes on: the put stops at once
+        local fifo prod client
+        fifo=$(scratch_dir put-fifo)/fifo
+        mkfifo "$fifo"
+        (printf partial; exec sleep 60) >"$fifo" &
+        prod=$!
+        "$CORDON" sandbox put "$ID" - /tmp/y <"$fifo" &
+        client=$!
+        wait_until 10 sh -c "\"$CORDON\" sandbox ls $ID /tmp | grep -q cordon-put"
+        kill "$client"
+        wait "$client" 2>/dev/null
+        wait_until 10 sh -c "! \"$CORDON\" sandbox ls $ID /tmp | grep -q cordon-put"
+        sb exec "$ID" -- ls -A /tmp
+        expect_eq "" "$OUT" "nothing lands while the producer still writes"
+        kill "$prod" 2>/dev/null
+        wait "$prod" 2>/dev/null
+        # a stream that ends on its own lands whole, from a pipe and from a terminal-less stdin
+        printf 'whole\n' | "$CORDON" sandbox put "$ID" - /tmp/z
+        expect_true "a piped put succeeds" test $? = 0
+        sb exec "$ID" -- cat /tmp/z
+        expect_eq whole "$OUT" "and lands"
+}
+
 # the freezer state of a sandbox's group: FROZEN/THAWED (v1) or 1/0 (v2)
 # (on a hybrid host the sandbox also has a limit-free v2 group for the BPF
 # floor; the v1 freezer is the one cordon uses there, so it is asked first)
