@@ -299,6 +299,19 @@ static void prepare_command(int tty_slave)
         }
 }
 
+/* an exec that failed: said, and the command's exit status for it */
+_noreturn_ static void exec_failed(const struct sandbox_plan *plan, int e)
+{
+        if (e == ENOENT && plan->view.template_path)
+                dprintf(STDERR_FILENO,
+                        "cordon: %s: not found in the sandbox's root, the template %s (it must hold the program "
+                        "and, for a dynamically linked one, its ELF interpreter and libraries)\n",
+                        plan->argv[0], plan->view.template_path);
+        else
+                dprintf(STDERR_FILENO, "cordon: %s: %s\n", plan->argv[0], strerror(e));
+        _exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
+}
+
 _noreturn_ static void exec_command(const struct sandbox_plan *plan)
 {
         /* the working directory is init's, set before the filter (below) */
@@ -312,15 +325,50 @@ _noreturn_ static void exec_command(const struct sandbox_plan *plan)
          * sentry is closed). */
         (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
         execvpe(plan->argv[0], plan->argv, plan->envp);
+        exec_failed(plan, errno);
+}
+
+/* The command's process where execs are native: made after the start with
+ * CLONE_VM | CLONE_VFORK, on a stack of its own, so that it shares init's
+ * memory until its exec instead of copying it (a fork of init's copy of the
+ * sentry's memory cost a few hundred microseconds of page tables, copy-on-
+ * write faults on both sides and their teardown at the exec). init waits,
+ * suspended, until the exec has replaced the child's memory (or the child
+ * has exited), so the two never run at once on the shared memory, and all
+ * signals stay blocked across the clone until the child has put its actions
+ * back to the defaults (posix_spawn's way). Only where execs are not
+ * trapped: a trapped execve is checked by the sentry reading the process's
+ * memory, which exec_command makes dumpable for that (PR_SET_DUMPABLE is
+ * the memory's, and init's must stay not dumpable); an untrapped one is
+ * read by nobody, so the child leaves dumpability as it is (init's, not
+ * dumpable since the start) and the exec sets the command's own. */
+struct spawn_arg {
+        const struct sandbox_plan *plan;
+        int sock, slave;
+};
+
+static char spawn_stack[64 * 1024] __attribute__((aligned(16)));
+
+static int spawn_main(void *p)
+{
+        const struct spawn_arg *a = p;
+        close(a->sock);
+        prepare_command(a->slave); /* the default actions, then no signal blocked */
+        trace_mark("cmd: exec");
+        execvpe(a->plan->argv[0], a->plan->argv, a->plan->envp);
+        exec_failed(a->plan, errno);
+}
+
+static pid_t spawn_command(const struct sandbox_plan *plan, int sock, int slave)
+{
+        struct spawn_arg a = {.plan = plan, .sock = sock, .slave = slave};
+        sigset_t all, old;
+        sigfillset(&all);
+        sigprocmask(SIG_BLOCK, &all, &old);
+        pid_t pid = clone(spawn_main, spawn_stack + sizeof(spawn_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
         int e = errno;
-        if (e == ENOENT && plan->view.template_path)
-                dprintf(STDERR_FILENO,
-                        "cordon: %s: not found in the sandbox's root, the template %s (it must hold the program "
-                        "and, for a dynamically linked one, its ELF interpreter and libraries)\n",
-                        plan->argv[0], plan->view.template_path);
-        else
-                dprintf(STDERR_FILENO, "cordon: %s: %s\n", plan->argv[0], strerror(e));
-        _exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return pid < 0 ? -e : pid;
 }
 
 /* Test only (--debug-unsafe, "ro-binds", "noexec-rules"): mounts the
@@ -900,16 +948,19 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
         if (send(sock, &ready, sizeof(ready), MSG_NOSIGNAL) != (ssize_t)sizeof(ready))
                 _exit(EXIT_SANDBOX);
 
-        /* The command's process, forked while the sentry takes the listener
-         * and sends the start (a fork of init's copy of the sentry's memory
-         * costs a few hundred microseconds). It runs nothing but waits for
-         * init's go, which comes after the start, once init is no longer
-         * dumpable; its copies of init's fds are close-on-exec (the
-         * listener, the view's root, the namespaces, the terminal's
-         * master). */
+        /* Where execs are trapped, the command's process is forked while
+         * the sentry takes the listener and sends the start (a fork of
+         * init's copy of the sentry's memory costs a few hundred
+         * microseconds). It runs nothing but waits for init's go, which
+         * comes after the start, once init is no longer dumpable; its
+         * copies of init's fds are close-on-exec (the listener, the view's
+         * root, the namespaces, the terminal's master). With execs native
+         * it is made after the start instead, sharing init's memory until
+         * its exec (spawn_command): no copy at all. */
         pid_t cmd = -1;
         int go[2] = {-1, -1};
-        if (!plan->serve_runs) {
+        bool spawn = !plan->serve_runs && native_exec;
+        if (!plan->serve_runs && !spawn) {
                 if (pipe2(go, O_CLOEXEC) < 0)
                         child_fail(sock, "pipe: %s", strerror(errno));
                 cmd = fork();
@@ -958,9 +1009,16 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
         if (plan->serve_runs)
                 init_serve_runs(sock, plan->oci, own_pidns ? &pid1 : NULL);
 
-        if (write(go[1], "g", 1) != 1)
-                _exit(EXIT_SANDBOX);
-        close(go[1]);
+        if (spawn) {
+                cmd = spawn_command(plan, sock, slave);
+                if (cmd < 0)
+                        _exit(EXIT_SANDBOX);
+                init_cmd_pid = cmd;
+        } else {
+                if (write(go[1], "g", 1) != 1)
+                        _exit(EXIT_SANDBOX);
+                close(go[1]);
+        }
         if (slave >= 0)
                 close(slave);
 

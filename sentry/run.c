@@ -923,6 +923,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         bool proc_later = m.value == 1;
         if (!proc_later && read_view_mounts(st) < 0)
                 return EXIT_SANDBOX;
+        trace_mark("view mounts read");
 
         st->fsctx.fsuid = st->uid;
         st->fsctx.fsgid = st->gid;
