@@ -756,20 +756,83 @@ static int mount_template_root(const struct fs_view_spec *spec, int lowerfd, cha
  * against 0.9 us on the host's root), while overlayfs caches the miss like
  * any disk filesystem. Nothing else changes: the same directories and links
  * are made in it, and it is made read-only at the end as before. */
-static int mount_default_root(char *err)
+/* The default root's top level, made in the overlay's upper directory
+ * before the overlay is mounted: the system directories' mount points and
+ * merged-/usr links, /dev, /proc and the writable places' mount points
+ * (those the view would otherwise make through the overlay: the same
+ * entries, modes and owner, made with plain tmpfs calls rather than the
+ * overlay's create path and its lookups of the empty lower layer). What is
+ * made here is only what build_view would make there anyway; it makes what
+ * is missing as before (a home elsewhere than /root, a root that fell back
+ * to a plain tmpfs). Bit i of the result: system_dirs[i] is a directory
+ * of the host's (its mount point made); ~0: none made (fall back). */
+static unsigned default_root_skeleton(const struct fs_view_spec *spec, int upperfd)
 {
+        unsigned dirs = 0;
+        for (size_t i = 0; i < ELEMENTSOF(system_dirs); i++) {
+                const char *d = system_dirs[i];
+                struct stat st;
+                if (lstat(d, &st) < 0)
+                        continue;
+                if (S_ISLNK(st.st_mode)) {
+                        char target[4096];
+                        ssize_t n = readlink(d, target, sizeof(target) - 1);
+                        if (n < 0)
+                                return ~0u;
+                        target[n] = '\0';
+                        if (symlinkat(target, upperfd, d + 1) < 0)
+                                return ~0u;
+                } else if (S_ISDIR(st.st_mode)) {
+                        if (mkdirat(upperfd, d + 1, 0755) < 0)
+                                return ~0u;
+                        dirs |= 1u << i;
+                }
+        }
+        if (mkdirat(upperfd, "dev", 0755) < 0 || mkdirat(upperfd, "proc", 0555) < 0)
+                return ~0u;
+        /* the writable places' mount points, as open_in_root makes them
+         * (0755 each); a home elsewhere is left to it */
+        if (spec->root_write_through || spec->root_readonly)
+                return dirs;
+        bool root_home = !spec->home || streq(spec->home, "/root");
+        static const char *const points[] = {"tmp", "var", "var/tmp", "run", "root"};
+        for (size_t i = 0; i < ELEMENTSOF(points); i++) {
+                if (!root_home && streq(points[i], "root"))
+                        continue;
+                if (mkdirat(upperfd, points[i], 0755) < 0 && errno != EEXIST)
+                        return ~0u;
+        }
+        return dirs;
+}
+
+/* *ret_skel: default_root_skeleton's answer where the overlay is mounted
+ * over it, else ~0 (nothing made: build_view makes it all) */
+static int mount_default_root(const struct fs_view_spec *spec, char *err, unsigned *ret_skel)
+{
+        *ret_skel = ~0u;
         if (mkdir(SKEL, 0755) < 0 || mount("tmpfs", SKEL, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
                 return fs_fail(negative_errno(), err, "mount the root's tmpfs %s", SKEL);
         if (mkdir(SKEL "/lower", 0555) < 0 || mkdir(SKEL "/upper", 0755) < 0 || mkdir(SKEL "/work", 0700) < 0)
                 return fs_fail(negative_errno(), err, "overlay directories in %s", SKEL);
+        unsigned skel = ~0u;
+        {
+                _cleanup_close_ int upperfd = open(SKEL "/upper", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (upperfd >= 0)
+                        skel = default_root_skeleton(spec, upperfd);
+        }
+        if (skel == ~0u)
+                return fs_fail(-EIO, err, "the root's skeleton in %s", SKEL "/upper");
         /* userxattr: as for a template root, the overlay's bookkeeping in
          * the user.overlay.* xattrs the sandbox's namespace may set */
         static const char opts[] = "lowerdir=" SKEL "/lower,upperdir=" SKEL "/upper,workdir=" SKEL "/work,userxattr";
         /* A kernel that refuses overlayfs here (before Linux 5.11 in a
          * user namespace) gets the plain tmpfs root: the same view, only
          * slower on missing names. */
-        if (mount("overlay", NEWROOT, "overlay", MS_NOSUID | MS_NODEV, opts) < 0 &&
-            mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
+        if (mount("overlay", NEWROOT, "overlay", MS_NOSUID | MS_NODEV, opts) == 0) {
+                *ret_skel = skel;
+                return 0;
+        }
+        if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
                 return fs_fail(negative_errno(), err, "mount root tmpfs");
         return 0;
 }
@@ -834,10 +897,11 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
         if (mkdir(WRITABLE, 0755) < 0 || mount("tmpfs", WRITABLE, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
                 return fs_fail(negative_errno(), err, "mount the writable layer (tmpfs %s)", opts);
 
+        unsigned skel = ~0u; /* the default root's top level, made already */
         if (template) {
                 if ((r = mount_template_root(spec, lowerfd, err)) < 0)
                         return r;
-        } else if ((r = mount_default_root(err)) < 0)
+        } else if ((r = mount_default_root(spec, err, &skel)) < 0)
                 return r;
 
         _cleanup_close_ int rootfd = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -853,6 +917,15 @@ static int build_view(const struct fs_view_spec *spec, const int *srcfds, int lo
                 if (lstat(d, &st) < 0)
                         continue; /* not on this host (e.g. /libx32) */
                 snprintf(dst, sizeof(dst), "%s%s", NEWROOT, d);
+                if (skel != ~0u) {
+                        /* made in the skeleton: only the binds are left */
+                        if (!(skel & (1u << i)))
+                                continue;
+                        r = bind_path(d, dst, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+                        if (r < 0)
+                                return fs_fail(r, err, "bind %s read-only", d);
+                        continue;
+                }
                 if (S_ISLNK(st.st_mode)) {
                         /* merged /usr: /bin -> usr/bin; recreate the link */
                         char target[4096];
