@@ -54,6 +54,9 @@ struct notify_engine {
         const struct syscall_entry *dispatch[NOTIFY_NR_MAX];
         struct seccomp_notif_sizes sizes;
         bool sync_wakeup;
+        /* the sandbox's filter waits killably once a call is received
+         * (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV): see answer() */
+        bool wait_killable;
         /* fds injected into a caller that has been woken while our copy is
          * still open (between the ADDFD ioctl and our close), and whether
          * an execve waits for them to be closed (notify_wait_injected) */
@@ -311,13 +314,17 @@ static void answer(struct notify_engine *e, const struct seccomp_notif *req, str
                         .newfd_flags = v->fd_flags,
                 };
                 /* ADDFD with SEND installs the fd and completes the call in
-                 * one step: one wakeup of the caller, and no window in which
-                 * a signal could restart the call with the fd left behind.
-                 * ADDFD, then SEND with the fd's number, wakes it twice, and
-                 * the first (ADDFD's, never a same-CPU one) tends to land it
-                 * on an idle CPU, from which SEND's SYNC_WAKE_UP pulls it
-                 * back: two migrations per call (bench/: an emulated open
-                 * 11.7 against 16.8 us, an O_TRUNC open 13.2 against 16.4).
+                 * one step: no window in which a signal could restart the
+                 * call with the fd left behind.
+                 *
+                 * ADDFD, then SEND with the fd's number, is not faster here
+                 * (bench/README.md, "The trapped round trip", issue #22: in
+                 * cordon's engine an emulated open cost about the same
+                 * either way and 10% more CPU in two steps; the bare floor's
+                 * 14 us for two steps was not reached: both ways the kernel
+                 * wakes the caller for the install with complete(), never a
+                 * same-CPU wakeup, and where a CPU is idle the caller moves
+                 * to it).
                  *
                  * The caller runs again before our copy is closed. A file
                  * still open for writing here makes an execve of it fail
@@ -335,8 +342,19 @@ static void answer(struct notify_engine *e, const struct seccomp_notif *req, str
                 /* With execs untrapped nothing makes an execve wait for
                  * our copy: a file open for writing is answered in two
                  * steps, our copy closed in between (the caller is still
-                 * blocked then, and can exec nothing before the reply). */
-                int fl = e->execs_untrapped ? fcntl(v->fd, F_GETFL) : -1;
+                 * blocked then, and can exec nothing before the reply).
+                 * Only where the filter waits killably
+                 * (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV): once the call
+                 * is received, only a fatal signal can then end the
+                 * caller's wait, which takes the process and its fd table
+                 * with it, so no handler runs and no restart repeats the
+                 * call between the install and the answer with the first
+                 * fd left in the table, unknown to the program. Without it
+                 * (before Linux 5.19, or forced off by a test) the one step
+                 * stays, and an exec of such a file right after its open
+                 * may meet our copy for a moment (ETXTBSY): a transient
+                 * failure rather than a leaked fd. */
+                int fl = e->execs_untrapped && e->wait_killable ? fcntl(v->fd, F_GETFL) : -1;
                 if (fl >= 0 && (fl & O_ACCMODE) != O_RDONLY)
                         addfd.flags = 0;
                 int r = ioctl(e->listener_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
@@ -757,6 +775,7 @@ int notify_ask(struct notify_call *call, struct notify_ask *q, struct notify_ver
 static struct seccomp_notif_sizes kernel_sizes;
 static pthread_once_t kernel_sizes_once = PTHREAD_ONCE_INIT;
 static int kernel_sizes_error;
+static bool kernel_wait_killable;
 
 static void ask_kernel_sizes(void)
 {
@@ -769,6 +788,18 @@ static void ask_kernel_sizes(void)
                 kernel_sizes.seccomp_notif = sizeof(struct seccomp_notif);
         if (kernel_sizes.seccomp_notif_resp < sizeof(struct seccomp_notif_resp))
                 kernel_sizes.seccomp_notif_resp = sizeof(struct seccomp_notif_resp);
+        /* Whether the kernel knows SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV:
+         * it checks the flags before it reads the program, so with no
+         * program it answers EFAULT where it knows the flag and EINVAL
+         * where it does not; nothing is installed either way. A listener
+         * made by notify_filter_install has the flag exactly where the
+         * kernel knows it (and neither is so when a test forces the
+         * feature absent); any other answer (EPERM once the sentry is
+         * confined, ENOSYS under valgrind) counts as not known. */
+        errno = 0;
+        (void)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                      SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, NULL);
+        kernel_wait_killable = errno == EFAULT;
 }
 
 int notify_engine_prepare(void)
@@ -818,6 +849,8 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
          * answer ENOTTY/EINVAL and we run without it. */
         __u64 flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
         e->sync_wakeup = !notify_feature_absent("sync_wakeup") && ioctl(lfd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags) == 0;
+        /* as notify_filter_install decides, for answer()'s two steps */
+        e->wait_killable = kernel_wait_killable && !notify_feature_absent("wait_killable_recv");
 
         struct sigaction sa = {.sa_handler = wake_handler};
         sigemptyset(&sa.sa_mask);
@@ -886,6 +919,11 @@ struct notify_umask_cache *notify_engine_umask_cache(const struct notify_engine 
 bool notify_engine_sync_wakeup(const struct notify_engine *e)
 {
         return e->sync_wakeup;
+}
+
+bool notify_engine_wait_killable(const struct notify_engine *e)
+{
+        return e->wait_killable;
 }
 
 uint64_t notify_engine_count(const struct notify_engine *e, int nr)

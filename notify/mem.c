@@ -108,8 +108,8 @@ static int read_proc_mem(const struct notify_call *call, uint64_t addr, void *bu
 /* (clone_into_cgroup and ptrace are the sentry's, for its clone of init and
  * its exec tracer: kept here so that one list and one variable name every
  * feature a test can force off) */
-static const char *const forcible[] = {"process_vm_readv", "openat2",           "addfd",  "pidfd_getfd",
-                                       "sync_wakeup",      "clone_into_cgroup", "ptrace", "proc_pidns"};
+static const char *const forcible[] = {"process_vm_readv",  "openat2", "addfd",      "pidfd_getfd",       "sync_wakeup",
+                                       "clone_into_cgroup", "ptrace",  "proc_pidns", "wait_killable_recv"};
 static atomic_uint forced_absent; /* bit i: forcible[i] */
 
 int notify_force_fallback(const char *feature)

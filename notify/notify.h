@@ -164,6 +164,11 @@ int notify_engine_prepare(void);
 int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd, struct notify_engine **ret);
 /* Whether the kernel accepted SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP. */
 bool notify_engine_sync_wakeup(const struct notify_engine *e);
+/* Whether the engine takes the sandbox's filter to wait killably
+ * (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: the kernel knows it, so
+ * notify_filter_install set it, and no test forced it off): only then is
+ * an fd injected in two steps (ADDFD, then SEND; see execs_untrapped). */
+bool notify_engine_wait_killable(const struct notify_engine *e);
 /* Count of notifications served per syscall number (for --stats). */
 uint64_t notify_engine_count(const struct notify_engine *e, int nr);
 /* What serving one syscall number has cost: calls, and the sentry's time
@@ -324,8 +329,10 @@ void notify_umask_get_stats(const struct notify_engine *e, struct notify_umask_s
  * /proc/TID/mem), "openat2" (component walks without symlinks; the child's
  * openat2 gets ENOSYS), "sync_wakeup" (served without it),
  * "clone_into_cgroup" (the sentry's clone of init: the sentry moves it into
- * its cgroup v2 group instead), "pidfd_getfd" and "addfd" (required: the run
- * refuses to start). -EINVAL for an unknown name. */
+ * its cgroup v2 group instead), "wait_killable_recv" (the sandbox's filter
+ * without it: a signal can interrupt an emulated call, and an fd is
+ * injected and the call answered in one step), "pidfd_getfd" and "addfd"
+ * (required: the run refuses to start). -EINVAL for an unknown name. */
 int notify_force_fallback(const char *feature);
 /* Whether feature (a name notify_force_fallback knows) was forced absent. */
 bool notify_feature_absent(const char *feature);

@@ -79,6 +79,8 @@ int notify_probe_features(struct notify_features *ret)
                 f.addfd = f.addfd_send = false;
         if (notify_feature_absent("sync_wakeup"))
                 f.sync_wakeup = false;
+        if (notify_feature_absent("wait_killable_recv"))
+                f.wait_killable_recv = false;
         *ret = f;
         return 0;
 }

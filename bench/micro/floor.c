@@ -14,7 +14,11 @@
  * SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, two supervisor threads waiting in
  * RECV at once, and an emulated openat of an existing file (the supervisor
  * copies the path with process_vm_readv, opens it itself and injects the fd
- * with SECCOMP_IOCTL_NOTIF_ADDFD + SECCOMP_ADDFD_FLAG_SEND).
+ * with SECCOMP_IOCTL_NOTIF_ADDFD + SECCOMP_ADDFD_FLAG_SEND); and a create
+ * (openat O_WRONLY|O_CREAT|O_TRUNC of a file in /dev/shm + close) natively
+ * and trapped, the supervisor copying the path and answering
+ * SECCOMP_USER_NOTIF_FLAG_CONTINUE, as cordon serves a write open it leaves
+ * to the kernel: the floor of cordon's CONTINUE'd opens (h-creat).
  *
  * Output: one line per variant, "name<TAB>ns-per-call" (or "name<TAB>fail
  * <TAB>reason"). */
@@ -105,15 +109,24 @@ static uint64_t now_ns(void)
 
 struct variant {
         const char *name;
-        int nr;                                              /* the trapped (or, unfiltered, called) syscall */
-        int existing;                                        /* openat of EXISTING + close instead of a missing path */
-        int filtered, sync, pin, killable, threads, emulate; /* emulate 2: ADDFD, then SEND */
+        int nr;       /* the trapped (or, unfiltered, called) syscall */
+        int existing; /* 1: openat of EXISTING + close instead of a missing path; 2: a create + close */
+        int filtered, sync, pin, killable, threads;
+        int emulate; /* 1: ADDFD with SEND; 2: ADDFD, then SEND; 3: the path copied, then CONTINUE */
 };
+
+static char creat_path[64];
 
 static long call(const struct variant *v)
 {
         if (v->nr == SYS_getppid)
                 return syscall(SYS_getppid);
+        if (v->existing == 2) {
+                long fd = syscall(SYS_openat, AT_FDCWD, creat_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                if (fd >= 0)
+                        close((int)fd);
+                return fd;
+        }
         if (v->existing) {
                 long fd = syscall(SYS_openat, AT_FDCWD, EXISTING, O_RDONLY | O_CLOEXEC);
                 if (fd >= 0)
@@ -143,6 +156,21 @@ static void *serve(void *arg)
                                 continue;
                         a->err = "SECCOMP_IOCTL_NOTIF_RECV failed";
                         return NULL;
+                }
+                if (a->v->emulate == 3) {
+                        char path[256];
+                        struct iovec local = {.iov_base = path, .iov_len = sizeof(path)};
+                        struct iovec remote = {.iov_base = (void *)(uintptr_t)req.data.args[1],
+                                               .iov_len = sizeof(path)};
+                        (void)process_vm_readv((pid_t)req.pid, &local, 1, &remote, 1, 0);
+                        memset(&resp, 0, sizeof(resp));
+                        resp.id = req.id;
+                        resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+                        if (ioctl(a->lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT) {
+                                a->err = "SECCOMP_IOCTL_NOTIF_SEND failed";
+                                return NULL;
+                        }
+                        continue;
                 }
                 if (a->v->emulate) {
                         char path[256];
@@ -283,6 +311,8 @@ static int variant(const struct variant *v, int n)
                         call(v);
                 uint64_t t1 = now_ns();
                 per = (double)(t1 - t0) / n;
+                if (v->existing == 2)
+                        unlink(creat_path);
                 if (write(res[1], &per, sizeof(per)) != sizeof(per))
                         _exit(14);
                 _exit(0);
@@ -352,7 +382,11 @@ int main(int argc, char **argv)
                 {"emulated openat (existing) + close, SYNC_WAKE_UP", O, 1, 1, 1, 0, 0, 1, 1},
                 {"emulated openat (existing) + close, no SYNC_WAKE_UP", O, 1, 1, 0, 0, 0, 1, 1},
                 {"emulated openat (existing) + close, ADDFD then SEND, SYNC_WAKE_UP", O, 1, 1, 1, 0, 0, 1, 2},
+                {"native openat (O_CREAT|O_TRUNC in /dev/shm) + close", O, 2, 0, 0, 0, 0, 0, 0},
+                {"notify openat (O_CREAT|O_TRUNC in /dev/shm) + close, path copied, CONTINUE, SYNC_WAKE_UP", O, 2, 1, 1,
+                 0, 1, 1, 3},
         };
+        snprintf(creat_path, sizeof(creat_path), "/dev/shm/cordon-floor-creat.%d", (int)getpid());
         int rc = 0;
         for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
                 if (argc > 2 && !strstr(v[i].name, argv[2]))

@@ -93,6 +93,8 @@ struct results {
 };
 
 static struct results R;
+/* test_fd_signals: shared with the child, set when its call is received */
+static atomic_int *storm_received;
 static bool direct_mode; /* ops run against a made-up request: no live id to check */
 
 static void results_reset(void)
@@ -209,6 +211,8 @@ static int do_op(struct notify_call *call, struct notify_verdict *v)
         }
         case OP_FD:
         case OP_FD_FAIL: {
+                if (storm_received)
+                        atomic_store(storm_received, 1); /* test_fd_signals: the call is received */
                 int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
                 if (fd < 0)
                         return -errno;
@@ -383,6 +387,7 @@ struct scenario {
         const struct mcase *cases;
         size_t n;
         bool new_pidns;
+        bool execs_untrapped; /* notify_engine_config's: fds open for writing injected in two steps */
         unsigned min_workers, max_workers;
         int (*thread_init)(void *userdata);
 };
@@ -393,6 +398,7 @@ struct outcome {
         uint64_t count_openat, count_unlinkat, count_mkdirat;
         int fds_before, fds_after;
         struct notify_umask_stats umask;
+        bool wait_killable; /* the engine took the filter to wait killably */
 };
 
 static int64_t child_got[MAX_CASES];
@@ -536,6 +542,7 @@ static void run_scenario(const struct scenario *sc, struct outcome *out)
                 .thread_init = sc->thread_init,
                 .min_workers = sc->min_workers,
                 .max_workers = sc->max_workers,
+                .execs_untrapped = sc->execs_untrapped,
         };
         struct notify_engine *e = NULL;
         r = notify_engine_start(&cfg, lfd, &e);
@@ -553,6 +560,7 @@ static void run_scenario(const struct scenario *sc, struct outcome *out)
         out->count_unlinkat = notify_engine_count(e, __NR_unlinkat);
         out->count_mkdirat = notify_engine_count(e, __NR_mkdirat);
         notify_umask_get_stats(e, &out->umask);
+        out->wait_killable = notify_engine_wait_killable(e);
         notify_engine_stop(e);
         alarm(0);
         out->fds_after = count_fds();
@@ -1724,7 +1732,7 @@ static int64_t run_getpid(const struct mcase *c)
         return syscall(__NR_getpid) == getpid() ? 1 : 0;
 }
 
-START_TEST(test_verdicts)
+static void check_verdicts(const char *how, bool execs_untrapped, bool want_killable)
 {
         const struct mcase cases[] = {
                 {.what = "VERDICT_FD with O_CLOEXEC", .run = run_fd, .p1 = O_CLOEXEC, .want = 1},
@@ -1751,12 +1759,15 @@ START_TEST(test_verdicts)
         };
         struct scenario sc = {.cases = cases,
                               .n = ELEMENTSOF(cases),
+                              .execs_untrapped = execs_untrapped,
                               .thread_init = count_thread_init,
                               .min_workers = 3,
                               .max_workers = 5};
         struct outcome out;
         run_scenario(&sc, &out);
-        report_results(cases, ELEMENTSOF(cases), out.got, "verdicts");
+        report_results(cases, ELEMENTSOF(cases), out.got, how);
+        ck_assert_msg(out.wait_killable == want_killable, "%s: the engine took the wait %s", how,
+                      out.wait_killable ? "to be killable" : "not to be killable");
         /* counts: the openats with a handler, unlinkat once, mkdirat (no handler) never */
         ck_assert_uint_eq(out.count_openat, 14);
         ck_assert_uint_eq(out.count_unlinkat, 1);
@@ -1765,6 +1776,147 @@ START_TEST(test_verdicts)
         ck_assert_int_ge(atomic_load(&R.thread_inits), 3);
         ck_assert_int_le(atomic_load(&R.thread_inits), 5);
         ck_assert_int_eq(atomic_load(&R.thread_init_bad_userdata), 0);
+}
+
+/* Whether this kernel has the killable wait the two-step injection needs. */
+static bool have_killable(void)
+{
+        struct notify_features f;
+        return notify_probe_features(&f) == 0 && f.wait_killable_recv;
+}
+
+START_TEST(test_verdicts)
+{
+        check_verdicts("verdicts", false, have_killable());
+}
+END_TEST
+
+START_TEST(test_verdicts_execs_untrapped)
+{
+        /* the fds (/dev/null, open for writing) injected in two steps where
+         * the wait is killable: every verdict the same */
+        check_verdicts("verdicts, execs untrapped", true, have_killable());
+}
+END_TEST
+
+START_TEST(test_verdicts_not_killable)
+{
+        /* the filter without the killable wait: one step always, and every
+         * verdict the same */
+        ck_assert_int_eq(notify_force_fallback("wait_killable_recv"), 0);
+        check_verdicts("verdicts, execs untrapped, wait not killable", true, false);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* An injected fd and a signal storm: whichever way the engine injects, no
+ * signal can leave the program an fd it does not know of. With execs
+ * untrapped an fd open for writing is injected in two steps where the wait
+ * is killable, in one otherwise. The engine holds each injection for
+ * 200 ms after ADDFD (CORDON_TEST_STALL=fd-copy), and
+ * from 10 ms after the engine received the call a thread signals the
+ * caller every millisecond, 30 times (SA_RESTART). Two steps, the caller's
+ * wait is killable once the call is received, so it sleeps through them
+ * until the SEND, and the call is served once; in one step
+ * (ADDFD_FLAG_SEND, 4 ms after the receive) the call is usually over
+ * before the storm begins, and a call the storm interrupts is withdrawn and
+ * made again. Were the two steps used without the killable wait, a signal
+ * after the ADDFD would restart the call and the first fd would stay
+ * behind (an extra fd). */
+
+static atomic_int storm_handled;
+static atomic_bool storm_stop;
+static pid_t storm_target;
+
+static void on_storm(int sig)
+{
+        (void)sig;
+        atomic_fetch_add(&storm_handled, 1);
+}
+
+static void *storm(void *arg)
+{
+        (void)arg;
+        for (int i = 0; i < 5000 && !atomic_load(storm_received) && !atomic_load(&storm_stop); i++)
+                nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+        for (int i = 0; i < 30 && !atomic_load(&storm_stop); i++) {
+                syscall(__NR_tgkill, getpid(), storm_target, SIGUSR1);
+                nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+        }
+        return NULL;
+}
+
+/* open fds 0..1023, counted without an open (openat is trapped here) */
+static int count_fds_trapped(void)
+{
+        int n = 0;
+        for (int fd = 0; fd < 1024; fd++)
+                n += fcntl(fd, F_GETFD) >= 0;
+        return n;
+}
+
+static int64_t run_fd_storm(const struct mcase *c)
+{
+        struct sigaction sa = {.sa_handler = on_storm, .sa_flags = SA_RESTART};
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGUSR1, &sa, NULL) < 0)
+                return -1000;
+        int before = count_fds_trapped();
+        storm_target = (pid_t)syscall(__NR_gettid);
+        atomic_store(&storm_stop, false);
+        pthread_t t;
+        if (pthread_create(&t, NULL, storm, NULL) != 0)
+                return -1000;
+        int64_t fd = trap(OP_FD, 0, 0, O_CLOEXEC, 0, 0);
+        atomic_store(&storm_stop, true);
+        pthread_join(t, NULL);
+        int after = count_fds_trapped();
+        if (fd < 0)
+                return fd;
+        if (after != before + 1)
+                return -2000 - (after - before); /* -2002: an fd left behind */
+        /* p1: the storm must have reached the call's wait (two steps) */
+        if (c->p1 && atomic_load(&storm_handled) == 0)
+                return -3000;
+        return check_devnull(fd, true);
+}
+
+static void check_fd_storm(const char *how, bool want_killable)
+{
+        storm_received = mmap(NULL, sizeof(*storm_received), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        ck_assert_ptr_ne(storm_received, MAP_FAILED);
+        const struct mcase cases[] = {
+                {.what = "an injected fd under a storm of signals: it, and no other",
+                 .run = run_fd_storm,
+                 .p1 = want_killable,
+                 .want = 1},
+        };
+        setenv("CORDON_TEST_STALL", "fd-copy", 1);
+        struct scenario sc = {.cases = cases, .n = 1, .execs_untrapped = true, .min_workers = 2, .max_workers = 4};
+        struct outcome out;
+        run_scenario(&sc, &out);
+        unsetenv("CORDON_TEST_STALL");
+        report_results(cases, 1, out.got, how);
+        ck_assert_msg(out.wait_killable == want_killable, "%s: the engine took the wait %s", how,
+                      out.wait_killable ? "to be killable" : "not to be killable");
+        /* two steps: served once, never interrupted into a second request */
+        if (want_killable)
+                ck_assert_uint_eq(out.count_openat, 1);
+        munmap(storm_received, sizeof(*storm_received));
+        storm_received = NULL;
+}
+
+START_TEST(test_fd_signals)
+{
+        check_fd_storm("signals, execs untrapped", have_killable());
+}
+END_TEST
+
+START_TEST(test_fd_signals_not_killable)
+{
+        ck_assert_int_eq(notify_force_fallback("wait_killable_recv"), 0);
+        check_fd_storm("signals, execs untrapped, wait not killable", false);
 }
 END_TEST
 
@@ -2016,6 +2168,10 @@ static Suite *mem_suite(void)
         tc = tcase_create("engine");
         tcase_set_timeout(tc, 30);
         tcase_add_test(tc, test_verdicts);
+        tcase_add_test(tc, test_verdicts_execs_untrapped);
+        tcase_add_test(tc, test_verdicts_not_killable);
+        tcase_add_test(tc, test_fd_signals);
+        tcase_add_test(tc, test_fd_signals_not_killable);
         tcase_add_test(tc, test_concurrency_grow);
         tcase_add_test(tc, test_concurrency_wide);
         tcase_add_test(tc, test_blocked_handler);
