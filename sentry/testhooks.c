@@ -100,6 +100,9 @@ static const struct {
         {"clone_into_cgroup",
          "init is cloned outside its cgroup v2 group and the sentry moves it there through cgroup.procs, which "
          "waits for an RCU grace period: a slower start, the same groups"},
+        {"wait_killable_recv",
+         "the sandbox's filter without SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: a signal can interrupt an emulated "
+         "call, which the kernel then makes again; an fd is injected and the call answered in one step"},
         {"pidfd_getfd", "required"},
         {"addfd", "required"},
         {"ptrace", "the exec tracer cannot seize init: the run is refused, unless --allow-unverified-exec accepts "

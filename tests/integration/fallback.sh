@@ -177,6 +177,25 @@ sync_wakeup_absent_runs_workloads() {
         esac
 }
 
+# Without the killable wait (a kernel before 5.19): the same workloads with every open emulated
+# (fds injected, in one step); -v names it and the layer report says the wait is not killable.
+it_test wait_killable_absent_runs_workloads
+wait_killable_absent_runs_workloads() {
+        need_workload_tools
+        crun -v -- true
+        expect_rc 0 "a normal run"
+        local normal=$ERR
+        forced wait_killable_recv -v --trap-all -- sh -c "$WORKLOAD"
+        expect_rc 0 "the workload with the killable wait forced absent"
+        expect_workload
+        expect_contains "$ERR" "cordon: kernel feature wait_killable_recv forced absent" "-v names the fallback"
+        expect_contains "$ERR" "killable wait UNAVAILABLE" "the layer report"
+        case $normal in
+        *"killable wait on"*) ;;
+        *) it_log "this kernel has no killable wait: only the forced run's report is checked" ;;
+        esac
+}
+
 # Both fallbacks at once, and with the /proc/TID/mem one: they compose.
 it_test all_fallbacks_together
 all_fallbacks_together() {
