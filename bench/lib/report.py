@@ -135,7 +135,8 @@ if floor:
     for wl, label, unit, _ in floor:
         v = med(wl, "native")
         base = None
-        for key in ("getppid", "openat (missing)", "openat (existing) + close"):
+        for key in ("getppid", "openat (missing)", "openat (existing) + close",
+                    "openat (O_CREAT|O_TRUNC in /dev/shm) + close"):
             if key in label:
                 base = med("floor:native " + key, "native")
         spread = ""
@@ -185,6 +186,7 @@ if stats:
 FLOOR_OPEN = ("emulated openat (existing) + close, ADDFD then SEND, SYNC_WAKE_UP",
               "emulated openat (existing) + close, SYNC_WAKE_UP")
 FLOOR_MISSING = ("notify openat (missing), SYNC_WAKE_UP",)
+FLOOR_CREAT = ("notify openat (O_CREAT|O_TRUNC in /dev/shm) + close, path copied, CONTINUE, SYNC_WAKE_UP",)
 
 
 def floor_of(names):
@@ -222,7 +224,7 @@ if hrows:
             pass
         own = ", ".join("%s %.1f µs (%d calls)" % (k, st[k]["meanNs"] / 1000, st[k]["calls"])
                         for k in names if k in st and st[k]["calls"] >= 100) or "– (not trapped)"
-        fl = floor_of(FLOOR_OPEN if wl == "h-open-trap" else FLOOR_MISSING if wl == "h-missing-trap" else ())
+        fl = floor_of({"h-open-trap": FLOOR_OPEN, "h-missing-trap": FLOOR_MISSING, "h-creat": FLOOR_CREAT}.get(wl, ()))
         p("| %s | %s | %s | %s | %s | %s |" % (label or labels[wl], fmt(n, "ns") if n is not None else "fail",
                                                cell(wl, "cordon", "ns"),
                                                "%.1f µs" % ((c - n) / 1000) if c is not None and n is not None else "",
