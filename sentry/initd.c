@@ -266,7 +266,26 @@ static void exec_caps_after(const struct exec_msg *e, bool held)
         (void)prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
 }
 
-_noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX_FDS], const struct oci_sandbox *oci)
+/* A run's argv and envp, pointing into e->strings (after the cwd): two
+ * arrays from one allocation, argv first; NULL when out of memory. */
+static char **run_vectors(const struct exec_msg *e)
+{
+        char **v = calloc((size_t)e->argc + 1 + e->envc + 1, sizeof(char *));
+        if (!v)
+                return NULL;
+        const char *p = e->strings + strlen(e->strings) + 1;
+        for (uint32_t i = 0; i < e->argc; i++, p += strlen(p) + 1)
+                v[i] = (char *)p;
+        for (uint32_t i = 0; i < e->envc; i++, p += strlen(p) + 1)
+                v[e->argc + 1 + i] = (char *)p;
+        return v;
+}
+
+/* vecs: the run's vectors (run_vectors) made by init before a shared-memory
+ * fork (run_shares_vm), which this side must not allocate; NULL in a fork
+ * of its own, which makes them. */
+_noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX_FDS], const struct oci_sandbox *oci,
+                                char **vecs)
 {
         /* first of all, into the run's own group (cgroup_run_create): from
          * here on everything this run forks is found there by cancel and
@@ -341,15 +360,10 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
                 setup_fail(EXIT_SANDBOX, "cannot take the terminal as the controlling one: %s", strerror(errno));
 
         const char *cwd = e->strings;
-        const char *p = cwd + strlen(cwd) + 1;
-        char **argv = calloc(e->argc + 1, sizeof(char *));
-        char **envp = calloc(e->envc + 1, sizeof(char *));
-        if (!argv || !envp)
+        bool shared_vm = vecs != NULL;
+        if (!vecs && !(vecs = run_vectors(e)))
                 _exit(EXIT_SANDBOX);
-        for (uint32_t i = 0; i < e->argc; i++, p += strlen(p) + 1)
-                argv[i] = (char *)p;
-        for (uint32_t i = 0; i < e->envc; i++, p += strlen(p) + 1)
-                envp[i] = (char *)p;
+        char **argv = vecs, **envp = vecs + e->argc + 1;
         /* exec --user: the run's own identity, taken with init's
          * CAP_SETUID/CAP_SETGID (a container whose identity lacks them
          * cannot: said, as runc would fail); leaving root drops every
@@ -445,7 +459,8 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
          * environment init scrubbed at start (scrub_host_memory), and they
          * can neither ptrace (refused by the filter) nor see more through
          * /proc/PID/mem than the sandbox's own policy and plan. */
-        (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+        if (!shared_vm)
+                (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
         /* The container's own seccomp profile, in addition to cordon's
          * filter (already installed in init, so it cannot be lifted): the
          * kernel runs both and the stricter action wins (an ERRNO of the
@@ -460,6 +475,25 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
         int err = errno;
         dprintf(STDERR_FILENO, "cordon: %s: %s\n", argv[0], strerror(err));
         _exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
+}
+
+/* Whether a run may be started by a child that shares init's memory until
+ * its exec (run_vfork) instead of a copy of it: */
+static bool run_shares_vm(const struct exec_msg *e, const struct oci_sandbox *oci)
+{
+        return !oci && (e->flags & EXEC_SHARED_VM) && !(e->flags & (EXEC_HOLD | EXEC_REPORT)) && !stall_run_fork;
+}
+
+/* The run's process, started as vfork(2) starts one: sharing init's memory,
+ * init suspended until the exec (or the exit of a run that cannot start). */
+static pid_t run_vfork(int sock, const struct exec_msg *e, const int fds[EXEC_MAX_FDS], char **vecs)
+{
+        pid_t pid = vfork();
+        if (pid == 0) {
+                close(sock); /* the child's own fd table: init's stays open */
+                exec_run(e, fds, NULL, vecs);
+        }
+        return pid;
 }
 
 /* The strings must be exactly argc + envc + 1 NUL-terminated entries. */
@@ -583,7 +617,7 @@ pid_t init_pid1_fork(int sock, const struct oci_sandbox *oci, struct init_pid1 *
                 close(msg[0]);
                 close(ack[1]);
                 close(sock);
-                exec_run(&e, fds, oci);
+                exec_run(&e, fds, oci, NULL);
         }
         int r = pid < 0 ? negative_errno() : 0;
         sigprocmask(SIG_SETMASK, &before, NULL);
@@ -694,16 +728,20 @@ _noreturn_ void init_serve_runs(int sock, const struct oci_sandbox *oci, const s
                         sigfillset(&all);
                         sigprocmask(SIG_SETMASK, &all, &before);
                         pid_t pid;
+                        char **vecs = NULL;
                         if (pid1 && !forked_any)
                                 /* the container's process: waiting as the
                                  * namespace's pid 1 since the set-up */
                                 pid = hand_to_pid1(pid1, &e, (size_t)n, fds) < 0 ? -1 : pid1->pid;
+                        else if (slot < MAX_INIT_RUNS && run_shares_vm(&e, oci) && (vecs = run_vectors(&e)))
+                                pid = run_vfork(sock, &e, fds, vecs);
                         else
                                 pid = slot < MAX_INIT_RUNS ? fork() : -1;
                         if (pid == 0) {
                                 close(sock);
-                                exec_run(&e, fds, oci);
+                                exec_run(&e, fds, oci, NULL);
                         }
+                        free(vecs);
                         sigprocmask(SIG_SETMASK, &before, NULL);
                         if (pid < 0)
                                 report(sock, MSG_RUN_EXIT, EXIT_SANDBOX << 8, e.run);

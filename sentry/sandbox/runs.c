@@ -8,6 +8,7 @@
 
 #include <fcntl.h>
 #include <jansson.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <sys/ioctl.h>
@@ -202,6 +203,29 @@ static bool client_stdio_ok(int conn, const int fds[EXEC_MAX_FDS])
         return true;
 }
 
+/* Whether init may start a run with a child that shares its memory until
+ * the exec (EXEC_SHARED_VM, initd.c run_vfork: no copy of init's page
+ * tables on the exec's path). That child stays as init is, not dumpable,
+ * where a forked one is made dumpable for the sentry's sake (initd.c
+ * exec_run): this side must need no such help before the exec. It needs
+ * none where execs run natively (neither the exec handler nor the tracer
+ * looks at the child before its exec) and the sentry's workers read any
+ * memory of its user namespace (privileged, holding CAP_SYS_PTRACE, in the
+ * namespace it was started in: a trapped call of the child before its exec
+ * is read as before). OCI runs keep their fork (hold, report, the
+ * container's identity). */
+static bool run_may_share_vm(const struct sandbox_state *st)
+{
+        static int can_ptrace = -1;
+        if (can_ptrace < 0) {
+                struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+                struct __user_cap_data_struct d[2] = {0};
+                can_ptrace = syscall(SYS_capget, &h, d) == 0 && (d[CAP_SYS_PTRACE / 32].permitted &
+                                                                 (1U << (CAP_SYS_PTRACE % 32)));
+        }
+        return st->native_exec && st->privileged && can_ptrace && !st->serve->oci;
+}
+
 /* exec: a run inside the sandbox with the client's stdio (or, detached, a
  * log file the sentry writes, bounded). */
 void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_FDS])
@@ -282,6 +306,8 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
                 return;
         }
         e.n_preserve = (uint32_t)n_preserve;
+        if (run_may_share_vm(st))
+                e.flags |= EXEC_SHARED_VM;
         /* OCI exec --user: another id of the container's range, which its
          * init switches the run to (refused there unless the container's
          * identity holds CAP_SETUID and CAP_SETGID in its namespace) */
