@@ -141,6 +141,16 @@ void stream_close(struct serve *srv, struct run_rec *r, int k)
         sm->off = sm->len = 0;
 }
 
+/* Whether a stream whose run's end is closed keeps the client's end open
+ * until the run's status is sent (run_ended): the client then learns both
+ * at once, woken once, not first by its pipes' end and again by the
+ * status. A run's output pipes only; a terminal's streams close as they
+ * end. */
+static bool stream_held(const struct run_rec *r)
+{
+        return r->running && !r->tty;
+}
+
 /* Moves what it can of stream k from the run to the client without
  * blocking; returns true while the stream has something left to do. */
 bool stream_pump(struct serve *srv, struct run_rec *r, int k)
@@ -163,7 +173,8 @@ bool stream_pump(struct serve *srv, struct run_rec *r, int k)
                         sm->off = sm->len = 0;
                 }
                 if (sm->in < 0) {
-                        stream_close(srv, r, k);
+                        if (!stream_held(r))
+                                stream_close(srv, r, k);
                         return false;
                 }
                 ssize_t n = read(sm->in, sm->buf, sizeof(sm->buf));
@@ -175,6 +186,15 @@ bool stream_pump(struct serve *srv, struct run_rec *r, int k)
                         struct termios t;
                         if (tcgetattr(sm->to, &t) == 0 && t.c_cc[VEOF])
                                 (void)!write(sm->to, &t.c_cc[VEOF], 1);
+                }
+                if (n == 0 && stream_held(r)) {
+                        /* the run's end of the pipe is closed: its last
+                         * line now, the client's end at the run's status */
+                        if (sm->line_len > 0)
+                                output_event(srv, r, sm->line, sm->line_len, false, stream_name(r, k));
+                        sm->line_len = 0;
+                        close(TAKE_FD(sm->in));
+                        return false;
                 }
                 if (n <= 0) {
                         stream_close(srv, r, k);

@@ -23,6 +23,9 @@
 
 struct run_rec *run_find(struct serve *srv, int num)
 {
+        /* run n is the nth record (run_exec numbers them so) */
+        if (num > 0 && num <= srv->n_runs && srv->runs[num - 1].num == num)
+                return &srv->runs[num - 1];
         for (int i = 0; i < srv->n_runs; i++)
                 if (srv->runs[i].num == num)
                         return &srv->runs[i];
@@ -608,6 +611,11 @@ void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
                 close(r->conn);
                 r->conn = -1;
         }
+        /* the client's ends of the output pipes the run closed (held for
+         * this, run-output.c stream_held) */
+        for (int k = 0; r->streams && k < 2; k++)
+                if (r->streams[k].in < 0 && r->streams[k].off >= r->streams[k].len)
+                        stream_close(srv, r, k);
         json_decref(j);
         /* the run's group goes once its client has the status, which does
          * not wait on it (the kill above is over by then) */

@@ -501,6 +501,19 @@ static void announce_ready(struct serve *srv)
         }
 }
 
+/* Whether the serve loop polls anything of run r: its client's connection,
+ * its log, its timer or one of its streams. A run's fds are all opened when
+ * it starts (run_exec), so one that has none left never has again. */
+static bool run_polls(const struct run_rec *r)
+{
+        if (r->conn >= 0 || r->log_in >= 0 || r->timer >= 0)
+                return true;
+        for (int k = 0; r->streams && k < 2; k++)
+                if (r->streams[k].in >= 0 || (r->streams[k].off < r->streams[k].len && r->streams[k].to >= 0))
+                        return true;
+        return false;
+}
+
 static int serve_loop(struct sandbox_state *st)
 {
         struct serve *srv = st->serve;
@@ -591,7 +604,12 @@ static int serve_loop(struct sandbox_state *st)
                                 who[n].index = (int)i;
                                 p[n++] = (struct pollfd){srv->conns[i], POLLIN, 0};
                         }
-                for (int i = 0; i < srv->n_runs && n + 5 <= ELEMENTSOF(p); i++) {
+                /* the runs that ended and hold nothing to poll stay
+                 * behind: the loop's work follows the live runs, not all
+                 * the sandbox has had (up to MAX_RUNS) */
+                while (srv->live_from < srv->n_runs && !run_polls(&srv->runs[srv->live_from]))
+                        srv->live_from++;
+                for (int i = srv->live_from; i < srv->n_runs && n + 5 <= ELEMENTSOF(p); i++) {
                         struct run_rec *r = &srv->runs[i];
                         int fds3[3] = {r->conn, r->log_in, r->timer};
                         for (int k = 0; k < 3; k++)
