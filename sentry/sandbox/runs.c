@@ -525,6 +525,7 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
                 /* the client reads the terminal's output from back[0] and
                  * writes its input into back[1] */
                 r->streams = xcalloc(2, sizeof(struct stream));
+                r->streams[0].run_end = r->streams[1].run_end = -1;
                 r->streams[0].in = TAKE_FD(run_pipe[0][0]);
                 r->streams[0].to = TAKE_FD(client_pipe[0][1]);
                 r->streams[1].in = TAKE_FD(client_pipe[1][0]);
@@ -535,6 +536,12 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
         } else if (run_pipe[0][0] >= 0) {
                 r->streams = xcalloc(2, sizeof(struct stream));
                 for (int k = 0; k < 2; k++) {
+                        /* the pipe's write end stays open here too until
+                         * the run's status: its read end meets no hang-up
+                         * when the run exits, only output, and the sentry
+                         * wakes once at the end (for init's report), not
+                         * also for the pipes */
+                        r->streams[k].run_end = TAKE_FD(run_pipe[k][1]);
                         r->streams[k].in = TAKE_FD(run_pipe[k][0]);
                         r->streams[k].to = TAKE_FD(client_pipe[k][1]);
                         back[k] = client_pipe[k][0];
@@ -580,6 +587,11 @@ void run_ended(struct sandbox_state *st, struct run_rec *r, int status)
         /* a terminal's input has nowhere to go any more */
         if (r->tty && r->streams && r->streams[1].in >= 0)
                 stream_close(srv, r, 1);
+        /* the output pipes end when the run's processes have closed them
+         * (held open here until now: run_exec) */
+        for (int k = 0; r->streams && k < 2; k++)
+                if (r->streams[k].run_end >= 0)
+                        close(TAKE_FD(r->streams[k].run_end));
         streams_flush(srv, r);
         /* a cancelled or timed-out run: anything of it that got into its
          * group after the kill (the kill and the run's first fork may

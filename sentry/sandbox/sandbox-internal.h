@@ -68,6 +68,7 @@ bool event_secret_key(const char *k);
  * a terminal echoes what is typed, and that echo is in stream 0). */
 struct stream {
         int in, to;
+        int run_end; /* a run's output: the sentry's copy of the pipe's write end, until the run's status (-1) */
         char buf[16384];
         size_t off, len;
         char line[EVENT_LINE_MAX];

@@ -173,6 +173,8 @@ static void serve_free(struct serve *srv)
                                 close(r->streams[k].in);
                         if (r->streams[k].to >= 0)
                                 close(r->streams[k].to);
+                        if (r->streams[k].run_end >= 0)
+                                close(r->streams[k].run_end);
                 }
                 free(r->streams);
         }
