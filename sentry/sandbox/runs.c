@@ -467,7 +467,11 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
          * before anything of the run executes (initd.c exec_run); made
          * ahead, while the sandbox was idle, by run_group_prepare */
         _cleanup_close_ int procs = -1;
-        if (st->cg) {
+        if (srv->next_num == num) {
+                /* made ahead, its cgroup.procs open (run_group_prepare) */
+                procs = srv->next_procs;
+                srv->next_num = 0;
+        } else if (st->cg) {
                 int q = cgroup_run_create(st->cg, num, &procs);
                 if (q < 0 && q != -EOPNOTSUPP) {
                         control_reply_error(conn, "exec: cannot make the run's control group: %s", strerror(-q));
@@ -567,8 +571,17 @@ void run_group_prepare(struct sandbox_state *st)
 {
         struct serve *srv = st->serve;
         int fd = -1;
-        if (st->cg && !srv->terminate && srv->n_runs < MAX_RUNS && cgroup_run_create(st->cg, srv->n_runs + 1, &fd) == 0)
-                close(fd);
+        if (srv->next_num > 0 && srv->next_num != srv->n_runs + 1) {
+                close(srv->next_procs);
+                srv->next_num = 0;
+        }
+        if (st->cg && !srv->terminate && srv->n_runs < MAX_RUNS && srv->next_num == 0 &&
+            cgroup_run_create(st->cg, srv->n_runs + 1, &fd) == 0) {
+                /* kept open for the run's exec: the group's cgroup.procs,
+                 * opened by the sentry as cgroup_run_create always does */
+                srv->next_num = srv->n_runs + 1;
+                srv->next_procs = fd;
+        }
 }
 
 void run_ended(struct sandbox_state *st, struct run_rec *r, int status)

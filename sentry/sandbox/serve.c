@@ -155,6 +155,8 @@ static void serve_free(struct serve *srv)
         if (!srv)
                 return;
         ports_stop(srv);
+        if (srv->next_num > 0)
+                close(srv->next_procs);
         for (int i = 0; i < srv->n_runs; i++) {
                 struct run_rec *r = &srv->runs[i];
                 json_decref(r->argv);
@@ -437,11 +439,12 @@ static void handle_request(struct sandbox_state *st, int conn, json_t *req, int 
                 control_reply_error(conn, "unknown request '%s'", op);
 }
 
-static void accept_conn(struct serve *srv)
+/* A new connection, in srv->conns: its index, or -1. */
+static int accept_conn(struct serve *srv)
 {
         int c = accept4(srv->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (c < 0)
-                return;
+                return -1;
         /* only root and the user who created the sandbox may drive it */
         struct ucred cred;
         socklen_t l = sizeof(cred);
@@ -449,15 +452,16 @@ static void accept_conn(struct serve *srv)
                 control_reply_error(c, "permission denied: sandbox %s belongs to uid %u", srv->id,
                                     (unsigned)srv->owner);
                 close(c);
-                return;
+                return -1;
         }
         for (size_t i = 0; i < MAX_CONNS; i++)
                 if (srv->conns[i] < 0) {
                         srv->conns[i] = c;
-                        return;
+                        return (int)i;
                 }
         control_reply_error(c, "sandbox %s is busy (%d requests pending)", srv->id, MAX_CONNS);
         close(c);
+        return -1;
 }
 
 static void read_conn(struct sandbox_state *st, size_t i)
@@ -673,8 +677,15 @@ static int serve_loop(struct sandbox_state *st)
                         if (expiry_fd >= 0)
                                 close(TAKE_FD(expiry_fd));
                 }
-                if (p[P_LISTEN].revents & POLLIN)
-                        accept_conn(srv);
+                if (p[P_LISTEN].revents & POLLIN) {
+                        /* a client sends its request as it connects: read
+                         * at once when it is there, not after another
+                         * round of the loop's poll */
+                        int i = accept_conn(srv);
+                        struct pollfd q = {i >= 0 ? srv->conns[i] : -1, POLLIN, 0};
+                        if (i >= 0 && poll(&q, 1, 0) == 1)
+                                read_conn(st, (size_t)i);
+                }
                 for (size_t i = P_FIXED; i < n; i++) {
                         if (!p[i].revents)
                                 continue;
