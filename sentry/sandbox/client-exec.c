@@ -111,33 +111,58 @@ int client_exec(int argc, char **argv)
                 json_object_set_new(req, "cols", json_integer(ws.ws_col));
         }
 
-        /* stdin, stdout and stderr go across as they are (a closed one as /dev/null) */
-        int fds[3];
+        /* stdin, stdout and stderr go across as they are (a closed one as
+         * /dev/null); then the write ends of the pipes the run's stdout and
+         * stderr come back through (the sentry records them as events on
+         * the way): ours, so that nothing needs to come back before the
+         * run's status */
+        int fds[5];
+        int own[2][2] = {{-1, -1}, {-1, -1}};
         _cleanup_close_ int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
         for (int i = 0; i < 3; i++)
                 fds[i] = fcntl(i, F_GETFD) >= 0 ? i : nul;
+        bool client_pipes = !detach && !tty && pipe2(own[0], O_CLOEXEC) == 0 && pipe2(own[1], O_CLOEXEC) == 0;
+        if (client_pipes) {
+                fds[3] = own[0][1];
+                fds[4] = own[1][1];
+                json_object_set_new(req, "clientPipes", json_true());
+        }
+        size_t n_fds = detach || tty ? 0 : client_pipes ? 5 : 3;
 
         _cleanup_close_ int fd = -1;
-        if (client_connect(id, &fd) < 0) {
-                json_decref(req);
-                return EXIT_SANDBOX;
-        }
-        int r = control_send(fd, req, detach || tty ? NULL : fds, detach || tty ? 0 : 3);
-        json_t *rep = NULL;
-        /* back come the pipes of the run's stdout and stderr, or with a
-         * terminal, of the terminal's output and of our input into it (the
-         * sentry holds the pty's master and records the output as events
-         * on the way) */
-        int back[2] = {-1, -1};
+        int r = client_connect(id, &fd);
         if (r >= 0)
+                r = control_send(fd, req, n_fds ? fds : NULL, n_fds);
+        else
+                json_decref(req);
+        /* the sentry has the write ends now: ours would keep the pipes from
+         * ending */
+        for (int k = 0; k < 2; k++)
+                if (own[k][1] >= 0)
+                        close(own[k][1]);
+        if (fd < 0) {
+                for (int k = 0; k < 2; k++)
+                        if (own[k][0] >= 0)
+                                close(own[k][0]);
+                return EXIT_SANDBOX; /* client_connect said why */
+        }
+        json_t *rep = NULL;
+        /* back come the pipes of the run's stdout and stderr (unless ours
+         * went), or with a terminal, of the terminal's output and of our
+         * input into it (the sentry holds the pty's master and records the
+         * output as events on the way); with our own pipes, only an error,
+         * or the "ok" of a sentry that does not take them */
+        int back[2] = {-1, -1};
+        if (r >= 0 && !client_pipes)
                 r = control_recv(fd, &rep, back, 2);
         _cleanup_close_ int tty_in = tty ? back[1] : -1;
-        _cleanup_close_ int out_pipe = back[0], err_pipe = tty ? -1 : back[1];
+        _cleanup_close_ int out_pipe = client_pipes ? own[0][0] : back[0];
+        _cleanup_close_ int err_pipe = client_pipes ? own[1][0] : tty ? -1 : back[1];
         if (r == -E2BIG) {
                 fprintf(stderr, "cordon: sandbox exec: the command line and environment are too long\n");
                 return EXIT_USAGE;
         }
-        if (r <= 0) {
+        if (r < 0 || (r == 0 && !client_pipes)) {
                 fprintf(stderr, "cordon: sandbox %s: no answer from its sentry\n", id);
                 return EXIT_SANDBOX;
         }
@@ -153,6 +178,7 @@ int client_exec(int argc, char **argv)
                 return 0;
         }
         json_decref(rep);
+        rep = NULL;
 
         if (tty && (out_pipe < 0 || tty_in < 0)) {
                 fprintf(stderr, "cordon: sandbox %s: no terminal came back for the run\n", id);
@@ -218,7 +244,8 @@ int client_exec(int argc, char **argv)
                         run_err_open = false;
                 if (!p[0].revents)
                         continue;
-                r = control_recv(fd, &rep, NULL, 0);
+                int more[2] = {-1, -1};
+                r = control_recv(fd, &rep, client_pipes ? more : NULL, client_pipes ? 2 : 0);
                 if (r <= 0) {
                         if (raw)
                                 tcsetattr(STDIN_FILENO, TCSADRAIN, &saved);
@@ -227,7 +254,27 @@ int client_exec(int argc, char **argv)
                 }
                 if (json_object_get(rep, "exitCode"))
                         break;
+                const char *e = json_string_value(json_object_get(rep, "error"));
+                if (client_pipes && e) {
+                        /* the request refused: nothing ran */
+                        fprintf(stderr, "cordon: %s\n", e);
+                        json_decref(rep);
+                        return EXIT_SANDBOX;
+                }
+                if (client_pipes && json_is_true(json_object_get(rep, "ok")) && more[0] >= 0 && more[1] >= 0) {
+                        /* a sentry that made the pipes itself (an older
+                         * one): its come back, ours stay unused */
+                        close(out_pipe);
+                        close(err_pipe);
+                        out_pipe = TAKE_FD(more[0]);
+                        err_pipe = TAKE_FD(more[1]);
+                        run_out_open = run_err_open = true;
+                }
+                for (int k = 0; k < 2; k++)
+                        if (more[k] >= 0)
+                                close(more[k]);
                 json_decref(rep);
+                rep = NULL;
         }
         /* the sentry passed on all the run wrote before its status; take
          * it until the pipes end (or stay quiet: a process the run left

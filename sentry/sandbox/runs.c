@@ -229,6 +229,26 @@ static bool run_may_share_vm(const struct sandbox_state *st)
         return st->native_exec && st->privileged && can_ptrace && !st->serve->oci;
 }
 
+/* The write ends of the client's own output pipes (fds[3] and fds[4],
+ * "clientPipes"), into (*ret)[k][1]; (*ret)[k][0] stays -1: the client holds the
+ * read ends. Each must be a pipe open for writing: the sentry writes the
+ * run's output there, what it would have written into pipes of its own
+ * whose read ends it passed back. false: refused, and the reply says why. */
+static bool take_client_pipes(int conn, int fds[EXEC_MAX_FDS], int (*ret)[2][2])
+{
+        for (int k = 0; k < 2; k++) {
+                struct stat st;
+                int fl = fds[3 + k] >= 0 ? fcntl(fds[3 + k], F_GETFL) : -1;
+                if (fl < 0 || (fl & O_ACCMODE) != O_WRONLY || fstat(fds[3 + k], &st) < 0 || !S_ISFIFO(st.st_mode)) {
+                        control_reply_error(conn, "exec: clientPipes: fds 3 and 4 must be pipes open for writing");
+                        return false;
+                }
+        }
+        for (int k = 0; k < 2; k++)
+                (*ret)[k][1] = TAKE_FD(fds[3 + k]);
+        return true;
+}
+
 /* exec: a run inside the sandbox with the client's stdio (or, detached, a
  * log file the sentry writes, bounded). */
 void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_FDS])
@@ -264,6 +284,10 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
          * the run says whether it got ready (its command found: initd.c),
          * so that create and exec fail as runc's */
         bool direct = json_is_true(json_object_get(req, "direct"));
+        /* "clientPipes": the client made the pipes its run's stdout and
+         * stderr come back through and passed their write ends after its
+         * stdio; no reply until the run's status (or an error) */
+        bool client_pipes = json_is_true(json_object_get(req, "clientPipes")) && !tty && !detach && !direct;
         bool hold = json_is_true(json_object_get(req, "hold"));
         bool is_main = json_is_true(json_object_get(req, "main"));
         bool report = json_is_true(json_object_get(req, "report"));
@@ -451,8 +475,11 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
                 /* stdin goes in as it is; stdout and stderr come back
                  * through the sentry, which records them as events and
                  * passes them on to the client (struct stream) */
+                if (client_pipes && !take_client_pipes(conn, fds, &client_pipe))
+                        return;
                 for (int k = 0; k < 2; k++) {
-                        if (pipe2(run_pipe[k], O_CLOEXEC) < 0 || pipe2(client_pipe[k], O_CLOEXEC) < 0) {
+                        if (pipe2(run_pipe[k], O_CLOEXEC) < 0 ||
+                            (!client_pipes && pipe2(client_pipe[k], O_CLOEXEC) < 0)) {
                                 control_reply_error(conn, "exec: cannot make the run's output pipes: %s",
                                                     strerror(errno));
                                 return;
@@ -556,7 +583,8 @@ void run_exec(struct sandbox_state *st, int conn, json_t *req, int fds[EXEC_MAX_
         snprintf(id, sizeof(id), "r%d", num);
         event_append(srv, "run_started", json_pack("{s:s, s:O, s:b}", "run", id, "argv", r->argv, "detached", detach));
         r->started_seq = srv->seq;
-        (void)control_send(conn, json_pack("{s:b, s:s}", "ok", 1, "run", id), n_back ? back : NULL, n_back);
+        if (!client_pipes)
+                (void)control_send(conn, json_pack("{s:b, s:s}", "ok", 1, "run", id), n_back ? back : NULL, n_back);
         meta_write_soon(st);
         if (!detach)
                 r->conn = fcntl(conn, F_DUPFD_CLOEXEC, 3);
