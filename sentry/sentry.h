@@ -209,10 +209,12 @@ struct msg {
 #define EXEC_GROUPS      16 /* the run's supplementary groups are groups[] (OCI exec's additionalGids) */
 #define EXEC_CAPS        32 /* the run's five capability sets are caps[] (OCI exec's process.capabilities) */
 #define EXEC_REPORT      64 /* after stdio and the hold pipe, a socket: the run says whether it got ready (OCI) */
-#define EXEC_SHARED_VM   128 /* the run may share init's memory until its exec (initd.c run_vfork) */
 #define EXEC_MAX_GROUPS  32 /* OCI_MAX_IDS */
 /* stdin, stdout, stderr, the hold pipe, the report socket, n_preserve fds, the run's group */
 #define EXEC_MAX_FDS (OCI_MAX_PRESERVE + 6)
+/* the run may share init's memory until its exec (initd.c run_vfork; the
+ * sentry says when: sandbox/runs.c run_may_share_vm) */
+#define EXEC_SHARED_VM 128
 struct exec_msg {
         uint32_t type; /* MSG_EXEC */
         int32_t run;

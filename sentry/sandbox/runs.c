@@ -223,8 +223,8 @@ static bool run_may_share_vm(const struct sandbox_state *st)
         if (can_ptrace < 0) {
                 struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
                 struct __user_cap_data_struct d[2] = {0};
-                can_ptrace = syscall(SYS_capget, &h, d) == 0 && (d[CAP_SYS_PTRACE / 32].permitted &
-                                                                 (1U << (CAP_SYS_PTRACE % 32)));
+                can_ptrace = syscall(SYS_capget, &h, d) == 0 &&
+                             (d[CAP_SYS_PTRACE / 32].permitted & (1U << (CAP_SYS_PTRACE % 32)));
         }
         return st->native_exec && st->privileged && can_ptrace && !st->serve->oci;
 }

@@ -136,11 +136,11 @@ struct serve {
         const char *end_reason; /* terminated, expired, killed */
         struct run_rec runs[MAX_RUNS];
         int n_runs;
-        int live_from; /* runs before it hold no fd the serve loop polls (they never will again) */
+        int live_from;            /* runs before it hold no fd the serve loop polls (they never will again) */
         int next_num, next_procs; /* run next_num's group, made ahead: its cgroup.procs (next_num 0: none) */
-        bool oci;        /* `cordon oci`: see serve_config */
-        int main_run;    /* the container's process (its num), 0: none yet */
-        int main_status; /* its wait status, once it ended */
+        bool oci;                 /* `cordon oci`: see serve_config */
+        int main_run;             /* the container's process (its num), 0: none yet */
+        int main_status;          /* its wait status, once it ended */
         bool main_ended;
         int conns[MAX_CONNS];
         uid_t owner;

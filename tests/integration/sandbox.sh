@@ -90,6 +90,85 @@ create_exec_status() {
         expect_match "$OUT" '"id": "r5"' "inspect lists the runs"
 }
 
+# A run starts in one of two ways (initd.c): a child sharing init's memory until its exec
+# (vfork: where execs run natively and the sentry is privileged) or a fork. CORDON_TEST_STALL=
+# run-fork makes every run a fork (with a short pause). Both must give the run the same
+# identity, capabilities, filter, groups, namespaces, Landlock domain, cwd and environment,
+# and fail the same way.
+exec_probe() { # ID
+        local host="" n
+        for n in cgroup ipc mnt net pid user uts; do host+="$(readlink /proc/self/ns/$n) "; done
+        sb exec "$1" --cwd /tmp --env PROBE=1 --env "HOST_NS=$host" -- sh -c '
+grep -E "^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp|Seccomp_filters):" /proc/self/status
+sed "s/run-[0-9]*/run-N/" /proc/self/cgroup
+for n in cgroup ipc mnt net pid user uts; do
+        case " $HOST_NS " in *" $(readlink /proc/self/ns/$n) "*) echo "ns $n: the host'"'"'s";; *) echo "ns $n: own";; esac
+done
+pwd; env | grep -v ^HOST_NS= | sort
+touch /usr/probe 2>&1; echo "touch: $?"
+ls /proc/self/fd | wc -l'
+        printf '%s\n%s\n' "$OUT" "$RC"
+        sb exec "$1" -- /no/such/program
+        printf '%s\n%s\n' "$ERR" "$RC"
+        sb exec "$1" --cwd /no/such/dir -- true
+        printf '%s\n%s\n' "$ERR" "$RC"
+}
+
+it_test exec_paths_agree
+exec_paths_agree() {
+        need_root
+        local shared forked
+        new_sandbox
+        shared=$(exec_probe "$ID")
+        CORDON_TEST_STALL=run-fork new_sandbox
+        forked=$(exec_probe "$ID")
+        expect_contains "$shared" "ns pid: own" "the run is in the sandbox's namespaces"
+        expect_not_contains "$shared" "the host's" "in none of the host's"
+        expect_contains "$shared" "0::/run-N" "the run is in its own group"
+        expect_contains "$shared" "Seccomp:"$'\t'"2" "the run is under the filter"
+        expect_eq "$forked" "$shared" "a shared-memory start and a fork give the same run"
+}
+
+# The exec request's two forms: the CLI's own output pipes ("clientPipes", checked to be
+# pipes open for writing, no reply before the status), and the sentry's pipes sent back in
+# an "ok" reply (older clients).
+it_test exec_request_forms
+exec_request_forms() {
+        need_root
+        new_sandbox
+        OUT=$(timeout 30 python3 - "$STATE/$ID/control.sock" <<'PY' 2>&1
+import json, os, socket, sys
+def call(req, fds):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(sys.argv[1])
+    socket.send_fds(s, [json.dumps(req).encode()], fds)
+    return s
+def recv(s):
+    msg, fds, _, _ = socket.recv_fds(s, 65536, 4)
+    return json.loads(msg), fds
+null = os.open("/dev/null", os.O_RDWR)
+s = call({"op": "exec", "argv": ["true"], "clientPipes": True}, [null, null, null, null, null])
+print("not pipes:", recv(s)[0].get("error"))
+r, w = os.pipe()
+s = call({"op": "exec", "argv": ["true"], "clientPipes": True}, [null, null, null, r, w])
+print("a read end:", recv(s)[0].get("error"))
+o, e = os.pipe(), os.pipe()
+s = call({"op": "exec", "argv": ["sh", "-c", "echo own; exit 3"], "clientPipes": True}, [null, null, null, o[1], e[1]])
+os.close(o[1]); os.close(e[1])
+rep, fds = recv(s)
+print("own pipes:", rep.get("exitCode"), len(fds), os.read(o[0], 100).decode().strip())
+s = call({"op": "exec", "argv": ["sh", "-c", "echo back; exit 4"]}, [null, null, null])
+rep, fds = recv(s)
+print("sentry pipes:", rep.get("ok"), len(fds), os.read(fds[0], 100).decode().strip(), recv(s)[0].get("exitCode"))
+PY
+)
+        expect_contains "$OUT" "not pipes: exec: clientPipes: fds 3 and 4 must be pipes open for writing" \
+                "a client's fds that are not pipes are refused"
+        expect_contains "$OUT" "a read end: exec: clientPipes" "nor a pipe's read end"
+        expect_contains "$OUT" "own pipes: 3 0 own" "the run's output in the client's pipes, the status the only reply"
+        expect_contains "$OUT" "sentry pipes: True 2 back 4" "without them, the sentry's pipes in an ok reply"
+}
+
 # meta.json, which `list` and a snapshot's record read, holds every run with its end and the
 # policy the sandbox was made with. Runs that start and end close together share one write
 # of it (within META_SOON_MS, sentry/sandbox/meta.c): it is complete a moment after the last
