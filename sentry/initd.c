@@ -478,14 +478,22 @@ _noreturn_ static void exec_run(const struct exec_msg *e, const int fds[EXEC_MAX
 }
 
 /* Whether a run may be started by a child that shares init's memory until
- * its exec (run_vfork) instead of a copy of it: */
+ * its exec (run_vfork) instead of a copy of it: where the sentry says so
+ * (sandbox/runs.c run_may_share_vm), and never for OCI's runs (held ones
+ * wait for `start` before their exec; the container's identity is copied
+ * into a static) nor under the run-fork stall (which would hold init). */
 static bool run_shares_vm(const struct exec_msg *e, const struct oci_sandbox *oci)
 {
         return !oci && (e->flags & EXEC_SHARED_VM) && !(e->flags & (EXEC_HOLD | EXEC_REPORT)) && !stall_run_fork;
 }
 
 /* The run's process, started as vfork(2) starts one: sharing init's memory,
- * init suspended until the exec (or the exit of a run that cannot start). */
+ * init suspended until the exec (or the exit of a run that cannot start),
+ * no copy of init's page tables. The child writes nothing of init's but its
+ * own stack (the vectors were made beforehand, report_fd and setup_fail's
+ * report are OCI's) and stays non-dumpable as init is (exec_run). A process
+ * of the sandbox that stops it before its exec holds init until it goes on
+ * or is killed: it can delay only its own sandbox's runs. */
 static pid_t run_vfork(int sock, const struct exec_msg *e, const int fds[EXEC_MAX_FDS], char **vecs)
 {
         pid_t pid = vfork();
