@@ -167,6 +167,32 @@ PY
         expect_contains "$OUT" "a read end: exec: clientPipes" "nor a pipe's read end"
         expect_contains "$OUT" "own pipes: 3 0 own" "the run's output in the client's pipes, the status the only reply"
         expect_contains "$OUT" "sentry pipes: True 2 back 4" "without them, the sentry's pipes in an ok reply"
+        # the client against a sentry that does not take its pipes (an older one): it answers
+        # ok with its own, which the client then reads (a stand-in sentry here)
+        local root
+        root=$(scratch_dir old-sentry)
+        mkdir -p "$root/sandboxes/0123456789abcdef"
+        timeout 30 python3 - "$root/sandboxes/0123456789abcdef/control.sock" <<'PY' &
+import json, os, socket, sys
+l = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+l.bind(sys.argv[1]); l.listen(1)
+c, _ = l.accept()
+msg, fds, _, _ = socket.recv_fds(c, 65536, 8)
+for fd in fds:
+    os.close(fd)  # an older sentry closes what it does not use
+o, e = os.pipe(), os.pipe()
+socket.send_fds(c, [json.dumps({"ok": True, "run": "r1"}).encode()], [o[0], e[0]])
+os.write(o[1], b"from-old-sentry\n"); os.write(e[1], b"err-old\n")
+os.close(o[1]); os.close(e[1])
+c.send(json.dumps({"status": 5 << 8, "exitCode": 5, "timedOut": False}).encode())
+PY
+        local fake=$!
+        wait_until 10 test -S "$root/sandboxes/0123456789abcdef/control.sock"
+        sb --root "$root" exec 0123456789abcdef -- true
+        wait "$fake"
+        expect_rc 5 "the status from an older sentry"
+        expect_eq from-old-sentry "$OUT" "its stdout through its own pipes"
+        expect_eq err-old "$ERR" "and its stderr"
 }
 
 # meta.json, which `list` and a snapshot's record read, holds every run with its end and the
