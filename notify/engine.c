@@ -318,14 +318,13 @@ static void answer(struct notify_engine *e, const struct seccomp_notif *req, str
                  * call with the fd left behind.
                  *
                  * ADDFD, then SEND with the fd's number, is not faster here
-                 * (bench/README.md, "The trapped round trip", issue #22:
-                 * under `cordon run` an emulated open cost about the same
-                 * either way and 10% more CPU in two steps. This engine
-                 * alone, like the bare floor, is faster in two steps (17.5
-                 * against 26 us): both ways the kernel wakes the caller for
-                 * the install with complete(), never a same-CPU wakeup, and
-                 * in the sandbox the caller then moves to an idle CPU in
-                 * either case, for a reason not found yet).
+                 * (bench/README.md, "The trapped round trip", issue #22):
+                 * with both CPUs busy it is 2-4 us slower (a context switch
+                 * more on each side); with one idle, where the one step
+                 * costs 55-60 us (the caller, woken for the install with
+                 * complete(), never a same-CPU wakeup, moves to the idle
+                 * CPU), two steps gave 35-43 us here, not the bare floor's
+                 * 14, for a reason not found yet.
                  *
                  * The caller runs again before our copy is closed. A file
                  * still open for writing here makes an execve of it fail
