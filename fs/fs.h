@@ -249,6 +249,9 @@ int fs_landlock_abi(void);
  * when Landlock is there but the ruleset could not be applied, which the
  * caller must treat as fatal (fail closed). err: at least 1024 bytes. */
 int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize);
+/* The same, with the text of the caller's /proc/self/mountinfo as it has
+ * read it already (the view final since), or NULL to read it. */
+int fs_landlock_apply_table(const struct fs_view_spec *spec, const char *mountinfo, char *err, size_t errsize);
 /* Whether the ruleset fs_landlock_apply builds from spec grants no write
  * right on /proc or anything beneath it (no writable place is /proc, holds
  * it or lies beneath it): then a native write open there is refused by

@@ -228,9 +228,12 @@ static void mounts_free(struct ro_mounts *m)
         free(m->ro);
 }
 
-static int mounts_read(struct ro_mounts *m, char *err)
+/* table: the text of /proc/self/mountinfo as the caller read it, or NULL
+ * to read it here */
+static int mounts_read(struct ro_mounts *m, const char *table, char *err)
 {
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+        _cleanup_fclose_ FILE *f =
+                table ? fmemopen((void *)table, strlen(table), "r") : fopen("/proc/self/mountinfo", "re");
         if (!f)
                 return fs_fail(negative_errno(), err, "Landlock: read /proc/self/mountinfo");
         _cleanup_free_ char *line = NULL;
@@ -371,6 +374,11 @@ bool fs_landlock_proc_unwritable(const struct fs_view_spec *spec)
 
 int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize)
 {
+        return fs_landlock_apply_table(spec, NULL, err, errsize);
+}
+
+int fs_landlock_apply_table(const struct fs_view_spec *spec, const char *mountinfo, char *err, size_t errsize)
+{
         (void)errsize; /* fs_fail() writes at most 1024 bytes; callers pass that */
         int abi = fs_landlock_abi();
         if (abi == -ENOSYS || abi == -EOPNOTSUPP) {
@@ -451,7 +459,7 @@ int fs_landlock_apply(const struct fs_view_spec *spec, char *err, size_t errsize
          * does not already grant. */
         _cleanup_(mounts_free) struct ro_mounts mt = {0};
         if (r >= 0 && (b.handled & LL_TRUNCATE))
-                r = mounts_read(&mt, err);
+                r = mounts_read(&mt, mountinfo, err);
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(read_waypoints); i++)
                 r = grant(&b, read_waypoints[i], LL_READ | waypoint_truncate(&b, &mt, read_waypoints[i]));
         for (size_t i = 0; r >= 0 && i < spec->n_binds; i++)

@@ -704,9 +704,39 @@ static bool recv_setup_msg(struct sandbox_state *st, uint32_t type, struct msg *
 /* The view's mount ids and its /proc's device, which the workers go by:
  * read once the view is final. 0, or -1 with the sandbox killed and why
  * said. */
-static int read_view_mounts(struct sandbox_state *st)
+/* The mount ids init sent with the view's fds ("M id id ...", see
+ * sandbox_init), sorted; NULL where it sent none (then read here) */
+static uint64_t *sent_mount_ids(const char *text, size_t *ret_n)
 {
-        st->fsctx.mount_ids = fs_read_mount_ids(st->init_pid, &st->fsctx.n_mount_ids);
+        if (text[0] != 'M')
+                return NULL;
+        size_t n = 0, cap = 64;
+        _cleanup_free_ uint64_t *ids = xmalloc(cap * sizeof(uint64_t));
+        for (const char *p = text + 1; *p;) {
+                char *end;
+                errno = 0;
+                unsigned long long v = strtoull(p, &end, 10);
+                if (end == p || errno || (*end != ' ' && *end != '\0'))
+                        return NULL;
+                if (n == cap) {
+                        cap *= 2;
+                        ids = xrealloc(ids, cap * sizeof(uint64_t));
+                }
+                ids[n++] = v;
+                p = end;
+        }
+        if (n == 0)
+                return NULL;
+        qsort(ids, n, sizeof(uint64_t), fs_cmp_u64);
+        *ret_n = n;
+        return TAKE_PTR(ids);
+}
+
+static int read_view_mounts(struct sandbox_state *st, const char *sent)
+{
+        st->fsctx.mount_ids = sent ? sent_mount_ids(sent, &st->fsctx.n_mount_ids) : NULL;
+        if (!st->fsctx.mount_ids)
+                st->fsctx.mount_ids = fs_read_mount_ids(st->init_pid, &st->fsctx.n_mount_ids);
         if (!st->fsctx.mount_ids) {
                 /* an init that failed just after sending its fds is gone
                  * (a zombie has no mount table): its message says why */
@@ -921,7 +951,7 @@ static int sentry_main_loop(struct sandbox_state *st)
          * /proc is made once its process exists, after the filter; the
          * view's mounts and /proc are read once init is ready */
         bool proc_later = m.value == 1;
-        if (!proc_later && read_view_mounts(st) < 0)
+        if (!proc_later && read_view_mounts(st, m.text) < 0)
                 return EXIT_SANDBOX;
         trace_mark("view mounts read");
 
@@ -953,7 +983,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         snprintf(st->cwd_note, sizeof(st->cwd_note), "%.300s", m.text);
         if (!recv_setup_msg(st, MSG_READY, &m, NULL, 0))
                 return EXIT_SANDBOX;
-        if (proc_later && read_view_mounts(st) < 0)
+        if (proc_later && read_view_mounts(st, NULL) < 0)
                 return EXIT_SANDBOX;
         trace_mark("ready received");
         /* init's listener, taken across (init may make no trapped call, such
