@@ -257,8 +257,10 @@ int supervise(struct sandbox_state *st)
                 close(st->pty_master);
 
         /* the end's reason, in order of precedence */
+        /* only the counters that say a limit was reached (--stats reads
+         * the rest later, stats.c): the end of every run waits for these */
         struct cg_stats cs;
-        bool have_cs = st->cg && cgroup_stats(st->cg, &cs) == 0;
+        bool have_cs = st->cg && cgroup_limit_events(st->cg, &cs) == 0;
         bool oom = have_cs && cs.oom_kills > 0;
         if (have_cs)
                 say_limits_reached(st, &cs);

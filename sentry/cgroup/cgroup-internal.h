@@ -61,6 +61,8 @@ struct cg_backend {
         int (*kill_all)(struct cgroup *cg);
         int (*freeze)(struct cgroup *cg, bool frozen);
         int (*stats)(struct cgroup *cg, struct cg_stats *ret);
+        /* oom_kills and pids_max_events only, the rest -1 (cgroup_limit_events) */
+        int (*limit_events)(struct cgroup *cg, struct cg_stats *ret);
 };
 
 /* v2.c and v1.c */

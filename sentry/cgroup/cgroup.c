@@ -476,6 +476,13 @@ int cgroup_stats(struct cgroup *cg, struct cg_stats *ret)
         return cg->backend->stats(cg, ret);
 }
 
+int cgroup_limit_events(struct cgroup *cg, struct cg_stats *ret)
+{
+        if (!cg || !ret)
+                return -EINVAL;
+        return cg->backend->limit_events(cg, ret);
+}
+
 const char *cgroup_backend(const struct cgroup *cg)
 {
         return cg ? cg->backend->name : NULL;

@@ -176,6 +176,10 @@ int cgroup_entry_join(const struct cgroup_entry *e, const char **ret_path);
 int cgroup_kill_all(struct cgroup *cg);
 int cgroup_freeze(struct cgroup *cg, bool frozen);
 int cgroup_stats(struct cgroup *cg, struct cg_stats *ret);
+/* Only what says a limit was reached: oom_kills and pids_max_events, read as
+ * cgroup_stats reads them; every other field -1. Two files where
+ * cgroup_stats reads five to eight: the end of every run reads these. */
+int cgroup_limit_events(struct cgroup *cg, struct cg_stats *ret);
 /* "v2" or "v1" */
 const char *cgroup_backend(const struct cgroup *cg);
 /* The directories of the group, NULL-terminated (for the state file and gc). */

@@ -461,6 +461,18 @@ static int v1_stats(struct cgroup *cg, struct cg_stats *ret)
         return 0;
 }
 
+static int v1_limit_events(struct cgroup *cg, struct cg_stats *ret)
+{
+        struct cg_stats s = {-1, -1, -1, -1, -1, -1, -1, -1};
+        int r, m = cg->at[V1_MEMORY], p = cg->at[V1_PIDS];
+        if (m >= 0 && (r = cg_stat_value(cg->dirs[m].fd, "memory.oom_control", "oom_kill", 1, &s.oom_kills)) < 0)
+                return r;
+        if (p >= 0 && (r = cg_stat_value(cg->dirs[p].fd, "pids.events", "max", 1, &s.pids_max_events)) < 0)
+                return r;
+        *ret = s;
+        return 0;
+}
+
 const struct cg_backend cg_backend_v1 = {
         .name = "v1",
         .create = v1_create,
@@ -468,4 +480,5 @@ const struct cg_backend cg_backend_v1 = {
         .kill_all = v1_kill_all,
         .freeze = v1_freeze,
         .stats = v1_stats,
+        .limit_events = v1_limit_events,
 };

@@ -281,6 +281,17 @@ static int v2_stats(struct cgroup *cg, struct cg_stats *ret)
         return 0;
 }
 
+static int v2_limit_events(struct cgroup *cg, struct cg_stats *ret)
+{
+        int fd = cg->dirs[0].fd, r;
+        struct cg_stats s = {-1, -1, -1, -1, -1, -1, -1, -1};
+        if ((r = cg_stat_value(fd, "memory.events", "oom_kill", 1, &s.oom_kills)) < 0 ||
+            (r = cg_stat_value(fd, "pids.events", "max", 1, &s.pids_max_events)) < 0)
+                return r;
+        *ret = s;
+        return 0;
+}
+
 const struct cg_backend cg_backend_v2 = {
         .name = "v2",
         .create = v2_create,
@@ -288,4 +299,5 @@ const struct cg_backend cg_backend_v2 = {
         .kill_all = v2_kill_all,
         .freeze = v2_freeze,
         .stats = v2_stats,
+        .limit_events = v2_limit_events,
 };
