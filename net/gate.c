@@ -130,13 +130,20 @@ static void *resolver_main(void *arg)
 }
 
 /* Resolves name in the resolver thread (the worker calling this is chrooted
- * in the view, whose resolver is the stub itself). */
-static int gate_resolve(struct net_gate *g, const char *name, struct resolve_req *req)
+ * in the view, whose resolver is the stub itself): resolve_begin hands the
+ * request over and returns at once, so that the worker can do what does
+ * not depend on the answer (gate_connect) while the resolver thread wakes
+ * and works; resolve_wait, which must follow every resolve_begin (the
+ * request is on the caller's stack), takes the answer. */
+static void resolve_begin(struct net_gate *g, const char *name, struct resolve_req *req)
 {
         memset(req, 0, sizeof(*req));
         snprintf(req->name, sizeof(req->name), "%s", name);
-        if (!g->resolver_started)
-                return -ENOENT; /* no listed name: never asked (net_gate_new) */
+        if (!g->resolver_started) {
+                req->error = -ENOENT; /* no listed name: never asked (net_gate_new) */
+                req->done = true;
+                return;
+        }
         pthread_mutex_lock(&g->lock);
         req->next = NULL;
         struct resolve_req **tail = &g->queue;
@@ -144,6 +151,14 @@ static int gate_resolve(struct net_gate *g, const char *name, struct resolve_req
                 tail = &(*tail)->next;
         *tail = req;
         pthread_cond_broadcast(&g->cond);
+        pthread_mutex_unlock(&g->lock);
+}
+
+static int resolve_wait(struct net_gate *g, struct resolve_req *req)
+{
+        if (!g->resolver_started)
+                return req->error;
+        pthread_mutex_lock(&g->lock);
         while (!req->done && !g->stopping)
                 pthread_cond_wait(&g->cond, &g->lock);
         bool done = req->done;
@@ -200,6 +215,23 @@ static void apply_socket_options(const struct net_gate *g, const struct net_sock
                         continue;
                 (void)setsockopt(to, carried_opts[i].level, carried_opts[i].name, opts[i].val, opts[i].len);
         }
+}
+
+/* The child's SO_SNDTIMEO (read_socket_options) in ms, the bound of a
+ * blocking connect(); -1: none (0 is "none" to the kernel too). */
+static int send_timeout_ms(const struct net_sockopt opts[static NET_CARRIED_OPTS])
+{
+        for (size_t i = 0; i < NET_CARRIED_OPTS; i++) {
+                if (carried_opts[i].level != SOL_SOCKET || carried_opts[i].name != SO_SNDTIMEO || !opts[i].ok ||
+                    opts[i].len != sizeof(struct timeval))
+                        continue;
+                struct timeval tv;
+                memcpy(&tv, opts[i].val, sizeof(tv));
+                int64_t ms = (int64_t)tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000;
+                if (ms > 0)
+                        return ms > INT32_MAX ? INT32_MAX : (int)ms;
+        }
+        return -1;
 }
 
 /* --- the gate --- */
@@ -466,8 +498,20 @@ static int gate_connect(struct net_gate *g, struct notify_call *call, const char
                 net_audit(g, pid, syscall_name, dest, rule->host, NULL, false, REASON_EGRESS_BLOCKED);
                 return -EACCES;
         }
+        /* What does not hang on the answer is done while the resolver
+         * thread looks the name up (its wake-up alone is tens of µs): the
+         * child's options read, and the loopback pair the child will get.
+         * Nothing here reaches upstream or the child; on a refusal the pair
+         * is closed unseen. */
         struct resolve_req req;
-        int r = gate_resolve(g, rule->host, &req);
+        resolve_begin(g, rule->host, &req);
+        struct net_sockopt opts[NET_CARRIED_OPTS];
+        read_socket_options(cs->dup, opts);
+        _cleanup_close_ int child = -1, ours = -1;
+        int pr = net_relay_pair(g, cs->domain, cs->nonblock, &child, &ours);
+        if (pr < 0 && cs->domain == AF_INET6) /* a host without IPv6 loopback: an IPv4 pair, as an upstream might be */
+                pr = net_relay_pair(g, AF_INET, cs->nonblock, &child, &ours);
+        int r = resolve_wait(g, &req);
         if (r < 0) {
                 net_audit(g, pid, syscall_name, dest, rule->host, NULL, false, REASON_RESOLVE_FAILED);
                 return r == -EAGAIN ? -EAGAIN : -ENETUNREACH;
@@ -490,59 +534,62 @@ static int gate_connect(struct net_gate *g, struct notify_call *call, const char
         if (override || req.overridden)
                 net_audit(g, pid, syscall_name, dest, rule->host, resolved, true, REASON_TEST_OVERRIDE);
 
-        /* in the joined namespace where the sandbox lives in one (upstream.c) */
-        int s = net_upstream_socket(g, target->ss_family,
-                                    SOCK_STREAM | SOCK_CLOEXEC | (cs->nonblock ? SOCK_NONBLOCK : 0), IPPROTO_TCP);
+        /* in the joined namespace where the sandbox lives in one (upstream.c);
+         * non-blocking whatever the child's is, so that the child's end is
+         * made ready while the handshake is on the wire (below) */
+        _cleanup_close_ int s =
+                net_upstream_socket(g, target->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_TCP);
         if (s < 0)
                 return s;
-        /* read once, for the upstream socket and the child's new end */
-        struct net_sockopt opts[NET_CARRIED_OPTS];
-        read_socket_options(cs->dup, opts);
         apply_socket_options(g, opts, s);
         int state = 1; /* the relay's view of the upstream: connected */
-        if (connect(s, (const struct sockaddr *)target, (socklen_t)sockaddr_len(target->ss_family)) < 0) {
-                r = negative_errno();
+        r = connect(s, (const struct sockaddr *)target, (socklen_t)sockaddr_len(target->ss_family)) < 0
+                    ? negative_errno()
+                    : 0;
+        if (r == -EINPROGRESS) {
+                r = 0;
+                if (pr == 0)
+                        apply_socket_options(g, opts, child);
+                /* A blocking child's connect() returns when the handshake
+                 * is done, as a blocking connect of ours would have (its
+                 * SO_SNDTIMEO, carried over, bounds it: EINPROGRESS then,
+                 * as the kernel says). A non-blocking one's waits here
+                 * briefly: a refusal comes within a round trip, and the
+                 * child's connect() reports it as the kernel's would, not
+                 * as a reset later. */
+                int timeout = cs->nonblock ? NET_CONNECT_WAIT_MS : send_timeout_ms(opts);
+                struct pollfd pw = {.fd = s, .events = POLLOUT};
+                int k;
+                while ((k = poll(&pw, 1, timeout)) < 0 && errno == EINTR)
+                        ;
+                int err = 0;
+                socklen_t el = sizeof(err);
+                if (k > 0 && getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err != 0)
+                        r = -err;
+                else if (k <= 0)
+                        r = -EINPROGRESS;
                 if (r == -EINPROGRESS && cs->nonblock) {
-                        /* A refusal comes within a round trip: waited for
-                         * here (briefly), so the child's connect() reports it
-                         * as the kernel's would, not as a reset later. */
-                        struct pollfd pw = {.fd = s, .events = POLLOUT};
-                        int err = 0;
-                        socklen_t el = sizeof(err);
-                        if (poll(&pw, 1, NET_CONNECT_WAIT_MS) > 0 &&
-                            getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err != 0)
-                                r = -err;
-                        else
-                                r = pw.revents ? 0 : -EINPROGRESS;
-                        state = r == 0 ? 1 : 0;
+                        state = 0;
                         *ret_inprogress = true;
-                }
-                if (r < 0 && !(r == -EINPROGRESS && cs->nonblock)) {
-                        close(s);
-                        net_audit(g, pid, syscall_name, dest, rule->host, resolved, true, REASON_CONNECT_FAILED);
-                        return r;
-                }
+                } else if (r == 0 && cs->nonblock)
+                        *ret_inprogress = true;
+        } else if (r == 0 && pr == 0)
+                apply_socket_options(g, opts, child);
+        if (r < 0 && !(r == -EINPROGRESS && cs->nonblock)) {
+                net_audit(g, pid, syscall_name, dest, rule->host, resolved, true, REASON_CONNECT_FAILED);
+                return r;
         }
         net_audit(g, pid, syscall_name, dest, rule->host, resolved, true, REASON_ALLOWED);
         /* Every allowed connection runs through a relay (relay.c): the child
          * gets its end of a loopback pair, the relay checks the first
          * flight before anything goes upstream. */
-        int child = -1, ours = -1;
-        r = net_relay_pair(g, cs->domain, cs->nonblock, &child, &ours);
-        if (r < 0 && cs->domain == AF_INET6) /* a host without IPv6 loopback: an IPv4 pair, as an upstream might be */
-                r = net_relay_pair(g, AF_INET, cs->nonblock, &child, &ours);
-        if (r < 0) {
-                close(s);
+        if (pr < 0)
+                return pr;
+        r = net_relay_start(g, child, TAKE_FD(ours), TAKE_FD(s), state, index, pid, dest, resolved,
+                            (const struct sockaddr *)target, (socklen_t)sockaddr_len(target->ss_family));
+        if (r < 0)
                 return r;
-        }
-        apply_socket_options(g, opts, child);
-        r = net_relay_start(g, child, ours, s, state, index, pid, dest, resolved, (const struct sockaddr *)target,
-                            (socklen_t)sockaddr_len(target->ss_family));
-        if (r < 0) {
-                close(child);
-                return r;
-        }
-        return child;
+        return TAKE_FD(child);
 }
 
 /* A listed name whose rule says "ask": the connection waits for a person
