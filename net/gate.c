@@ -480,7 +480,8 @@ static int refuse_reaim(struct net_gate *g, struct notify_call *call, const char
  * connected (or, non-blocking, connecting) socket and sets *ret_inprogress;
  * -EACCES with the reason for a refusal, or the connect error. */
 static int gate_connect(struct net_gate *g, struct notify_call *call, const char *syscall_name, const char *dest,
-                        unsigned index, unsigned port, const struct child_socket *cs, bool *ret_inprogress)
+                        unsigned index, unsigned port, int fd, const struct child_socket *cs, int *ret_cloexec,
+                        bool *ret_inprogress)
 {
         const struct net_rule *rule = &g->rules[index];
         unsigned pid = call->req->pid;
@@ -500,13 +501,14 @@ static int gate_connect(struct net_gate *g, struct notify_call *call, const char
         }
         /* What does not hang on the answer is done while the resolver
          * thread looks the name up (its wake-up alone is tens of µs): the
-         * child's options read, and the loopback pair the child will get.
-         * Nothing here reaches upstream or the child; on a refusal the pair
-         * is closed unseen. */
+         * child's options read, its fd's close-on-exec flag (for inject),
+         * and the loopback pair the child will get. Nothing here reaches
+         * upstream or the child; on a refusal the pair is closed unseen. */
         struct resolve_req req;
         resolve_begin(g, rule->host, &req);
         struct net_sockopt opts[NET_CARRIED_OPTS];
         read_socket_options(cs->dup, opts);
+        *ret_cloexec = notify_child_fd_cloexec(call, fd);
         _cleanup_close_ int child = -1, ours = -1;
         int pr = net_relay_pair(g, cs->domain, cs->nonblock, &child, &ours);
         if (pr < 0 && cs->domain == AF_INET6) /* a host without IPv6 loopback: an IPv4 pair, as an upstream might be */
@@ -613,10 +615,12 @@ static int ask_egress(struct notify_call *call, const char *syscall_name, const 
         return notify_ask(call, &q, ret);
 }
 
-/* Puts s in place of the child's fd and sets the answer. */
-static int inject(struct notify_call *call, int fd, int s, bool inprogress, int64_t value, struct notify_verdict *ret)
+/* Puts s in place of the child's fd, with the close-on-exec flag the
+ * child's had (cloexec: notify_child_fd_cloexec's answer), and sets the
+ * answer. */
+static int inject(struct notify_call *call, int fd, int s, int cloexec, bool inprogress, int64_t value,
+                  struct notify_verdict *ret)
 {
-        int cloexec = notify_child_fd_cloexec(call, fd);
         int r = notify_install_fd(call, s, fd, cloexec > 0 ? O_CLOEXEC : 0);
         close(s);
         if (r < 0) {
@@ -796,16 +800,17 @@ int net_handle_connect(struct notify_call *call, struct notify_verdict *ret)
                         ret->error = -c;
                         return 0;
                 }
-                return inject(call, fd, c, inprogress, 0, ret);
+                return inject(call, fd, c, notify_child_fd_cloexec(call, fd), inprogress, 0, ret);
         }
         if ((r = ask_egress(call, "connect", &g->rules[t.index], t.port, NULL, 0, ret)) <= 0)
                 return r;
-        int s = gate_connect(g, call, "connect", t.text, (unsigned)t.index, t.port, &cs, &inprogress);
+        int cloexec = 0;
+        int s = gate_connect(g, call, "connect", t.text, (unsigned)t.index, t.port, fd, &cs, &cloexec, &inprogress);
         if (s < 0) {
                 ret->error = -s;
                 return 0;
         }
-        return inject(call, fd, s, inprogress, 0, ret);
+        return inject(call, fd, s, cloexec, inprogress, 0, ret);
 }
 
 /* Emulates sendto(2) with a destination address (the filter lets those
@@ -864,7 +869,8 @@ int net_handle_sendto(struct notify_call *call, struct notify_verdict *ret)
                         return r;
         }
         bool inprogress = false;
-        int s = gate_connect(g, call, "sendto", t.text, (unsigned)t.index, t.port, &cs, &inprogress);
+        int cloexec = 0;
+        int s = gate_connect(g, call, "sendto", t.text, (unsigned)t.index, t.port, fd, &cs, &cloexec, &inprogress);
         if (s < 0) {
                 ret->error = -s;
                 return 0;
@@ -882,7 +888,7 @@ int net_handle_sendto(struct notify_call *call, struct notify_verdict *ret)
                 ssize_t w = send(s, buf, n, MSG_NOSIGNAL | (flags & MSG_DONTWAIT));
                 sent = w < 0 ? 0 : w;
         }
-        return inject(call, fd, s, inprogress, sent, ret);
+        return inject(call, fd, s, cloexec, inprogress, sent, ret);
 }
 
 /* x86_64 struct msghdr: the name pointer and its length come first */
