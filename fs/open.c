@@ -213,6 +213,8 @@ static int own_fd_at(struct notify_call *call, int dfd, const char *path)
  * reader would pair with a writer killed long before, and read an
  * end-of-file at once). So the wait is broken (EINTR) once the caller is
  * gone (notify_block_begin), and a stray interruption is tried again.
+ * A signal the caller would take ends the wait as natively
+ * (notify_block_interrupted). 
  * Every open but O_PATH's goes through it, O_NONBLOCK's too: the begin
  * first has a killed opener's wait left, which a non-blocking peer would
  * pair with as well. */
@@ -223,8 +225,15 @@ static int open_may_block(struct notify_call *call, int dirfd, const char *path,
                 return op(dirfd, path, a);
         notify_block_begin(call);
         int fd;
-        while ((fd = op(dirfd, path, a)) == -EINTR && notify_id_valid(call) == 0)
-                ;
+        while ((fd = op(dirfd, path, a)) == -EINTR && notify_id_valid(call) == 0) {
+                if (notify_block_interrupted(call)) {
+                        /* the caller has a signal to take: its handler
+                         * runs, then the open is restarted or fails with
+                         * EINTR, as the kernel's own wait would end */
+                        fd = -NOTIFY_ERESTARTSYS;
+                        break;
+                }
+        }
         notify_block_end(call);
         return fd;
 }

@@ -122,6 +122,9 @@ struct block_slot {
         _Atomic int state;
         atomic_bool knocked;
         _Atomic uint64_t id;
+        _Atomic uint32_t pid;     /* the caller's tid */
+        atomic_bool interrupted;  /* knocked for the caller's signal */
+        uint64_t seen;            /* notify_sig_check's, the watchdog's own */
         pthread_t thread;
 };
 /* this worker's slot; none in a resume thread or outside the engine */
@@ -144,8 +147,10 @@ static uint64_t now_ns(void);
  * gone (killed while the worker waited): its wait can never be answered,
  * and what it waits for must not happen for nobody (a FIFO opened by a
  * writer that was killed would pair with the next reader). With wait, also
- * waits (bounded) until each knocked call has left its wait. */
-static void knock_abandoned(struct notify_engine *e, bool wait)
+ * waits (bounded) until each knocked call has left its wait. With signals
+ * (the watchdog), also on each whose caller has a signal to take
+ * (notify/signal.c), marked interrupted: natively its wait would end. */
+static void knock_abandoned(struct notify_engine *e, bool wait, bool signals)
 {
         unsigned n = atomic_load(&e->n_slots);
         for (unsigned i = 0; i < n && i < e->max_workers; i++) {
@@ -162,8 +167,13 @@ static void knock_abandoned(struct notify_engine *e, bool wait)
                 if (want != BLOCK_WAITING)
                         continue;
                 uint64_t id = atomic_load(&b->id);
+                /* read before the validity check: a valid call after it
+                 * proves the status was the caller's (not a recycled tid's) */
+                int sig = signals ? notify_sig_check(e->hostproc_fd, (pid_t)atomic_load(&b->pid), &b->seen) : 0;
                 bool gone = ioctl(e->listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0;
-                if (gone) {
+                if (gone || sig > 0) {
+                        if (!gone)
+                                atomic_store(&b->interrupted, true);
                         atomic_store(&b->knocked, true);
                         pthread_kill(b->thread, WAKE_SIGNAL);
                 }
@@ -186,8 +196,11 @@ void notify_block_begin(const struct notify_call *call)
          * its wait before this one starts, so the two never pair. Only
          * where some call waits: one load otherwise. */
         if (atomic_load(&own_engine->n_blocking) > 0)
-                knock_abandoned(own_engine, true);
+                knock_abandoned(own_engine, true, false);
         atomic_store(&b->id, call->req->id);
+        atomic_store(&b->pid, call->req->pid);
+        atomic_store(&b->interrupted, false);
+        b->seen = 0; /* the watchdog looks only at a waiting slot */
         atomic_store(&b->state, BLOCK_WAITING);
         atomic_fetch_add(&own_engine->n_blocking, 1);
         /* a watchdog asleep with no call in sight must start looking */
@@ -211,6 +224,12 @@ void notify_block_end(const struct notify_call *call)
          * next call this worker serves. */
         if (atomic_exchange(&b->knocked, false))
                 sched_yield();
+}
+
+bool notify_block_interrupted(const struct notify_call *call)
+{
+        struct block_slot *b = own_slot;
+        return b && call->engine == own_engine && atomic_load(&b->interrupted);
 }
 
 static int reply(struct notify_engine *e, struct seccomp_notif_resp *resp)
@@ -580,7 +599,7 @@ static void *watchdog_main(void *arg)
                 } else
                         (void)clock_nanosleep(CLOCK_MONOTONIC, 0, &(struct timespec){0, WATCHDOG_TICK_NS}, NULL);
                 if (atomic_load(&e->n_blocking) > 0 && ++ticks % BLOCK_CHECK_TICKS == 0)
-                        knock_abandoned(e, false);
+                        knock_abandoned(e, false, true);
                 uint32_t v = atomic_load(&e->serve_seq);
                 if (v == last && (v & 1)) {
                         /* the same call for a tick: hand the role on */
@@ -607,7 +626,7 @@ static void *watchdog_main(void *arg)
                                 struct timespec to = {0, BLOCK_CHECK_TICKS * WATCHDOG_TICK_NS};
                                 syscall(SYS_futex, &e->serve_seq, FUTEX_WAIT_PRIVATE, v, blocked ? &to : NULL, NULL, 0);
                                 if (blocked)
-                                        knock_abandoned(e, false);
+                                        knock_abandoned(e, false, true);
                         }
                         atomic_store(&e->watchdog_asleep, false);
                 }

@@ -1,8 +1,12 @@
-/* notify/ private: kernel ABI pieces older uapi headers lack. */
+/* notify/ private: kernel ABI pieces older uapi headers lack, and what
+ * engine.c asks of signal.c. */
 #pragma once
 
 #include <linux/seccomp.h>
 #include <linux/types.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
 #include <sys/ioctl.h>
 
 #ifndef SECCOMP_IOCTL_NOTIF_ADDFD
@@ -51,3 +55,25 @@ int notify_umask_uncached(const struct notify_call *call);
 /* Called by the engine for every notification before its handler: a
  * thread's new call proves its pending umask/execve is over (umask.c). */
 void notify_umask_observe(const struct notify_call *call);
+
+/* A trapped thread's signal state, from its /proc/TID/status (notify/signal.c). */
+struct notify_sigstate {
+        uint64_t pnd, shd, blk, ign, cgt; /* bit s-1 for signal s */
+        pid_t tgid;
+        bool leader; /* tid == tgid */
+        unsigned threads;
+};
+int notify_sig_parse(const char *status, struct notify_sigstate *ret);
+/* The process signals pending that the thread would take (not blocked,
+ * handled or stopping it): what notify_sig_check's seen remembers. */
+uint64_t notify_sig_shared(const struct notify_sigstate *s);
+/* The pending signals the kernel is certain to deliver to the thread on
+ * its way out (signal.c says why), given the signals some other thread of
+ * its process does not block and those seen pending (notify_sig_shared)
+ * on the previous look. */
+uint64_t notify_sig_takeable(const struct notify_sigstate *s, uint64_t others_unblocked, uint64_t seen_before);
+/* 1 if thread tid (a caller whose call waits in the sentry) has a signal
+ * to take, 0 if not, -errno when its status cannot be read. seen: 0 on
+ * the first look at a call, kept between looks. Check the notification is
+ * still valid after it (a recycled tid). */
+int notify_sig_check(int hostproc_fd, pid_t tid, uint64_t *seen);

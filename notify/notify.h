@@ -242,6 +242,14 @@ int notify_proc_open(int hostproc_fd, const char *path, int flags);
  * nothing outside a worker (a resume thread): no-ops there. */
 void notify_block_begin(const struct notify_call *call);
 void notify_block_end(const struct notify_call *call);
+/* After an EINTR inside the block: whether the watchdog interrupted the
+ * worker because the caller has a signal to take (notify/signal.c). The
+ * handler then gives up and answers -NOTIFY_ERESTARTSYS, as the kernel's
+ * own interrupted wait would: the caller's handler runs, and the call is
+ * restarted (SA_RESTART, or no handler: a stop) or fails with EINTR. */
+bool notify_block_interrupted(const struct notify_call *call);
+/* the kernel's ERESTARTSYS (include/linux/errno.h, not in uapi) */
+#define NOTIFY_ERESTARTSYS 512
 
 /* Copies len bytes at addr in the calling thread's memory (process_vm_readv,
  * falling back to /proc/TID/mem). 0 or -EFAULT/-ESRCH. */
