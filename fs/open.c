@@ -214,7 +214,7 @@ static int own_fd_at(struct notify_call *call, int dfd, const char *path)
  * end-of-file at once). So the wait is broken (EINTR) once the caller is
  * gone (notify_block_begin), and a stray interruption is tried again.
  * A signal the caller would take ends the wait as natively
- * (notify_block_interrupted). 
+ * (notify_block_interrupted).
  * Every open but O_PATH's goes through it, O_NONBLOCK's too: the begin
  * first has a killed opener's wait left, which a non-blocking peer would
  * pair with as well. */

@@ -122,9 +122,9 @@ struct block_slot {
         _Atomic int state;
         atomic_bool knocked;
         _Atomic uint64_t id;
-        _Atomic uint32_t pid;     /* the caller's tid */
-        atomic_bool interrupted;  /* knocked for the caller's signal */
-        uint64_t seen;            /* notify_sig_check's, the watchdog's own */
+        _Atomic uint32_t pid;    /* the caller's tid */
+        atomic_bool interrupted; /* knocked for the caller's signal */
+        uint64_t seen;           /* notify_sig_check's, the watchdog's own */
         pthread_t thread;
 };
 /* this worker's slot; none in a resume thread or outside the engine */

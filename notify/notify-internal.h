@@ -6,8 +6,8 @@
 #include <linux/types.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/types.h>
 #include <sys/ioctl.h>
+#include <sys/types.h>
 
 #ifndef SECCOMP_IOCTL_NOTIF_ADDFD
 struct seccomp_notif_addfd {

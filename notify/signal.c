@@ -43,7 +43,7 @@
 #include "notify/notify-internal.h"
 #include "notify/notify.h"
 
-#define SIGBIT(s) (UINT64_C(1) << ((s) - 1))
+#define SIGBIT(s)    (UINT64_C(1) << ((s)-1))
 #define STOP_SIGNALS (SIGBIT(SIGSTOP) | SIGBIT(SIGTSTP) | SIGBIT(SIGTTIN) | SIGBIT(SIGTTOU))
 
 /* the hex mask of the line "\nKEY:" in text, or -1 when absent (at the

@@ -10,6 +10,9 @@
  *                    leader, takes the timer's signal)
  *            thread: a second thread opens; the main thread blocks SIGALRM
  *            tkill:  a second thread opens; SIGALRM sent to it alone
+ *            other:  a second thread opens; the main thread, which does not
+ *                    block SIGALRM, takes the timer's signal (natively the
+ *                    open goes on waiting, and succeeds even without -r)
  * A writer process waits until the handler has run (it writes to a pipe),
  * then opens the FIFO and writes "x"; if the handler has not run within 3 s
  * it writes "late" instead. Prints "open: ok" or "open: EINTR" (after which
@@ -71,7 +74,7 @@ int main(int argc, char **argv)
         bool restart = argc > i && strcmp(argv[i], "-r") == 0;
         i += restart;
         if (argc != i + 2) {
-                fprintf(stderr, "usage: fifosig [-r] main|idle|thread|tkill FIFO\n");
+                fprintf(stderr, "usage: fifosig [-r] main|idle|thread|tkill|other FIFO\n");
                 return 2;
         }
         const char *mode = argv[i];
@@ -99,6 +102,10 @@ int main(int argc, char **argv)
                 pthread_create(&t, NULL, idle, NULL);
                 setitimer(ITIMER_REAL, &it, NULL);
                 opener(NULL);
+        } else if (strcmp(mode, "other") == 0) {
+                pthread_create(&t, NULL, opener, NULL);
+                setitimer(ITIMER_REAL, &it, NULL);
+                pthread_join(t, NULL);
         } else if (strcmp(mode, "thread") == 0 || strcmp(mode, "tkill") == 0) {
                 bool blocks = strcmp(mode, "thread") == 0;
                 sigset_t set;
