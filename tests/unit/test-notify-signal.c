@@ -16,7 +16,7 @@
 #include "notify/notify-internal.h"
 #include "notify/notify.h"
 
-#define BIT(s) (UINT64_C(1) << ((s) - 1))
+#define BIT(s) (UINT64_C(1) << ((s)-1))
 
 static const char *status_text(const char *pnd, const char *shd, const char *blk, const char *ign, const char *cgt,
                                int threads, char *buf, size_t size)
