@@ -282,7 +282,9 @@ fifo_open_interrupted_by_a_signal() {
         # idle second thread, a second thread (the main one blocking the
         # signal, or the signal sent to it alone), or a second thread while
         # the main one takes the signal (the open goes on waiting).
-        [ -n "${HELPERS:-}" ] && [ -x "$HELPERS/fifosig" ] || skip "helper programs not built (make tests/helpers/fifosig)"
+        if [ -z "${HELPERS:-}" ] || [ ! -x "$HELPERS/fifosig" ]; then
+                skip "helper programs not built (make tests/helpers/fifosig)"
+        fi
         local h="$IT_TMP/fifosig-bin" d
         mkdir -p "$h" && chmod 0755 "$h" && cp "$HELPERS/fifosig" "$h/" && chmod 0755 "$h/fifosig" ||
                 fail "cannot stage fifosig"
@@ -310,6 +312,29 @@ other-r: open: ok read: x '
                 expect_rc 0 "FIFO opens ($opt)"
                 expect_eq "$want" "$OUT" "as natively ($opt)"
         done
+}
+
+it_test fifo_opener_stopped_and_continued
+fifo_opener_stopped_and_continued() {
+        # SIGSTOP ends a FIFO's open natively: the opener stops (T), and
+        # once continued the open is restarted and meets its writer.
+        # Emulated it stayed in the sentry's wait, not stopped (D).
+        # shellcheck disable=SC2016
+        local script='cd /tmp && mkfifo p || exit 9
+state() { s=$(cat /proc/$1/stat) && s=${s##*) } && echo "${s%% *}"; }
+until_state() { i=0; while [ "$(state $1)" != $2 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; state $1; }
+cat p & c=$!
+until_state $c S >/dev/null
+kill -STOP $c; echo "stopped: $(until_state $c T)"
+kill -CONT $c; echo "continued: $(until_state $c S)"
+echo y > p; wait $c; echo "cat $?"'
+        local native d
+        d=$(scratch_dir fifostop)
+        native=$(cd "$d" && sh -c "${script#cd /tmp && }" 2>&1)
+        expect_eq $'stopped: T\ncontinued: S\ny\ncat 0' "$native" "natively"
+        crun --trap-all -- sh -c "$script"
+        expect_rc 0 "exit status"
+        expect_eq "$native" "$OUT" "as natively"
 }
 
 it_test fifo_open_interrupted_in_python
