@@ -14,7 +14,9 @@
  * to a parked worker (or starts one, up to max_workers); the slow one parks
  * when it is done. So a blocked handler stalls the others for at most two
  * ticks, and costs nothing while calls are fast. While the sandbox makes
- * no trapped calls the watchdog sleeps without a timeout. */
+ * no trapped calls the watchdog sleeps without a timeout. It also ends a
+ * blocked handler's wait whose caller is gone, or has a signal to take
+ * (notify/signal.c), as the caller's own interrupted wait would end. */
 #include "config.h"
 
 #include <fcntl.h>

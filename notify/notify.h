@@ -237,7 +237,8 @@ int notify_proc_open(int hostproc_fd, const char *path, int flags);
  * the engine's watchdog looks at the call every few milliseconds and, once
  * its caller is gone (killed while the call waited), interrupts the
  * worker's system call (EINTR), so that what it waits for never happens
- * for nobody and the worker is not held for ever. The handler then checks
+ * for nobody and the worker is not held for ever; likewise once the caller
+ * has a signal to take (notify_block_interrupted). The handler then checks
  * notify_id_valid and gives up, or tries again on a stray EINTR. Calls
  * nothing outside a worker (a resume thread): no-ops there. */
 void notify_block_begin(const struct notify_call *call);
