@@ -1035,8 +1035,16 @@ exec_with_a_terminal() {
         need_root
         command -v script >/dev/null || skip "script(1) is not installed"
         new_sandbox
-        OUT=$(timeout 30 script -qec "'$CORDON' sandbox exec $ID -t -- sh -c 'test -t 0 && test -t 1 && echo tty-yes; tty; exit 3'" /dev/null </dev/null 2>&1)
+        # script's stdin stays open while the run lasts: at its end script(1) types an end-of-file
+        # character at the terminal, which the client, in raw mode, passes on to the run as any key
+        # (it showed in the run's output as ^@ where the run had not ended yet)
+        local keep hold
+        exec {keep}< <(exec sleep 60 2>/dev/null)
+        hold=$!
+        OUT=$(timeout 30 script -qec "'$CORDON' sandbox exec $ID -t -- sh -c 'test -t 0 && test -t 1 && echo tty-yes; tty; exit 3'" /dev/null <&"$keep" 2>&1)
         RC=$?
+        exec {keep}<&-
+        kill "$hold" 2>/dev/null
         expect_rc 3 "the run's status through a terminal"
         expect_contains "$OUT" "tty-yes" "stdin and stdout are a terminal"
         expect_match "$OUT" '/dev/pts/[0-9]+' "from the sandbox's own devpts"
