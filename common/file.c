@@ -28,7 +28,9 @@ int read_fd_text(int fd, char **ret)
         size_t cap = 4096, len = 0;
         _cleanup_free_ char *buf = xmalloc(cap);
         for (;;) {
-                if (len + 1 >= cap) {
+                /* reads of 4 KiB or more: a procfs table (mountinfo)
+                 * renders itself on from where each read stopped */
+                if (cap - len <= 4096) {
                         if (cap >= FILE_TEXT_MAX)
                                 return -EFBIG;
                         cap *= 2;

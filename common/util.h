@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -195,14 +196,30 @@ static inline int relay_some(int in, int out)
         return 0;
 }
 /* Copies in to out until in's end of file, retrying on EINTR and short
- * writes: the bytes copied, or -errno of the read or write that failed. */
-static inline int64_t copy_all(int in, int out)
+ * writes: the bytes copied, or -errno of the read or write that failed.
+ * With watch >= 0, in is waited for with poll (a non-blocking one too) and
+ * the copy stops with -ECONNRESET as soon as watch shows anything (a peer
+ * that sends nothing while it waits: its close). */
+static inline int64_t copy_all_watched(int in, int out, int watch)
 {
         char buf[65536];
         int64_t total = 0;
         for (;;) {
+                if (watch >= 0) {
+                        struct pollfd p[2] = {{.fd = in, .events = POLLIN},
+                                              {.fd = watch, .events = POLLIN | POLLRDHUP}};
+                        if (poll(p, 2, -1) < 0) {
+                                if (errno == EINTR)
+                                        continue;
+                                return negative_errno();
+                        }
+                        if (p[1].revents)
+                                return -ECONNRESET;
+                        if (!p[0].revents)
+                                continue;
+                }
                 ssize_t n = read(in, buf, sizeof(buf));
-                if (n < 0 && errno == EINTR)
+                if (n < 0 && (errno == EINTR || (watch >= 0 && errno == EAGAIN)))
                         continue;
                 if (n < 0)
                         return negative_errno();
@@ -213,6 +230,10 @@ static inline int64_t copy_all(int in, int out)
                         return r;
                 total += n;
         }
+}
+static inline int64_t copy_all(int in, int out)
+{
+        return copy_all_watched(in, out, -1);
 }
 static inline ssize_t read_full(int fd, void *buf, size_t len)
 {

@@ -42,6 +42,18 @@ int notify_proc_open(int hostproc_fd, const char *path, int flags)
         return fd;
 }
 
+ssize_t notify_proc_read(int hostproc_fd, const char *path, char *buf, size_t size)
+{
+        _cleanup_close_ int fd = notify_proc_open(hostproc_fd, path, O_RDONLY);
+        if (fd < 0)
+                return negative_errno();
+        ssize_t n = read(fd, buf, size - 1);
+        if (n < 0)
+                return negative_errno();
+        buf[n] = '\0';
+        return n;
+}
+
 /* /proc/TID/mem reads and writes with FOLL_FORCE: it would read a PROT_NONE
  * or unreadable mapping (write a read-only one) that the kernel's own copy
  * from or to user memory refuses. Check the range is in mappings with the

@@ -231,6 +231,9 @@ bool notify_privileged(void);
  * /proc/TID entry (path relative to /proc), tried again after
  * notify_privileged() when refused or hidden. The fd, or -1 with errno. */
 int notify_proc_open(int hostproc_fd, const char *path, int flags);
+/* One read(2) of such an entry (notify_proc_open) into buf, NUL-terminated:
+ * the bytes read, or -errno. */
+ssize_t notify_proc_read(int hostproc_fd, const char *path, char *buf, size_t size);
 
 /* Around a handler's system call that may wait on the sandbox's own
  * processes (an open of a FIFO waits for its other end): while it lasts,

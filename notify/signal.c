@@ -149,13 +149,9 @@ int notify_sig_check(int hostproc_fd, pid_t tid, uint64_t *seen)
 {
         char path[64], buf[4096];
         snprintf(path, sizeof(path), "%d/status", tid);
-        _cleanup_close_ int fd = notify_proc_open(hostproc_fd, path, O_RDONLY);
-        if (fd < 0)
-                return negative_errno();
-        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        ssize_t n = notify_proc_read(hostproc_fd, path, buf, sizeof(buf));
         if (n < 0)
-                return negative_errno();
-        buf[n] = '\0';
+                return (int)n;
         struct notify_sigstate s;
         int r = notify_sig_parse(buf, &s);
         if (r < 0)

@@ -255,13 +255,9 @@ static int read_umask(const struct notify_call *call)
 {
         char path[64], buf[256];
         snprintf(path, sizeof(path), "%u/status", call->req->pid);
-        _cleanup_close_ int fd = notify_proc_open(call->hostproc_fd, path, O_RDONLY);
-        if (fd < 0)
-                return negative_errno();
-        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        ssize_t n = notify_proc_read(call->hostproc_fd, path, buf, sizeof(buf));
         if (n < 0)
-                return negative_errno();
-        buf[n] = '\0';
+                return (int)n;
         /* at the start of a line: the thread's name (the Name: line, set by
          * the child) could contain "Umask:" */
         const char *p = strstr(buf, "\nUmask:");

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 
 #include "common/fdpass.h"
+#include "common/file.h"
 #include "common/trace.h"
 #include "sentry/sentry-internal.h"
 
@@ -297,33 +298,6 @@ static void prepare_command(int tty_slave)
                 if (tty_slave > 2)
                         close(tty_slave);
         }
-}
-
-/* /proc/self/mountinfo's text (malloc'd), in reads of 16 KiB or more (each
- * read renders the table on from where the last stopped), or NULL. */
-static char *read_mountinfo(void)
-{
-        _cleanup_close_ int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return NULL;
-        size_t cap = 16384, len = 0;
-        _cleanup_free_ char *buf = xmalloc(cap);
-        for (;;) {
-                if (cap - len < 4096) {
-                        cap *= 2;
-                        buf = xrealloc(buf, cap);
-                }
-                ssize_t n = read(fd, buf + len, cap - len - 1);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return NULL;
-                if (n == 0)
-                        break;
-                len += (size_t)n;
-        }
-        buf[len] = '\0';
-        return TAKE_PTR(buf);
 }
 
 /* MSG_FDS's text: "M" and each mount's id (mountinfo's first column),
@@ -884,7 +858,9 @@ _noreturn_ void sandbox_init(const struct sandbox_plan *plan, int sock, struct c
          * unmounted between here and there. The sentry may take init's
          * word for it as it takes the view's root: nothing of the
          * sandbox's has run yet. */
-        _cleanup_free_ char *mountinfo = own_pidns ? NULL : read_mountinfo();
+        _cleanup_free_ char *mountinfo = NULL; /* stays NULL where it cannot be read */
+        if (!own_pidns)
+                (void)read_file_text("/proc/self/mountinfo", &mountinfo);
         char ids[sizeof(((struct msg *)0)->text)] = "";
         if (mountinfo)
                 mount_ids_text(mountinfo, ids, sizeof(ids));

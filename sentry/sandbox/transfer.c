@@ -14,7 +14,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/random.h>
@@ -112,40 +111,6 @@ static json_t *copy_regular(struct xfer *x, int flags, mode_t mode, bool put)
         return json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)n);
 }
 
-/* A put's copy from a stream whose client confirms its end: stops with
- * -ECONNRESET as soon as the client's connection shows anything (it sends
- * nothing while it waits: its close, the client gone), so that a client
- * killed while its producer goes on writing does not leave a put running;
- * otherwise as copy_all. */
-static int64_t copy_watched(const struct xfer *x, int out)
-{
-        char buf[65536];
-        int64_t total = 0;
-        for (;;) {
-                struct pollfd p[2] = {{.fd = x->fd, .events = POLLIN}, {.fd = x->conn, .events = POLLIN | POLLRDHUP}};
-                if (poll(p, 2, -1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (p[1].revents)
-                        return -ECONNRESET;
-                if (!p[0].revents)
-                        continue;
-                ssize_t n = read(x->fd, buf, sizeof(buf));
-                if (n < 0 && (errno == EINTR || errno == EAGAIN))
-                        continue;
-                if (n < 0)
-                        return negative_errno();
-                if (n == 0)
-                        return total;
-                int r = write_all(out, buf, (size_t)n);
-                if (r < 0)
-                        return r;
-                total += n;
-        }
-}
-
 /* At a confirming stream's end: tells the client how many bytes came and
  * waits (10 s at most) for its {"commit": true}. A client killed with its
  * producer (Ctrl-C on `producer | cordon sandbox put ID - PATH`: the
@@ -215,7 +180,10 @@ static json_t *do_put(struct xfer *x)
         if (fd < 0)
                 return open_error(x, -EEXIST);
         _cleanup_close_ int file = fd;
-        int64_t n = x->confirm_end ? copy_watched(x, file) : copy_all(x->fd, file);
+        /* a client that confirms the end sends nothing meanwhile: anything
+         * on its connection is its close, and the copy stops at once (a
+         * client killed while its producer goes on writing) */
+        int64_t n = copy_all_watched(x->fd, file, x->confirm_end ? x->conn : -1);
         if (n >= 0 && x->confirm_end && confirm_end(x, n) < 0)
                 n = -ECONNRESET;
         if (n < 0 || !put_complete(x, n)) {
