@@ -44,8 +44,24 @@ int net_floor_attach_joined(int cgroup_fd, bool joined, char *why, size_t size);
 void net_floor_preload(bool joined);
 /* Waits for a preload net_floor_attach did not take, and frees it. */
 void net_floor_preload_end(void);
-/* Loads the programs without attaching them (cordon check). 0 or -errno, why filled. */
+/* Loads the programs without attaching them (cordon check): from their pins
+ * where those are there and check out, never pinning nor mounting anything.
+ * 0 or -errno, why filled. */
 int net_floor_probe(char *why, size_t size);
+/* How this process's last floor got its programs (net_floor_probe or an
+ * attach): "programs reused from their pins in /sys/fs/bpf/cordon" or
+ * "programs loaded at this start (pins: WHY NOT)"; "" before any. A start
+ * loads the programs once and pins them in bpffs (mounting one at
+ * /sys/fs/bpf where the host has none, only as root in the host's own
+ * namespaces); later starts take them from there after checking them. */
+const char *net_floor_how(void);
+/* CORDON_TEST_FORCE_FALLBACK: "floor_pin" makes every floor load its
+ * programs anew, neither taking nor making pins. 0, or -EINVAL for a name
+ * that is not the floor's. */
+int net_floor_force_fallback(const char *feature);
+/* Tests: the bpffs the pins go in (a private mount) instead of /sys/fs/bpf;
+ * no bpffs is mounted then. */
+void net_floor_test_pin_fs(const char *bpffs);
 /* How many of the floor's hooks have a program attached directly to the
  * cgroup cgroup_fd (5 when the floor is in place), or -errno. */
 int net_floor_attached(int cgroup_fd);

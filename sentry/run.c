@@ -1128,8 +1128,9 @@ static int sentry_main_loop(struct sandbox_state *st)
                                                : "nobody to ask: every \"ask\" call is denied");
                 if (st->floor_on)
                         fprintf(stderr,
-                                "cordon:   egress floor: BPF cgroup connect4/6, sendmsg4/6 and skb egress on %s: own loopback only\n",
-                                cgroup_v2_path(st->cg));
+                                "cordon:   egress floor: BPF cgroup connect4/6, sendmsg4/6 and skb egress on %s: own loopback "
+                                "only; %s\n",
+                                cgroup_v2_path(st->cg), net_floor_how());
                 else
                         fprintf(stderr, "cordon:   egress floor: ABSENT (%s)\n", st->floor_why);
                 if (st->landlock_abi > 0)

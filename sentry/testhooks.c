@@ -121,7 +121,11 @@ int apply_forced_fallbacks(bool verbose)
         _cleanup_free_ char *list = xstrdup(force);
         char *save = NULL;
         for (char *f = strtok_r(list, ",", &save); f; f = strtok_r(NULL, ",", &save))
-                if (notify_force_fallback(f) < 0) {
+                if (net_floor_force_fallback(f) == 0) {
+                        if (verbose)
+                                fprintf(stderr, "cordon: kernel feature floor_pin forced absent: the egress floor's "
+                                                "programs are loaded at this start, not taken from their pins\n");
+                } else if (notify_force_fallback(f) < 0) {
                         fprintf(stderr, "cordon: CORDON_TEST_FORCE_FALLBACK: unknown feature '%s'\n", f);
                         return EXIT_USAGE;
                 }

@@ -166,7 +166,8 @@ static bool probe_floor(char *note, size_t size)
                 snprintf(note, size, "BPF cgroup egress floor: ABSENT: %s", err);
                 return false;
         }
-        snprintf(note, size, "BPF cgroup connect4/6, sendmsg4/6, skb egress: own loopback only, beneath the gate");
+        snprintf(note, size, "BPF cgroup connect4/6, sendmsg4/6, skb egress: own loopback only, beneath the gate; %s",
+                 net_floor_how());
         return true;
 }
 
@@ -264,7 +265,8 @@ static void apply_test_fallbacks(void)
         _cleanup_free_ char *list = force ? xstrdup(force) : NULL;
         char *save = NULL;
         for (char *f = list ? strtok_r(list, ",", &save) : NULL; f; f = strtok_r(NULL, ",", &save))
-                (void)notify_force_fallback(f);
+                if (net_floor_force_fallback(f) < 0)
+                        (void)notify_force_fallback(f);
 }
 
 int sentry_check(bool json)
