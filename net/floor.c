@@ -92,8 +92,8 @@ static struct bpf_program *hook_prog(struct floor_bpf *skel, size_t i, bool join
 /* One program as compiled in: its instructions, type, name (cut to 15
  * characters, as the kernel keeps it) and the tags the kernel may give a
  * program of exactly these instructions: the first 8 bytes of their SHA-1
- * (kernel/bpf/core.c bpf_prog_calc_tag until Linux 6.17) or of their
- * SHA-256 (6.18 here), over the instructions with map fds zeroed, and
+ * (kernel/bpf/core.c bpf_prog_calc_tag; older kernels) or of their
+ * SHA-256 (newer ones: 6.18 here), over the instructions with map fds zeroed, and
  * these programs load none. The SHA-256 one names the pin (as `bpftool prog
  * show` gives the tag on such a kernel); either identifies what a pin
  * holds. */

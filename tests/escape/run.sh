@@ -530,6 +530,14 @@ probe_core
 # kernel attack surface, host-wide state
 probe io-uring
 probe bpf
+# the egress floor's programs pinned on the host (net/floor.c): a start has pinned them where
+# the host can; neither bpffs, nor their directory, nor a pin is reachable from inside
+mapfile -t BPF_PINS < <(ls -d /sys/fs/bpf/cordon/* 2>/dev/null)
+if [ "${#BPF_PINS[@]}" -gt 0 ]; then
+        probe bpf-pins /sys/fs/bpf /sys/fs/bpf/cordon "${BPF_PINS[@]}"
+else
+        echo "escape bpf-pins: skipped (no pinned floor programs on this host)"
+fi
 probe perf-event
 probe userfaultfd
 probe keyctl

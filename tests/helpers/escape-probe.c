@@ -871,6 +871,35 @@ static int a_bpf(int argc, char **argv)
         return blocked("bpf(BPF_PROG_LOAD): %s; bpf(BPF_MAP_CREATE): %s", en(e), en(errno));
 }
 
+/* bpf-pins PATH...: the host's bpffs, the egress floor's pins' directory and
+ * its pins (net/floor.c), named from outside: the sandbox must not see them
+ * (no /sys in its view) nor take a pinned program (bpf() refused). */
+static int a_bpf_pins(int argc, char **argv)
+{
+        char seen[512] = "";
+        size_t n = 0;
+        for (int i = 2; i < argc; i++) {
+                int fd = open(argv[i], O_RDONLY | O_CLOEXEC);
+                if (fd >= 0) {
+                        close(fd);
+                        return through("open(%s) succeeded", argv[i]);
+                }
+                int e = errno;
+                union bpf_attr attr;
+                memset(&attr, 0, sizeof(attr));
+                attr.pathname = (uint64_t)(uintptr_t)argv[i];
+                long pfd = syscall(SYS_bpf, BPF_OBJ_GET, &attr, sizeof(attr));
+                if (pfd >= 0) {
+                        close((int)pfd);
+                        return through("bpf(BPF_OBJ_GET, %s) took the pinned object", argv[i]);
+                }
+                if (n < sizeof(seen))
+                        n += (size_t)snprintf(seen + n, sizeof(seen) - n, "%s%s: open %s, BPF_OBJ_GET %s",
+                                              i > 2 ? "; " : "", argv[i], en(e), en(errno));
+        }
+        return blocked("%s", seen);
+}
+
 static int a_perf_event(int argc, char **argv)
 {
         struct perf_event_attr pa;
@@ -4675,6 +4704,7 @@ static const struct {
         {"open-by-handle", a_open_by_handle},
         {"io-uring", a_io_uring},
         {"bpf", a_bpf},
+        {"bpf-pins", a_bpf_pins},
         {"perf-event", a_perf_event},
         {"userfaultfd", a_userfaultfd},
         {"keyctl", a_keyctl},

@@ -148,6 +148,32 @@ fl_pick_subnet() {
         return 1
 }
 
+# The floor's programs taken from their pins (a start loads and pins them where the host has a
+# bpffs, or can mount one) and loaded at the start (forced) decide alike, and -v and check say
+# which way they came.
+it_test floor_pinned_and_loaded_decide_alike
+floor_pinned_and_loaded_decide_alike() {
+        need_floor
+        local specs=(tcp,10.213.0.1,80 tcp,198.18.0.1,443 tcp,::ffff:10.213.0.1,80 tcp,2001:db8::1,443
+                udp,10.213.0.1,53 udp,2001:db8::1,53 tcp,::ffff:198.18.0.1,443)
+        crun -- true
+        [ -d /sys/fs/bpf/cordon ] || skip "no pins on this host (no bpffs at /sys/fs/bpf, none mountable)"
+        CORDON_DEBUG_DISABLE=net-emulation crun --debug-unsafe -v -- python3 -c "$CLIENT" "${specs[@]}"
+        expect_rc 0 "the client, programs from their pins"
+        expect_contains "$ERR" "programs reused from their pins in /sys/fs/bpf/cordon" "-v: the pins"
+        expect_eq 7 "$(grep -c ' errno 1$' <<<"$OUT")" "pinned: every non-loopback destination refused with EPERM"
+        OUT=$("$CORDON" check 2>&1)
+        expect_match "$OUT" "egress floor +yes .*programs reused from their pins" "check: the pins"
+        CORDON_TEST_FORCE_FALLBACK=floor_pin CORDON_DEBUG_DISABLE=net-emulation crun --debug-unsafe -v -- \
+                python3 -c "$CLIENT" "${specs[@]}"
+        expect_rc 0 "the client, programs loaded at the start"
+        expect_contains "$ERR" "floor_pin forced absent" "-v: the forced fallback"
+        expect_contains "$ERR" "programs loaded at this start (pins: forced absent" "-v: loaded"
+        expect_eq 7 "$(grep -c ' errno 1$' <<<"$OUT")" "loaded: every non-loopback destination refused with EPERM"
+        OUT=$(CORDON_TEST_FORCE_FALLBACK=floor_pin "$CORDON" check 2>&1)
+        expect_match "$OUT" "egress floor +yes .*programs loaded at this start \(pins: forced absent" "check: loaded"
+}
+
 it_test floor_holds_where_packets_would_leave
 floor_holds_where_packets_would_leave() {
         need_floor
