@@ -174,6 +174,24 @@ floor_pinned_and_loaded_decide_alike() {
         expect_match "$OUT" "egress floor +yes .*programs loaded at this start \(pins: forced absent" "check: loaded"
 }
 
+# Outside the host's own mount namespace (a container's, say) with no bpffs, a start mounts none:
+# it loads its programs as before, and the namespace's /sys/fs/bpf stays sysfs' empty directory.
+it_test floor_mounts_no_bpffs_outside_the_host_namespace
+floor_mounts_no_bpffs_outside_the_host_namespace() {
+        need_floor
+        command -v unshare >/dev/null || skip "unshare(1) is not installed"
+        [ "$(stat -f -c %T /sys/fs/bpf 2>/dev/null)" = bpf_fs ] || skip "no bpffs at /sys/fs/bpf to hide"
+        # shellcheck disable=SC2016
+        OUT=$(unshare -m --propagation private sh -c \
+                'umount /sys/fs/bpf || exit 9; "$1" run -v -- true 2>&1; stat -f -c %T /sys/fs/bpf' sh "$CORDON")
+        RC=$?
+        printf '%s\n' "$OUT" >&2
+        [ "$RC" = 9 ] && skip "cannot unmount /sys/fs/bpf in a mount namespace of the test's own"
+        expect_contains "$OUT" "own loopback only; programs loaded at this start (pins: no bpffs at /sys/fs/bpf)" \
+                "the floor is there, its programs loaded"
+        expect_eq sysfs "$(tail -n 1 <<<"$OUT")" "no bpffs mounted in that namespace"
+}
+
 it_test floor_holds_where_packets_would_leave
 floor_holds_where_packets_would_leave() {
         need_floor
