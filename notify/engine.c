@@ -965,33 +965,53 @@ void notify_engine_call_stats(const struct notify_engine *e, int nr, struct noti
         ret->max_ns = atomic_load(&m->max_nsecs[nr]);
 }
 
-void notify_engine_stop(struct notify_engine *e)
+void notify_engine_stop_begin(struct notify_engine *e)
 {
         if (!e)
                 return;
         /* Set under the lock: no worker spawns another once it is set, so
          * n_threads read afterwards is final. */
         pthread_mutex_lock(&e->lock);
-        atomic_store(&e->stopping, true);
+        bool again = atomic_exchange(&e->stopping, true);
         unsigned n = e->n_threads;
         pthread_cond_broadcast(&e->unpark);
         pthread_mutex_unlock(&e->lock);
+        if (again)
+                return;
+        /* Every thread told at once, before any is waited for: a worker in
+         * a receive (the signal), asleep for want of calls (the eventfd) or
+         * parked (the broadcast), the watchdog in its tick (the eventfd) or
+         * its sleep without a timeout (the word). Told and joined one after
+         * another, the receiver's wake waited for the watchdog's exit. */
         if (e->stop_efd >= 0)
                 (void)!write(e->stop_efd, &(uint64_t){1}, sizeof(uint64_t));
         if (e->have_watchdog) {
-                /* a sleep without a timeout ends when the word changes */
                 atomic_fetch_add(&e->serve_seq, 2);
                 futex_wake_all(&e->serve_seq);
                 pthread_kill(e->watchdog, WAKE_SIGNAL);
-                pthread_join(e->watchdog, NULL);
         }
+        for (unsigned i = 0; i < n; i++)
+                pthread_kill(e->threads[i], WAKE_SIGNAL);
+}
+
+void notify_engine_stop(struct notify_engine *e)
+{
+        if (!e)
+                return;
+        notify_engine_stop_begin(e);
+        pthread_mutex_lock(&e->lock);
+        unsigned n = e->n_threads; /* final: stopping is set */
+        pthread_mutex_unlock(&e->lock);
+        if (e->have_watchdog)
+                pthread_join(e->watchdog, NULL);
         for (unsigned i = 0; i < n; i++) {
-                /* A worker may be about to enter the receive when the signal
-                 * lands; keep knocking until it has gone. The join returns
-                 * as soon as it has (a fixed sleep between knocks cost every
-                 * run's teardown half a millisecond per worker). */
+                /* A worker may have been about to enter the receive when
+                 * the first knock (notify_engine_stop_begin's) landed; keep
+                 * knocking until it has gone. The join returns as soon as
+                 * it has (a fixed sleep between knocks cost every run's
+                 * teardown half a millisecond per worker). */
                 for (int tries = 0; tries < 2000; tries++) {
-                        if (pthread_kill(e->threads[i], WAKE_SIGNAL) != 0)
+                        if (tries > 0 && pthread_kill(e->threads[i], WAKE_SIGNAL) != 0)
                                 break;
                         struct timespec until;
                         clock_gettime(CLOCK_MONOTONIC, &until);

@@ -183,6 +183,11 @@ void notify_engine_call_stats(const struct notify_engine *e, int nr, struct noti
 /* Stops serving and frees the engine; workers blocked in a receive are
  * woken. Safe to call once the child is gone. */
 void notify_engine_stop(struct notify_engine *e);
+/* notify_engine_stop's first half, which waits for nothing: no call is
+ * received any more and every thread of the engine is told to end (a
+ * handler serving a call finishes it). notify_engine_stop must still be
+ * called; it then joins and frees. */
+void notify_engine_stop_begin(struct notify_engine *e);
 
 /* --- what a handler sees --- */
 

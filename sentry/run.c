@@ -345,6 +345,8 @@ int sentry_run(const struct run_options *o)
                 .leader_efd = -1,
                 .leader_view = -1,
                 .keep_counts = o->stats_path != NULL,
+                /* --stats and a front read the groups after the run */
+                .groups_early = !o->stats_path && !o->front,
         };
         clock_gettime(CLOCK_MONOTONIC, &st.started);
         int code = run_sandbox(&st);
@@ -359,19 +361,10 @@ int sentry_run(const struct run_options *o)
         if (st.layer_fd >= 0)
                 close(st.layer_fd);
         trace_mark("stats written");
-        /* A group that could not be removed keeps the claim on disk (closed,
-         * so stale): the next gc finds it, and with it the group. Here,
-         * beside the view's release (run_view_end_begin), once --stats has
-         * read them. */
-        bool groups_gone = cgroup_destroy(cg) == 0;
-        trace_mark("cgroup destroyed");
-        run_state_removed(&st);
-        if (st.state_lock >= 0) {
-                (void)state_remove_dir(id);
-                close(st.state_lock);
-        }
-        if (groups_gone)
-                state_drop_claim(id);
+        /* Here once --stats has read them (else done in run_teardown,
+         * beside the view's release) */
+        if (!st.groups_removed)
+                run_groups_end(&st);
         run_view_ended(&st); /* the last of the teardown's threads */
         trace_mark("state removed");
         return code;
@@ -1164,31 +1157,7 @@ static int sentry_main_loop(struct sandbox_state *st)
         /* (a test's stall: a sentry killed here leaves its groups and its
          * claim, which the next start's gc collects) */
         test_stall("teardown");
-        /* init is reaped; the engine that used the view's root has
-         * stopped; the writable layer is read for --stats or a front */
-        run_view_end_begin(st, !st->serve && !st->keep_layer);
-        /* init is gone: the proc agent's exit can run beside the rest of
-         * the teardown (reaped in fs_agent_stop below) */
-        fs_agent_kill(&st->fsctx);
         tty_end(st);
-        /* so is the exec tracer's (reaped at the end) */
-        exectrace_kill(st->exec_tracer);
-        trace_mark("exec tracer stopped");
-        struct approvals *ap = TAKE_PTR(st->approvals);
-        egress_attach_approvals(st); /* the gate's relays ask it no more */
-        approvals_free(ap);
-        for (int i = 0; i < 2; i++)
-                if (st->prompt_wake[i] >= 0)
-                        close(TAKE_FD(st->prompt_wake[i]));
-        net_gate_free(TAKE_PTR(st->gate));
-        trace_mark("gate freed");
-        fs_agent_stop(&st->fsctx);
-        trace_mark("proc agent stopped");
-        free(st->fsctx.mount_ids);
-        exec_checks_end(st);
-        close(st->sock);
-        close(st->pidfd);
-        exectrace_reap(st->exec_tracer);
-        st->exec_tracer = 0;
+        run_teardown(st);
         return code;
 }

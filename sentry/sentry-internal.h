@@ -77,19 +77,23 @@ int write_stats(struct sandbox_state *st, const char *path, int exit_code);
 int supervise(struct sandbox_state *st);
 /* The first of the teardown, once the command has ended (init's own exit,
  * the namespaces' teardown, runs beside it): the trapped-call counts taken
- * (--stats),
- * the approvals closed, the engine stopped, and (`cordon run`) the state
- * directory's removal begun (on a thread: run_state_removed waits for it),
- * its claim kept until the groups are gone. Once only. */
+ * (--stats), the approvals closed, the engine stopped, and (`cordon run`)
+ * the state directory's removal begun on a thread, its claim kept until
+ * the groups are gone. Once only. */
 void run_wind_down(struct sandbox_state *st);
-/* Waits until the state directory run_wind_down removes is gone. */
-void run_state_removed(struct sandbox_state *st);
 /* Once init is reaped and the engine stopped: the sentry's hold on the
- * view let go on a thread (init's mount namespace, the view's root and,
- * with layer_too, the writable layer's fds; the view's teardown runs
- * there), and that thread waited for (or the hold dropped, where none was
- * begun). */
-void run_view_end_begin(struct sandbox_state *st, bool layer_too);
+ * view let go (init's mount namespace, the view's root and, without
+ * --stats or a front, the writable layer's fds; the view's teardown runs
+ * there) and, beside it, the proc agent, the exec tracer and the gate
+ * stopped and (groups_early) run_groups_end's part done. The view's
+ * release runs on this thread where the state directory's thread does the
+ * rest, else on a thread of its own that run_view_ended joins. */
+void run_teardown(struct sandbox_state *st);
+/* Once init is reaped and the counters read: the groups removed, the
+ * state directory's removal waited for, and the claim dropped (kept where
+ * a group could not be removed). */
+void run_groups_end(struct sandbox_state *st);
+/* The last of the teardown's threads joined. */
 void run_view_ended(struct sandbox_state *st);
 void tty_begin(struct sandbox_state *st);
 void tty_end(struct sandbox_state *st);

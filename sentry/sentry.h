@@ -19,6 +19,7 @@
 
 #include <linux/filter.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -360,8 +361,9 @@ struct sandbox_state {
         char landlock_why[320]; /* else why not */
         char cwd_note[320];     /* MSG_CWD's text: where the command started (and why there), for -v */
 
-        /* removing `cordon run`'s state directory (teardown.c): joined by
-         * run_state_removed */
+        /* removing `cordon run`'s state directory (teardown.c), then, with
+         * rest_waits, the rest of the teardown: joined by run_teardown or
+         * run_groups_end */
         struct side_task state_remover;
         /* init's mount namespace, held from before the start so that init's
          * exit does not tear the view down (its mounts' release and the
@@ -370,9 +372,21 @@ struct sandbox_state {
          * rest of the teardown. -1: none held. */
         int mntns_fd;
         /* the view's fds' last close, on a thread once init is reaped
-         * (run_view_end_begin): the fds it closes */
+         * (teardown.c): the fds it closes */
         struct side_task view_ender;
         int view_fds[4];
+        /* the teardown's other steps, on a thread beside the view's
+         * release (run_teardown); with groups_early (no --stats, no front
+         * reads them afterwards) they end with run_groups_end's removal
+         * of the groups and the claim: groups_removed once done */
+        bool groups_early, groups_removed;
+        /* rest_waits: the state directory's thread may go on with the
+         * rest of the teardown (teardown.c), which rest_by says who does
+         * (whoever sets it first: that thread once done with the directory,
+         * or run_teardown at init's reap); it waits for rest_go */
+        bool rest_waits;
+        _Atomic int rest_by;
+        sem_t rest_go;
         /* An OCI container's: the first thread waits on leader_efd while
          * the main loop runs on another (run.c, main_loop_in_view), and is
          * told there when to enter the view's mount namespace (leader_view,

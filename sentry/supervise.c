@@ -12,6 +12,7 @@
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 
+#include "common/trace.h"
 #include "common/util.h"
 #include "sentry/approvals/approvals.h"
 #include "sentry/sentry-internal.h"
@@ -179,6 +180,7 @@ int supervise(struct sandbox_state *st)
                         ssize_t n = recv(st->sock, &m, sizeof(m), MSG_DONTWAIT);
                         if (n == (ssize_t)sizeof(m) && m.type == MSG_STATUS) {
                                 take_status(st, &m);
+                                trace_mark("status received");
                                 /* beside init's exit, which tears the
                                  * namespaces down */
                                 run_wind_down(st);
@@ -253,6 +255,7 @@ int supervise(struct sandbox_state *st)
         int init_status = 0;
         while (waitpid(st->init_pid, &init_status, 0) < 0 && errno == EINTR)
                 ;
+        trace_mark("init reaped");
         if (st->pty_master >= 0)
                 close(st->pty_master);
 
