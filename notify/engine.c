@@ -81,7 +81,8 @@ struct notify_engine {
         _Atomic uint32_t serve_seq;
         atomic_bool watchdog_asleep; /* waiting without a timeout: wake it */
         pthread_t watchdog;
-        bool have_watchdog;
+        bool have_watchdog;        /* under lock (made with the first call) */
+        atomic_bool watchdog_made; /* have_watchdog, read without the lock */
 
         /* one per worker: a call it serves that may wait on the sandbox's
          * own processes (notify_block_begin), which the watchdog breaks
@@ -530,6 +531,8 @@ static void wait_for_stop(struct notify_engine *e)
         }
 }
 
+static void watchdog_start(struct notify_engine *e);
+
 static void *worker_main(void *arg)
 {
         struct notify_engine *e = arg;
@@ -566,6 +569,8 @@ static void *worker_main(void *arg)
                                         continue; /* woken to stop, or the caller went away first */
                                 return NULL;      /* EBADF etc.: the listener is gone */
                         }
+                        if (!atomic_load(&e->watchdog_made))
+                                watchdog_start(e);
                         struct serving sv = {.t0 = now_ns()};
                         /* only the receiver moves serve_seq from even to odd */
                         sv.seq = atomic_load(&e->serve_seq) + 1;
@@ -581,6 +586,33 @@ static void *worker_main(void *arg)
                 }
         }
         return NULL;
+}
+
+/* The watchdog is made by the receiver of the first trapped call, before
+ * it serves it (that call may be the one that blocks): a sandbox that makes
+ * none (a cold start of /bin/true) never pays its thread's start and end
+ * (about 0.05-0.1 ms of CPU each here); the first call pays the start. Not
+ * after the stop. Until it exists no call is being served, so there is
+ * nothing for it to watch. */
+static void *watchdog_main(void *arg);
+
+static void watchdog_start(struct notify_engine *e)
+{
+        pthread_mutex_lock(&e->lock);
+        if (!e->have_watchdog && !atomic_load(&e->stopping)) {
+                /* the watchdog only sleeps and compares: the workers' small
+                 * stack (the libraries' static TLS lives there too, so not
+                 * smaller) */
+                pthread_attr_t attr;
+                pthread_attr_init(&attr);
+                pthread_attr_setstacksize(&attr, 256 * 1024);
+                if (pthread_create(&e->watchdog, &attr, watchdog_main, e) == 0) {
+                        e->have_watchdog = true;
+                        atomic_store(&e->watchdog_made, true);
+                }
+                pthread_attr_destroy(&attr);
+        }
+        pthread_mutex_unlock(&e->lock);
 }
 
 /* Takes the receiving role from a receiver that has served one call for a
@@ -916,18 +948,7 @@ int notify_engine_start(const struct notify_engine_config *cfg, int listener_fd,
                 }
         }
         pthread_mutex_unlock(&e->lock);
-        /* the watchdog only sleeps and compares: the workers' small stack (the
-         * libraries' static TLS lives there too, so not smaller) */
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setstacksize(&attr, 256 * 1024);
-        int r = -pthread_create(&e->watchdog, &attr, watchdog_main, e);
-        pthread_attr_destroy(&attr);
-        if (r < 0) {
-                notify_engine_stop(e);
-                return r;
-        }
-        e->have_watchdog = true;
+        /* the watchdog starts with the first call (watchdog_start) */
         *ret = e;
         return 0;
 }
@@ -974,6 +995,7 @@ void notify_engine_stop_begin(struct notify_engine *e)
         pthread_mutex_lock(&e->lock);
         bool again = atomic_exchange(&e->stopping, true);
         unsigned n = e->n_threads;
+        bool watchdog = e->have_watchdog; /* final too */
         pthread_cond_broadcast(&e->unpark);
         pthread_mutex_unlock(&e->lock);
         if (again)
@@ -985,7 +1007,7 @@ void notify_engine_stop_begin(struct notify_engine *e)
          * another, the receiver's wake waited for the watchdog's exit. */
         if (e->stop_efd >= 0)
                 (void)!write(e->stop_efd, &(uint64_t){1}, sizeof(uint64_t));
-        if (e->have_watchdog) {
+        if (watchdog) {
                 atomic_fetch_add(&e->serve_seq, 2);
                 futex_wake_all(&e->serve_seq);
                 pthread_kill(e->watchdog, WAKE_SIGNAL);
@@ -1001,8 +1023,9 @@ void notify_engine_stop(struct notify_engine *e)
         notify_engine_stop_begin(e);
         pthread_mutex_lock(&e->lock);
         unsigned n = e->n_threads; /* final: stopping is set */
+        bool watchdog = e->have_watchdog;
         pthread_mutex_unlock(&e->lock);
-        if (e->have_watchdog)
+        if (watchdog)
                 pthread_join(e->watchdog, NULL);
         for (unsigned i = 0; i < n; i++) {
                 /* A worker may have been about to enter the receive when
