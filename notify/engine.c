@@ -9,12 +9,13 @@
  * sentry ping-ponging on one CPU (bench/: a trapped call 2-3x faster).
  *
  * A handler may block (a FIFO open waiting for its writer, a slow connect,
- * an approval). A watchdog thread notices a receiver that has been serving
- * the same call for a tick (WATCHDOG_TICK_NS) and hands the receiving role
- * to a parked worker (or starts one, up to max_workers); the slow one parks
- * when it is done. So a blocked handler stalls the others for at most two
- * ticks, and costs nothing while calls are fast. While the sandbox makes
- * no trapped calls the watchdog sleeps without a timeout. It also ends a
+ * an approval). A watchdog thread (made with the first call) notices a
+ * receiver that has been serving the same call for a tick
+ * (WATCHDOG_TICK_NS) and hands the receiving role to a parked worker (or
+ * starts one, up to max_workers); the slow one parks when it is done. So a
+ * blocked handler stalls the others for at most two ticks, and costs
+ * nothing while calls are fast. While the sandbox makes no trapped calls
+ * the watchdog sleeps without a timeout. It also ends a
  * blocked handler's wait whose caller is gone, or has a signal to take
  * (notify/signal.c), as the caller's own interrupted wait would end. */
 #include "config.h"
