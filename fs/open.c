@@ -463,8 +463,12 @@ static bool open_native_write(struct notify_call *call, const struct open_args *
         bool one_name = slash[strspn(slash, "/")] == '\0';
         if (path[0] == '/')
                 return !(ctx->root_writable && one_name);
+        /* the working directory's identity is cached per thread (chdir
+         * and fchdir are trapped in this mode to drop it, notify/umask.c);
+         * another dirfd is stat()ed each time */
         struct stat st;
-        if (notify_stat_dirfd(call, a->dirfd, &st) < 0 || !S_ISDIR(st.st_mode))
+        int r = a->dirfd == AT_FDCWD ? notify_stat_cwd(call, &st) : notify_stat_dirfd(call, a->dirfd, &st);
+        if (r < 0 || !S_ISDIR(st.st_mode))
                 return false;
         if (ctx->root_writable && one_name && st.st_dev == ctx->root_dev && st.st_ino == ctx->root_ino)
                 return false;

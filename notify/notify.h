@@ -319,6 +319,16 @@ int notify_umask(const struct notify_call *call);
 /* The umask(2) handler calls this before answering CONTINUE: the cache is
  * dropped and not refilled until the change is known to be applied. */
 void notify_umask_changing(const struct notify_call *call);
+/* The calling thread's working directory stat()ed: only st_dev, st_ino and
+ * st_mode are filled in. Cached per thread beside the umask (notify/umask.c),
+ * which is right only while every chdir(2) and fchdir(2) is trapped and its
+ * handler calls notify_cwd_changing first: the filter does that where native
+ * write opens are on (fs_context.native_writes), and only there may this be
+ * called. A miss stats /proc/TID/cwd. 0 or -errno. */
+int notify_stat_cwd(const struct notify_call *call, struct stat *ret);
+/* The chdir(2) and fchdir(2) handlers call this before answering CONTINUE:
+ * as notify_umask_changing, for the working directory. */
+void notify_cwd_changing(const struct notify_call *call);
 /* A thread whose umask the cache could not follow (one with an fs_struct
  * of its own, when execs run natively): the cache is off for the run. */
 void notify_umask_untrackable(const struct notify_call *call);
@@ -336,6 +346,8 @@ void notify_wait_injected(const struct notify_call *call);
 struct notify_umask_stats {
         uint64_t hits;
         uint64_t misses;
+        uint64_t cwd_hits; /* notify_stat_cwd's */
+        uint64_t cwd_misses;
         unsigned pending; /* umask/execve calls not yet known to be over */
         bool off;         /* a change could not be tracked: the cache is off for this run */
 };

@@ -1,18 +1,27 @@
 /* The trapped thread's umask, cached so that a create does not cost a read
  * of /proc/TID/status every time (about 9 us of the ~20 us the sentry spends
- * on an emulated O_CREAT open, bench/).
+ * on an emulated O_CREAT open, bench/); and, beside it, the identity of its
+ * working directory (st_dev, st_ino, st_mode), so that a relative write open
+ * left to the kernel does not cost a stat of /proc/TID/cwd every time (about
+ * 3 us of the sentry's ~5, bench/README.md).
  *
- * The kernel keeps the umask in the fs_struct, which threads share unless
+ * The kernel keeps both the umask and the working directory in the fs_struct, which threads share unless
  * one was cloned without CLONE_FS or unshared it, and which processes share
  * across thread groups after clone(CLONE_FS). User space cannot name an
  * fs_struct, so the cache is keyed on what it can name: the thread (its tid).
  * An entry holds the value a /proc read gave for that thread and is used
  * again only while all of this holds:
  *
- *  - No umask(2) call has been seen since the read. Every umask call is
- *    trapped (decided from its register, answered CONTINUE) and drops the
- *    whole cache (a generation counter), whoever shares the caller's
- *    fs_struct.
+ *  - No umask(2) call has been seen since the read (for the working
+ *    directory: no chdir(2) or fchdir(2)). Every such call is trapped
+ *    (nothing is decided from it, answered CONTINUE) and drops the whole
+ *    cache (a generation counter), whoever shares the caller's fs_struct.
+ *    chdir and fchdir are the only calls that move a working directory
+ *    elsewhere: setns and pivot_root are refused by the filter, and a copy
+ *    of the mount namespace keeps it on the same superblock and inode. The
+ *    filter traps fchdir only where native write opens are on (the rows of
+ *    syscalls.c's fast mode), so only they may use the working directory's
+ *    entry (notify.h).
  *  - The thread that read it is still alive: the entry keeps a pidfd of
  *    that very thread (PIDFD_THREAD), so a recycled tid is a miss, never the
  *    previous thread's umask.
@@ -64,7 +73,11 @@ struct slot {
         pid_t tid; /* 0: empty */
         int pidfd; /* that thread, so a recycled tid is told apart */
         uint64_t gen;
-        int umask;
+        int umask;    /* -1: not read */
+        bool has_cwd; /* the working directory's identity below was read */
+        dev_t cwd_dev;
+        ino_t cwd_ino;
+        mode_t cwd_mode;
 };
 
 struct pending {
@@ -81,6 +94,7 @@ struct notify_umask_cache {
         atomic_uint n_pend; /* read without the lock by notify_umask_observe */
         bool off;           /* a change could not be tracked: no caching any more */
         uint64_t hits, misses;
+        uint64_t cwd_hits, cwd_misses;
 };
 
 struct notify_umask_cache *notify_umask_cache_new(void)
@@ -89,7 +103,7 @@ struct notify_umask_cache *notify_umask_cache_new(void)
         pthread_mutex_init(&c->lock, NULL);
         c->gen = 1;
         for (size_t i = 0; i < SLOTS; i++)
-                c->slots[i].pidfd = -1;
+                c->slots[i] = (struct slot){.pidfd = -1, .umask = -1};
         return c;
 }
 
@@ -206,6 +220,11 @@ void notify_umask_changing(const struct notify_call *call)
         pending_add(call);
 }
 
+void notify_cwd_changing(const struct notify_call *call)
+{
+        pending_add(call);
+}
+
 void notify_exec_starting(const struct notify_call *call)
 {
         /* A leader's execve keeps its tid and its fs_struct; only a
@@ -266,49 +285,129 @@ static int read_umask(const struct notify_call *call)
         return (int)(strtol(p + 7, NULL, 8) & 0777);
 }
 
+/* What a slot holds besides its thread: the umask, or the working
+ * directory's identity. */
+struct entry {
+        int umask;
+        dev_t cwd_dev;
+        ino_t cwd_ino;
+        mode_t cwd_mode;
+};
+
+static bool slot_has(const struct slot *s, bool cwd)
+{
+        return cwd ? s->has_cwd : s->umask >= 0;
+}
+
+/* Whether the caller's slot holds a trusted value of the kind asked for:
+ * then *ret has it. Else *ret_gen is the generation a read about to start
+ * must still find for its value to be kept (0: not to be kept). */
+static bool lookup(struct notify_umask_cache *c, const struct notify_call *call, bool cwd, struct entry *ret,
+                   uint64_t *ret_gen)
+{
+        pid_t tid = (pid_t)call->req->pid;
+        struct slot *s = &c->slots[(unsigned)tid % SLOTS];
+        pthread_mutex_lock(&c->lock);
+        if (atomic_load_explicit(&c->n_pend, memory_order_relaxed))
+                pending_resolve_locked(c, call->hostproc_fd);
+        bool cacheable = !c->off && atomic_load_explicit(&c->n_pend, memory_order_relaxed) == 0;
+        if (cacheable && s->tid == tid && s->gen == c->gen && slot_has(s, cwd) && !pidfd_exited(s->pidfd)) {
+                *ret = (struct entry){s->umask, s->cwd_dev, s->cwd_ino, s->cwd_mode};
+                if (cwd)
+                        c->cwd_hits++;
+                else
+                        c->hits++;
+                pthread_mutex_unlock(&c->lock);
+                return true;
+        }
+        if (cwd)
+                c->cwd_misses++;
+        else
+                c->misses++;
+        *ret_gen = cacheable ? c->gen : 0;
+        pthread_mutex_unlock(&c->lock);
+        return false;
+}
+
+/* Keeps what a read found, if nothing changed while it ran (no umask,
+ * chdir, fchdir or exec began since lookup gave g). pidfd is the caller's
+ * thread, opened before the read; it is taken (kept or closed). */
+static void fill(struct notify_umask_cache *c, const struct notify_call *call, uint64_t g, int pidfd, bool cwd,
+                 const struct entry *e)
+{
+        pid_t tid = (pid_t)call->req->pid;
+        struct slot *s = &c->slots[(unsigned)tid % SLOTS];
+        pthread_mutex_lock(&c->lock);
+        if (!c->off && c->gen == g && atomic_load_explicit(&c->n_pend, memory_order_relaxed) == 0) {
+                /* the same thread's slot of this generation keeps the other
+                 * value it holds (and its own pidfd); any other is replaced */
+                if (!(s->tid == tid && s->gen == g && !pidfd_exited(s->pidfd))) {
+                        if (s->pidfd >= 0)
+                                close(s->pidfd);
+                        *s = (struct slot){.tid = tid, .pidfd = pidfd, .gen = g, .umask = -1};
+                        pidfd = -1;
+                }
+                if (cwd) {
+                        s->has_cwd = true;
+                        s->cwd_dev = e->cwd_dev;
+                        s->cwd_ino = e->cwd_ino;
+                        s->cwd_mode = e->cwd_mode;
+                } else
+                        s->umask = e->umask;
+        }
+        pthread_mutex_unlock(&c->lock);
+        if (pidfd >= 0)
+                close(pidfd);
+}
+
 int notify_umask(const struct notify_call *call)
 {
         struct notify_umask_cache *c = cache_of(call);
         if (!c)
                 return read_umask(call);
-        pid_t tid = (pid_t)call->req->pid;
-        struct slot *s = &c->slots[(unsigned)tid % SLOTS];
-
-        pthread_mutex_lock(&c->lock);
-        if (atomic_load_explicit(&c->n_pend, memory_order_relaxed))
-                pending_resolve_locked(c, call->hostproc_fd);
-        bool cacheable = !c->off && atomic_load_explicit(&c->n_pend, memory_order_relaxed) == 0;
-        if (cacheable && s->tid == tid && s->gen == c->gen && !pidfd_exited(s->pidfd)) {
-                int um = s->umask;
-                c->hits++;
-                pthread_mutex_unlock(&c->lock);
-                return um;
-        }
-        c->misses++;
-        uint64_t g = c->gen;
-        pthread_mutex_unlock(&c->lock);
-
+        struct entry e;
+        uint64_t g;
+        if (lookup(c, call, false, &e, &g))
+                return e.umask;
         /* the pidfd first: if the call is still valid after the read, the
          * pidfd and the read are both of the thread that asked */
-        int pidfd = cacheable ? thread_pidfd(tid) : -1;
+        int pidfd = g ? thread_pidfd((pid_t)call->req->pid) : -1;
         int um = read_umask(call);
         if (um < 0 || pidfd < 0 || notify_id_valid(call) < 0) {
                 if (pidfd >= 0)
                         close(pidfd);
                 return um;
         }
-        pthread_mutex_lock(&c->lock);
-        /* nothing changed while we read: no umask or exec began since */
-        if (!c->off && c->gen == g && atomic_load_explicit(&c->n_pend, memory_order_relaxed) == 0) {
-                if (s->pidfd >= 0)
-                        close(s->pidfd);
-                *s = (struct slot){.tid = tid, .pidfd = pidfd, .gen = g, .umask = um};
-                pidfd = -1;
-        }
-        pthread_mutex_unlock(&c->lock);
-        if (pidfd >= 0)
-                close(pidfd);
+        e.umask = um;
+        fill(c, call, g, pidfd, false, &e);
         return um;
+}
+
+int notify_stat_cwd(const struct notify_call *call, struct stat *ret)
+{
+        struct notify_umask_cache *c = cache_of(call);
+        if (!c)
+                return notify_stat_dirfd(call, AT_FDCWD, ret);
+        struct entry e;
+        uint64_t g;
+        if (lookup(c, call, true, &e, &g)) {
+                *ret = (struct stat){.st_dev = e.cwd_dev, .st_ino = e.cwd_ino, .st_mode = e.cwd_mode};
+                return 0;
+        }
+        int pidfd = g ? thread_pidfd((pid_t)call->req->pid) : -1;
+        struct stat st;
+        int r = notify_stat_dirfd(call, AT_FDCWD, &st);
+        if (r < 0 || pidfd < 0 || notify_id_valid(call) < 0) {
+                if (pidfd >= 0)
+                        close(pidfd);
+                if (r == 0)
+                        *ret = (struct stat){.st_dev = st.st_dev, .st_ino = st.st_ino, .st_mode = st.st_mode};
+                return r;
+        }
+        e = (struct entry){.cwd_dev = st.st_dev, .cwd_ino = st.st_ino, .cwd_mode = st.st_mode};
+        fill(c, call, g, pidfd, true, &e);
+        *ret = (struct stat){.st_dev = st.st_dev, .st_ino = st.st_ino, .st_mode = st.st_mode};
+        return 0;
 }
 
 void notify_umask_get_stats(const struct notify_engine *e, struct notify_umask_stats *ret)
@@ -318,6 +417,8 @@ void notify_umask_get_stats(const struct notify_engine *e, struct notify_umask_s
         *ret = (struct notify_umask_stats){
                 .hits = c->hits,
                 .misses = c->misses,
+                .cwd_hits = c->cwd_hits,
+                .cwd_misses = c->cwd_misses,
                 .pending = atomic_load_explicit(&c->n_pend, memory_order_relaxed),
                 .off = c->off,
         };

@@ -118,6 +118,9 @@ int write_stats(struct sandbox_state *st, const char *path, int exit_code)
         json_object_set_new(um, "hits", json_integer((json_int_t)st->umask_cache.hits));
         json_object_set_new(um, "misses", json_integer((json_int_t)st->umask_cache.misses));
         json_object_set_new(um, "off", json_boolean(st->umask_cache.off));
+        /* and, where native write opens are on, a relative one's directory */
+        json_object_set_new(um, "cwdHits", json_integer((json_int_t)st->umask_cache.cwd_hits));
+        json_object_set_new(um, "cwdMisses", json_integer((json_int_t)st->umask_cache.cwd_misses));
         json_object_set_new(root, "umaskCache", um);
 
         int r = 0;

@@ -92,6 +92,20 @@ static int handle_umask(struct notify_call *call, struct notify_verdict *ret)
         return 0;
 }
 
+/* chdir(2) and fchdir(2) where native write opens are on: trapped only so
+ * that the cache of each thread's working directory (notify/umask.c, which
+ * fs/open.c's open_native_write reads for a relative write open) learns a
+ * directory is about to change; the call itself is the kernel's. CONTINUE
+ * is safe: nothing is decided, and the path or fd is the kernel's to read
+ * and check, in the child's view with its credentials, as when the call
+ * is not trapped at all. */
+static int handle_cwd_change(struct notify_call *call, struct notify_verdict *ret)
+{
+        notify_cwd_changing(call);
+        ret->kind = VERDICT_CONTINUE;
+        return 0;
+}
+
 /* The calls that change a thread's ids or capabilities: trapped only so
  * that the workers learn the sandbox's threads no longer all have the
  * command's identity (fs_creds_vary), and from then on take each trapped
@@ -410,6 +424,20 @@ static const struct syscall_entry table[] = {
         PATHCALL("getdents64", fs_handle_getdents, "a hidden path's name is dropped from its parent's listing"),
         PATHCALL("getdents", fs_handle_getdents, "as getdents64, in the old record format"),
         PATHCALL("inotify_add_watch", fs_handle_inotify_add_watch, "added on a duplicate of the child's inotify fd"),
+        /* without --trap-all, a hidden rule or a write ask rule, only noted
+         * (handle_cwd_change): the view decides the same */
+        {.name = "chdir",
+         .action = SC_EMULATE,
+         .handler = handle_cwd_change,
+         .support = SUPPORT_FULL,
+         .flags = SC_F_PATH_FAST_NOASK,
+         .note = "noted (a relative write open's directory is cached per thread), then run by the kernel"},
+        {.name = "fchdir",
+         .action = SC_EMULATE,
+         .handler = handle_cwd_change,
+         .support = SUPPORT_FULL,
+         .flags = SC_F_PATH_FAST_NOASK,
+         .note = "as chdir"},
         {.name = "chdir",
          .action = SC_EMULATE,
          .handler = fs_handle_chdir,

@@ -85,6 +85,42 @@ dev_fd_relative_spelling() {
         expect_eq "$native" "$OUT" "output, as natively"
 }
 
+it_test relative_writes_follow_cd
+relative_writes_follow_cd() {
+        # A relative write open is left to the kernel when the directory it
+        # starts from is neither procfs nor the view's /dev; that directory
+        # is cached per thread and dropped by each chdir and fchdir (trapped
+        # for that, notify/umask.c). Writes from /proc/self and /dev after
+        # cached ones in a plain directory, by cd and by fchdir, must give
+        # what they give natively and with every open emulated (--trap-all).
+        # shellcheck disable=SC2016
+        local script='cd "$1" && for i in 1 2 3; do echo $i > f$i; done; cat f1 f2 f3
+                cd /proc/self && echo renamed > comm && cat comm
+                cd /dev && echo x > null && echo null ok
+                cd "$1" && echo after > f4 && cat f4
+                python3 -c "import os, sys
+os.chdir(sys.argv[1]); open(\"f5\", \"w\").write(\"five\\n\")
+os.fchdir(os.open(\"/proc/self\", os.O_RDONLY | os.O_DIRECTORY)); open(\"comm\", \"w\").write(\"py\\n\")
+print(open(\"comm\").read().strip()); os.chdir(sys.argv[1]); print(open(\"f5\").read().strip())" "$1"'
+        local native stats
+        mkdir -p "$IT_TMP/nat" || fail "mkdir"
+        native=$(sh -c "$script" sh "$IT_TMP/nat" 2>&1 </dev/null)
+        stats=$(scratch_dir cwdstats)/s.json
+        crun --stats "$stats" -- sh -c "$script" sh /tmp
+        expect_rc 0 "exit status"
+        expect_eq "$native" "$OUT" "output, as natively"
+        crun --trap-all -- sh -c "$script" sh /tmp
+        expect_rc 0 "exit status, every open emulated"
+        expect_eq "$native" "$OUT" "output, every open emulated"
+        # the cache served the repeated creates in the plain directory
+        expect_eq "ok" "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+u, t = d["umaskCache"], d["trappedSyscalls"]
+print("ok" if u["cwdHits"] >= 2 and u["cwdMisses"] >= 3 and t["chdir"] >= 3 and t["fchdir"] >= 1 else d)' "$stats")" \
+                "--stats: the working directory's cache hit, and chdir and fchdir were noted"
+}
+
 it_test root_changes_its_0555_directory
 root_changes_its_0555_directory() {
         [ "$(id -u)" = 0 ] || skip "needs the sandbox's range of ids (cordon run as root)"

@@ -358,18 +358,18 @@ START_TEST(test_path_rows_selected)
 {
         size_t n_all;
         (void)sentry_syscall_table(&n_all);
-        static const char *const paths[] = {
-                "stat",     "newfstatat", "statx",     "faccessat2",        "readlinkat", "mkdirat",
-                "unlinkat", "renameat2",  "linkat",    "symlinkat",         "fchownat",   "utimensat",
-                "truncate", "getxattr",   "listxattr", "inotify_add_watch", "chdir"};
+        static const char *const paths[] = {"stat",       "newfstatat", "statx",     "faccessat2",
+                                            "readlinkat", "mkdirat",    "unlinkat",  "renameat2",
+                                            "linkat",     "symlinkat",  "fchownat",  "utimensat",
+                                            "truncate",   "getxattr",   "listxattr", "inotify_add_watch"};
         for (int trap = 0; trap < 2; trap++) {
                 struct syscall_entry *t = calloc(n_all, sizeof(*t));
                 size_t n = sentry_syscall_select(trap, t, n_all);
                 ck_assert_uint_le(n, n_all);
                 if (trap) /* all but the conditional rows of open, openat (8), the chmod family (3),
-                           * linkat (1) and renameat2 (1), and the clone and unshare rows of
-                           * native execs (2) */
-                        ck_assert_uint_eq(n, n_all - 15);
+                           * linkat (1) and renameat2 (1), the clone and unshare rows of
+                           * native execs (2), and the noting chdir and fchdir rows (2) */
+                        ck_assert_uint_eq(n, n_all - 17);
                 struct sock_fprog prog = {0};
                 const char *bad = NULL;
                 ck_assert_int_eq(notify_filter_build(t, n, &prog, &bad), 0);
@@ -379,6 +379,11 @@ START_TEST(test_path_rows_selected)
                         ck_assert_msg(got == (trap ? NOTIF : ALLOW), "%s with trap_paths=%d: 0x%llx", paths[i], trap,
                                       (unsigned long long)got);
                 }
+                /* chdir is trapped either way (emulated, or only noted for the
+                 * working directory's cache); fchdir only to be noted, where
+                 * native write opens may read that cache */
+                ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("chdir"), args), NOTIF);
+                ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("fchdir"), args), trap ? ALLOW : NOTIF);
                 /* linkat(fd, "", AT_EMPTY_PATH) is the sentry's either way */
                 const uint64_t empty[6] = {3, 0, AT_FDCWD, 0, AT_EMPTY_PATH};
                 ck_assert_int_eq(eval_raw(&prog, AUDIT_ARCH_X86_64, nr_of("linkat"), empty), NOTIF);

@@ -57,6 +57,7 @@ enum op {
         OP_IDVALID,    /* 1: the live id is valid, +2: a made-up id is not */
         OP_SETFD,      /* notify_install_fd(/dev/null, target p1, flags p2), then VALUE of its result */
         OP_WRITE,      /* notify_write_mem(a1, p1 bytes of the value p2) -> 0 */
+        OP_CWD,        /* notify_stat_cwd() -> 1 when a directory with (st_dev, st_ino) == (p1, p2) */
 };
 
 #define MAX_READ  16384
@@ -192,6 +193,17 @@ static int do_op(struct notify_call *call, struct notify_verdict *v)
                         set_value(v, st.st_dev == (dev_t)a[2] && st.st_ino == (ino_t)a[3] ? 1 : 2);
                 return 0;
         }
+        case OP_CWD: {
+                struct stat st;
+                int r = notify_stat_cwd(call, &st);
+                if (r < 0)
+                        set_error(v, r);
+                else if (!S_ISDIR(st.st_mode))
+                        set_value(v, 3);
+                else
+                        set_value(v, st.st_dev == (dev_t)a[2] && st.st_ino == (ino_t)a[3] ? 1 : 2);
+                return 0;
+        }
         case OP_UMASK: {
                 int r = notify_umask(call);
                 if (r < 0)
@@ -301,9 +313,20 @@ static int h_umask(struct notify_call *call, struct notify_verdict *ret)
         return 0;
 }
 
+/* chdir(2) and fchdir(2) as cordon's table has them where native write
+ * opens are on: the working directory's cache is told, the kernel runs it. */
+static int h_chdir(struct notify_call *call, struct notify_verdict *ret)
+{
+        notify_cwd_changing(call);
+        ret->kind = VERDICT_CONTINUE;
+        return 0;
+}
+
 static const struct syscall_entry test_table[] = {
         {.name = "openat", .action = SC_EMULATE, .handler = h_openat, .note = "the test handler"},
         {.name = "umask", .action = SC_EMULATE, .handler = h_umask, .note = "noted, then run by the kernel"},
+        {.name = "chdir", .action = SC_EMULATE, .handler = h_chdir, .note = "noted, then run by the kernel"},
+        {.name = "fchdir", .action = SC_EMULATE, .handler = h_chdir, .note = "noted, then run by the kernel"},
         {.name = "unlinkat", .action = SC_EMULATE, .handler = h_unlinkat, .note = "answers 7"},
         {.name = "mkdirat", .action = SC_EMULATE, .handler = NULL, .note = "notified but no handler: ENOSYS"},
         {.name = "getppid", .action = SC_ERRNO, .err = EPERM, .note = "refused in the filter"},
@@ -1406,6 +1429,117 @@ START_TEST(test_umask_cache_sharing)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* the working directory's cache (notify/umask.c, beside the umask): every
+ * answer must be the directory the thread is in when it asks */
+
+/* 1 when the sentry's answer is the directory path names, else what the
+ * handler gave (2: another directory) */
+static int64_t cwd_is(const char *path)
+{
+        struct stat st;
+        if (stat(path, &st) < 0)
+                return -5000;
+        return trap(OP_CWD, 0, 0, (uint64_t)st.st_dev, (uint64_t)st.st_ino, 0);
+}
+
+/* The same thread asks again and again: hits, and chdir and fchdir are seen
+ * at once. */
+static int64_t run_cwd_repeat(const struct mcase *c)
+{
+        (void)c;
+        /* open(2), not openat: the test's filter traps every openat */
+        int root = (int)syscall(SYS_open, "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0 || chdir("/") < 0)
+                return -1000;
+        int64_t a[3];
+        for (int i = 0; i < 3; i++)
+                a[i] = cwd_is("/"); /* a miss, then hits */
+        if (chdir("/proc") < 0)
+                return -1001;
+        int64_t p[2] = {cwd_is("/proc"), cwd_is("/proc")};
+        if (fchdir(root) < 0)
+                return -1002;
+        int64_t r = cwd_is("/");
+        close(root);
+        for (int i = 0; i < 3; i++)
+                if (a[i] != 1)
+                        return -2000 - a[i];
+        return p[0] == 1 && p[1] == 1 && r == 1 ? 1 : -(p[0] * 100 + p[1] * 10 + r);
+}
+
+struct cwd_sib {
+        int to_sib[2], to_parent[2];
+};
+
+static int cwd_sib_main(void *arg)
+{
+        struct cwd_sib *sb = arg;
+        char x;
+        int64_t got[2];
+        got[0] = cwd_is("/"); /* the parent's "/", now cached for this thread */
+        if (write(sb->to_parent[1], "a", 1) != 1 || read(sb->to_sib[0], &x, 1) != 1)
+                _exit(3);
+        got[1] = cwd_is("/proc"); /* after the parent's chdir("/proc") */
+        _exit(write(sb->to_parent[1], got, sizeof(got)) == sizeof(got) ? 0 : 4);
+}
+
+/* Two processes sharing one fs_struct (clone(CLONE_FS)): a chdir by one
+ * moves the other too, and the other's cached entry must not outlive it. */
+static int64_t run_cwd_clone_fs(const struct mcase *c)
+{
+        (void)c;
+        struct cwd_sib sb;
+        if (chdir("/") < 0 || pipe(sb.to_sib) < 0 || pipe(sb.to_parent) < 0)
+                return -1000;
+        size_t size = 256 * 1024;
+        char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (stack == MAP_FAILED)
+                return -1001;
+        pid_t pid = clone(cwd_sib_main, stack + size, CLONE_FS | SIGCHLD, &sb);
+        if (pid < 0)
+                return -1002;
+        char x;
+        if (read(sb.to_parent[0], &x, 1) != 1 || chdir("/proc") < 0 || write(sb.to_sib[1], "b", 1) != 1)
+                return -1003;
+        int64_t got[2];
+        if (read_full(sb.to_parent[0], got, sizeof(got)) != (ssize_t)sizeof(got))
+                return -1004;
+        int st;
+        if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                return -1005;
+        munmap(stack, size);
+        int64_t mine = cwd_is("/proc");
+        if (chdir("/") < 0)
+                return -1006;
+        return got[0] == 1 && got[1] == 1 && mine == 1 ? 1 : -(got[0] * 100 + got[1] * 10 + mine);
+}
+
+START_TEST(test_cwd_cache)
+{
+        const struct mcase cases[] = {
+                {.what = "one thread: chdir, fchdir and asks in between", .run = run_cwd_repeat, .want = 1},
+        };
+        struct scenario sc = {.cases = cases, .n = ELEMENTSOF(cases)};
+        struct outcome out;
+        run_scenario(&sc, &out);
+        report_results(cases, ELEMENTSOF(cases), out.got, "working directory cache");
+        /* each change is a miss, the asks after it hit */
+        ck_assert_msg(out.umask.cwd_hits == 3 && out.umask.cwd_misses == 3,
+                      "cwd cache: %" PRIu64 " hits, %" PRIu64 " misses", out.umask.cwd_hits, out.umask.cwd_misses);
+        ck_assert(!out.umask.off);
+}
+END_TEST
+
+START_TEST(test_cwd_cache_sharing)
+{
+        const struct mcase cases[] = {
+                {.what = "two processes sharing CLONE_FS, one moves", .run = run_cwd_clone_fs, .want = 1},
+        };
+        run_cases(cases, ELEMENTSOF(cases), "working directory cache, shared fs");
+}
+END_TEST
+
 START_TEST(test_umask_cache_in_flight)
 {
         const struct mcase cases[] = {
@@ -2160,6 +2294,8 @@ static Suite *mem_suite(void)
         tcase_add_test(tc, test_umask_cache_sharing);
         tcase_add_test(tc, test_umask_cache_in_flight);
         tcase_add_test(tc, test_umask_cache_pid_reuse);
+        tcase_add_test(tc, test_cwd_cache);
+        tcase_add_test(tc, test_cwd_cache_sharing);
         tcase_add_test(tc, test_ns_ids);
         tcase_add_test(tc, test_ns_ids_pidns);
         tcase_add_test(tc, test_ns_ids_large_status);
