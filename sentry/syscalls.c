@@ -431,7 +431,8 @@ static const struct syscall_entry table[] = {
          .handler = handle_cwd_change,
          .support = SUPPORT_FULL,
          .flags = SC_F_PATH_FAST_NOASK,
-         .note = "noted (a relative write open's directory is cached per thread), then run by the kernel"},
+         .note = "noted for the working directory's per-thread cache (relative write opens), then run by the "
+                 "kernel; only without --trap-all, a hidden rule or a write ask rule"},
         {.name = "fchdir",
          .action = SC_EMULATE,
          .handler = handle_cwd_change,
