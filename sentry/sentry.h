@@ -483,6 +483,9 @@ int state_remove(const char *id);
  * cost a few hundred microseconds) and keeps the claim, which alone tells
  * gc that the sandbox's groups are still in use, until they are gone. */
 int state_remove_dir(const char *id);
+/* The same for `cordon run`'s directory (state.json and the lock): by
+ * name, the scan only where something else is left. */
+int state_remove_run_dir(const char *id);
 void state_drop_claim(const char *id);
 /* `cordon gc`: removes what crashed sentries left: state directories whose
  * lock nobody holds, their cgroups, and cordon cgroups with no live

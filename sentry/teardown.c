@@ -115,11 +115,13 @@ static void rest_main(struct sandbox_state *st, bool on_state_thread)
  * stays). Until rest_go, the thread touches only st->id and
  * st->state_lock, which nothing else reads until it is joined; with
  * rest_waits it then does rest_main, while run_teardown's thread touches
- * only the view's fds and the terminal. */
+ * only the view's fds. */
 static void *remove_state_main(void *arg)
 {
         struct sandbox_state *st = arg;
-        (void)state_remove_dir(st->id);
+        /* (a test's stall: init is reaped first, run_teardown does the rest) */
+        test_stall("state-dir");
+        (void)state_remove_run_dir(st->id);
         close(TAKE_FD(st->state_lock));
         trace_mark("state directory removed");
         /* run_teardown's other half, once init is reaped, unless init was

@@ -173,6 +173,42 @@ normal_run_leaves_nothing() {
         expect_nothing_left
 }
 
+# The teardown's two splits (sentry/teardown.c): the state directory's thread, done with the
+# directory before init is reaped, stops the helpers, removes the groups and drops the claim
+# while the main thread lets the view go (forced here by holding the main thread before its
+# teardown); or, where the directory's removal is still going on when init is reaped (forced by
+# holding that thread), the main thread does the rest and the view goes on a thread of its own.
+# Either way: the command's status, its output, and nothing left (groups, state directory,
+# claim, id range). Likewise with --stats, which reads the groups before they go.
+it_test teardown_either_way_leaves_nothing
+teardown_either_way_leaves_nothing() {
+        need_cgroups
+        local out="$IT_TMP/bg.out" stall id
+        for stall in teardown state-dir stats; do
+                if [ "$stall" = stats ]; then
+                        bg_cordon "$out" --stats "$IT_TMP/stats.json" -- sh -c 'echo up; sleep 1; exit 3'
+                else
+                        CORDON_TEST_STALL=$stall CORDON_TEST_STALL_SECONDS=1 \
+                                bg_cordon "$out" -- sh -c 'echo up; sleep 1; exit 3'
+                fi
+                wait_until 10 grep -qx up "$out" || fail "the sandbox did not start ($stall): $(cat "$out")"
+                STATE=$(state_of_sentry "$BG_CORDON")
+                [ -n "$STATE" ] || fail "no state directory for sentry $BG_CORDON ($stall)"
+                id=${STATE##*/}
+                mapfile -t CGS < <(groups_of "$STATE")
+                [ "${#CGS[@]}" -gt 0 ] || skip "this sandbox got no control group on this host"
+                wait "$BG_PID"
+                RC=$?
+                expect_rc 3 "the command's status ($stall)"
+                expect_nothing_left
+                expect_true "the claim is dropped ($stall)" test ! -e "/run/cordon/claims/$id"
+                expect_eq "" "$(grep -l "$id" /run/cordon/idranges/* 2>/dev/null)" "the id range is let go ($stall)"
+                [ "$stall" != teardown ] || expect_contains "$(cat "$out")" "stalled at teardown" "the stall was reached"
+                [ "$stall" != state-dir ] || expect_contains "$(cat "$out")" "stalled at state-dir" "the stall was reached"
+        done
+        expect_true "--stats was written" test -s "$IT_TMP/stats.json"
+}
+
 # init fails after it has sent the sentry the view and the namespaces (the working directory
 # is entered last, after Landlock): by then the sentry has started its proc agent and DNS stub
 # beside init's set-up. The run fails with init's message, exit 125, the command never runs,
