@@ -594,7 +594,12 @@ static void *worker_main(void *arg)
  * none (a cold start of /bin/true) never pays its thread's start and end
  * (about 0.05-0.1 ms of CPU each here); the first call pays the start. Not
  * after the stop. Until it exists no call is being served, so there is
- * nothing for it to watch. */
+ * nothing for it to watch. Where it cannot be made (out of threads) the
+ * call is served without one, as at the cap of workers: a handler that
+ * blocks then holds the others until it ends; the next call tries again.
+ * It runs with the receiver's narrowed credentials and view, which it does
+ * not use (it compares and knocks, and reads the host's /proc through
+ * hostproc_fd); a worker it starts takes its own back (fs_worker_init). */
 static void *watchdog_main(void *arg);
 
 static void watchdog_start(struct notify_engine *e)
