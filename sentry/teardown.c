@@ -205,12 +205,19 @@ static void *end_view_main(void *arg)
         return NULL;
 }
 
-static void view_end_begin(struct sandbox_state *st, bool layer_too)
+/* The view's fds moved to where end_view_main closes them (the writable
+ * layer's only with layer_too: --stats or a front still reads it). */
+static void view_fds_take(struct sandbox_state *st, bool layer_too)
 {
         st->view_fds[0] = TAKE_FD(st->mntns_fd);
         st->view_fds[1] = TAKE_FD(st->fsctx.root_fd);
         st->view_fds[2] = layer_too ? TAKE_FD(st->writable_fd) : -1;
         st->view_fds[3] = layer_too ? TAKE_FD(st->layer_fd) : -1;
+}
+
+static void view_end_begin(struct sandbox_state *st, bool layer_too)
+{
+        view_fds_take(st, layer_too);
         side_task_start(&st->view_ender, end_view_main, st);
 }
 
@@ -229,11 +236,12 @@ void run_teardown(struct sandbox_state *st)
                 /* the state directory's thread, made at the status, does
                  * the rest while this one lets the view go: no thread made
                  * now, when the view's release is next */
+                /* the view's fds are this thread's before the other
+                 * runs: from the post on, the two share no field of st
+                 * (rest_main passes st->fsctx, beside root_fd, to the
+                 * proc agent's stop) */
+                view_fds_take(st, layer_too);
                 sem_post(&st->rest_go);
-                st->view_fds[0] = TAKE_FD(st->mntns_fd);
-                st->view_fds[1] = TAKE_FD(st->fsctx.root_fd);
-                st->view_fds[2] = layer_too ? TAKE_FD(st->writable_fd) : -1;
-                st->view_fds[3] = layer_too ? TAKE_FD(st->layer_fd) : -1;
                 (void)end_view_main(st);
                 side_task_join(&st->state_remover);
                 sem_destroy(&st->rest_go);
