@@ -48,6 +48,7 @@ struct api_req {
         bool started;
         char *body; /* NUL-terminated */
         size_t body_len, body_max;
+        size_t body_cap; /* body's allocation: it grows by doubling */
         bool too_large;
         enum api_auth auth;
         char token_hash[65];   /* AUTH_SANDBOX: sha256 of the bearer token, hex */
