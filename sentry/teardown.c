@@ -235,11 +235,10 @@ void run_teardown(struct sandbox_state *st)
         if (st->rest_waits && !atomic_compare_exchange_strong(&st->rest_by, &undecided, REST_BY_TEARDOWN)) {
                 /* the state directory's thread, made at the status, does
                  * the rest while this one lets the view go: no thread made
-                 * now, when the view's release is next */
-                /* the view's fds are this thread's before the other
-                 * runs: from the post on, the two share no field of st
-                 * (rest_main passes st->fsctx, beside root_fd, to the
-                 * proc agent's stop) */
+                 * now, when the view's release is next. The view's fds
+                 * are this thread's before the other runs: from the post
+                 * on, the two share no field of st (rest_main passes
+                 * st->fsctx, beside root_fd, to the proc agent's stop) */
                 view_fds_take(st, layer_too);
                 sem_post(&st->rest_go);
                 (void)end_view_main(st);

@@ -442,11 +442,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                          * snapshot (tens of MB in MHD's chunks of a few
                          * KiB) was thousands of reallocs, each a copy of
                          * all of it where realloc cannot grow in place */
-                        size_t cap = x->r.body_cap ? x->r.body_cap : 4096;
-                        while (cap < x->r.body_len + n + 1)
-                                cap *= 2;
-                        x->r.body = xrealloc(x->r.body, cap);
-                        x->r.body_cap = cap;
+                        x->r.body_cap = (x->r.body_len + n + 1) * 2;
+                        x->r.body = xrealloc(x->r.body, x->r.body_cap);
                 }
                 memcpy(x->r.body + x->r.body_len, upload_data, n);
                 x->r.body_len += n;
